@@ -1,0 +1,730 @@
+"""A LiteRT-compatible interpreter over the model IR.
+
+The public methods and detail dicts follow ``ai_edge_litert.interpreter.Interpreter``
+so that LiteRT is a drop-in oracle in tests. Inside, each subgraph has its own
+tensors, nodes and execution plan; kernels see a `Context` and a `Node` the way
+TFLite kernels see TfLiteContext and TfLiteNode.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from runtime.errors import (
+    InterpreterStateError,
+    KernelError,
+    ModelError,
+    OpResolutionError,
+)
+from runtime.model import Model, Operator, Quantization, load_model, numpy_dtype, tensor_type_for_dtype
+from runtime.resolver import BuiltinOpResolver, MutableOpResolver, Registration
+
+log = logging.getLogger(__name__)
+
+# How a tensor's memory is handled (TfLiteAllocationType, simplified).
+CONSTANT = "constant"  # a read-only view of the model's buffer
+ARENA = "arena"  # an intermediate: freed after its last consumer ran
+PERSISTENT = "persistent"  # graph inputs/outputs and variables: kept across invokes
+TEMPORARY = "temporary"  # a kernel's scratch tensor
+
+
+class RuntimeTensor:
+    """A tensor at run time: IR facts plus its current shape and data."""
+
+    __slots__ = (
+        "index", "name", "type", "dtype", "shape", "shape_signature", "quantization",
+        "allocation", "is_variable", "dynamic", "sparsity", "_data",
+    )
+
+    def __init__(self, index: int, name: str, type_name: str, shape: tuple[int, ...],
+                 quantization: Quantization | None = None, shape_signature=None,
+                 allocation: str = ARENA, is_variable: bool = False, sparsity=None):
+        self.index = index
+        self.name = name
+        self.type = type_name
+        self.dtype = numpy_dtype(type_name)
+        self.shape = tuple(shape)
+        self.shape_signature = tuple(shape_signature) if shape_signature is not None else tuple(shape)
+        self.quantization = quantization
+        self.allocation = allocation
+        self.is_variable = is_variable
+        self.dynamic = False
+        self.sparsity = sparsity
+        self._data: np.ndarray | None = None
+
+    @property
+    def is_constant(self) -> bool:
+        return self.allocation == CONSTANT
+
+    @property
+    def scale(self) -> float:
+        """The per-tensor scale (0.0 when not quantized)."""
+        q = self.quantization
+        return float(q.scales[0]) if q is not None and q.scales else 0.0
+
+    @property
+    def zero_point(self) -> int:
+        q = self.quantization
+        return int(q.zero_points[0]) if q is not None and q.zero_points else 0
+
+    @property
+    def scales(self) -> np.ndarray:
+        q = self.quantization
+        return np.asarray(q.scales if q is not None else (), dtype=np.float64)
+
+    @property
+    def zero_points(self) -> np.ndarray:
+        q = self.quantization
+        return np.asarray(q.zero_points if q is not None else (), dtype=np.int64)
+
+    @property
+    def data(self) -> np.ndarray | None:
+        return self._data
+
+    @data.setter
+    def data(self, value: np.ndarray | None) -> None:
+        if value is None:
+            self._data = None
+            return
+        value = np.asarray(value)
+        if value.dtype != self.dtype:
+            raise KernelError(
+                f"tensor {self.index} ({self.name!r}) is {self.type} but a kernel wrote {value.dtype}"
+            )
+        if value.shape != self.shape:
+            if not self.dynamic:
+                raise KernelError(
+                    f"tensor {self.index} ({self.name!r}) has shape {list(self.shape)} but a kernel "
+                    f"wrote shape {list(value.shape)}"
+                )
+            self.shape = value.shape
+        self._data = value
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+    def __repr__(self) -> str:
+        return f"RuntimeTensor({self.index}, {self.name!r}, {self.type}, {list(self.shape)})"
+
+
+class Node:
+    """One node of the execution plan, as a kernel sees it (TfLiteNode)."""
+
+    __slots__ = (
+        "index", "inputs", "outputs", "intermediates", "temporaries", "registration",
+        "user_data", "options", "custom_options", "operator", "delegate", "initialized",
+        "params",
+    )
+
+    def __init__(self, index: int, inputs: Sequence[int], outputs: Sequence[int],
+                 registration: Registration | None, operator: Operator | None = None,
+                 options=None, custom_options: bytes | None = None, intermediates=()):
+        self.index = index
+        self.inputs = tuple(inputs)
+        self.outputs = tuple(outputs)
+        self.intermediates = tuple(intermediates)
+        self.temporaries: list[int] = []
+        self.registration = registration
+        self.user_data: Any = None
+        self.options = options
+        self.custom_options = custom_options
+        self.operator = operator
+        self.delegate = None
+        self.params: Any = None  # for delegate nodes: what the kernel's init receives
+        self.initialized = False
+
+    @property
+    def op_name(self) -> str:
+        """The op as LiteRT names it in _get_ops_details ('CONV_2D', a custom name, 'DELEGATE')."""
+        if self.delegate is not None:
+            return "DELEGATE"
+        if self.operator is not None:
+            return self.operator.display_name
+        return self.registration.op_name if self.registration else "<unknown>"
+
+    @property
+    def version(self) -> int:
+        return self.operator.version if self.operator is not None else 1
+
+    def __repr__(self) -> str:
+        return f"Node({self.index}, {self.op_name})"
+
+
+class Context:
+    """What kernels see of their subgraph (TfLiteContext)."""
+
+    def __init__(self, graph: SubgraphRuntime):
+        self._graph = graph
+        self.errors: list[str] = []
+
+    @property
+    def tensors(self) -> list[RuntimeTensor]:
+        return self._graph.tensors
+
+    @property
+    def interpreter(self) -> Interpreter:
+        return self._graph.interpreter
+
+    @property
+    def subgraph_index(self) -> int:
+        return self._graph.index
+
+    def tensor(self, index: int) -> RuntimeTensor:
+        return self._graph.tensors[index]
+
+    def input(self, node: Node, i: int) -> RuntimeTensor | None:
+        """The node's i-th input tensor; None for an omitted optional input (-1) or past the end."""
+        if i >= len(node.inputs) or node.inputs[i] < 0:
+            return None
+        return self._graph.tensors[node.inputs[i]]
+
+    def output(self, node: Node, i: int) -> RuntimeTensor:
+        return self._graph.tensors[node.outputs[i]]
+
+    def resize_tensor(self, tensor: RuntimeTensor | int, shape: Sequence[int]) -> None:
+        """Set a (non-constant) tensor's shape; its data is dropped (ResizeTensor)."""
+        t = tensor if isinstance(tensor, RuntimeTensor) else self._graph.tensors[tensor]
+        shape = tuple(int(d) for d in shape)
+        if any(d < 0 for d in shape):
+            raise KernelError(f"cannot resize tensor {t.index} ({t.name!r}) to negative shape {list(shape)}")
+        if t.is_constant:
+            raise KernelError(f"cannot resize constant tensor {t.index} ({t.name!r})")
+        if t.shape != shape:
+            t.shape = shape
+            if t.allocation != PERSISTENT or not t.is_variable:
+                t.data = None
+
+    def set_dynamic(self, tensor: RuntimeTensor | int) -> None:
+        """Mark a tensor whose shape is only known at invoke (SetTensorToDynamic)."""
+        t = tensor if isinstance(tensor, RuntimeTensor) else self._graph.tensors[tensor]
+        t.dynamic = True
+
+    def add_tensors(self, count: int, type_name: str = "FLOAT32", shape: Sequence[int] = ()) -> list[int]:
+        """Append scratch tensors to the subgraph (AddTensors) and return their indices."""
+        first = len(self._graph.tensors)
+        for i in range(count):
+            self._graph.tensors.append(
+                RuntimeTensor(first + i, f"temporary_{first + i}", type_name, tuple(shape), allocation=TEMPORARY)
+            )
+        return list(range(first, first + count))
+
+    def report_error(self, message: str) -> None:
+        """Record an error message; it becomes part of the exception the failing node raises."""
+        self.errors.append(str(message))
+
+    def constant(self, node: Node, i: int) -> np.ndarray | None:
+        """The data of the node's i-th input when it is a constant, else None."""
+        t = self.input(node, i)
+        return t.data if t is not None and t.is_constant else None
+
+
+class SubgraphRuntime:
+    """Tensors, nodes and the execution plan of one subgraph."""
+
+    def __init__(self, interpreter: Interpreter, index: int):
+        self.interpreter = interpreter
+        self.index = index
+        sg = interpreter.model.subgraphs[index]
+        self.ir = sg
+        self.inputs: list[int] = list(sg.inputs)
+        self.outputs: list[int] = list(sg.outputs)
+        self.tensors: list[RuntimeTensor] = []
+        persistent = set(sg.inputs) | set(sg.outputs)
+        for ti, t in enumerate(sg.tensors):
+            const = interpreter.model.constant(index, ti) if t.buffer else None
+            if const is not None:
+                allocation = CONSTANT
+            elif t.is_variable or ti in persistent:
+                allocation = PERSISTENT
+            else:
+                allocation = ARENA
+            try:
+                rt = RuntimeTensor(ti, t.name, t.type, t.shape, t.quantization, t.shape_signature,
+                                   allocation, t.is_variable, t.sparsity)
+            except ModelError as exc:
+                raise ModelError(f"subgraph {index} tensor {ti} ({t.name!r}): {exc}") from None
+            if const is not None:
+                rt._data = const
+            self.tensors.append(rt)
+        self.context = Context(self)
+        self.nodes: list[Node] = []
+        self.execution_plan: list[int] = []
+        for oi, op in enumerate(sg.operators):
+            reg = interpreter._resolve(op, index, oi)
+            node = Node(oi, op.inputs, op.outputs, reg, op, op.options, op.custom_options, op.intermediates)
+            self.nodes.append(node)
+            self.execution_plan.append(oi)
+        self._free_after: list[list[int]] = []
+        self.prepared = False
+
+    # -- lifecycle ------------------------------------------------------------------
+
+    def init_nodes(self) -> None:
+        for node in self.nodes:
+            self._init_node(node)
+
+    def _init_node(self, node: Node) -> None:
+        reg = node.registration
+        if reg is None or node.initialized:
+            return
+        if reg.init is not None:
+            if node.delegate is not None:
+                buffer = node.params
+            elif reg.custom_name is not None:
+                buffer = node.custom_options
+            else:
+                buffer = node.options
+            node.user_data = self._call(node, "init", reg.init, self.context, buffer)
+        node.initialized = True
+
+    def free_node(self, node: Node) -> None:
+        reg = node.registration
+        if reg is not None and node.initialized and reg.free is not None:
+            reg.free(self.context, node.user_data)
+        node.initialized = False
+        node.user_data = None
+
+    def _call(self, node: Node, phase: str, fn: Callable, *args) -> Any:
+        self.context.errors.clear()
+        try:
+            result = fn(*args)
+        except (KernelError, OpResolutionError, InterpreterStateError) as exc:
+            raise type(exc)(self._failure(node, phase, str(exc))) from exc
+        except Exception as exc:  # a kernel's own bug or a user op's error: name the node
+            raise KernelError(self._failure(node, phase, f"{type(exc).__name__}: {exc}")) from exc
+        if result is False:
+            raise KernelError(self._failure(node, phase, "the kernel reported failure"))
+        return result
+
+    def _failure(self, node: Node, phase: str, detail: str) -> str:
+        reported = "; ".join(self.context.errors)
+        where = f"subgraph {self.index} " if self.index else ""
+        msg = f"Node number {node.index} ({node.op_name}) failed to {phase} ({where}node {node.index})"
+        parts = [p for p in (reported, detail) if p]
+        return f"{msg}: {' | '.join(parts)}" if parts else msg
+
+    # -- delegation (the runtime half of TfLiteContext::ReplaceNodeSubsetsWithDelegateKernels) --
+
+    def add_delegate_node(self, registration: Registration, inputs: Sequence[int], outputs: Sequence[int],
+                          delegate: Any, params: Any) -> Node:
+        """Append a node that runs `registration` in place of some nodes; `params` goes to its init.
+
+        The node is not in the execution plan until `set_execution_plan` puts it there.
+        """
+        node = Node(len(self.nodes), inputs, outputs, registration)
+        node.delegate = delegate
+        node.params = params
+        self.nodes.append(node)
+        self._init_node(node)
+        return node
+
+    def set_execution_plan(self, plan: Sequence[int]) -> None:
+        """Replace the execution plan after checking it runs every tensor's producer first."""
+        plan = [int(i) for i in plan]
+        if len(set(plan)) != len(plan):
+            raise InterpreterStateError(f"execution plan runs a node twice: {plan}")
+        ready = {i for i, t in enumerate(self.tensors) if t.is_constant or t.is_variable}
+        ready |= set(self.inputs)
+        for ni in plan:
+            if not 0 <= ni < len(self.nodes):
+                raise InterpreterStateError(f"execution plan names node {ni}, which does not exist")
+            node = self.nodes[ni]
+            missing = [t for t in node.inputs if t >= 0 and t not in ready]
+            if missing:
+                raise InterpreterStateError(
+                    f"execution plan runs node {ni} ({node.op_name}) before tensors {missing} are produced"
+                )
+            ready.update(t for t in node.outputs if t >= 0)
+        unproduced = [t for t in self.outputs if t not in ready]
+        if unproduced:
+            raise InterpreterStateError(f"execution plan never produces graph outputs {unproduced}")
+        self.execution_plan = plan
+        self.prepared = False
+
+    def prepare(self) -> None:
+        """Run every node's prepare in plan order, then plan intermediate lifetimes."""
+        for ni in self.execution_plan:
+            node = self.nodes[ni]
+            reg = node.registration
+            if reg is None or reg.invoke is None:
+                name = node.operator.custom_code if node.operator is not None else node.op_name
+                raise OpResolutionError(
+                    f"Encountered unresolved custom op: {name}.\n"
+                    f"Node number {node.index} ({name}) failed to prepare."
+                )
+            self._init_node(node)
+            if reg.prepare is not None:
+                self._call(node, "prepare", reg.prepare, self.context, node)
+        self._plan_lifetimes()
+        self.prepared = True
+
+    def _plan_lifetimes(self) -> None:
+        """For each plan step, the arena tensors whose last reader (or writer) it is."""
+        last: dict[int, int] = {}
+        for step, ni in enumerate(self.execution_plan):
+            node = self.nodes[ni]
+            for t in (*node.inputs, *node.outputs, *node.temporaries, *node.intermediates):
+                if t >= 0:
+                    last[t] = step
+        self._free_after = [[] for _ in self.execution_plan]
+        if self.interpreter.preserve_all_tensors:
+            return
+        keep = set(self.inputs) | set(self.outputs)
+        for t, step in last.items():
+            rt = self.tensors[t]
+            if t not in keep and rt.allocation in (ARENA, TEMPORARY):
+                self._free_after[step].append(t)
+
+    def invoke(self) -> None:
+        if not self.prepared:
+            raise InterpreterStateError(
+                "Invoke called on model that is not ready: call allocate_tensors() first "
+                "(and again after resize_tensor_input)."
+            )
+        for i in self.inputs:
+            t = self.tensors[i]
+            if t.data is None and not t.is_constant:
+                t.data = np.zeros(t.shape, dtype=t.dtype)
+        tensors = self.tensors
+        for step, ni in enumerate(self.execution_plan):
+            node = self.nodes[ni]
+            self._call(node, "invoke", node.registration.invoke, self.context, node)
+            for t in self._free_after[step]:
+                tensors[t]._data = None
+
+
+class Interpreter:
+    """Runs a .tflite model with NumPy kernels; LiteRT's Python API.
+
+    Args:
+        model_path: path of a .tflite file.
+        model_content: the file's bytes.
+        experimental_delegates: delegates applied in order after construction.
+        op_resolver: a `MutableOpResolver` (default: every builtin kernel).
+        num_threads: accepted for LiteRT compatibility; kernels are single-threaded.
+        experimental_preserve_all_tensors: keep every intermediate for `get_tensor`.
+        model: an already-parsed `runtime.model.Model` instead of a path or bytes.
+
+    Raises:
+        ModelError: the model cannot be read.
+        OpResolutionError: a builtin (op, version) has no kernel in the resolver.
+    """
+
+    def __init__(self, model_path=None, model_content=None, experimental_delegates=None,
+                 op_resolver: MutableOpResolver | None = None, num_threads: int | None = None,
+                 experimental_preserve_all_tensors: bool = False, *, model: Model | None = None):
+        sources = [s is not None for s in (model_path, model_content, model)]
+        if sum(sources) != 1:
+            raise ValueError("give exactly one of model_path, model_content or model")
+        if num_threads is not None and num_threads < 1 and num_threads != -1:
+            raise ValueError(f"num_threads should be >= 1 or -1, got {num_threads}")
+        if model is None:
+            model = load_model(model_path if model_path is not None else model_content)
+        self.model = model
+        self.preserve_all_tensors = bool(experimental_preserve_all_tensors)
+        self.op_resolver = op_resolver if op_resolver is not None else _default_resolver()
+        self._subgraphs = [SubgraphRuntime(self, i) for i in range(len(model.subgraphs))]
+        for sg in self._subgraphs:
+            sg.init_nodes()
+        self._allocated = False
+        self.delegates: list[Any] = []
+        for delegate in experimental_delegates or ():
+            self.modify_graph_with_delegate(delegate)
+
+    # -- construction helpers ------------------------------------------------------------
+
+    def _resolve(self, op: Operator, subgraph: int, index: int) -> Registration | None:
+        if op.op == "CUSTOM":
+            # TFLite defers unresolved custom ops to prepare time (allocate_tensors).
+            return self.op_resolver.find_custom(op.custom_code or "", op.version)
+        try:
+            return self.op_resolver.resolve_builtin(op.op, op.version)
+        except OpResolutionError as exc:
+            where = f"subgraph {subgraph} " if subgraph else ""
+            raise OpResolutionError(f"{exc}\nRegistration failed ({where}operator {index}).") from None
+
+    @property
+    def primary(self) -> SubgraphRuntime:
+        return self._subgraphs[0]
+
+    def subgraph(self, index: int) -> SubgraphRuntime:
+        if not 0 <= index < len(self._subgraphs):
+            raise ValueError(f"subgraph index {index} out of range [0, {len(self._subgraphs)})")
+        return self._subgraphs[index]
+
+    def num_subgraphs(self) -> int:
+        return len(self._subgraphs)
+
+    def modify_graph_with_delegate(self, delegate) -> None:
+        """Let `delegate` take nodes of the primary subgraph (TfLiteDelegate::Prepare)."""
+        delegate.apply(self)
+        self.delegates.append(delegate)
+        self._allocated = False
+        self.primary.prepared = False
+
+    # -- LiteRT API ----------------------------------------------------------------------
+
+    def allocate_tensors(self) -> None:
+        """Run every kernel's prepare (shape inference, checks, precomputation)."""
+        for sg in self._subgraphs:
+            sg.prepared = False
+        self.primary.prepare()
+        for sg in self._subgraphs[1:]:
+            sg.prepare()
+        self._allocated = True
+
+    def invoke(self) -> None:
+        if not self._allocated:
+            raise InterpreterStateError(
+                "Invoke called on model that is not ready: call allocate_tensors() first "
+                "(and again after resize_tensor_input)."
+            )
+        self.primary.invoke()
+
+    def _tensor_or_error(self, tensor_index, subgraph_index: int = 0) -> RuntimeTensor:
+        tensors = self.subgraph(subgraph_index).tensors
+        try:
+            idx = int(tensor_index)
+        except (TypeError, ValueError):
+            raise ValueError(f"tensor index must be an integer, got {tensor_index!r}") from None
+        if not 0 <= idx < len(tensors):
+            raise ValueError(f"Tensor with no shape found: tensor index {idx} out of range [0, {len(tensors)})")
+        return tensors[idx]
+
+    def set_tensor(self, tensor_index, value) -> None:
+        """Copy `value` into a tensor; dtype and shape must match exactly (as LiteRT checks)."""
+        t = self._tensor_or_error(tensor_index)
+        if t.is_constant:
+            raise ValueError(f"Cannot set tensor: tensor {t.index} ({t.name!r}) is a constant of the model")
+        arr = np.array(value, copy=True, order="C")
+        role = f"input {self.primary.inputs.index(t.index)}" if t.index in self.primary.inputs else f"tensor {t.index}"
+        if arr.dtype != t.dtype:
+            got = _type_name(arr.dtype)
+            raise ValueError(
+                f"Cannot set tensor: Got value of type {got} but expected type {t.type} for {role}, name: {t.name} "
+            )
+        if arr.ndim != len(t.shape):
+            raise ValueError(
+                f"Cannot set tensor: Dimension mismatch. Got {arr.ndim} but expected {len(t.shape)} for {role}."
+            )
+        for d, (got, want) in enumerate(zip(arr.shape, t.shape)):
+            if got != want:
+                raise ValueError(
+                    f"Cannot set tensor: Dimension mismatch. Got {got} but expected {want} for dimension {d} of {role}."
+                )
+        t.data = arr
+
+    def get_tensor(self, tensor_index, subgraph_index: int = 0) -> np.ndarray:
+        """A copy of a tensor's value."""
+        t = self._tensor_or_error(tensor_index, subgraph_index)
+        if t.data is None:
+            if t.allocation == ARENA and self._allocated:
+                raise ValueError(
+                    f"tensor {t.index} ({t.name!r}) is an intermediate whose memory was reused; "
+                    "construct the Interpreter with experimental_preserve_all_tensors=True to read it"
+                )
+            return np.zeros(t.shape, dtype=t.dtype)
+        return np.array(t.data, copy=True)
+
+    def tensor(self, tensor_index) -> Callable[[], np.ndarray]:
+        """A function returning a live view of the tensor (LiteRT's zero-copy accessor)."""
+        t = self._tensor_or_error(tensor_index)
+
+        def view() -> np.ndarray:
+            if t.data is None:
+                t.data = np.zeros(t.shape, dtype=t.dtype)
+            return t.data
+
+        return view
+
+    def resize_tensor_input(self, input_index, tensor_size, strict: bool = False) -> None:
+        """Change an input's shape; call allocate_tensors() again before invoke()."""
+        t = self._tensor_or_error(input_index)
+        if t.index not in self.primary.inputs:
+            raise ValueError(f"tensor {t.index} ({t.name!r}) is not an input of the model")
+        shape = tuple(int(d) for d in np.asarray(tensor_size).reshape(-1))
+        if any(d < 0 for d in shape):
+            raise ValueError(f"Cannot resize input {t.index} ({t.name!r}) to {list(shape)}: negative dimension")
+        if strict:
+            sig = t.shape_signature
+            if len(sig) != len(shape) or any(s != -1 and s != d for s, d in zip(sig, shape)):
+                raise ValueError(
+                    f"ResizeInputTensorStrict only allows mutating unknown dimensions identified by -1; "
+                    f"tensor {t.index} ({t.name!r}) has signature {list(sig)}, asked {list(shape)}"
+                )
+        if shape != t.shape:
+            t.shape = shape
+            t.data = None
+        self._allocated = False
+        self.primary.prepared = False
+
+    def _details(self, t: RuntimeTensor) -> dict[str, Any]:
+        q = t.quantization
+        scales = np.asarray(q.scales if q else (), dtype=np.float32)
+        zps = np.asarray(q.zero_points if q else (), dtype=np.int32)
+        legacy = (float(scales[0]), int(zps[0]) if len(zps) else 0) if len(scales) == 1 else (0.0, 0)
+        return {
+            "name": t.name,
+            "index": t.index,
+            "shape": np.asarray(t.shape, dtype=np.int32),
+            "shape_signature": np.asarray(t.shape_signature, dtype=np.int32),
+            "dtype": t.dtype.type,
+            "quantization": legacy,
+            "quantization_parameters": {
+                "scales": scales,
+                "zero_points": zps,
+                "quantized_dimension": int(q.quantized_dimension) if q else 0,
+                "block_size": 0,
+            },
+            "sparsity_parameters": _sparsity_details(t.sparsity),
+        }
+
+    def get_input_details(self) -> list[dict[str, Any]]:
+        return [self._details(self.primary.tensors[i]) for i in self.primary.inputs]
+
+    def get_output_details(self) -> list[dict[str, Any]]:
+        return [self._details(self.primary.tensors[i]) for i in self.primary.outputs]
+
+    def get_tensor_details(self, subgraph_index: int = 0) -> list[dict[str, Any]]:
+        sg = self.subgraph(subgraph_index)
+        return [self._details(t) for t in sg.tensors[: len(sg.ir.tensors)]]
+
+    def _get_ops_details(self) -> list[dict[str, Any]]:
+        """One dict per node of the primary execution plan (delegate nodes show as 'DELEGATE')."""
+        sg = self.primary
+        out = []
+        for ni in sg.execution_plan:
+            node = sg.nodes[ni]
+            out.append({
+                "index": node.index,
+                "op_name": node.op_name,
+                "inputs": np.asarray(node.inputs, dtype=np.int32),
+                "outputs": np.asarray(node.outputs, dtype=np.int32),
+                "operand_types": [sg.tensors[i].dtype.type for i in node.inputs if i >= 0],
+                "result_types": [sg.tensors[i].dtype.type for i in node.outputs if i >= 0],
+            })
+        return out
+
+    def get_signature_list(self) -> dict[str, dict[str, list[str]]]:
+        return {
+            sd.key: {"inputs": [n for n, _ in sd.inputs], "outputs": [n for n, _ in sd.outputs]}
+            for sd in self.model.signature_defs
+        }
+
+    def get_signature_runner(self, signature_key: str | None = None) -> SignatureRunner:
+        sigs = self.model.signature_defs
+        if not sigs:
+            raise ValueError("SignatureDef signature_key is None and model has no signatures")
+        if signature_key is None:
+            if len(sigs) > 1:
+                raise ValueError(
+                    "SignatureDef signature_key is None and model has "
+                    f"{len(sigs)} Signatures. None is only allowed when the model has 1 SignatureDef"
+                )
+            return SignatureRunner(self, sigs[0])
+        for sd in sigs:
+            if sd.key == signature_key:
+                return SignatureRunner(self, sd)
+        raise ValueError(
+            f"Invalid signature_key provided: {signature_key!r}; signatures: {[s.key for s in sigs]}"
+        )
+
+    def close(self) -> None:
+        """Free every node's user data (each init is matched by one free)."""
+        for sg in getattr(self, "_subgraphs", ()):
+            for node in sg.nodes:
+                sg.free_node(node)
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # never raise from a finalizer
+            log.debug("error while freeing nodes", exc_info=True)
+
+
+class SignatureRunner:
+    """Calls one SignatureDef with named inputs and returns named outputs."""
+
+    def __init__(self, interpreter: Interpreter, signature):
+        self._interpreter = interpreter
+        self._sig = signature
+        self._graph = interpreter.subgraph(signature.subgraph_index)
+        self._inputs = dict(signature.inputs)
+        self._outputs = dict(signature.outputs)
+
+    def get_input_details(self) -> dict[str, dict[str, Any]]:
+        return {n: self._interpreter._details(self._graph.tensors[i]) for n, i in self._inputs.items()}
+
+    def get_output_details(self) -> dict[str, dict[str, Any]]:
+        return {n: self._interpreter._details(self._graph.tensors[i]) for n, i in self._outputs.items()}
+
+    def __call__(self, **kwargs: Any) -> dict[str, np.ndarray]:
+        missing = set(self._inputs) - set(kwargs)
+        unknown = set(kwargs) - set(self._inputs)
+        if missing or unknown:
+            raise ValueError(
+                f"signature {self._sig.key!r} takes inputs {sorted(self._inputs)}; "
+                f"missing {sorted(missing)}, unknown {sorted(unknown)}"
+            )
+        graph = self._graph
+        resized = False
+        for name, value in kwargs.items():
+            t = graph.tensors[self._inputs[name]]
+            arr = np.asarray(value)
+            if arr.shape != t.shape:
+                t.shape = arr.shape
+                resized = True
+        if resized or not graph.prepared:
+            if graph.index == 0:
+                self._interpreter.allocate_tensors()
+            else:
+                graph.prepare()
+        for name, value in kwargs.items():
+            t = graph.tensors[self._inputs[name]]
+            arr = np.array(value, copy=True)
+            if arr.dtype != t.dtype:
+                raise ValueError(
+                    f"Cannot set tensor: Got value of type {_type_name(arr.dtype)} but expected type "
+                    f"{t.type} for input {name!r}"
+                )
+            t.data = arr
+        graph.invoke()
+        return {n: np.array(graph.tensors[i].data, copy=True) for n, i in self._outputs.items()}
+
+
+def _type_name(dtype) -> str:
+    try:
+        return tensor_type_for_dtype(dtype)
+    except ModelError:
+        return str(np.dtype(dtype)).upper()
+
+
+def _sparsity_details(s) -> dict[str, Any]:
+    if s is None:
+        return {}
+    dims = []
+    for d in s.dim_metadata:
+        if d.format == "DENSE":
+            dims.append({"format": 0, "dense_size": d.dense_size})
+        else:
+            dims.append({
+                "format": 1,
+                "array_segments": np.asarray(d.array_segments, dtype=np.int32),
+                "array_indices": np.asarray(d.array_indices, dtype=np.int32),
+            })
+    return {
+        "traversal_order": np.asarray(s.traversal_order, dtype=np.int32),
+        "block_map": np.asarray(s.block_map, dtype=np.int32),
+        "dim_metadata": dims,
+    }
+
+
+def _default_resolver() -> MutableOpResolver:
+    # A fresh resolver per interpreter: registering every kernel costs microseconds,
+    # and a shared one could be changed by one caller under another.
+    return BuiltinOpResolver()

@@ -1,0 +1,58 @@
+"""Helpers shared by the builtin kernels: checks, broadcasting, (de)quantization."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from runtime.errors import KernelError
+from runtime.quant import tflite_round
+
+
+def check(condition: bool, message: str) -> None:
+    """TF_LITE_ENSURE: fail the node's prepare/invoke with `message`."""
+    if not condition:
+        raise KernelError(message)
+
+
+def check_inputs(node, count_min: int, count_max: int | None = None) -> None:
+    n = len(node.inputs)
+    hi = count_min if count_max is None else count_max
+    check(count_min <= n <= hi, f"expected {count_min}..{hi} inputs, got {n}")
+
+
+def broadcast_shape(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
+    """NumPy/TFLite broadcasting of two shapes, with a clear error when they do not broadcast."""
+    try:
+        return tuple(np.broadcast_shapes(tuple(a), tuple(b)))
+    except ValueError:
+        raise KernelError(f"shapes {list(a)} and {list(b)} are not broadcastable") from None
+
+
+def dequantize(tensor, values: np.ndarray | None = None) -> np.ndarray:
+    """real = scale * (q - zero_point), per tensor or along quantized_dimension; float32."""
+    q = tensor.data if values is None else values
+    qp = tensor.quantization
+    if qp is None or not qp.scales:
+        return q.astype(np.float32)
+    scales = np.asarray(qp.scales, dtype=np.float32)
+    zps = np.asarray(qp.zero_points or (0,) * len(scales), dtype=np.int32)
+    if len(scales) > 1:
+        shape = [1] * q.ndim
+        shape[qp.quantized_dimension] = -1
+        scales, zps = scales.reshape(shape), zps.reshape(shape)
+    return ((q.astype(np.int32) - zps).astype(np.float32) * scales).astype(np.float32)
+
+
+def quantize(values: np.ndarray, scale: float, zero_point: int, dtype) -> np.ndarray:
+    """q = clamp(round(real / scale) + zero_point), rounding half away from zero (TfLiteRound)."""
+    info = np.iinfo(dtype)
+    q = tflite_round(np.asarray(values, dtype=np.float32) / np.float32(scale)) + zero_point
+    return np.clip(q, info.min, info.max).astype(dtype)
+
+
+def same_shape_prepare(ctx, node) -> None:
+    """Output 0 takes input 0's shape (the prepare of every unary elementwise op)."""
+    x = ctx.input(node, 0)
+    ctx.resize_tensor(ctx.output(node, 0), x.shape)

@@ -1,0 +1,160 @@
+"""TFLite's fixed-point arithmetic, vectorized over NumPy int64 arrays.
+
+The rules follow tensorflow/lite/kernels/internal/quantization_util.cc and
+common.h (gemmlowp's fixedpoint). Every function accepts scalars or arrays;
+intermediate values are carried in int64 so that the 32x32->64 products of
+the C++ code are exact.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+INT32_MIN = -(1 << 31)
+INT32_MAX = (1 << 31) - 1
+
+_ACTIVATIONS = ("NONE", "RELU", "RELU_N1_TO_1", "RELU6", "TANH", "SIGN_BIT")
+
+
+def tflite_round(x):
+    """std::round / TfLiteRound: halves round away from zero (NumPy rounds to even)."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.sign(x) * np.floor(np.abs(x) + 0.5)
+
+
+def quantize_multiplier(real_multiplier: float) -> tuple[int, int]:
+    """QuantizeMultiplier: real = q * 2**(shift - 31) with q in [2**30, 2**31).
+
+    Rule (quantization_util.cc): frexp, then q = round(fraction * 2**31) with
+    round-half-away; q == 2**31 becomes 2**30 with shift + 1; shift < -31 means
+    every bit would be shifted out, so the multiplier is 0.
+    """
+    if real_multiplier == 0.0:
+        return 0, 0
+    fraction, shift = math.frexp(real_multiplier)
+    q = int(tflite_round(fraction * (1 << 31)))
+    if q == (1 << 31):
+        q //= 2
+        shift += 1
+    if shift < -31:
+        return 0, 0
+    return q, shift
+
+
+def quantize_multipliers(real_multipliers) -> tuple[np.ndarray, np.ndarray]:
+    """quantize_multiplier over an array (per-channel multipliers)."""
+    flat = np.asarray(real_multipliers, dtype=np.float64).reshape(-1)
+    pairs = [quantize_multiplier(float(m)) for m in flat]
+    mult = np.array([p[0] for p in pairs], dtype=np.int64)
+    shift = np.array([p[1] for p in pairs], dtype=np.int64)
+    return mult, shift
+
+
+def _trunc_div_pow2_31(v):
+    """C++ integer division by 2**31 (truncates toward zero)."""
+    return np.where(v >= 0, v >> 31, -((-v) >> 31))
+
+
+def saturating_rounding_doubling_high_mul(a, b):
+    """gemmlowp SaturatingRoundingDoublingHighMul for int32 operands held in int64."""
+    a = np.asarray(a, dtype=np.int64)
+    b = np.asarray(b, dtype=np.int64)
+    ab = a * b
+    nudge = np.where(ab >= 0, 1 << 30, 1 - (1 << 30))
+    high = _trunc_div_pow2_31(ab + nudge)
+    overflow = (a == INT32_MIN) & (b == INT32_MIN)
+    return np.where(overflow, INT32_MAX, high)
+
+
+def rounding_divide_by_pot(x, exponent):
+    """gemmlowp RoundingDivideByPOT: x / 2**exponent rounding half away from zero."""
+    x = np.asarray(x, dtype=np.int64)
+    exponent = np.asarray(exponent, dtype=np.int64)
+    mask = (np.int64(1) << exponent) - 1
+    remainder = x & mask
+    threshold = (mask >> 1) + (x < 0)
+    return (x >> exponent) + (remainder > threshold)
+
+
+def multiply_by_quantized_multiplier(x, multiplier, shift):
+    """MultiplyByQuantizedMultiplier, TFLite's default (double-rounding) form.
+
+    left shift first (positive shift), then the rounding doubling high multiply,
+    then a rounding right shift (negative shift), as in common.h.
+    """
+    x = np.asarray(x, dtype=np.int64)
+    shift = np.asarray(shift, dtype=np.int64)
+    left = np.maximum(shift, 0)
+    right = np.maximum(-shift, 0)
+    # The C++ multiplies in int32 (x * (1 << left_shift)); wrap the same way.
+    shifted = _wrap_int32(x << left)
+    return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(shifted, multiplier), right)
+
+
+def multiply_by_quantized_multiplier_single_rounding(x, multiplier, shift):
+    """The TFLITE_SINGLE_ROUNDING form (and ruy's): one round-half-up of x*q / 2**(31-shift)."""
+    x = np.asarray(x, dtype=np.int64)
+    total = 31 - np.asarray(shift, dtype=np.int64)
+    rounding = np.int64(1) << (total - 1)
+    return (x * np.asarray(multiplier, dtype=np.int64) + rounding) >> total
+
+
+def _wrap_int32(v):
+    return ((np.asarray(v, dtype=np.int64) + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+
+
+def dtype_range(dtype) -> tuple[int, int]:
+    info = np.iinfo(dtype)
+    return int(info.min), int(info.max)
+
+
+def saturate_cast(x, dtype) -> np.ndarray:
+    """Clamp to the integer type's range, then cast (TFLite's saturating casts)."""
+    lo, hi = dtype_range(dtype)
+    return np.clip(x, lo, hi).astype(dtype)
+
+
+def activation_range_quantized(activation: str, scale: float, zero_point: int, dtype):
+    """CalculateActivationRangeQuantized: the fused activation as a clamp in the output's units."""
+    qmin, qmax = dtype_range(dtype)
+
+    def q(v):
+        return zero_point + int(tflite_round(v / scale))
+
+    if activation == "RELU":
+        return max(qmin, q(0.0)), qmax
+    if activation == "RELU6":
+        return max(qmin, q(0.0)), min(qmax, q(6.0))
+    if activation == "RELU_N1_TO_1":
+        return max(qmin, q(-1.0)), min(qmax, q(1.0))
+    if activation == "NONE":
+        return qmin, qmax
+    raise ValueError(f"fused activation {activation} has no quantized form")
+
+
+def activation_name(code) -> str:
+    """The ActivationFunctionType name for an options field value."""
+    code = int(code)
+    if not 0 <= code < len(_ACTIVATIONS):
+        raise ValueError(f"unknown fused activation function code {code}")
+    return _ACTIVATIONS[code]
+
+
+def apply_float_activation(x: np.ndarray, activation) -> np.ndarray:
+    """ActivationFunctionWithMinMax for float outputs."""
+    name = activation if isinstance(activation, str) else activation_name(activation)
+    if name == "NONE":
+        return x
+    if name == "RELU":
+        return np.maximum(x, 0, out=x) if x.flags.writeable else np.maximum(x, 0)
+    if name == "RELU6":
+        return np.clip(x, 0, 6)
+    if name == "RELU_N1_TO_1":
+        return np.clip(x, -1, 1)
+    if name == "TANH":
+        return np.tanh(x)
+    if name == "SIGN_BIT":
+        return np.signbit(x).astype(x.dtype)
+    raise ValueError(f"unknown fused activation {name}")

@@ -1,0 +1,160 @@
+"""Shared test helpers: single-op models built with our writer, and LiteRT as the oracle."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from runtime.interpreter import Interpreter
+from runtime.model import Model, Quantization, Subgraph, Tensor, make_operator, save_model, tensor_type_for_dtype
+
+FIXTURES = Path(__file__).parent / "fixtures" / "models"
+
+
+@dataclass
+class Spec:
+    """A tensor of a test model: a graph input (data None) or a constant (data given)."""
+
+    shape: tuple[int, ...]
+    type: str = "FLOAT32"
+    data: np.ndarray | None = None
+    scale: float | tuple[float, ...] | None = None
+    zero_point: int | tuple[int, ...] | None = None
+    quantized_dimension: int = 0
+    name: str | None = None
+    shape_signature: tuple[int, ...] | None = None
+
+
+def const(data, type: str | None = None, **kw) -> Spec:
+    arr = np.asarray(data)
+    type = type or tensor_type_for_dtype(arr.dtype)
+    return Spec(tuple(arr.shape), type, arr, **kw)
+
+
+def _quant(spec: Spec) -> Quantization | None:
+    if spec.scale is None:
+        return None
+    scales = tuple(np.atleast_1d(spec.scale).astype(float).tolist())
+    zps = spec.zero_point if spec.zero_point is not None else 0
+    zps = tuple(int(z) for z in np.broadcast_to(np.atleast_1d(zps), (len(scales),)))
+    return Quantization(scales, zps, spec.quantized_dimension)
+
+
+def single_op_model(op: str, inputs: list[Spec | None], outputs: list[Spec], *, version: int = 1,
+                    custom_code: str | None = None, custom_options: bytes | None = None,
+                    **options) -> bytes:
+    """A one-operator .tflite model; `None` inputs are omitted optional inputs (-1)."""
+    tensors: list[Tensor] = []
+    buffers: list[bytes] = [b""]
+    op_inputs: list[int] = []
+    graph_inputs: list[int] = []
+    for i, spec in enumerate(inputs):
+        if spec is None:
+            op_inputs.append(-1)
+            continue
+        buf = 0
+        if spec.data is not None:
+            from runtime.model import numpy_dtype
+
+            buffers.append(np.ascontiguousarray(spec.data, dtype=numpy_dtype(spec.type)).tobytes())
+            buf = len(buffers) - 1
+        else:
+            graph_inputs.append(len(tensors))
+        op_inputs.append(len(tensors))
+        tensors.append(Tensor(spec.name or f"input_{i}", spec.type, tuple(spec.shape), buf, _quant(spec),
+                              spec.shape_signature))
+    op_outputs = []
+    for i, spec in enumerate(outputs):
+        op_outputs.append(len(tensors))
+        tensors.append(Tensor(spec.name or f"output_{i}", spec.type, tuple(spec.shape), 0, _quant(spec)))
+    operator = make_operator(op, op_inputs, op_outputs, version=version, custom_code=custom_code,
+                             custom_options=custom_options, **options)
+    sg = Subgraph(tuple(tensors), tuple(graph_inputs), tuple(op_outputs), (operator,), "main")
+    return save_model(Model((sg,), tuple(buffers)))
+
+
+def random_inputs(details: list[dict], seed: int = 0) -> list[np.ndarray]:
+    """Seeded inputs matching each input's dtype and shape (full range for integer types)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for d in details:
+        dtype = np.dtype(d["dtype"])
+        shape = tuple(int(x) for x in d["shape"])
+        if dtype.kind == "f":
+            out.append(rng.standard_normal(shape).astype(dtype))
+        elif dtype == np.bool_:
+            out.append(rng.integers(0, 2, shape).astype(np.bool_))
+        else:
+            info = np.iinfo(dtype)
+            lo, hi = max(info.min, -1000), min(info.max, 1000)
+            out.append(rng.integers(lo, hi, shape, endpoint=True).astype(dtype))
+    return out
+
+
+def run_litert(model: bytes, inputs: list[np.ndarray], preserve_all_tensors: bool = False) -> list[np.ndarray]:
+    from ai_edge_litert.interpreter import Interpreter as LiteRT
+    from ai_edge_litert.interpreter import OpResolverType
+
+    it = LiteRT(model_content=model, num_threads=1,
+                experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
+                experimental_preserve_all_tensors=preserve_all_tensors)
+    it.allocate_tensors()
+    for d, x in zip(it.get_input_details(), inputs):
+        if tuple(d["shape"]) != x.shape:
+            it.resize_tensor_input(d["index"], x.shape)
+            it.allocate_tensors()
+    for d, x in zip(it.get_input_details(), inputs):
+        it.set_tensor(d["index"], x)
+    it.invoke()
+    return [it.get_tensor(d["index"]) for d in it.get_output_details()]
+
+
+def run_ours(model: bytes, inputs: list[np.ndarray], **kwargs) -> list[np.ndarray]:
+    it = Interpreter(model_content=model, **kwargs)
+    it.allocate_tensors()
+    for d, x in zip(it.get_input_details(), inputs):
+        if tuple(d["shape"]) != x.shape:
+            it.resize_tensor_input(d["index"], x.shape)
+            it.allocate_tensors()
+    for d, x in zip(it.get_input_details(), inputs):
+        it.set_tensor(d["index"], x)
+    it.invoke()
+    return [it.get_tensor(d["index"]) for d in it.get_output_details()]
+
+
+def assert_close_to_reference(ours: list[np.ndarray], ref: list[np.ndarray], rtol: float = 1e-5) -> None:
+    """Integer outputs identical; float outputs within rtol of the output's max magnitude."""
+    assert len(ours) == len(ref), f"{len(ours)} outputs vs LiteRT's {len(ref)}"
+    for i, (a, b) in enumerate(zip(ours, ref)):
+        assert a.shape == b.shape, f"output {i}: shape {a.shape} vs LiteRT {b.shape}"
+        assert a.dtype == b.dtype, f"output {i}: dtype {a.dtype} vs LiteRT {b.dtype}"
+        if a.dtype.kind in "iub":
+            diff = np.flatnonzero(a.reshape(-1) != b.reshape(-1))
+            assert diff.size == 0, (
+                f"output {i}: {diff.size}/{a.size} elements differ; first at flat index {diff[0]}: "
+                f"ours {a.reshape(-1)[diff[0]]} vs LiteRT {b.reshape(-1)[diff[0]]}"
+            )
+        else:
+            scale = float(np.max(np.abs(b))) if b.size else 0.0
+            err = float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64)))) if b.size else 0.0
+            both_nan = np.isnan(a) & np.isnan(b)
+            assert np.array_equal(np.isnan(a), np.isnan(b)), f"output {i}: NaN positions differ"
+            if both_nan.any():
+                a, b = a[~both_nan], b[~both_nan]
+                err = float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64)))) if b.size else 0.0
+            assert err <= rtol * max(scale, 1e-30), (
+                f"output {i}: max abs error {err:.3g} exceeds {rtol} x max|ref| ({scale:.3g})"
+            )
+
+
+def check_against_litert(model: bytes, inputs: list[np.ndarray] | None = None, seed: int = 0,
+                         rtol: float = 1e-5) -> list[np.ndarray]:
+    """Run `model` on both interpreters with the same inputs and compare; returns our outputs."""
+    if inputs is None:
+        inputs = random_inputs(Interpreter(model_content=model).get_input_details(), seed)
+    ref = run_litert(model, inputs)
+    ours = run_ours(model, inputs)
+    assert_close_to_reference(ours, ref, rtol)
+    return ours

@@ -381,6 +381,10 @@ def _ints(v) -> tuple[int, ...]:
     return () if v is None else tuple(int(x) for x in (v.tolist() if isinstance(v, np.ndarray) else v))
 
 
+def _seq(v):
+    return () if v is None else v
+
+
 def _floats(v) -> tuple[float, ...]:
     return () if v is None else tuple(float(x) for x in (v.tolist() if isinstance(v, np.ndarray) else v))
 
@@ -496,18 +500,11 @@ def _convert_model(raw: ModelT, data, where: str, max_tensor_bytes: int) -> Mode
         sidx = int(sd.subgraphIndex)
         if not 0 <= sidx < len(subgraphs):
             raise ModelError(f"{where}: signature {_text(sd.signatureKey)!r}: subgraph {sidx} out of range")
-        ntensors = len(subgraphs[sidx].tensors)
-
-        def maps(ms, kind, key=_text(sd.signatureKey), n=ntensors):
-            out = []
-            for m in ms or []:
-                ti = int(m.tensorIndex)
-                if not 0 <= ti < n:
-                    raise ModelError(f"{where}: signature {key!r} {kind} {_text(m.name)!r}: tensor {ti} out of range")
-                out.append((_text(m.name), ti))
-            return tuple(out)
-
-        sigs.append(SignatureDef(_text(sd.signatureKey), sidx, maps(sd.inputs, "input"), maps(sd.outputs, "output")))
+        key = _text(sd.signatureKey)
+        n = len(subgraphs[sidx].tensors)
+        inputs = _tensor_maps(sd.inputs, n, f"{where}: signature {key!r} input")
+        outputs = _tensor_maps(sd.outputs, n, f"{where}: signature {key!r} output")
+        sigs.append(SignatureDef(key, sidx, inputs, outputs))
     return Model(
         subgraphs=subgraphs,
         buffers=buffers,
@@ -516,6 +513,16 @@ def _convert_model(raw: ModelT, data, where: str, max_tensor_bytes: int) -> Mode
         metadata=metadata,
         signature_defs=tuple(sigs),
     )
+
+
+def _tensor_maps(maps, ntensors: int, loc: str) -> tuple[tuple[str, int], ...]:
+    out = []
+    for m in maps or []:
+        ti = int(m.tensorIndex)
+        if not 0 <= ti < ntensors:
+            raise ModelError(f"{loc} {_text(m.name)!r}: tensor {ti} out of range [0, {ntensors})")
+        out.append((_text(m.name), ti))
+    return tuple(out)
 
 
 def _convert_subgraph(sg: SubGraphT, si: int, codes, buffers, data, where: str, max_tensor_bytes: int) -> Subgraph:
@@ -570,7 +577,7 @@ def _convert_subgraph(sg: SubGraphT, si: int, codes, buffers, data, where: str, 
                 custom_code=custom,
                 custom_options=_custom_options(o, data, f"{where}: subgraph {si} operator {oi}"),
                 intermediates=check_indices(_ints(o.intermediates), f"operator {oi} ({name}) intermediates"),
-                mutating_variable_inputs=tuple(bool(x) for x in (o.mutatingVariableInputs if o.mutatingVariableInputs is not None else ())),
+                mutating_variable_inputs=tuple(bool(x) for x in _seq(o.mutatingVariableInputs)),
             )
         )
     return Subgraph(

@@ -429,8 +429,12 @@ class Interpreter:
         self.preserve_all_tensors = bool(experimental_preserve_all_tensors)
         self.op_resolver = op_resolver if op_resolver is not None else _default_resolver()
         self._subgraphs = [SubgraphRuntime(self, i) for i in range(len(model.subgraphs))]
-        for sg in self._subgraphs:
-            sg.init_nodes()
+        try:
+            for sg in self._subgraphs:
+                sg.init_nodes()
+        except Exception:
+            self.close()  # every init that ran gets its free
+            raise
         self._allocated = False
         self.delegates: list[Any] = []
         for delegate in experimental_delegates or ():
@@ -440,8 +444,18 @@ class Interpreter:
 
     def _resolve(self, op: Operator, subgraph: int, index: int) -> Registration | None:
         if op.op == "CUSTOM":
-            # TFLite defers unresolved custom ops to prepare time (allocate_tensors).
-            return self.op_resolver.find_custom(op.custom_code or "", op.version)
+            name = op.custom_code or ""
+            reg = self.op_resolver.find_custom(name, op.version)
+            versions = self.op_resolver.custom_versions(name)
+            if reg is None and versions:
+                # The name is known but not this version: a newer model on an older kernel.
+                raise OpResolutionError(
+                    f"Didn't find custom op for name '{name}' version '{op.version}'; registered "
+                    f"versions: {versions}. Are you using an old kernel with a newer model?\n"
+                    f"Registration failed (subgraph {subgraph} operator {index})."
+                )
+            # An unknown custom name is reported at prepare time (allocate_tensors), as TFLite does.
+            return reg
         try:
             return self.op_resolver.resolve_builtin(op.op, op.version)
         except OpResolutionError as exc:

@@ -109,6 +109,9 @@ class MutableOpResolver:
         code = builtin_code(op)
         return sorted(v for c, v in self._builtins if c == code)
 
+    def custom_versions(self, name: str) -> list[int]:
+        return sorted(v for n, v in self._customs if n == name)
+
     def custom_names(self) -> list[str]:
         return sorted({n for n, _ in self._customs})
 

@@ -130,7 +130,8 @@ def test_custom_op_versions_are_matched_exactly():
     model_v2 = scale_model(version=2)
     it = Interpreter(model_content=model_v2, op_resolver=resolver_with(rec, 1, 2))
     it.allocate_tensors()
-    with pytest.raises(OpResolutionError, match=r"custom op for name 'Scale' version '3'; registered versions: \[1, 2\]"):
+    expected = r"custom op for name 'Scale' version '3'; registered versions: \[1, 2\]"
+    with pytest.raises(OpResolutionError, match=expected):
         Interpreter(model_content=scale_model(version=3), op_resolver=resolver_with(Recorder(), 1, 2))
 
 

@@ -507,7 +507,7 @@ class Interpreter:
         except (TypeError, ValueError):
             raise ValueError(f"tensor index must be an integer, got {tensor_index!r}") from None
         if not 0 <= idx < len(tensors):
-            raise ValueError(f"Tensor with no shape found: tensor index {idx} out of range [0, {len(tensors)})")
+            raise ValueError(f"Invalid tensor index {idx} exceeds max tensor index {len(tensors)}")
         return tensors[idx]
 
     def set_tensor(self, tensor_index, value) -> None:
@@ -515,6 +515,8 @@ class Interpreter:
         t = self._tensor_or_error(tensor_index)
         if t.is_constant:
             raise ValueError(f"Cannot set tensor: tensor {t.index} ({t.name!r}) is a constant of the model")
+        if not self._allocated:
+            raise ValueError("Cannot set tensor: Tensor is unallocated. Try calling allocate_tensors() first")
         arr = np.array(value, copy=True, order="C")
         role = f"input {self.primary.inputs.index(t.index)}" if t.index in self.primary.inputs else f"tensor {t.index}"
         if arr.dtype != t.dtype:
@@ -608,12 +610,15 @@ class Interpreter:
         sg = self.subgraph(subgraph_index)
         return [self._details(t) for t in sg.tensors[: len(sg.ir.tensors)]]
 
+    def execution_plan(self) -> list[int]:
+        """The node indices the primary subgraph runs, in order (delegated nodes are not in it)."""
+        return list(self.primary.execution_plan)
+
     def _get_ops_details(self) -> list[dict[str, Any]]:
-        """One dict per node of the primary execution plan (delegate nodes show as 'DELEGATE')."""
+        """One dict per node, as LiteRT lists them: original nodes, then delegate nodes ('DELEGATE')."""
         sg = self.primary
         out = []
-        for ni in sg.execution_plan:
-            node = sg.nodes[ni]
+        for node in sg.nodes:
             out.append({
                 "index": node.index,
                 "op_name": node.op_name,

@@ -1,0 +1,7 @@
+"""`python -m accelsim` runs the command line."""
+
+import sys
+
+from accelsim.cli import main
+
+sys.exit(main())

@@ -1,0 +1,170 @@
+"""Discrete-event replay of an inference on SimPy resources.
+
+An inference is a list of `Step`s: each occupies one resource (the host CPU, an
+accelerator, or a link's DMA engine) for a duration, after the steps it depends
+on have finished. Two schedules:
+
+- ``sequential``: TFLite's order, one step at a time (each step also waits for the
+  one before it) — what the interpreter does on one thread.
+- ``dataflow``: a step starts as soon as its dependencies are done and its resource
+  is free, so the host and accelerators overlap on independent branches.
+
+Every resource has capacity 1 and serves requests first come, first served (SimPy's
+`Resource`), so results are deterministic.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import simpy
+
+KINDS = ("compute", "transfer", "overhead", "param_load")
+SCHEDULES = ("sequential", "dataflow")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One piece of work on one resource.
+
+    Args:
+        id: unique within the inference; `deps` refer to these.
+        resource: name of the resource it occupies ("host", "edgetpu_usb", "edgetpu_usb.link").
+        kind: compute | transfer | overhead | param_load.
+        duration: seconds.
+        label: what it is, for timelines ("CONV_2D #4", "partition 1 inputs").
+        node: the execution-plan node it belongs to (None for partition-level steps).
+        partition: the delegate partition it belongs to (None for host nodes).
+        bytes: bytes moved (transfers, parameter loads).
+        deps: ids of steps that must finish first.
+    """
+
+    id: int
+    resource: str
+    kind: str
+    duration: float
+    label: str
+    node: int | None = None
+    partition: int | None = None
+    bytes: int = 0
+    deps: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"step {self.id}: kind {self.kind!r} is not one of {KINDS}")
+        if not self.duration >= 0:
+            raise ValueError(f"step {self.id} ({self.label}): duration must be >= 0 seconds, got {self.duration}")
+
+
+@dataclass(frozen=True)
+class Event:
+    """A step as it ran: where and when."""
+
+    step: int
+    resource: str
+    kind: str
+    label: str
+    start: float
+    end: float
+    node: int | None = None
+    partition: int | None = None
+    bytes: int = 0
+
+    @property
+    def duration(self) -> float:
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class SimResult:
+    """The timeline of one inference and its totals (seconds, bytes)."""
+
+    events: tuple[Event, ...]
+    schedule: str
+    latency: float
+    by_kind: dict[str, float] = field(default_factory=dict)
+    busy: dict[str, float] = field(default_factory=dict)
+    bytes_moved: int = 0
+
+    @property
+    def partition_overhead(self) -> float:
+        """Transfer + call-overhead time as a share of latency (0..1)."""
+        if self.latency <= 0:
+            return 0.0
+        return (self.by_kind.get("transfer", 0.0) + self.by_kind.get("overhead", 0.0)) / self.latency
+
+    def utilization(self) -> dict[str, float]:
+        """Busy time / latency for each resource."""
+        if self.latency <= 0:
+            return {r: 0.0 for r in self.busy}
+        return {r: b / self.latency for r, b in self.busy.items()}
+
+    def by_partition(self) -> dict[int, dict[str, float]]:
+        """Seconds per kind for each delegate partition."""
+        out: dict[int, dict[str, float]] = defaultdict(lambda: dict.fromkeys(KINDS, 0.0))
+        for e in self.events:
+            if e.partition is not None:
+                out[e.partition][e.kind] += e.duration
+        return dict(out)
+
+
+def _check(steps: Sequence[Step]) -> None:
+    ids = [s.id for s in steps]
+    if len(set(ids)) != len(ids):
+        dup = sorted({i for i in ids if ids.count(i) > 1})
+        raise ValueError(f"step ids must be unique; repeated: {dup}")
+    known = set(ids)
+    position = {s.id: i for i, s in enumerate(steps)}
+    for s in steps:
+        for d in s.deps:
+            if d not in known:
+                raise ValueError(f"step {s.id} ({s.label}) depends on unknown step {d}")
+            if position[d] >= position[s.id]:
+                raise ValueError(f"step {s.id} ({s.label}) depends on step {d}, which is not listed before it")
+
+
+def simulate(steps: Sequence[Step], schedule: str = "sequential") -> SimResult:
+    """Run the steps on SimPy resources and return the timeline.
+
+    Steps must be listed in a valid order (every dependency before its dependant),
+    which the execution plan gives for free.
+    """
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule {schedule!r} is not one of {SCHEDULES}")
+    _check(steps)
+    env = simpy.Environment()
+    resources = {name: simpy.Resource(env, capacity=1) for name in dict.fromkeys(s.resource for s in steps)}
+    finished = {s.id: env.event() for s in steps}
+    events: list[Event] = []
+
+    def run(step: Step, before: Iterable[int]):
+        waits = [finished[d] for d in before]
+        if waits:
+            yield simpy.AllOf(env, waits)
+        with resources[step.resource].request() as slot:
+            yield slot
+            start = env.now
+            yield env.timeout(step.duration)
+            events.append(Event(step.id, step.resource, step.kind, step.label, start, env.now,
+                                step.node, step.partition, step.bytes))
+        finished[step.id].succeed()
+
+    previous: int | None = None
+    for step in steps:
+        before = set(step.deps)
+        if schedule == "sequential" and previous is not None:
+            before.add(previous)
+        env.process(run(step, sorted(before)))
+        previous = step.id
+    env.run()
+    events.sort(key=lambda e: (e.start, e.end, e.step))
+    by_kind = dict.fromkeys(KINDS, 0.0)
+    busy: dict[str, float] = dict.fromkeys(resources, 0.0)
+    for e in events:
+        by_kind[e.kind] += e.duration
+        busy[e.resource] += e.duration
+    latency = max((e.end for e in events), default=0.0)
+    moved = sum(e.bytes for e in events if e.kind in ("transfer", "param_load"))
+    return SimResult(tuple(events), schedule, latency, by_kind, busy, moved)

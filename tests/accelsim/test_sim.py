@@ -1,0 +1,71 @@
+"""The SimPy engine: schedules, overlap, totals and partition overhead."""
+
+from __future__ import annotations
+
+import pytest
+
+from accelsim.sim import Step, simulate
+
+
+def _diamond():
+    # host a -> (accel b via link in/out) and host c in parallel -> host d
+    return [
+        Step(0, "host", "compute", 1.0, "a"),
+        Step(1, "acc.link", "transfer", 0.5, "b in", partition=0, bytes=100, deps=(0,)),
+        Step(2, "acc", "overhead", 0.25, "b call", partition=0, deps=(1,)),
+        Step(3, "acc", "compute", 2.0, "b", node=1, partition=0, deps=(2,)),
+        Step(4, "acc.link", "transfer", 0.5, "b out", partition=0, bytes=50, deps=(3,)),
+        Step(5, "host", "compute", 1.5, "c", deps=(0,)),
+        Step(6, "host", "compute", 1.0, "d", deps=(4, 5)),
+    ]
+
+
+def test_sequential_is_the_sum_of_all_steps():
+    r = simulate(_diamond(), "sequential")
+    assert r.latency == pytest.approx(6.75)
+    assert [e.label for e in r.events] == ["a", "b in", "b call", "b", "b out", "c", "d"]
+    assert r.by_kind == {"compute": 5.5, "transfer": 1.0, "overhead": 0.25, "param_load": 0.0}
+    assert r.bytes_moved == 150
+    assert r.partition_overhead == pytest.approx(1.25 / 6.75)
+
+
+def test_dataflow_overlaps_host_and_accelerator():
+    r = simulate(_diamond(), "dataflow")
+    # a (0..1); accel path 1..4.25; c 1..2.5 on host; d waits for both -> 4.25..5.25
+    assert r.latency == pytest.approx(5.25)
+    start = {e.label: e.start for e in r.events}
+    assert start["c"] == pytest.approx(1.0) and start["d"] == pytest.approx(4.25)
+    assert r.utilization()["acc"] == pytest.approx(2.25 / 5.25)
+    assert r.by_partition()[0]["transfer"] == pytest.approx(1.0)
+
+
+def test_one_resource_serves_one_step_at_a_time():
+    steps = [Step(i, "host", "compute", 1.0, f"s{i}") for i in range(3)]
+    r = simulate(steps, "dataflow")
+    assert r.latency == pytest.approx(3.0)
+    assert [(e.start, e.end) for e in r.events] == [(0.0, 1.0), (1.0, 2.0), (2.0, 3.0)]
+
+
+def test_results_are_deterministic():
+    a, b = simulate(_diamond(), "dataflow"), simulate(_diamond(), "dataflow")
+    assert a == b
+
+
+def test_bad_steps_are_refused_with_the_step_named():
+    with pytest.raises(ValueError, match="kind 'think'"):
+        Step(0, "host", "think", 1.0, "x")
+    with pytest.raises(ValueError, match=r"step 0 \(x\): duration must be >= 0"):
+        Step(0, "host", "compute", -1.0, "x")
+    with pytest.raises(ValueError, match="unknown step 9"):
+        simulate([Step(0, "host", "compute", 1.0, "x", deps=(9,))])
+    with pytest.raises(ValueError, match="not listed before it"):
+        simulate([Step(0, "host", "compute", 1.0, "x", deps=(1,)), Step(1, "host", "compute", 1.0, "y")])
+    with pytest.raises(ValueError, match="repeated"):
+        simulate([Step(0, "host", "compute", 1.0, "x"), Step(0, "host", "compute", 1.0, "y")])
+    with pytest.raises(ValueError, match="schedule 'eager'"):
+        simulate([], "eager")
+
+
+def test_empty_inference_takes_no_time():
+    r = simulate([])
+    assert r.latency == 0.0 and r.partition_overhead == 0.0 and r.utilization() == {}

@@ -19,6 +19,7 @@ import flatbuffers
 import numpy as np
 
 from runtime.errors import ModelError
+from runtime.versioning import stamp_versions as _stamp_versions
 from schema.tflite import BuiltinOperator as _bo_mod
 from schema.tflite import BuiltinOptions as _bopt_mod
 from schema.tflite import TensorType as _tt_mod
@@ -640,8 +641,14 @@ def _custom_options(o: OperatorT, data, loc: str) -> bytes | None:
 # Writing.
 
 
-def save_model(model: Model, path: str | os.PathLike | None = None) -> bytes:
-    """Serialize a `Model` to .tflite bytes (and write them to `path` if given)."""
+def save_model(model: Model, path: str | os.PathLike | None = None, *, stamp_versions: bool = False) -> bytes:
+    """Serialize a `Model` to .tflite bytes (and write them to `path` if given).
+
+    With `stamp_versions`, builtin operators are first set to the versions TFLite's rules give
+    them and the min_runtime_version metadata is written (`runtime.versioning.stamp_versions`).
+    """
+    if stamp_versions:
+        model = _stamp_versions(model)
     raw = ModelT()
     raw.version = model.version
     raw.description = model.description or None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -177,7 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return func(args)
-    except (AccelsimError, OSError) as exc:
+    except (AccelsimError, FileNotFoundError, PermissionError, IsADirectoryError) as exc:
         if args.debug:
             raise
         print(f"accelsim {args.command}: error: {exc}", file=sys.stderr)
@@ -185,3 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"accelsim {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): stop quietly, as Unix tools do.
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps Python's exit flush from failing again
+        return 141

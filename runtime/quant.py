@@ -121,7 +121,8 @@ def activation_range_quantized(activation: str, scale: float, zero_point: int, d
     qmin, qmax = dtype_range(dtype)
 
     def q(v):
-        return zero_point + int(tflite_round(v / scale))
+        # kernel_util.cc Quantize: the division is float32 (it changes the clamp for some scales).
+        return zero_point + int(tflite_round(np.float32(v) / np.float32(scale)))
 
     if activation == "RELU":
         return max(qmin, q(0.0)), qmax
@@ -148,7 +149,7 @@ def apply_float_activation(x: np.ndarray, activation) -> np.ndarray:
     if name == "NONE":
         return x
     if name == "RELU":
-        return np.maximum(x, 0, out=x) if x.flags.writeable else np.maximum(x, 0)
+        return np.maximum(x, 0)
     if name == "RELU6":
         return np.clip(x, 0, 6)
     if name == "RELU_N1_TO_1":
@@ -158,3 +159,29 @@ def apply_float_activation(x: np.ndarray, activation) -> np.ndarray:
     if name == "SIGN_BIT":
         return np.signbit(x).astype(x.dtype)
     raise ValueError(f"unknown fused activation {name}")
+
+
+def multiply_by_quantized_multiplier_half_up(x, multiplier, shift):
+    """The x86 optimized kernels' form: two roundings, each half-up (toward +inf), not away from zero.
+
+    ruy's AVX2 8-bit kernel (kernel_avx2_fma.cc, used by LiteRT's int8/uint8 CONV_2D and
+    FULLY_CONNECTED on x86) computes ((x << left) * q + 2**30) >> 31, then a rounding right shift
+    (v + 2**(right - 1)) >> right; a sum that would overflow int32 becomes 2**(31 - right). LiteRT's
+    x86 depthwise output stage matches it bit for bit (measured against ai-edge-litert 2.3.0).
+    """
+    x = np.asarray(x, dtype=np.int64)
+    shift = np.asarray(shift, dtype=np.int64)
+    left = np.maximum(shift, 0)
+    right = np.maximum(-shift, 0)
+    high = (_wrap_int32(x << left) * np.asarray(multiplier, dtype=np.int64) + (1 << 30)) >> 31
+    nudge = np.where(right > 0, np.int64(1) << np.maximum(right - 1, 0), 0)
+    return np.where(high > INT32_MAX - nudge, np.int64(1) << (31 - right), (high + nudge) >> right)
+
+
+def cast_to_int32(x) -> np.ndarray:
+    """static_cast<int32_t> of a float as x86 computes it (cvttss2si/cvttsd2si): truncation
+    toward zero, and INT32_MIN for NaN, infinities and values outside the int32 range."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        ok = (x > -(2.0**31) - 1) & (x < 2.0**31)  # False for NaN
+    return np.where(ok, np.trunc(np.where(ok, x, 0.0)), INT32_MIN).astype(np.int64)

@@ -56,3 +56,30 @@ def same_shape_prepare(ctx, node) -> None:
     """Output 0 takes input 0's shape (the prepare of every unary elementwise op)."""
     x = ctx.input(node, 0)
     ctx.resize_tensor(ctx.output(node, 0), x.shape)
+
+
+def tensor_values(tensor) -> np.ndarray | None:
+    """The tensor's data, or an empty array for a zero-element tensor that has no buffer.
+
+    A zero-element constant (e.g. the shape [] of a scalar RESHAPE) is stored with an
+    empty buffer, which the loader reads as "no data"; LiteRT gives it a zero-byte
+    allocation instead.
+    """
+    if tensor.data is None and 0 in tensor.shape:
+        return np.zeros(tensor.shape, dtype=tensor.dtype)
+    return tensor.data
+
+
+def integer_domain(dtype) -> np.ndarray:
+    """Every value of an 8- or 16-bit integer type, ordered by its unsigned bit pattern.
+
+    A kernel that tabulates a quantized function over this domain applies it with
+    `np.take(table, table_index(q))` (LiteRT's LUT layout: an int8 indexes as uint8).
+    """
+    dtype = np.dtype(dtype)
+    return np.arange(1 << (8 * dtype.itemsize), dtype=np.int64).astype(f"u{dtype.itemsize}").view(dtype)
+
+
+def table_index(q: np.ndarray) -> np.ndarray:
+    """The unsigned view of 8/16-bit integers: their position in `integer_domain`."""
+    return q.view(f"u{q.dtype.itemsize}")

@@ -1,0 +1,214 @@
+"""Shape and stacking ops: RESHAPE, SQUEEZE, SHAPE, PACK, CONCATENATION."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from runtime.kernels.common import check, tensor_values
+from runtime.quant import activation_name, tflite_round
+from runtime.resolver import Registration
+
+# schema TensorType codes accepted by ShapeOptions.out_type.
+_SHAPE_OUT_TYPES = {2: "INT32", 4: "INT64"}
+
+
+def _reshape_target(ctx, node, at_invoke: bool) -> tuple[int, ...] | None:
+    """The requested shape (reshape.cc GetOutputShape); None while a shape tensor's values are unknown.
+
+    A 1-D INT32 second input wins; otherwise options.new_shape, where the legacy [0]
+    means a scalar and a missing field means no dimensions at all.
+    """
+    shape_t = ctx.input(node, 1)
+    if shape_t is not None and len(shape_t.shape) == 1 and shape_t.type == "INT32":
+        if not (shape_t.is_constant or at_invoke):
+            return None
+        return tuple(int(d) for d in tensor_values(shape_t))
+    if shape_t is not None and not (shape_t.is_constant or at_invoke):
+        return None
+    new_shape = tuple(node.options.new_shape or ()) if node.options is not None else ()
+    return () if new_shape == (0,) else new_shape
+
+
+def _resolve_shape(in_shape, target) -> tuple[int, ...]:
+    """reshape_utils.h ResolveOutputShape: one -1 is inferred from the non-zero dimensions."""
+    target = list(target)
+    unknown = [i for i, d in enumerate(target) if d == -1]
+    check(len(unknown) <= 1, f"RESHAPE: at most one -1 allowed in new shape {target}")
+    check(all(d >= -1 for d in target), f"RESHAPE: new shape {target} has a negative dimension")
+    count = int(np.prod(in_shape, dtype=np.int64))
+    if unknown:
+        known = [d for i, d in enumerate(target) if i != unknown[0]]
+        if count == 0 and int(np.prod(known, dtype=np.int64)) != 0:
+            target[unknown[0]] = 0
+        else:
+            non_zero_in = int(np.prod([d for d in in_shape if d != 0], dtype=np.int64))
+            non_zero_out = int(np.prod([d for d in known if d != 0], dtype=np.int64))
+            target[unknown[0]] = non_zero_in // non_zero_out
+    check(int(np.prod(target, dtype=np.int64)) == count,
+          f"RESHAPE: cannot reshape {list(in_shape)} ({count} elements) into {target}")
+    return tuple(target)
+
+
+def _reshape_prepare(ctx, node) -> None:
+    check(len(node.inputs) in (1, 2) and len(node.outputs) == 1, "RESHAPE takes 1 or 2 inputs and one output")
+    target = _reshape_target(ctx, node, at_invoke=False)
+    out = ctx.output(node, 0)
+    if target is None:
+        ctx.set_dynamic(out)
+        return
+    ctx.resize_tensor(out, _resolve_shape(ctx.input(node, 0).shape, target))
+
+
+def _reshape_invoke(ctx, node) -> None:
+    x = ctx.input(node, 0)
+    out = ctx.output(node, 0)
+    shape = out.shape if not out.dynamic else _resolve_shape(x.shape, _reshape_target(ctx, node, at_invoke=True))
+    out.data = x.data.reshape(shape)
+
+
+def _squeeze_prepare(ctx, node) -> None:
+    check(len(node.inputs) == 1 and len(node.outputs) == 1, "SQUEEZE takes one input and one output")
+    shape = ctx.input(node, 0).shape
+    rank = len(shape)
+    check(rank <= 8, f"SQUEEZE supports up to 8 dimensions, got {rank}")
+    dims = tuple(node.options.squeeze_dims or ()) if node.options is not None else ()
+    if not dims:
+        squeezed = {i for i, d in enumerate(shape) if d == 1}
+    else:
+        squeezed = set()
+        for d in dims:
+            axis = d + rank if d < 0 else d
+            check(0 <= axis < rank and shape[axis] == 1,
+                  f"SQUEEZE: squeeze_dims {list(dims)}: dimension {d} of shape {list(shape)} is not of size 1")
+            squeezed.add(axis)
+    ctx.resize_tensor(ctx.output(node, 0), tuple(d for i, d in enumerate(shape) if i not in squeezed))
+
+
+def _squeeze_invoke(ctx, node) -> None:
+    out = ctx.output(node, 0)
+    out.data = ctx.input(node, 0).data.reshape(out.shape)
+
+
+def _shape_prepare(ctx, node) -> None:
+    check(len(node.inputs) == 1 and len(node.outputs) == 1, "SHAPE takes one input and one output")
+    out = ctx.output(node, 0)
+    out_type = _SHAPE_OUT_TYPES.get(int(node.options.out_type))
+    check(out_type is not None, f"SHAPE: unknown output data type {node.options.out_type} (INT32=2, INT64=4)")
+    check(out.type == out_type, f"SHAPE: out_type is {out_type} but the output tensor is {out.type}")
+    ctx.resize_tensor(out, (len(ctx.input(node, 0).shape),))
+
+
+def _shape_invoke(ctx, node) -> None:
+    out = ctx.output(node, 0)
+    out.data = np.asarray(ctx.input(node, 0).shape, dtype=out.dtype).reshape(out.shape)
+
+
+_PACK_TYPES = ("FLOAT32", "INT32", "UINT8", "INT64", "INT8", "INT16", "UINT32")
+
+
+def _same_quantization(t, out) -> bool:
+    return t.scale == out.scale and t.zero_point == out.zero_point
+
+
+def _pack_prepare(ctx, node) -> None:
+    count = node.options.values_count
+    check(len(node.inputs) == count, f"PACK: values_count is {count} but the node has {len(node.inputs)} inputs")
+    check(len(node.outputs) == 1, "PACK takes one output")
+    inputs = [ctx.input(node, i) for i in range(count)]
+    first = inputs[0]
+    rank = len(first.shape) + 1
+    axis = node.options.axis + rank if node.options.axis < 0 else node.options.axis
+    check(0 <= axis < rank, f"PACK: axis {node.options.axis} is out of range for inputs of rank {rank - 1}")
+    check(first.type in _PACK_TYPES, f"PACK: type {first.type} is not supported ({', '.join(_PACK_TYPES)})")
+    out = ctx.output(node, 0)
+    check(out.type == first.type, f"PACK: output type {out.type} differs from input type {first.type}")
+    for i, t in enumerate(inputs):
+        check(t.shape == first.shape, f"PACK: input {i} has shape {list(t.shape)}, input 0 {list(first.shape)}")
+        check(t.type == first.type, f"PACK: input {i} is {t.type}, input 0 {first.type}")
+        # pack.cc: every input must carry the output's scale and zero point (no requantization).
+        check(_same_quantization(t, out), f"PACK: input {i} quantization ({t.scale}, {t.zero_point}) differs "
+                                          f"from the output's ({out.scale}, {out.zero_point})")
+    node.user_data = axis
+    ctx.resize_tensor(out, first.shape[:axis] + (count,) + first.shape[axis:])
+
+
+def _pack_invoke(ctx, node) -> None:
+    values = [ctx.input(node, i).data for i in range(len(node.inputs))]
+    ctx.output(node, 0).data = np.stack(values, axis=node.user_data)
+
+
+_CONCAT_TYPES = ("FLOAT32", "UINT8", "INT8", "INT16", "INT32", "INT64", "BOOL", "UINT32")
+
+
+def _concat_prepare(ctx, node) -> None:
+    check(len(node.outputs) == 1, "CONCATENATION takes one output")
+    inputs = [ctx.input(node, i) for i in range(len(node.inputs))]
+    out = ctx.output(node, 0)
+    first = inputs[0]
+    rank = len(first.shape)
+    axis = node.options.axis + rank if node.options.axis < 0 else node.options.axis
+    check(0 <= axis < rank or (rank == 0 and axis == 0),
+          f"CONCATENATION: axis {node.options.axis} is out of range for inputs of rank {rank}")
+    act = activation_name(node.options.fused_activation_function)
+    check(act == "NONE", f"CONCATENATION: fused activation {act} is not supported (concatenation.cc needs NONE)")
+    check(first.type in _CONCAT_TYPES, f"CONCATENATION: type {first.type} is not supported")
+    check(out.type == first.type, f"CONCATENATION: output type {out.type} differs from input type {first.type}")
+    if rank == 0:
+        # concatenation.cc: scalars concatenate only when all are constants, into a vector.
+        check(all(t.is_constant and not t.shape for t in inputs),
+              "CONCATENATION: scalar inputs are only supported when they are all constants")
+        node.user_data = 0
+        ctx.resize_tensor(out, (len(inputs),))
+        return
+    total = 0
+    for i, t in enumerate(inputs):
+        check(len(t.shape) == rank and t.type == first.type,
+              f"CONCATENATION: input {i} is {t.type}{list(t.shape)}, input 0 {first.type}{list(first.shape)}")
+        mismatched = [d for d in range(rank) if d != axis and t.shape[d] != first.shape[d]]
+        check(not mismatched, f"CONCATENATION: input {i} shape {list(t.shape)} differs from input 0 shape "
+                              f"{list(first.shape)} outside axis {axis}")
+        total += t.shape[axis]
+        if first.type == "INT8":
+            # concatenation.cc: int8 inputs must already be in the output's scale and zero point.
+            check(_same_quantization(t, out), f"CONCATENATION: int8 input {i} quantization ({t.scale}, "
+                                              f"{t.zero_point}) differs from the output's ({out.scale}, "
+                                              f"{out.zero_point})")
+        if first.type == "INT16":
+            check(t.zero_point == 0 and out.zero_point == 0, "CONCATENATION: int16 zero points must be 0")
+    node.user_data = axis
+    ctx.resize_tensor(out, first.shape[:axis] + (total,) + first.shape[axis + 1:])
+
+
+def _requantize_uint8(t, out) -> np.ndarray:
+    """concatenation.h ConcatenationWithScaling: float32 q * (s_in / s_out) - z_in * ratio, rounded, + z_out."""
+    if t.scale == out.scale and t.zero_point == out.zero_point:
+        return t.data
+    f32 = np.float32
+    ratio = f32(t.scale) * (f32(1.0) / f32(out.scale))
+    bias = f32(-t.zero_point) * ratio
+    value = tflite_round(t.data.astype(f32) * ratio + bias) + out.zero_point
+    return np.clip(value, 0, 255).astype(np.uint8)
+
+
+def _concat_invoke(ctx, node) -> None:
+    inputs = [ctx.input(node, i) for i in range(len(node.inputs))]
+    out = ctx.output(node, 0)
+    if not inputs[0].shape:
+        out.data = np.asarray([t.data for t in inputs], dtype=out.dtype)
+        return
+    if out.type == "UINT8":
+        values = [_requantize_uint8(t, out) for t in inputs]
+    else:
+        values = [t.data for t in inputs]
+    out.data = np.concatenate(values, axis=node.user_data)
+
+
+def register(resolver) -> None:
+    resolver.add_builtin("RESHAPE", Registration(prepare=_reshape_prepare, invoke=_reshape_invoke), 1, 1)
+    # op_version.cc: SQUEEZE v2 adds string inputs (a reshape of the object array).
+    resolver.add_builtin("SQUEEZE", Registration(prepare=_squeeze_prepare, invoke=_squeeze_invoke), 1, 2)
+    resolver.add_builtin("SHAPE", Registration(prepare=_shape_prepare, invoke=_shape_invoke), 1, 1)
+    # PACK: v2 int8, v3 int16, v4 uint32; v5 (float8) is not implemented.
+    resolver.add_builtin("PACK", Registration(prepare=_pack_prepare, invoke=_pack_invoke), 1, 4)
+    # CONCATENATION: v2 int8, v3 int16, v4 uint32; v5 int4, v6 float16, v7 float8 are not implemented.
+    resolver.add_builtin("CONCATENATION", Registration(prepare=_concat_prepare, invoke=_concat_invoke), 1, 4)

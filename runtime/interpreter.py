@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from runtime.errors import (
+    DelegateError,
     InterpreterStateError,
     KernelError,
     ModelError,
@@ -293,7 +294,7 @@ class SubgraphRuntime:
         self.context.errors.clear()
         try:
             result = fn(*args)
-        except (KernelError, OpResolutionError, InterpreterStateError) as exc:
+        except (KernelError, OpResolutionError, InterpreterStateError, DelegateError) as exc:
             raise type(exc)(self._failure(node, phase, str(exc))) from exc
         except Exception as exc:  # a kernel's own bug or a user op's error: name the node
             raise KernelError(self._failure(node, phase, f"{type(exc).__name__}: {exc}")) from exc
@@ -328,11 +329,14 @@ class SubgraphRuntime:
         plan = [int(i) for i in plan]
         if len(set(plan)) != len(plan):
             raise InterpreterStateError(f"execution plan runs a node twice: {plan}")
-        ready = {i for i, t in enumerate(self.tensors) if t.is_constant or t.is_variable}
-        ready |= set(self.inputs)
         for ni in plan:
             if not 0 <= ni < len(self.nodes):
                 raise InterpreterStateError(f"execution plan names node {ni}, which does not exist")
+        # As TFLite: a tensor that no node produces is ready from the start (inputs, constants,
+        # variables and zero-byte constants alike); the rest must be produced before being read.
+        produced_anywhere = {t for node in self.nodes for t in node.outputs if t >= 0}
+        ready = set(range(len(self.tensors))) - produced_anywhere
+        for ni in plan:
             node = self.nodes[ni]
             missing = [t for t in node.inputs if t >= 0 and t not in ready]
             if missing:
@@ -609,6 +613,51 @@ class Interpreter:
     def get_tensor_details(self, subgraph_index: int = 0) -> list[dict[str, Any]]:
         sg = self.subgraph(subgraph_index)
         return [self._details(t) for t in sg.tensors[: len(sg.ir.tensors)]]
+
+    def get_delegation_report(self) -> list[dict[str, Any]]:
+        """One row per original node of the primary subgraph: which delegate runs it, or why none does.
+
+        Row keys: index, op, version, claimed, delegate (name or None), partition (the delegate's
+        partition ordinal or None), delegate_node (index or None), reason (None when claimed,
+        else every applied delegate's reason joined as "Name: reason; ..."), reasons
+        ({delegate name: reason}). Reasons come from each applied delegate's
+        `rejection_reasons(interpreter)` when it has one.
+        """
+        graph = self.primary
+        owners: dict[int, Node] = {}
+        for ni in graph.execution_plan:
+            node = graph.nodes[ni]
+            if node.delegate is not None:
+                for replaced in getattr(node.params, "nodes_to_replace", ()):
+                    owners[replaced] = node
+        per_delegate = []
+        for d in dict.fromkeys(self.delegates):
+            reasons_of = getattr(d, "rejection_reasons", None)
+            if reasons_of is not None:
+                per_delegate.append((d.name(), reasons_of(self)))
+        rows = []
+        for ni in range(len(graph.ir.operators)):
+            node = graph.nodes[ni]
+            owner = owners.get(ni)
+            reasons = {name: why[ni] for name, why in per_delegate if ni in why}
+            if owner is not None:
+                reason = None
+            elif reasons:
+                reason = "; ".join(f"{k}: {v}" for k, v in reasons.items())
+            else:
+                reason = "no delegate was applied" if not self.delegates else "not claimed by any delegate"
+            rows.append({
+                "index": ni,
+                "op": node.op_name,
+                "version": node.version,
+                "claimed": owner is not None,
+                "delegate": owner.registration.custom_name if owner is not None else None,
+                "partition": getattr(owner.params, "partition", None) if owner is not None else None,
+                "delegate_node": owner.index if owner is not None else None,
+                "reason": reason,
+                "reasons": reasons,
+            })
+        return rows
 
     def execution_plan(self) -> list[int]:
         """The node indices the primary subgraph runs, in order (delegated nodes are not in it)."""

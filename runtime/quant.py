@@ -12,6 +12,8 @@ import math
 
 import numpy as np
 
+from runtime.errors import KernelError
+
 INT32_MIN = -(1 << 31)
 INT32_MAX = (1 << 31) - 1
 
@@ -121,8 +123,12 @@ def activation_range_quantized(activation: str, scale: float, zero_point: int, d
     qmin, qmax = dtype_range(dtype)
 
     def q(v):
-        # kernel_util.cc Quantize: the division is float32 (it changes the clamp for some scales).
-        return zero_point + int(tflite_round(np.float32(v) / np.float32(scale)))
+        # kernel_util.cc Quantize: the division is float32 (it changes the clamp for some scales),
+        # and the rounded value must fit int32 (TF_LITE_ENSURE there).
+        rounded = float(tflite_round(np.float32(v) / np.float32(scale)))
+        if not INT32_MIN <= rounded <= INT32_MAX:
+            raise KernelError(f"activation limit {v} overflows int32 at output scale {scale}")
+        return zero_point + int(rounded)
 
     if activation == "RELU":
         return max(qmin, q(0.0)), qmax
@@ -130,9 +136,9 @@ def activation_range_quantized(activation: str, scale: float, zero_point: int, d
         return max(qmin, q(0.0)), min(qmax, q(6.0))
     if activation == "RELU_N1_TO_1":
         return max(qmin, q(-1.0)), min(qmax, q(1.0))
-    if activation == "NONE":
-        return qmin, qmax
-    raise ValueError(f"fused activation {activation} has no quantized form")
+    # CalculateActivationRangeQuantizedImpl: any other activation (NONE, TANH, SIGN_BIT) clamps
+    # to the type's range only.
+    return qmin, qmax
 
 
 def activation_name(code) -> str:

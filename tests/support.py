@@ -137,13 +137,12 @@ def assert_close_to_reference(ours: list[np.ndarray], ref: list[np.ndarray], rto
                 f"ours {a.reshape(-1)[diff[0]]} vs LiteRT {b.reshape(-1)[diff[0]]}"
             )
         else:
+            nan_a, nan_b = np.isnan(a), np.isnan(b)
+            assert np.array_equal(nan_a, nan_b), f"output {i}: NaN positions differ"
+            a, b = a[~nan_b], b[~nan_b]
+            wide = np.complex128 if a.dtype.kind == "c" else np.float64
             scale = float(np.max(np.abs(b))) if b.size else 0.0
-            err = float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64)))) if b.size else 0.0
-            both_nan = np.isnan(a) & np.isnan(b)
-            assert np.array_equal(np.isnan(a), np.isnan(b)), f"output {i}: NaN positions differ"
-            if both_nan.any():
-                a, b = a[~both_nan], b[~both_nan]
-                err = float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64)))) if b.size else 0.0
+            err = float(np.max(np.abs(a.astype(wide) - b.astype(wide)))) if b.size else 0.0
             assert err <= rtol * max(scale, 1e-30), (
                 f"output {i}: max abs error {err:.3g} exceeds {rtol} x max|ref| ({scale:.3g})"
             )

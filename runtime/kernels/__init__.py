@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from runtime.kernels import pooling, reduce, resize, shape, slicing
+from runtime.kernels import activations, elementwise, pooling, quantize, reduce, resize, shape, slicing
 
-_FAMILIES = (shape, pooling, reduce, slicing, resize)
+_FAMILIES = (shape, pooling, reduce, slicing, resize, activations, elementwise, quantize)
 
 
 def register_builtins(resolver) -> None:

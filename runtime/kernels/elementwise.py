@@ -1,0 +1,326 @@
+"""Binary elementwise ops ADD, SUB, MUL with broadcasting: float32, integer and 8-bit quantized.
+
+Quantized ADD/MUL follow LiteRT's optimized kernels as its x86 wheel builds them (NEON
+blocks compiled through NEON_2_SSE): inside each contiguous run of the output that one
+inner call handles, whole SIMD blocks round slightly differently from the scalar tail.
+`_lane_kinds` reproduces which output element goes through which path; quantized SUB
+always runs the scalar reference kernel (sub.cc). An 8-bit result depends only on the
+input pair and the path, so prepare evaluates the fixed-point rules once for all 65536
+pairs of each path and invoke gathers from that table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from runtime.kernels.common import broadcast_shape, check, check_inputs, integer_domain, table_index
+from runtime.quant import (
+    activation_name,
+    activation_range_quantized,
+    multiply_by_quantized_multiplier,
+    quantize_multiplier,
+    rounding_divide_by_pot,
+    saturating_rounding_doubling_high_mul,
+)
+from runtime.resolver import Registration
+
+_F32 = np.float32
+_QUANTIZED = ("INT8", "UINT8")
+# Unquantized types each op's Eval accepts (add.cc, sub.cc, mul.cc); INT16 only without quantization.
+_PLAIN_TYPES = {
+    "ADD": ("FLOAT32", "INT32", "INT64", "INT16"),
+    "SUB": ("FLOAT32", "INT32", "INT64"),
+    "MUL": ("FLOAT32", "INT32", "INT64", "INT16", "UINT32", "COMPLEX64"),
+}
+_ADD_LEFT_SHIFT = 20  # add.cc / sub.cc: 8-bit inputs are scaled up by 2**20 before rescaling
+
+# Lane kinds of an output element: which code path of the optimized kernel computes it.
+_SCALAR, _ELEMENTWISE, _BROADCAST = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class _Lane:
+    """One SIMD loop of an optimized 8-bit kernel.
+
+    width: values per block. rescale (ADD only): how an input's scale-down rounds:
+    "pre_shift" folds the right shift into the left shift before the doubling high multiply,
+    "floor" truncates after it (vshlq by a negative amount). narrow: int32 -> int16 narrowing
+    before the output offset is added in int16 ("wrap" = vmovn, "saturate" = vqmovn).
+    """
+
+    width: int
+    rescale: str | None
+    narrow: str
+
+
+# (op, type) -> (elementwise loop, scalar-broadcast loop); optimized/integer_ops/add.h, mul.h
+# and optimized_ops.h AddElementwise / AddScalarBroadcast / MulElementwise / MulSimpleBroadcast.
+_SIMD_LANES = {
+    ("ADD", "INT8"): (_Lane(16, "pre_shift", "wrap"), _Lane(8, "floor", "wrap")),
+    ("ADD", "UINT8"): (_Lane(8, "floor", "wrap"), _Lane(8, "floor", "wrap")),
+    ("MUL", "INT8"): (_Lane(16, None, "saturate"), _Lane(16, None, "saturate")),
+    ("MUL", "UINT8"): (_Lane(8, None, "saturate"), _Lane(8, None, "wrap")),
+}
+
+
+@dataclass(frozen=True)
+class _AddSubParams:
+    """PrepareInt8 / PrepareGeneralSubOp: each input rescaled to twice the larger input scale."""
+
+    offsets: tuple[int, int]
+    multipliers: tuple[int, int]
+    shifts: tuple[int, int]
+    out_multiplier: int
+    out_shift: int
+    out_offset: int
+
+
+@dataclass(frozen=True)
+class _MulParams:
+    offsets: tuple[int, int]
+    multiplier: int
+    shift: int
+    out_offset: int
+
+
+@dataclass(frozen=True)
+class _NodeData:
+    """Per-node constants: activation clamp (plain types) or result tables (8-bit types)."""
+
+    act_min: object = None
+    act_max: object = None
+    table: np.ndarray | None = None  # [path * 65536 + (u1 << 8 | u2)], u = the inputs' uint8 views
+    path_offsets: np.ndarray | None = None  # output element -> path * 65536, if SIMD paths exist
+
+
+# -- broadcasting layout of the optimized kernels -------------------------------------------
+
+
+def _fivefold(shape1, shape2):
+    """ProcessBroadcastShapes: ('none'|'generic'|'fivefold', y0..y4) for two input shapes."""
+    n = max(len(shape1), len(shape2))
+    a = (1,) * (n - len(shape1)) + tuple(shape1)
+    b = (1,) * (n - len(shape2)) + tuple(shape2)
+    if a == b:
+        return "none", None
+    for i in reversed(range(n)):
+        if a[i] == b[i]:
+            continue
+        if b[i] == 1:
+            a, b = b, a  # kSecondInputBroadcastsFast: the kernel swaps the inputs
+        elif a[i] != 1:
+            return "generic", None
+        break
+    y = [1] * 5
+    i = n - 1
+    for slot, test in ((4, "eq"), (3, "a1"), (2, "eq"), (1, "b1"), (0, "eq")):
+        while i >= 0 and (a[i] == b[i] if test == "eq" else (a if test == "a1" else b)[i] == 1):
+            y[slot] *= max(a[i], b[i])
+            i -= 1
+    return ("generic", None) if i >= 0 else ("fivefold", y)
+
+
+def _lane_kinds(shape1, shape2, size: int, lanes: tuple[_Lane, _Lane]) -> np.ndarray:
+    """For each flat output index, the code path of BinaryBroadcastFiveFold that computes it."""
+    category, y = _fivefold(shape1, shape2)
+    if category == "generic" or size == 0:
+        return np.zeros(size, dtype=np.int8)
+    if category == "none":
+        run, kind = size, _ELEMENTWISE
+    elif y[4] > 1:
+        run, kind = y[4], _ELEMENTWISE
+    else:
+        run, kind = y[3], _BROADCAST
+    width = lanes[kind - 1].width
+    position = np.arange(size, dtype=np.int64) % run
+    return np.where(position < run - run % width, kind, _SCALAR).astype(np.int8)
+
+
+# -- fixed-point pieces --------------------------------------------------------------------------
+
+
+def _wrap(v: np.ndarray, bits: int) -> np.ndarray:
+    half = 1 << (bits - 1)
+    return ((v + half) & ((1 << bits) - 1)) - half
+
+
+def _shift(v: np.ndarray, amount: int) -> np.ndarray:
+    """vshlq_s32: a left shift for a positive amount, an arithmetic right shift otherwise."""
+    return _wrap(v << amount, 32) if amount >= 0 else v >> min(-amount, 31)
+
+
+def _rescale_input(q: np.ndarray, offset: int, multiplier: int, shift: int, how: str) -> np.ndarray:
+    """An 8-bit ADD/SUB input scaled to the common 2**20-based fixed-point scale."""
+    v = q.astype(np.int64) + offset
+    if how == "pre_shift":
+        return saturating_rounding_doubling_high_mul(_shift(v, _ADD_LEFT_SHIFT + shift), multiplier)
+    high = saturating_rounding_doubling_high_mul(v << _ADD_LEFT_SHIFT, multiplier)
+    if how == "floor":
+        return _shift(high, shift)
+    # "exact": the scalar MultiplyByQuantizedMultiplierSmallerThanOneExp, rounding twice.
+    return rounding_divide_by_pot(high, -shift)
+
+
+def _vector_output(raw: np.ndarray, out_offset: int, narrow: str, dtype) -> np.ndarray:
+    """SIMD output stage: narrow to int16, add the offset in int16 (wraps), saturate to dtype."""
+    narrowed = _wrap(raw, 16) if narrow == "wrap" else np.clip(raw, -(1 << 15), (1 << 15) - 1)
+    info = np.iinfo(dtype)
+    return np.clip(_wrap(narrowed + out_offset, 16), info.min, info.max)
+
+
+def _add_sub_result(op: str, x1, x2, p: _AddSubParams, lane: _Lane | None, dtype) -> np.ndarray:
+    """quantized ADD/SUB on one code path, before the activation clamp (AddFunc, SubElementwise)."""
+    how = lane.rescale if lane is not None else "exact"
+    a = _rescale_input(x1, p.offsets[0], p.multipliers[0], p.shifts[0], how)
+    b = _rescale_input(x2, p.offsets[1], p.multipliers[1], p.shifts[1], how)
+    raw_sum = _wrap(a + b if op == "ADD" else a - b, 32)
+    raw = rounding_divide_by_pot(saturating_rounding_doubling_high_mul(raw_sum, p.out_multiplier), -p.out_shift)
+    return raw + p.out_offset if lane is None else _vector_output(raw, p.out_offset, lane.narrow, dtype)
+
+
+def _mul_result(x1, x2, p: _MulParams, lane: _Lane | None, dtype) -> np.ndarray:
+    """quantized MUL on one code path, before the activation clamp (MulElementwise)."""
+    product = _wrap((x1.astype(np.int64) + p.offsets[0]) * (x2.astype(np.int64) + p.offsets[1]), 32)
+    scaled = multiply_by_quantized_multiplier(product, p.multiplier, p.shift)
+    return scaled + p.out_offset if lane is None else _vector_output(scaled, p.out_offset, lane.narrow, dtype)
+
+
+def _pair_table(result, lanes, act_min: int, act_max: int, dtype) -> np.ndarray:
+    """Every (q1, q2) result of the scalar path, then of each SIMD path, flattened."""
+    values = integer_domain(dtype).astype(np.int64)
+    q1, q2 = values[:, None], values[None, :]
+    paths = [result(q1, q2, None)] + [result(q1, q2, lane) for lane in lanes or ()]
+    return np.clip(np.stack(paths), act_min, act_max).astype(dtype).reshape(-1)
+
+
+# -- activation ranges -------------------------------------------------------------------------
+
+
+def _plain_activation_range(activation: str, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """CalculateActivationRange<T>: the clamp every float/integer result goes through (even NONE)."""
+    info = np.finfo(dtype) if np.dtype(dtype).kind == "f" else np.iinfo(dtype)
+    limits = {"RELU": (0, info.max), "RELU6": (0, 6), "RELU_N1_TO_1": (-1, 1)}
+    lo, hi = limits.get(activation, (info.min, info.max))
+    # The C++ converts the limits to T, so -1 wraps for unsigned types.
+    return np.array(lo).astype(dtype), np.array(hi).astype(dtype)
+
+
+# -- prepare -------------------------------------------------------------------------------------
+
+
+def _check_types(op: str, x1, x2, out) -> bool:
+    """Type rules of add.cc/sub.cc/mul.cc; returns whether the 8-bit quantized path applies."""
+    check(x1.type == x2.type, f"{op}: input types differ ({x1.type} and {x2.type})")
+    check(out.type == x1.type, f"{op}: output type {out.type} differs from input type {x1.type}")
+    quantized_out = out.quantization is not None and out.quantization.is_quantized
+    if x1.type in _QUANTIZED:
+        return True
+    check(not (x1.type == "INT16" and quantized_out),
+          f"{op}: quantized INT16 is not supported (TFLite's int16 versions are not implemented)")
+    check(x1.type in _PLAIN_TYPES[op],
+          f"{op}: type {x1.type} is not supported (supported: {', '.join(_PLAIN_TYPES[op] + _QUANTIZED)})")
+    return False
+
+
+def _quantized_params(op: str, x1, x2, out) -> _AddSubParams | _MulParams:
+    for t in (x1, x2, out):
+        check(t.scale > 0, f"{op}: {t.type} tensor {t.name!r} needs a positive quantization scale")
+    if op == "SUB":
+        # PrepareGeneralSubOp checks that every zero point fits the type.
+        info = np.iinfo(out.dtype)
+        for t in (x1, x2, out):
+            check(info.min <= t.zero_point <= info.max,
+                  f"SUB: zero point {t.zero_point} of {t.name!r} is outside the {t.type} range")
+    if op == "MUL":
+        # mul.cc: input1_scale * input2_scale / output_scale, each step in float.
+        mult, shift = quantize_multiplier(float(_F32(x1.scale) * _F32(x2.scale) / _F32(out.scale)))
+        return _MulParams((-x1.zero_point, -x2.zero_point), mult, shift, out.zero_point)
+    twice_max = 2.0 * max(x1.scale, x2.scale)
+    real_out = twice_max / ((1 << _ADD_LEFT_SHIFT) * out.scale)
+    check(real_out < 1.0 or op == "SUB",
+          f"ADD: output scale {out.scale} is too small for input scales {x1.scale}, {x2.scale} "
+          "(the output multiplier must be < 1)")
+    m1, s1 = quantize_multiplier(x1.scale / twice_max)
+    m2, s2 = quantize_multiplier(x2.scale / twice_max)
+    mo, so = quantize_multiplier(real_out)
+    return _AddSubParams((-x1.zero_point, -x2.zero_point), (m1, m2), (s1, s2), mo, so, out.zero_point)
+
+
+def _quantized_data(op: str, x1, x2, out, activation: str, out_shape) -> _NodeData:
+    params = _quantized_params(op, x1, x2, out)
+    lo, hi = activation_range_quantized(activation, out.scale, out.zero_point, out.dtype)
+    lanes = _SIMD_LANES.get((op, x1.type))
+    if op == "MUL":
+        def result(q1, q2, lane):
+            return _mul_result(q1, q2, params, lane, out.dtype)
+    else:
+        def result(q1, q2, lane):
+            return _add_sub_result(op, q1, q2, params, lane, out.dtype)
+    table = _pair_table(result, lanes, lo, hi, out.dtype)
+    offsets = None
+    if lanes is not None:
+        kinds = _lane_kinds(x1.shape, x2.shape, int(np.prod(out_shape, dtype=np.int64)), lanes)
+        offsets = kinds.astype(np.intp).reshape(out_shape) << 16
+    return _NodeData(table=table, path_offsets=offsets)
+
+
+def _prepare(op: str):
+    def prepare(ctx, node) -> None:
+        check_inputs(node, 2)
+        x1, x2, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+        out_shape = broadcast_shape(x1.shape, x2.shape)
+        activation = activation_name(node.options.fused_activation_function)
+        if _check_types(op, x1, x2, out):
+            node.user_data = _quantized_data(op, x1, x2, out, activation, out_shape)
+        else:
+            check(x1.type != "COMPLEX64" or activation == "NONE",
+                  f"{op}: a fused activation ({activation}) is not allowed for COMPLEX64")
+            lo, hi = (None, None) if x1.type == "COMPLEX64" else _plain_activation_range(activation, out.dtype)
+            node.user_data = _NodeData(lo, hi)
+        ctx.resize_tensor(out, out_shape)
+
+    return prepare
+
+
+# -- invoke --------------------------------------------------------------------------------------
+
+_NUMPY_OPS = {"ADD": np.add, "SUB": np.subtract, "MUL": np.multiply}
+
+
+def _invoke(op: str):
+    ufunc = _NUMPY_OPS[op]
+
+    def invoke(ctx, node) -> None:
+        x1, x2, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+        data = node.user_data
+        if data.table is None:
+            # Integer results wrap like the C++ two's-complement arithmetic.
+            with np.errstate(over="ignore", invalid="ignore"):
+                y = ufunc(x1.data, x2.data, dtype=out.dtype)
+            out.data = y if data.act_min is None else np.clip(y, data.act_min, data.act_max)
+            return
+        index = (table_index(x1.data).astype(np.uint16) << 8) | table_index(x2.data)
+        if data.path_offsets is not None:
+            index = data.path_offsets + index
+        out.data = np.take(data.table, index)
+
+    return invoke
+
+
+def register(resolver) -> None:
+    def reg(op: str) -> Registration:
+        return Registration(prepare=_prepare(op), invoke=_invoke(op))
+
+    # ADD: v1 float/int32/uint8, v2 int8, v4 int64, v5 int16 (unquantized);
+    # v3 (quantized int16) and v6 (float16) are not implemented.
+    resolver.add_builtin("ADD", reg("ADD"), 1, 2)
+    resolver.add_builtin("ADD", reg("ADD"), 4, 5)
+    # SUB: v1 float/int32/uint8, v2 int8, v3 broadcasting beyond 4D, v4 int64;
+    # v5 (quantized int16) is not implemented.
+    resolver.add_builtin("SUB", reg("SUB"), 1, 4)
+    # MUL: v1 float/int32/uint8, v2 int8, v3 output multiplier >= 1, v5 int64, v6 complex64,
+    # v7 unquantized int16 and uint32; v4 (quantized int16) and v8 (float16) are not implemented.
+    resolver.add_builtin("MUL", reg("MUL"), 1, 3)
+    resolver.add_builtin("MUL", reg("MUL"), 5, 7)

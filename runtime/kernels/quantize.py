@@ -1,0 +1,246 @@
+"""QUANTIZE and DEQUANTIZE: float <-> integer, requantization, float16 weights.
+
+LiteRT's x86 wheel compiles the optimized kernels' NEON blocks through
+NEON_2_SSE, so a flat loop runs whole SIMD blocks first and a scalar tail
+after them, and the two round differently. The kernels below reproduce both
+parts (quantize.cc, optimized_ops.h AffineQuantize / Requantize / Dequantize).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from runtime.kernels.common import check, check_inputs, integer_domain, table_index
+from runtime.quant import (
+    cast_to_int32,
+    multiply_by_quantized_multiplier,
+    multiply_by_quantized_multiplier_half_up,
+    quantize_multiplier,
+    tflite_round,
+)
+from runtime.resolver import Registration
+
+# quantize.cc Prepare: which integer types may be requantized into which.
+_REQUANTIZE_OUTPUTS = {
+    "INT8": ("UINT8", "INT8", "INT16"),
+    "UINT8": ("UINT8", "INT8", "INT16"),
+    "INT16": ("INT8", "INT16", "INT32"),
+    "INT32": ("INT8", "INT16"),
+}
+# optimized_ops.h specializes Requantize (16 lanes + scalar tail) only for these pairs.
+_SIMD_REQUANTIZE = {("INT8", "INT8"), ("INT8", "UINT8"), ("UINT8", "INT8"), ("UINT8", "UINT8")}
+_QUANTIZED_FROM_FLOAT = ("UINT8", "INT8", "INT16")
+_DEQUANTIZE_INPUTS = ("UINT8", "INT8", "INT16", "FLOAT16")
+_AFFINE_LANES = 8  # AffineQuantize and Dequantize process 8 values per NEON block
+_REQUANTIZE_LANES = 16
+
+
+@dataclass(frozen=True)
+class _Requantize:
+    multiplier: int
+    shift: int
+    input_zero_point: int
+    output_zero_point: int
+    simd: bool
+    # For inputs of at most 16 bits: (scalar path, SIMD path) results over integer_domain.
+    tables: tuple[np.ndarray, np.ndarray] | None = None
+
+
+@dataclass(frozen=True)
+class _Affine:
+    scale: float
+    zero_point: int
+
+
+@dataclass(frozen=True)
+class _PerChannel:
+    scales: np.ndarray  # float32, shaped to broadcast along the quantized dimension
+    zero_points: np.ndarray
+
+
+def _wrap32(v: np.ndarray) -> np.ndarray:
+    return ((v + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+
+
+def _to_output(rounded: np.ndarray, zero_point: int, dtype) -> np.ndarray:
+    """static_cast<int32_t>(rounded) + zero_point (wrapping), clamped to dtype.
+
+    On x86 NaN and values outside int32 convert to INT32_MIN; those and values near the int32
+    limits (where adding the zero point wraps) take the exact path.
+    """
+    info = np.iinfo(dtype)
+    with np.errstate(invalid="ignore"):
+        out = (np.clip(rounded, info.min - zero_point, info.max - zero_point) + zero_point).astype(dtype)
+    rare = ~(np.abs(rounded) < 2.0**30)
+    if rare.any():
+        out[rare] = np.clip(_wrap32(cast_to_int32(rounded[rare]) + zero_point), info.min, info.max)
+    return out
+
+
+def _affine_quantize(x: np.ndarray, params: _Affine, dtype) -> np.ndarray:
+    """optimized_ops AffineQuantize: NEON blocks multiply by a float reciprocal and round half
+    to even (vcvtnq = cvtps2dq); the scalar tail divides in double and rounds half away."""
+    flat = x.reshape(-1)
+    body = flat.size - flat.size % _AFFINE_LANES
+    out = np.empty(flat.size, dtype)
+    out[:body] = _to_output(np.rint(flat[:body] * np.float32(1.0 / params.scale)), params.zero_point, dtype)
+    out[body:] = _to_output(tflite_round(flat[body:].astype(np.float64) / params.scale), params.zero_point, dtype)
+    return out.reshape(x.shape)
+
+
+def _per_channel_quantize(x: np.ndarray, params: _PerChannel, dtype) -> np.ndarray:
+    """reference_ops::PerChannelQuantize: float division, TfLiteRound, truncating cast."""
+    q = cast_to_int32(tflite_round(x / params.scales)) + params.zero_points
+    info = np.iinfo(dtype)
+    return np.clip(_wrap32(q), info.min, info.max).astype(dtype)
+
+
+def _requantize_values(q: np.ndarray, params: _Requantize, simd: bool, dtype) -> np.ndarray:
+    """Requantize on one code path: MultiplyByQuantizedMultiplier on (q - zp_in), + zp_out, clamp.
+
+    The SIMD blocks (MultiplyByQuantizedMultiplier4Rows: vqrdmulhq, then vrshlq) round the
+    final right shift half up where the scalar form rounds half away from zero.
+    """
+    x = _wrap32(q.astype(np.int64) - params.input_zero_point)
+    mbqm = multiply_by_quantized_multiplier_half_up if simd else multiply_by_quantized_multiplier
+    y = mbqm(x, params.multiplier, params.shift)
+    info = np.iinfo(dtype)
+    return np.clip(_wrap32(y + params.output_zero_point), info.min, info.max).astype(dtype)
+
+
+def _requantize(q: np.ndarray, params: _Requantize, dtype) -> np.ndarray:
+    """Whole 16-value SIMD blocks first, then the scalar tail (optimized_ops Requantize)."""
+    flat = q.reshape(-1)
+    body = flat.size - flat.size % _REQUANTIZE_LANES if params.simd else 0
+    out = np.empty(flat.size, dtype)
+    if params.tables is not None:
+        index = table_index(flat)
+        out[:body] = np.take(params.tables[1], index[:body])
+        out[body:] = np.take(params.tables[0], index[body:])
+    else:
+        out[:body] = _requantize_values(flat[:body], params, True, dtype)
+        out[body:] = _requantize_values(flat[body:], params, False, dtype)
+    return out.reshape(q.shape)
+
+
+def _requantize_params(x, out) -> _Requantize:
+    # quantize.cc: effective scale = input_scale / output_scale, in double.
+    mult, shift = quantize_multiplier(x.scale / out.scale)
+    params = _Requantize(mult, shift, x.zero_point, out.zero_point, (x.type, out.type) in _SIMD_REQUANTIZE)
+    if x.dtype.itemsize > 2:
+        return params
+    values = integer_domain(x.dtype)
+    tables = tuple(_requantize_values(values, params, simd, out.dtype) for simd in (False, True))
+    return dataclasses.replace(params, tables=tables)
+
+
+def _quantize_prepare(ctx, node) -> None:
+    check_inputs(node, 1)
+    x, out = ctx.input(node, 0), ctx.output(node, 0)
+    qp = out.quantization
+    check(qp is not None and qp.is_quantized, "QUANTIZE: the output needs affine quantization parameters")
+    if x.type == "FLOAT32":
+        check(out.type in _QUANTIZED_FROM_FLOAT,
+              f"QUANTIZE: FLOAT32 input cannot be quantized to {out.type} (supported: {_QUANTIZED_FROM_FLOAT})")
+        node.user_data = _affine_or_per_channel(qp, x.shape)
+    else:
+        allowed = _REQUANTIZE_OUTPUTS.get(x.type)
+        check(allowed is not None and out.type in allowed,
+              f"QUANTIZE: input type {x.type} with output type {out.type} is not supported")
+        check(x.scale > 0 and out.scale > 0, "QUANTIZE: requantization needs positive input and output scales")
+        if x.type == "INT16" and out.type == "INT16":
+            check(x.zero_point == 0 and out.zero_point == 0,
+                  "QUANTIZE: INT16 -> INT16 requires zero points of 0")
+        node.user_data = _requantize_params(x, out)
+    ctx.resize_tensor(out, x.shape)
+
+
+def _affine_or_per_channel(qp, in_shape) -> _Affine | _PerChannel:
+    if not qp.per_channel:
+        check(qp.scales[0] > 0, "QUANTIZE: the output scale must be positive")
+        return _Affine(float(qp.scales[0]), int(qp.zero_points[0]) if qp.zero_points else 0)
+    dim = qp.quantized_dimension
+    check(0 <= dim < len(in_shape) and in_shape[dim] == len(qp.scales),
+          f"QUANTIZE: {len(qp.scales)} per-channel scales do not match dimension {dim} "
+          f"of shape {list(in_shape)}")
+    shape = [1] * len(in_shape)
+    shape[dim] = -1
+    scales = np.asarray(qp.scales, dtype=np.float32)
+    # quantize.cc: a single zero point is shared by every channel.
+    zps = np.broadcast_to(np.asarray(qp.zero_points or (0,), dtype=np.int64), scales.shape)
+    return _PerChannel(scales.reshape(shape), zps.reshape(shape))
+
+
+def _quantize_invoke(ctx, node) -> None:
+    x, out = ctx.input(node, 0), ctx.output(node, 0)
+    params = node.user_data
+    if isinstance(params, _Requantize):
+        out.data = _requantize(x.data, params, out.dtype)
+    elif isinstance(params, _PerChannel):
+        out.data = _per_channel_quantize(x.data, params, out.dtype)
+    else:
+        out.data = _affine_quantize(x.data, params, out.dtype)
+
+
+def _dequantize_values(tensor) -> np.ndarray:
+    """real = scale * (q - zero_point) as LiteRT's optimized Dequantize rounds it."""
+    q = tensor.data
+    if tensor.type == "FLOAT16":
+        return q.astype(np.float32)
+    qp = tensor.quantization
+    if qp.per_channel:
+        # reference_ops::PerChannelDequantize: one float multiply, rounded once.
+        shape = [1] * q.ndim
+        shape[qp.quantized_dimension] = -1
+        scales = np.asarray(qp.scales, dtype=np.float64).reshape(shape)
+        zps = np.broadcast_to(np.asarray(qp.zero_points or (0,), dtype=np.int64), (len(qp.scales),))
+        return (scales * (q.astype(np.int64) - zps.reshape(shape))).astype(np.float32)
+    scale, zp = float(qp.scales[0]), int(qp.zero_points[0]) if qp.zero_points else 0
+    flat = q.reshape(-1).astype(np.int64)
+    body = flat.size - flat.size % _AFFINE_LANES
+    # NEON blocks (ScaleWithNewZeroPoint, no FMA on x86): float q*scale, then + float(-zp*scale).
+    head = flat[:body].astype(np.float32) * np.float32(scale) + np.float32(-zp * scale)
+    # Scalar tail: static_cast<float>(double scale * (q - zp)).
+    tail = (scale * (flat[body:] - zp)).astype(np.float32)
+    return np.concatenate([head, tail]).reshape(q.shape)
+
+
+def _dequantize_prepare(ctx, node) -> None:
+    check_inputs(node, 1)
+    x, out = ctx.input(node, 0), ctx.output(node, 0)
+    check(x.type in _DEQUANTIZE_INPUTS,
+          f"DEQUANTIZE: input type {x.type} is not supported (supported: {_DEQUANTIZE_INPUTS})")
+    check(out.type == "FLOAT32", f"DEQUANTIZE: the output must be FLOAT32, not {out.type}")
+    if x.type != "FLOAT16":
+        qp = x.quantization
+        check(qp is not None and qp.is_quantized, f"DEQUANTIZE: the {x.type} input has no quantization parameters")
+        if qp.per_channel:
+            check(x.type in ("INT8", "UINT8"), f"DEQUANTIZE: per-channel {x.type} input is not supported")
+            check(0 <= qp.quantized_dimension < len(x.shape)
+                  and x.shape[qp.quantized_dimension] == len(qp.scales),
+                  f"DEQUANTIZE: {len(qp.scales)} per-channel scales do not match dimension "
+                  f"{qp.quantized_dimension} of shape {list(x.shape)}")
+        if x.type == "INT16":
+            check(x.zero_point == 0, "DEQUANTIZE: INT16 input requires a zero point of 0")
+    ctx.resize_tensor(out, x.shape)
+    # dequantize.cc: a constant input (e.g. float16 or int8 weights) is converted once.
+    node.user_data = _dequantize_values(x) if x.is_constant else None
+
+
+def _dequantize_invoke(ctx, node) -> None:
+    x = ctx.input(node, 0)
+    ctx.output(node, 0).data = node.user_data if node.user_data is not None else _dequantize_values(x)
+
+
+def register(resolver) -> None:
+    quantize = Registration(prepare=_quantize_prepare, invoke=_quantize_invoke)
+    # v1 float->(u)int8 and (u)int8 requantize, v2 int16, v3 per-channel; v4+ are int4/uint4.
+    resolver.add_builtin("QUANTIZE", quantize, 1, 3)
+    dequantize = Registration(prepare=_dequantize_prepare, invoke=_dequantize_invoke)
+    # v1 uint8, v2 int8, v3 int16 and float16, v5 per-channel int8; v4 (sparse input) and
+    # v6+ (int4, int2, uint4, float8) are not implemented.
+    resolver.add_builtin("DEQUANTIZE", dequantize, 1, 3)
+    resolver.add_builtin("DEQUANTIZE", dequantize, 5, 5)

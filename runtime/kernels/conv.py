@@ -1,0 +1,584 @@
+"""Convolutions: CONV_2D and DEPTHWISE_CONV_2D in float32, int8 (per-tensor or per-channel weights) and uint8.
+
+CONV_2D is im2col (a strided view of the padded input, copied once into a matrix) times the weight
+matrix through BLAS. Quantized, the GEMM multiplies (x - input_zp) by (w - filter_zp) in float32 when
+that is exact for the node's weights, else in float64 (exact below 2**53); the integer accumulators
+then go through TFLite's fixed-point output stage. DEPTHWISE_CONV_2D is one einsum over the strided
+window view, or, for unit stride_w and few channels, a loop over the kernel taps, each tap a view.
+
+The bias input is optional (2 inputs, or index -1) and reads as zeros, as in TFLite's reference
+kernels; LiteRT's builtin conv kernels reject a missing bias (and its DEPTHWISE_CONV_2D crashes on a
+2-input node), so the tests compare against LiteRT with an explicit zero bias.
+
+The quantized output stage (Requantizer and friends) is shared with FULLY_CONNECTED.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from runtime.kernels.common import check
+from runtime.quant import (
+    INT32_MAX,
+    activation_name,
+    activation_range_quantized,
+    dtype_range,
+    multiply_by_quantized_multiplier,
+    multiply_by_quantized_multiplier_half_up,
+    quantize_multipliers,
+    rounding_divide_by_pot,
+)
+from runtime.resolver import Registration
+
+SAME, VALID = 0, 1  # schema enum Padding
+_QUANTIZED = ("INT8", "UINT8")
+
+# ---------------------------------------------------------------------------------------------
+# Geometry
+
+
+def out_size_and_padding(padding: int, in_size: int, filter_size: int, stride: int,
+                         dilation: int) -> tuple[int, int]:
+    """(output size, padding before) along one spatial axis, as kernels/padding.h computes them.
+
+    ComputeOutSizeChecked: SAME gives ceil(in / stride), VALID gives (in + stride - effective) / stride
+    with C's truncating division, effective = (filter - 1) * dilation + 1. ComputePaddingWithOffsetChecked
+    (ComputePaddingHeightWidth): total = max(0, (out - 1) * stride + effective - in); the kernels pad
+    total // 2 before the data and read the rest (the odd remainder) as zeros after it.
+    """
+    check(padding in (SAME, VALID), f"unknown padding {padding} (expected SAME=0 or VALID=1)")
+    check(stride > 0 and dilation > 0, f"stride {stride} and dilation {dilation} must be positive")
+    effective = (filter_size - 1) * dilation + 1
+    if padding == SAME:
+        out = (in_size + stride - 1) // stride
+    else:
+        num = in_size + stride - effective
+        out = num // stride if num >= 0 else -((-num) // stride)
+    check(out >= 0, f"window {effective} does not fit input size {in_size}")
+    total = max(0, (out - 1) * stride + effective - in_size)
+    return out, total // 2
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Where each output pixel's window sits in the input."""
+
+    stride: tuple[int, int]
+    dilation: tuple[int, int]
+    kernel: tuple[int, int]
+    out_hw: tuple[int, int]
+    pad_before: tuple[int, int]
+
+    @classmethod
+    def of(cls, options, in_hw, kernel_hw) -> Geometry:
+        stride = (int(options.stride_h), int(options.stride_w))
+        dilation = (int(options.dilation_h_factor), int(options.dilation_w_factor))
+        check(min(stride) > 0, f"strides must be positive, got stride_h={stride[0]} stride_w={stride[1]}")
+        check(min(dilation) > 0, f"dilation factors must be positive, got h={dilation[0]} w={dilation[1]}")
+        oh, ph = out_size_and_padding(options.padding, in_hw[0], kernel_hw[0], stride[0], dilation[0])
+        ow, pw = out_size_and_padding(options.padding, in_hw[1], kernel_hw[1], stride[1], dilation[1])
+        return cls(stride, dilation, tuple(kernel_hw), (oh, ow), (ph, pw))
+
+    def padded(self, x: np.ndarray, dtype, offset: int = 0) -> np.ndarray:
+        """(x - offset) as `dtype`, with zero rows/columns wherever a window reads outside x.
+
+        Quantized, a padded pixel is x == input_zp: it contributes nothing to the sum, as in TFLite.
+        """
+        n, h, w, c = x.shape
+        need = [(o - 1) * s + (k - 1) * d + 1
+                for o, s, k, d in zip(self.out_hw, self.stride, self.kernel, self.dilation)]
+        top, left = self.pad_before
+        bottom, right = max(0, need[0] - h - top), max(0, need[1] - w - left)
+        if not (top or bottom or left or right):
+            return x.astype(dtype, copy=False) if offset == 0 else np.subtract(x, offset, dtype=dtype)
+        out = np.zeros((n, h + top + bottom, w + left + right, c), dtype)
+        np.subtract(x, offset, out=out[:, top:top + h, left:left + w, :], dtype=dtype)
+        return out
+
+    def windows(self, xp: np.ndarray, groups: int = 1) -> np.ndarray:
+        """Every output pixel's window, [batch, oh, ow, kh, kw, groups, channels_per_group]: a strided view."""
+        xp = np.ascontiguousarray(xp)
+        n, _, _, c = xp.shape
+        cg = c // groups
+        sn, sy, sx, sc = xp.strides
+        # np.lib.stride_tricks.as_strided without its per-call overhead (these views are read only).
+        return np.ndarray(
+            (n, *self.out_hw, *self.kernel, groups, cg), xp.dtype, xp, 0,
+            (sn, sy * self.stride[0], sx * self.stride[1], sy * self.dilation[0], sx * self.dilation[1], sc * cg, sc),
+        )
+
+    def im2col(self, xp: np.ndarray, groups: int) -> np.ndarray:
+        """Patches [groups, batch*oh*ow, kh*kw*channels_per_group] of the padded input (one copy)."""
+        n, h, w, c = xp.shape
+        (oh, ow), (kh, kw) = self.out_hw, self.kernel
+        if groups == 1 and (kh, kw, oh, ow) == (1, 1, h, w) and xp.flags.c_contiguous:
+            return xp.reshape(1, n * oh * ow, c)  # pointwise, stride 1: the input already is the matrix
+        view = self.windows(xp, groups)
+        if groups == 1:
+            return view.reshape(1, n * oh * ow, kh * kw * c)
+        return view.transpose(5, 0, 1, 2, 3, 4, 6).reshape(groups, n * oh * ow, kh * kw * (c // groups))
+
+    def tap(self, xp: np.ndarray, ky: int, kx: int) -> np.ndarray:
+        """The input pixels kernel tap (ky, kx) multiplies for every output pixel, [batch, oh, ow*channels].
+
+        With stride_w 1 the (width, channel) axes are one contiguous run, so this is a view with long
+        inner loops rather than one short loop per pixel.
+        """
+        (oh, ow), (sy, sx), (dy, dx) = self.out_hw, self.stride, self.dilation
+        y0, x0 = ky * dy, kx * dx
+        return xp[:, y0:y0 + (oh - 1) * sy + 1:sy, x0:x0 + (ow - 1) * sx + 1:sx, :].reshape(xp.shape[0], oh, -1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Fused activations
+
+
+_RELU_RANGES = {"RELU": (0.0, np.inf), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0)}
+
+
+def fused_activation(node) -> str:
+    """The node's fused activation as these kernels apply it.
+
+    kernel_util.h CalculateActivationRange(Quantized) clamps only for the ReLU family; any other
+    code (TANH, SIGN_BIT) leaves conv and FC outputs unclamped in LiteRT (measured), so it reads NONE.
+    """
+    name = activation_name(node.options.fused_activation_function)
+    return name if name in _RELU_RANGES else "NONE"
+
+
+def finish_float(acc: np.ndarray, bias: np.ndarray | None, activation: str) -> np.ndarray:
+    """Add the bias and clamp to the activation range, in place (channels last)."""
+    if bias is not None:
+        acc += bias
+    if activation in _RELU_RANGES:
+        lo, hi = _RELU_RANGES[activation]
+        np.clip(acc, lo, hi, out=acc)
+    return acc
+
+
+# ---------------------------------------------------------------------------------------------
+# Quantized output stage: which rounding LiteRT uses where (measured against ai-edge-litert on x86)
+
+
+# ruy's x86 GEMM kernels (int8/uint8 CONV_2D and FULLY_CONNECTED) round half-up twice; the
+# reference kernels, which grouped convolutions fall back to, use TFLite's MultiplyByQuantizedMultiplier.
+OPTIMIZED_ROUNDING = multiply_by_quantized_multiplier_half_up
+REFERENCE_ROUNDING = multiply_by_quantized_multiplier
+
+
+def depthwise_int8_rounding(channels: int) -> Callable:
+    """The int8 depthwise output stage (optimized_ops::Quantize).
+
+    Vector code (NEON intrinsics, emulated with SSE on x86) handles 8 channels at a time and rounds
+    half-up twice; the channels % 8 left over go through the scalar MultiplyByQuantizedMultiplier.
+    """
+    vector = channels - channels % 8
+    if vector == channels:
+        return OPTIMIZED_ROUNDING
+
+    def rounding(acc, multiplier, shift):
+        head = OPTIMIZED_ROUNDING(acc[..., :vector], multiplier[:vector], shift[:vector])
+        tail = REFERENCE_ROUNDING(acc[..., vector:], multiplier[vector:], shift[vector:])
+        return np.concatenate([head, tail], axis=-1)
+
+    return rounding
+
+
+def _high_half_up_then_away(acc, multiplier, shift):
+    """vqrdmulh (rounds half-up) then gemmlowp's RoundingDivideByPOT (half away from zero)."""
+    acc = np.asarray(acc, dtype=np.int64)
+    left = np.maximum(shift, 0)
+    shifted = ((acc << left) + (1 << 31)) % (1 << 32) - (1 << 31)  # vmulq_n_s32 by 2**left wraps
+    high = (shifted * multiplier + (1 << 30)) >> 31
+    return rounding_divide_by_pot(high, np.maximum(-shift, 0))
+
+
+def depthwise_uint8_rounding(out_width: int, channels: int) -> Callable:
+    """The uint8 depthwise output stage (depthwiseconv_uint8.h DepthwiseConvGeneral).
+
+    Each output row is cut into chunks of 2048 // channels pixels (the accumulator buffer); a chunk's
+    values, flattened pixel-major, go through vector code 16/8/4 at a time (vqrdmulh, then a
+    round-half-away shift) and the last len % 4 through the scalar MultiplyByQuantizedMultiplier.
+    """
+    per_chunk = max(2048 // channels, 1)
+    scalar = np.zeros((out_width, channels), bool)
+    for start in range(0, out_width, per_chunk):
+        n = min(per_chunk, out_width - start) * channels
+        scalar[start:start + per_chunk].reshape(-1)[n - n % 4:] = True
+
+    def rounding(acc, multiplier, shift):
+        vector = _high_half_up_then_away(acc, multiplier, shift)
+        return np.where(scalar, REFERENCE_ROUNDING(acc, multiplier, shift), vector) if scalar.any() else vector
+
+    return rounding
+
+
+@dataclass(frozen=True)
+class Requantizer:
+    """int32 accumulators -> output integers: fixed-point multiply, output zero point, activation clamp."""
+
+    multiplier: np.ndarray
+    shift: np.ndarray
+    zero_point: int
+    act_min: int
+    act_max: int
+    dtype: np.dtype
+    rounding: Callable
+    acc_bound: float = np.inf  # a bound on |accumulator| when the weights and bias are known
+    # The hot path's constants (see _half_up_in_place), derived once.
+    _fast: bool = field(init=False, repr=False)
+    _right: np.ndarray = field(init=False, repr=False)
+    _offset: np.ndarray = field(init=False, repr=False)
+    _limit: int | None = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        right = np.maximum(-self.shift, 0)
+        nudge = np.where(right > 0, np.int64(1) << np.maximum(right - 1, 0), 0)
+        fast = self.rounding is multiply_by_quantized_multiplier_half_up and not (self.shift > 0).any()
+        object.__setattr__(self, "_fast", bool(fast))
+        object.__setattr__(self, "_right", right)
+        object.__setattr__(self, "_offset", nudge + (np.int64(self.zero_point) << right))
+        # (acc * q + 2**30) >> 31 is at most |acc| + 1 (q < 2**31): past the limit only for huge sums.
+        limit = int(INT32_MAX - nudge.max(initial=0))
+        object.__setattr__(self, "_limit", limit if self.acc_bound + 1 > limit else None)
+
+    def __call__(self, acc: np.ndarray) -> np.ndarray:
+        """Requantize int64 accumulators (channels last); `acc` may be overwritten."""
+        if self._fast:
+            return self._half_up_in_place(acc)
+        y = self.rounding(acc, self.multiplier, self.shift) + self.zero_point
+        return np.clip(y, self.act_min, self.act_max).astype(self.dtype)
+
+    def _half_up_in_place(self, acc: np.ndarray) -> np.ndarray:
+        """multiply_by_quantized_multiplier_half_up for right shifts, in place: the hot path.
+
+        The output zero point rides along with the rounding nudge: (h + n + zp * 2**r) >> r equals
+        ((h + n) >> r) + zp exactly.
+        """
+        acc *= self.multiplier
+        acc += 1 << 30
+        acc >>= 31
+        if self._limit is not None and acc.size and acc.max() > self._limit:
+            # ruy's int32 overflow case: out of reach of real accumulators, kept exact anyway.
+            nudge = self._offset - (np.int64(self.zero_point) << self._right)
+            y = np.where(acc > INT32_MAX - nudge, np.int64(1) << (31 - self._right), (acc + nudge) >> self._right)
+            return np.clip(y + self.zero_point, self.act_min, self.act_max).astype(self.dtype)
+        acc += self._offset
+        acc >>= self._right
+        np.maximum(acc, self.act_min, out=acc)
+        np.minimum(acc, self.act_max, out=acc)
+        return acc.astype(self.dtype)
+
+
+def requantizer(op: str, input_t, filter_t, bias_t, output_t, activation: str, channels: int,
+                channel_axis: int, rounding: Callable, float_product: bool = False,
+                acc_bound: float = np.inf) -> Requantizer:
+    """Per-channel multipliers and the activation clamp (kernel_util.cc PopulateConvolutionQuantizationParams).
+
+    Effective scale of output channel c = input_scale * filter_scale[c] / output_scale, computed in
+    double from the float32 scales; a single filter scale is broadcast over the channels. Per-channel
+    scales are int8-only and must run along the weights' `channel_axis`.
+
+    float_product: the uint8 and per-tensor FULLY_CONNECTED paths (GetQuantizedConvolutionMultipler)
+    multiply input_scale * filter_scale in float32 first, and check that the bias scale matches it.
+    acc_bound: a bound on |sum + bias| (see accumulator_bound), or inf.
+    """
+    scales = filter_t.scales
+    check(scales.size in (1, channels),
+          f"{op}: weights have {scales.size} scales, expected 1 or one per output channel ({channels})")
+    if scales.size > 1:
+        check(input_t.type == "INT8", f"{op}: per-channel quantized weights need INT8 input, got {input_t.type}")
+        axis = filter_t.quantization.quantized_dimension
+        check(axis == channel_axis and filter_t.shape[axis] == channels,
+              f"{op}: per-channel weights must be quantized along dimension {channel_axis} "
+              f"(the {channels} output channels), got quantized_dimension {axis}")
+    in_scale, out_scale = input_t.scale, output_t.scale
+    if float_product:
+        if bias_t is not None:
+            # kernel_util.cc: |input_scale * filter_scale - bias_scale| / output_scale <= 0.02, where
+            # bias_scale is the tensor's legacy single scale (0 when it carries several).
+            bias_scale = bias_t.scale if bias_t.scales.size == 1 else 0.0
+            expected = in_scale * float(scales[0])
+            check(abs(expected - bias_scale) / out_scale <= 0.02,
+                  f"{op}: bias scale {bias_scale} does not match input_scale * filter_scale {expected}")
+        real = np.full(channels, float(np.float32(in_scale) * np.float32(scales[0])) / out_scale)
+    else:
+        real = in_scale * np.broadcast_to(scales, (channels,)) / out_scale
+    multiplier, shift = quantize_multipliers(real)
+    act_min, act_max = activation_range_quantized(activation, out_scale, output_t.zero_point, output_t.dtype)
+    return Requantizer(multiplier, shift, output_t.zero_point, act_min, act_max, output_t.dtype, rounding,
+                       acc_bound)
+
+
+def accumulator_bound(input_t, input_zp: int, weights: np.ndarray | None, axis, bias_t=None) -> float:
+    """A bound on |sum((x - zp) * w) + bias| for any input: max|x - zp| * sum|w| along `axis`, plus max|bias|.
+
+    inf when the weights (or a bias that is present) are not constants.
+    """
+    if weights is None or (bias_t is not None and not bias_t.is_constant):
+        return np.inf
+    lo, hi = dtype_range(input_t.dtype)
+    bound = max(hi - input_zp, input_zp - lo) * float(np.abs(weights).sum(axis=axis).max(initial=0))
+    return bound + (float(np.abs(bias_t.data.astype(np.int64)).max(initial=0)) if bias_t is not None else 0.0)
+
+
+def gemm_dtype(input_t, input_zp: int, weights: np.ndarray | None, axis: int) -> type:
+    """float32 when a float32 GEMM is exact for these weights, else float64.
+
+    Every partial sum of (x - zp) * w is an integer no larger than accumulator_bound; below 2**24
+    float32 holds all of them exactly, in any summation order.
+    """
+    return np.float32 if accumulator_bound(input_t, input_zp, weights, axis) < 2**24 else np.float64
+
+
+def finish_quantized(acc: np.ndarray, bias: np.ndarray | None, requant: Requantizer) -> np.ndarray:
+    """Exact integer accumulators (any numeric dtype) plus int32 bias, requantized to the output type."""
+    acc = acc.astype(np.int64)
+    if bias is not None:
+        acc += bias
+    return requant(acc)
+
+
+def check_quantized_types(op: str, input_t, filter_t, bias_t, output_t) -> None:
+    """Same quantized type in and out, weights of that type, int32 bias with zero point 0."""
+    check(output_t.type == input_t.type, f"{op}: output type {output_t.type} differs from input type {input_t.type}")
+    check(filter_t.type == input_t.type,
+          f"{op}: {input_t.type} input needs {input_t.type} weights, got {filter_t.type}")
+    check(input_t.scales.size == 1 and output_t.scales.size == 1,
+          f"{op}: quantized input and output need one scale each")
+    check(filter_t.scales.size >= 1, f"{op}: quantized weights have no scale")
+    if bias_t is not None:
+        check(bias_t.type == "INT32", f"{op}: quantized bias must be INT32, got {bias_t.type}")
+        check(not bias_t.zero_points.any(), f"{op}: bias zero point must be 0")
+
+
+def check_float_types(op: str, input_t, filter_t, output_t, hybrid_versions: str) -> None:
+    """Float input, weights and output; float input with quantized weights is the unimplemented hybrid path."""
+    check(input_t.type == "FLOAT32", f"{op}: input type {input_t.type} is not supported (FLOAT32, INT8, UINT8)")
+    check(filter_t.type == "FLOAT32",
+          f"{op}: {filter_t.type} weights with FLOAT32 input (hybrid, versions {hybrid_versions}) are not supported")
+    check(output_t.type == "FLOAT32", f"{op}: output type {output_t.type} differs from input type FLOAT32")
+
+
+def check_bias(op: str, bias_t, channels: int, float_type: str | None) -> None:
+    """One bias value per output channel; a float op's bias has the input's type."""
+    if bias_t is None:
+        return
+    count = int(np.prod(bias_t.shape, dtype=np.int64))
+    check(count == channels, f"{op}: bias has {count} elements, expected {channels} (one per output channel)")
+    if float_type is not None:
+        check(bias_t.type == float_type, f"{op}: bias type {bias_t.type} differs from input type {float_type}")
+
+
+def filter_zero_point(op: str, filter_t) -> int:
+    """The weights' zero point: any value for uint8, 0 for int8 (TFLite requires symmetric int8 weights)."""
+    zps = filter_t.zero_points
+    if filter_t.type == "INT8":
+        check(not zps.any(), f"{op}: int8 weights must be symmetric (zero point 0), got {zps.tolist()}")
+        return 0
+    return int(zps[0]) if zps.size else 0
+
+
+def read_bias(bias_t, dtype) -> np.ndarray | None:
+    """The bias as a flat `dtype` array; None when the optional bias is omitted."""
+    return None if bias_t is None else bias_t.data.reshape(-1).astype(dtype, copy=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# CONV_2D
+
+
+@dataclass
+class _ConvPlan:
+    geometry: Geometry
+    groups: int
+    quantized: bool
+    activation: str
+    input_zp: int = 0
+    filter_zp: int = 0
+    requant: Requantizer | None = None
+    dtype: type = np.float32  # of the GEMM operands
+    weights: np.ndarray | None = None  # [groups, kh*kw*cin_per_group, out_per_group], from a constant filter
+    empty: bool = False  # the output has no elements
+
+
+def _conv_weights(filter_data: np.ndarray, groups: int, dtype, offset: int) -> np.ndarray:
+    """[out, kh, kw, cin_g] weights as a [groups, kh*kw*cin_g, out_g] GEMM operand, minus the zero point."""
+    w = filter_data.reshape(groups, filter_data.shape[0] // groups, -1).astype(dtype)
+    if offset:
+        w -= offset
+    return np.ascontiguousarray(w.transpose(0, 2, 1))
+
+
+def _conv_prepare(ctx, node) -> None:
+    op = "CONV_2D"
+    check(len(node.inputs) in (2, 3), f"{op}: expected 2 or 3 inputs, got {len(node.inputs)}")
+    x, f, b, out = ctx.input(node, 0), ctx.input(node, 1), ctx.input(node, 2), ctx.output(node, 0)
+    check(len(x.shape) == 4, f"{op}: input must be 4-D [batch, height, width, channels], got shape {list(x.shape)}")
+    check(len(f.shape) == 4,
+          f"{op}: filter must be 4-D [out_channels, height, width, in_channels], got shape {list(f.shape)}")
+    check(min(x.shape[1:]) > 0 and min(f.shape) > 0, f"{op}: empty input {list(x.shape)} or filter {list(f.shape)}")
+    cin, fin, cout = x.shape[3], f.shape[3], f.shape[0]
+    check(cin % fin == 0,
+          f"{op}: input has {cin} channels but the filter expects {fin} (or a divisor of {cin} for grouped conv)")
+    groups = cin // fin
+    check(cout % groups == 0, f"{op}: {cout} output channels do not split into {groups} groups")
+    act = fused_activation(node)
+    geometry = Geometry.of(node.options, x.shape[1:3], f.shape[1:3])
+    plan = _ConvPlan(geometry, groups, x.type in _QUANTIZED, act)
+    if plan.quantized:
+        check_quantized_types(op, x, f, b, out)
+        check_bias(op, b, cout, None)
+        plan.input_zp = x.zero_point
+        plan.filter_zp = filter_zero_point(op, f)
+        # conv.cc: ungrouped int8/uint8 run optimized_ops (im2col + cpu_backend_gemm -> ruy); grouped
+        # convolutions fall back to the reference kernels.
+        rounding = OPTIMIZED_ROUNDING if groups == 1 else REFERENCE_ROUNDING
+        exact = _conv_weights(f.data, groups, np.float64, plan.filter_zp) if f.is_constant else None
+        plan.dtype = gemm_dtype(x, plan.input_zp, exact, axis=1)
+        plan.weights = None if exact is None else exact.astype(plan.dtype)
+        plan.requant = requantizer(op, x, f, b, out, act, cout, channel_axis=0, rounding=rounding,
+                                   float_product=x.type == "UINT8",
+                                   acc_bound=accumulator_bound(x, plan.input_zp, exact, 1, b))
+    else:
+        check_float_types(op, x, f, out, "2/5")
+        check_bias(op, b, cout, "FLOAT32")
+        if f.is_constant:
+            plan.weights = _conv_weights(f.data, groups, np.float32, 0)
+    out_shape = (x.shape[0], *geometry.out_hw, cout)
+    plan.empty = 0 in out_shape
+    node.user_data = plan
+    ctx.resize_tensor(out, out_shape)
+
+
+def _conv_invoke(ctx, node) -> None:
+    plan: _ConvPlan = node.user_data
+    x, f, b, out = ctx.input(node, 0), ctx.input(node, 1), ctx.input(node, 2), ctx.output(node, 0)
+    if plan.empty:
+        out.data = np.zeros(out.shape, out.dtype)
+        return
+    w = plan.weights if plan.weights is not None else _conv_weights(f.data, plan.groups, plan.dtype, plan.filter_zp)
+    cols = plan.geometry.im2col(plan.geometry.padded(x.data, plan.dtype, plan.input_zp), plan.groups)
+    if plan.groups == 1:
+        acc = cols[0] @ w[0]
+    else:
+        acc = np.matmul(cols, w).transpose(1, 0, 2).reshape(cols.shape[1], -1)
+    if plan.quantized:
+        out.data = finish_quantized(acc, read_bias(b, np.int64), plan.requant).reshape(out.shape)
+    else:
+        out.data = finish_float(acc, read_bias(b, np.float32), plan.activation).reshape(out.shape)
+
+
+# ---------------------------------------------------------------------------------------------
+# DEPTHWISE_CONV_2D
+
+
+@dataclass
+class _DepthwisePlan:
+    geometry: Geometry
+    multiplier: int
+    quantized: bool
+    activation: str
+    input_zp: int = 0
+    filter_zp: int = 0
+    requant: Requantizer | None = None
+    weights: np.ndarray | None = None  # see _depthwise_weights, from a constant filter
+    empty: bool = False  # the output has no elements
+    by_taps: bool = False  # sum tap by tap (else one einsum over the windows)
+
+
+def _depthwise_weights(filter_data: np.ndarray, plan: _DepthwisePlan, dtype) -> np.ndarray:
+    """[1, kh, kw, out_c] weights as [kh, kw, out_c]; tiled along the width when taps merge it in."""
+    w = filter_data[0].astype(dtype)
+    if plan.filter_zp:
+        w -= plan.filter_zp
+    return np.tile(w, (1, 1, plan.geometry.out_hw[1])) if plan.by_taps else w
+
+
+def _depthwise_prepare(ctx, node) -> None:
+    op = "DEPTHWISE_CONV_2D"
+    check(len(node.inputs) in (2, 3), f"{op}: expected 2 or 3 inputs, got {len(node.inputs)}")
+    x, f, b, out = ctx.input(node, 0), ctx.input(node, 1), ctx.input(node, 2), ctx.output(node, 0)
+    check(len(x.shape) == 4, f"{op}: input must be 4-D [batch, height, width, channels], got shape {list(x.shape)}")
+    check(len(f.shape) == 4 and f.shape[0] == 1,
+          f"{op}: filter must be 4-D [1, height, width, out_channels], got shape {list(f.shape)}")
+    check(min(x.shape[1:]) > 0 and min(f.shape) > 0, f"{op}: empty input {list(x.shape)} or filter {list(f.shape)}")
+    cin, cout = x.shape[3], f.shape[3]
+    # depthwise_conv.cc ComputeDepthMultiplier: the multiplier comes from the shapes, not the options.
+    check(cout % cin == 0, f"{op}: filter has {cout} output channels, not a multiple of the input's {cin} channels")
+    act = fused_activation(node)
+    geometry = Geometry.of(node.options, x.shape[1:3], f.shape[1:3])
+    plan = _DepthwisePlan(geometry, cout // cin, x.type in _QUANTIZED, act)
+    # Measured on MobileNet shapes: merged-width taps win for unit stride_w and few channels (short
+    # channel runs make einsum's inner loop slow); einsum over the windows wins everywhere else.
+    plan.by_taps = geometry.stride[1] == 1 and cout <= 64
+    if plan.quantized:
+        check_quantized_types(op, x, f, b, out)
+        check_bias(op, b, cout, None)
+        plan.input_zp = x.zero_point
+        plan.filter_zp = filter_zero_point(op, f)
+        rounding = (depthwise_int8_rounding(cout) if x.type == "INT8"
+                    else depthwise_uint8_rounding(geometry.out_hw[1], cout))
+        taps = f.data[0].astype(np.int64) - plan.filter_zp if f.is_constant else None
+        plan.requant = requantizer(op, x, f, b, out, act, cout, channel_axis=3, rounding=rounding,
+                                   float_product=x.type == "UINT8",
+                                   acc_bound=accumulator_bound(x, plan.input_zp, taps, (0, 1), b))
+    else:
+        check_float_types(op, x, f, out, "4/6")
+        check_bias(op, b, cout, "FLOAT32")
+    if f.is_constant:
+        plan.weights = _depthwise_weights(f.data, plan, _depthwise_dtype(plan))
+    out_shape = (x.shape[0], *geometry.out_hw, cout)
+    plan.empty = 0 in out_shape
+    node.user_data = plan
+    ctx.resize_tensor(out, out_shape)
+
+
+def _depthwise_dtype(plan: _DepthwisePlan) -> type:
+    # int32 accumulation is exact and cannot overflow: each tap adds at most 255 * 255.
+    return np.int32 if plan.quantized else np.float32
+
+
+def _depthwise_invoke(ctx, node) -> None:
+    plan: _DepthwisePlan = node.user_data
+    x, f, b, out = ctx.input(node, 0), ctx.input(node, 1), ctx.input(node, 2), ctx.output(node, 0)
+    if plan.empty:
+        out.data = np.zeros(out.shape, out.dtype)
+        return
+    g, dtype = plan.geometry, _depthwise_dtype(plan)
+    w = plan.weights if plan.weights is not None else _depthwise_weights(f.data, plan, dtype)
+    xp = g.padded(x.data, dtype, plan.input_zp)
+    if plan.multiplier > 1:
+        xp = np.repeat(xp, plan.multiplier, axis=3)  # output channel c * multiplier + m reads input channel c
+    if plan.by_taps:
+        acc = g.tap(xp, 0, 0) * w[0, 0]
+        prod = np.empty_like(acc)
+        for ky in range(g.kernel[0]):
+            for kx in range(g.kernel[1]):
+                if ky or kx:
+                    np.multiply(g.tap(xp, ky, kx), w[ky, kx], out=prod)
+                    acc += prod
+    else:
+        acc = np.einsum("nyxijc,ijc->nyxc", g.windows(xp)[..., 0, :], w)
+    acc = acc.reshape(out.shape)
+    if plan.quantized:
+        out.data = finish_quantized(acc, read_bias(b, np.int64), plan.requant)
+    else:
+        out.data = finish_float(acc, read_bias(b, np.float32), plan.activation)
+
+
+def register(resolver) -> None:
+    """CONV_2D v1 (float32, uint8), v3 (int8), v6 (grouped); DEPTHWISE_CONV_2D v1-v3 (float32/uint8, dilation, int8).
+
+    Not registered (op_version.cc): CONV_2D v2/v5 and DEPTHWISE v4/v6 (hybrid float x int8), CONV_2D v4/v8
+    and DEPTHWISE v5 (int16 activations), CONV_2D and DEPTHWISE v7 (int4 weights).
+    """
+    conv = Registration(prepare=_conv_prepare, invoke=_conv_invoke)
+    resolver.add_builtin("CONV_2D", conv, 1, 1)
+    resolver.add_builtin("CONV_2D", conv, 3, 3)
+    resolver.add_builtin("CONV_2D", conv, 6, 6)
+    depthwise = Registration(prepare=_depthwise_prepare, invoke=_depthwise_invoke)
+    resolver.add_builtin("DEPTHWISE_CONV_2D", depthwise, 1, 3)

@@ -1,0 +1,129 @@
+"""FULLY_CONNECTED in float32, int8 (per-tensor or per-channel weights) and uint8, DEFAULT weights format.
+
+The input is read as [-1, input_size] rows (fully_connected.cc) and multiplied by the transposed
+[units, input_size] weights through BLAS; quantized products are exact in the GEMM (see conv.py) and
+go through the same output stage as the convolutions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from runtime.kernels.common import check
+from runtime.kernels.conv import (
+    OPTIMIZED_ROUNDING,
+    Requantizer,
+    accumulator_bound,
+    check_bias,
+    check_float_types,
+    check_quantized_types,
+    finish_float,
+    finish_quantized,
+    gemm_dtype,
+    read_bias,
+    requantizer,
+)
+from runtime.quant import activation_name
+from runtime.resolver import Registration
+
+_OP = "FULLY_CONNECTED"
+
+
+@dataclass
+class _FcPlan:
+    rows: int
+    quantized: bool
+    activation: str
+    input_zp: int = 0
+    filter_zp: int = 0
+    requant: Requantizer | None = None
+    dtype: type = np.float32  # of the GEMM operands
+    weights: np.ndarray | None = None  # [input_size, units], from a constant filter
+
+
+def _weights(filter_data: np.ndarray, dtype, offset: int) -> np.ndarray:
+    w = filter_data.astype(dtype)
+    if offset:
+        w -= offset
+    return np.ascontiguousarray(w.T)
+
+
+def _output_shape(x_shape, rows: int, units: int, keep_num_dims: bool) -> tuple[int, ...]:
+    """keep_num_dims keeps the input's leading dims (the last becomes units); otherwise [rows, units]."""
+    return (*x_shape[:-1], units) if keep_num_dims else (rows, units)
+
+
+def _prepare(ctx, node) -> None:
+    check(len(node.inputs) in (2, 3), f"{_OP}: expected 2 or 3 inputs, got {len(node.inputs)}")
+    opts = node.options
+    check(opts.weights_format == 0,
+          f"{_OP}: weights_format {opts.weights_format} (SHUFFLED4x16INT8) is not supported; only DEFAULT (0)")
+    check(len(node.outputs) == 1, f"{_OP}: expected 1 output, got {len(node.outputs)}")
+    x, f, b, out = ctx.input(node, 0), ctx.input(node, 1), ctx.input(node, 2), ctx.output(node, 0)
+    check(len(f.shape) == 2, f"{_OP}: weights must be 2-D [units, input_size], got shape {list(f.shape)}")
+    check(f.sparsity is None, f"{_OP}: sparse weights (version 8) are not supported")
+    check(len(x.shape) >= 1, f"{_OP}: input must have at least one dimension")
+    units, depth = f.shape
+    size = int(np.prod(x.shape, dtype=np.int64))
+    check(depth > 0 and size % depth == 0,
+          f"{_OP}: input shape {list(x.shape)} ({size} elements) does not flatten to rows of the weights' "
+          f"input_size {depth}")
+    if opts.keep_num_dims:
+        check(x.shape[-1] == depth,
+              f"{_OP}: keep_num_dims needs the input's last dimension ({x.shape[-1]}) to equal input_size {depth}")
+    # fully_connected.cc: outside the hybrid path FC takes only NONE and the clipping activations.
+    act = activation_name(opts.fused_activation_function)
+    check(act in ("NONE", "RELU", "RELU_N1_TO_1", "RELU6"), f"{_OP}: fused activation {act} is not supported")
+    plan = _FcPlan(size // depth, x.type in ("INT8", "UINT8"), act)
+    if plan.quantized:
+        check_quantized_types(_OP, x, f, b, out)
+        check_bias(_OP, b, units, None)
+        plan.input_zp = x.zero_point
+        per_channel = f.scales.size > 1
+        # Per-channel FC ignores the weights' zero point (lhs zero_point 0 in optimized_integer_ops),
+        # so it must be 0; per-tensor int8/uint8 subtracts it (weights_offset).
+        if per_channel:
+            check(not f.zero_points.any(), f"{_OP}: per-channel weights must be symmetric (zero point 0)")
+        else:
+            plan.filter_zp = int(f.zero_points[0]) if f.zero_points.size else 0
+        # Both paths run cpu_backend_gemm -> ruy on x86; the per-tensor multiplier comes from
+        # GetQuantizedConvolutionMultipler (float32 scale product, bias scale check).
+        exact = _weights(f.data, np.float64, plan.filter_zp) if f.is_constant else None
+        plan.dtype = gemm_dtype(x, plan.input_zp, exact, axis=0)
+        plan.weights = None if exact is None else exact.astype(plan.dtype)
+        plan.requant = requantizer(_OP, x, f, b, out, act, units, channel_axis=0, rounding=OPTIMIZED_ROUNDING,
+                                   float_product=not per_channel,
+                                   acc_bound=accumulator_bound(x, plan.input_zp, exact, 0, b))
+    else:
+        check_float_types(_OP, x, f, out, "3/9/12")
+        check_bias(_OP, b, units, "FLOAT32")
+        if f.is_constant:
+            plan.weights = _weights(f.data, np.float32, 0)
+    node.user_data = plan
+    ctx.resize_tensor(out, _output_shape(x.shape, plan.rows, units, bool(opts.keep_num_dims)))
+
+
+def _invoke(ctx, node) -> None:
+    plan: _FcPlan = node.user_data
+    x, f, b, out = ctx.input(node, 0), ctx.input(node, 1), ctx.input(node, 2), ctx.output(node, 0)
+    w = plan.weights if plan.weights is not None else _weights(f.data, plan.dtype, plan.filter_zp)
+    rows = x.data.reshape(plan.rows, w.shape[0])
+    if plan.quantized:
+        acc = np.subtract(rows, plan.input_zp, dtype=plan.dtype) @ w
+        out.data = finish_quantized(acc, read_bias(b, np.int64), plan.requant).reshape(out.shape)
+    else:
+        acc = rows.astype(np.float32, copy=False) @ w
+        out.data = finish_float(acc, read_bias(b, np.float32), plan.activation).reshape(out.shape)
+
+
+def register(resolver) -> None:
+    """FULLY_CONNECTED v1 (float32, uint8), v4 (int8), v5 (keep_num_dims), v6 (no bias).
+
+    Not registered (op_version.cc): v2 (shuffled weights), v3/v9/v12 (hybrid), v7/v11/v13 (int16),
+    v8 (sparse weights), v10/v14 (int4/int2 weights).
+    """
+    reg = Registration(prepare=_prepare, invoke=_invoke)
+    resolver.add_builtin(_OP, reg, 1, 1)
+    resolver.add_builtin(_OP, reg, 4, 6)

@@ -1,0 +1,448 @@
+"""CONV_2D and DEPTHWISE_CONV_2D against LiteRT: float32, int8 (per-tensor, per-channel) and uint8."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from support import (
+    FIXTURES,
+    Spec,
+    assert_close_to_reference,
+    check_against_litert,
+    const,
+    random_inputs,
+    run_litert,
+    run_ours,
+    single_op_model,
+)
+
+from runtime.errors import KernelError, OpResolutionError
+from runtime.interpreter import Interpreter
+from runtime.kernels.conv import SAME, VALID, Requantizer, out_size_and_padding
+from runtime.model import Model, Subgraph, load_model, save_model
+from runtime.quant import multiply_by_quantized_multiplier_half_up, quantize_multipliers
+
+ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
+KINDS = ("float", "int8_per_channel", "int8_per_tensor")
+
+
+# ---------------------------------------------------------------------------------------------
+# Model builders: weights, bias and scales the way a converter would produce them.
+
+
+def _out_hw(in_hw, k_hw, padding, stride, dilation):
+    return tuple(out_size_and_padding(padding, i, k, s, d)[0] for i, k, s, d in zip(in_hw, k_hw, stride, dilation))
+
+
+def _quantize_weights(w: np.ndarray, kind: str, axis: int):
+    """int8 symmetric (per channel along `axis`, or per tensor) or uint8 asymmetric per tensor."""
+    if kind == "uint8":
+        lo, hi = min(float(w.min()), 0.0), max(float(w.max()), 0.0)
+        scale = np.float32((hi - lo) / 255)
+        zp = int(np.clip(np.round(-lo / scale), 0, 255))
+        q = np.clip(np.round(w / scale) + zp, 0, 255).astype(np.uint8)
+        return q, np.array([scale], np.float32), zp
+    reduce = tuple(i for i in range(w.ndim) if i != axis)
+    if kind == "int8_per_channel":
+        scales = (np.abs(w).max(axis=reduce) / 127).astype(np.float32)
+        shape = [1] * w.ndim
+        shape[axis] = -1
+        q = np.round(w / scales.reshape(shape))
+    else:
+        scales = np.array([np.abs(w).max() / 127], np.float32)
+        q = np.round(w / scales[0])
+    return np.clip(q, -127, 127).astype(np.int8), scales, 0
+
+
+def conv_model(op: str, in_shape, filter_shape, kind: str, *, seed: int = 0, bias: str = "random",
+               version: int | None = None, padding: int = SAME, stride=(1, 1), dilation=(1, 1),
+               activation: str = "NONE", out_scale_factor: float = 1.0) -> bytes:
+    """A one-node CONV_2D / DEPTHWISE_CONV_2D model; bias is 'random', 'zero' or 'none' (omitted)."""
+    rng = np.random.default_rng(seed)
+    depthwise = op == "DEPTHWISE_CONV_2D"
+    out_c = filter_shape[3] if depthwise else filter_shape[0]
+    axis = 3 if depthwise else 0
+    gains = rng.uniform(0.2, 2.0, out_c)
+    w = rng.standard_normal(filter_shape) * (gains if depthwise else gains[:, None, None, None])
+    b = rng.standard_normal(out_c)
+    oh, ow = _out_hw(in_shape[1:3], filter_shape[1:3], padding, stride, dilation)
+    out_shape = (in_shape[0], oh, ow, out_c)
+    options = dict(padding=padding, stride_h=stride[0], stride_w=stride[1], dilation_h_factor=dilation[0],
+                   dilation_w_factor=dilation[1], fused_activation_function=ACTIVATIONS[activation])
+    if depthwise:
+        options["depth_multiplier"] = out_c // in_shape[3]
+    if kind == "float":
+        inputs = [Spec(tuple(in_shape)), const(w.astype(np.float32))]
+        bias_spec = const((b if bias == "random" else 0 * b).astype(np.float32))
+        output = Spec(out_shape)
+        default_version = 2 if depthwise and max(dilation) > 1 else 1
+    else:
+        qtype = "UINT8" if kind == "uint8" else "INT8"
+        in_scale = np.float32(rng.uniform(0.01, 0.1))
+        in_zp = int(rng.integers(100, 156)) if kind == "uint8" else int(rng.integers(-30, 31))
+        wq, w_scales, w_zp = _quantize_weights(w, kind, axis)
+        per_channel_scales = np.broadcast_to(w_scales, (out_c,)).astype(np.float64)
+        bias_scales = float(in_scale) * per_channel_scales
+        taps = int(np.prod(filter_shape[1:3])) * (1 if depthwise else filter_shape[3])
+        # Roughly what calibration gives: +-3 standard deviations of the accumulator over 255 steps.
+        acc_std = np.sqrt(taps) * 74 * (60 if kind == "uint8" else 42)
+        out_scale = np.float32(6 * acc_std * in_scale * per_channel_scales.mean() / 255 * out_scale_factor)
+        out_zp = int(rng.integers(100, 156)) if kind == "uint8" else int(rng.integers(-20, 21))
+        bq = np.round(b * 2 / bias_scales) if bias == "random" else np.zeros(out_c)
+        inputs = [Spec(tuple(in_shape), qtype, scale=float(in_scale), zero_point=in_zp),
+                  const(wq, scale=tuple(w_scales.tolist()), zero_point=w_zp, quantized_dimension=axis)]
+        bias_scale = tuple(bias_scales.astype(np.float32).tolist())[:w_scales.size]
+        bias_spec = const(bq.astype(np.int32), scale=bias_scale, zero_point=0)
+        output = Spec(out_shape, qtype, scale=float(out_scale), zero_point=out_zp)
+        default_version = 3 if kind.startswith("int8") else (2 if depthwise and max(dilation) > 1 else 1)
+    if bias != "none":
+        inputs.append(bias_spec)
+    return single_op_model(op, inputs, [output], version=version or default_version, **options)
+
+
+def check_without_bias(op, in_shape, filter_shape, kind, **kw):
+    """LiteRT's builtin conv kernels require the bias input; compare ours without it to LiteRT with zeros."""
+    no_bias = conv_model(op, in_shape, filter_shape, kind, bias="none", **kw)
+    zero_bias = conv_model(op, in_shape, filter_shape, kind, bias="zero", **kw)
+    inputs = random_inputs(Interpreter(model_content=no_bias).get_input_details(), seed=3)
+    assert_close_to_reference(run_ours(no_bias, inputs), run_litert(zero_bias, inputs))
+
+
+# ---------------------------------------------------------------------------------------------
+# CONV_2D
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("dilation", [1, 2])
+@pytest.mark.parametrize("stride", [1, 2])
+@pytest.mark.parametrize("padding", [SAME, VALID])
+def test_conv_geometry(padding, stride, dilation, kind):
+    model = conv_model("CONV_2D", (2, 11, 9, 8), (12, 3, 3, 8), kind, padding=padding,
+                       stride=(stride, stride), dilation=(dilation, dilation), seed=stride * 10 + dilation)
+    out = check_against_litert(model)
+    assert out[0].shape[0] == 2
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("activation", list(ACTIVATIONS))
+def test_conv_fused_activation(activation, kind):
+    model = conv_model("CONV_2D", (1, 10, 10, 6), (16, 3, 3, 6), kind, activation=activation, seed=5)
+    out = check_against_litert(model)[0]
+    if activation != "NONE" and kind == "float":
+        assert out.min() >= (-1 if activation == "RELU_N1_TO_1" else 0)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_conv_without_bias(kind):
+    check_without_bias("CONV_2D", (1, 9, 9, 4), (8, 3, 3, 4), kind, padding=SAME, seed=11)
+
+
+@pytest.mark.parametrize("kind", [*KINDS, "uint8"])
+@pytest.mark.parametrize("in_shape, filter_shape, stride, padding", [
+    ((1, 12, 10, 16), (24, 1, 1, 16), (1, 1), VALID),  # pointwise: no im2col copy
+    ((1, 13, 11, 3), (8, 5, 3, 3), (2, 1), SAME),  # non-square kernel and strides
+    ((2, 4, 5, 3), (4, 7, 7, 3), (1, 1), SAME),  # kernel larger than the input
+    ((1, 9, 9, 5), (6, 3, 3, 5), (3, 2), VALID),  # strides that skip trailing rows
+    ((1, 10, 10, 3), (5, 4, 4, 3), (1, 1), SAME),  # even kernel: odd total padding, the extra row after
+    ((1, 9, 8, 3), (4, 2, 2, 3), (2, 2), SAME),
+])
+def test_conv_shapes(in_shape, filter_shape, stride, padding, kind):
+    model = conv_model("CONV_2D", in_shape, filter_shape, kind, stride=stride, padding=padding, seed=7)
+    check_against_litert(model)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_grouped_conv(kind):
+    # Version 6: 12 input channels, filters of depth 4 -> 3 groups of 6 output channels. LiteRT runs
+    # grouped int8 convolutions on the reference kernel, whose rounding differs from the optimized one.
+    model = conv_model("CONV_2D", (2, 10, 9, 12), (18, 3, 3, 4), kind, version=6, seed=13)
+    check_against_litert(model)
+
+
+def test_conv_uint8_activation_and_batch():
+    model = conv_model("CONV_2D", (3, 8, 8, 4), (10, 3, 3, 4), "uint8", activation="RELU6", stride=(2, 2), seed=17)
+    check_against_litert(model)
+
+
+def test_conv_int8_multiplier_above_one():
+    # A tiny output scale makes input_scale * filter_scale / output_scale > 1: positive shifts.
+    model = conv_model("CONV_2D", (1, 6, 6, 2), (4, 1, 1, 2), "int8_per_channel", out_scale_factor=0.002, seed=19)
+    check_against_litert(model)
+
+
+@pytest.mark.parametrize("op, filter_shape", [("CONV_2D", (6, 3, 3, 4)), ("DEPTHWISE_CONV_2D", (1, 3, 3, 8))])
+@pytest.mark.parametrize("kind", ["float", "int8_per_tensor"])
+def test_filter_given_at_run_time(op, filter_shape, kind):
+    # A filter that is a graph input, not a constant: the GEMM operand is rebuilt at every invoke.
+    model = load_model(conv_model(op, (1, 7, 7, 4), filter_shape, kind, seed=71))
+    sg = model.subgraphs[0]
+    w = sg.tensors[1]
+    sg = dataclasses.replace(sg, tensors=(sg.tensors[0], dataclasses.replace(w, buffer=0), *sg.tensors[2:]),
+                             inputs=(0, 1))
+    check_against_litert(save_model(model.replace(subgraphs=(sg,))))
+
+
+def test_conv_input_resized_to_larger_batch():
+    model = conv_model("CONV_2D", (1, 7, 7, 3), (5, 3, 3, 3), "int8_per_channel", seed=23)
+    x = np.random.default_rng(0).integers(-128, 128, (4, 7, 7, 3)).astype(np.int8)
+    assert check_against_litert(model, [x])[0].shape == (4, 7, 7, 5)
+
+
+@pytest.mark.parametrize("kind", ["float", "int8_per_channel"])
+@pytest.mark.parametrize("code", [4, 5])  # TANH, SIGN_BIT
+def test_conv_non_relu_fused_activation_is_ignored(code, kind):
+    # CalculateActivationRange only knows the ReLU family: LiteRT leaves TANH / SIGN_BIT unapplied.
+    model = load_model(conv_model("CONV_2D", (1, 6, 6, 3), (4, 3, 3, 3), kind, seed=53))
+    op = model.subgraphs[0].operators[0]
+    op = dataclasses.replace(op, options=op.options.replace(fused_activation_function=code))
+    sg = dataclasses.replace(model.subgraphs[0], operators=(op,))
+    check_against_litert(save_model(model.replace(subgraphs=(sg,))))
+
+
+def test_conv_int8_activation_range_divides_in_float32():
+    # Output scale 0.4: 1 / 0.4 is 2.5 in float32 but 2.4999999 in double; kernel_util.cc's
+    # Quantize divides in float32, so RELU_N1_TO_1 clamps to [-3, 3].
+    rng = np.random.default_rng(73)
+    model = single_op_model(
+        "CONV_2D",
+        [Spec((1, 6, 6, 8), "INT8", scale=0.05, zero_point=0),
+         const(rng.integers(-127, 128, (4, 1, 1, 8)).astype(np.int8), scale=(0.02,) * 4, zero_point=0),
+         const(np.zeros(4, np.int32), scale=0.001)],
+        [Spec((1, 6, 6, 4), "INT8", scale=0.4, zero_point=0)], version=3, stride_w=1, stride_h=1,
+        fused_activation_function=ACTIVATIONS["RELU_N1_TO_1"])
+    out = check_against_litert(model)[0]
+    assert out.min() == -3 and out.max() == 3
+
+
+def test_conv_int8_wide_reduction_uses_exact_float64_gemm():
+    # 3*3*256 taps of +-127 weights: partial sums exceed 2**24, so float32 would not be exact.
+    rng = np.random.default_rng(59)
+    w = rng.choice(np.array([-127, 127], np.int8), (8, 3, 3, 256))
+    model = single_op_model(
+        "CONV_2D",
+        [Spec((1, 5, 5, 256), "INT8", scale=0.02, zero_point=-3),
+         const(w, scale=(0.004,) * 8, zero_point=0, quantized_dimension=0),
+         const(rng.integers(-5000, 5000, 8).astype(np.int32), scale=0.02 * 0.004)],
+        [Spec((1, 5, 5, 8), "INT8", scale=40.0, zero_point=1)], version=3, stride_w=1, stride_h=1)
+    it = Interpreter(model_content=model)
+    it.allocate_tensors()
+    assert it.primary.nodes[0].user_data.dtype == np.float64
+    check_against_litert(model)
+
+
+def test_requantizer_fast_path_matches_reference_formula():
+    # The in-place hot path must equal quant.multiply_by_quantized_multiplier_half_up + zp + clamp,
+    # including ruy's int32-overflow case for accumulators near 2**31.
+    rng = np.random.default_rng(61)
+    real = np.array([0.9, 0.3, 1e-3, 2.5e-6, 0.99 * 2.0**-29, 1e-9])  # 0.99 * 2**-29 overflows near 2**31
+    mult, shift = quantize_multipliers(real)
+    acc = np.concatenate([rng.integers(-2**31, 2**31, (500, 6)), rng.integers(-300, 300, (500, 6)),
+                          np.full((1, 6), 2**31 - 1), np.full((1, 6), -2**31)])
+    rq = Requantizer(mult, shift, 7, -128, 127, np.dtype(np.int8), multiply_by_quantized_multiplier_half_up)
+    expected = np.clip(multiply_by_quantized_multiplier_half_up(acc, mult, shift) + 7, -128, 127)
+    assert np.array_equal(rq(acc.copy()), expected)
+
+
+# ---------------------------------------------------------------------------------------------
+# DEPTHWISE_CONV_2D
+
+
+@pytest.mark.parametrize("multiplier", [1, 2])
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("dilation", [1, 2])
+@pytest.mark.parametrize("stride", [1, 2])
+@pytest.mark.parametrize("padding", [SAME, VALID])
+def test_depthwise_geometry(padding, stride, dilation, kind, multiplier):
+    model = conv_model("DEPTHWISE_CONV_2D", (2, 13, 11, 8), (1, 3, 3, 8 * multiplier), kind, padding=padding,
+                       stride=(stride, stride), dilation=(dilation, dilation), seed=stride + 3 * dilation)
+    check_against_litert(model)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("activation", list(ACTIVATIONS))
+def test_depthwise_fused_activation(activation, kind):
+    model = conv_model("DEPTHWISE_CONV_2D", (1, 12, 12, 16), (1, 3, 3, 16), kind, activation=activation, seed=29)
+    check_against_litert(model)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_depthwise_without_bias(kind):
+    check_without_bias("DEPTHWISE_CONV_2D", (1, 9, 9, 4), (1, 3, 3, 8), kind, seed=31)
+
+
+@pytest.mark.parametrize("kind", [*KINDS, "uint8"])
+@pytest.mark.parametrize("in_shape, filter_shape, stride, padding", [
+    ((1, 15, 13, 6), (1, 5, 5, 6), (2, 2), SAME),
+    ((2, 9, 12, 3), (1, 3, 5, 9), (1, 2), VALID),  # multiplier 3, non-square
+    ((1, 8, 8, 32), (1, 3, 3, 32), (2, 2), SAME),  # the MobileNet downsampling shape
+])
+def test_depthwise_shapes(in_shape, filter_shape, stride, padding, kind):
+    model = conv_model("DEPTHWISE_CONV_2D", in_shape, filter_shape, kind, stride=stride, padding=padding, seed=37)
+    check_against_litert(model)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("dilation", [1, 2])
+def test_depthwise_many_channels(dilation, kind):
+    # More than 64 channels: one einsum over the window view instead of the tap loop.
+    model = conv_model("DEPTHWISE_CONV_2D", (1, 11, 10, 96), (1, 3, 3, 96), kind, dilation=(dilation, dilation),
+                       seed=67)
+    check_against_litert(model)
+
+
+@pytest.mark.parametrize("kind", ["int8_per_channel", "uint8"])
+@pytest.mark.parametrize("in_shape, filter_shape", [
+    ((1, 9, 9, 6), (1, 3, 3, 6)),  # fewer than 8 channels: all through the scalar output stage
+    ((1, 9, 9, 12), (1, 3, 3, 12)),  # 8 vectorized + 4 scalar channels
+    ((1, 9, 9, 3), (1, 3, 3, 9)),  # multiplier 3: 8 + 1
+    ((2, 7, 5, 3), (1, 3, 3, 3)),  # uint8: 15 values per row, the last 3 scalar
+    ((1, 4, 23, 200), (1, 3, 3, 200)),  # uint8: rows cut into accumulator chunks of 10 pixels
+])
+def test_depthwise_output_stage_paths(in_shape, filter_shape, kind):
+    # LiteRT's x86 depthwise output stage rounds differently in its vector code and its scalar tail.
+    model = conv_model("DEPTHWISE_CONV_2D", in_shape, filter_shape, kind, seed=43)
+    check_against_litert(model)
+
+
+@pytest.mark.parametrize("kind", ["int8_per_channel", "uint8"])
+def test_depthwise_multiplier_above_one(kind):
+    model = conv_model("DEPTHWISE_CONV_2D", (1, 6, 6, 16), (1, 3, 3, 16), kind, out_scale_factor=0.002, seed=47)
+    check_against_litert(model)
+
+
+def test_depthwise_channel_count_comes_from_shapes():
+    # depthwise_conv.cc ignores options.depth_multiplier and derives it from the filter's channels.
+    good = conv_model("DEPTHWISE_CONV_2D", (1, 6, 6, 3), (1, 3, 3, 6), "float", seed=41)
+    model = load_model(good)
+    op = model.subgraphs[0].operators[0]
+    bad_options = dataclasses.replace(op, options=op.options.replace(depth_multiplier=5))
+    sg = dataclasses.replace(model.subgraphs[0], operators=(bad_options,))
+    out = check_against_litert(save_model(model.replace(subgraphs=(sg,))))
+    assert out[0].shape == (1, 6, 6, 6)
+
+
+# ---------------------------------------------------------------------------------------------
+# Error paths: prepare fails with a message naming the problem.
+
+
+def _prepare_error(model: bytes) -> str:
+    it = Interpreter(model_content=model)
+    with pytest.raises(KernelError) as info:
+        it.allocate_tensors()
+    return str(info.value)
+
+
+def test_conv_rejects_wrong_input_rank():
+    model = single_op_model("CONV_2D", [Spec((9, 9, 3)), const(np.zeros((4, 3, 3, 3), np.float32)),
+                                        const(np.zeros(4, np.float32))], [Spec((1, 9, 9, 4))], stride_w=1, stride_h=1)
+    assert "input must be 4-D" in _prepare_error(model)
+
+
+def test_conv_rejects_channel_mismatch():
+    model = single_op_model("CONV_2D", [Spec((1, 9, 9, 5)), const(np.zeros((4, 3, 3, 3), np.float32)),
+                                        const(np.zeros(4, np.float32))], [Spec((1, 9, 9, 4))], stride_w=1, stride_h=1)
+    assert "input has 5 channels but the filter expects 3" in _prepare_error(model)
+
+
+def test_conv_rejects_wrong_bias_size():
+    model = single_op_model("CONV_2D", [Spec((1, 9, 9, 3)), const(np.zeros((4, 3, 3, 3), np.float32)),
+                                        const(np.zeros(5, np.float32))], [Spec((1, 9, 9, 4))], stride_w=1, stride_h=1)
+    assert "bias has 5 elements, expected 4" in _prepare_error(model)
+
+
+def test_conv_rejects_zero_stride():
+    model = single_op_model("CONV_2D", [Spec((1, 9, 9, 3)), const(np.zeros((4, 3, 3, 3), np.float32)),
+                                        const(np.zeros(4, np.float32))], [Spec((1, 9, 9, 4))])
+    assert "strides must be positive" in _prepare_error(model)
+
+
+def test_conv_rejects_hybrid_weights():
+    model = single_op_model("CONV_2D", [Spec((1, 9, 9, 3)), const(np.ones((4, 3, 3, 3), np.int8), scale=0.1),
+                                        const(np.zeros(4, np.float32))], [Spec((1, 9, 9, 4))],
+                            version=1, stride_w=1, stride_h=1)
+    assert "hybrid" in _prepare_error(model)
+
+
+def test_conv_rejects_per_channel_scales_on_wrong_axis():
+    model = conv_model("CONV_2D", (1, 5, 5, 4), (4, 3, 3, 4), "int8_per_channel")
+    parsed = load_model(model)
+    sg = parsed.subgraphs[0]
+    w = sg.tensors[1]
+    moved = dataclasses.replace(w, quantization=dataclasses.replace(w.quantization, quantized_dimension=3))
+    sg = dataclasses.replace(sg, tensors=(sg.tensors[0], moved, *sg.tensors[2:]))
+    assert "quantized along dimension 0" in _prepare_error(save_model(parsed.replace(subgraphs=(sg,))))
+
+
+def test_conv_rejects_asymmetric_int8_weights():
+    w = const(np.ones((4, 3, 3, 3), np.int8), scale=0.1, zero_point=3)
+    model = single_op_model("CONV_2D", [Spec((1, 5, 5, 3), "INT8", scale=0.1, zero_point=0), w,
+                                        const(np.zeros(4, np.int32), scale=0.01)],
+                            [Spec((1, 5, 5, 4), "INT8", scale=0.5, zero_point=0)], version=3, stride_w=1, stride_h=1)
+    assert "symmetric" in _prepare_error(model)
+
+
+def test_depthwise_rejects_bad_filter():
+    model = single_op_model("DEPTHWISE_CONV_2D", [Spec((1, 9, 9, 4)), const(np.zeros((1, 3, 3, 6), np.float32)),
+                                                  const(np.zeros(6, np.float32))], [Spec((1, 9, 9, 6))],
+                            stride_w=1, stride_h=1, depth_multiplier=1)
+    assert "not a multiple of the input's 4 channels" in _prepare_error(model)
+    model = single_op_model("DEPTHWISE_CONV_2D", [Spec((1, 9, 9, 4)), const(np.zeros((2, 3, 3, 4), np.float32)),
+                                                  const(np.zeros(4, np.float32))], [Spec((1, 9, 9, 4))],
+                            stride_w=1, stride_h=1, depth_multiplier=1)
+    assert "[1, height, width, out_channels]" in _prepare_error(model)
+
+
+def test_unimplemented_versions_are_not_registered():
+    # Version 2 of CONV_2D is hybrid (float input, int8 weights): not implemented, so not resolvable.
+    model = single_op_model("CONV_2D", [Spec((1, 9, 9, 3)), const(np.zeros((4, 3, 3, 3), np.float32)),
+                                        const(np.zeros(4, np.float32))], [Spec((1, 9, 9, 4))],
+                            version=2, stride_w=1, stride_h=1)
+    with pytest.raises(OpResolutionError, match="version '2'"):
+        Interpreter(model_content=model)
+
+
+# ---------------------------------------------------------------------------------------------
+# Converter-produced nodes: every conv of the fixture models, cut out as a one-node model.
+
+
+def _node_models(path, ops):
+    """Each `ops` node of every subgraph of the model at `path`, as a one-node model of its own."""
+    model = load_model(path.read_bytes())
+    for sg in model.subgraphs:
+        for op in sg.operators:
+            if op.op in ops:
+                yield _one_node_model(model, sg, op)
+
+
+def _one_node_model(model, sg, op) -> bytes:
+    tensors, buffers, remap = [], [b""], {}
+    for ti in (*op.inputs, *op.outputs):
+        if ti < 0 or ti in remap:
+            continue
+        t = sg.tensors[ti]
+        data = model.buffer_bytes(t.buffer)
+        buf = 0
+        if len(data) and ti in op.inputs:
+            buffers.append(bytes(data))
+            buf = len(buffers) - 1
+        remap[ti] = len(tensors)
+        tensors.append(dataclasses.replace(t, buffer=buf))
+    outs = tuple(remap[i] for i in op.outputs)
+    graph_inputs = tuple(remap[i] for i in op.inputs if i >= 0 and tensors[remap[i]].buffer == 0)
+    node = dataclasses.replace(op, inputs=tuple(remap.get(i, -1) for i in op.inputs), outputs=outs)
+    return save_model(Model((Subgraph(tuple(tensors), graph_inputs, outs, (node,), "node"),), tuple(buffers)))
+
+
+@pytest.mark.parametrize("name", ["mobilenet_v2_035_96_int8", "mobilenet_v2_035_96_float", "dilated_cnn_int8",
+                                  "dilated_cnn_float", "interleaved_int8", "interleaved_float", "segmentation_float"])
+def test_fixture_conv_nodes(name):
+    path = FIXTURES / f"{name}.tflite"
+    if not path.exists():
+        pytest.skip(f"fixture {path.name} not generated")
+    count = 0
+    for i, node_model in enumerate(_node_models(path, {"CONV_2D", "DEPTHWISE_CONV_2D"})):
+        check_against_litert(node_model, seed=i)
+        count += 1
+    assert count > 0

@@ -1,0 +1,237 @@
+"""FULLY_CONNECTED against LiteRT: float32, int8 (per-tensor, per-channel), uint8, keep_num_dims, no bias."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from support import FIXTURES, Spec, check_against_litert, const, single_op_model
+
+from runtime.errors import KernelError, OpResolutionError
+from runtime.interpreter import Interpreter
+from runtime.model import Model, Subgraph, load_model, save_model
+
+ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
+KINDS = ("float", "int8_per_channel", "int8_per_tensor", "uint8")
+
+
+def fc_model(in_shape, units: int, kind: str, *, depth: int | None = None, bias: bool = True,
+             keep_num_dims: bool = False, activation: str = "NONE", weight_zero_point: int = 0,
+             seed: int = 0) -> bytes:
+    """A one-node FULLY_CONNECTED model with converter-like quantization; weights are [units, depth]."""
+    rng = np.random.default_rng(seed)
+    depth = depth or in_shape[-1]
+    rows = int(np.prod(in_shape)) // depth
+    out_shape = (*in_shape[:-1], units) if keep_num_dims else (rows, units)
+    w = rng.standard_normal((units, depth)) * rng.uniform(0.2, 2.0, (units, 1))
+    b = rng.standard_normal(units)
+    if kind == "float":
+        inputs = [Spec(tuple(in_shape)), const(w.astype(np.float32)), const(b.astype(np.float32))]
+        output = Spec(out_shape)
+    else:
+        qtype, lo, hi = ("UINT8", 0, 255) if kind == "uint8" else ("INT8", -128, 127)
+        in_scale = np.float32(rng.uniform(0.01, 0.1))
+        in_zp = int(rng.integers(100, 156)) if kind == "uint8" else int(rng.integers(-30, 31))
+        if kind == "int8_per_channel":
+            w_scales = (np.abs(w).max(axis=1) / 127).astype(np.float32)
+            wq = np.round(w / w_scales[:, None])
+        else:
+            span = np.abs(w).max()
+            w_scales = np.array([span / 127 if kind != "uint8" else 2 * span / 255], np.float32)
+            weight_zero_point = weight_zero_point or (128 if kind == "uint8" else 0)
+            wq = np.round(w / w_scales[0]) + weight_zero_point
+        wq = np.clip(wq, lo, hi).astype(np.uint8 if kind == "uint8" else np.int8)
+        channel_scales = np.broadcast_to(w_scales, (units,)).astype(np.float64)
+        bias_scales = (float(in_scale) * channel_scales).astype(np.float32)
+        acc_std = np.sqrt(depth) * 74 * 42
+        out_scale = np.float32(6 * acc_std * in_scale * channel_scales.mean() / 255)
+        out_zp = int(rng.integers(100, 156)) if kind == "uint8" else int(rng.integers(-20, 21))
+        inputs = [Spec(tuple(in_shape), qtype, scale=float(in_scale), zero_point=in_zp),
+                  const(wq, scale=tuple(w_scales.tolist()), zero_point=weight_zero_point, quantized_dimension=0),
+                  const(np.round(b * 2 / bias_scales).astype(np.int32),
+                        scale=tuple(bias_scales.tolist())[:w_scales.size], zero_point=0)]
+        output = Spec(out_shape, qtype, scale=float(out_scale), zero_point=out_zp)
+    if not bias:
+        inputs[2] = None
+    version = 6 if not bias else 5 if keep_num_dims else 4 if kind.startswith("int8") else 1
+    return single_op_model("FULLY_CONNECTED", inputs, [output], version=version, keep_num_dims=keep_num_dims,
+                           fused_activation_function=ACTIVATIONS[activation])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("activation", list(ACTIVATIONS))
+def test_fc_activation(activation, kind):
+    out = check_against_litert(fc_model((24, 64), 48, kind, activation=activation, seed=1))
+    assert out[0].shape == (24, 48)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_fc_without_bias(kind):
+    # Version 6: LiteRT's FC, unlike its conv kernels, accepts the omitted bias.
+    check_against_litert(fc_model((5, 33), 17, kind, bias=False, seed=2))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_fc_keep_num_dims(kind):
+    out = check_against_litert(fc_model((2, 7, 24), 9, kind, keep_num_dims=True, seed=3))
+    assert out[0].shape == (2, 7, 9)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("in_shape, depth", [
+    ((2, 7, 24), None),  # rank 3 flattened to [14, 24]
+    ((3, 2, 2, 10), None),  # rank 4
+    ((4, 12), 6),  # input_size 6 from the weights: [4, 12] read as [8, 6]
+    ((31,), None),  # rank 1: a single row
+])
+def test_fc_flattens_input(in_shape, depth, kind):
+    check_against_litert(fc_model(in_shape, 11, kind, depth=depth, seed=4))
+
+
+def test_fc_int8_weights_with_zero_point():
+    # Per-tensor int8 weights may carry a zero point (weights_offset in the optimized kernel).
+    check_against_litert(fc_model((4, 20), 12, "int8_per_tensor", weight_zero_point=5, seed=5))
+
+
+@pytest.mark.parametrize("kind", KINDS[1:])
+def test_fc_rounding_of_optimized_kernel(kind):
+    # Enough outputs that a wrong rounding rule (ruy's x86 kernel rounds half-up twice) shows up.
+    check_against_litert(fc_model((96, 256), 128, kind, seed=6))
+
+
+@pytest.mark.parametrize("kind", ["float", "int8_per_channel"])
+def test_fc_rejects_non_clipping_fused_activation(kind):
+    # fully_connected.cc accepts only NONE and the ReLU family outside the hybrid path (LiteRT too).
+    model = load_model(fc_model((3, 16), 8, kind, seed=8))
+    op = model.subgraphs[0].operators[0]
+    op = dataclasses.replace(op, options=op.options.replace(fused_activation_function=4))
+    sg = dataclasses.replace(model.subgraphs[0], operators=(op,))
+    assert "fused activation TANH is not supported" in _prepare_error(save_model(model.replace(subgraphs=(sg,))))
+
+
+@pytest.mark.parametrize("kind", ["float", "int8_per_tensor"])
+def test_fc_weights_given_at_run_time(kind):
+    # Weights that are a graph input (as in attention blocks): the GEMM operand is rebuilt per invoke.
+    model = load_model(fc_model((4, 16), 8, kind, seed=9))
+    sg = model.subgraphs[0]
+    w = sg.tensors[1]
+    sg = dataclasses.replace(sg, tensors=(sg.tensors[0], dataclasses.replace(w, buffer=0), *sg.tensors[2:]),
+                             inputs=(0, 1))
+    check_against_litert(save_model(model.replace(subgraphs=(sg,))))
+
+
+def test_fc_input_resized():
+    model = fc_model((1, 16), 8, "float", seed=7)
+    x = np.random.default_rng(0).standard_normal((5, 16)).astype(np.float32)
+    assert check_against_litert(model, [x])[0].shape == (5, 8)
+
+
+# ---------------------------------------------------------------------------------------------
+# Error paths
+
+
+def _prepare_error(model: bytes) -> str:
+    it = Interpreter(model_content=model)
+    with pytest.raises(KernelError) as info:
+        it.allocate_tensors()
+    return str(info.value)
+
+
+def _float_fc(in_shape, w_shape, bias_size, **options) -> bytes:
+    inputs = [Spec(in_shape), const(np.zeros(w_shape, np.float32)), const(np.zeros(bias_size, np.float32))]
+    return single_op_model("FULLY_CONNECTED", inputs, [Spec((1, w_shape[0]))], **options)
+
+
+def test_fc_rejects_shuffled_weights():
+    assert "weights_format" in _prepare_error(_float_fc((2, 8), (4, 8), 4, weights_format=1))
+
+
+def test_fc_rejects_input_not_divisible_by_input_size():
+    assert "does not flatten" in _prepare_error(_float_fc((2, 7), (4, 8), 4))
+
+
+def test_fc_rejects_wrong_bias_size():
+    assert "bias has 3 elements, expected 4" in _prepare_error(_float_fc((2, 8), (4, 8), 3))
+
+
+def test_fc_rejects_non_matrix_weights():
+    assert "weights must be 2-D" in _prepare_error(_float_fc((2, 8), (4, 2, 4), 4))
+
+
+def test_fc_keep_num_dims_needs_matching_last_dim():
+    model = _float_fc((4, 12), (5, 6), 5, keep_num_dims=True, version=5)
+    assert "keep_num_dims" in _prepare_error(model)
+
+
+def test_fc_rejects_hybrid_weights():
+    inputs = [Spec((2, 8)), const(np.ones((4, 8), np.int8), scale=0.5), const(np.zeros(4, np.float32))]
+    assert "hybrid" in _prepare_error(single_op_model("FULLY_CONNECTED", inputs, [Spec((2, 4))], version=1))
+
+
+def test_fc_rejects_mismatched_uint8_bias_scale():
+    # kernel_util.cc: the bias scale must be input_scale * weights_scale (to 2% of the output scale).
+    inputs = [Spec((2, 8), "UINT8", scale=0.5, zero_point=128), const(np.ones((4, 8), np.uint8), scale=0.5,
+                                                                       zero_point=128),
+              const(np.zeros(4, np.int32), scale=1.0)]
+    model = single_op_model("FULLY_CONNECTED", inputs, [Spec((2, 4), "UINT8", scale=1.0, zero_point=128)])
+    assert "bias scale" in _prepare_error(model)
+
+
+def test_fc_rejects_asymmetric_per_channel_weights():
+    inputs = [Spec((2, 8), "INT8", scale=0.5, zero_point=0),
+              const(np.ones((4, 8), np.int8), scale=(0.1, 0.2, 0.3, 0.4), zero_point=(0, 1, 0, 0)),
+              const(np.zeros(4, np.int32), scale=(0.05, 0.1, 0.15, 0.2))]
+    model = single_op_model("FULLY_CONNECTED", inputs, [Spec((2, 4), "INT8", scale=1.0, zero_point=0)], version=4)
+    assert "symmetric" in _prepare_error(model)
+
+
+def test_unregistered_versions():
+    # Version 3 is hybrid FC and version 7 int16: neither is implemented, so neither resolves.
+    for version in (3, 7):
+        with pytest.raises(OpResolutionError, match=f"version '{version}'"):
+            Interpreter(model_content=_float_fc((2, 8), (4, 8), 4, version=version))
+
+
+# ---------------------------------------------------------------------------------------------
+# Converter-produced nodes
+
+
+def _fc_node_models(path):
+    """Every FULLY_CONNECTED node of every subgraph, as a one-node model of its own."""
+    model = load_model(path.read_bytes())
+    for sg in model.subgraphs:
+        for op in sg.operators:
+            if op.op == "FULLY_CONNECTED":
+                yield _one_node_model(model, sg, op)
+
+
+def _one_node_model(model, sg, op) -> bytes:
+    tensors, buffers, remap = [], [b""], {}
+    for ti in (*op.inputs, *op.outputs):
+        if ti < 0 or ti in remap:
+            continue
+        t = sg.tensors[ti]
+        data = model.buffer_bytes(t.buffer)
+        buf = 0
+        if len(data) and ti in op.inputs:
+            buffers.append(bytes(data))
+            buf = len(buffers) - 1
+        remap[ti] = len(tensors)
+        tensors.append(dataclasses.replace(t, buffer=buf))
+    outs = tuple(remap[i] for i in op.outputs)
+    graph_inputs = tuple(remap[i] for i in op.inputs if i >= 0 and tensors[remap[i]].buffer == 0)
+    node = dataclasses.replace(op, inputs=tuple(remap.get(i, -1) for i in op.inputs), outputs=outs)
+    return save_model(Model((Subgraph(tuple(tensors), graph_inputs, outs, (node,), "node"),), tuple(buffers)))
+
+
+@pytest.mark.parametrize("name", ["mobilenet_v2_035_96_int8", "transformer_block_int8", "transformer_block_float",
+                                  "interleaved_int8", "interleaved_float", "dilated_cnn_float", "lstm_gru_float"])
+def test_fixture_fc_nodes(name):
+    path = FIXTURES / f"{name}.tflite"
+    if not path.exists():
+        pytest.skip(f"fixture {path.name} not generated")
+    count = 0
+    for count, model in enumerate(_fc_node_models(path), start=1):
+        check_against_litert(model, seed=count)
+    assert count > 0

@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
-from runtime.kernels import activations, elementwise, pooling, quantize, reduce, resize, shape, slicing
+from runtime.kernels import (
+    activations,
+    conv,
+    elementwise,
+    fully_connected,
+    logical,
+    math,
+    pooling,
+    quantize,
+    reduce,
+    resize,
+    shape,
+    slicing,
+)
 
-_FAMILIES = (shape, pooling, reduce, slicing, resize, activations, elementwise, quantize)
+_FAMILIES = (shape, pooling, reduce, conv, fully_connected, quantize, slicing, activations, resize, elementwise,
+             math, logical)
 
 
 def register_builtins(resolver) -> None:

@@ -1,0 +1,249 @@
+"""Comparisons, logical ops, SELECT / SELECT_V2 and CAST.
+
+Quantized comparisons rescale both inputs to a common fixed-point scale first, as
+comparisons.cc ComparisonQuantized does; SELECT copies values without requantizing;
+CAST follows cast.cc, whose float-to-integer conversion saturates (SafeCast).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from runtime.kernels.common import broadcast_shape, check, check_inputs, integer_domain, table_index
+from runtime.quant import multiply_by_quantized_multiplier, quantize_multiplier
+from runtime.resolver import Registration
+
+_COMPARE = {
+    "EQUAL": np.equal,
+    "NOT_EQUAL": np.not_equal,
+    "LESS": np.less,
+    "LESS_EQUAL": np.less_equal,
+    "GREATER": np.greater,
+    "GREATER_EQUAL": np.greater_equal,
+}
+_ORDERED_TYPES = ("FLOAT32", "FLOAT16", "INT16", "INT32", "INT64", "UINT8", "INT8")
+_COMPARE_TYPES = {
+    "EQUAL": ("BOOL", *_ORDERED_TYPES),
+    "NOT_EQUAL": ("BOOL", *_ORDERED_TYPES),
+    "LESS": _ORDERED_TYPES,
+    "LESS_EQUAL": _ORDERED_TYPES,
+    "GREATER": _ORDERED_TYPES,
+    "GREATER_EQUAL": _ORDERED_TYPES,
+}
+_LEFT_SHIFT = 8  # comparisons.cc: inputs are shifted left 8 bits before rescaling
+
+
+def _check_type(op: str, t, supported) -> None:
+    check(t.type in supported, f"{op}: type {t.type} is not supported (supported: {', '.join(supported)})")
+
+
+def _quantized(t) -> bool:
+    q = t.quantization
+    return q is not None and bool(q.scales)
+
+
+def _check_output(op: str, out, expected: str) -> None:
+    check(out.type == expected, f"{op}: the output must be {expected}, got {out.type}")
+
+
+# -- EQUAL, NOT_EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL ------------------------------
+
+
+def _rescaled_table(op: str, t) -> np.ndarray:
+    """Every value of t's type as ComparisonQuantized rescales it: ((q - zero_point) << 8) times
+    the input's own scale in fixed point; applied with np.take(table, table_index(q))."""
+    # comparisons.cc quantizes the scale itself with QuantizeMultiplierSmallerThanOneExp, which is
+    # only defined for scales in (0, 1).
+    check(_quantized(t) and 0.0 < t.scale < 1.0,
+          f"{op}: quantized {t.type} input {t.name!r} needs a per-tensor scale in (0, 1), got {t.scale}")
+    shifted = (integer_domain(t.dtype).astype(np.int64) - t.zero_point) << _LEFT_SHIFT
+    return multiply_by_quantized_multiplier(shifted, *quantize_multiplier(t.scale))
+
+
+def _uses_rescaling(op: str, t) -> bool:
+    """uint8/int8 always compare rescaled; int16 only for (NOT_)EQUAL when quantized."""
+    if t.type in ("UINT8", "INT8"):
+        return True
+    return t.type == "INT16" and op in ("EQUAL", "NOT_EQUAL") and _quantized(t)
+
+
+def _comparison(op: str) -> Registration:
+    def prepare(ctx, node) -> None:
+        check_inputs(node, 2)
+        a, b, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+        check(a.type == b.type, f"{op}: input types differ ({a.type} and {b.type})")
+        _check_type(op, a, _COMPARE_TYPES[op])
+        _check_output(op, out, "BOOL")
+        # comparisons.cc NotEqualEval writes nothing for an int16 input without quantization.
+        check(not (op == "NOT_EQUAL" and a.type == "INT16" and not _quantized(a)),
+              "NOT_EQUAL: INT16 inputs must be quantized")
+        node.user_data = (_rescaled_table(op, a), _rescaled_table(op, b)) if _uses_rescaling(op, a) else None
+        ctx.resize_tensor(out, broadcast_shape(a.shape, b.shape))
+
+    def invoke(ctx, node) -> None:
+        a, b, out = ctx.input(node, 0).data, ctx.input(node, 1).data, ctx.output(node, 0)
+        if node.user_data is not None:
+            a, b = np.take(node.user_data[0], table_index(a)), np.take(node.user_data[1], table_index(b))
+        out.data = np.broadcast_to(_COMPARE[op](a, b), out.shape).copy()
+
+    return Registration(prepare=prepare, invoke=invoke)
+
+
+# -- LOGICAL_AND, LOGICAL_OR, LOGICAL_NOT ----------------------------------------------------
+
+
+def _logical_binary(op: str, fn) -> Registration:
+    def prepare(ctx, node) -> None:
+        check_inputs(node, 2)
+        a, b, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+        check(a.type == "BOOL" and b.type == "BOOL", f"{op}: inputs must be BOOL, got {a.type} and {b.type}")
+        _check_output(op, out, "BOOL")
+        ctx.resize_tensor(out, broadcast_shape(a.shape, b.shape))
+
+    def invoke(ctx, node) -> None:
+        out = ctx.output(node, 0)
+        out.data = np.broadcast_to(fn(ctx.input(node, 0).data, ctx.input(node, 1).data), out.shape).copy()
+
+    return Registration(prepare=prepare, invoke=invoke)
+
+
+def _logical_not_prepare(ctx, node) -> None:
+    check_inputs(node, 1)
+    x, out = ctx.input(node, 0), ctx.output(node, 0)
+    check(x.type == "BOOL", f"LOGICAL_NOT: the input must be BOOL, got {x.type}")
+    _check_output("LOGICAL_NOT", out, "BOOL")
+    ctx.resize_tensor(out, x.shape)
+
+
+def _logical_not_invoke(ctx, node) -> None:
+    ctx.output(node, 0).data = np.logical_not(ctx.input(node, 0).data)
+
+
+# -- SELECT, SELECT_V2 -----------------------------------------------------------------------
+
+_MAX_SELECT_RANK = 8
+
+
+def _select_prepare(version_two: bool):
+    op = "SELECT_V2" if version_two else "SELECT"
+
+    def prepare(ctx, node) -> None:
+        check_inputs(node, 3)
+        cond, x, y, out = ctx.input(node, 0), ctx.input(node, 1), ctx.input(node, 2), ctx.output(node, 0)
+        check(cond.type == "BOOL", f"{op}: the condition must be BOOL, got {cond.type}")
+        check(x.type == y.type, f"{op}: the value inputs differ in type ({x.type} and {y.type})")
+        check(out.type == x.type, f"{op}: output type {out.type} differs from the values' type {x.type}")
+        node.user_data = False  # whether a rank-1 condition selects along the first dimension
+        shapes = [tuple(cond.shape), tuple(x.shape), tuple(y.shape)]
+        sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
+        # select.cc: all one-element tensors keep the output's own shape (mixed scalar forms).
+        if all(n == 1 for n in sizes) and int(np.prod(out.shape, dtype=np.int64)) == 1:
+            ctx.resize_tensor(out, out.shape)
+            return
+        if shapes[0] == shapes[1] == shapes[2]:
+            ctx.resize_tensor(out, x.shape)
+            return
+        if version_two:
+            shape = broadcast_shape(broadcast_shape(shapes[0], shapes[1]), shapes[2])
+            check(len(shape) <= _MAX_SELECT_RANK,
+                  f"SELECT_V2: the broadcast shape {list(shape)} has more than {_MAX_SELECT_RANK} dimensions")
+            ctx.resize_tensor(out, shape)
+            return
+        # SELECT (v1): a scalar condition, or a rank-1 one matching the values' first dimension.
+        rank_one = len(shapes[0]) == 1 and len(shapes[1]) >= 1 and shapes[0][0] == shapes[1][0]
+        check(len(shapes[0]) == 0 or rank_one,
+              f"SELECT: condition shape {list(shapes[0])} must equal the values' shape {list(shapes[1])}, "
+              "be a scalar, or be rank 1 matching their first dimension (SELECT_V2 broadcasts)")
+        check(shapes[1] == shapes[2], f"SELECT: the value inputs differ in shape ({list(shapes[1])} and "
+                                      f"{list(shapes[2])})")
+        node.user_data = rank_one
+        ctx.resize_tensor(out, x.shape)
+
+    return prepare
+
+
+def _select_invoke(ctx, node) -> None:
+    cond, x, y, out = ctx.input(node, 0).data, ctx.input(node, 1).data, ctx.input(node, 2).data, ctx.output(node, 0)
+    if int(np.prod(out.shape, dtype=np.int64)) == 1 and cond.size == 1 and x.size == 1 and y.size == 1:
+        value = x if cond.reshape(-1)[0] else y
+        out.data = value.reshape(out.shape).copy()
+        return
+    if node.user_data:
+        # SELECT's rank-1 condition picks whole slices along the first dimension (RankOneSelect).
+        cond = cond.reshape(cond.shape + (1,) * (x.ndim - 1))
+    out.data = np.broadcast_to(np.where(cond, x, y), out.shape).copy()
+
+
+# -- CAST ------------------------------------------------------------------------------------
+
+_CAST_TYPES = ("INT64", "INT32", "UINT32", "UINT16", "INT16", "UINT8", "INT8", "FLOAT16", "FLOAT32", "FLOAT64",
+               "BOOL", "COMPLEX64")
+
+
+def _saturating_float_to_int(values: np.ndarray, dtype) -> np.ndarray:
+    """quantization_util.h SafeCast as cast.cc uses it: truncate, saturate, NaN -> max."""
+    info = np.iinfo(dtype)
+    v = values.astype(np.float64)
+    # The exclusive upper bound 2**bits (or 2**(bits-1)) is exact in every float type.
+    too_high = np.isnan(v) | (v >= float(info.max) + 1.0)
+    too_low = v < float(info.min)
+    inside = np.where(too_high | too_low, 0.0, v)
+    result = np.trunc(inside).astype(dtype)
+    return np.where(too_high, info.max, np.where(too_low, info.min, result)).astype(dtype)
+
+
+def _cast(values: np.ndarray, out_dtype: np.dtype) -> np.ndarray:
+    """cast.cc copyCast for one (input, output) dtype pair."""
+    if values.dtype.kind == "c" and out_dtype.kind != "c":
+        values = values.real  # complex inputs cast their real part
+    if out_dtype == np.bool_:
+        return values != 0
+    if out_dtype.kind in "iu" and values.dtype.kind == "f":
+        return _saturating_float_to_int(values, out_dtype)
+    with np.errstate(over="ignore"):
+        if out_dtype == np.float16:
+            # fp16_ieee_from_fp32_value(static_cast<float>(x)): through float32 first.
+            return values.astype(np.float32).astype(np.float16)
+        return values.astype(out_dtype)
+
+
+def _cast_prepare(ctx, node) -> None:
+    check_inputs(node, 1)
+    x, out = ctx.input(node, 0), ctx.output(node, 0)
+    _check_type("CAST", x, _CAST_TYPES)
+    check(out.type in _CAST_TYPES, f"CAST: output type {out.type} is not supported "
+                                   f"(supported: {', '.join(_CAST_TYPES)})")
+    ctx.resize_tensor(out, x.shape)
+
+
+def _cast_invoke(ctx, node) -> None:
+    out = ctx.output(node, 0)
+    out.data = _cast(ctx.input(node, 0).data, out.dtype)
+
+
+# -- registration ----------------------------------------------------------------------------
+
+
+def register(resolver) -> None:
+    add = resolver.add_builtin
+    comparisons = {op: _comparison(op) for op in _COMPARE}
+    # EQUAL: v2 int8, v3 string (not implemented), v4 int16, v5 quantized int16.
+    add("EQUAL", comparisons["EQUAL"], 1, 2)
+    add("EQUAL", comparisons["EQUAL"], 4, 5)
+    # NOT_EQUAL: v2 int8, v3 string (not implemented), v4 quantized int16.
+    add("NOT_EQUAL", comparisons["NOT_EQUAL"], 1, 2)
+    add("NOT_EQUAL", comparisons["NOT_EQUAL"], 4, 4)
+    # LESS, GREATER_EQUAL: v2 int8, v3 int16. LESS_EQUAL, GREATER: v2 int8.
+    add("LESS", comparisons["LESS"], 1, 3)
+    add("GREATER_EQUAL", comparisons["GREATER_EQUAL"], 1, 3)
+    add("LESS_EQUAL", comparisons["LESS_EQUAL"], 1, 2)
+    add("GREATER", comparisons["GREATER"], 1, 2)
+    add("LOGICAL_AND", _logical_binary("LOGICAL_AND", np.logical_and), 1, 1)
+    add("LOGICAL_OR", _logical_binary("LOGICAL_OR", np.logical_or), 1, 1)
+    add("LOGICAL_NOT", Registration(prepare=_logical_not_prepare, invoke=_logical_not_invoke), 1, 1)
+    # SELECT: v2 int8, v3 5-D, v4 uint32. SELECT_V2: v2 uint32.
+    add("SELECT", Registration(prepare=_select_prepare(False), invoke=_select_invoke), 1, 4)
+    add("SELECT_V2", Registration(prepare=_select_prepare(True), invoke=_select_invoke), 1, 2)
+    # CAST: v2 uint32, v3 int8, v4 uint16, v5 float16/float64; v6+ (int4, bfloat16, int2/uint4,
+    # float8) are not implemented.
+    add("CAST", Registration(prepare=_cast_prepare, invoke=_cast_invoke), 1, 5)

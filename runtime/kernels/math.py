@@ -1,0 +1,915 @@
+"""Elementwise math and parametric activations, float32 and 8/16-bit quantized.
+
+Ops: PRELU, LEAKY_RELU, HARD_SWISH, GELU, ELU, EXP, LOG, SQRT, RSQRT, SQUARE, ABS, NEG,
+POW, SQUARED_DIFFERENCE, MINIMUM, MAXIMUM, DIV, FLOOR_DIV, FLOOR_MOD.
+
+Quantized forms follow the kernels LiteRT's builtin resolver runs on x86: LUTs are built in
+float32 exactly as LUTPopulate builds them (8-bit: one entry per value; int16: 513 entries
+with linear interpolation), everything else is TFLite's gemmlowp fixed point carried over
+int64 arrays (activations.cc, elementwise.cc, exp.cc, squared_difference.cc, div.cc).
+A quantized result depends only on the input value (or the pair of 8-bit inputs), so
+prepare evaluates the rule once over the whole input domain and invoke gathers from that
+table; prepare leaves invoke a function of the input arrays in `node.user_data`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+
+from runtime.kernels.activations import _lut_populate
+from runtime.kernels.common import broadcast_shape, check, check_inputs, integer_domain, table_index
+from runtime.quant import (
+    INT32_MAX,
+    INT32_MIN,
+    activation_name,
+    activation_range_quantized,
+    cast_to_int32,
+    multiply_by_quantized_multiplier,
+    quantize_multiplier,
+    rounding_divide_by_pot,
+    saturating_rounding_doubling_high_mul,
+    tflite_round,
+)
+from runtime.resolver import Registration
+
+_F32 = np.float32
+_FLT_MAX = float(np.finfo(np.float32).max)
+_EIGHT_BIT = ("INT8", "UINT8")
+
+# -- shared helpers --------------------------------------------------------------------------
+
+
+def _quantized(t) -> bool:
+    q = t.quantization
+    return q is not None and bool(q.scales)
+
+
+def _check_type(op: str, t, supported) -> None:
+    check(t.type in supported, f"{op}: type {t.type} is not supported (supported: {', '.join(supported)})")
+
+
+def _require_quantized(op: str, *tensors) -> None:
+    for t in tensors:
+        check(_quantized(t) and t.scale > 0,
+              f"{op}: {t.type} tensor {t.name!r} needs per-tensor quantization with a positive scale")
+
+
+def _require_zero_points(op: str, *tensors) -> None:
+    for t in tensors:
+        check(t.zero_point == 0, f"{op}: {t.type} tensor {t.name!r} needs zero point 0, got {t.zero_point}")
+
+
+def _unary_prepare(ctx, node, op: str, supported):
+    """One input, one output of the same type and shape."""
+    check_inputs(node, 1)
+    check(len(node.outputs) == 1, f"{op} takes one output")
+    x, out = ctx.input(node, 0), ctx.output(node, 0)
+    _check_type(op, x, supported)
+    check(out.type == x.type, f"{op}: output type {out.type} differs from input type {x.type}")
+    ctx.resize_tensor(out, x.shape)
+    return x, out
+
+
+def _binary_prepare(ctx, node, op: str, supported):
+    """Two inputs of one type, broadcast against each other; the output takes their type."""
+    check_inputs(node, 2)
+    check(len(node.outputs) == 1, f"{op} takes one output")
+    a, b, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+    check(a.type == b.type, f"{op}: input types differ ({a.type} and {b.type})")
+    _check_type(op, a, supported)
+    check(out.type == a.type, f"{op}: output type {out.type} differs from input type {a.type}")
+    ctx.resize_tensor(out, broadcast_shape(a.shape, b.shape))
+    return a, b, out
+
+
+def _options_field(node, name: str, default):
+    return getattr(node.options, name) if node.options is not None else default
+
+
+def _clamp_to(values, dtype) -> np.ndarray:
+    info = np.iinfo(dtype)
+    return np.clip(values, info.min, info.max).astype(dtype)
+
+
+def _in_float64(fn, x: np.ndarray) -> np.ndarray:
+    """fn evaluated in double and rounded once to float32 (a correctly rounded libm float call)."""
+    with np.errstate(all="ignore"):
+        return np.asarray(fn(np.asarray(x, dtype=np.float64))).astype(np.float32)
+
+
+# Tables over a whole integer domain, applied with np.take.
+
+
+def _tabulate(fn, dtype) -> np.ndarray:
+    """`fn` (int64 values -> results) over every value of an 8/16-bit type, in `integer_domain` order."""
+    with np.errstate(all="ignore"):
+        return _clamp_to(fn(integer_domain(dtype).astype(np.int64)), dtype)
+
+
+def _lookup(table: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    return lambda q: np.take(table, table_index(q))
+
+
+def _pair_lookup(fn, dtype) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """`fn(a, b)` over all 65536 pairs of 8-bit values, applied to broadcast input arrays."""
+    domain = integer_domain(dtype).astype(np.int64)
+    with np.errstate(all="ignore"):
+        table = _clamp_to(fn(np.repeat(domain, domain.size), np.tile(domain, domain.size)), dtype)
+    return lambda a, b: np.take(table, (table_index(a).astype(np.intp) << 8) | table_index(b))
+
+
+def _checked(fn, zero_point: int, message: str):
+    """fn, refusing inputs below the zero point (a negative real value) as elementwise.cc does."""
+    def apply(q: np.ndarray) -> np.ndarray:
+        check(bool(np.all(q >= zero_point)), message)
+        return fn(q)
+
+    return apply
+
+
+# gemmlowp fixed point over int64 arrays that hold int32 values.
+
+
+def _wrap32(v) -> np.ndarray:
+    return ((np.asarray(v, dtype=np.int64) + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+
+
+def _trunc_div(a, d: int) -> np.ndarray:
+    """C++ integer division (truncates toward zero)."""
+    a = np.asarray(a, dtype=np.int64)
+    return np.where(a >= 0, a // d, -((-a) // d))
+
+
+def _saturating_shift_left(x, amount: int, bits: int = 32) -> np.ndarray:
+    """SaturatingRoundingMultiplyByPOT with a positive exponent (Rescale to fewer integer bits)."""
+    lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    return np.clip(np.asarray(x, dtype=np.int64) << amount, lo, hi)
+
+
+def _rounding_half_sum(a, b) -> np.ndarray:
+    s = np.asarray(a, dtype=np.int64) + b
+    return _trunc_div(s + np.where(s >= 0, 1, -1), 2)
+
+
+def _one_over_one_plus_x(a) -> np.ndarray:
+    """gemmlowp one_over_one_plus_x_for_x_in_0_1: Newton-Raphson 1/(1+a), a and result Q0.31."""
+    srdhm = saturating_rounding_doubling_high_mul
+    half_denominator = _rounding_half_sum(a, INT32_MAX)
+    # Q2.29 constants 48/17 and -32/17; F2::One() is 1 << 29.
+    x = 1515870810 + srdhm(half_denominator, -1010580540)
+    for _ in range(3):
+        one_minus = (1 << 29) - srdhm(half_denominator, x)
+        x = x + _saturating_shift_left(srdhm(x, one_minus), 2)
+    return _saturating_shift_left(x, 1)
+
+
+def _clz32(x) -> np.ndarray:
+    """Count leading zeros of non-negative values below 2**32 (32 for zero)."""
+    x = np.asarray(x, dtype=np.int64)
+    return np.where(x == 0, 32, 32 - np.frexp(x.astype(np.float64))[1])
+
+
+def _clrsb32(x) -> np.ndarray:
+    """GCC __builtin_clrsb on int32 (CountLeadingSignBits): 31 for 0 and -1."""
+    x = np.asarray(x, dtype=np.int64)
+    return _clz32(np.where(x < 0, ~x, x)) - 1
+
+
+def _srdhm16(a, b) -> np.ndarray:
+    """gemmlowp SaturatingRoundingDoublingHighMul for int16."""
+    ab = np.asarray(a, dtype=np.int64) * b
+    high = _trunc_div(ab + np.where(ab >= 0, 1 << 14, 1 - (1 << 14)), 1 << 15)
+    return np.where((np.asarray(a) == -32768) & (b == -32768), 32767, high)
+
+
+# LUTs as LUTPopulate builds them: 8-bit through activations', int16 interpolated.
+
+
+def _lut_int16(transform, in_scale: float, in_zp: int, out_scale: float, out_zp: int) -> np.ndarray:
+    """LUTPopulateInt16<float>: 512 samples over the input range plus an end point, biased so
+    that interpolating between samples best matches the midpoints; every step in float32."""
+    f = _F32
+    in_min = f(in_scale) * f(-32768 - in_zp)
+    in_max = f(in_scale) * f(32767 - in_zp)
+    out_min = f(out_scale) * f(-32768 - out_zp)
+    out_max = f(out_scale) * f(32767 - out_zp)
+    step = (in_max - in_min) / f(512)
+    inv = f(65536) / (out_max - out_min)
+
+    def rnd(v):
+        return tflite_round(v).astype(np.float32)
+
+    start = in_min + np.arange(512, dtype=np.float32) * step
+    val = transform(start)
+    mid = transform(start + step / f(2))
+    nxt = transform(in_min + np.arange(1, 513, dtype=np.float32) * step)
+    interpolated = rnd((nxt * inv + rnd(val * inv)) / f(2))
+    bias = rnd((interpolated - rnd(mid * inv)) / f(2))
+    last = rnd(transform(np.asarray([in_max], dtype=np.float32)) * inv)
+    table = np.concatenate([rnd(val * inv) - bias, last])
+    return np.clip(table, -32768, 32767).astype(np.int64)
+
+
+def _lut_lookup_int16(v: np.ndarray, lut: np.ndarray) -> np.ndarray:
+    """LUTLookup: the top 9 bits pick a segment, the low 7 interpolate within it."""
+    index = 256 + (v >> 7)
+    base = lut[index]
+    return base + (((lut[index + 1] - base) * (v & 0x7F) + 64) >> 7)
+
+
+def _lut_table(transform, x, out) -> np.ndarray:
+    """The LUT of `transform` for x's type, expanded to a table over x's whole domain."""
+    if x.type == "INT16":
+        lut = _lut_int16(transform, x.scale, x.zero_point, out.scale, out.zero_point)
+        return _tabulate(partial(_lut_lookup_int16, lut=lut), np.int16)
+    return _lut_populate(transform, x.scale, x.zero_point, out.scale, out.zero_point, x.dtype)
+
+
+# Float32 transforms as the C++ evaluates them (each libm call rounded once to float).
+
+
+def _exp_f32(v):
+    return _in_float64(np.exp, v)
+
+
+def _expm1_f32(v):
+    return _in_float64(np.expm1, v)
+
+
+def _erfc_exact(v: np.ndarray) -> np.ndarray:
+    """erfcf of float32 values, correctly rounded (math.erfc over at most 1539 table points)."""
+    flat = np.asarray(v, dtype=np.float64).reshape(-1)
+    return np.array([math.erfc(float(t)) for t in flat], dtype=np.float64).reshape(np.shape(v)).astype(np.float32)
+
+
+def _erfc_approximation(x: np.ndarray) -> np.ndarray:
+    """erfc from Numerical Recipes' Chebyshev fit erfcc (relative error below 1.2e-7 in exact
+    arithmetic), evaluated in x's precision: float32 keeps GELU within a few ulps of erfcf."""
+    dtype = x.dtype.type
+    z = np.abs(x)
+    t = dtype(1) / (dtype(1) + dtype(0.5) * z)
+    coeffs = (0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806,
+              0.09678418, 0.37409196, 1.00002368, -1.26551223)
+    poly = np.zeros_like(t)
+    for c in coeffs:
+        poly = poly * t + dtype(c)
+    tail = t * np.exp(-z * z + poly)
+    return np.where(x >= 0, tail, dtype(2) - tail)
+
+
+_SQRT1_2 = _F32(-math.sqrt(0.5))  # static_cast<float>(-M_SQRT1_2)
+_SQRT_2_OVER_PI = _F32(2.0 / math.sqrt(math.pi) * math.sqrt(0.5))  # kSqrt2dPi = M_2_SQRTPI * M_SQRT1_2
+
+
+def _gelu_transform(v: np.ndarray) -> np.ndarray:
+    """gelu.h GeluTransform: 0.5f * in * erfc(in * -M_SQRT1_2) in float32."""
+    return (_F32(0.5) * v) * _erfc_exact(v * _SQRT1_2)
+
+
+def _gelu_approximate_transform(v: np.ndarray) -> np.ndarray:
+    """gelu.h GeluTransformApproximate: 0.5f*in*(1+tanh(sqrt(2/pi)*(in+0.044715f*in^3))) in float32."""
+    cube = ((_F32(0.044715) * v) * v) * v
+    inner = _in_float64(np.tanh, _SQRT_2_OVER_PI * (v + cube))
+    return (_F32(0.5) * v) * (_F32(1) + inner)
+
+
+def _gelu_float(x: np.ndarray, approximate: bool) -> np.ndarray:
+    """reference_ops::Gelu (Eigen, float32): erfc form, or the tanh form when approximate."""
+    with np.errstate(all="ignore"):
+        if approximate:
+            cube = _F32(0.044715) * x * x * x
+            return _F32(0.5) * x * (_F32(1) + np.tanh(_SQRT_2_OVER_PI * (x + cube)))
+        return _F32(0.5) * x * _erfc_approximation(x * _SQRT1_2)
+
+
+# -- LUT ops: EXP, LOG, ELU, GELU ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _LutOp:
+    """A unary op computed in float for float32 and through LUTPopulate's table when quantized."""
+
+    name: str
+    types: tuple[str, ...]
+    float_fn: Callable  # (node) -> (float32 array -> float32 array)
+    transform_for: Callable  # (node, output tensor) -> the float32 transform the LUT samples
+    int16_zero_points: bool  # the int16 form needs zero points of 0
+
+
+def _lut_op_prepare(spec: _LutOp):
+    def prepare(ctx, node) -> None:
+        x, out = _unary_prepare(ctx, node, spec.name, spec.types)
+        if x.type == "FLOAT32":
+            node.user_data = spec.float_fn(node)
+            return
+        _require_quantized(spec.name, x, out)
+        if x.type == "INT16" and spec.int16_zero_points:
+            _require_zero_points(spec.name, x, out)
+        node.user_data = _lookup(_lut_table(spec.transform_for(node, out), x, out))
+
+    return prepare
+
+
+def _apply_unary(ctx, node) -> None:
+    """The invoke of every unary op here: the function prepare chose, applied to the input."""
+    ctx.output(node, 0).data = node.user_data(ctx.input(node, 0).data)
+
+
+def _log_transform(node, out):
+    # elementwise.cc LogLUTPrepare: non-positive inputs map to the output's lowest value.
+    qmin = -128 if out.type == "INT8" else -32768
+    lowest = _F32(qmin - out.zero_point) * _F32(out.scale)
+
+    def transform(v):
+        safe = np.where(v > 0, v, _F32(1))
+        return np.where(v > 0, _in_float64(np.log, safe), lowest).astype(np.float32)
+
+    return transform
+
+
+def _elu_f32(v):
+    return np.where(v < 0, _expm1_f32(v), v).astype(np.float32)
+
+
+def _gelu_approximate(node) -> bool:
+    return bool(_options_field(node, "approximate", False))
+
+
+_LUT_OPS = (
+    # exp.cc: int16 needs zero points of 0.
+    _LutOp("EXP", ("FLOAT32", "INT8", "INT16"), lambda node: _exp_f32, lambda node, out: _exp_f32, True),
+    # elementwise.cc GenericPrepare: quantized int16 needs zero points of 0.
+    _LutOp("LOG", ("FLOAT32", "INT8", "INT16"), lambda node: partial(_in_float64, np.log), _log_transform, True),
+    _LutOp("ELU", ("FLOAT32", "INT8"), lambda node: _elu_f32, lambda node, out: _elu_f32, False),
+    _LutOp("GELU", ("FLOAT32", "INT8", "UINT8", "INT16"),
+           lambda node: partial(_gelu_float, approximate=_gelu_approximate(node)),
+           lambda node, out: _gelu_approximate_transform if _gelu_approximate(node) else _gelu_transform, False),
+)
+
+# -- PRELU, LEAKY_RELU, HARD_SWISH -----------------------------------------------------------
+
+_PRELU_TYPES = ("FLOAT32", "INT8", "UINT8", "INT16")
+
+
+@dataclass(frozen=True)
+class _PreluParams:
+    input_zp: int
+    alpha_zp: int
+    output_zp: int
+    identity: tuple[int, int]
+    alpha: tuple[int, int]
+
+
+def _prelu_float(x: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    return np.where(x >= 0, x, x * alpha)
+
+
+def _prelu_quantized(q: np.ndarray, alpha: np.ndarray, p: _PreluParams) -> np.ndarray:
+    """reference_ops Prelu: x * input/output scale, or x * alpha * input*alpha/output scale."""
+    v = q - p.input_zp
+    positive = multiply_by_quantized_multiplier(v, *p.identity)
+    negative = multiply_by_quantized_multiplier(v * (alpha - p.alpha_zp), *p.alpha)
+    return np.where(v >= 0, positive, negative) + p.output_zp
+
+
+def _prelu_prepare(ctx, node) -> None:
+    check_inputs(node, 2)
+    x, alpha, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+    _check_type("PRELU", x, _PRELU_TYPES)
+    check(out.type == x.type, f"PRELU: output type {out.type} differs from input type {x.type}")
+    # activations.cc PreluEval: int16 inputs take an int8 alpha, the other types their own.
+    alpha_type = "INT8" if x.type == "INT16" else x.type
+    check(alpha.type == alpha_type, f"PRELU: a {x.type} input needs a {alpha_type} alpha, got {alpha.type}")
+    shape = broadcast_shape(x.shape, alpha.shape)
+    check(shape == tuple(x.shape),
+          f"PRELU: alpha shape {list(alpha.shape)} broadcasts input {list(x.shape)} to {list(shape)}")
+    ctx.resize_tensor(out, shape)
+    if x.type == "FLOAT32":
+        node.user_data = _prelu_float
+        return
+    _require_quantized("PRELU", x, alpha, out)
+    # PreluPrepare: input_scale / output_scale and input_scale * alpha_scale / output_scale, in float.
+    sx, sa, so = _F32(x.scale), _F32(alpha.scale), _F32(out.scale)
+    p = _PreluParams(x.zero_point, alpha.zero_point, out.zero_point, quantize_multiplier(float(sx / so)),
+                     quantize_multiplier(float(sx * sa / so)))
+    rule = partial(_prelu_quantized, p=p)
+    if x.type in _EIGHT_BIT:
+        node.user_data = _pair_lookup(rule, x.dtype)
+    else:
+        node.user_data = lambda q, a: _clamp_to(rule(q.astype(np.int64), a.astype(np.int64)), np.int16)
+
+
+def _prelu_invoke(ctx, node) -> None:
+    x, alpha, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+    out.data = node.user_data(x.data, np.broadcast_to(alpha.data, x.shape))
+
+
+@dataclass(frozen=True)
+class _LeakyParams:
+    input_zp: int
+    output_zp: int
+    identity: tuple[int, int]
+    alpha: tuple[int, int]
+
+
+def _leaky_relu_quantized(q: np.ndarray, p: _LeakyParams) -> np.ndarray:
+    v = q - p.input_zp
+    identity = multiply_by_quantized_multiplier(v, *p.identity)
+    # leaky_relu.h: a negative alpha multiplies by its magnitude and negates the product.
+    mult, shift = p.alpha
+    scaled = np.sign(mult) * multiply_by_quantized_multiplier(v, abs(mult), shift)
+    return np.where(v >= 0, identity, scaled) + p.output_zp
+
+
+def _leaky_relu_prepare(ctx, node) -> None:
+    x, out = _unary_prepare(ctx, node, "LEAKY_RELU", ("FLOAT32", "INT8", "UINT8", "INT16"))
+    alpha = _F32(_options_field(node, "alpha", 0.0))
+    if x.type == "FLOAT32":
+        node.user_data = lambda v: np.where(v > 0, v, v * alpha)
+        return
+    _require_quantized("LEAKY_RELU", x, out)
+    if x.type == "INT16":
+        _require_zero_points("LEAKY_RELU", x, out)
+    # LeakyReluPrepare: input_scale * alpha / output_scale and input_scale / output_scale, in float.
+    sx, so = _F32(x.scale), _F32(out.scale)
+    p = _LeakyParams(x.zero_point, out.zero_point, quantize_multiplier(float(sx / so)),
+                     quantize_multiplier(float(sx * alpha / so)))
+    node.user_data = _lookup(_tabulate(partial(_leaky_relu_quantized, p=p), x.dtype))
+
+
+@dataclass(frozen=True)
+class _HardSwishParams:
+    input_zp: int
+    output_zp: int
+    output_multiplier: int  # int16 fixed point
+    output_exponent: int
+    reluish_multiplier: int
+    reluish_exponent: int
+
+
+def _downscale_to_int16(multiplier: int) -> int:
+    """common.h DownScaleInt32ToInt16Multiplier: round the Q0.31 multiplier to Q0.15."""
+    if multiplier >= INT32_MAX - (1 << 15):
+        return 32767
+    return (multiplier + (1 << 15)) >> 16
+
+
+def _hard_swish_quantized(q: np.ndarray, p: _HardSwishParams) -> np.ndarray:
+    """reference_ops::HardSwish (x86 runs the reference: the NEON form needs true ARM NEON)."""
+    hires = (q - p.input_zp) * 128
+    preshift_output = _srdhm16(hires, p.output_multiplier)
+    # The "reluish" factor: x rescaled from [-3, 3] to [-1, 1] (saturating), then to [0, 1].
+    reluish = hires
+    if p.reluish_exponent > 0:
+        reluish = _saturating_shift_left(reluish, p.reluish_exponent - 1, bits=16)
+    reluish = _srdhm16(reluish, p.reluish_multiplier)
+    if p.reluish_exponent > 0:
+        reluish = _saturating_shift_left(reluish, 1, bits=16)
+    elif p.reluish_exponent < 0:
+        reluish = rounding_divide_by_pot(reluish, -p.reluish_exponent)
+    reluish = (reluish + (1 << 15)) >> 1
+    # SaturatingDoublingHighMul: like the rounding form but truncating, to cancel its bias.
+    product = _trunc_div(reluish * preshift_output, 1 << 15)
+    preshift = np.where((reluish == -32768) & (preshift_output == -32768), 32767, product)
+    return rounding_divide_by_pot(preshift, -p.output_exponent) + p.output_zp
+
+
+def _hard_swish_float(v: np.ndarray) -> np.ndarray:
+    # optimized_ops HardSwish (NEON blocks): (x / 6) * clamp(x + 3, 0, 6) in float32.
+    with np.errstate(invalid="ignore"):
+        return (v * _F32(1.0 / 6.0)) * np.minimum(_F32(6), np.maximum(_F32(0), v + _F32(3)))
+
+
+def _hard_swish_prepare(ctx, node) -> None:
+    x, out = _unary_prepare(ctx, node, "HARD_SWISH", ("FLOAT32", *_EIGHT_BIT))
+    if x.type == "FLOAT32":
+        node.user_data = _hard_swish_float
+        return
+    _require_quantized("HARD_SWISH", x, out)
+    # HardSwishPrepare: the input on a 128x finer scale, rescaled to the output and to [-3, 3].
+    hires = _F32(1.0 / 128.0) * _F32(x.scale)
+    out_mult, out_exp = quantize_multiplier(float(hires / _F32(out.scale)))
+    check(out_exp <= 0, f"HARD_SWISH: input scale {x.scale} is too large for output scale {out.scale}")
+    relu_mult, relu_exp = quantize_multiplier(float(hires / _F32(3.0 / 32768.0)))
+    p = _HardSwishParams(x.zero_point, out.zero_point, _downscale_to_int16(out_mult), out_exp,
+                         _downscale_to_int16(relu_mult), relu_exp)
+    node.user_data = _lookup(_tabulate(partial(_hard_swish_quantized, p=p), x.dtype))
+
+
+# -- SQRT, RSQRT, SQUARE, ABS, NEG -----------------------------------------------------------
+
+
+def _elementwise_quantized(op: str, x, out) -> None:
+    """elementwise.cc GenericPrepare: int8 always, int16 when quantized, with int16 zero points 0."""
+    _require_quantized(op, x, out)
+    if x.type == "INT16":
+        _require_zero_points(op, x, out)
+
+
+def _sqrt_float(x: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        return np.sqrt(x)
+
+
+def _sqrt_quantized(q: np.ndarray, x, out) -> np.ndarray:
+    """SqrtEvalQuantized: dequantize in float, sqrtf, divide by the output scale and truncate."""
+    real = _F32(x.scale) * (q - x.zero_point).astype(np.float32)
+    return cast_to_int32(np.sqrt(real) / _F32(out.scale)) + out.zero_point
+
+
+def _sqrt_prepare(ctx, node) -> None:
+    x, out = _unary_prepare(ctx, node, "SQRT", ("FLOAT32", "INT8", "INT16"))
+    if x.type == "FLOAT32":
+        node.user_data = _sqrt_float
+        return
+    _elementwise_quantized("SQRT", x, out)
+    table = _tabulate(partial(_sqrt_quantized, x=x, out=out), x.dtype)
+    node.user_data = _checked(_lookup(table), x.zero_point, "SQRT: the quantized input has negative values "
+                                                           "(Sqrt is only defined for non-negative values)")
+
+
+def _inv_sqrt_multiplier(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """common.h GetInvSqrtQuantizedMultiplierExp(v, kReverseShift) for 2 <= v < 2**29.
+
+    Five Newton-Raphson steps of x <- 1.5x - (v/2)x^3 in Q3.28 on v normalized into [2**27, 2**29).
+    """
+    srdhm = saturating_rounding_doubling_high_mul
+    pairs = (_clz32(v) - 1) // 2 - 1
+    shift = 11 - pairs
+    normalized = v << (2 * pairs)
+    half_input = rounding_divide_by_pot(normalized >> 1, 1)
+    x = np.full(v.shape, 1 << 28, dtype=np.int64)
+    for _ in range(5):
+        x3 = _saturating_shift_left(srdhm(srdhm(x, x), x), 6)
+        x = _saturating_shift_left(_wrap32(srdhm(3 << 27, x) - srdhm(half_input, x3)), 3)
+    x = srdhm(x, 1518500250)  # sqrt(2)/2 in Q0.31
+    x = np.where(shift < 0, _wrap32(x << np.maximum(-shift, 0)), x)
+    return x, -np.maximum(shift, 0)
+
+
+def _rsqrt_int8(q: np.ndarray, zero_point: int, multiplier: int, shift: int, out_zp: int) -> np.ndarray:
+    """RsqrtEvalQuantizedInt8: 1/sqrt(q - zero_point) in fixed point, then the output rescale."""
+    v = np.maximum(q - zero_point, 0)
+    inv, inv_shift = _inv_sqrt_multiplier(np.maximum(v, 2))
+    inv = np.where(v <= 1, INT32_MAX, inv)
+    inv_shift = np.where(v <= 1, 0, inv_shift)
+    k_shift = 20  # keeps the intermediate an integer
+    data = multiply_by_quantized_multiplier(np.ones_like(v), inv, inv_shift + k_shift)
+    result = multiply_by_quantized_multiplier(data, multiplier, shift - k_shift) + out_zp
+    # A zero input is taken as the largest output.
+    return np.where(v == 0, 127, result)
+
+
+def _rsqrt_prepare(ctx, node) -> None:
+    x, out = _unary_prepare(ctx, node, "RSQRT", ("FLOAT32", "INT8", "INT16"))
+    if x.type == "FLOAT32":
+        node.user_data = _rsqrt_float
+        return
+    _elementwise_quantized("RSQRT", x, out)
+    if x.type == "INT8":
+        # SetRsqrtOutputMultiplier: 1 / (sqrtf(input_scale) * output_scale), the product in float.
+        mult, shift = quantize_multiplier(1.0 / float(np.sqrt(_F32(x.scale)) * _F32(out.scale)))
+        table = _tabulate(partial(_rsqrt_int8, zero_point=x.zero_point, multiplier=mult, shift=shift,
+                                  out_zp=out.zero_point), np.int8)
+    else:
+        # elementwise.cc: int16 RSQRT is a LUT; non-positive inputs give the largest output.
+        top = _F32(32767) * _F32(out.scale)
+
+        def transform(v):
+            safe = np.where(v > 0, v, _F32(1))
+            return np.where(v > 0, _F32(1) / np.sqrt(safe), top).astype(np.float32)
+
+        table = _lut_table(transform, x, out)
+    node.user_data = _checked(_lookup(table), x.zero_point, "RSQRT: the quantized input has values below its "
+                                                            "zero point (Rsqrt is only defined for positive values)")
+
+
+def _rsqrt_float(x: np.ndarray) -> np.ndarray:
+    """1.f / std::sqrt(f): both steps are correctly rounded float32 operations."""
+    with np.errstate(all="ignore"):
+        return _F32(1) / np.sqrt(x)
+
+
+@dataclass(frozen=True)
+class _AbsParams:
+    input_zp: int
+    output_zp: int
+    multiplier: tuple[int, int] | None  # None when input and output scales are equal
+
+
+def _abs_quantized(q: np.ndarray, p: _AbsParams) -> np.ndarray:
+    v = np.abs(q - p.input_zp)
+    if p.multiplier is not None:
+        v = multiply_by_quantized_multiplier(v, *p.multiplier)
+    return v + p.output_zp
+
+
+def _abs_prepare(ctx, node) -> None:
+    x, out = _unary_prepare(ctx, node, "ABS", ("FLOAT32", "INT8", "INT16", "INT32"))
+    if not (x.type == "INT8" or (x.type == "INT16" and _quantized(x))):
+        node.user_data = np.abs  # float32, int32 and plain int16 (wrapping like std::abs)
+        return
+    _elementwise_quantized("ABS", x, out)
+    sx, so = _F32(x.scale), _F32(out.scale)
+    p = _AbsParams(x.zero_point, out.zero_point, quantize_multiplier(float(sx / so)) if sx != so else None)
+    node.user_data = _lookup(_tabulate(partial(_abs_quantized, p=p), x.dtype))
+
+
+def _square_float(x: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        return x * x
+
+
+def _unary_prepare_with(op: str, supported, fn):
+    def prepare(ctx, node) -> None:
+        _unary_prepare(ctx, node, op, supported)
+        node.user_data = fn
+
+    return prepare
+
+
+# -- MINIMUM, MAXIMUM, SQUARED_DIFFERENCE, POW -----------------------------------------------
+
+_MIN_MAX_TYPES = ("FLOAT32", "UINT8", "INT8", "INT16", "INT32", "INT64")
+
+
+def _min_max(op: str) -> Registration:
+    def prepare(ctx, node) -> None:
+        _binary_prepare(ctx, node, op, _MIN_MAX_TYPES)
+
+    def invoke(ctx, node) -> None:
+        a, b, out = ctx.input(node, 0).data, ctx.input(node, 1).data, ctx.output(node, 0)
+        # maximum_minimum.cc: el1 > el2 ? el1 : el2 (a NaN second operand wins), no requantization.
+        pick_first = a > b if op == "MAXIMUM" else a < b
+        out.data = np.where(pick_first, a, b).astype(out.dtype).reshape(out.shape)
+
+    return Registration(prepare=prepare, invoke=invoke)
+
+
+@dataclass(frozen=True)
+class _SquaredDifferenceParams:
+    zero_points: tuple[int, int, int]
+    input1: tuple[int, int]
+    input2: tuple[int, int]
+    output: tuple[int, int]
+
+
+def _squared_difference_quantized(a: np.ndarray, b: np.ndarray, p: _SquaredDifferenceParams) -> np.ndarray:
+    """squared_difference.cc: both inputs on a shared scale with 7 bits of headroom, squared, rescaled."""
+    za, zb, zo = p.zero_points
+    sa = multiply_by_quantized_multiplier((a - za) << 7, *p.input1)
+    sb = multiply_by_quantized_multiplier((b - zb) << 7, *p.input2)
+    return multiply_by_quantized_multiplier((sa - sb) * (sa - sb), *p.output) + zo
+
+
+def _smaller_than_one(op: str, real: float) -> tuple[int, int]:
+    """QuantizeMultiplierSmallerThanOneExp, which TFLite checks is in (0, 1)."""
+    check(0.0 < real < 1.0, f"{op}: the quantized rescaling multiplier {real:g} is outside (0, 1)")
+    return quantize_multiplier(real)
+
+
+def _squared_difference_float(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore", invalid="ignore"):
+        d = a - b
+        return d * d  # int32 wraps like the C++
+
+
+def _squared_difference_prepare(ctx, node) -> None:
+    a, b, out = _binary_prepare(ctx, node, "SQUARED_DIFFERENCE", ("FLOAT32", "INT32", "INT8"))
+    if a.type != "INT8":
+        node.user_data = _squared_difference_float
+        return
+    _require_quantized("SQUARED_DIFFERENCE", a, b, out)
+    twice_max = 2.0 * float(max(_F32(a.scale), _F32(b.scale)))
+    output_real = twice_max * twice_max / float(_F32(1 << 14) * _F32(out.scale))
+    p = _SquaredDifferenceParams(
+        (a.zero_point, b.zero_point, out.zero_point),
+        _smaller_than_one("SQUARED_DIFFERENCE", a.scale / twice_max),
+        _smaller_than_one("SQUARED_DIFFERENCE", b.scale / twice_max),
+        _smaller_than_one("SQUARED_DIFFERENCE", output_real))
+    node.user_data = _pair_lookup(partial(_squared_difference_quantized, p=p), np.int8)
+
+
+def _apply_binary(ctx, node) -> None:
+    """The invoke of binary ops whose prepare chose a function of the two (broadcast) inputs."""
+    out = ctx.output(node, 0)
+    a, b = np.broadcast_arrays(ctx.input(node, 0).data, ctx.input(node, 1).data)
+    out.data = node.user_data(a, b).reshape(out.shape)
+
+
+def _pow_prepare(ctx, node) -> None:
+    a, b, _ = _binary_prepare(ctx, node, "POW", ("FLOAT32", "INT32"))
+    node.user_data = tuple(a.shape) != tuple(b.shape)
+
+
+def _integer_power(x: np.ndarray, exponent: int, mul) -> np.ndarray:
+    """optimized_ops IntegerExponentPow: square-and-multiply, one Mul kernel call per step."""
+    if exponent == 1:
+        return x
+    half = _integer_power(x, exponent // 2, mul)
+    result = mul(half, half)
+    return mul(x, result) if exponent % 2 else result
+
+
+def _scalar_integer_exponent(b: np.ndarray) -> int | None:
+    """BroadcastPow4D's fast path: a one-element exponent within 1e-5 of an integer >= 1."""
+    if b.size != 1:
+        return None
+    e = b.reshape(-1)[0]
+    rounded = int(tflite_round(float(e))) if np.isfinite(e) else 0
+    if not 1 <= rounded <= INT32_MAX:  # static_cast<int> of a larger value is INT32_MIN on x86
+        return None
+    close = abs(e - rounded) < _F32(1e-5) if b.dtype == np.float32 else e == rounded
+    return rounded if close else None
+
+
+def _pow_invoke(ctx, node) -> None:
+    a, b, out = ctx.input(node, 0).data, ctx.input(node, 1).data, ctx.output(node, 0)
+    is_int = out.type == "INT32"
+    if is_int:
+        check(bool(np.all(b >= 0)), "POW: negative exponents are not supported for INT32")
+    # Only a broadcasting POW (input shapes differ) takes BroadcastPow4D's integer-exponent path.
+    exponent = _scalar_integer_exponent(b) if node.user_data else None
+    with np.errstate(all="ignore"):
+        if exponent is not None and is_int:
+            result = _integer_power(a.astype(np.int64), exponent, lambda u, v: _wrap32(u * v))
+        elif exponent is not None:
+            # Each Mul clamps to the float range: overflow gives +-FLT_MAX, not infinity.
+            result = _integer_power(a, exponent, lambda u, v: np.clip(u * v, -_FLT_MAX, _FLT_MAX))
+        else:
+            # std::pow: float for float32, double for int32 (then static_cast<int32_t>).
+            power = np.power(a.astype(np.float64), b.astype(np.float64))
+            result = cast_to_int32(power) if is_int else power
+        out.data = np.broadcast_to(result, out.shape).astype(out.dtype)
+
+
+# -- DIV, FLOOR_DIV, FLOOR_MOD ---------------------------------------------------------------
+
+_DIV_QUANTIZED = ("UINT8", "INT8", "INT16")
+
+
+def _float_activation_range(code) -> tuple[float, float]:
+    """CalculateActivationRange: NONE (and TANH, SIGN_BIT) still clamp to the finite float range."""
+    return {"RELU": (0.0, _FLT_MAX), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0)}.get(
+        activation_name(code), (-_FLT_MAX, _FLT_MAX))
+
+
+def _int32_activation_range(code) -> tuple[int, int]:
+    return {"RELU": (0, INT32_MAX), "RELU6": (0, 6), "RELU_N1_TO_1": (-1, 1)}.get(
+        activation_name(code), (INT32_MIN, INT32_MAX))
+
+
+@dataclass(frozen=True)
+class _DivQuantized:
+    zero_points: tuple[int, int, int]
+    multiplier: int
+    shift: int
+    act_min: int
+    act_max: int
+
+
+def _rounding_divide_by_pot_x86(x: np.ndarray, exponent: np.ndarray) -> np.ndarray:
+    """gemmlowp RoundingDivideByPOT on int32 as x86 executes it for any exponent: the mask is
+    (1 << e) - 1 truncated to 32 bits and the arithmetic shift count is taken mod 32."""
+    mask = _wrap32((np.int64(1) << np.clip(exponent, 0, 62)) - 1)
+    threshold = (mask >> 1) + (x < 0)
+    return (x >> (exponent & 31)) + ((x & mask) > threshold)
+
+
+def _div_quantized(a: np.ndarray, b: np.ndarray, p: _DivQuantized) -> np.ndarray:
+    """reference_ops DivElementwise: x1 * (1/x2) with gemmlowp's reciprocal, then the rescale."""
+    srdhm = saturating_rounding_doubling_high_mul
+    za, zb, zo = p.zero_points
+    x1, x2 = a - za, b - zb
+    # A negative divisor flips both signs so that the reciprocal is positive.
+    x1 = np.where(x2 < 0, -x1, x1)
+    x2 = np.abs(x2)
+    # GetReciprocal(x2, 31): x2 normalized to [1, 2), 1/(1 + fraction) in Q0.31.
+    headroom_plus_one = _clz32(x2)
+    recip_shift = 31 - headroom_plus_one
+    recip = _one_over_one_plus_x(((x2 << headroom_plus_one) & 0xFFFFFFFF) - (1 << 31))
+    headroom = _clrsb32(x1)
+    quotient = srdhm(_wrap32(x1 << headroom), recip)
+    total_shift = p.shift - recip_shift - headroom
+    scaled = _rounding_divide_by_pot_x86(srdhm(quotient, p.multiplier), -total_shift)
+    return np.clip(scaled + zo, p.act_min, p.act_max)
+
+
+def _div_float(a: np.ndarray, b: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        # Division by zero is allowed; the activation clamp turns infinities into +-FLT_MAX.
+        return np.clip(a / b, lo, hi).astype(np.float32)
+
+
+def _div_int32(a: np.ndarray, b: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    x, y = a.astype(np.int64), b.astype(np.int64)
+    q = np.sign(x) * np.sign(y) * (np.abs(x) // np.abs(y))  # C++ division truncates
+    return _wrap32(np.clip(q, lo, hi)).astype(np.int32)
+
+
+def _div_prepare(ctx, node) -> None:
+    a, b, out = _binary_prepare(ctx, node, "DIV", ("FLOAT32", "INT32", *_DIV_QUANTIZED))
+    act = _options_field(node, "fused_activation_function", 0)
+    if a.type == "FLOAT32":
+        node.user_data = partial(_div_float, lo=_float_activation_range(act)[0], hi=_float_activation_range(act)[1])
+        return
+    if a.type == "INT32":
+        node.user_data = partial(_div_int32, lo=_int32_activation_range(act)[0], hi=_int32_activation_range(act)[1])
+        return
+    _require_quantized("DIV", a, b, out)
+    name = activation_name(act)
+    lo, hi = activation_range_quantized(name if name in ("RELU", "RELU6", "RELU_N1_TO_1") else "NONE",
+                                        out.scale, out.zero_point, out.dtype)
+    # div.cc: input1_scale / (input2_scale * output_scale), all of it in float.
+    mult, shift = quantize_multiplier(float(_F32(a.scale) / (_F32(b.scale) * _F32(out.scale))))
+    p = _DivQuantized((a.zero_point, b.zero_point, out.zero_point), mult, shift, lo, hi)
+    rule = partial(_div_quantized, p=p)
+    if a.type in _EIGHT_BIT:
+        node.user_data = _pair_lookup(rule, a.dtype)
+    else:
+        node.user_data = lambda u, v: rule(u.astype(np.int64), v.astype(np.int64)).astype(np.int16)
+
+
+def _div_invoke(ctx, node) -> None:
+    b = ctx.input(node, 1)
+    if b.type != "FLOAT32":
+        # div.cc CheckNonZero: no divisor may be zero (its zero point when quantized).
+        zero = b.zero_point if b.type in _DIV_QUANTIZED else 0
+        check(bool(np.all(b.data != zero)), "DIV: division by zero (the divisor has a zero value)")
+    _apply_binary(ctx, node)
+
+
+def _floor_div_prepare(ctx, node) -> None:
+    _binary_prepare(ctx, node, "FLOOR_DIV", ("FLOAT32", "INT32", "INT16", "INT8"))
+
+
+def _floor_div_invoke(ctx, node) -> None:
+    a, b, out = ctx.input(node, 0).data, ctx.input(node, 1).data, ctx.output(node, 0)
+    check(bool(np.all(b != 0)), "FLOOR_DIV: division by zero")
+    if out.type == "FLOAT32":
+        # floor_div.h: std::floor of the quotient in double.
+        result = np.floor(a.astype(np.float64) / b.astype(np.float64))
+    else:
+        result = np.floor_divide(a.astype(np.int64), b.astype(np.int64))
+    out.data = np.broadcast_to(result, out.shape).astype(out.dtype)
+
+
+def _floor_mod_prepare(ctx, node) -> None:
+    _binary_prepare(ctx, node, "FLOOR_MOD", ("FLOAT32", "INT8", "INT16", "INT32", "INT64"))
+
+
+def _floor_mod_invoke(ctx, node) -> None:
+    a, b, out = ctx.input(node, 0).data, ctx.input(node, 1).data, ctx.output(node, 0)
+    if out.type == "FLOAT32":
+        # floor_mod.h: fmod, then the divisor added when the signs differ.
+        with np.errstate(all="ignore"):
+            trunc = np.fmod(a, b)
+            result = np.where((trunc != 0) & ((b < 0) != (trunc < 0)), trunc + b, trunc)
+    else:
+        check(bool(np.all(b != 0)), "FLOOR_MOD: division by zero")
+        result = np.mod(a.astype(np.int64), b.astype(np.int64))
+    out.data = np.broadcast_to(result, out.shape).astype(out.dtype)
+
+
+# -- registration ----------------------------------------------------------------------------
+
+
+def _unary(prepare) -> Registration:
+    return Registration(prepare=prepare, invoke=_apply_unary)
+
+
+def register(resolver) -> None:
+    add = resolver.add_builtin
+    # PRELU, HARD_SWISH, ELU, SQUARE, NEG, POW have only version 1 (register.cc).
+    add("PRELU", Registration(prepare=_prelu_prepare, invoke=_prelu_invoke), 1, 1)
+    # LEAKY_RELU: v2 adds int16.
+    add("LEAKY_RELU", _unary(_leaky_relu_prepare), 1, 2)
+    add("HARD_SWISH", _unary(_hard_swish_prepare), 1, 1)
+    # EXP, LOG: v2 int8/int16. ELU: v1 only. GELU: v2 int8/uint8; v3 (float16) is not implemented.
+    versions = {"EXP": 2, "LOG": 2, "ELU": 1, "GELU": 2}
+    for spec in _LUT_OPS:
+        add(spec.name, _unary(_lut_op_prepare(spec)), 1, versions[spec.name])
+    # SQRT: v2 int8/int16. RSQRT: v2 int8, v3 int16; v4 (float16) is not implemented.
+    add("SQRT", _unary(_sqrt_prepare), 1, 2)
+    add("RSQRT", _unary(_rsqrt_prepare), 1, 3)
+    add("SQUARE", _unary(_unary_prepare_with("SQUARE", ("FLOAT32",), _square_float)), 1, 1)
+    # ABS: v2 int8, v3 quantized int16, v4 plain int16, v5 int32.
+    add("ABS", _unary(_abs_prepare), 1, 5)
+    # neg.cc: a plain negation for every type, integers wrapping (no requantization).
+    add("NEG", _unary(_unary_prepare_with("NEG", ("FLOAT32", "INT8", "INT16", "INT32", "INT64"), np.negative)), 1, 1)
+    # MINIMUM, MAXIMUM: v2 int8, v3 broadcasting beyond 4-D, v4 int16.
+    add("MINIMUM", _min_max("MINIMUM"), 1, 4)
+    add("MAXIMUM", _min_max("MAXIMUM"), 1, 4)
+    # SQUARED_DIFFERENCE: v2 int8.
+    add("SQUARED_DIFFERENCE", Registration(prepare=_squared_difference_prepare, invoke=_apply_binary), 1, 2)
+    add("POW", Registration(prepare=_pow_prepare, invoke=_pow_invoke), 1, 1)
+    # DIV: v2 broadcasting beyond 4-D (the quantized forms are version 1).
+    add("DIV", Registration(prepare=_div_prepare, invoke=_div_invoke), 1, 2)
+    # FLOOR_DIV: v2 float32, v3 int8/int16. FLOOR_MOD: v2 int8/int16.
+    add("FLOOR_DIV", Registration(prepare=_floor_div_prepare, invoke=_floor_div_invoke), 1, 3)
+    add("FLOOR_MOD", Registration(prepare=_floor_mod_prepare, invoke=_floor_mod_invoke), 1, 2)

@@ -1,0 +1,801 @@
+"""Hardware descriptions: YAML files -> frozen dataclasses, checked strictly.
+
+Every problem is a `ConfigError` that says where and what, e.g.
+``hw_configs/x.yaml:14: link.bandwidth: expected a rate like '320 MB/s', got 'fast'``.
+A file is checked completely before anything is built: all its errors are collected and
+raised together (first line: the first error). Files are read as UTF-8 with
+`yaml.compose` (SafeLoader) so every key keeps its line; only plain scalars, lists and
+mappings are accepted (no tags that construct objects, no duplicate keys).
+
+Keys (units as in `accelsim.units`: '500 MHz', '8 MiB', '320 MB/s', '2 us'):
+
+| key                                | kinds            | value                                                      |
+|------------------------------------|------------------|------------------------------------------------------------|
+| name                               | all, required    | non-empty string, unique within a system                   |
+| kind                               | all, required    | systolic, vector or cpu                                    |
+| clock                              | all, required    | frequency                                                  |
+| compute.rows, compute.cols         | systolic, req.   | whole number >= 1: rows and columns of MAC cells           |
+| compute.dataflow                   | systolic, req.   | os, ws or is (SCALE-Sim's output/weight/input stationary)  |
+| compute.vector_lanes               | systolic, req.   | whole number >= 1: lanes of the array's vector path        |
+| compute.lanes                      | vector, req.     | whole number >= 1: 8-bit lanes of one vector unit          |
+| compute.contexts                   | vector, req.     | whole number >= 1: vector units working in parallel        |
+| compute.efficiency                 | vector, cpu      | number in (0, 1], fraction of peak reached (default 1)     |
+| compute.simd_bits                  | cpu, required    | whole number, multiple of 8: SIMD register width           |
+| compute.macs_per_cycle             | cpu, required    | mapping dtype -> MACs per cycle (e.g. float32: 8, int8: 32)|
+| memory.param_cache                 | systolic, req.   | size of on-chip parameter (weight) storage                 |
+| memory.onchip                      | optional         | size of on-chip activation memory (default 0)              |
+| memory.onchip_bandwidth            | systolic, req.   | rate of on-chip memory                                     |
+| memory.dram_bandwidth              | vector/cpu, req. | rate of (shared) DRAM as this device sees it               |
+| link.bandwidth                     | accelerators     | rate of host <-> device transfers (link optional for cpu)  |
+| link.latency                       | optional         | time per transfer (default 0 s)                            |
+| link.call_overhead                 | optional         | time per delegate invocation (default 0 s)                 |
+| link.shared_memory                 | optional         | bool: tensors are shared with the host, not copied         |
+| claims                             | accelerators     | non-empty list of claim rules (below); optional for cpu    |
+| claims[i].op                       | required         | builtin op name (runtime.model.BUILTIN_OPS)                |
+| claims[i].versions                 | required         | '1-3', [1, 3] or 2                                         |
+| claims[i].dtypes                   | required         | list of tensor types, lower case: [int8, uint8]            |
+| claims[i].constraints              | optional         | mapping; vocabulary in delegates.spec                      |
+| partition.policy                   | optional         | tflite (default) or prefix                                 |
+| partition.max_delegated_partitions | optional         | whole number >= 0 (0 = no limit)                           |
+| partition.min_nodes_per_partition  | optional         | whole number >= 0                                          |
+| numerics.mode                      | optional         | reference (default), float16 or rounding                   |
+| numerics.rounding                  | with rounding    | one of delegates.spec.ROUNDING_MODES                       |
+
+Accelerators are kinds systolic and vector: they need `link` and `claims`; a cpu config
+describes a host and may omit both. `apply_overrides` changes keys by path for sweeps.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.constructor import SafeConstructor
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+from accelsim import units
+from delegates.spec import (
+    BOOL_CONSTRAINTS,
+    INT_CONSTRAINTS,
+    NAME_CONSTRAINTS,
+    NUMERICS_MODES,
+    PADDINGS,
+    PARTITION_KINDS,
+    ROUNDING_MODES,
+    AcceleratorSpec,
+    ClaimRule,
+    Numerics,
+    PartitionPolicy,
+)
+from runtime.errors import AccelsimError
+from runtime.model import BUILTIN_OPS, TENSOR_TYPES
+
+KINDS = ("systolic", "vector", "cpu")
+ACCELERATOR_KINDS = ("systolic", "vector")
+DATAFLOWS = ("os", "ws", "is")
+DTYPES = tuple(sorted(name.lower() for name in TENSOR_TYPES))
+
+_YAML = "tag:yaml.org,2002:"
+_SCALAR_TAGS = {_YAML + t for t in ("str", "int", "float", "bool", "null")}
+# An unquoted date resolves to a timestamp; it is read as the text it is.
+_TEXT_TAGS = {_YAML + "timestamp"}
+_KEY_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\[\d+\]")
+# Aliases are expanded into copies; this bounds the work a small file full of aliases can cause.
+_MAX_VALUES = 100_000
+
+
+class ConfigError(AccelsimError, ValueError):
+    """A hardware description is invalid; `errors` lists every problem, one 'file:line: key: what' each."""
+
+    def __init__(self, errors: Sequence[str]):
+        self.errors = tuple(errors)
+        super().__init__("\n".join(self.errors))
+
+
+@dataclass(frozen=True)
+class SystolicCompute:
+    rows: int
+    cols: int
+    dataflow: str
+    vector_lanes: int
+
+
+@dataclass(frozen=True)
+class VectorCompute:
+    lanes: int
+    contexts: int
+    efficiency: float = 1.0
+
+
+@dataclass(frozen=True)
+class CpuCompute:
+    simd_bits: int
+    macs_per_cycle: tuple[tuple[str, float], ...]  # (dtype, MACs per cycle), sorted by dtype
+    efficiency: float = 1.0
+
+
+@dataclass(frozen=True)
+class Memory:
+    param_cache: int = 0
+    onchip: int = 0
+    onchip_bandwidth: float | None = None
+    dram_bandwidth: float | None = None
+
+
+@dataclass(frozen=True)
+class Link:
+    bandwidth: float
+    latency: float = 0.0
+    call_overhead: float = 0.0
+    shared_memory: bool = False
+
+
+@dataclass(frozen=True)
+class _Document:
+    """Plain data of a YAML file plus the line of every key path; what overrides edit."""
+
+    data: Any
+    lines: Mapping[tuple, int]
+
+
+@dataclass(frozen=True)
+class HardwareConfig:
+    """One accelerator or host, as loaded from YAML (units converted to Hz, bytes, bytes/s, s)."""
+
+    name: str
+    kind: str
+    clock: float
+    compute: SystolicCompute | VectorCompute | CpuCompute
+    memory: Memory
+    link: Link | None = None
+    claims: tuple[ClaimRule, ...] = ()
+    partition: PartitionPolicy = PartitionPolicy()
+    numerics: Numerics = Numerics()
+    source: str = field(default="<memory>", compare=False)
+    document: _Document | None = field(default=None, compare=False, hash=False, repr=False)
+
+    @property
+    def is_accelerator(self) -> bool:
+        return self.kind in ACCELERATOR_KINDS
+
+
+@dataclass(frozen=True)
+class System:
+    """A host and the accelerators attached to it."""
+
+    host: HardwareConfig
+    accelerators: tuple[HardwareConfig, ...]
+
+
+# ---------------------------------------------------------------------------------------------
+# YAML -> plain data with lines.
+
+
+class _Invalid:
+    """Stands for a value already reported as an error; checks skip it silently."""
+
+
+_INVALID = _Invalid()
+
+
+def _tag_name(tag: str) -> str:
+    return "!!" + tag[len(_YAML):] if tag.startswith(_YAML) else tag
+
+
+def _keypath(path: Iterable) -> str:
+    """('claims', 3, 'op') -> 'claims[3].op'."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
+
+
+class _Reader:
+    """Turns a composed YAML node tree into dicts, lists and scalars, recording lines and errors."""
+
+    def __init__(self, source: str):
+        self.source = source
+        self.lines: dict[tuple, int] = {}
+        self.errors: list[tuple[int, str]] = []
+        self.constructor = SafeConstructor()
+        self.budget = _MAX_VALUES
+
+    def error(self, node, path: tuple, message: str) -> None:
+        line = node.start_mark.line + 1
+        where = f"{_keypath(path)}: " if path else ""
+        self.errors.append((line, f"{self.source}:{line}: {where}{message}"))
+
+    def read(self, node, path: tuple = ()) -> Any:
+        self.budget -= 1
+        if self.budget == 0:
+            self.error(node, path, f"the document expands to more than {_MAX_VALUES} values (aliases?)")
+        if self.budget <= 0:
+            return _INVALID
+        if isinstance(node, MappingNode) and node.tag == _YAML + "map":
+            return self._mapping(node, path)
+        if isinstance(node, SequenceNode) and node.tag == _YAML + "seq":
+            items = []
+            for i, item in enumerate(node.value):
+                self.lines[(*path, i)] = item.start_mark.line + 1
+                items.append(self.read(item, (*path, i)))
+            return items
+        if isinstance(node, ScalarNode) and node.tag in _SCALAR_TAGS:
+            return self.constructor.construct_object(node)
+        if isinstance(node, ScalarNode) and node.tag in _TEXT_TAGS:
+            return node.value
+        self.error(node, path, f"YAML tag {_tag_name(node.tag)} is not allowed (only plain values, lists "
+                               "and mappings)")
+        return _INVALID
+
+    def _mapping(self, node: MappingNode, path: tuple) -> dict:
+        result: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if not (isinstance(key_node, ScalarNode) and key_node.tag == _YAML + "str"):
+                shown = key_node.value if isinstance(key_node, ScalarNode) else "a " + type(key_node).__name__
+                self.error(key_node, path, f"keys must be plain names, got {shown!r}")
+                continue
+            key = key_node.value
+            child = (*path, key)
+            if key in result:
+                self.error(key_node, child, f"duplicate key (first given on line {self.lines[child]})")
+                continue
+            self.lines[child] = key_node.start_mark.line + 1
+            result[key] = self.read(value_node, child)
+        return result
+
+
+def _read_document(path: str) -> tuple[_Document | None, list[tuple[int, str]]]:
+    """The file's data and lines, or the errors that prevent reading it."""
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        return None, [(0, f"{path}: cannot read: {exc.strerror or exc}")]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        return None, [(line, f"{path}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})")]
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else 1
+        return None, [(line, f"{path}:{line}: YAML syntax error: {exc.problem or exc.context}")]
+    except yaml.YAMLError as exc:
+        return None, [(1, f"{path}:1: YAML error: {exc}")]
+    if node is None:
+        return None, [(1, f"{path}:1: expected a mapping of hardware settings, got an empty file")]
+    reader = _Reader(path)
+    data = reader.read(node)
+    reader.lines[()] = node.start_mark.line + 1
+    return _Document(data, reader.lines), reader.errors
+
+
+# ---------------------------------------------------------------------------------------------
+# Checking plain data and building the dataclasses.
+
+
+def _suggest(word: str, choices: Iterable[str]) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6) if isinstance(word, str) else []
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _choices_text(choices: Sequence[str]) -> str:
+    return ", ".join(choices)
+
+
+class _Checker:
+    """Validates one document against the schema, collecting every error with its file:line: key."""
+
+    def __init__(self, source: str, lines: Mapping[tuple, int], overridden: frozenset = frozenset()):
+        self.source = source
+        self.lines = lines
+        self.overridden = overridden
+        self.errors: list[tuple[int, str]] = []
+
+    def error(self, path: tuple, message: str) -> None:
+        key = f"{_keypath(path)}: " if path else ""
+        if any(path[:i] in self.overridden for i in range(len(path) + 1)):
+            self.errors.append((0, f"{self.source}: override {key}{message}"))
+            return
+        probe = path
+        while probe and probe not in self.lines:
+            probe = probe[:-1]
+        line = self.lines.get(probe)
+        where = f"{self.source}:{line}" if line else self.source
+        self.errors.append((line or 0, f"{where}: {key}{message}"))
+
+    # -- structure -----------------------------------------------------------------------------
+
+    def mapping(self, path: tuple, value: Any, required: Sequence[str], optional: Sequence[str]) -> dict | None:
+        """The mapping at `path`, after reporting unknown and missing keys (None if not a mapping)."""
+        if value is _INVALID:
+            return None
+        if not isinstance(value, dict):
+            self.error(path, f"expected a mapping, got {_describe(value)}")
+            return None
+        allowed = (*required, *optional)
+        for key in value:
+            if key not in allowed:
+                hint = _suggest(key, allowed) or f"; expected one of: {_choices_text(allowed)}"
+                self.error((*path, key), f"unknown key{hint}")
+        for key in required:
+            if key not in value:
+                self.error((*path, key), "required key missing")
+        return {k: v for k, v in value.items() if k in allowed and v is not _INVALID}
+
+    # -- scalars -------------------------------------------------------------------------------
+
+    def unit(self, path: tuple, value: Any, parse) -> Any:
+        if value is _INVALID:
+            return None
+        try:
+            return parse(value)
+        except ValueError as exc:
+            self.error(path, str(exc))
+            return None
+
+    def whole(self, path: tuple, value: Any, minimum: int, example: int = 64) -> int | None:
+        if value is _INVALID:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.error(path, f"expected a whole number like {example}, got {value!r}")
+            return None
+        if value < minimum:
+            self.error(path, f"expected a whole number >= {minimum}, got {value}")
+            return None
+        return value
+
+    def fraction(self, path: tuple, value: Any) -> float | None:
+        number = self.unit(path, value, units.parse_number)
+        if number is not None and not 0 < number <= 1:
+            self.error(path, f"expected a number in (0, 1] like 0.8, got {value!r}")
+            return None
+        return number
+
+    def positive(self, path: tuple, value: Any) -> float | None:
+        number = self.unit(path, value, units.parse_number)
+        if number is not None and number <= 0:
+            self.error(path, f"expected a number above 0, got {value!r}")
+            return None
+        return number
+
+    def choice(self, path: tuple, value: Any, choices: Sequence[str], what: str = "") -> str | None:
+        if value is _INVALID:
+            return None
+        if isinstance(value, str) and value in choices:
+            return value
+        what = what or f"one of {_choices_text(choices)}"
+        self.error(path, f"expected {what}, got {value!r}{_suggest(value, choices)}")
+        return None
+
+    def boolean(self, path: tuple, value: Any) -> bool | None:
+        if value is _INVALID:
+            return None
+        if not isinstance(value, bool):
+            self.error(path, f"expected true or false, got {value!r}")
+            return None
+        return value
+
+    def text(self, path: tuple, value: Any) -> str | None:
+        if value is _INVALID:
+            return None
+        if not isinstance(value, str) or not value.strip() or "\n" in value:
+            self.error(path, f"expected a one-line name, got {value!r}")
+            return None
+        return value
+
+    def names(self, path: tuple, value: Any, choices: Sequence[str], what: str, example: str) -> tuple[str, ...] | None:
+        """A non-empty list of names from `choices`."""
+        if value is _INVALID:
+            return None
+        if not isinstance(value, list) or not value:
+            self.error(path, f"expected a list of {what} like [{example}], got {value!r}")
+            return None
+        good = [self.choice((*path, i), v, choices, f"a {what[:-1] if what.endswith('s') else what}")
+                for i, v in enumerate(value)]
+        return tuple(good) if None not in good else None
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return repr(value)
+    return f"{type(value).__name__} {value!r}"
+
+
+_VERSION_RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
+_VERSION_EXPECT = "expected a version range like '1-3', [1, 3] or 2"
+
+
+def _versions(check: _Checker, path: tuple, value: Any) -> tuple[int, int] | None:
+    if value is _INVALID:
+        return None
+    pair = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        pair = (value, value)
+    elif isinstance(value, list) and len(value) == 2 and all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value):
+        pair = (value[0], value[1])
+    elif isinstance(value, str) and (m := _VERSION_RANGE.match(value)):
+        pair = (int(m.group(1)), int(m.group(2) or m.group(1)))
+    if pair is None:
+        check.error(path, f"{_VERSION_EXPECT}, got {value!r}")
+        return None
+    if min(pair) < 1:
+        check.error(path, f"{_VERSION_EXPECT}, got {value!r} (versions start at 1)")
+        return None
+    if pair[0] > pair[1]:
+        check.error(path, f"{_VERSION_EXPECT}, got {value!r} (min above max)")
+        return None
+    return pair
+
+
+def _constraints(check: _Checker, path: tuple, value: Any) -> dict | None:
+    body = check.mapping(path, value, (), (*INT_CONSTRAINTS, *NAME_CONSTRAINTS, *BOOL_CONSTRAINTS))
+    if body is None:
+        return None
+    result = {}
+    for name, v in body.items():
+        key = (*path, name)
+        if name in INT_CONSTRAINTS:
+            result[name] = check.whole(key, v, 1, example=3)
+        elif name in NAME_CONSTRAINTS:
+            choices = NAME_CONSTRAINTS[name]
+            what, example = ("paddings", "SAME") if choices is PADDINGS else ("activations", "NONE, RELU")
+            result[name] = check.names(key, v, choices, what, example)
+        else:
+            result[name] = check.boolean(key, v)
+    return result if None not in result.values() else None
+
+
+def _claim(check: _Checker, path: tuple, value: Any) -> ClaimRule | None:
+    body = check.mapping(path, value, ("op", "versions", "dtypes"), ("constraints",))
+    if body is None:
+        return None
+    op = versions = dtypes = None
+    if "op" in body:
+        op = check.choice((*path, "op"), body["op"], tuple(BUILTIN_OPS), "a builtin op name like CONV_2D")
+    if "versions" in body:
+        versions = _versions(check, (*path, "versions"), body["versions"])
+    if "dtypes" in body:
+        dtypes = check.names((*path, "dtypes"), body["dtypes"], DTYPES, "dtypes", "int8")
+    constraints = _constraints(check, (*path, "constraints"), body.get("constraints", {}))
+    if None in (op, versions, dtypes, constraints):
+        return None
+    return ClaimRule(op, versions, frozenset(dtypes), constraints)
+
+
+def _claims(check: _Checker, value: Any) -> tuple[ClaimRule, ...] | None:
+    path = ("claims",)
+    if not isinstance(value, list) or not value:
+        check.error(path, f"expected a non-empty list of claim rules, got {_describe(value)}")
+        return None
+    rules = [_claim(check, (*path, i), item) for i, item in enumerate(value)]
+    return tuple(rules) if None not in rules else None
+
+
+def _compute(check: _Checker, kind: str, value: Any):
+    path = ("compute",)
+    if kind == "systolic":
+        body = check.mapping(path, value, ("rows", "cols", "dataflow", "vector_lanes"), ())
+        if body is None:
+            return None
+        parts = {k: check.whole((*path, k), body[k], 1) for k in ("rows", "cols", "vector_lanes") if k in body}
+        if "dataflow" in body:
+            parts["dataflow"] = check.choice((*path, "dataflow"), body["dataflow"], DATAFLOWS)
+        return SystolicCompute(**parts) if len(parts) == 4 and None not in parts.values() else None
+    if kind == "vector":
+        body = check.mapping(path, value, ("lanes", "contexts"), ("efficiency",))
+        if body is None:
+            return None
+        parts = {k: check.whole((*path, k), body[k], 1, 128) for k in ("lanes", "contexts") if k in body}
+        if "efficiency" in body:
+            parts["efficiency"] = check.fraction((*path, "efficiency"), body["efficiency"])
+        return VectorCompute(**parts) if {"lanes", "contexts"} <= parts.keys() and None not in parts.values() else None
+    body = check.mapping(path, value, ("simd_bits", "macs_per_cycle"), ("efficiency",))
+    if body is None:
+        return None
+    parts: dict[str, Any] = {}
+    if "simd_bits" in body:
+        bits = check.whole((*path, "simd_bits"), body["simd_bits"], 8, 128)
+        if bits is not None and bits % 8:
+            check.error((*path, "simd_bits"), f"expected a multiple of 8, got {bits}")
+            bits = None
+        parts["simd_bits"] = bits
+    if "macs_per_cycle" in body:
+        parts["macs_per_cycle"] = _rates(check, (*path, "macs_per_cycle"), body["macs_per_cycle"])
+    if "efficiency" in body:
+        parts["efficiency"] = check.fraction((*path, "efficiency"), body["efficiency"])
+    complete = {"simd_bits", "macs_per_cycle"} <= parts.keys() and None not in parts.values()
+    return CpuCompute(**parts) if complete else None
+
+
+def _rates(check: _Checker, path: tuple, value: Any) -> tuple[tuple[str, float], ...] | None:
+    body = check.mapping(path, value, (), DTYPES)
+    if body is None:
+        return None
+    if not body and not value:
+        check.error(path, "expected at least one dtype, like {float32: 8, int8: 32}")
+        return None
+    rates = {k: check.positive((*path, k), v) for k, v in body.items()}
+    if None in rates.values() or len(rates) != len(value):
+        return None
+    return tuple(sorted(rates.items()))
+
+
+_MEMORY_REQUIRED = {
+    "systolic": ("param_cache", "onchip_bandwidth"),
+    "vector": ("dram_bandwidth",),
+    "cpu": ("dram_bandwidth",),
+}
+_MEMORY_KEYS = ("param_cache", "onchip", "onchip_bandwidth", "dram_bandwidth")
+
+
+def _memory(check: _Checker, kind: str, value: Any) -> Memory | None:
+    required = _MEMORY_REQUIRED[kind]
+    body = check.mapping(("memory",), value, required, [k for k in _MEMORY_KEYS if k not in required])
+    if body is None:
+        return None
+    parsers = {"param_cache": units.parse_size, "onchip": units.parse_size,
+               "onchip_bandwidth": units.parse_rate, "dram_bandwidth": units.parse_rate}
+    parts = {k: check.unit(("memory", k), v, parsers[k]) for k, v in body.items()}
+    if None in parts.values() or not set(required) <= parts.keys():
+        return None
+    return Memory(**parts)
+
+
+def _link(check: _Checker, value: Any) -> Link | None:
+    body = check.mapping(("link",), value, ("bandwidth",), ("latency", "call_overhead", "shared_memory"))
+    if body is None:
+        return None
+    parts: dict[str, Any] = {}
+    if "bandwidth" in body:
+        parts["bandwidth"] = check.unit(("link", "bandwidth"), body["bandwidth"], units.parse_rate)
+    for key in ("latency", "call_overhead"):
+        if key in body:
+            parts[key] = check.unit(("link", key), body[key], units.parse_time)
+    if "shared_memory" in body:
+        parts["shared_memory"] = check.boolean(("link", "shared_memory"), body["shared_memory"])
+    return Link(**parts) if "bandwidth" in parts and None not in parts.values() else None
+
+
+def _partition(check: _Checker, value: Any) -> PartitionPolicy | None:
+    path = ("partition",)
+    body = check.mapping(path, value, (), ("policy", "max_delegated_partitions", "min_nodes_per_partition"))
+    if body is None:
+        return None
+    parts: dict[str, Any] = {}
+    if "policy" in body:
+        parts["kind"] = check.choice((*path, "policy"), body["policy"], PARTITION_KINDS)
+    for key in ("max_delegated_partitions", "min_nodes_per_partition"):
+        if key in body:
+            parts[key] = check.whole((*path, key), body[key], 0, 1)
+    return PartitionPolicy(**parts) if None not in parts.values() else None
+
+
+def _numerics(check: _Checker, value: Any) -> Numerics | None:
+    path = ("numerics",)
+    body = check.mapping(path, value, (), ("mode", "rounding"))
+    if body is None:
+        return None
+    mode = check.choice((*path, "mode"), body["mode"], NUMERICS_MODES) if "mode" in body else "reference"
+    rounding = None
+    if "rounding" in body:
+        if mode != "rounding":
+            check.error((*path, "rounding"), f"only allowed with mode 'rounding', not {mode!r}")
+            return None
+        rounding = check.choice((*path, "rounding"), body["rounding"], ROUNDING_MODES)
+    elif mode == "rounding":
+        check.error((*path, "rounding"), f"required with mode 'rounding'; one of {_choices_text(ROUNDING_MODES)}")
+        return None
+    if mode is None or (mode == "rounding" and rounding is None):
+        return None
+    return Numerics(mode, rounding)
+
+
+_TOP_KEYS = ("name", "kind", "clock", "compute", "memory", "link", "claims", "partition", "numerics")
+
+
+def _check_document(doc: _Document, source: str, overridden: frozenset = frozenset(),
+                    prior: Sequence[tuple[int, str]] = ()) -> HardwareConfig:
+    """Validate a whole document and build its HardwareConfig, or raise one ConfigError with every problem."""
+    check = _Checker(source, doc.lines, overridden)
+    check.errors.extend(prior)
+    config = None
+    data = doc.data
+    if data is _INVALID:
+        pass  # the reader already said why
+    elif not isinstance(data, dict):
+        check.error((), f"expected a mapping of hardware settings at the top level, got {_describe(data)}")
+    else:
+        kind = check.choice(("kind",), data.get("kind", _INVALID), KINDS)
+        accelerator = kind in ACCELERATOR_KINDS
+        required = ("name", "kind", "clock", "compute", "memory", *(("link", "claims") if accelerator else ()))
+        body = check.mapping((), data, required, [k for k in _TOP_KEYS if k not in required])
+        parts: dict[str, Any] = {}
+        if "name" in body:
+            parts["name"] = check.text(("name",), body["name"])
+        if "clock" in body:
+            parts["clock"] = check.unit(("clock",), body["clock"], units.parse_frequency)
+        if kind is not None:
+            parts["kind"] = kind
+            if "compute" in body:
+                parts["compute"] = _compute(check, kind, body["compute"])
+            if "memory" in body:
+                parts["memory"] = _memory(check, kind, body["memory"])
+        if "link" in body:
+            parts["link"] = _link(check, body["link"])
+        if "claims" in body:
+            parts["claims"] = _claims(check, body["claims"])
+        if "partition" in body:
+            parts["partition"] = _partition(check, body["partition"])
+        if "numerics" in body:
+            parts["numerics"] = _numerics(check, body["numerics"])
+        if not check.errors and None not in parts.values():
+            config = HardwareConfig(**parts, source=source, document=doc)
+    if check.errors or config is None:
+        raise ConfigError([message for _, message in sorted(check.errors, key=lambda e: e[0])])
+    return config
+
+
+# ---------------------------------------------------------------------------------------------
+# Public API.
+
+
+def load_hardware(path: str | Path) -> HardwareConfig:
+    """Read and check one hardware YAML file.
+
+    Raises:
+        ConfigError: the file cannot be read or breaks any rule; lists every problem.
+    """
+    source = str(path)
+    doc, errors = _read_document(source)
+    if doc is None:
+        raise ConfigError([message for _, message in errors])
+    return _check_document(doc, source, prior=errors)
+
+
+def load_system(host_path: str | Path, accel_paths: Iterable[str | Path]) -> System:
+    """Load a host (kind cpu) and its accelerators; names must be unique.
+
+    Raises:
+        ConfigError: every problem of every file, plus role and name clashes.
+    """
+    errors: list[str] = []
+    loaded: list[HardwareConfig | None] = []
+    for path in (host_path, *accel_paths):
+        try:
+            loaded.append(load_hardware(path))
+        except ConfigError as exc:
+            errors.extend(exc.errors)
+            loaded.append(None)
+    host, accelerators = loaded[0], loaded[1:]
+    if host is not None and host.kind != "cpu":
+        errors.append(_located(host, ("kind",), f"a host must be kind cpu, got {host.kind!r}"))
+    for accel in accelerators:
+        if accel is not None and not accel.is_accelerator:
+            errors.append(_located(accel, ("kind",), f"an accelerator must be kind systolic or vector, "
+                                                     f"got {accel.kind!r}"))
+    seen: dict[str, HardwareConfig] = {}
+    for config in loaded:
+        if config is None:
+            continue
+        if config.name in seen:
+            other = seen[config.name].source
+            errors.append(_located(config, ("name",), f"{config.name!r} is also the name in {other}"))
+        seen.setdefault(config.name, config)
+    if errors:
+        raise ConfigError(errors)
+    return System(host, tuple(accelerators))
+
+
+def _located(config: HardwareConfig, path: tuple, message: str) -> str:
+    line = config.document.lines.get(path) if config.document is not None else None
+    where = f"{config.source}:{line}" if line else config.source
+    return f"{where}: {_keypath(path)}: {message}"
+
+
+def to_spec(config: HardwareConfig) -> AcceleratorSpec:
+    """The delegate-side view of an accelerator: name, claims, partition policy, numerics.
+
+    Raises:
+        ConfigError: the config declares no claims (a host, not an accelerator).
+    """
+    if not config.claims:
+        raise ConfigError([f"{config.source}: {config.name!r} declares no claims; it is not an accelerator"])
+    return AcceleratorSpec(config.name, config.claims, config.partition, config.numerics)
+
+
+def _parse_key_path(text: str) -> tuple | None:
+    if not isinstance(text, str):
+        return None
+    parts: list = []
+    for segment in text.split("."):
+        tokens = _KEY_PATH.findall(segment)
+        if "".join(tokens) != segment or not tokens or tokens[0].startswith("["):
+            return None
+        parts.extend(int(t[1:-1]) if t.startswith("[") else t for t in tokens)
+    return tuple(parts)
+
+
+def _set_path(data: Any, path: tuple, value: Any) -> str | None:
+    """Put `value` at `path` inside `data` (creating missing mappings); a reason if impossible."""
+    node = data
+    for depth, part in enumerate(path[:-1]):
+        nxt = path[depth + 1]
+        if isinstance(part, int):
+            if not isinstance(node, list) or not 0 <= part < len(node):
+                return f"{_keypath(path[:depth + 1])} is not an item of a list"
+            node = node[part]
+            continue
+        if not isinstance(node, dict):
+            return f"{_keypath(path[:depth])} is not a mapping"
+        if part not in node:
+            if isinstance(nxt, int):
+                return f"{_keypath(path[:depth + 1])} is not a list"
+            node[part] = {}
+        node = node[part]
+    last = path[-1]
+    if isinstance(last, int):
+        if not isinstance(node, list) or not 0 <= last < len(node):
+            return f"{_keypath(path)} is not an item of a list"
+    elif not isinstance(node, dict):
+        return f"{_keypath(path[:-1])} is not a mapping"
+    node[last] = value
+    return None
+
+
+def apply_overrides(config: HardwareConfig, overrides: Mapping[str, Any]) -> HardwareConfig:
+    """A new config with keys replaced by path, e.g. {"link.bandwidth": "1 GB/s", "compute.rows": 32}.
+
+    Values are written as in YAML ('1 GB/s', 32, [1, 3]) and checked exactly as a file is.
+
+    Raises:
+        ConfigError: a malformed or impossible key path, or a value that breaks a rule; the
+            message names the key path.
+    """
+    if config.document is None:
+        raise ConfigError([f"{config.source}: built in memory, not from YAML; nothing to override"])
+    data = copy.deepcopy(config.document.data)
+    errors: list[str] = []
+    overridden: set[tuple] = set()
+    for key, value in overrides.items():
+        path = _parse_key_path(key)
+        if path is None:
+            errors.append(f"{config.source}: override {key!r}: not a key path like 'link.bandwidth' or "
+                          "'claims[0].versions'")
+            continue
+        why = _set_path(data, path, copy.deepcopy(value))
+        if why is not None:
+            errors.append(f"{config.source}: override {key}: {why}")
+            continue
+        overridden.add(path)
+    if errors:
+        raise ConfigError(errors)
+    lines = {p: line for p, line in config.document.lines.items()
+             if not any(p[:len(o)] == o for o in overridden)}
+    return _check_document(_Document(data, lines), config.source, frozenset(overridden))
+
+
+__all__ = [
+    "ConfigError",
+    "CpuCompute",
+    "HardwareConfig",
+    "Link",
+    "Memory",
+    "System",
+    "SystolicCompute",
+    "VectorCompute",
+    "apply_overrides",
+    "load_hardware",
+    "load_system",
+    "to_spec",
+]

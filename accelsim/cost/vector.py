@@ -1,0 +1,30 @@
+"""Cost of a node on a wide-vector DSP (Hexagon-HVX-like).
+
+compute.lanes counts 8-bit lanes; a wider dtype gets proportionally fewer (16-bit: half,
+32-bit: a quarter). Every hardware context (thread with its own vector unit) works in
+parallel, at compute.efficiency of peak, so compute takes
+    MACs / (lanes_for_dtype * contexts * efficiency) cycles.
+Data lives in memory shared with the host and is read and written at memory.dram_bandwidth;
+the node takes the longer of compute and memory time.
+"""
+
+from __future__ import annotations
+
+import math
+
+from accelsim.config import HardwareConfig
+from accelsim.cost import Cost, bounded, dtype_itemsize
+from delegates.work import NodeWork
+
+
+def lanes_for(dtype: str, lanes_8bit: int) -> int:
+    """Lanes of `dtype` in a vector of `lanes_8bit` bytes (at least one)."""
+    return max(1, lanes_8bit // dtype_itemsize(dtype))
+
+
+def cost(work: NodeWork, hw: HardwareConfig) -> Cost:
+    """The Cost of one node on a `kind: vector` accelerator."""
+    c = hw.compute
+    per_cycle = lanes_for(work.dtype, c.lanes) * c.contexts * c.efficiency
+    cycles = math.ceil(work.macs / per_cycle)
+    return bounded(work, cycles, hw.clock, (work.bytes_moved, hw.memory.dram_bandwidth))

@@ -1,0 +1,322 @@
+"""What an accelerator delegate needs to know about its hardware: claim rules, partitioning, numerics.
+
+Plain frozen dataclasses (no YAML here; `accelsim.config` builds them from files). A node is
+claimed when some `ClaimRule` for its op accepts its `NodeFacts`; `check_claim` says why not.
+
+Constraint vocabulary of `ClaimRule.constraints` (a constraint that does not apply to an op,
+e.g. `max_kernel_size` on ADD, is ignored):
+
+| constraint            | value          | a node is refused when                                                |
+|-----------------------|----------------|-----------------------------------------------------------------------|
+| `max_kernel_size`     | int >= 1       | kernel height or width is above it (conv filters, pool windows)        |
+| `max_stride`          | int >= 1       | stride height or width is above it (convs, pools)                     |
+| `max_dilation`        | int >= 1       | dilation height or width factor is above it (CONV_2D, DEPTHWISE)      |
+| `max_channels`        | int >= 1       | input or output channels are above it (convs, pools, FULLY_CONNECTED) |
+| `max_rank`            | int >= 1       | a non-constant input or an output has more dimensions                 |
+| `max_input_elements`  | int >= 1       | the first input holds more elements                                   |
+| `allowed_paddings`    | list of names  | its padding (SAME, VALID) is not listed                               |
+| `allowed_activations` | list of names  | its fused activation (NONE, RELU, RELU6, ...) is not listed           |
+| `per_channel`         | bool           | false, and a constant input (weights) is quantized per channel        |
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from runtime.quant import activation_name
+
+# schema enums Padding and ActivationFunctionType, by name.
+PADDINGS = ("SAME", "VALID")
+ACTIVATIONS = ("NONE", "RELU", "RELU_N1_TO_1", "RELU6", "TANH", "SIGN_BIT")
+PARTITION_KINDS = ("tflite", "prefix")
+NUMERICS_MODES = ("reference", "float16", "rounding")
+# How a `rounding` accelerator rounds when it requantizes (the reference kernels follow TFLite).
+ROUNDING_MODES = ("half_away_from_zero", "half_up", "half_even", "truncate")
+MAX_VERSION = 2**31 - 1
+
+INT_CONSTRAINTS = ("max_kernel_size", "max_stride", "max_dilation", "max_channels", "max_rank", "max_input_elements")
+NAME_CONSTRAINTS = {"allowed_paddings": PADDINGS, "allowed_activations": ACTIVATIONS}
+BOOL_CONSTRAINTS = ("per_channel",)
+CONSTRAINTS = (*INT_CONSTRAINTS, *NAME_CONSTRAINTS, *BOOL_CONSTRAINTS)
+
+_KERNEL_INPUT_OPS = {"CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV"}
+_POOL_OPS = {"AVERAGE_POOL_2D", "MAX_POOL_2D", "L2_POOL_2D"}
+
+
+def _check_constraint(name: str, value: Any) -> Any:
+    """The constraint's value in canonical form (int, frozenset of names, bool); ValueError if malformed."""
+    if name in INT_CONSTRAINTS:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"constraint {name} must be a whole number >= 1, got {value!r}")
+        return value
+    if name in NAME_CONSTRAINTS:
+        choices = NAME_CONSTRAINTS[name]
+        names = [value] if isinstance(value, str) else list(value)
+        unknown = [v for v in names if v not in choices]
+        if unknown or not names:
+            raise ValueError(f"constraint {name} takes names from {list(choices)}, got {value!r}")
+        return frozenset(names)
+    if name in BOOL_CONSTRAINTS:
+        if not isinstance(value, bool):
+            raise ValueError(f"constraint {name} must be true or false, got {value!r}")
+        return value
+    raise ValueError(f"unknown constraint {name!r}; known: {', '.join(CONSTRAINTS)}")
+
+
+@dataclass(frozen=True)
+class ClaimRule:
+    """Claim nodes of `op` whose version is in `versions` (inclusive) and data dtype in `dtypes`.
+
+    `dtypes` are lower-case tensor type names ('int8', 'float32'); empty means any.
+    `constraints` use the vocabulary in this module's docstring.
+    """
+
+    op: str
+    versions: tuple[int, int] = (1, MAX_VERSION)
+    dtypes: frozenset[str] = frozenset()
+    constraints: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    def __post_init__(self):
+        lo, hi = self.versions
+        if not 1 <= lo <= hi:
+            raise ValueError(f"{self.op}: version range {lo}-{hi} must satisfy 1 <= min <= max")
+        object.__setattr__(self, "versions", (int(lo), int(hi)))
+        object.__setattr__(self, "dtypes", frozenset(d.lower() for d in self.dtypes))
+        checked = {name: _check_constraint(name, value) for name, value in self.constraints.items()}
+        object.__setattr__(self, "constraints", MappingProxyType(checked))
+
+
+@dataclass(frozen=True)
+class PartitionPolicy:
+    """How claimed nodes become delegate partitions.
+
+    kind 'tflite': every claimed node is delegated, grouped like TFLite's
+    GraphPartitionHelper; 'prefix': only the claimed nodes before the first unclaimed one
+    in plan order (the Edge TPU compiler's behaviour). `max_delegated_partitions` keeps the
+    largest N partitions (0 = all); partitions with fewer than `min_nodes_per_partition`
+    nodes stay on the host.
+    """
+
+    kind: str = "tflite"
+    max_delegated_partitions: int = 0
+    min_nodes_per_partition: int = 0
+
+    def __post_init__(self):
+        if self.kind not in PARTITION_KINDS:
+            raise ValueError(f"partition kind must be one of {list(PARTITION_KINDS)}, got {self.kind!r}")
+        for name in ("max_delegated_partitions", "min_nodes_per_partition"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+
+
+@dataclass(frozen=True)
+class Numerics:
+    """How the accelerator's arithmetic deviates from the reference kernels.
+
+    mode 'reference': bit-exact with the reference kernels; 'float16': float math in float16;
+    'rounding': requantization rounds with `rounding` (one of ROUNDING_MODES).
+    """
+
+    mode: str = "reference"
+    rounding: str | None = None
+
+    def __post_init__(self):
+        if self.mode not in NUMERICS_MODES:
+            raise ValueError(f"numerics mode must be one of {list(NUMERICS_MODES)}, got {self.mode!r}")
+        if (self.mode == "rounding") != (self.rounding is not None):
+            raise ValueError("numerics.rounding is required with mode 'rounding' and not allowed otherwise")
+        if self.rounding is not None and self.rounding not in ROUNDING_MODES:
+            raise ValueError(f"rounding must be one of {list(ROUNDING_MODES)}, got {self.rounding!r}")
+
+
+@dataclass(frozen=True)
+class AcceleratorSpec:
+    """Everything the accelerator delegate consumes: its name, claim rules, partitioning and numerics."""
+
+    name: str
+    claims: tuple[ClaimRule, ...]
+    partition: PartitionPolicy = PartitionPolicy()
+    numerics: Numerics = Numerics()
+
+    def check(self, facts: NodeFacts) -> tuple[bool, str]:
+        """`check_claim` with this accelerator's rules."""
+        return check_claim(self.claims, facts)
+
+
+@dataclass(frozen=True)
+class NodeFacts:
+    """What claim rules look at: op, version, types, shapes and the options that constraints test.
+
+    `dtype` is the lower-case type of the data input (see `data_input`); fields that
+    do not apply to the op are None. Pairs are (height, width).
+    """
+
+    op: str
+    version: int
+    dtype: str | None
+    input_dtypes: tuple[str | None, ...] = ()
+    input_shapes: tuple[tuple[int, ...] | None, ...] = ()
+    output_shapes: tuple[tuple[int, ...], ...] = ()
+    constant_inputs: tuple[bool, ...] = ()
+    custom_code: str | None = None
+    kernel: tuple[int, int] | None = None
+    stride: tuple[int, int] | None = None
+    dilation: tuple[int, int] | None = None
+    padding: str | None = None
+    activation: str | None = None
+    in_channels: int | None = None
+    out_channels: int | None = None
+    per_channel: bool = False
+
+    @property
+    def rank(self) -> int:
+        """The largest rank among non-constant inputs and outputs."""
+        shapes = [s for s, c in zip(self.input_shapes, self.constant_inputs) if s is not None and not c]
+        return max((len(s) for s in (*shapes, *self.output_shapes)), default=0)
+
+    @property
+    def input_elements(self) -> int:
+        """Elements of the data input (the first non-constant input, else the first one)."""
+        present = [(s, c) for s, c in zip(self.input_shapes, self.constant_inputs) if s is not None]
+        shapes = [s for s, c in present if not c] or [s for s, _ in present]
+        return math.prod(shapes[0]) if shapes else 0
+
+
+def _option(options, name: str):
+    return getattr(options, name, None) if options is not None else None
+
+
+def _pair(options, h: str, w: str) -> tuple[int, int] | None:
+    hv, wv = _option(options, h), _option(options, w)
+    return (int(hv), int(wv)) if hv is not None and wv is not None else None
+
+
+def data_input(inputs: Sequence):
+    """The input an op computes on: the first non-constant one, else the first present one, else None.
+
+    SPLIT's axis and TRANSPOSE_CONV's output shape come first but are constants, so they are skipped.
+    """
+    present = [t for t in inputs if t is not None]
+    return next((t for t in present if not t.is_constant), present[0] if present else None)
+
+
+def facts_from_node(node, tensors: Sequence) -> NodeFacts:
+    """NodeFacts of a runtime Node, read from its operator, options and tensors (shapes and types only).
+
+    Args:
+        node: a runtime.interpreter.Node (uses .operator.op/.version/.custom_code, .options, .inputs, .outputs).
+        tensors: the subgraph's tensors indexed by tensor index (RuntimeTensor: .type, .shape,
+            .quantization, .is_constant).
+    """
+    op = node.operator.op
+    options = node.options
+    ins = [tensors[i] if i >= 0 else None for i in node.inputs]
+    outs = [tensors[i] for i in node.outputs if i >= 0]
+    weights = ins[1] if len(ins) > 1 else None
+
+    kernel = None
+    if op in _KERNEL_INPUT_OPS and weights is not None and len(weights.shape) == 4:
+        kernel = (int(weights.shape[1]), int(weights.shape[2]))
+    elif op in _POOL_OPS:
+        kernel = _pair(options, "filter_height", "filter_width")
+
+    data = data_input(ins)
+    in_channels = out_channels = None
+    if op == "FULLY_CONNECTED" and weights is not None and len(weights.shape) == 2:
+        out_channels, in_channels = (int(d) for d in weights.shape)
+    elif kernel is not None and data is not None and data.shape and outs:
+        in_channels, out_channels = int(data.shape[-1]), int(outs[0].shape[-1])
+
+    padding = _option(options, "padding")
+    activation = _option(options, "fused_activation_function")
+    return NodeFacts(
+        op=op,
+        version=int(node.operator.version),
+        dtype=data.type.lower() if data is not None else None,
+        input_dtypes=tuple(t.type.lower() if t is not None else None for t in ins),
+        input_shapes=tuple(tuple(int(d) for d in t.shape) if t is not None else None for t in ins),
+        output_shapes=tuple(tuple(int(d) for d in t.shape) for t in outs),
+        constant_inputs=tuple(bool(t is not None and t.is_constant) for t in ins),
+        custom_code=node.operator.custom_code,
+        kernel=kernel,
+        stride=_pair(options, "stride_h", "stride_w"),
+        dilation=_pair(options, "dilation_h_factor", "dilation_w_factor"),
+        padding=PADDINGS[int(padding)] if padding is not None else None,
+        activation=activation_name(activation) if activation is not None else None,
+        in_channels=in_channels,
+        out_channels=out_channels,
+        per_channel=any(t is not None and t.is_constant and t.quantization is not None
+                        and t.quantization.per_channel for t in ins),
+    )
+
+
+def _hw(pair: tuple[int, int]) -> str:
+    return str(pair[0]) if pair[0] == pair[1] else f"{pair[0]}x{pair[1]}"
+
+
+def _names(values: Iterable[str]) -> str:
+    return "[" + ", ".join(sorted(values)) + "]"
+
+
+def _constraint_failure(name: str, limit: Any, facts: NodeFacts) -> str | None:
+    """Why `facts` breaks one constraint, or None when it holds or does not apply."""
+    if name == "max_kernel_size" and facts.kernel is not None and max(facts.kernel) > limit:
+        return f"kernel {facts.kernel[0]}x{facts.kernel[1]} above max {limit}"
+    if name == "max_stride" and facts.stride is not None and max(facts.stride) > limit:
+        return f"stride {_hw(facts.stride)} above max {limit}"
+    if name == "max_dilation" and facts.dilation is not None and max(facts.dilation) > limit:
+        return f"dilation {_hw(facts.dilation)} above max {limit}"
+    if name == "max_channels":
+        for side, channels in (("input", facts.in_channels), ("output", facts.out_channels)):
+            if channels is not None and channels > limit:
+                return f"{side} channels {channels} above max {limit}"
+    if name == "max_rank" and facts.rank > limit:
+        return f"rank {facts.rank} above max {limit}"
+    if name == "max_input_elements" and facts.input_elements > limit:
+        return f"input elements {facts.input_elements} above max {limit}"
+    if name == "allowed_paddings" and facts.padding is not None and facts.padding not in limit:
+        return f"padding {facts.padding} not in {_names(limit)}"
+    if name == "allowed_activations" and facts.activation is not None and facts.activation not in limit:
+        return f"activation {facts.activation} not in {_names(limit)}"
+    if name == "per_channel" and not limit and facts.per_channel:
+        return "per-channel quantization not supported"
+    return None
+
+
+def _rule_failure(rule: ClaimRule, facts: NodeFacts) -> str | None:
+    lo, hi = rule.versions
+    if facts.version > hi:
+        return f"version {facts.version} above max {hi}"
+    if facts.version < lo:
+        return f"version {facts.version} below min {lo}"
+    if rule.dtypes and facts.dtype not in rule.dtypes:
+        return f"dtype {facts.dtype} not in {_names(rule.dtypes)}"
+    for name, limit in rule.constraints.items():
+        why = _constraint_failure(name, limit, facts)
+        if why is not None:
+            return why
+    return None
+
+
+def check_claim(rules: Iterable[ClaimRule], facts: NodeFacts) -> tuple[bool, str]:
+    """(True, "") if some rule for the node's op accepts it; else (False, the precise reason).
+
+    With several rules for the op, the reasons of all of them are given, separated by "; ".
+    """
+    reasons: list[str] = []
+    for rule in rules:
+        if rule.op != facts.op:
+            continue
+        why = _rule_failure(rule, facts)
+        if why is None:
+            return True, ""
+        if why not in reasons:
+            reasons.append(why)
+    if not reasons:
+        name = f"{facts.op} {facts.custom_code!r}" if facts.op == "CUSTOM" and facts.custom_code else facts.op
+        return False, f"op {name} not supported"
+    return False, "; ".join(reasons)

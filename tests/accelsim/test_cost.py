@@ -1,0 +1,278 @@
+"""Cost models (systolic, vector, cpu) on hand-computed cases, and node_work on real and built nodes."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from accelsim.config import apply_overrides, load_hardware
+from accelsim.cost import Cost, cpu, streamed_parameters, systolic, vector
+from delegates.work import Gemm, NodeWork, conv_output_size, conv_work, gemm_work, node_work
+from runtime import Interpreter
+from runtime.model import make_operator, numpy_dtype
+
+ROOT = Path(__file__).resolve().parents[2]
+HW = ROOT / "hw_configs"
+MODELS = ROOT / "tests" / "fixtures" / "models"
+MiB = 1024**2
+
+
+@pytest.fixture(scope="module")
+def tpu():
+    return load_hardware(HW / "edgetpu_usb.yaml")
+
+
+@pytest.fixture(scope="module")
+def dsp():
+    return load_hardware(HW / "hexagon_dsp.yaml")
+
+
+@pytest.fixture(scope="module")
+def host():
+    return load_hardware(HW / "host_cpu.yaml")
+
+
+# -- Cost ------------------------------------------------------------------------------------------
+
+
+def test_cost_adds_field_by_field_and_sums():
+    a = Cost(10, 1e-6, 100, 20, 30, 5)
+    b = Cost(1, 2e-6, 1, 2, 3, 4)
+    assert a + b == Cost(11, 3e-6, 101, 22, 33, 9)
+    total = sum([a, b, b], Cost())
+    assert (total.cycles, total.macs, total.bytes_read, total.bytes_written, total.param_bytes_streamed) == (
+        12, 102, 24, 36, 13)
+    assert total.seconds == pytest.approx(5e-6)
+    with pytest.raises(TypeError):
+        a + 1
+
+
+# -- systolic: SCALE-Sim's fold arithmetic -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("dataflow, folds, per_fold", [
+    # M=100 output pixels, K=20 window, N=10 filters on 8 rows x 4 cols.
+    ("os", 13 * 3, 20 + 8 + 4 - 2),   # rows hold M (ceil 100/8), cols hold N (ceil 10/4); K streams
+    ("ws", 3 * 3, 2 * 8 + 4 + 100 - 2),  # rows hold K (ceil 20/8), cols hold N; M streams
+    ("is", 3 * 25, 2 * 8 + 4 + 10 - 2),  # rows hold K, cols hold M (ceil 100/4); N streams
+])
+def test_fold_arithmetic_by_hand(dataflow, folds, per_fold):
+    gemm = Gemm(m=100, k=20, n=10)
+    assert systolic.fold_shape(gemm, 8, 4, dataflow) == (folds, per_fold)
+    assert systolic.compute_cycles(gemm, 8, 4, dataflow) == folds * per_fold
+    assert systolic.compute_cycles(Gemm(100, 20, 10, batch=3), 8, 4, dataflow) == 3 * folds * per_fold
+
+
+def test_an_exactly_fitting_gemm_is_one_fold_and_partial_folds_cost_a_full_one():
+    assert systolic.fold_shape(Gemm(8, 5, 4), 8, 4, "os") == (1, 5 + 8 + 4 - 2)
+    assert systolic.fold_shape(Gemm(9, 5, 4), 8, 4, "os") == (2, 15)
+    with pytest.raises(ValueError, match="dataflow must be one of os, ws, is, got 'rs'"):
+        systolic.fold_shape(Gemm(8, 5, 4), 8, 4, "rs")
+
+
+def test_systolic_compute_bound_conv(tpu):
+    work = conv_work(1, 16, 16, 32, 64, 3, 3, padding="SAME")
+    assert work.gemm == Gemm(256, 288, 64) and work.macs == 256 * 288 * 64
+    cost = systolic.cost(work, tpu)
+    # ws on 64x64: ceil(288/64)=5 row folds x 1 col fold, each 2*64 + 64 + 256 - 2 cycles.
+    assert cost.cycles == 5 * (2 * 64 + 64 + 256 - 2) == 2230
+    assert cost.seconds == pytest.approx(2230 / 500e6)
+    assert cost.macs == work.macs and cost.param_bytes_streamed == 0
+    assert (cost.bytes_read, cost.bytes_written) == (work.input_bytes + work.weight_bytes, work.output_bytes)
+
+
+def test_systolic_memory_bound_when_onchip_bandwidth_is_low(tpu):
+    slow = apply_overrides(tpu, {"memory.onchip_bandwidth": "1 GB/s"})
+    work = conv_work(1, 16, 16, 32, 64, 3, 3, padding="SAME")
+    onchip = work.input_bytes + work.output_bytes + work.weight_bytes  # 8192 + 16384 + 18432 bytes
+    cost = systolic.cost(work, slow)
+    assert cost.seconds == pytest.approx(onchip / 1e9)
+    assert cost.cycles == math.ceil(onchip / 1e9 * 500e6) == 21504 > 2230
+
+
+def test_depthwise_and_elementwise_run_on_the_vector_path(tpu):
+    work = conv_work(1, 16, 16, 64, 64, 3, 3, padding="SAME", depthwise=True)
+    assert work.gemm is None and work.macs == 16 * 16 * 64 * 9
+    assert systolic.cost(work, tpu).cycles == math.ceil(work.macs / 64)
+    add = NodeWork("ADD", "int8", macs=1000, input_bytes=200, output_bytes=100, elements=1000)
+    assert systolic.cost(add, tpu).cycles == math.ceil(1000 / 64)
+
+
+def test_parameters_beyond_the_cache_stream_over_the_link(tpu):
+    big = gemm_work(1, 4096, 4096)  # 16 MiB of int8 weights against an 8 MiB cache
+    cost = systolic.cost(big, tpu)
+    assert cost.param_bytes_streamed == 16 * MiB - 8 * MiB
+    assert cost.seconds == pytest.approx(8 * MiB / 320e6, rel=1e-6)
+    # With every weight on chip the GEMV is compute bound: 64 x 64 folds of 2*64 + 64 + 1 - 2 cycles.
+    assert systolic.cost(big, tpu, streamed_bytes=0).cycles == 64 * 64 * 191
+
+
+def test_cache_is_filled_in_model_order_until_a_layer_does_not_fit(tpu):
+    works = [gemm_work(1, 1024, 6 * 1024), gemm_work(1, 1024, 4 * 1024), gemm_work(1, 1024, 1024),
+             NodeWork("ADD", "int8", macs=10)]
+    assert streamed_parameters(works, 8 * MiB) == (0, 4 * MiB, 1 * MiB, 0)
+    assert streamed_parameters(works, 10.5 * MiB) == (0, 0, 1 * MiB, 0)
+    costs = systolic.costs(works, tpu)
+    assert [c.param_bytes_streamed for c in costs] == [0, 4 * MiB, 1 * MiB, 0]
+    assert sum(costs, Cost()).param_bytes_streamed == 5 * MiB
+
+
+# -- vector and cpu ----------------------------------------------------------------------------------
+
+
+def test_vector_cost_scales_lanes_by_dtype(dsp):
+    macs = 1_000_000
+    for dtype, lanes in (("int8", 128), ("int16", 64), ("float32", 32)):
+        work = NodeWork("CONV_2D", dtype, macs=macs)
+        assert vector.lanes_for(dtype, 128) == lanes
+        assert vector.cost(work, dsp).cycles == math.ceil(macs / (lanes * 4 * 0.5))
+
+
+def test_vector_cost_is_memory_bound_for_data_movement(dsp):
+    move = NodeWork("RESHAPE", "int8", macs=0, input_bytes=10**6, output_bytes=10**6, kind="move")
+    cost = vector.cost(move, dsp)
+    assert cost.seconds == pytest.approx(2e6 / 10e9)
+    assert cost.cycles == 200_000
+
+
+def test_cpu_roofline(host):
+    work = NodeWork("CONV_2D", "int8", macs=32 * 6 * 1000, weight_bytes=100)
+    assert cpu.cost(work, host).cycles == 10_000  # 32 MACs/cycle at 60%: 19.2 per cycle
+    assert cpu.cost(NodeWork("CONV_2D", "float32", macs=8 * 6 * 10), host).cycles == 100
+    assert cpu.macs_per_cycle("int16", host) == 128 // 16  # unlisted: one SIMD register of lanes per cycle
+    move = NodeWork("CONCATENATION", "int8", macs=0, input_bytes=15_000, output_bytes=15_000, kind="move")
+    assert cpu.cost(move, host).seconds == pytest.approx(30_000 / 15e9, rel=1e-3)
+
+
+def test_the_same_model_is_fastest_on_the_systolic_array(tpu, dsp, host):
+    it = Interpreter(model_path=str(MODELS / "mobilenet_v2_035_96_int8.tflite"))
+    works = [node_work(n, it.primary.tensors) for n in it.primary.nodes]
+    on_tpu = sum(systolic.costs(works, tpu), Cost())
+    on_dsp = sum((vector.cost(w, dsp) for w in works), Cost())
+    on_cpu = sum((cpu.cost(w, host) for w in works), Cost())
+    assert on_tpu.macs == on_dsp.macs == on_cpu.macs == sum(w.macs for w in works)
+    assert on_tpu.param_bytes_streamed == 0  # 0.4 MB of weights fit the 8 MiB cache
+    assert on_tpu.seconds < on_dsp.seconds < on_cpu.seconds
+
+
+# -- node_work on fixture operators ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def mobilenet():
+    it = Interpreter(model_path=str(MODELS / "mobilenet_v2_035_96_int8.tflite"))
+    return it.primary
+
+
+def test_node_work_of_mobilenet_conv_depthwise_and_fc(mobilenet):
+    nodes, tensors = mobilenet.nodes, mobilenet.tensors
+    conv = node_work(nodes[0], tensors)  # 96x96x3 -> 48x48x16, 3x3 stride 2, SAME
+    assert (conv.op, conv.dtype, conv.kind) == ("CONV_2D", "int8", "gemm")
+    assert conv.macs == 48 * 48 * 16 * 3 * 3 * 3
+    assert conv.gemm == Gemm(48 * 48, 27, 16)
+    assert (conv.conv.stride_h, conv.conv.out_h, conv.conv.in_c) == (2, 48, 3)
+    assert conv.weight_bytes == 16 * 27 + 16 * 4  # int8 filters + int32 bias
+    assert (conv.input_bytes, conv.output_bytes) == (96 * 96 * 3, 48 * 48 * 16)
+    dw = node_work(nodes[1], tensors)
+    assert (dw.kind, dw.gemm, dw.conv.depthwise) == ("depthwise", None, True)
+    assert dw.macs == 48 * 48 * 16 * 9
+    fc = next(node_work(n, tensors) for n in nodes if n.operator.op == "FULLY_CONNECTED")
+    assert fc.gemm == Gemm(1, 1280, 10) and fc.macs == 12800
+    mean = next(node_work(n, tensors) for n in nodes if n.operator.op == "MEAN")
+    assert (mean.kind, mean.macs, mean.elements) == ("reduce", 3 * 3 * 1280, 1280)
+    softmax = node_work(nodes[-1], tensors)
+    assert (softmax.kind, softmax.macs) == ("reduce", 3 * 10)
+    add = next(node_work(n, tensors) for n in nodes if n.operator.op == "ADD")
+    assert add.kind == "elementwise" and add.macs == add.elements
+
+
+def test_node_work_bytes_match_the_runtime_tensors(mobilenet):
+    for node in mobilenet.nodes:
+        work = node_work(node, mobilenet.tensors)
+        ins = [mobilenet.tensors[i] for i in node.inputs if i >= 0]
+        assert work.weight_bytes + work.input_bytes == sum(t.nbytes for t in ins)
+        assert work.output_bytes == sum(mobilenet.tensors[i].nbytes for i in node.outputs)
+
+
+@dataclass
+class _Tensor:
+    """The RuntimeTensor attributes node_work reads."""
+
+    shape: tuple[int, ...]
+    type: str = "INT8"
+    is_constant: bool = False
+    quantization: object = None
+
+    @property
+    def dtype(self) -> np.dtype:
+        return numpy_dtype(self.type)
+
+
+def _node(op: str, ins: list[_Tensor], outs: list[_Tensor], version: int = 1, **options):
+    operator = make_operator(op, range(len(ins)), range(len(ins), len(ins) + len(outs)), version=version, **options)
+    node = SimpleNamespace(operator=operator, options=operator.options, inputs=operator.inputs,
+                           outputs=operator.outputs)
+    return node, [*ins, *outs]
+
+
+def W(*shape, type="INT8"):
+    return _Tensor(shape, type, is_constant=True)
+
+
+@pytest.mark.parametrize("op, ins, outs, options, kind, macs", [
+    ("TRANSPOSE_CONV", [W(4, type="INT32"), W(8, 3, 3, 16), _Tensor((1, 5, 5, 16))], [_Tensor((1, 10, 10, 8))],
+     {"stride_h": 2, "stride_w": 2}, "gemm", 5 * 5 * 16 * 9 * 8),
+    ("BATCH_MATMUL", [_Tensor((2, 4, 6)), _Tensor((2, 6, 5))], [_Tensor((2, 4, 5))], {}, "gemm", 2 * 4 * 6 * 5),
+    ("BATCH_MATMUL", [_Tensor((2, 6, 4)), _Tensor((6, 5))], [_Tensor((2, 4, 5))], {"adj_x": True}, "gemm",
+     2 * 4 * 6 * 5),
+    ("AVERAGE_POOL_2D", [_Tensor((1, 8, 8, 4))], [_Tensor((1, 4, 4, 4))],
+     {"filter_height": 2, "filter_width": 2, "stride_h": 2, "stride_w": 2}, "window", 64 * 4),
+    ("MAX_POOL_2D", [_Tensor((1, 8, 8, 4))], [_Tensor((1, 6, 6, 4))], {"filter_height": 3, "filter_width": 3},
+     "window", 144 * 9),
+    ("RESHAPE", [_Tensor((1, 2, 3)), W(2, type="INT32")], [_Tensor((6, 1))], {}, "move", 0),
+    ("CONCATENATION", [_Tensor((1, 2, 2)), _Tensor((1, 2, 3))], [_Tensor((1, 2, 5))], {"axis": 2}, "move", 0),
+    ("PAD", [_Tensor((1, 4, 4, 2)), W(4, 2, type="INT32")], [_Tensor((1, 6, 6, 2))], {}, "move", 0),
+    ("RESIZE_BILINEAR", [_Tensor((1, 4, 4, 2)), W(2, type="INT32")], [_Tensor((1, 8, 8, 2))], {}, "elementwise",
+     4 * 128),
+    ("QUANTIZE", [_Tensor((1, 10), "FLOAT32")], [_Tensor((1, 10))], {}, "elementwise", 10),
+    ("DEQUANTIZE", [_Tensor((1, 10))], [_Tensor((1, 10), "FLOAT32")], {}, "elementwise", 10),
+    ("LOGISTIC", [_Tensor((3, 7))], [_Tensor((3, 7))], {}, "elementwise", 21),
+    ("SUM", [_Tensor((2, 3, 4)), W(1, type="INT32")], [_Tensor((2, 4))], {}, "reduce", 24),
+    ("SPLIT", [W(1, type="INT32"), _Tensor((4, 6))], [_Tensor((4, 3)), _Tensor((4, 3))], {"num_splits": 2},
+     "move", 0),
+    ("FLOOR", [_Tensor((5,), "FLOAT32")], [_Tensor((5,), "FLOAT32")], {}, "elementwise", 5),
+])
+def test_node_work_per_op(op, ins, outs, options, kind, macs):
+    node, tensors = _node(op, ins, outs, **options)
+    work = node_work(node, tensors)
+    assert (work.op, work.kind, work.macs) == (op, kind, macs)
+    itemsize = {t.type: t.dtype.itemsize for t in tensors}
+    assert work.weight_bytes == sum(math.prod(t.shape) * itemsize[t.type] for t in ins if t.is_constant)
+    assert work.output_bytes == sum(math.prod(t.shape) * itemsize[t.type] for t in outs)
+
+
+def test_node_work_dtype_is_the_data_input_and_gemm_views():
+    node, tensors = _node("SPLIT", [W(1, type="INT32"), _Tensor((4, 6))], [_Tensor((4, 3)), _Tensor((4, 3))],
+                          num_splits=2)
+    assert node_work(node, tensors).dtype == "int8"
+    node, tensors = _node("TRANSPOSE_CONV", [W(4, type="INT32"), W(8, 3, 3, 16), _Tensor((1, 5, 5, 16))],
+                          [_Tensor((1, 10, 10, 8))], stride_h=2, stride_w=2)
+    work = node_work(node, tensors)
+    assert work.gemm == Gemm(25, 16, 72) and work.conv.transposed and work.dtype == "int8"
+    shared, tensors = _node("BATCH_MATMUL", [_Tensor((2, 6, 4)), _Tensor((6, 5))], [_Tensor((2, 4, 5))], adj_x=True)
+    assert node_work(shared, tensors).gemm == Gemm(8, 6, 5)  # one RHS for the batch: one tall GEMM
+    batched, tensors = _node("BATCH_MATMUL", [_Tensor((2, 4, 6)), _Tensor((2, 6, 5))], [_Tensor((2, 4, 5))])
+    assert node_work(batched, tensors).gemm == Gemm(4, 6, 5, batch=2)
+
+
+@pytest.mark.parametrize("size, kernel, stride, dilation, padding, out", [
+    (96, 3, 2, 1, "SAME", 48), (7, 3, 2, 1, "SAME", 4), (7, 3, 2, 1, "VALID", 3), (10, 3, 1, 2, "VALID", 6),
+    (2, 3, 1, 1, "VALID", 0),
+])
+def test_conv_output_size_follows_tflite_padding(size, kernel, stride, dilation, padding, out):
+    assert conv_output_size(size, kernel, stride, dilation, padding) == out

@@ -1,0 +1,79 @@
+"""accelsim.units: every quantity kind parses exactly, and every mistake says what was expected."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from accelsim.units import parse_frequency, parse_number, parse_rate, parse_size, parse_time
+
+
+@pytest.mark.parametrize("text, hz", [
+    ("500 MHz", 500e6), ("1.5 GHz", 1.5e9), ("100kHz", 1e5), ("2 Hz", 2.0), ("  1e3 MHz ", 1e9),
+])
+def test_frequency(text, hz):
+    assert parse_frequency(text) == hz
+
+
+@pytest.mark.parametrize("text, size", [
+    ("8 MiB", 8 * 1024**2), ("512 KiB", 512 * 1024), ("64 B", 64), ("2 MB", 2_000_000), ("1 kB", 1000),
+    ("1.5 KiB", 1536), ("1 GiB", 1024**3), ("3 GB", 3 * 10**9), ("0 B", 0),
+])
+def test_size_distinguishes_si_and_binary_prefixes(text, size):
+    assert parse_size(text) == size
+    assert isinstance(parse_size(text), int)
+
+
+@pytest.mark.parametrize("text, rate", [
+    ("320 MB/s", 320e6), ("1 GB/s", 1e9), ("1 GiB/s", 1024.0**3), ("5 Gb/s", 625e6), ("8 bit/s", 1.0),
+    ("100 Mbps", 12.5e6), ("4 Mbit/s", 0.5e6), ("64 KiB/s", 65536.0),
+])
+def test_rate_counts_bytes_with_B_and_bits_with_b(text, rate):
+    assert parse_rate(text) == rate
+
+
+@pytest.mark.parametrize("text, seconds", [
+    ("2 us", 2e-6), ("2 \u00b5s", 2e-6), ("2 \u03bcs", 2e-6), ("1.5 ms", 1.5e-3), ("100 ns", 1e-7), ("1 s", 1.0),
+    ("50 us", 5e-5), ("0 s", 0.0),
+])
+def test_time_accepts_both_micro_signs_and_is_exact(text, seconds):
+    assert parse_time(text) == seconds
+
+
+def test_plain_numbers_are_yaml_numbers_only():
+    assert parse_number(0.8) == 0.8
+    assert parse_number(3) == 3.0
+
+
+@pytest.mark.parametrize("parse, value, message", [
+    (parse_rate, "fast", "expected a rate like '320 MB/s', got 'fast'"),
+    (parse_frequency, "500", "expected a frequency like '500 MHz', got '500' (missing unit)"),
+    (parse_frequency, 500, "expected a frequency like '500 MHz', got 500 (missing unit)"),
+    (parse_size, "-1 MiB", "expected a size like '8 MiB', got '-1 MiB' (must not be negative)"),
+    (parse_time, "-2 us", "expected a time like '2 us', got '-2 us' (must not be negative)"),
+    (parse_size, "5 MHz", "expected a size like '8 MiB', got '5 MHz' (unknown unit 'MHz'; use one of B, kB, MB, "
+                          "GB, TB, KiB, MiB, GiB, TiB)"),
+    (parse_time, "2 MB", "expected a time like '2 us', got '2 MB' (unknown unit 'MB'; use one of s, ms, us, "
+                         "\u00b5s, \u03bcs, ns)"),
+    (parse_frequency, "1 mhz", "expected a frequency like '500 MHz', got '1 mhz' (unknown unit 'mhz'; use one of "
+                               "Hz, kHz, MHz, GHz)"),
+    (parse_size, "0.5 B", "expected a size like '8 MiB', got '0.5 B' (not a whole number of bytes)"),
+    (parse_frequency, "0 Hz", "expected a frequency like '500 MHz', got '0 Hz' (must be above zero)"),
+    (parse_rate, "0 MB/s", "expected a rate like '320 MB/s', got '0 MB/s' (must be above zero)"),
+    (parse_rate, "1e400 GB/s", "expected a rate like '320 MB/s', got '1e400 GB/s' (not a finite number)"),
+    (parse_time, "nan ms", "expected a time like '2 us', got 'nan ms'"),
+    (parse_size, True, "expected a size like '8 MiB', got True"),
+    (parse_size, None, "expected a size like '8 MiB', got None"),
+    (parse_rate, ["1 GB/s"], "expected a rate like '320 MB/s', got ['1 GB/s']"),
+    (parse_time, "", "expected a time like '2 us', got ''"),
+    (parse_number, "0.8", "expected a number like '0.8', got '0.8'"),
+    (parse_number, True, "expected a number like '0.8', got True"),
+    (parse_number, -1, "expected a number like '0.8', got -1 (must not be negative)"),
+    (parse_number, math.nan, "expected a number like '0.8', got nan (not a finite number)"),
+    (parse_number, math.inf, "expected a number like '0.8', got inf (not a finite number)"),
+])
+def test_errors_say_what_was_expected(parse, value, message):
+    with pytest.raises(ValueError) as info:
+        parse(value)
+    assert str(info.value) == message

@@ -12,8 +12,8 @@ Usage:
 Expected output (for the built model):
     without the kernel: Encountered unresolved custom op: Atan.
     x      = [-2.  -1.   0.   1.5]
-    y      = [-0.7853982  0.         0.7853982  1.1902899]
-    numpy  = [-0.7853982  0.         0.7853982  1.1902899]
+    y      = [-0.7853982  0.         0.7853982  1.19029  ]
+    numpy  = [-0.7853982  0.         0.7853982  1.19029  ]
     max |y - numpy| = 0.0
 """
 

@@ -137,12 +137,15 @@ def assert_close_to_reference(ours: list[np.ndarray], ref: list[np.ndarray], rto
                 f"ours {a.reshape(-1)[diff[0]]} vs LiteRT {b.reshape(-1)[diff[0]]}"
             )
         else:
-            nan_a, nan_b = np.isnan(a), np.isnan(b)
-            assert np.array_equal(nan_a, nan_b), f"output {i}: NaN positions differ"
-            a, b = a[~nan_b], b[~nan_b]
+            assert np.array_equal(np.isnan(a), np.isnan(b)), f"output {i}: NaN positions differ"
+            assert np.array_equal(np.where(np.isinf(a), a, 0), np.where(np.isinf(b), b, 0)), (
+                f"output {i}: infinities differ"
+            )
+            finite = np.isfinite(b)
             wide = np.complex128 if a.dtype.kind == "c" else np.float64
-            scale = float(np.max(np.abs(b))) if b.size else 0.0
-            err = float(np.max(np.abs(a.astype(wide) - b.astype(wide)))) if b.size else 0.0
+            a64, b64 = a[finite].astype(wide), b[finite].astype(wide)
+            scale = float(np.max(np.abs(b64))) if b64.size else 0.0
+            err = float(np.max(np.abs(a64 - b64))) if b64.size else 0.0
             assert err <= rtol * max(scale, 1e-30), (
                 f"output {i}: max abs error {err:.3g} exceeds {rtol} x max|ref| ({scale:.3g})"
             )

@@ -1,0 +1,252 @@
+"""A model on a system: delegate, cost every node, build the SimPy steps, simulate.
+
+This is where the interpreter's execution plan meets the hardware: host nodes run on the
+host CPU; each delegate node first copies its non-resident inputs host->device over its
+accelerator's link, pays the per-call overhead, runs its nodes' costs on the accelerator and
+copies its outputs device->host. Constants are parameters: cached ones are loaded once at
+initialization (a separate phase in the results), the rest are streamed on every inference
+(their time is inside the node's cost, overlapped with compute as the cost models say).
+Shapes and types suffice: nothing is invoked unless numerics are asked for elsewhere.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from accelsim.config import HardwareConfig, System, to_spec
+from accelsim.cost import Cost, cpu, systolic, vector
+from accelsim.sim import SimResult, Step, simulate
+from delegates.accelerator import AcceleratorDelegate
+from delegates.work import NodeWork, node_work
+from runtime.interpreter import Interpreter
+from runtime.model import Model, load_model
+
+log = logging.getLogger(__name__)
+
+HOST = "host"
+
+
+@dataclass(frozen=True)
+class NodeTiming:
+    """One original node: where it runs and what it costs there."""
+
+    index: int
+    op: str
+    unit: str  # "host" or an accelerator name
+    partition: int | None  # delegate partition ordinal (None on the host)
+    seconds: float
+    macs: int
+    cost: Cost
+
+
+@dataclass(frozen=True)
+class PartitionSummary:
+    """One delegate partition: its nodes and where its time went (seconds) in the simulated run."""
+
+    index: int
+    unit: str
+    delegate_node: int
+    nodes: tuple[int, ...]
+    ops: tuple[str, ...]
+    input_bytes: int
+    output_bytes: int
+    streamed_param_bytes: int
+    compute: float
+    transfer: float
+    overhead: float
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """Everything one simulated inference produced."""
+
+    model: str
+    host: str
+    accelerators: tuple[str, ...]
+    schedule: str
+    result: SimResult
+    init: SimResult
+    nodes: tuple[NodeTiming, ...]
+    partitions: tuple[PartitionSummary, ...]
+    delegation: tuple[Mapping[str, Any], ...]
+
+    @property
+    def latency(self) -> float:
+        return self.result.latency
+
+    @property
+    def partition_overhead(self) -> float:
+        return self.result.partition_overhead
+
+    @property
+    def delegated_nodes(self) -> int:
+        return sum(1 for n in self.nodes if n.unit != HOST)
+
+    @property
+    def transfer_bytes(self) -> int:
+        return sum(e.bytes for e in self.result.events if e.kind == "transfer")
+
+
+def delegates_for(system: System) -> list[AcceleratorDelegate]:
+    """One AcceleratorDelegate per accelerator, in the system's order (the order they are applied)."""
+    return [AcceleratorDelegate(to_spec(accel)) for accel in system.accelerators]
+
+
+def build_interpreter(model: Model, system: System) -> tuple[Interpreter, list[AcceleratorDelegate]]:
+    """An interpreter over `model` with the system's accelerators applied in order, tensors allocated."""
+    delegates = delegates_for(system)
+    interpreter = Interpreter(model=model, experimental_delegates=delegates)
+    interpreter.allocate_tensors()
+    return interpreter, delegates
+
+
+def _link_seconds(link, nbytes: int) -> float:
+    return link.latency + nbytes / link.bandwidth
+
+
+def _accelerator_costs(accel: HardwareConfig, works: Sequence[NodeWork]) -> list[Cost]:
+    if accel.kind == "systolic":
+        return systolic.costs(works, accel)  # the parameter cache is shared in model order
+    return [vector.cost(w, accel) for w in works]
+
+
+class _StepBuilder:
+    """Accumulates steps with their dependencies, tracking where each tensor's value lives."""
+
+    def __init__(self) -> None:
+        self.steps: list[Step] = []
+        self.ready_on: dict[tuple[int, str], int | None] = {}  # (tensor, place) -> step that put it there
+
+    def add(self, resource: str, kind: str, seconds: float, label: str, deps, **kw) -> int:
+        sid = len(self.steps)
+        deps = tuple(sorted({d for d in deps if d is not None}))
+        self.steps.append(Step(sid, resource, kind, seconds, label, deps=deps, **kw))
+        return sid
+
+    def available(self, tensor: int, place: str) -> bool:
+        return (tensor, place) in self.ready_on
+
+    def producer(self, tensor: int, place: str) -> int | None:
+        return self.ready_on.get((tensor, place))
+
+
+def simulate_model(model: Model | str | bytes, system: System, schedule: str = "sequential") -> Simulation:
+    """Simulate one inference of `model` on `system` (cost only: shapes and types, no invoke)."""
+    name = model if isinstance(model, str) else "<model>"
+    ir = model if isinstance(model, Model) else load_model(model)
+    interpreter, delegates = build_interpreter(ir, system)
+    return simulate_interpreter(interpreter, delegates, system, schedule, name)
+
+
+def simulate_interpreter(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate], system: System,
+                         schedule: str = "sequential", name: str = "<model>") -> Simulation:
+    """Simulate one inference of an interpreter whose accelerators were applied with `delegates`."""
+    graph = interpreter.primary
+    tensors = graph.tensors
+    accel_of = {d.name(): a for d, a in zip(delegates, system.accelerators)}
+
+    # Costs: every accelerator's claimed nodes in model order (they share its parameter cache).
+    node_cost: dict[int, Cost] = {}
+    for d in delegates:
+        accel = accel_of[d.name()]
+        work = d.work_by_node()
+        order = sorted(work)
+        for ni, c in zip(order, _accelerator_costs(accel, [work[i] for i in order])):
+            node_cost[ni] = c
+
+    b = _StepBuilder()
+    for i in graph.inputs:
+        b.ready_on[(i, HOST)] = None
+    partitions: list[PartitionSummary] = []
+    timings: list[NodeTiming] = []
+    for ni in graph.execution_plan:
+        node = graph.nodes[ni]
+        if node.delegate is None:
+            c = cpu.cost(node_work(node, tensors), system.host)
+            deps = [b.producer(t, HOST) for t in node.inputs if t >= 0]
+            sid = b.add(HOST, "compute", c.seconds, f"{node.op_name} #{ni}", deps, node=ni)
+            for t in node.outputs:
+                b.ready_on[(t, HOST)] = sid
+            timings.append(NodeTiming(ni, node.op_name, HOST, None, c.seconds, c.macs, c))
+            continue
+        accel = accel_of[node.delegate.name()]
+        link = accel.link
+        params = node.params
+        p = params.partition
+        label = f"{accel.name} partition {p}"
+        in_bytes = out_bytes = 0
+        ready = []
+        for t in params.input_tensors:
+            tensor = tensors[t]
+            if tensor.is_constant:
+                continue
+            if link.shared_memory or b.available(t, accel.name):
+                ready.append(b.producer(t, HOST) if link.shared_memory else b.producer(t, accel.name))
+                continue
+            in_bytes += tensor.nbytes
+            sid = b.add(f"{accel.name}.link", "transfer", _link_seconds(link, tensor.nbytes),
+                        f"{label} in: {tensor.name}", [b.producer(t, HOST)], partition=p, bytes=tensor.nbytes)
+            b.ready_on[(t, accel.name)] = sid
+            ready.append(sid)
+        last = b.add(accel.name, "overhead", link.call_overhead, f"{label} call", ready, partition=p)
+        streamed = 0
+        for inner in params.nodes_to_replace:
+            c = node_cost[inner]
+            streamed += c.param_bytes_streamed
+            op = graph.nodes[inner].op_name
+            last = b.add(accel.name, "compute", c.seconds, f"{op} #{inner}", [last], node=inner, partition=p)
+            timings.append(NodeTiming(inner, op, accel.name, p, c.seconds, c.macs, c))
+            for t in graph.nodes[inner].outputs:
+                b.ready_on[(t, accel.name)] = last
+        for t in params.output_tensors:
+            tensor = tensors[t]
+            if link.shared_memory:
+                b.ready_on[(t, HOST)] = last
+                continue
+            out_bytes += tensor.nbytes
+            sid = b.add(f"{accel.name}.link", "transfer", _link_seconds(link, tensor.nbytes),
+                        f"{label} out: {tensor.name}", [last], partition=p, bytes=tensor.nbytes)
+            b.ready_on[(t, HOST)] = sid
+        partitions.append(PartitionSummary(p, accel.name, ni, tuple(params.nodes_to_replace),
+                                           tuple(graph.nodes[i].op_name for i in params.nodes_to_replace),
+                                           in_bytes, out_bytes, streamed, 0.0, 0.0, 0.0))
+    result = simulate(b.steps, schedule)
+    by_partition = _by_unit_partition(result)
+    partitions = [dataclasses.replace(ps, **by_partition.get((ps.unit, ps.index), {})) for ps in partitions]
+    init = simulate(_parameter_loads(delegates, accel_of))
+    timings.sort(key=lambda t: t.index)
+    return Simulation(name, system.host.name, tuple(a.name for a in system.accelerators), schedule, result, init,
+                      tuple(timings), tuple(partitions), tuple(interpreter.get_delegation_report()))
+
+
+def _by_unit_partition(result: SimResult) -> dict[tuple[str, int], dict[str, float]]:
+    out: dict[tuple[str, int], dict[str, float]] = {}
+    for e in result.events:
+        if e.partition is None:
+            continue
+        unit = e.resource.removesuffix(".link")
+        slot = out.setdefault((unit, e.partition), {"compute": 0.0, "transfer": 0.0, "overhead": 0.0})
+        if e.kind in slot:
+            slot[e.kind] += e.duration
+    return out
+
+
+def _parameter_loads(delegates: Sequence[AcceleratorDelegate], accel_of: Mapping[str, HardwareConfig]) -> list[Step]:
+    """Initialization: each accelerator's cached weights cross its link once (none with shared memory)."""
+    steps = []
+    for d in delegates:
+        accel = accel_of[d.name()]
+        if accel.link.shared_memory:
+            continue
+        works = d.work_by_node()
+        order = sorted(works)
+        costs = _accelerator_costs(accel, [works[i] for i in order])
+        cached = sum(works[i].weight_bytes - c.param_bytes_streamed for i, c in zip(order, costs))
+        if cached > 0:
+            steps.append(Step(len(steps), f"{accel.name}.link", "param_load", _link_seconds(accel.link, cached),
+                              f"{accel.name} parameters", bytes=cached))
+    return steps

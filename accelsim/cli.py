@@ -6,8 +6,10 @@ import argparse
 import json
 import logging
 import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from runtime.errors import AccelsimError
 
@@ -37,7 +39,29 @@ def _tensor_row(tensors, index: int) -> dict:
     }
 
 
-def inspect_model(path: str) -> dict:
+def _delegates(hw: Sequence[str], named: Sequence[tuple[str, list[str]]]) -> list:
+    from accelsim.config import load_hardware, to_spec
+    from delegates.accelerator import AcceleratorDelegate
+    from delegates.registry import parse_option_strings
+
+    out = [AcceleratorDelegate(to_spec(load_hardware(_config_path(h)))) for h in hw]
+    registry = delegate_registry()
+    for name, options in named:
+        out.append(registry.create_delegate(name, **parse_option_strings(options)))
+    return out
+
+
+def delegation_rows(path: str, delegates: Sequence) -> list[dict]:
+    """Per node: claimed by which delegate (and partition), or every delegate's reason for not."""
+    from runtime.interpreter import Interpreter
+
+    interpreter = Interpreter(model_path=path, experimental_delegates=list(delegates))
+    return [{"index": r["index"], "op": r["op"], "version": r["version"], "claimed": r["claimed"],
+             "delegate": r["delegate"], "partition": r["partition"], "reason": r["reason"]}
+            for r in interpreter.get_delegation_report()]
+
+
+def inspect_model(path: str, delegates: Sequence = ()) -> dict:
     """Everything `accelsim inspect` shows, as plain data (the --json output)."""
     from runtime.model import load_model
     from runtime.resolver import BuiltinOpResolver
@@ -77,6 +101,7 @@ def inspect_model(path: str) -> dict:
         "operators": operators,
         "tensors": [_tensor_row(sg.tensors, i) for i in range(len(sg.tensors))],
         "unsupported_ops": [{"op": op, "version": v} for op, v in unique_missing],
+        "delegation": delegation_rows(path, delegates) if delegates else None,
     }
 
 
@@ -88,7 +113,7 @@ def _fmt_tensor(row: dict) -> str:
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
-    info = inspect_model(args.model)
+    info = inspect_model(args.model, _delegates(args.hw, args.delegates))
     if args.json:
         print(json.dumps(info, indent=2))
         return 0
@@ -105,6 +130,13 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     if info["unsupported_ops"]:
         names = ", ".join(f"{m['op']} v{m['version']}" for m in info["unsupported_ops"])
         print(f"ops this model needs that accelsim lacks: {names}")
+    if info["delegation"] is not None:
+        rows = info["delegation"]
+        claimed = sum(r["claimed"] for r in rows)
+        print(f"delegation: {claimed} of {len(rows)} nodes claimed")
+        for r in rows:
+            where = f"{r['delegate']} partition {r['partition']}" if r["claimed"] else f"host: {r['reason']}"
+            print(f"{r['index']:>4}  {r['op']:<26} v{r['version']:<3} {where}")
     return 0
 
 
@@ -139,6 +171,236 @@ def _cmd_ops(args: argparse.Namespace) -> int:
     return 0
 
 
+_EPILOG_RUN = """examples:
+  accelsim run                                   # examples/default.yaml -> reports/default/
+  accelsim run examples/systolic_sweep.yaml --jobs 2
+  accelsim run my_experiment.yaml --out /tmp/report --no-cache
+"""
+
+_EPILOG_BENCHMARK = """examples:
+  accelsim benchmark tests/fixtures/models/mobilenet_v2_100_224_int8.tflite --hw edgetpu_usb
+  accelsim benchmark model.tflite --hw hw_configs/hexagon_dsp.yaml --num-runs 20 --enable-op-profiling
+  accelsim benchmark model.tflite --hw edgetpu_pcie --max-delegated-partitions 2 --json
+"""
+
+_EPILOG_DIFF = """examples:
+  accelsim diff tests/fixtures/models/mobilenet_v2_035_96_int8.tflite --hw edgetpu_usb
+  accelsim diff model.tflite --hw my_float16_accel.yaml --num-runs 100 --json
+"""
+
+_EPILOG_VALIDATE = """examples:
+  accelsim validate hw_configs/edgetpu_usb.yaml
+  accelsim validate examples/default.yaml my_accel.yaml
+"""
+
+
+def _config_path(value: str) -> str:
+    from accelsim.experiment import resolve_config
+
+    return resolve_config(value, Path.cwd())
+
+
+def _system(host: str, hw: Sequence[str], max_parts: int | None = None, min_nodes: int | None = None):
+    from accelsim.config import System, apply_overrides, load_system
+
+    system = load_system(_config_path(host), [_config_path(h) for h in hw])
+    changes = {}
+    if max_parts is not None:
+        changes["partition.max_delegated_partitions"] = max_parts
+    if min_nodes is not None:
+        changes["partition.min_nodes_per_partition"] = min_nodes
+    if changes:
+        system = System(system.host, tuple(apply_overrides(a, changes) for a in system.accelerators))
+    return system
+
+
+def delegate_registry():
+    """The providers `--delegate` knows: `accelerator` (a hardware config) plus installed plugins."""
+    from accelsim.config import load_hardware, to_spec
+    from delegates.accelerator import AcceleratorDelegate
+    from delegates.registry import DelegateRegistry, OptionSpec
+
+    registry = DelegateRegistry()
+    registry.register_provider(
+        "accelerator",
+        lambda config: AcceleratorDelegate(to_spec(load_hardware(_config_path(config)))),
+        {"config": OptionSpec(str, "edgetpu_usb", "hardware config: a YAML path or a shipped name")},
+        help="a virtual accelerator described by a hardware config")
+    return registry
+
+
+def _progress_printer(stream=None) -> Callable[[int, int, str], None]:
+    stream = stream or sys.stderr
+    tty = stream.isatty()
+
+    def show(done: int, total: int, label: str) -> None:
+        width = 30
+        filled = int(width * done / total) if total else width
+        bar = "#" * filled + "." * (width - filled)
+        line = f"[{bar}] {done}/{total} {label}"
+        if tty:
+            stream.write("\r" + line[:120].ljust(120) + ("\n" if done == total else ""))
+        else:
+            stream.write(line + "\n")
+        stream.flush()
+
+    return show
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from accelsim.experiment import load_experiment, run_experiment
+
+    path = args.experiment or str(Path(__file__).resolve().parent.parent / "examples" / "default.yaml")
+    experiment = load_experiment(path)
+    outcome = run_experiment(experiment, args.out, jobs=args.jobs, use_cache=not args.no_cache,
+                             progress=_progress_printer())
+    print(f"{len(outcome.records)} design points ({outcome.cached} cached, {outcome.computed} run, "
+          f"{outcome.failed} failed) -> {outcome.out_dir}")
+    for kind, where in sorted(outcome.outputs.items()):
+        print(f"  {kind}: {where}")
+    return 1 if outcome.failed else 0
+
+
+def _wallclock(interpreter, inputs, runs: int) -> list[float]:
+    import time
+
+    for d, x in zip(interpreter.get_input_details(), inputs):
+        interpreter.set_tensor(d["index"], x)
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        interpreter.invoke()
+        times.append((time.perf_counter() - t0) * 1e6)
+    return times
+
+
+def _stats_line(times: Sequence[float]) -> str:
+    import statistics
+
+    std = statistics.pstdev(times) if len(times) > 1 else 0.0
+    return (f"count={len(times)} first={times[0]:.0f} curr={times[-1]:.0f} min={min(times):.0f} "
+            f"max={max(times):.0f} avg={statistics.fmean(times):.0f} std={std:.0f}")
+
+
+def _cmd_benchmark(args: argparse.Namespace) -> int:
+    import statistics
+    import time
+
+    import numpy as np
+
+    from accelsim.diff import random_input
+    from accelsim.results import op_profile
+    from accelsim.system import build_interpreter, simulate_interpreter
+    from runtime.model import load_model
+
+    system = _system(args.host, args.hw, args.max_delegated_partitions, args.min_nodes_per_partition)
+    t0 = time.perf_counter()
+    model = load_model(args.model)
+    interpreter, delegates = build_interpreter(model, system)
+    init_us = (time.perf_counter() - t0) * 1e6
+    rng = np.random.default_rng(0)
+    inputs = [random_input(d, rng) for d in interpreter.get_input_details()]
+    warmup = _wallclock(interpreter, inputs, args.warmup_runs) if args.warmup_runs else []
+    runs = _wallclock(interpreter, inputs, args.num_runs)
+    sim = simulate_interpreter(interpreter, delegates, system, args.schedule, args.model)
+    by_kind = sim.result.by_kind
+    profile, summary = op_profile(sim)
+    data = {
+        "model": args.model,
+        "host": system.host.name,
+        "accelerators": [a.name for a in system.accelerators],
+        "wallclock_us": {"init": init_us, "warmup": warmup, "runs": runs,
+                         "avg": statistics.fmean(runs), "min": min(runs), "max": max(runs)},
+        "simulated_us": {"latency": sim.latency * 1e6, "init": sim.init.latency * 1e6,
+                         "compute": by_kind["compute"] * 1e6, "transfer": by_kind["transfer"] * 1e6,
+                         "overhead": by_kind["overhead"] * 1e6},
+        "partition_overhead_pct": 100 * sim.partition_overhead,
+        "partitions": len(sim.partitions),
+        "delegated_nodes": sim.delegated_nodes,
+        "total_nodes": len(sim.nodes),
+        "transfer_bytes": sim.transfer_bytes,
+    }
+    if args.enable_op_profiling:
+        data["op_profile"] = profile
+        data["op_summary"] = summary
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return 0
+    print(f"Graph: [{args.model}]")
+    print(f"Host: [{system.host.name}]  Accelerators: [{', '.join(data['accelerators']) or 'none'}]")
+    print(f"Initialized session in {init_us / 1e3:.3f}ms.")
+    if warmup:
+        print(f"Running benchmark for {len(warmup)} warm-up iterations:")
+        print(_stats_line(warmup))
+    print(f"Running benchmark for {len(runs)} iterations:")
+    print(_stats_line(runs))
+    warm = f"{statistics.fmean(warmup):.0f}" if warmup else "-"
+    print(f"Inference timings in us (host wall clock of the NumPy interpreter): Init: {init_us:.0f}, "
+          f"First inference: {(warmup or runs)[0]:.0f}, Warmup (avg): {warm}, Inference (avg): "
+          f"{statistics.fmean(runs):.0f}")
+    sim_us = data["simulated_us"]
+    print(f"Simulated latency in us: {sim_us['latency']:.1f} (compute {sim_us['compute']:.1f}, transfer "
+          f"{sim_us['transfer']:.1f}, call overhead {sim_us['overhead']:.1f}; partition overhead "
+          f"{data['partition_overhead_pct']:.1f}%); initialization {sim_us['init']:.1f}")
+    print(f"Delegated {sim.delegated_nodes} of {len(sim.nodes)} nodes in {len(sim.partitions)} partitions; "
+          f"{sim.transfer_bytes} bytes over links per inference")
+    for p in sim.partitions:
+        print(f"  partition {p.index} on {p.unit}: {len(p.nodes)} nodes, compute {p.compute * 1e6:.1f} us, "
+              f"transfer {p.transfer * 1e6:.1f} us, overhead {p.overhead * 1e6:.1f} us")
+    if args.enable_op_profiling:
+        print("Operator-wise profiling (simulated):")
+        print(f"{'[node type]':>26} {'[first]':>10} {'[avg ms]':>10} {'[%]':>8} {'[cdf%]':>8} {'[times called]':>15}"
+              f"  [name]")
+        for row in profile:
+            print(f"{row['op']:>26} {row['first_ms']:10.4f} {row['avg_ms']:10.4f} {row['pct']:7.3f}% "
+                  f"{row['cdf_pct']:7.3f}% {row['times_called']:15d}  node {row['node']} on {row['unit']}")
+        print("Summary by node type (simulated):")
+        for row in summary:
+            print(f"{row['op']:>26} {row['count']:10d} {row['avg_ms']:10.4f} {row['pct']:7.3f}% "
+                  f"{row['cdf_pct']:7.3f}% {row['times_called']:15d}")
+    return 0
+
+
+def _cmd_diff(args: argparse.Namespace) -> int:
+    from accelsim.diff import inference_diff
+
+    system = _system(args.host, args.hw)
+    report = inference_diff(args.model, system, args.num_runs, args.seed, progress=_progress_printer())
+    if args.json:
+        print(json.dumps({"model": report.model, "accelerators": list(report.accelerators),
+                          "num_runs": report.num_runs,
+                          "reference_latency_us": {"avg": report.reference_latency_us[0],
+                                                   "std": report.reference_latency_us[1]},
+                          "test_latency_us": {"avg": report.test_latency_us[0], "std": report.test_latency_us[1]},
+                          "outputs": [vars(o) for o in report.outputs]}, indent=2))
+        return 0
+    print("\n".join(report.lines()))
+    return 0
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from accelsim.config import ConfigError, load_hardware, read_document
+    from accelsim.experiment import load_experiment
+
+    bad = 0
+    for path in args.files:
+        doc, _ = read_document(path)
+        is_experiment = doc is not None and isinstance(doc.data, dict) and ("variants" in doc.data
+                                                                          or "models" in doc.data)
+        try:
+            if is_experiment:
+                e = load_experiment(path)
+                print(f"{path}: ok (experiment {e.name!r}, {len(e.variants)} variants)")
+            else:
+                c = load_hardware(path)
+                print(f"{path}: ok ({c.kind} config {c.name!r})")
+        except ConfigError as exc:
+            bad += 1
+            for line in exc.errors:
+                print(line)
+    return 1 if bad else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="accelsim",
@@ -156,6 +418,12 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog=_EPILOG_INSPECT, formatter_class=raw)
     p.add_argument("model", help="path of a .tflite file")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    p.add_argument("--hw", action="append", default=[], metavar="CFG",
+                   help="an accelerator config (path or shipped name); shows which nodes it claims and why not")
+    p.add_argument("--delegate", action=_DelegateAction, dest="delegates", default=[], metavar="NAME",
+                   help="a delegate provider (e.g. accelerator) or package.module:factory; repeatable, in order")
+    p.add_argument("--delegate-option", action=_DelegateOptionAction, dest="delegates", metavar="KEY=VALUE",
+                   help="an option for the --delegate given just before it (e.g. config=edgetpu_usb)")
     p.set_defaults(func=_cmd_inspect)
 
     p = sub.add_parser("ops", help="print the resolver registrations a model needs, as pasteable Python",
@@ -164,7 +432,82 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog=_EPILOG_OPS, formatter_class=raw)
     p.add_argument("model", help="path of a .tflite file")
     p.set_defaults(func=_cmd_ops)
+
+    p = sub.add_parser("run", help="run an experiment and write its latency report",
+                       description="Run every design point of an experiment YAML (cached points are skipped) "
+                       "and write reports/<name>/: report.md, report.html, results.json, results.csv, plots, "
+                       "traces.", epilog=_EPILOG_RUN, formatter_class=raw)
+    p.add_argument("experiment", nargs="?", help="experiment YAML (default: examples/default.yaml)")
+    p.add_argument("--out", help="report folder (default: reports/<experiment name>)")
+    p.add_argument("--jobs", type=_positive, default=None, help="worker processes (default: number of cores)")
+    p.add_argument("--no-cache", action="store_true", help="recompute every design point")
+    p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser("benchmark", help="benchmark_model's job: wall-clock statistics and simulated latency",
+                       description="Run a model on random inputs: host wall-clock statistics of the NumPy "
+                       "interpreter (count, first, min, max, avg, std in us) and the simulated latency on the "
+                       "given system with its breakdown.", epilog=_EPILOG_BENCHMARK, formatter_class=raw)
+    p.add_argument("model", help="path of a .tflite file")
+    p.add_argument("--host", default="host_cpu", help="host config (default: host_cpu)")
+    p.add_argument("--hw", action="append", default=[], metavar="CFG", help="accelerator config, repeatable")
+    p.add_argument("--num-runs", type=_positive, default=10, help="timed runs (default 10)")
+    p.add_argument("--warmup-runs", type=_non_negative, default=1, help="untimed runs first (default 1)")
+    p.add_argument("--enable-op-profiling", action="store_true", help="print the (simulated) op profile")
+    p.add_argument("--max-delegated-partitions", type=_non_negative, help="override every accelerator's limit")
+    p.add_argument("--min-nodes-per-partition", type=_non_negative, help="override every accelerator's minimum")
+    p.add_argument("--schedule", choices=("sequential", "dataflow"), default="sequential")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=_cmd_benchmark)
+
+    p = sub.add_parser("diff", help="inference_diff's job: accelerator numerics against the reference",
+                       description="Run the same seeded random inputs through the reference interpreter and "
+                       "the delegated one; report per-output mean/std/max absolute error.",
+                       epilog=_EPILOG_DIFF, formatter_class=raw)
+    p.add_argument("model", help="path of a .tflite file")
+    p.add_argument("--hw", action="append", required=True, metavar="CFG", help="accelerator config, repeatable")
+    p.add_argument("--host", default="host_cpu", help="host config (default: host_cpu)")
+    p.add_argument("--num-runs", type=_positive, default=50, help="random inputs to compare (default 50)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=_cmd_diff)
+
+    p = sub.add_parser("validate", help="check hardware configs and experiments, listing every error",
+                       description="Check each file (a hardware config or an experiment) and print every "
+                       "problem as file:line: key: message.", epilog=_EPILOG_VALIDATE, formatter_class=raw)
+    p.add_argument("files", nargs="+", help="YAML files")
+    p.set_defaults(func=_cmd_validate)
     return parser
+
+
+class _DelegateAction(argparse.Action):
+    def __call__(self, parser, namespace, value, option_string=None):
+        namespace.delegates = [*namespace.delegates, (value, [])]
+
+
+class _DelegateOptionAction(argparse.Action):
+    def __call__(self, parser, namespace, value, option_string=None):
+        if not namespace.delegates:
+            parser.error(f"--delegate-option {value} comes before any --delegate")
+        namespace.delegates[-1][1].append(value)
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text}")
+    return value
+
+
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text}")
+    return value
+
+
+def _interrupt(signum, frame) -> None:
+    # SIGTERM stops a run like Ctrl-C: finished design points are kept and the report lists the rest.
+    raise KeyboardInterrupt
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -176,9 +519,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if func is None:
         parser.print_help()
         return 2
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         return func(args)
-    except (AccelsimError, FileNotFoundError, PermissionError, IsADirectoryError) as exc:
+    except (AccelsimError, ValueError, FileNotFoundError, PermissionError, IsADirectoryError) as exc:
         if args.debug:
             raise
         print(f"accelsim {args.command}: error: {exc}", file=sys.stderr)
@@ -190,3 +534,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader went away (e.g. `| head`): stop quietly, as Unix tools do.
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps Python's exit flush from failing again
         return 141
+    except Exception as exc:  # a bug of ours: still one line, with the way to see more
+        if args.debug:
+            raise
+        print(f"accelsim {args.command}: internal error: {type(exc).__name__}: {exc} (rerun with --debug for "
+              "the traceback)", file=sys.stderr)
+        return 70

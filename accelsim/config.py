@@ -250,8 +250,11 @@ class _Reader:
         return result
 
 
-def _read_document(path: str) -> tuple[_Document | None, list[tuple[int, str]]]:
-    """The file's data and lines, or the errors that prevent reading it."""
+def read_document(path: str, what: str = "hardware settings") -> tuple[_Document | None, list[tuple[int, str]]]:
+    """A YAML file's plain data with the line of every key path, or the errors that prevent reading it.
+
+    `what` names the expected content in the message for an empty file.
+    """
     try:
         raw = Path(path).read_bytes()
     except OSError as exc:
@@ -270,7 +273,7 @@ def _read_document(path: str) -> tuple[_Document | None, list[tuple[int, str]]]:
     except yaml.YAMLError as exc:
         return None, [(1, f"{path}:1: YAML error: {exc}")]
     if node is None:
-        return None, [(1, f"{path}:1: expected a mapping of hardware settings, got an empty file")]
+        return None, [(1, f"{path}:1: expected a mapping of {what}, got an empty file")]
     reader = _Reader(path)
     data = reader.read(node)
     reader.lines[()] = node.start_mark.line + 1
@@ -657,7 +660,7 @@ def load_hardware(path: str | Path) -> HardwareConfig:
         ConfigError: the file cannot be read or breaks any rule; lists every problem.
     """
     source = str(path)
-    doc, errors = _read_document(source)
+    doc, errors = read_document(source)
     if doc is None:
         raise ConfigError([message for _, message in errors])
     return _check_document(doc, source, prior=errors)

@@ -64,7 +64,7 @@ def random_input(detail: dict, rng: np.random.Generator) -> np.ndarray:
 
 
 def inference_diff(model: Model | str | bytes, system: System, num_runs: int = 50, seed: int = 0,
-                   progress: Callable[[int, int], None] | None = None) -> DiffReport:
+                   progress: Callable[[int, int, str], None] | None = None) -> DiffReport:
     """Compare the system's delegated run of `model` with the reference interpreter over `num_runs` inputs."""
     if num_runs < 1:
         raise ValueError(f"num_runs must be >= 1, got {num_runs}")
@@ -94,7 +94,7 @@ def inference_diff(model: Model | str | bytes, system: System, num_runs: int = 5
             per_run[k].append(float(err.mean()) if err.size else 0.0)
             worst[k] = max(worst[k], float(err.max()) if err.size else 0.0)
         if progress is not None:
-            progress(run + 1, num_runs)
+            progress(run + 1, num_runs, "inference_diff runs")
     diffs = tuple(
         OutputDiff(k, d["name"], statistics.fmean(per_run[k]),
                    statistics.pstdev(per_run[k]) if len(per_run[k]) > 1 else 0.0, worst[k])

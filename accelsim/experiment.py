@@ -1,0 +1,495 @@
+"""Experiments: a YAML grid of design points, cached, run in parallel, turned into a report.
+
+An experiment file (paths are relative to the file; a bare config name such as
+`edgetpu_usb` means the shipped `hw_configs/edgetpu_usb.yaml`):
+
+```yaml
+name: default                      # report folder reports/<name>/ (default: the file's stem)
+models: [../tests/fixtures/models/mobilenet_v2_035_96_int8.tflite]
+host: host_cpu
+variants:                          # each: accelerators applied in order; [] is the CPU-only baseline
+  - {name: cpu_only, accelerators: []}
+  - {name: edgetpu_usb, accelerators: [edgetpu_usb], max_delegated_partitions: 1}
+sweeps:                            # optional; the design points are the cross product
+  edgetpu_usb.link.bandwidth: [40 MB/s, 320 MB/s, 1 GB/s]   # <accelerator name>.<config key path>
+  max_delegated_partitions: [1, 2, 4]                        # an option of every variant with accelerators
+schedule: sequential               # or dataflow (also sweepable as `schedule`)
+numerics: false                    # or true (5 runs) or {runs: N}: inference_diff per point
+reports: [md, html, json, csv]
+```
+
+A sweep over an accelerator's key applies to the variants that contain that accelerator;
+variants without it run once. `host.<key path>` sweeps the host. Every point is cached under
+`<out>/cache/<id>.json` by a hash of (model bytes, resolved configs, options, accelsim
+version), written atomically as soon as it finishes, so a re-run skips finished points and an
+interrupted run loses nothing. A failing point is recorded with its error.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import concurrent.futures.process
+import dataclasses
+import hashlib
+import itertools
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import accelsim
+from accelsim.config import ConfigError, System, apply_overrides, load_system, read_document
+from runtime.errors import AccelsimError
+
+log = logging.getLogger(__name__)
+
+SHIPPED_CONFIGS = Path(accelsim.__file__).resolve().parent.parent / "hw_configs"
+REPORT_FORMATS = ("md", "html", "json", "csv")
+SCHEDULES = ("sequential", "dataflow")
+OPTION_KEYS = ("max_delegated_partitions", "min_nodes_per_partition")
+_TOP_KEYS = ("name", "models", "host", "variants", "sweeps", "schedule", "numerics", "reports")
+_VARIANT_KEYS = ("name", "accelerators", *OPTION_KEYS)
+DEFAULT_NUMERICS_RUNS = 5
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    accelerators: tuple[str, ...]  # config file paths, applied in order
+    options: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    source: str
+    models: tuple[str, ...]
+    host: str
+    variants: tuple[Variant, ...]
+    sweeps: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    schedule: str = "sequential"
+    numerics_runs: int = 0
+    reports: tuple[str, ...] = REPORT_FORMATS
+
+
+@dataclass(frozen=True)
+class DesignPoint:
+    """One run: a model on one variant with one value of every sweep that applies to it."""
+
+    id: str
+    model: str
+    variant: str
+    host: str
+    accelerators: tuple[str, ...]
+    sweep: Mapping[str, Any]  # key path -> value as written
+    schedule: str
+    numerics_runs: int
+
+    @property
+    def label(self) -> str:
+        swept = ", ".join(f"{k}={v}" for k, v in self.sweep.items())
+        return f"{Path(self.model).stem} | {self.variant}" + (f" | {swept}" if swept else "")
+
+
+# -- loading ----------------------------------------------------------------------------------
+
+
+def resolve_config(value: str, base: Path) -> str:
+    """A hardware config path: as written relative to `base`, or a shipped config's name."""
+    text = str(value)
+    if "/" not in text and not text.endswith((".yaml", ".yml")):
+        return str(SHIPPED_CONFIGS / f"{text}.yaml")
+    path = Path(text)
+    return str(path if path.is_absolute() else (base / path))
+
+
+class _Errors:
+    def __init__(self, source: str, lines: Mapping[tuple, int]):
+        self.source, self.lines, self.items = source, lines, []
+
+    def add(self, path: tuple, message: str) -> None:
+        probe = path
+        while probe and probe not in self.lines:
+            probe = probe[:-1]
+        line = self.lines.get(probe, 1)
+        key = ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in path).replace(".[", "[")
+        self.items.append((line, f"{self.source}:{line}: {key or '(top)'}: {message}"))
+
+
+def load_experiment(path: str | Path) -> Experiment:
+    """Read and check an experiment file; every problem is in one ConfigError with file:line: key."""
+    source = str(path)
+    doc, read_errors = read_document(source, "experiment settings")
+    if doc is None:
+        raise ConfigError([m for _, m in read_errors])
+    errors = _Errors(source, doc.lines)
+    errors.items.extend(read_errors)
+    data = doc.data
+    base = Path(source).resolve().parent
+    if not isinstance(data, dict):
+        errors.add((), f"expected a mapping of experiment settings, got {type(data).__name__}")
+        raise ConfigError([m for _, m in sorted(errors.items)])
+    for key in data:
+        if key not in _TOP_KEYS:
+            errors.add((key,), f"unknown key; expected one of {', '.join(_TOP_KEYS)}")
+    name = data.get("name", Path(source).stem)
+    if not isinstance(name, str) or not name or "/" in name:
+        errors.add(("name",), f"expected a folder-safe name, got {name!r}")
+    models = _paths(errors, data, "models", base)
+    host = data.get("host")
+    if not isinstance(host, str):
+        errors.add(("host",), f"expected a host config (a path or shipped name like host_cpu), got {host!r}")
+        host_path = ""
+    else:
+        host_path = resolve_config(host, base)
+    variants = _variants(errors, data.get("variants"), base)
+    sweeps = _sweeps(errors, data.get("sweeps", {}))
+    schedule = data.get("schedule", "sequential")
+    if schedule not in SCHEDULES:
+        errors.add(("schedule",), f"expected one of {', '.join(SCHEDULES)}, got {schedule!r}")
+    runs = _numerics(errors, data.get("numerics", False))
+    reports = data.get("reports", list(REPORT_FORMATS))
+    if not isinstance(reports, list) or not reports or any(r not in REPORT_FORMATS for r in reports):
+        errors.add(("reports",), f"expected a list drawn from {', '.join(REPORT_FORMATS)}, got {reports!r}")
+        reports = list(REPORT_FORMATS)
+    if errors.items:
+        raise ConfigError([m for _, m in sorted(errors.items)])
+    experiment = Experiment(name, source, tuple(models), host_path, tuple(variants), tuple(sweeps), schedule, runs,
+                            tuple(reports))
+    _check_configs(experiment, errors)
+    if errors.items:
+        raise ConfigError([m for _, m in sorted(errors.items)])
+    return experiment
+
+
+def _paths(errors: _Errors, data: dict, key: str, base: Path) -> list[str]:
+    value = data.get(key)
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        errors.add((key,), f"expected a non-empty list of .tflite paths, got {value!r}")
+        return []
+    out = []
+    for i, v in enumerate(value):
+        p = Path(v) if Path(v).is_absolute() else base / v
+        if not p.is_file():
+            errors.add((key, i), f"no such model file: {p}")
+        out.append(str(p))
+    return out
+
+
+def _variants(errors: _Errors, value: Any, base: Path) -> list[Variant]:
+    if not isinstance(value, list) or not value:
+        errors.add(("variants",), "expected a non-empty list of {name, accelerators} entries")
+        return []
+    out, seen = [], set()
+    for i, v in enumerate(value):
+        if not isinstance(v, dict):
+            errors.add(("variants", i), f"expected a mapping with name and accelerators, got {v!r}")
+            continue
+        for key in v:
+            if key not in _VARIANT_KEYS:
+                errors.add(("variants", i, key), f"unknown key; expected one of {', '.join(_VARIANT_KEYS)}")
+        name = v.get("name")
+        if not isinstance(name, str) or not name:
+            errors.add(("variants", i, "name"), f"expected a name, got {name!r}")
+            continue
+        if name in seen:
+            errors.add(("variants", i, "name"), f"variant {name!r} is defined twice")
+        seen.add(name)
+        accels = v.get("accelerators", [])
+        if not isinstance(accels, list) or not all(isinstance(a, str) for a in accels):
+            errors.add(("variants", i, "accelerators"), f"expected a list of configs, got {accels!r}")
+            accels = []
+        options = {}
+        for key in OPTION_KEYS:
+            if key in v:
+                if isinstance(v[key], bool) or not isinstance(v[key], int) or v[key] < 0:
+                    errors.add(("variants", i, key), f"expected a whole number >= 0, got {v[key]!r}")
+                else:
+                    options[key] = v[key]
+        out.append(Variant(name, tuple(resolve_config(a, base) for a in accels), options))
+    return out
+
+
+def _sweeps(errors: _Errors, value: Any) -> list[tuple[str, tuple]]:
+    if not isinstance(value, dict):
+        errors.add(("sweeps",), f"expected a mapping of key path -> list of values, got {value!r}")
+        return []
+    out = []
+    for key, values in value.items():
+        if not isinstance(values, list) or not values:
+            errors.add(("sweeps", key), f"expected a non-empty list of values, got {values!r}")
+            continue
+        if key == "schedule" and any(v not in SCHEDULES for v in values):
+            errors.add(("sweeps", key), f"schedules must be among {', '.join(SCHEDULES)}, got {values!r}")
+        if key in OPTION_KEYS and any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in values):
+            errors.add(("sweeps", key), f"expected whole numbers >= 0, got {values!r}")
+        if key not in (*OPTION_KEYS, "schedule") and "." not in str(key):
+            errors.add(("sweeps", key), "expected '<accelerator or host>.<config key path>', "
+                       f"{' or '.join(OPTION_KEYS)}, or schedule")
+        out.append((str(key), tuple(values)))
+    return out
+
+
+def _numerics(errors: _Errors, value: Any) -> int:
+    if value is False or value is None:
+        return 0
+    if value is True:
+        return DEFAULT_NUMERICS_RUNS
+    if isinstance(value, dict) and set(value) <= {"runs"}:
+        runs = value.get("runs", DEFAULT_NUMERICS_RUNS)
+        if isinstance(runs, int) and not isinstance(runs, bool) and runs >= 1:
+            return runs
+    errors.add(("numerics",), f"expected true, false or {{runs: N}} with N >= 1, got {value!r}")
+    return 0
+
+
+def _check_configs(experiment: Experiment, errors: _Errors) -> None:
+    """Every variant's system loads, and every sweep names an accelerator or the host that exists."""
+    names: set[str] = set()
+    for i, v in enumerate(experiment.variants):
+        try:
+            system = load_system(experiment.host, v.accelerators)
+        except ConfigError as exc:
+            for message in exc.errors:
+                errors.add(("variants", i), message)
+            continue
+        names.update(a.name for a in system.accelerators)
+    for key, _ in experiment.sweeps:
+        head = key.split(".", 1)[0]
+        if "." in key and head != "host" and head not in names:
+            errors.add(("sweeps", key), f"no variant has an accelerator named {head!r}; "
+                       f"accelerators: {', '.join(sorted(names)) or 'none'}")
+
+
+# -- design points ------------------------------------------------------------------------------
+
+
+def _applies(key: str, system: System) -> bool:
+    if key == "schedule":
+        return True
+    if key in OPTION_KEYS:
+        return bool(system.accelerators)
+    head = key.split(".", 1)[0]
+    return head == "host" or any(a.name == head for a in system.accelerators)
+
+
+def resolved_system(point: DesignPoint, options: Mapping[str, int] | None = None) -> System:
+    """The point's host and accelerators with its sweep values and options applied."""
+    system = load_system(point.host, point.accelerators)
+    opts = dict(options or {})
+    by_target: dict[str, dict[str, Any]] = {}
+    for key, value in point.sweep.items():
+        if key in OPTION_KEYS:
+            opts[key] = value
+        elif key != "schedule":
+            head, rest = key.split(".", 1)
+            by_target.setdefault(head, {})[rest] = value
+    host = apply_overrides(system.host, by_target["host"]) if "host" in by_target else system.host
+    accels = []
+    for a in system.accelerators:
+        changes = dict(by_target.get(a.name, {}))
+        changes.update({f"partition.{k}": v for k, v in opts.items()})
+        accels.append(apply_overrides(a, changes) if changes else a)
+    return System(host, tuple(accels))
+
+
+def design_points(experiment: Experiment) -> list[DesignPoint]:
+    """The cross product of models, variants and the sweeps that apply to each variant."""
+    points = []
+    for model in experiment.models:
+        model_hash = hashlib.sha256(Path(model).read_bytes()).hexdigest()
+        for variant in experiment.variants:
+            base_system = load_system(experiment.host, variant.accelerators)
+            keys = [(k, vals) for k, vals in experiment.sweeps if _applies(k, base_system)]
+            for combo in itertools.product(*(vals for _, vals in keys)):
+                sweep = {k: v for (k, _), v in zip(keys, combo)}
+                schedule = sweep.get("schedule", experiment.schedule)
+                draft = DesignPoint("", model, variant.name, experiment.host, variant.accelerators, sweep, schedule,
+                                    experiment.numerics_runs)
+                system = resolved_system(draft, variant.options)
+                identity = json.dumps({"model": model_hash, "system": repr(_strip_sources(system)),
+                                       "variant": variant.name, "sweep": {k: str(v) for k, v in sweep.items()},
+                                       "options": dict(variant.options), "schedule": schedule,
+                                       "numerics": experiment.numerics_runs, "version": accelsim.__version__},
+                                      sort_keys=True)
+                point_id = hashlib.sha256(identity.encode()).hexdigest()[:16]
+                points.append(dataclasses.replace(draft, id=point_id))
+    return points
+
+
+def _strip_sources(system: System) -> System:
+    """The system without file locations, so a cache survives moving the checkout."""
+    def strip(c):
+        return dataclasses.replace(c, source="")
+    return System(strip(system.host), tuple(strip(a) for a in system.accelerators))
+
+
+# -- running ------------------------------------------------------------------------------------
+
+
+def run_point(point: DesignPoint, options: Mapping[str, int]) -> dict[str, Any]:
+    """Simulate one design point (and check its numerics when asked); never raises for a bad point."""
+    from accelsim.diff import inference_diff
+    from accelsim.results import error_record, record
+    from accelsim.system import simulate_model
+
+    try:
+        system = resolved_system(point, options)
+        sim = simulate_model(point.model, system, point.schedule)
+        diff = inference_diff(point.model, system, point.numerics_runs) if point.numerics_runs else None
+        return record(sim, point_id=point.id, model=point.model, variant=point.variant, sweep=dict(point.sweep),
+                      diff=diff)
+    except (AccelsimError, ValueError, OSError) as exc:
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        return error_record(point_id=point.id, model=point.model, variant=point.variant, sweep=dict(point.sweep),
+                            host=Path(point.host).stem, accelerators=[Path(a).stem for a in point.accelerators],
+                            schedule=point.schedule, error=f"{type(exc).__name__}: {message}")
+
+
+class Executor(Protocol):
+    """Runs design points; a distributed engine (e.g. Dask) can stand in for the process pool."""
+
+    def submit(self, fn: Callable[..., dict], *args: Any) -> concurrent.futures.Future: ...
+
+    def shutdown(self, cancel: bool) -> None: ...
+
+
+class SerialExecutor:
+    """Runs each point in this process when submitted (jobs = 1)."""
+
+    def submit(self, fn, *args):
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        try:
+            future.set_result(fn(*args))
+        except BaseException as exc:  # KeyboardInterrupt included: the caller decides
+            future.set_exception(exc)
+        return future
+
+    def shutdown(self, cancel: bool) -> None:
+        return None
+
+
+class PoolExecutor:
+    """A process pool of `jobs` workers."""
+
+    def __init__(self, jobs: int):
+        self._pool = concurrent.futures.ProcessPoolExecutor(max_workers=jobs)
+
+    def submit(self, fn, *args):
+        return self._pool.submit(fn, *args)
+
+    def shutdown(self, cancel: bool) -> None:
+        self._pool.shutdown(wait=not cancel, cancel_futures=cancel)
+
+
+@dataclass
+class RunOutcome:
+    records: list[dict]
+    missing: list[DesignPoint]
+    cached: int
+    computed: int
+    failed: int
+    outputs: dict[str, Path] = field(default_factory=dict)
+    out_dir: Path | None = None
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write via a temporary file in the same folder and os.replace, so readers never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _load_cached(path: Path) -> dict | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("status") == "ok" else None
+
+
+def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *, jobs: int | None = None,
+                   executor: Executor | None = None, use_cache: bool = True,
+                   progress: Callable[[int, int, str], None] | None = None) -> RunOutcome:
+    """Run every design point not already cached, then write the report.
+
+    An interrupt (KeyboardInterrupt) stops the run after saving what finished: the report is
+    still written and lists the missing points, then the interrupt propagates.
+    """
+    from accelsim.report import write_report
+
+    out = Path(out_dir) if out_dir is not None else Path("reports") / experiment.name
+    cache = out / "cache"
+    points = design_points(experiment)
+    options = {v.name: dict(v.options) for v in experiment.variants}
+    done: dict[str, dict] = {}
+    for p in points:
+        cached = _load_cached(cache / f"{p.id}.json") if use_cache else None
+        if cached is not None:
+            done[p.id] = cached
+    n_cached = len(done)
+    todo = [p for p in points if p.id not in done]
+    jobs = jobs if jobs is not None else (os.cpu_count() or 1)
+    pool = executor if executor is not None else (SerialExecutor() if jobs <= 1 or len(todo) <= 1
+                                                  else PoolExecutor(min(jobs, len(todo))))
+    finished = n_cached
+    interrupted: BaseException | None = None
+    if progress is not None:
+        progress(finished, len(points), "cached" if n_cached else "starting")
+    futures: dict[concurrent.futures.Future, DesignPoint] = {}
+    try:
+        for p in todo:
+            futures[pool.submit(run_point, p, options[p.variant])] = p
+        for future in concurrent.futures.as_completed(futures):
+            p = futures[future]
+            rec = future.result()
+            done[p.id] = rec
+            if rec["status"] == "ok":
+                write_atomic(cache / f"{p.id}.json", json.dumps(rec, sort_keys=True))
+            finished += 1
+            if progress is not None:
+                progress(finished, len(points), p.label)
+    except (KeyboardInterrupt, concurrent.futures.process.BrokenProcessPool) as exc:
+        interrupted = exc
+        pool.shutdown(cancel=True)
+    else:
+        pool.shutdown(cancel=False)
+    records = [done[p.id] for p in points if p.id in done]
+    _fill_speedups(records)
+    missing = [p for p in points if p.id not in done]
+    written = write_report(out, experiment.name, records, formats=experiment.reports,
+                           missing=[{"id": p.id, "model_name": Path(p.model).stem, "variant": p.variant,
+                                     "sweep": dict(p.sweep)} for p in missing],
+                           experiment={"source": experiment.source, "points": len(points)})
+    outcome = RunOutcome(records, missing, n_cached, len(records) - n_cached,
+                         sum(1 for r in records if r["status"] != "ok"), written, out)
+    if isinstance(interrupted, KeyboardInterrupt):
+        raise interrupted
+    if interrupted is not None:
+        raise AccelsimError(f"a worker process died ({interrupted}); {len(missing)} design points are missing "
+                            f"from {out}; run again to complete them") from interrupted
+    return outcome
+
+
+def _fill_speedups(records: Sequence[dict]) -> None:
+    """speedup = CPU-only latency / latency, for the same model, schedule and host settings."""
+    def key(r: dict) -> tuple:
+        host_sweep = tuple(sorted((k, str(v)) for k, v in r["sweep"].items() if k.startswith("host.")))
+        return (r["model"], r["schedule"], host_sweep)
+
+    baselines = {key(r): r["latency_us"] for r in records if r["status"] == "ok" and not r["accelerators"]}
+    for r in records:
+        base = baselines.get(key(r))
+        if r["status"] == "ok" and base and r["latency_us"]:
+            r["speedup"] = round(base / r["latency_us"], 3)
+

@@ -1,0 +1,159 @@
+"""One design point's result as plain, JSON-ready data: what results.json holds, one record each.
+
+Every number a report shows comes from these records, so md, html, json and csv agree.
+Times are microseconds, sizes bytes, shares percent. Keys:
+
+| key                      | meaning                                                                   |
+|--------------------------|---------------------------------------------------------------------------|
+| id                       | stable hash of the point's inputs (model bytes, resolved configs, options) |
+| model, model_name        | model path as given, and its file stem                                    |
+| variant                  | the experiment's variant name                                             |
+| host, accelerators       | config names                                                              |
+| sweep                    | {swept key path: value as written} for this point ({} when not swept)     |
+| schedule                 | sequential or dataflow                                                    |
+| status, error            | "ok", or "error" with the error's one-line message                        |
+| latency_us               | simulated end-to-end latency of one inference                             |
+| init_us                  | simulated initialization (parameter loading), not part of latency         |
+| compute_us, transfer_us, overhead_us | summed busy time by kind over every resource                  |
+| partition_overhead_pct   | (transfer + call overhead) / latency                                      |
+| partitions               | number of delegate partitions                                             |
+| delegated_nodes, total_nodes | nodes run by accelerators, and all original nodes                     |
+| transfer_bytes           | bytes over host<->device links during one inference                       |
+| init_param_bytes         | cached weights loaded at initialization                                   |
+| streamed_param_bytes     | weights streamed on every inference (they did not fit the cache)          |
+| utilization_pct          | {resource: busy / latency}                                                |
+| partition_table          | per partition: partition, unit, delegate_node, nodes, ops, input_bytes,   |
+|                          | output_bytes, compute_us, transfer_us, overhead_us, pct_of_latency        |
+| op_profile               | per node (benchmark_model's columns): node, op, unit, partition,          |
+|                          | first_ms, avg_ms, pct, cdf_pct, times_called                              |
+| op_summary               | per op type: op, count, avg_ms, pct, cdf_pct, times_called                 |
+| rejected                 | per node an accelerator did not take: node, op, version, reason           |
+| events                   | the timeline: resource, kind, label, node, partition, start_us, end_us,   |
+|                          | bytes                                                                     |
+| numerics                 | null, or inference_diff's result: runs, outputs [{index, name,            |
+|                          | mean_abs_error, std_abs_error, max_abs_error}]                            |
+| speedup                  | CPU-only latency / latency for the same model and sweep point (set by     |
+|                          | the experiment once the baseline is known; null without a baseline)       |
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from accelsim.diff import DiffReport
+from accelsim.system import HOST, Simulation
+
+US = 1e6
+
+
+def _r(x: float, digits: int = 4) -> float:
+    """Rounded for stable, readable files (the simulation is deterministic; rounding keeps it so)."""
+    return round(float(x), digits)
+
+
+def record(sim: Simulation, *, point_id: str, model: str, variant: str, sweep: dict[str, Any],
+           diff: DiffReport | None = None) -> dict[str, Any]:
+    """The results.json record of one simulated design point."""
+    result = sim.result
+    latency = result.latency
+    by_kind = result.by_kind
+    partition_table = [{
+        "partition": p.index,
+        "unit": p.unit,
+        "delegate_node": p.delegate_node,
+        "nodes": list(p.nodes),
+        "ops": list(p.ops),
+        "input_bytes": p.input_bytes,
+        "output_bytes": p.output_bytes,
+        "compute_us": _r(p.compute * US),
+        "transfer_us": _r(p.transfer * US),
+        "overhead_us": _r(p.overhead * US),
+        "pct_of_latency": _r(100 * (p.compute + p.transfer + p.overhead) / latency if latency else 0.0, 2),
+    } for p in sim.partitions]
+    profile, summary = op_profile(sim)
+    rejected = [{"node": r["index"], "op": r["op"], "version": r["version"], "reason": r["reason"]}
+                for r in sim.delegation if not r["claimed"] and sim.accelerators]
+    events = [{
+        "resource": e.resource, "kind": e.kind, "label": e.label, "node": e.node, "partition": e.partition,
+        "start_us": _r(e.start * US), "end_us": _r(e.end * US), "bytes": e.bytes,
+    } for e in result.events]
+    return {
+        "id": point_id,
+        "model": model,
+        "model_name": Path(model).stem,
+        "variant": variant,
+        "host": sim.host,
+        "accelerators": list(sim.accelerators),
+        "sweep": dict(sweep),
+        "schedule": sim.schedule,
+        "status": "ok",
+        "error": None,
+        "latency_us": _r(latency * US),
+        "init_us": _r(sim.init.latency * US),
+        "compute_us": _r(by_kind.get("compute", 0.0) * US),
+        "transfer_us": _r(by_kind.get("transfer", 0.0) * US),
+        "overhead_us": _r(by_kind.get("overhead", 0.0) * US),
+        "partition_overhead_pct": _r(100 * sim.partition_overhead, 2),
+        "partitions": len(sim.partitions),
+        "delegated_nodes": sim.delegated_nodes,
+        "total_nodes": len(sim.nodes),
+        "transfer_bytes": sim.transfer_bytes,
+        "init_param_bytes": sim.init.bytes_moved,
+        "streamed_param_bytes": sum(p.streamed_param_bytes for p in sim.partitions),
+        "utilization_pct": {k: _r(100 * v, 2) for k, v in sorted(result.utilization().items())},
+        "partition_table": partition_table,
+        "op_profile": profile,
+        "op_summary": summary,
+        "rejected": rejected,
+        "events": events,
+        "numerics": _numerics(diff),
+        "speedup": None,
+    }
+
+
+def error_record(*, point_id: str, model: str, variant: str, sweep: dict[str, Any], host: str,
+                 accelerators: list[str], schedule: str, error: str) -> dict[str, Any]:
+    """The record of a design point that failed: its identity and the error, no numbers."""
+    return {"id": point_id, "model": model, "model_name": Path(model).stem, "variant": variant, "host": host,
+            "accelerators": accelerators, "sweep": dict(sweep), "schedule": schedule, "status": "error",
+            "error": error, "speedup": None}
+
+
+def op_profile(sim: Simulation) -> tuple[list[dict], list[dict]]:
+    """benchmark_model's op profile (per node, in run order) and its summary by node type."""
+    total = sum(n.seconds for n in sim.nodes) or 1.0
+    order = {e.node: k for k, e in enumerate(sim.result.events) if e.node is not None and e.kind == "compute"}
+    nodes = sorted(sim.nodes, key=lambda n: order.get(n.index, n.index))
+    rows, cdf = [], 0.0
+    for n in nodes:
+        pct = 100 * n.seconds / total
+        cdf += pct
+        rows.append({"node": n.index, "op": n.op, "unit": n.unit if n.unit != HOST else "host",
+                     "partition": n.partition, "first_ms": _r(n.seconds * 1e3, 6), "avg_ms": _r(n.seconds * 1e3, 6),
+                     "pct": _r(pct, 3), "cdf_pct": _r(cdf, 3), "times_called": 1})
+    by_type: dict[str, list[float]] = defaultdict(list)
+    for n in sim.nodes:
+        by_type[n.op].append(n.seconds)
+    summary, cdf = [], 0.0
+    for op, times in sorted(by_type.items(), key=lambda kv: (-sum(kv[1]), kv[0])):
+        pct = 100 * sum(times) / total
+        cdf += pct
+        summary.append({"op": op, "count": len(times), "avg_ms": _r(sum(times) / len(times) * 1e3, 6),
+                        "pct": _r(pct, 3), "cdf_pct": _r(cdf, 3), "times_called": len(times)})
+    return rows, summary
+
+
+def _numerics(diff: DiffReport | None) -> dict[str, Any] | None:
+    if diff is None:
+        return None
+    return {"runs": diff.num_runs, "outputs": [
+        {"index": o.index, "name": o.name, "mean_abs_error": float(o.mean_abs_error),
+         "std_abs_error": float(o.std_abs_error), "max_abs_error": float(o.max_abs_error)} for o in diff.outputs]}
+
+
+CSV_COLUMNS = ("id", "model_name", "variant", "accelerators", "sweep", "schedule", "status", "latency_us",
+               "speedup", "init_us", "compute_us", "transfer_us", "overhead_us", "partition_overhead_pct",
+               "partitions", "delegated_nodes", "total_nodes", "transfer_bytes", "init_param_bytes",
+               "streamed_param_bytes", "error")

@@ -258,11 +258,34 @@ def _check_configs(experiment: Experiment, errors: _Errors) -> None:
                 errors.add(("variants", i), message)
             continue
         names.update(a.name for a in system.accelerators)
-    for key, _ in experiment.sweeps:
+    systems = {}
+    for v in experiment.variants:
+        try:
+            systems[v.name] = load_system(experiment.host, v.accelerators)
+        except ConfigError:
+            continue
+    for key, values in experiment.sweeps:
         head = key.split(".", 1)[0]
         if "." in key and head != "host" and head not in names:
             errors.add(("sweeps", key), f"no variant has an accelerator named {head!r}; "
                        f"accelerators: {', '.join(sorted(names)) or 'none'}")
+            continue
+        if "." not in key:
+            continue
+        # Each value must be one the config accepts, checked once per target config.
+        rest = key.split(".", 1)[1]
+        targets = {}
+        for system in systems.values():
+            for c in (system.host, *system.accelerators):
+                if (head == "host" and c is system.host) or c.name == head:
+                    targets.setdefault(c.source, c)
+        for config in targets.values():
+            for value in values:
+                try:
+                    apply_overrides(config, {rest: value})
+                except ConfigError as exc:
+                    detail = exc.errors[0].split(": ", 2)[-1] if exc.errors else str(exc)
+                    errors.add(("sweeps", key), f"value {value!r}: {detail}")
 
 
 # -- design points ------------------------------------------------------------------------------

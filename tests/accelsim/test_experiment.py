@@ -1,0 +1,196 @@
+"""Experiments: loading with file:line errors, design points, caching, failures, interruption, determinism."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from accelsim.config import ConfigError
+from accelsim.experiment import SerialExecutor, design_points, load_experiment, run_experiment
+
+ROOT = Path(__file__).resolve().parents[2]
+MODELS = ROOT / "tests" / "fixtures" / "models"
+
+
+def write(tmp_path: Path, text: str, name: str = "exp.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def small_experiment(tmp_path: Path, *, sweep: str = "", extra: str = "", name: str = "small") -> Path:
+    return write(tmp_path, f"""\
+name: {name}
+models: [{MODELS / 'interleaved_int8.tflite'}, {MODELS / 'mobilenet_v2_035_96_int8.tflite'}]
+host: host_cpu
+variants:
+  - {{name: cpu_only, accelerators: []}}
+  - {{name: usb, accelerators: [edgetpu_usb]}}
+  - {{name: dsp, accelerators: [hexagon_dsp]}}
+{sweep}
+{extra}
+""")
+
+
+def test_design_points_cross_only_the_sweeps_that_apply(tmp_path):
+    exp = load_experiment(small_experiment(tmp_path, sweep="sweeps:\n  edgetpu_usb.link.bandwidth: [40 MB/s, 1 GB/s]\n"
+                                                          "  max_delegated_partitions: [1, 2]"))
+    points = design_points(exp)
+    by_variant = {}
+    for p in points:
+        by_variant.setdefault(p.variant, []).append(p)
+    assert len(by_variant["cpu_only"]) == 2  # one per model: no accelerator, no option sweep
+    assert len(by_variant["usb"]) == 2 * 2 * 2
+    assert len(by_variant["dsp"]) == 2 * 2  # the link sweep is not the DSP's
+    assert len({p.id for p in points}) == len(points)
+    assert design_points(exp) == points  # ids are stable
+
+
+def test_sweep_values_reach_the_simulation(tmp_path):
+    exp = load_experiment(small_experiment(tmp_path, sweep="sweeps:\n  edgetpu_usb.link.bandwidth: [40 MB/s, 1 GB/s]"))
+    out = run_experiment(exp, tmp_path / "out", executor=SerialExecutor())
+    usb = sorted((r for r in out.records if r["variant"] == "usb" and r["model_name"] == "mobilenet_v2_035_96_int8"),
+                 key=lambda r: r["latency_us"])
+    assert [r["sweep"]["edgetpu_usb.link.bandwidth"] for r in usb] == ["1 GB/s", "40 MB/s"]
+    assert usb[1]["transfer_us"] > 10 * usb[0]["transfer_us"]
+    assert all(r["speedup"] is not None for r in out.records if r["status"] == "ok")
+    cpu = next(r for r in out.records if r["variant"] == "cpu_only" and r["model_name"] == "mobilenet_v2_035_96_int8")
+    assert cpu["speedup"] == 1.0
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("models: [nope.tflite]\nhost: host_cpu\nvariants: [{name: a, accelerators: []}]\n",
+     r"exp.yaml:1: models\[0\]: no such model file"),
+    ("models: [M]\nhost: host_cpu\nvariants: [{name: a, accelerators: []}]\nschedul: sequential\n",
+     r"exp.yaml:4: schedul: unknown key"),
+    ("models: [M]\nhost: host_cpu\nvariants:\n  - {name: a, accelerators: [no_such_accel]}\n",
+     r"exp.yaml:4: variants\[0\]: .*no_such_accel.yaml: cannot read"),
+    ("models: [M]\nhost: host_cpu\nvariants: [{name: a, accelerators: [edgetpu_usb]}]\nsweeps:\n"
+     "  edgetpu_usb.link.bandwith: [1 GB/s]\n", r"link.bandwith"),
+    ("models: [M]\nhost: host_cpu\nvariants: [{name: a, accelerators: []}]\nsweeps:\n  tpu.rows: [1]\n",
+     r"exp.yaml:5: sweeps.tpu.rows: no variant has an accelerator named 'tpu'"),
+    ("models: [M]\nhost: host_cpu\nvariants: [{name: a, accelerators: []}]\nnumerics: {runs: 0}\n",
+     r"exp.yaml:4: numerics: expected true, false or \{runs: N\}"),
+    ("models: [M]\nhost: host_cpu\nvariants: [{name: a}, {name: a}]\n", r"variant 'a' is defined twice"),
+    ("", r"exp.yaml:1: expected a mapping of experiment settings, got an empty file"),
+])
+def test_bad_experiments_say_file_line_and_key(tmp_path, text, expected):
+    path = write(tmp_path, text.replace("[M]", f"[{MODELS / 'interleaved_int8.tflite'}]"))
+    with pytest.raises(ConfigError, match=expected):
+        exp = load_experiment(path)
+        design_points(exp)  # a sweep key path that does not exist fails when the point is built
+
+
+def test_rerun_skips_cached_points(tmp_path):
+    exp = load_experiment(small_experiment(tmp_path))
+    first = run_experiment(exp, tmp_path / "out", executor=SerialExecutor())
+    assert first.cached == 0 and first.computed == 6
+    again = run_experiment(exp, tmp_path / "out", executor=SerialExecutor())
+    assert again.cached == 6 and again.computed == 0
+    assert [r["latency_us"] for r in again.records] == [r["latency_us"] for r in first.records]
+
+
+def test_a_bad_sweep_value_is_refused_at_load_with_its_line(tmp_path):
+    path = small_experiment(tmp_path, sweep="sweeps:\n  edgetpu_usb.link.bandwidth: [fast, 1 GB/s]")
+    with pytest.raises(ConfigError, match=r"exp.yaml:\d+: sweeps.edgetpu_usb.link.bandwidth: value 'fast': .*rate"):
+        load_experiment(path)
+
+
+def test_a_failing_point_is_recorded_and_does_not_lose_the_others(tmp_path):
+    # The Atan model has a custom op no kernel implements: each of its points fails at prepare.
+    path = write(tmp_path, f"""\
+models: [{MODELS / 'atan_custom.tflite'}, {MODELS / 'interleaved_int8.tflite'}]
+host: host_cpu
+variants: [{{name: cpu_only, accelerators: []}}, {{name: usb, accelerators: [edgetpu_usb]}}]
+""")
+    out = run_experiment(load_experiment(path), tmp_path / "out", executor=SerialExecutor())
+    failed = [r for r in out.records if r["status"] == "error"]
+    assert len(failed) == 2 and all("Encountered unresolved custom op: Atan." in r["error"] for r in failed)
+    assert [r["status"] for r in out.records if r["model_name"] == "interleaved_int8"] == ["ok", "ok"]
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "unresolved custom op: Atan" in report
+
+
+def test_jobs_1_and_jobs_n_give_byte_identical_results(tmp_path):
+    exp = load_experiment(small_experiment(tmp_path, sweep="sweeps:\n  max_delegated_partitions: [1, 2]"))
+    run_experiment(exp, tmp_path / "one", jobs=1, use_cache=False)
+    run_experiment(exp, tmp_path / "two", jobs=2, use_cache=False)
+    run_experiment(exp, tmp_path / "again", jobs=2, use_cache=False)
+    for name in ("results.json", "results.csv", "report.md"):
+        one = (tmp_path / "one" / name).read_bytes()
+        assert one == (tmp_path / "two" / name).read_bytes() == (tmp_path / "again" / name).read_bytes(), name
+
+
+def test_numbers_agree_across_json_csv_and_md(tmp_path):
+    exp = load_experiment(small_experiment(tmp_path))
+    run_experiment(exp, tmp_path / "out", executor=SerialExecutor())
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    rows = list(csv.DictReader((tmp_path / "out" / "results.csv").open()))
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert len(rows) == len(data["points"]) == 6
+    for point, row in zip(data["points"], rows):
+        assert row["id"] == point["id"]
+        assert float(row["latency_us"]) == pytest.approx(point["latency_us"])
+        assert f"{point['latency_us']:.1f}" in md
+
+
+LONG_SWEEP = ("sweeps:\n  edgetpu_usb.compute.rows: [8, 16, 32, 64, 128, 256]\n"
+              "  edgetpu_usb.compute.cols: [8, 16, 32, 64]")
+
+
+def _run_cli(args, **kw):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.Popen([sys.executable, "-m", "accelsim", *args], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def test_killing_a_run_midway_keeps_finished_points_and_a_rerun_completes_it(tmp_path):
+    path = small_experiment(tmp_path, sweep=LONG_SWEEP, name="killed")
+    total = len(design_points(load_experiment(path)))
+    out = tmp_path / "out"
+    proc = _run_cli(["run", str(path), "--out", str(out), "--jobs", "1"])
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list((out / "cache").glob("*.json"))) < 3:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    done = len(list((out / "cache").glob("*.json")))
+    assert 3 <= done < total
+    report = (out / "report.md").read_text()
+    assert "missing" in report.lower()
+    data = json.loads((out / "results.json").read_text())
+    assert len(data["points"]) == done
+    assert not list(out.rglob(".*.json.*")), "a temporary file was left behind"
+    rerun = _run_cli(["run", str(path), "--out", str(out), "--jobs", "1"])
+    stdout, err = rerun.communicate(timeout=300)
+    assert rerun.returncode == 0, err
+    assert f"({done} cached, {total - done} run, 0 failed)" in stdout
+    assert len(json.loads((out / "results.json").read_text())["points"]) == total
+
+
+def test_a_killed_worker_process_loses_nothing_finished(tmp_path):
+    path = small_experiment(tmp_path, sweep=LONG_SWEEP, name="worker")
+    total = len(design_points(load_experiment(path)))
+    out = tmp_path / "out"
+    proc = _run_cli(["run", str(path), "--out", str(out), "--jobs", "2"])
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list((out / "cache").glob("*.json"))) < 2:
+        time.sleep(0.05)
+    children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    assert children, "no worker processes found"
+    os.kill(int(children[0]), signal.SIGKILL)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1 and "worker process died" in err and "Traceback" not in err
+    rerun = _run_cli(["run", str(path), "--out", str(out), "--jobs", "2"])
+    stdout, err = rerun.communicate(timeout=300)
+    assert rerun.returncode == 0, err
+    assert len(json.loads((out / "results.json").read_text())["points"]) == total

@@ -43,3 +43,13 @@ def test_example_runs_and_prints_its_documented_output(script):
     assert result.returncode == 0, result.stderr
     printed = [line.strip() for line in result.stdout.strip().splitlines()]
     assert printed == expected_lines
+
+
+def _readme_python_blocks() -> list[str]:
+    return re.findall(r"```python\n(.+?)```", (ROOT / "README.md").read_text(), re.S)
+
+
+@pytest.mark.parametrize("index", range(len(_readme_python_blocks())))
+def test_readme_python_snippets_run(index, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    exec(compile(_readme_python_blocks()[index], f"README.md python block {index}", "exec"), {})

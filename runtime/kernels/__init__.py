@@ -7,6 +7,7 @@ from runtime.kernels import (
     conv,
     elementwise,
     fully_connected,
+    gather,
     logical,
     math,
     pooling,
@@ -15,10 +16,11 @@ from runtime.kernels import (
     resize,
     shape,
     slicing,
+    tensor,
 )
 
 _FAMILIES = (shape, pooling, reduce, conv, fully_connected, quantize, slicing, activations, resize, elementwise,
-             math, logical)
+             math, logical, tensor, gather)
 
 
 def register_builtins(resolver) -> None:

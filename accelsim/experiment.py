@@ -476,9 +476,9 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
         for future in concurrent.futures.as_completed(futures):
             p = futures[future]
             rec = future.result()
-            done[p.id] = rec
-            if rec["status"] == "ok":
+            if rec["status"] == "ok":  # on disk first: an interrupt between the two loses nothing
                 write_atomic(cache / f"{p.id}.json", json.dumps(rec, sort_keys=True))
+            done[p.id] = rec
             finished += 1
             if progress is not None:
                 progress(finished, len(points), p.label)

@@ -60,7 +60,11 @@ def test_sweep_values_reach_the_simulation(tmp_path):
     usb = sorted((r for r in out.records if r["variant"] == "usb" and r["model_name"] == "mobilenet_v2_035_96_int8"),
                  key=lambda r: r["latency_us"])
     assert [r["sweep"]["edgetpu_usb.link.bandwidth"] for r in usb] == ["1 GB/s", "40 MB/s"]
-    assert usb[1]["transfer_us"] > 10 * usb[0]["transfer_us"]
+    slow, fast = usb[1], usb[0]
+    assert slow["transfer_bytes"] == fast["transfer_bytes"] > 0
+    # Same transfers, same per-transfer latency: the difference is exactly bytes x (1/40 MB/s - 1/1 GB/s).
+    expected = slow["transfer_bytes"] * (1 / 40e6 - 1 / 1e9) * 1e6
+    assert slow["transfer_us"] - fast["transfer_us"] == pytest.approx(expected, rel=1e-3)
     assert all(r["speedup"] is not None for r in out.records if r["status"] == "ok")
     cpu = next(r for r in out.records if r["variant"] == "cpu_only" and r["model_name"] == "mobilenet_v2_035_96_int8")
     assert cpu["speedup"] == 1.0
@@ -139,7 +143,7 @@ def test_numbers_agree_across_json_csv_and_md(tmp_path):
     for point, row in zip(data["points"], rows):
         assert row["id"] == point["id"]
         assert float(row["latency_us"]) == pytest.approx(point["latency_us"])
-        assert f"{point['latency_us']:.1f}" in md
+        assert f"{point['latency_us']:,.2f}" in md
 
 
 LONG_SWEEP = ("sweeps:\n  edgetpu_usb.compute.rows: [8, 16, 32, 64, 128, 256]\n"

@@ -1,0 +1,231 @@
+"""Report figures as PNG bytes: a timeline (Gantt) per design point, the latency breakdown, and sweeps.
+
+Figures are drawn on matplotlib's Agg canvas directly (no pyplot, no global backend switch)
+inside a fixed rc context, and saved without the "Software" metadata, so the same records
+give the same PNG on the same matplotlib and fonts.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import matplotlib
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from accelsim import units
+from accelsim.trace import resources
+
+DPI = 150
+MIN_BAR_PX = 2.0  # narrowest bar drawn on a timeline
+_PLOT_SHARE = 0.8  # about how much of a timeline's width the axes get (lane names and legend take the rest)
+KIND_COLORS = {"compute": "#4C72B0", "transfer": "#DD8452", "overhead": "#C44E52", "param_load": "#8172B3"}
+KIND_NAMES = {"compute": "compute", "transfer": "transfer", "overhead": "call overhead", "param_load": "parameter load"}
+_RC = {
+    "font.family": "DejaVu Sans",
+    "font.size": 9,
+    "axes.titlesize": 11,
+    "axes.labelsize": 9,
+    "legend.fontsize": 8,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "svg.hashsalt": "accelsim",
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.axisbelow": True,
+}
+# Quantities a sweep may be written in, tried in order; their unit sets do not overlap.
+_PARSERS = (units.parse_rate, units.parse_size, units.parse_time, units.parse_frequency)
+_FLAT_STYLES = ("--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)))
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+_UNIT = re.compile(r"^\s*[-+0-9.eE]*\s*(.*?)\s*$")
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One design point in the breakdown chart (times in µs)."""
+
+    label: str
+    compute_us: float
+    transfer_us: float
+    overhead_us: float
+    latency_us: float
+    speedup: float | None
+
+
+def sweep_number(value: Any) -> tuple[float, str] | None:
+    """A sweep value as (number in SI units, unit as written), e.g. '40 MB/s' -> (4e7, 'MB/s'); None if not numeric."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value), ""
+    if not isinstance(value, str):
+        return None
+    for parse in _PARSERS:
+        try:
+            number = float(parse(value))
+        except ValueError:
+            continue
+        return number, _UNIT.match(value).group(1)
+    return None
+
+
+def _png(fig: Figure) -> bytes:
+    buf = io.BytesIO()
+    FigureCanvasAgg(fig)
+    fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
+    return buf.getvalue()
+
+
+def gantt_png(record: dict[str, Any], title: str) -> bytes:
+    """One lane per resource, one bar per timeline event coloured by kind; x in µs.
+
+    Events narrower than MIN_BAR_PX are drawn that wide so that none disappears; wider ones get
+    a thin white edge so that consecutive nodes stay apart.
+    """
+    lanes = resources(record)
+    row = {name: k for k, name in enumerate(lanes)}
+    events = record["events"]
+    span = max([record["latency_us"], *(e["end_us"] for e in events)]) or 1.0
+    width_in = 12.0
+    us_per_px = span * 1.01 / (width_in * DPI * _PLOT_SHARE)
+    with matplotlib.rc_context(_RC):
+        fig = Figure(figsize=(width_in, 1.6 + 0.55 * len(lanes)), layout="constrained")
+        ax = fig.add_subplot()
+        for e in events:
+            width = e["end_us"] - e["start_us"]
+            y = row[e["resource"]]
+            wide = width >= 3 * MIN_BAR_PX * us_per_px
+            ax.barh(y, max(width, MIN_BAR_PX * us_per_px), left=e["start_us"], height=0.7,
+                    color=KIND_COLORS.get(e["kind"], "#999999"), edgecolor="white" if wide else "none",
+                    linewidth=0.4 if wide else 0)
+            # Name a bar only where its text fits inside it (about 0.6 em per character at 7 pt).
+            if width / us_per_px / DPI * 72 > len(e["label"]) * 7 * 0.6 + 6:
+                ax.text(e["start_us"] + width / 2, y, e["label"], ha="center", va="center", fontsize=7,
+                        color="white", clip_on=True)
+        ax.set_yticks(range(len(lanes)), lanes)
+        ax.set_ylim(len(lanes) - 0.5, -0.5)
+        ax.set_xlim(0, span * 1.01)
+        ax.set_xlabel("time since inference start (µs)")
+        ax.grid(axis="y", visible=False)
+        kinds = [k for k in KIND_COLORS if any(e["kind"] == k for e in events)]
+        ax.legend(handles=[Patch(color=KIND_COLORS[k], label=KIND_NAMES[k]) for k in kinds], loc="upper left",
+                  bbox_to_anchor=(1.005, 1.0), title="kind", frameon=False)
+        ax.set_title(title, loc="left")
+        return _png(fig)
+
+
+def breakdown_png(bars: Sequence[Bar]) -> bytes:
+    """Stacked horizontal bars of compute / transfer / call overhead per design point, latency and speed-up noted."""
+    parts = (("compute", "compute_us"), ("transfer", "transfer_us"), ("overhead", "overhead_us"))
+    with matplotlib.rc_context(_RC):
+        fig = Figure(figsize=(12, 1.4 + 0.38 * len(bars)), layout="constrained")
+        ax = fig.add_subplot()
+        ys = range(len(bars))
+        left = [0.0] * len(bars)
+        for kind, attr in parts:
+            widths = [getattr(b, attr) for b in bars]
+            ax.barh(ys, widths, left=left, height=0.65, color=KIND_COLORS[kind], label=KIND_NAMES[kind])
+            left = [a + w for a, w in zip(left, widths)]
+        ax.scatter([b.latency_us for b in bars], ys, marker="|", s=260, color="black", linewidths=1.5,
+                   label="end-to-end latency", zorder=3)
+        right = max([*left, *(b.latency_us for b in bars), 1.0])
+        for y, b, busy in zip(ys, bars, left):
+            note = f"{b.latency_us:,.1f} µs" + (f", {b.speedup:.2f}× vs CPU" if b.speedup is not None else "")
+            ax.annotate(note, (max(busy, b.latency_us), y), xytext=(6, 0), textcoords="offset points",
+                        va="center", fontsize=8)
+        ax.set_xlim(0, right * 1.4)
+        ax.set_yticks(list(ys), [b.label for b in bars])
+        ax.set_ylim(len(bars) - 0.5, -0.5)
+        ax.set_xlabel("busy time summed over resources (µs)")
+        ax.grid(axis="y", visible=False)
+        fig.legend(*ax.get_legend_handles_labels(), loc="outside upper right", ncols=4, frameon=False)
+        fig.suptitle("Latency breakdown per design point", x=0.01, ha="left")
+        return _png(fig)
+
+
+@dataclass(frozen=True)
+class SweepAxis:
+    """Where each swept value sits on the x axis and how the axis is labelled."""
+
+    positions: dict[str, float]  # str(value) -> x
+    label: str
+    log: bool
+
+
+def sweep_axis(key: str, values: Sequence[Any]) -> SweepAxis:
+    """Numeric values (plain or with a unit) on a numeric axis in the smallest value's unit; others as categories."""
+    numbers = [sweep_number(v) for v in values]
+    if values and all(n is not None for n in numbers):
+        smallest = min(numbers, key=lambda n: n[0])
+        unit = smallest[1]
+        scale = sweep_number(f"1 {unit}")[0] if unit else 1.0
+        positions = {str(v): n[0] / scale for v, n in zip(values, numbers)}
+        xs = sorted(positions.values())
+        log = xs[0] > 0 and xs[-1] / xs[0] >= 10
+        return SweepAxis(positions, f"{key} ({unit})" if unit else key, log)
+    ordered = sorted({str(v) for v in values})
+    return SweepAxis({v: float(k) for k, v in enumerate(ordered)}, key, False)
+
+
+@dataclass(frozen=True)
+class SweepLine:
+    """One model × variant (× other swept values) across the swept key; `flat` is a point that was not swept."""
+
+    model: str
+    label: str
+    values: tuple[Any, ...]
+    latency_us: tuple[float, ...]
+    overhead_pct: tuple[float, ...]
+    flat: bool = False
+
+
+def sweep_png(key: str, lines: Sequence[SweepLine], axis: SweepAxis) -> bytes:
+    """Latency (top) and partition overhead % (bottom) against the swept value, one line per SweepLine."""
+    with matplotlib.rc_context(_RC):
+        fig = Figure(figsize=(11, 7), layout="constrained")
+        top, bottom = fig.subplots(2, 1, sharex=True)
+        models = list(dict.fromkeys(line.model for line in lines))
+        palette = matplotlib.colormaps["tab10" if len(models) <= 10 else "tab20"].colors
+        color = {m: palette[k % len(palette)] for k, m in enumerate(models)}
+        xs_all = sorted(set(axis.positions.values()))
+        swept_seen: dict[str, int] = defaultdict(int)
+        flat_seen: dict[str, int] = defaultdict(int)
+        for line in lines:
+            # Colour says which model; solid lines with markers are swept, dashed styles are not.
+            if line.flat:
+                style = _FLAT_STYLES[flat_seen[line.model] % len(_FLAT_STYLES)]
+                flat_seen[line.model] += 1
+                top.axhline(line.latency_us[0], color=color[line.model], linestyle=style, linewidth=1.2,
+                            label=f"{line.label} (not swept)")
+                continue
+            marker = _MARKERS[swept_seen[line.model] % len(_MARKERS)]
+            swept_seen[line.model] += 1
+            xs = [axis.positions[str(v)] for v in line.values]
+            top.plot(xs, line.latency_us, marker=marker, color=color[line.model], label=line.label)
+            bottom.plot(xs, line.overhead_pct, marker=marker, color=color[line.model])
+        for ax in (top, bottom):
+            if axis.log:
+                ax.set_xscale("log")
+            ax.set_xticks(xs_all)
+            ax.minorticks_off()
+        labels = {x: v for v, x in axis.positions.items()}
+        bottom.set_xticklabels([labels[x] for x in xs_all])
+        top.set_ylabel("end-to-end latency (µs)")
+        top.set_ylim(bottom=0)
+        bottom.set_ylabel("partition overhead (% of latency)")
+        top_pct = max([1.0, *(p for ln in lines if not ln.flat for p in ln.overhead_pct)]) * 1.15
+        bottom.set_ylim(-0.03 * top_pct, top_pct)  # a little below 0 so points at 0 % show whole
+        bottom.set_xlabel(axis.label)
+        top.set_title(f"Sweep of {key}", loc="left")
+        if len(xs_all) == 1:  # one value: centre it instead of matplotlib's degenerate limits
+            bottom.set_xlim(xs_all[0] - 1, xs_all[0] + 1)
+        fig.legend(*top.get_legend_handles_labels(), loc="outside right upper", frameon=False)
+        return _png(fig)
+

@@ -1,0 +1,433 @@
+"""Reports: golden md/json/csv, numbers that agree across formats, plots, Chrome traces, atomic writes.
+
+The golden tests read fixed input records (golden/records.json, made once by the simulator) so
+that they test the report alone; a change in a cost model does not touch them. After an
+intended change of the report, regenerate the expected files and review the diff:
+
+    python tests/accelsim/test_report.py               # golden/report.md, results.json, results.csv
+    python tests/accelsim/test_report.py --resimulate  # also golden/records.json from the simulator
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import io
+import json
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from accelsim import plots, report
+from accelsim.config import System, apply_overrides, load_system
+from accelsim.diff import inference_diff
+from accelsim.report import write_report
+from accelsim.results import CSV_COLUMNS, error_record, record
+from accelsim.system import simulate_model
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = Path(__file__).resolve().parent / "golden"
+MODELS = "tests/fixtures/models"
+BANDWIDTH = "edgetpu_usb.link.bandwidth"
+NAME = "golden"
+EXPERIMENT = {"source": "tests/accelsim/golden/experiment.yaml", "points": 8}
+MISSING = [{"id": "0123456789abcdef", "model_name": "interleaved_int8", "variant": "edgetpu_usb",
+            "sweep": {BANDWIDTH: "4 GB/s"}}]
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+# -- fixtures ------------------------------------------------------------------------------------
+
+
+def _point(model: str, variant: str, accelerators: list[str], sweep: dict, numerics_runs: int = 0) -> dict:
+    """A real record, made as an experiment makes one: sweep values applied to the named accelerator."""
+    system = load_system(str(ROOT / "hw_configs/host_cpu.yaml"),
+                         [str(ROOT / f"hw_configs/{a}.yaml") for a in accelerators])
+    accels = []
+    for a in system.accelerators:
+        changes = {k.split(".", 1)[1]: v for k, v in sweep.items() if k.split(".", 1)[0] == a.name}
+        accels.append(apply_overrides(a, changes) if changes else a)
+    system = System(system.host, tuple(accels))
+    path = str(ROOT / MODELS / model)
+    diff = inference_diff(path, system, numerics_runs) if numerics_runs else None
+    return record(simulate_model(path, system), point_id=_id(model, variant, sweep), model=f"{MODELS}/{model}",
+                  variant=variant, sweep=sweep, diff=diff)
+
+
+def _id(model: str, variant: str, sweep: dict) -> str:
+    return hashlib.sha256(json.dumps([model, variant, sweep], sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _fill_speedups(records: list[dict]) -> None:
+    base = {r["model"]: r["latency_us"] for r in records if r["status"] == "ok" and not r["accelerators"]}
+    for r in records:
+        if r["status"] == "ok" and r["model"] in base:
+            r["speedup"] = round(base[r["model"]] / r["latency_us"], 3)
+
+
+def simulate_records() -> list[dict]:
+    """The golden input: a CPU baseline, a DSP with numerics, a swept Edge TPU, a prefix-rejected model, a failure."""
+    m = "interleaved_int8.tflite"
+    records = [_point(m, "cpu_only", [], {}), _point(m, "hexagon_dsp", ["hexagon_dsp"], {}, numerics_runs=2)]
+    records += [_point(m, "edgetpu_usb", ["edgetpu_usb"], {BANDWIDTH: bw}) for bw in ("40 MB/s", "320 MB/s", "1 GB/s")]
+    records.append(_point("dilated_cnn_int8.tflite", "edgetpu_usb", ["edgetpu_usb"], {BANDWIDTH: "320 MB/s"}))
+    sweep = {BANDWIDTH: "40 MB/s"}
+    error = "OpResolutionError: Didn't find op for builtin opcode 'BATCH_MATMUL' version '2'"
+    records.append(error_record(point_id=_id("transformer_block_int8.tflite", "edgetpu_usb", sweep),
+                                model=f"{MODELS}/transformer_block_int8.tflite", variant="edgetpu_usb", sweep=sweep,
+                                host="host_cpu", accelerators=["edgetpu_usb"], schedule="sequential", error=error))
+    _fill_speedups(records)
+    return records
+
+
+def golden_records() -> list[dict]:
+    return json.loads((GOLDEN / "records.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory) -> tuple[Path, dict[str, Path], list[dict]]:
+    out = tmp_path_factory.mktemp("report")
+    records = golden_records()
+    return out, write_report(out, NAME, records, missing=MISSING, experiment=EXPERIMENT), records
+
+
+# -- golden files ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt, filename", [("md", "report.md"), ("json", "results.json"), ("csv", "results.csv")])
+def test_matches_golden_file(written, fmt, filename):
+    _, files, _ = written
+    expected = (GOLDEN / filename).read_bytes()
+    assert files[fmt].read_bytes() == expected, (
+        f"{filename} differs from tests/accelsim/golden/{filename}; if the change is intended, run "
+        "`python tests/accelsim/test_report.py` and review the diff")
+
+
+def test_same_records_in_any_order_give_identical_files(written, tmp_path):
+    out, files, records = written
+    shuffled = list(records)
+    random.Random(1).shuffle(shuffled)
+    again = write_report(tmp_path, NAME, shuffled, missing=MISSING, experiment=EXPERIMENT)
+    for fmt in ("md", "json", "csv"):
+        assert again[fmt].read_bytes() == files[fmt].read_bytes(), fmt
+    assert sorted(again) == sorted(files)
+
+
+def test_golden_records_cover_the_report_features():
+    records = golden_records()
+    assert any(r["status"] == "error" for r in records)
+    assert any(r["speedup"] is None for r in records if r["status"] == "ok")
+    assert any(r["numerics"] for r in records if r["status"] == "ok")
+    assert any(len(r["rejected"]) > report._LONG_NODE_LIST for r in records if r["status"] == "ok")
+    assert any(r["partitions"] > 1 for r in records if r["status"] == "ok")
+
+
+# -- numbers agree across md, json and csv -------------------------------------------------------------
+
+
+def _md_section(md: str, heading: str) -> str:
+    start = md.index(f"\n{heading}\n")
+    end = md.find("\n## ", start + 1)
+    return md[start:end if end >= 0 else None]
+
+
+def _md_point(md: str, label: str) -> str:
+    """A design point's detail section: from its heading to the next heading of level 2 or 3."""
+    start = md.index(f"\n### {label}\n")
+    ends = [i for i in (md.find("\n### ", start + 1), md.find("\n## ", start + 1)) if i >= 0]
+    return md[start:min(ends, default=len(md))]
+
+
+def _md_table(section: str) -> list[dict[str, str]]:
+    lines = [ln for ln in section.splitlines() if ln.startswith("|")]
+    split = [[c.strip() for c in ln.strip("|").split(" | ")] for ln in lines]
+    header, rows = split[0], split[2:]
+    return [dict(zip(header, r)) for r in rows]
+
+
+def _num(text: str) -> float:
+    return float(text.replace(",", "").rstrip("×"))
+
+
+def test_summary_numbers_agree_across_md_json_csv(written):
+    _, files, records = written
+    points = json.loads(files["json"].read_text(encoding="utf-8"))["points"]
+    rows_csv = list(csv.DictReader(io.StringIO(files["csv"].read_text(encoding="utf-8"))))
+    rows_md = _md_table(_md_section(files["md"].read_text(encoding="utf-8"), "## Summary"))
+    assert len(points) == len(rows_csv) == len(rows_md) == len(records)
+    for p, c, m in zip(points, rows_csv, rows_md):
+        assert (m["Model"], m["Variant"], c["model_name"], c["variant"]) == (p["model_name"], p["variant"]) * 2
+        assert c["id"] == p["id"] and c["status"] == p["status"]
+        assert m[BANDWIDTH] == p["sweep"].get(BANDWIDTH, "—")
+        assert c["sweep"] == "; ".join(f"{k}={v}" for k, v in sorted(p["sweep"].items()))
+        if p["status"] != "ok":
+            assert m["Latency (µs)"] == "error" and c["latency_us"] == "" and c["error"] == p["error"]
+            continue
+        for key in ("latency_us", "compute_us", "transfer_us", "overhead_us", "partition_overhead_pct", "init_us"):
+            assert float(c[key]) == p[key], key
+        for key in ("partitions", "delegated_nodes", "total_nodes", "transfer_bytes", "init_param_bytes",
+                    "streamed_param_bytes"):
+            assert int(c[key]) == p[key], key
+        assert c["accelerators"] == "+".join(p["accelerators"])
+        assert _num(m["Latency (µs)"]) == pytest.approx(p["latency_us"], abs=0.005)
+        assert _num(m["Partition overhead (%)"]) == pytest.approx(p["partition_overhead_pct"], abs=0.05)
+        assert _num(m["Transfer (bytes)"]) == p["transfer_bytes"]
+        assert int(m["Partitions"]) == p["partitions"]
+        assert m["Delegated / total nodes"] == f"{p['delegated_nodes']} / {p['total_nodes']}"
+        if p["speedup"] is None:
+            assert m["Speed-up"] == "—" and c["speedup"] == ""
+        else:
+            assert float(c["speedup"]) == p["speedup"]
+            assert _num(m["Speed-up"]) == pytest.approx(p["speedup"], abs=0.005)
+
+
+def test_json_holds_sorted_points_and_missing(written):
+    _, files, records = written
+    doc = json.loads(files["json"].read_text(encoding="utf-8"))
+    assert doc["experiment"] == NAME
+    assert doc["missing"] == MISSING
+    assert sorted(p["id"] for p in doc["points"]) == sorted(r["id"] for r in records)
+    # Swept values sort as quantities, not as text ("1 GB/s" after "320 MB/s").
+    swept = [p["sweep"][BANDWIDTH] for p in doc["points"]
+             if p["model_name"] == "interleaved_int8" and p["variant"] == "edgetpu_usb"]
+    assert swept == ["40 MB/s", "320 MB/s", "1 GB/s"]
+    assert list(csv.reader(io.StringIO(files["csv"].read_text(encoding="utf-8"))))[0] == list(CSV_COLUMNS)
+
+
+def test_partition_and_numerics_tables_show_record_values(written):
+    _, files, records = written
+    md = files["md"].read_text(encoding="utf-8")
+    dsp = next(r for r in records if r["variant"] == "hexagon_dsp")
+    section = _md_point(md, "interleaved_int8 | hexagon_dsp")
+    rows = _md_table(section[section.index("#### Partitions"):section.index("#### Op profile")])
+    assert len(rows) == len(dsp["partition_table"]) == 2
+    for row, part in zip(rows, dsp["partition_table"]):
+        assert int(row["Partition"]) == part["partition"] and row["Unit"] == part["unit"]
+        assert row["Nodes (count)"].endswith(f"({len(part['nodes'])})")
+        assert _num(row["Compute (µs)"]) == pytest.approx(part["compute_us"], abs=0.005)
+        assert _num(row["Overhead (µs)"]) == pytest.approx(part["overhead_us"], abs=0.005)
+        assert _num(row["% of latency"]) == pytest.approx(part["pct_of_latency"], abs=0.05)
+        counted = sum(int(m.group(1) or 1) for m in re.finditer(r"[A-Z0-9_]+(?:×(\d+))?", row["Ops"]))
+        assert counted == len(part["ops"])
+    numerics = _md_table(section[section.index("#### Numerics"):])
+    assert [int(r["Output"]) for r in numerics] == [o["index"] for o in dsp["numerics"]["outputs"]]
+    assert [float(r["Max error"]) for r in numerics] == [o["max_abs_error"] for o in dsp["numerics"]["outputs"]]
+
+
+def test_op_profile_is_in_benchmark_model_layout(written):
+    _, files, records = written
+    md = files["md"].read_text(encoding="utf-8")
+    cpu = next(r for r in records if r["variant"] == "cpu_only")
+    section = _md_point(md, "interleaved_int8 | cpu_only")
+    start = section.index("```text\n") + len("```text\n")
+    block = section[start:section.index("\n```", start)]
+    lines = block.splitlines()
+    run_order = lines.index("============================== Run Order ==============================")
+    assert lines[run_order + 1].split("\t")[1:] == [f"{'[node type]':>40}", f"{'[first]':>9}", f"{'[avg ms]':>9}",
+                                                    f"{'[%]':>8}", f"{'[cdf%]':>8}", f"{'[times called]':>9}",
+                                                    "[Name]"]
+    body = lines[run_order + 2:run_order + 2 + len(cpu["op_profile"])]
+    for line, row in zip(body, cpu["op_profile"]):
+        fields = [f.strip() for f in line.split("\t")[1:]]
+        assert fields[0] == row["op"]
+        assert float(fields[2]) == pytest.approx(row["avg_ms"], abs=5e-5)
+        assert float(fields[3].rstrip("%")) == pytest.approx(row["pct"], abs=5e-4)
+        assert float(fields[4].rstrip("%")) == pytest.approx(row["cdf_pct"], abs=5e-4)
+        assert fields[6] == f"[host]:{row['node']}"
+    top = lines.index("============================== Top by Computation Time ==============================")
+    top_rows = lines[top + 2:top + 2 + report.TOP_BY_TIME]
+    times = [float(ln.split("\t")[3]) for ln in top_rows]
+    assert times == sorted(times, reverse=True) and len(top_rows) == report.TOP_BY_TIME
+    assert f"Number of nodes executed: {len(cpu['op_profile'])}" in lines
+    summary = lines.index("============================== Summary by node type ==============================")
+    assert [ln.split("\t")[1].strip() for ln in lines[summary + 2:]] == [s["op"] for s in cpu["op_summary"]]
+
+
+# -- what the report says ------------------------------------------------------------------------------
+
+
+def test_markdown_names_failures_missing_points_and_rejections(written):
+    _, files, records = written
+    md = files["md"].read_text(encoding="utf-8")
+    assert "1 failed, 1 missing" in md.split("\n\n")[1]
+    failed = _md_table(_md_section(md, "## Failed design points"))
+    assert failed == [{"Model": "transformer_block_int8", "Variant": "edgetpu_usb", "Sweep": f"{BANDWIDTH}=40 MB/s",
+                       "Error": next(r["error"] for r in records if r["status"] == "error")}]
+    missing = _md_table(_md_section(md, "## Missing design points"))
+    assert missing == [{"Model": "interleaved_int8", "Variant": "edgetpu_usb", "Sweep": f"{BANDWIDTH}=4 GB/s",
+                        "Id": MISSING[0]["id"]}]
+    dilated = next(r for r in records if r["model_name"] == "dilated_cnn_int8")
+    section = _md_point(md, f"dilated_cnn_int8 | edgetpu_usb | {BANDWIDTH}=320 MB/s")
+    rejected = _md_table(section[section.index("#### Nodes not delegated"):])
+    assert sum(int(r["Nodes"]) for r in rejected) == len(dilated["rejected"])
+    assert {r["Reason"] for r in rejected} == {r["reason"] for r in dilated["rejected"]}
+    long_group = next(r for r in rejected if int(r["Nodes"]) > report._LONG_NODE_LIST)
+    assert long_group["Which"].startswith("#1–10: ")
+
+
+def test_sweeps_show_first_and_last_value_in_detail(written):
+    _, files, _ = written
+    md = files["md"].read_text(encoding="utf-8")
+    headings = [ln[4:] for ln in md.splitlines() if ln.startswith("### ")]
+    assert headings == [f"dilated_cnn_int8 | edgetpu_usb | {BANDWIDTH}=320 MB/s", "interleaved_int8 | cpu_only",
+                        f"interleaved_int8 | edgetpu_usb | {BANDWIDTH}=40 MB/s",
+                        f"interleaved_int8 | edgetpu_usb | {BANDWIDTH}=1 GB/s", "interleaved_int8 | hexagon_dsp"]
+    assert "first and last sweep point only (5 of 6 simulated points)" in md
+
+
+def test_html_is_self_contained(written):
+    out, files, _ = written
+    page = files["html"].read_text(encoding="utf-8")
+    md = files["md"].read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "<style>" in page
+    assert page.count('<img src="data:image/png;base64,') == md.count("![") == len(list((out / "plots").iterdir()))
+    assert 'src="plots/' not in page and "<script" not in page
+    assert "Missing design points" in page and "BATCH_MATMUL" in page
+
+
+# -- plots -----------------------------------------------------------------------------------------------
+
+
+def test_plots_are_pngs_one_per_shown_point_plus_breakdown_and_sweep(written):
+    out, files, _ = written
+    names = sorted(p.name for p in (out / "plots").iterdir())
+    expected = sorted(["breakdown.png", f"sweep_{BANDWIDTH}.png",
+                       "gantt_dilated_cnn_int8__edgetpu_usb__edgetpu_usb.link.bandwidth-320_MB_s.png",
+                       "gantt_interleaved_int8__cpu_only.png", "gantt_interleaved_int8__hexagon_dsp.png",
+                       "gantt_interleaved_int8__edgetpu_usb__edgetpu_usb.link.bandwidth-40_MB_s.png",
+                       "gantt_interleaved_int8__edgetpu_usb__edgetpu_usb.link.bandwidth-1_GB_s.png"])
+    assert names == expected
+    assert sorted(k for k in files if k.startswith("plots/")) == [f"plots/{n}" for n in expected]
+    for name in names:
+        data = (out / "plots" / name).read_bytes()
+        assert data.startswith(PNG_SIGNATURE), name
+        assert len(data) > 5000, name
+        assert b"Software" not in data[:4096], name
+
+
+def test_sweep_axis_is_numeric_in_the_smallest_values_unit():
+    axis = plots.sweep_axis(BANDWIDTH, ["1 GB/s", "40 MB/s", "320 MB/s"])
+    assert axis.positions == {"1 GB/s": 1000.0, "40 MB/s": 40.0, "320 MB/s": 320.0}
+    assert axis.label == f"{BANDWIDTH} (MB/s)" and axis.log
+    assert plots.sweep_axis("compute.rows", [16, 32]).label == "compute.rows"
+    categorical = plots.sweep_axis("schedule", ["sequential", "dataflow"])
+    assert categorical.positions == {"dataflow": 0.0, "sequential": 1.0} and not categorical.log
+
+
+# -- traces ------------------------------------------------------------------------------------------------
+
+
+def test_traces_have_one_complete_event_per_timeline_event(written):
+    out, files, records = written
+    ok = [r for r in records if r["status"] == "ok"]
+    traces = sorted((out / "traces").iterdir())
+    assert len(traces) == len(ok) == sum(1 for k in files if k.startswith("traces/"))
+    by_id = {r["id"]: r for r in ok}
+    for path in traces:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        assert doc["displayTimeUnit"] == "ms"
+        rec = by_id[doc["otherData"]["id"]]
+        events = doc["traceEvents"]
+        threads = {e["tid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+        assert list(threads.values())[0] == "host"
+        assert set(threads.values()) >= {e["resource"] for e in rec["events"]}
+        spans = [e for e in events if e["ph"] == "X"]
+        assert len(spans) == len(rec["events"])
+        assert len({e["pid"] for e in events}) == 1
+        got = sorted((threads[s["tid"]], s["ts"], s["dur"], s["name"], s["args"]["kind"]) for s in spans)
+        want = sorted((e["resource"], e["start_us"], round(e["end_us"] - e["start_us"], 4), e["label"], e["kind"])
+                      for e in rec["events"])
+        assert got == want
+
+
+# -- writing -----------------------------------------------------------------------------------------------
+
+
+def test_writes_leave_no_temporary_files(written):
+    out, _, _ = written
+    leftovers = [p for p in out.rglob("*") if p.name.startswith(".") or p.suffix == ".tmp"]
+    assert leftovers == []
+
+
+def test_failed_write_keeps_the_old_file_and_no_temporary(tmp_path, monkeypatch):
+    records = golden_records()
+    write_report(tmp_path, NAME, records, formats=("json",))
+    before = (tmp_path / "results.json").read_bytes()
+
+    def broken_replace(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(report.os, "replace", broken_replace)
+    with pytest.raises(OSError, match="disk full"):
+        write_report(tmp_path, "renamed", records, formats=("json",))
+    assert (tmp_path / "results.json").read_bytes() == before
+    assert [p for p in tmp_path.rglob("*") if p.name.startswith(".")] == []
+
+
+def test_stale_plots_and_traces_are_removed_other_files_kept(tmp_path):
+    for rel in ("plots/gantt_old.png", "traces/old.json", "plots/notes.txt"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(b"x")
+    write_report(tmp_path, NAME, golden_records()[:2])
+    assert not (tmp_path / "plots/gantt_old.png").exists() and not (tmp_path / "traces/old.json").exists()
+    assert (tmp_path / "plots/notes.txt").exists()
+
+
+def test_formats_choose_the_files(tmp_path):
+    files = write_report(tmp_path, NAME, golden_records(), formats=("json", "csv"))
+    assert {"json", "csv"} <= set(files) and "md" not in files and "html" not in files
+    assert not (tmp_path / "plots").exists() and (tmp_path / "traces").is_dir()
+    with pytest.raises(ValueError, match="pdf"):
+        write_report(tmp_path, NAME, [], formats=("md", "pdf"))
+
+
+def test_a_report_without_finished_points_still_lists_the_missing(tmp_path):
+    files = write_report(tmp_path, NAME, [], missing=MISSING)
+    md = files["md"].read_text(encoding="utf-8")
+    assert "No design point finished." in md and MISSING[0]["id"] in md
+    assert json.loads(files["json"].read_text(encoding="utf-8"))["points"] == []
+    assert files["csv"].read_text(encoding="utf-8").splitlines() == [",".join(CSV_COLUMNS)]
+
+
+def test_report_of_fresh_simulations(tmp_path):
+    records = [_point("mobilenet_v2_035_96_int8.tflite", "cpu_only", [], {}),
+               _point("mobilenet_v2_035_96_int8.tflite", "edgetpu_pcie", ["edgetpu_pcie"], {})]
+    _fill_speedups(records)
+    files = write_report(tmp_path, "fresh", records)
+    md = files["md"].read_text(encoding="utf-8")
+    rows = _md_table(_md_section(md, "## Summary"))
+    assert [r["Variant"] for r in rows] == ["cpu_only", "edgetpu_pcie"]
+    assert _num(rows[1]["Latency (µs)"]) == pytest.approx(records[1]["latency_us"], abs=0.005)
+    assert "CONV_2D×35" in md  # MobileNetV2's one partition, abbreviated
+
+
+# -- helpers -------------------------------------------------------------------------------------------------
+
+
+def test_ranges_and_op_abbreviation():
+    assert report.ranges([5, 0, 1, 2, 7, 8]) == "0–2, 5, 7–8"
+    assert report.ranges([]) == ""
+    assert report.ops_abbrev(["ADD", "CONV_2D", "CONV_2D", "MEAN", "ADD", "CONV_2D"]) == "CONV_2D×3, ADD×2, MEAN"
+
+
+def regenerate(resimulate: bool) -> None:
+    """Rewrite the golden files (and, with resimulate, their input records)."""
+    import tempfile
+
+    GOLDEN.mkdir(exist_ok=True)
+    if resimulate:
+        text = json.dumps(simulate_records(), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+        (GOLDEN / "records.json").write_text(text, encoding="utf-8")
+    with tempfile.TemporaryDirectory() as tmp:
+        files = write_report(Path(tmp), NAME, golden_records(), missing=MISSING, experiment=EXPERIMENT)
+        for fmt, name in (("md", "report.md"), ("json", "results.json"), ("csv", "results.csv")):
+            (GOLDEN / name).write_bytes(files[fmt].read_bytes())
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=regenerate.__doc__)
+    parser.add_argument("--resimulate", action="store_true", help="re-run the simulator for golden/records.json")
+    regenerate(parser.parse_args().resimulate)

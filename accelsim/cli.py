@@ -256,8 +256,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
                              progress=_progress_printer())
     print(f"{len(outcome.records)} design points ({outcome.cached} cached, {outcome.computed} run, "
           f"{outcome.failed} failed) -> {outcome.out_dir}")
-    for kind, where in sorted(outcome.outputs.items()):
-        print(f"  {kind}: {where}")
+    for kind in ("html", "md", "json", "csv"):
+        if kind in outcome.outputs:
+            print(f"  {kind}: {outcome.outputs[kind]}")
+    plots = sum(1 for k in outcome.outputs if k.startswith("plots/"))
+    traces = sum(1 for k in outcome.outputs if k.startswith("traces/"))
+    print(f"  {plots} plots in {outcome.out_dir / 'plots'}, {traces} Chrome traces in {outcome.out_dir / 'traces'}")
+    if outcome.missing:
+        print(f"  {len(outcome.missing)} design points are missing; run again to complete them")
     return 1 if outcome.failed else 0
 
 

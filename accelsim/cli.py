@@ -253,7 +253,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     path = args.experiment or str(Path(__file__).resolve().parent.parent / "examples" / "default.yaml")
     experiment = load_experiment(path)
     outcome = run_experiment(experiment, args.out, jobs=args.jobs, use_cache=not args.no_cache,
-                             progress=_progress_printer())
+                             progress=_progress_printer(), should_stop=lambda: _STOP["requested"])
     print(f"{len(outcome.records)} design points ({outcome.cached} cached, {outcome.computed} run, "
           f"{outcome.failed} failed) -> {outcome.out_dir}")
     for kind in ("html", "md", "json", "csv"):
@@ -511,8 +511,13 @@ def _non_negative(text: str) -> int:
     return value
 
 
+_STOP = {"requested": False}
+
+
 def _interrupt(signum, frame) -> None:
     # SIGTERM stops a run like Ctrl-C: finished design points are kept and the report lists the rest.
+    # The flag is what `run` checks; the exception may be swallowed if it lands in a finalizer.
+    _STOP["requested"] = True
     raise KeyboardInterrupt
 
 
@@ -526,6 +531,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGINT, _interrupt)
     try:
         return func(args)
     except (AccelsimError, ValueError, FileNotFoundError, PermissionError, IsADirectoryError) as exc:

@@ -380,9 +380,14 @@ class Executor(Protocol):
 
     def shutdown(self, cancel: bool) -> None: ...
 
+    # How many points it runs at once (the run keeps about twice that many submitted).
+    workers: int
+
 
 class SerialExecutor:
     """Runs each point in this process when submitted (jobs = 1)."""
+
+    workers = 1
 
     def submit(self, fn, *args):
         future: concurrent.futures.Future = concurrent.futures.Future()
@@ -400,6 +405,7 @@ class PoolExecutor:
     """A process pool of `jobs` workers."""
 
     def __init__(self, jobs: int):
+        self.workers = jobs
         self._pool = concurrent.futures.ProcessPoolExecutor(max_workers=jobs)
 
     def submit(self, fn, *args):
@@ -443,11 +449,14 @@ def _load_cached(path: Path) -> dict | None:
 
 def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *, jobs: int | None = None,
                    executor: Executor | None = None, use_cache: bool = True,
-                   progress: Callable[[int, int, str], None] | None = None) -> RunOutcome:
+                   progress: Callable[[int, int, str], None] | None = None,
+                   should_stop: Callable[[], bool] = lambda: False) -> RunOutcome:
     """Run every design point not already cached, then write the report.
 
-    An interrupt (KeyboardInterrupt) stops the run after saving what finished: the report is
-    still written and lists the missing points, then the interrupt propagates.
+    An interrupt (KeyboardInterrupt, or `should_stop()` turning true — a signal handler's flag,
+    which survives signals that land where Python swallows exceptions, such as finalizers)
+    stops the run after saving what finished: the report is still written and lists the
+    missing points, then KeyboardInterrupt propagates.
     """
     from accelsim.report import write_report
 
@@ -469,19 +478,36 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
     interrupted: BaseException | None = None
     if progress is not None:
         progress(finished, len(points), "cached" if n_cached else "starting")
-    futures: dict[concurrent.futures.Future, DesignPoint] = {}
+    pending: dict[concurrent.futures.Future, DesignPoint] = {}
+    queue = iter(todo)
+    # A bounded window of submitted points: each finished point is saved before more are started.
+    window = max(1, 2 * getattr(pool, "workers", 1)) if getattr(pool, "workers", 1) > 1 else 1
+
+    def fill() -> None:
+        while len(pending) < window:
+            p = next(queue, None)
+            if p is None:
+                return
+            if should_stop():
+                raise KeyboardInterrupt
+            pending[pool.submit(run_point, p, options[p.variant])] = p
+
     try:
-        for p in todo:
-            futures[pool.submit(run_point, p, options[p.variant])] = p
-        for future in concurrent.futures.as_completed(futures):
-            p = futures[future]
-            rec = future.result()
-            if rec["status"] == "ok":  # on disk first: an interrupt between the two loses nothing
-                write_atomic(cache / f"{p.id}.json", json.dumps(rec, sort_keys=True))
-            done[p.id] = rec
-            finished += 1
-            if progress is not None:
-                progress(finished, len(points), p.label)
+        fill()
+        while pending:
+            ready, _ = concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)
+            for future in sorted(ready, key=lambda f: pending[f].id):
+                p = pending.pop(future)
+                rec = future.result()
+                if rec["status"] == "ok":  # on disk first: an interrupt between the two loses nothing
+                    write_atomic(cache / f"{p.id}.json", json.dumps(rec, sort_keys=True))
+                done[p.id] = rec
+                finished += 1
+                if progress is not None:
+                    progress(finished, len(points), p.label)
+            if should_stop():
+                raise KeyboardInterrupt
+            fill()
     except (KeyboardInterrupt, concurrent.futures.process.BrokenProcessPool) as exc:
         interrupted = exc
         pool.shutdown(cancel=True)

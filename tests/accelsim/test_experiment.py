@@ -26,10 +26,12 @@ def write(tmp_path: Path, text: str, name: str = "exp.yaml") -> Path:
     return path
 
 
-def small_experiment(tmp_path: Path, *, sweep: str = "", extra: str = "", name: str = "small") -> Path:
+def small_experiment(tmp_path: Path, *, sweep: str = "", extra: str = "", name: str = "small",
+                     models: tuple[str, ...] = ("interleaved_int8", "mobilenet_v2_035_96_int8")) -> Path:
+    listed = ", ".join(str(MODELS / f"{m}.tflite") for m in models)
     return write(tmp_path, f"""\
 name: {name}
-models: [{MODELS / 'interleaved_int8.tflite'}, {MODELS / 'mobilenet_v2_035_96_int8.tflite'}]
+models: [{listed}]
 host: host_cpu
 variants:
   - {{name: cpu_only, accelerators: []}}
@@ -157,7 +159,8 @@ def _run_cli(args, **kw):
 
 
 def test_killing_a_run_midway_keeps_finished_points_and_a_rerun_completes_it(tmp_path):
-    path = small_experiment(tmp_path, sweep=LONG_SWEEP, name="killed")
+    # The large MobileNet makes each point take long enough that the run is still going when stopped.
+    path = small_experiment(tmp_path, sweep=LONG_SWEEP, name="killed", models=("mobilenet_v2_100_224_int8",))
     total = len(design_points(load_experiment(path)))
     out = tmp_path / "out"
     proc = _run_cli(["run", str(path), "--out", str(out), "--jobs", "1"])
@@ -182,7 +185,7 @@ def test_killing_a_run_midway_keeps_finished_points_and_a_rerun_completes_it(tmp
 
 
 def test_a_killed_worker_process_loses_nothing_finished(tmp_path):
-    path = small_experiment(tmp_path, sweep=LONG_SWEEP, name="worker")
+    path = small_experiment(tmp_path, sweep=LONG_SWEEP, name="worker", models=("mobilenet_v2_100_224_int8",))
     total = len(design_points(load_experiment(path)))
     out = tmp_path / "out"
     proc = _run_cli(["run", str(path), "--out", str(out), "--jobs", "2"])

@@ -161,10 +161,17 @@ class AcceleratorKernel(SimpleDelegateKernel):
             _round_to_half(context, inner.outputs)
 
     def _use_declared_rounding(self, inner) -> None:
+        """Requantize this conv/FC node's accumulators with the declared rounding mode."""
         plan = inner.user_data
+        if not getattr(plan, "quantized", True):
+            return  # float nodes have no requantization
         requant = getattr(plan, "requant", None)
-        if requant is not None:
-            plan.requant = dataclasses.replace(requant, rounding=ROUNDING_FUNCTIONS[self.spec.numerics.rounding])
+        if requant is None:
+            raise RuntimeError(f"node {inner.index} ({inner.op_name}) has no requantizer to apply rounding "
+                               f"{self.spec.numerics.rounding!r} to")
+        plan.requant = dataclasses.replace(requant, rounding=ROUNDING_FUNCTIONS[self.spec.numerics.rounding])
+        if hasattr(plan, "stage"):
+            plan.stage = None  # the precomputed output stage bakes in ruy's rounding
 
     def _round_constant_weights(self, context) -> None:
         """Float32 constants read only inside this partition are held in float16 on the device."""

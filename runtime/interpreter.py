@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from operator import index as _as_index
 from typing import Any
 
 import numpy as np
@@ -21,16 +22,27 @@ from runtime.errors import (
     ModelError,
     OpResolutionError,
 )
-from runtime.model import Model, Operator, Quantization, load_model, numpy_dtype, tensor_type_for_dtype
+from runtime.model import (
+    DEFAULT_MAX_TENSOR_BYTES,
+    Model,
+    Operator,
+    Quantization,
+    load_model,
+    numpy_dtype,
+    tensor_type_for_dtype,
+)
 from runtime.resolver import BuiltinOpResolver, MutableOpResolver, Registration
 
 log = logging.getLogger(__name__)
+
+_INT32_MAX = 2**31 - 1
 
 # How a tensor's memory is handled (TfLiteAllocationType, simplified).
 CONSTANT = "constant"  # a read-only view of the model's buffer
 ARENA = "arena"  # an intermediate: freed after its last consumer ran
 PERSISTENT = "persistent"  # graph inputs/outputs and variables: kept across invokes
 TEMPORARY = "temporary"  # a kernel's scratch tensor
+PERSISTENT_RO = "persistent_ro"  # computed once by a prepare from constants (kTfLitePersistentRo)
 
 
 class RuntimeTensor:
@@ -91,7 +103,8 @@ class RuntimeTensor:
         if value is None:
             self._data = None
             return
-        value = np.asarray(value)
+        if type(value) is not np.ndarray:
+            value = np.asarray(value)
         if value.dtype != self.dtype:
             raise KernelError(
                 f"tensor {self.index} ({self.name!r}) is {self.type} but a kernel wrote {value.dtype}"
@@ -261,6 +274,7 @@ class SubgraphRuntime:
             self.nodes.append(node)
             self.execution_plan.append(oi)
         self._free_after: list[list[int]] = []
+        self._next_to_prepare = 0  # the plan step invoke prepares from (after a dynamic output)
         self.prepared = False
 
     # -- lifecycle ------------------------------------------------------------------
@@ -294,13 +308,18 @@ class SubgraphRuntime:
         self.context.errors.clear()
         try:
             result = fn(*args)
-        except (KernelError, OpResolutionError, InterpreterStateError, DelegateError) as exc:
-            raise type(exc)(self._failure(node, phase, str(exc))) from exc
-        except Exception as exc:  # a kernel's own bug or a user op's error: name the node
-            raise KernelError(self._failure(node, phase, f"{type(exc).__name__}: {exc}")) from exc
+        except Exception as exc:
+            raise self._node_error(node, phase, exc) from exc
         if result is False:
             raise KernelError(self._failure(node, phase, "the kernel reported failure"))
         return result
+
+    def _node_error(self, node: Node, phase: str, exc: Exception) -> Exception:
+        """What to raise for `exc` from a node: the runtime's errors keep their type, the rest become KernelError."""
+        if isinstance(exc, (KernelError, OpResolutionError, InterpreterStateError, DelegateError)):
+            return type(exc)(self._failure(node, phase, str(exc)))
+        # A kernel's own bug or a user op's error: name the node.
+        return KernelError(self._failure(node, phase, f"{type(exc).__name__}: {exc}"))
 
     def _failure(self, node: Node, phase: str, detail: str) -> str:
         reported = "; ".join(self.context.errors)
@@ -351,7 +370,11 @@ class SubgraphRuntime:
         self.prepared = False
 
     def prepare(self) -> None:
-        """Run every node's prepare in plan order, then plan intermediate lifetimes."""
+        """Run node prepares in plan order up to the first dynamic output, then plan intermediate lifetimes.
+
+        As TFLite's PrepareOpsStartingAt: the nodes after a node whose output is dynamic are
+        prepared during invoke, once that output's shape is known.
+        """
         for ni in self.execution_plan:
             node = self.nodes[ni]
             reg = node.registration
@@ -362,10 +385,24 @@ class SubgraphRuntime:
                     f"Node number {node.index} ({name}) failed to prepare."
                 )
             self._init_node(node)
-            if reg.prepare is not None:
-                self._call(node, "prepare", reg.prepare, self.context, node)
+        self._prepare_from(0)
         self._plan_lifetimes()
         self.prepared = True
+
+    def _prepare_from(self, start: int) -> None:
+        """Prepare the plan from step `start` through the next node with a dynamic output."""
+        plan = self.execution_plan
+        self._next_to_prepare = len(plan)
+        for step in range(start, len(plan)):
+            node = self.nodes[plan[step]]
+            if node.registration.prepare is not None:
+                self._call(node, "prepare", node.registration.prepare, self.context, node)
+            if self._has_dynamic_output(node):
+                self._next_to_prepare = step + 1
+                return
+
+    def _has_dynamic_output(self, node: Node) -> bool:
+        return any(t >= 0 and self.tensors[t].dynamic for t in node.outputs)
 
     def _plan_lifetimes(self) -> None:
         """For each plan step, the arena tensors whose last reader (or writer) it is."""
@@ -384,6 +421,13 @@ class SubgraphRuntime:
             if t not in keep and rt.allocation in (ARENA, TEMPORARY):
                 self._free_after[step].append(t)
 
+    def reset_variable_tensors(self) -> None:
+        """Set every variable tensor to its default: the zero point for INT8, else 0 (ResetVariableTensor)."""
+        for t in self.tensors:
+            if t.is_variable and not t.is_constant:
+                fill = t.zero_point if t.type == "INT8" else 0
+                t.data = np.full(t.shape, fill, dtype=t.dtype)
+
     def invoke(self) -> None:
         if not self.prepared:
             raise InterpreterStateError(
@@ -394,11 +438,29 @@ class SubgraphRuntime:
             t = self.tensors[i]
             if t.data is None and not t.is_constant:
                 t.data = np.zeros(t.shape, dtype=t.dtype)
-        tensors = self.tensors
+        # The hot loop: _call and _has_dynamic_output inlined (per-node overhead is most of the
+        # time of small models).
+        tensors, nodes, free_after = self.tensors, self.nodes, self._free_after
+        context = self.context
+        errors = context.errors
         for step, ni in enumerate(self.execution_plan):
-            node = self.nodes[ni]
-            self._call(node, "invoke", node.registration.invoke, self.context, node)
-            for t in self._free_after[step]:
+            if step == self._next_to_prepare:
+                self._prepare_from(step)
+            node = nodes[ni]
+            if errors:
+                errors.clear()
+            try:
+                result = node.registration.invoke(context, node)
+            except Exception as exc:
+                raise self._node_error(node, "invoke", exc) from exc
+            if result is False:
+                raise KernelError(self._failure(node, "invoke", "the kernel reported failure"))
+            for t in node.outputs:
+                if t >= 0 and tensors[t].dynamic:
+                    # The nodes downstream see the new shape: prepare them again (Subgraph::Invoke).
+                    self._next_to_prepare = step + 1
+                    break
+            for t in free_after[step]:
                 tensors[t]._data = None
 
 
@@ -432,6 +494,12 @@ class Interpreter:
         self.model = model
         self.preserve_all_tensors = bool(experimental_preserve_all_tensors)
         self.op_resolver = op_resolver if op_resolver is not None else _default_resolver()
+        # Shared by every subgraph, as TFLite's Interpreter owns them (resource::ResourceMap):
+        # resource ids by (container, shared_name), resource variables by id, and the
+        # init subgraphs CALL_ONCE has already run.
+        self.resource_ids: dict[tuple[str, str], int] = {}
+        self.resources: dict[int, Any] = {}
+        self.initialized_subgraphs: set[int] = set()
         self._subgraphs = [SubgraphRuntime(self, i) for i in range(len(model.subgraphs))]
         try:
             for sg in self._subgraphs:
@@ -489,11 +557,16 @@ class Interpreter:
 
     def allocate_tensors(self) -> None:
         """Run every kernel's prepare (shape inference, checks, precomputation)."""
+        # Subgraph::AllocateTensors resets the variable tensors when it really (re)allocates: the
+        # first time and after a resize or a delegate, not when called again with nothing changed.
+        reallocating = not self._allocated
         for sg in self._subgraphs:
             sg.prepared = False
         self.primary.prepare()
         for sg in self._subgraphs[1:]:
             sg.prepare()
+        if reallocating:
+            self.reset_all_variables()
         self._allocated = True
 
     def invoke(self) -> None:
@@ -504,12 +577,17 @@ class Interpreter:
             )
         self.primary.invoke()
 
+    def reset_all_variables(self) -> None:
+        """Reset every subgraph's variable tensors (LiteRT's reset_all_variables); resource variables stay."""
+        for sg in self._subgraphs:
+            sg.reset_variable_tensors()
+
     def _tensor_or_error(self, tensor_index, subgraph_index: int = 0) -> RuntimeTensor:
         tensors = self.subgraph(subgraph_index).tensors
         try:
-            idx = int(tensor_index)
-        except (TypeError, ValueError):
-            raise ValueError(f"tensor index must be an integer, got {tensor_index!r}") from None
+            idx = _as_index(tensor_index)  # as LiteRT: 1.5 or "0" is a TypeError, not tensor 1 or 0
+        except TypeError:
+            raise TypeError(f"tensor index must be an integer, got {tensor_index!r}") from None
         if not 0 <= idx < len(tensors):
             raise ValueError(f"Invalid tensor index {idx} exceeds max tensor index {len(tensors)}")
         return tensors[idx]
@@ -567,9 +645,17 @@ class Interpreter:
         t = self._tensor_or_error(input_index)
         if t.index not in self.primary.inputs:
             raise ValueError(f"tensor {t.index} ({t.name!r}) is not an input of the model")
-        shape = tuple(int(d) for d in np.asarray(tensor_size).reshape(-1))
+        sizes = np.asarray(tensor_size)
+        if sizes.ndim > 1:
+            raise ValueError(f"Shape should be 1D instead of {sizes.ndim}.")
+        shape = tuple(int(d) for d in sizes.reshape(-1))
         if any(d < 0 for d in shape):
             raise ValueError(f"Cannot resize input {t.index} ({t.name!r}) to {list(shape)}: negative dimension")
+        # TFLite dims are int32, and no tensor may exceed what load_model accepts (it would be allocated at invoke).
+        nbytes = int(np.prod(shape, dtype=object)) * t.dtype.itemsize
+        if any(d > _INT32_MAX for d in shape) or nbytes > DEFAULT_MAX_TENSOR_BYTES:
+            raise ValueError(f"Cannot resize input {t.index} ({t.name!r}) to {list(shape)}: dimensions must fit "
+                             f"in int32 and the tensor in {DEFAULT_MAX_TENSOR_BYTES} bytes (needs {nbytes})")
         if strict:
             sig = t.shape_signature
             if len(sig) != len(shape) or any(s != -1 and s != d for s, d in zip(sig, shape)):
@@ -766,6 +852,8 @@ class SignatureRunner:
 
 
 def _type_name(dtype) -> str:
+    if np.dtype(dtype).kind in "OSU":  # LiteRT calls every str, bytes or object array STRING
+        return "STRING"
     try:
         return tensor_type_for_dtype(dtype)
     except ModelError:

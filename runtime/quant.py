@@ -191,3 +191,49 @@ def cast_to_int32(x) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         ok = (x > -(2.0**31) - 1) & (x < 2.0**31)  # False for NaN
     return np.where(ok, np.trunc(np.where(ok, x, 0.0)), INT32_MIN).astype(np.int64)
+
+
+def multiply_by_quantized_multiplier_int64(x, multiplier, shift):
+    """MultiplyByQuantizedMultiplier(int64_t x, ...) (common.cc), used by the int16 kernels' int64 sums.
+
+    The multiplier is first rounded to 16 bits (q + 2**15) >> 16 (0x7FFF from 0x7FFF0000 up), then
+    one round-half-up shift: (x * q16 + 2**(14 - shift)) >> (15 - shift).
+    """
+    x = np.asarray(x, dtype=np.int64)
+    multiplier = np.asarray(multiplier, dtype=np.int64)
+    reduced = np.where(multiplier < 0x7FFF0000, (multiplier + (1 << 15)) >> 16, 0x7FFF)
+    total = 15 - np.asarray(shift, dtype=np.int64)
+    return (x * reduced + (np.int64(1) << (total - 1))) >> total
+
+
+def _saturating_shift_left(x, bits: int):
+    return np.clip(np.asarray(x, dtype=np.int64) << bits, INT32_MIN, INT32_MAX)
+
+
+def inv_sqrt_quantized_multiplier_exp(v) -> tuple[np.ndarray, np.ndarray]:
+    """GetInvSqrtQuantizedMultiplierExp(v, kReverseShift) (common.h) for int32 v >= 0, elementwise.
+
+    1/sqrt(v) as (multiplier, shift) with shift <= 0 (a right shift): v is scaled by powers of 4 into
+    [2**27, 2**29), five Newton-Raphson steps x <- 1.5x - (v/2)x^3 run in gemmlowp's Q3.28, and the
+    result is multiplied by sqrt(2)/2. v <= 1 (0 included) gives (INT32_MAX, 0).
+    """
+    v = np.asarray(v, dtype=np.int64)
+    small = v <= 1
+    v = np.maximum(v, 2)
+    big = v >= (1 << 29)  # an int32 needs at most one division by 4 to get below 2**29
+    shift = 11 + big.astype(np.int64)
+    v = np.where(big, v // 4, v)
+    clz = 32 - np.frexp(v.astype(np.float64))[1]  # exact: v < 2**29
+    pairs = (clz - 1) // 2 - 1
+    shift = shift - pairs
+    v = v << (2 * pairs)
+    srdhm = saturating_rounding_doubling_high_mul
+    half_input = rounding_divide_by_pot(v >> 1, 1)
+    x = np.full(v.shape, 1 << 28, dtype=np.int64)  # 1.0 in Q3.28
+    for _ in range(5):
+        x3 = _saturating_shift_left(srdhm(srdhm(x, x), x), 6)
+        x = _saturating_shift_left(_wrap_int32(srdhm(3 << 27, x) - srdhm(half_input, x3)), 3)
+    x = srdhm(x, 1518500250)  # sqrt(2)/2 in Q0.31
+    x = np.where(shift < 0, _wrap_int32(x << np.maximum(-shift, 0)), x)
+    shift = -np.maximum(shift, 0)
+    return np.where(small, INT32_MAX, x), np.where(small, 0, shift)

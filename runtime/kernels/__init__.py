@@ -4,23 +4,31 @@ from __future__ import annotations
 
 from runtime.kernels import (
     activations,
+    control_flow,
     conv,
     elementwise,
     fully_connected,
     gather,
     logical,
+    lstm,
     math,
+    matmul,
+    normalization,
     pooling,
     quantize,
     reduce,
     resize,
     shape,
     slicing,
+    sparse,
     tensor,
+    transpose_conv,
+    variables,
 )
 
 _FAMILIES = (shape, pooling, reduce, conv, fully_connected, quantize, slicing, activations, resize, elementwise,
-             math, logical, tensor, gather)
+             math, logical, control_flow, variables, lstm, tensor, gather,
+             matmul, transpose_conv, normalization, sparse)
 
 
 def register_builtins(resolver) -> None:

@@ -101,7 +101,7 @@ def _relu_invoke(op: str):
     def invoke(ctx, node) -> None:
         x, out = ctx.input(node, 0), ctx.output(node, 0)
         if node.user_data is None:
-            out.data = np.maximum(x.data, _F32(0)) if float_hi is None else np.clip(x.data, _F32(0), _F32(float_hi))
+            out.data = np.maximum(x.data, _F32(0)) if float_hi is None else x.data.clip(_F32(0), _F32(float_hi))
         else:
             out.data = np.take(node.user_data, table_index(x.data))
 
@@ -146,8 +146,14 @@ def _lut_invoke(op: str):
     def invoke(ctx, node) -> None:
         x, out = ctx.input(node, 0), ctx.output(node, 0)
         if node.user_data is None:
-            v = x.data.astype(np.float64)
-            y = np.tanh(v) if op == "TANH" else 0.5 * (1.0 + np.tanh(0.5 * v))
+            y = x.data.astype(np.float64)
+            if op == "TANH":
+                np.tanh(y, out=y)
+            else:  # 0.5 * (1 + tanh(0.5 * x)), in place
+                y *= 0.5
+                np.tanh(y, out=y)
+                y += 1.0
+                y *= 0.5
             out.data = y.astype(np.float32)
             return
         out.data = np.take(node.user_data, table_index(x.data))
@@ -166,6 +172,10 @@ class _SoftmaxTable:
     out_scale: np.float32
     out_zero_point: int
     round_up_half: bool  # uint8 output on x86: (int)(p + 0.5f) instead of std::round
+    # Every table value in [0, 1] and 1 / out_scale small: each probability times 1 / out_scale
+    # lies in [0, 2**22], where the int32 cast needs no NaN/overflow handling and float32 holds
+    # the rounded value plus the zero point exactly.
+    bounded: bool
 
 
 def _softmax_prepare(ctx, node) -> None:
@@ -190,7 +200,8 @@ def _softmax_prepare(ctx, node) -> None:
     # PopulateSoftmaxLookupTable: table[255 - d] = expf(scale * d) with scale = -input_scale * beta.
     scale = -_F32(x.scale) * beta
     table = _f32_exp(scale * np.arange(256, dtype=np.float32))
-    node.user_data = _SoftmaxTable(table, _F32(out.scale), out.zero_point, out.type == "UINT8")
+    bounded = bool(np.all((table >= 0) & (table <= 1))) and float(_F32(1) / _F32(out.scale)) < 2.0**21
+    node.user_data = _SoftmaxTable(table, _F32(out.scale), out.zero_point, out.type == "UINT8", bounded)
 
 
 def _softmax_float(x: np.ndarray, beta: np.float32) -> np.ndarray:
@@ -203,14 +214,18 @@ def _softmax_float(x: np.ndarray, beta: np.float32) -> np.ndarray:
 
 def _softmax_quantized(q: np.ndarray, p: _SoftmaxTable, dtype) -> np.ndarray:
     """optimized_ops::Softmax for 8-bit input (the float-table path LiteRT uses on x86)."""
-    q = q.astype(np.int64)
-    e = p.exp_table[q.max(axis=-1, keepdims=True) - q]
+    e = p.exp_table[np.subtract(q.max(axis=-1, keepdims=True), q, dtype=np.int16)]
     # The C++ sums the row left to right in float; cumsum keeps that order.
     sum_exp = np.cumsum(e, axis=-1, dtype=np.float32)[..., -1:]
     inv_sum_exp = _F32(1) / (sum_exp * p.out_scale)
     prob = e * inv_sum_exp
-    rounded = np.floor(prob + _F32(0.5)) if p.round_up_half else tflite_round(prob)
     info = np.iinfo(dtype)
+    if p.bounded:
+        # prob >= 0: std::round is floor(prob + 0.5), exact in double for a float prob.
+        rounded = np.floor(prob + _F32(0.5)) if p.round_up_half else np.floor(np.add(prob, 0.5, dtype=np.float64))
+        rounded += p.out_zero_point
+        return rounded.clip(info.min, info.max, out=rounded).astype(dtype)
+    rounded = np.floor(prob + _F32(0.5)) if p.round_up_half else tflite_round(prob)
     return np.clip(cast_to_int32(rounded) + p.out_zero_point, info.min, info.max).astype(dtype)
 
 

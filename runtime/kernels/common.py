@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from runtime.errors import KernelError
+from runtime.interpreter import PERSISTENT_RO
 from runtime.quant import tflite_round
 
 
@@ -83,3 +84,12 @@ def integer_domain(dtype) -> np.ndarray:
 def table_index(q: np.ndarray) -> np.ndarray:
     """The unsigned view of 8/16-bit integers: their position in `integer_domain`."""
     return q.view(f"u{q.dtype.itemsize}")
+
+
+def is_known(tensor) -> bool:
+    """Whether the tensor's data is fixed once prepared (TFLite's IsConstantOrPersistentTensor).
+
+    True for constants and for PERSISTENT_RO tensors, which a prepare computed from constants
+    (e.g. DEQUANTIZE of float16 weights), so later prepares may precompute from them.
+    """
+    return tensor.is_constant or tensor.allocation == PERSISTENT_RO

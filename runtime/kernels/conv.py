@@ -3,14 +3,16 @@
 CONV_2D is im2col (a strided view of the padded input, copied once into a matrix) times the weight
 matrix through BLAS. Quantized, the GEMM multiplies (x - input_zp) by (w - filter_zp) in float32 when
 that is exact for the node's weights, else in float64 (exact below 2**53); the integer accumulators
-then go through TFLite's fixed-point output stage. DEPTHWISE_CONV_2D is one einsum over the strided
-window view, or, for unit stride_w and few channels, a loop over the kernel taps, each tap a view.
+then go through TFLite's fixed-point output stage, which prepare folds with a constant bias into one
+exact float64 multiply-add where it can (ExactStage). A stride-1 dilated CONV_2D builds its im2col
+matrix phase by phase (Geometry.phases). DEPTHWISE_CONV_2D is one einsum over the strided window
+view, or, for unit stride_w, few channels and large images, a loop over the kernel taps, each tap a view.
 
 The bias input is optional (2 inputs, or index -1) and reads as zeros, as in TFLite's reference
 kernels; LiteRT's builtin conv kernels reject a missing bias (and its DEPTHWISE_CONV_2D crashes on a
 2-input node), so the tests compare against LiteRT with an explicit zero bias.
 
-The quantized output stage (Requantizer and friends) is shared with FULLY_CONNECTED.
+The quantized output stage (Requantizer, ExactStage and friends) is shared with FULLY_CONNECTED.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from runtime.kernels.common import check
+from runtime.kernels.common import check, is_known
 from runtime.quant import (
     INT32_MAX,
     activation_name,
@@ -71,6 +73,12 @@ class Geometry:
     kernel: tuple[int, int]
     out_hw: tuple[int, int]
     pad_before: tuple[int, int]
+    # How far the windows reach along each axis from the first (padded) row and column.
+    reach: tuple[int, int] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "reach", tuple(
+            (o - 1) * s + (k - 1) * d + 1 for o, s, k, d in zip(self.out_hw, self.stride, self.kernel, self.dilation)))
 
     @classmethod
     def of(cls, options, in_hw, kernel_hw) -> Geometry:
@@ -88,14 +96,15 @@ class Geometry:
         Quantized, a padded pixel is x == input_zp: it contributes nothing to the sum, as in TFLite.
         """
         n, h, w, c = x.shape
-        need = [(o - 1) * s + (k - 1) * d + 1
-                for o, s, k, d in zip(self.out_hw, self.stride, self.kernel, self.dilation)]
         top, left = self.pad_before
-        bottom, right = max(0, need[0] - h - top), max(0, need[1] - w - left)
+        bottom, right = max(0, self.reach[0] - h - top), max(0, self.reach[1] - w - left)
         if not (top or bottom or left or right):
             return x.astype(dtype, copy=False) if offset == 0 else np.subtract(x, offset, dtype=dtype)
         out = np.zeros((n, h + top + bottom, w + left + right, c), dtype)
-        np.subtract(x, offset, out=out[:, top:top + h, left:left + w, :], dtype=dtype)
+        if offset:
+            np.subtract(x, offset, out=out[:, top:top + h, left:left + w, :], dtype=dtype)
+        else:
+            out[:, top:top + h, left:left + w, :] = x
         return out
 
     def windows(self, xp: np.ndarray, groups: int = 1) -> np.ndarray:
@@ -120,6 +129,30 @@ class Geometry:
         if groups == 1:
             return view.reshape(1, n * oh * ow, kh * kw * c)
         return view.transpose(5, 0, 1, 2, 3, 4, 6).reshape(groups, n * oh * ow, kh * kw * (c // groups))
+
+    def phases(self) -> tuple[tuple[int, int, Geometry], ...]:
+        """A stride-1 dilated window as undilated windows over each (row, column) phase of the input.
+
+        Output pixel (y, x) with y % dilation_h == a and x % dilation_w == b reads only input rows
+        a + dilation_h * i and columns b + dilation_w * j: a plain convolution over that phase
+        image, whose windows are runs of kw * channels instead of one short run per tap.
+        """
+        (oh, ow), (dy, dx) = self.out_hw, self.dilation
+        return tuple(
+            (a, b, Geometry((1, 1), (1, 1), self.kernel, ((oh - a + dy - 1) // dy, (ow - b + dx - 1) // dx), (0, 0)))
+            for a in range(min(dy, oh)) for b in range(min(dx, ow)))
+
+    def phased_im2col(self, xp: np.ndarray, phases) -> np.ndarray:
+        """im2col (groups 1) of a stride-1 dilated window, filled phase by phase (see `phases`).
+
+        The same matrix as im2col, copied in runs of kw * channels rather than of channels.
+        """
+        n, c = xp.shape[0], xp.shape[3]
+        (oh, ow), (kh, kw), (dy, dx) = self.out_hw, self.kernel, self.dilation
+        cols = np.empty((n, oh, ow, kh, kw, 1, c), xp.dtype)
+        for a, b, sub in phases:
+            cols[:, a::dy, b::dx] = sub.windows(xp[:, a::dy, b::dx, :])
+        return cols.reshape(1, n * oh * ow, kh * kw * c)
 
     def tap(self, xp: np.ndarray, ky: int, kx: int) -> np.ndarray:
         """The input pixels kernel tap (ky, kx) multiplies for every output pixel, [batch, oh, ow*channels].
@@ -155,7 +188,7 @@ def finish_float(acc: np.ndarray, bias: np.ndarray | None, activation: str) -> n
         acc += bias
     if activation in _RELU_RANGES:
         lo, hi = _RELU_RANGES[activation]
-        np.clip(acc, lo, hi, out=acc)
+        acc.clip(lo, hi, out=acc)  # the method skips np.clip's dispatch layers
     return acc
 
 
@@ -271,6 +304,121 @@ class Requantizer:
         np.maximum(acc, self.act_min, out=acc)
         np.minimum(acc, self.act_max, out=acc)
         return acc.astype(self.dtype)
+
+    def exact_stage(self, bias: np.ndarray | None, bounds: np.ndarray, pixels: int) -> ExactStage | None:
+        """This output stage with `bias` folded in, as an ExactStage; None where it does not apply.
+
+        bounds: per output channel, a bound on |sum((x - zp) * w)| (channel_bounds).
+        """
+        if not self._fast or self._limit is not None or self._right.max(initial=0) > 21:
+            return None
+        q, right = self.multiplier, self._right
+        b = np.zeros(q.size, np.int64) if bias is None else bias.astype(np.int64)
+        # The float form yields the output plus `lift` (>= 0 once clamped, so truncation floors).
+        lift = -int(np.iinfo(self.dtype).min)
+        # The rounding terms 2**30 and 2**(30+r), and zero point + lift, over the denominator 2**(31+r).
+        const = ((1 << 30) + np.where(right > 0, np.int64(1) << (30 + right), 0)
+                 + (np.int64(self.zero_point + lift) << (31 + right)))
+        # Python integers: the bound itself must not round.
+        numerator = max((int(a) + abs(int(c))) * int(m) + abs(int(k)) for a, c, m, k in zip(bounds, b, q, const))
+        if numerator >= 1 << 62:
+            return None
+        reps = row_period(pixels, q.size) // q.size
+        offset = b * q + const
+        if numerator < 1 << 53:
+            scale = np.ldexp(q.astype(np.float64), -(31 + right))
+            offset = np.ldexp(offset.astype(np.float64), -(31 + right))
+            return ExactStage(np.tile(scale, reps), np.tile(offset, reps), None, self.act_min + lift,
+                              self.act_max + lift, self.dtype, lift)
+        offset -= np.int64(lift) << (31 + right)
+        shift = 31 + right
+        shift = int(shift[0]) if (shift == shift[0]).all() else np.tile(shift, reps)  # a scalar shift is faster
+        return ExactStage(np.tile(q, reps), np.tile(offset, reps), shift, self.act_min, self.act_max, self.dtype, 0)
+
+
+@dataclass(frozen=True)
+class ExactStage:
+    """ruy's half-up output stage with the bias folded in: one multiply-add, a clamp and a floor.
+
+    ruy rounds twice, h = (acc * q + 2**30) >> 31 then (h + 2**(r-1)) >> r; two floors of integer
+    ratios compose into one, out = floor((acc * q + 2**30 + 2**(30+r)) / 2**(31+r)) (no 2**(30+r)
+    when r = 0). Adding bias * q + zero_point * 2**(31+r) to the numerator folds in the bias and
+    the output zero point. While every |numerator| < 2**53 (Requantizer.exact_stage checks that
+    per channel) each product and sum is exact in float64, which NumPy computes much faster than
+    int64 (no 64-bit multiply in AVX2); up to 2**62 the same numerator is formed in int64.
+    The float form adds `lift` (128 for int8) so that the clamped values are >= 0: the cast to
+    the unsigned type then truncates, which is the floor, and flipping the top bit maps
+    unsigned v back to the signed v - 128.
+    """
+
+    multiplier: np.ndarray  # per channel, tiled to a row of `row_period` values: float64 q / 2**(31+r), or int64 q
+    offset: np.ndarray  # float64 (bias * q + terms) / 2**(31+r), or int64 bias * q + terms, tiled
+    shift: np.ndarray | int | None  # 31 + r (tiled, or one int if uniform) for the int64 form
+    lo: int  # the activation clamp, plus `lift`
+    hi: int
+    dtype: np.dtype
+    lift: int
+    unsigned: np.dtype = field(init=False, repr=False)  # the unsigned type of dtype's size
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "unsigned", np.dtype(f"u{np.dtype(self.dtype).itemsize}"))
+
+    def __call__(self, acc: np.ndarray) -> np.ndarray:
+        """Exact accumulators (any numeric dtype, channels last, contiguous; overwritten) -> output integers."""
+        rows = acc.reshape(-1, self.multiplier.size)
+        if self.shift is not None:
+            y = rows.astype(np.int64)
+            y *= self.multiplier
+            y += self.offset
+            y >>= self.shift
+            y.clip(self.lo, self.hi, out=y)
+            return y.astype(self.dtype)
+        y = rows if rows.dtype == np.float64 else rows.astype(np.float64)  # faster than a mixed-type multiply
+        y *= self.multiplier
+        y += self.offset
+        y.clip(self.lo, self.hi, out=y)
+        if not self.lift:
+            return y.astype(self.dtype)
+        unsigned = y.astype(self.unsigned)
+        unsigned ^= self.unsigned.type(self.lift)
+        return unsigned.view(self.dtype)
+
+
+def row_period(pixels: int, channels: int, target: int = 2048) -> int:
+    """A row length k * channels, k dividing `pixels`, up to about `target` values.
+
+    NumPy applies a per-channel vector much faster along long rows than along rows of a few
+    channels, so per-channel constants are tiled k times and the data viewed as [-1, k * channels].
+    """
+    k = max(1, min(pixels, target // max(channels, 1)))
+    while pixels % k:
+        k -= 1
+    return k * channels
+
+
+def channel_bounds(input_t, input_zp: int, weights: np.ndarray, axis) -> np.ndarray:
+    """Per output channel, a bound on |sum((x - zp) * w)| for any input: max|x - zp| * sum|w| over `axis`."""
+    lo, hi = dtype_range(input_t.dtype)
+    return max(hi - input_zp, input_zp - lo) * np.abs(weights.astype(np.float64)).sum(axis=axis).reshape(-1)
+
+
+@dataclass(frozen=True)
+class FloatStage:
+    """A float op's constant bias and fused activation, tiled along rows of `row_period` values."""
+
+    bias: np.ndarray | None
+    activation: str
+
+    @classmethod
+    def of(cls, bias_t, channels: int, pixels: int, activation: str) -> FloatStage:
+        bias = read_bias(bias_t, np.float32)
+        reps = row_period(pixels, channels) // channels
+        return cls(None if bias is None else np.tile(bias, reps), activation)
+
+    def __call__(self, acc: np.ndarray) -> np.ndarray:
+        """finish_float on a contiguous float32 accumulator (channels last), in place."""
+        period = self.bias.size if self.bias is not None else acc.shape[-1]
+        return finish_float(acc.reshape(-1, period), self.bias, self.activation)
 
 
 def requantizer(op: str, input_t, filter_t, bias_t, output_t, activation: str, channels: int,
@@ -403,14 +551,39 @@ class _ConvPlan:
     dtype: type = np.float32  # of the GEMM operands
     weights: np.ndarray | None = None  # [groups, kh*kw*cin_per_group, out_per_group], from a constant filter
     empty: bool = False  # the output has no elements
+    stage: ExactStage | FloatStage | None = None  # the output stage, when the bias is constant
+    phases: tuple | None = None  # Geometry.phases, for an ungrouped dilated conv with unit strides
 
 
 def _conv_weights(filter_data: np.ndarray, groups: int, dtype, offset: int) -> np.ndarray:
-    """[out, kh, kw, cin_g] weights as a [groups, kh*kw*cin_g, out_g] GEMM operand, minus the zero point."""
-    w = filter_data.reshape(groups, filter_data.shape[0] // groups, -1).astype(dtype)
+    """[out, kh, kw, cin_g] weights as a [groups, kh*kw*cin_g, out_g] GEMM operand, minus the zero point.
+
+    float32 weights stay a (transposed) view of the model's buffer: BLAS reads either layout.
+    """
+    w = filter_data.reshape(groups, filter_data.shape[0] // groups, -1)
+    if w.dtype == dtype and not offset:
+        return w.transpose(0, 2, 1)
+    w = w.astype(dtype)
     if offset:
         w -= offset
     return np.ascontiguousarray(w.transpose(0, 2, 1))
+
+
+def _output_stage(plan, x, bias_t, channels: int, pixels: int, weights: np.ndarray | None,
+                  axis) -> ExactStage | FloatStage | None:
+    """A conv plan's precomputed output stage, when the bias is constant (or absent).
+
+    weights: the quantized plan's zero-point-free weights (None if not constant), summed over `axis`
+    for the accumulator bounds.
+    """
+    if plan.empty or not (bias_t is None or is_known(bias_t)):
+        return None
+    if not plan.quantized:
+        return FloatStage.of(bias_t, channels, pixels, plan.activation)
+    if weights is None:
+        return None
+    return plan.requant.exact_stage(read_bias(bias_t, np.int64), channel_bounds(x, plan.input_zp, weights, axis),
+                                    pixels)
 
 
 def _conv_prepare(ctx, node) -> None:
@@ -429,6 +602,7 @@ def _conv_prepare(ctx, node) -> None:
     act = fused_activation(node)
     geometry = Geometry.of(node.options, x.shape[1:3], f.shape[1:3])
     plan = _ConvPlan(geometry, groups, x.type in _QUANTIZED, act)
+    exact = None  # quantized: the zero-point-free weights in float64, when known
     if plan.quantized:
         check_quantized_types(op, x, f, b, out)
         check_bias(op, b, cout, None)
@@ -437,7 +611,7 @@ def _conv_prepare(ctx, node) -> None:
         # conv.cc: ungrouped int8/uint8 run optimized_ops (im2col + cpu_backend_gemm -> ruy); grouped
         # convolutions fall back to the reference kernels.
         rounding = OPTIMIZED_ROUNDING if groups == 1 else REFERENCE_ROUNDING
-        exact = _conv_weights(f.data, groups, np.float64, plan.filter_zp) if f.is_constant else None
+        exact = _conv_weights(f.data, groups, np.float64, plan.filter_zp) if is_known(f) else None
         plan.dtype = gemm_dtype(x, plan.input_zp, exact, axis=1)
         plan.weights = None if exact is None else exact.astype(plan.dtype)
         plan.requant = requantizer(op, x, f, b, out, act, cout, channel_axis=0, rounding=rounding,
@@ -446,10 +620,13 @@ def _conv_prepare(ctx, node) -> None:
     else:
         check_float_types(op, x, f, out, "2/5")
         check_bias(op, b, cout, "FLOAT32")
-        if f.is_constant:
+        if is_known(f):
             plan.weights = _conv_weights(f.data, groups, np.float32, 0)
     out_shape = (x.shape[0], *geometry.out_hw, cout)
     plan.empty = 0 in out_shape
+    plan.stage = _output_stage(plan, x, b, cout, out_shape[0] * out_shape[1] * out_shape[2], exact, axis=1)
+    if groups == 1 and geometry.stride == (1, 1) and geometry.dilation != (1, 1) and not plan.empty:
+        plan.phases = geometry.phases()
     node.user_data = plan
     ctx.resize_tensor(out, out_shape)
 
@@ -461,15 +638,21 @@ def _conv_invoke(ctx, node) -> None:
         out.data = np.zeros(out.shape, out.dtype)
         return
     w = plan.weights if plan.weights is not None else _conv_weights(f.data, plan.groups, plan.dtype, plan.filter_zp)
-    cols = plan.geometry.im2col(plan.geometry.padded(x.data, plan.dtype, plan.input_zp), plan.groups)
-    if plan.groups == 1:
-        acc = cols[0] @ w[0]
+    xp = plan.geometry.padded(x.data, plan.dtype, plan.input_zp)
+    if plan.phases is not None:
+        acc = plan.geometry.phased_im2col(xp, plan.phases)[0] @ w[0]
+    elif plan.groups == 1:
+        acc = plan.geometry.im2col(xp, 1)[0] @ w[0]
     else:
+        cols = plan.geometry.im2col(xp, plan.groups)
         acc = np.matmul(cols, w).transpose(1, 0, 2).reshape(cols.shape[1], -1)
-    if plan.quantized:
-        out.data = finish_quantized(acc, read_bias(b, np.int64), plan.requant).reshape(out.shape)
+    if plan.stage is not None:
+        y = plan.stage(acc)
+    elif plan.quantized:
+        y = finish_quantized(acc, read_bias(b, np.int64), plan.requant)
     else:
-        out.data = finish_float(acc, read_bias(b, np.float32), plan.activation).reshape(out.shape)
+        y = finish_float(acc, read_bias(b, np.float32), plan.activation)
+    out.data = y.reshape(out.shape)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -488,6 +671,7 @@ class _DepthwisePlan:
     weights: np.ndarray | None = None  # see _depthwise_weights, from a constant filter
     empty: bool = False  # the output has no elements
     by_taps: bool = False  # sum tap by tap (else one einsum over the windows)
+    stage: ExactStage | FloatStage | None = None  # the output stage, when the bias is constant
 
 
 def _depthwise_weights(filter_data: np.ndarray, plan: _DepthwisePlan, dtype) -> np.ndarray:
@@ -512,9 +696,12 @@ def _depthwise_prepare(ctx, node) -> None:
     act = fused_activation(node)
     geometry = Geometry.of(node.options, x.shape[1:3], f.shape[1:3])
     plan = _DepthwisePlan(geometry, cout // cin, x.type in _QUANTIZED, act)
-    # Measured on MobileNet shapes: merged-width taps win for unit stride_w and few channels (short
-    # channel runs make einsum's inner loop slow); einsum over the windows wins everywhere else.
-    plan.by_taps = geometry.stride[1] == 1 and cout <= 64
+    # Measured (float32 and int32, 3x3): einsum over the windows costs about 5 + n * (0.2 / C + 0.0015) us
+    # for n outputs of C channels (short channel runs make its inner loop slow), merged-width taps (unit
+    # stride_w only) about 28 + 0.004 * n us (17 NumPy calls): taps win for few channels and large images.
+    outputs = x.shape[0] * geometry.out_hw[0] * geometry.out_hw[1] * cout
+    plan.by_taps = geometry.stride[1] == 1 and outputs * (80 - cout) > 9200 * cout
+    taps = None  # quantized: the zero-point-free weights [kh, kw, out_c] in int64, when known
     if plan.quantized:
         check_quantized_types(op, x, f, b, out)
         check_bias(op, b, cout, None)
@@ -522,17 +709,18 @@ def _depthwise_prepare(ctx, node) -> None:
         plan.filter_zp = filter_zero_point(op, f)
         rounding = (depthwise_int8_rounding(cout) if x.type == "INT8"
                     else depthwise_uint8_rounding(geometry.out_hw[1], cout))
-        taps = f.data[0].astype(np.int64) - plan.filter_zp if f.is_constant else None
+        taps = f.data[0].astype(np.int64) - plan.filter_zp if is_known(f) else None
         plan.requant = requantizer(op, x, f, b, out, act, cout, channel_axis=3, rounding=rounding,
                                    float_product=x.type == "UINT8",
                                    acc_bound=accumulator_bound(x, plan.input_zp, taps, (0, 1), b))
     else:
         check_float_types(op, x, f, out, "4/6")
         check_bias(op, b, cout, "FLOAT32")
-    if f.is_constant:
+    if is_known(f):
         plan.weights = _depthwise_weights(f.data, plan, _depthwise_dtype(plan))
     out_shape = (x.shape[0], *geometry.out_hw, cout)
     plan.empty = 0 in out_shape
+    plan.stage = _output_stage(plan, x, b, cout, out_shape[0] * out_shape[1] * out_shape[2], taps, axis=(0, 1))
     node.user_data = plan
     ctx.resize_tensor(out, out_shape)
 
@@ -563,6 +751,9 @@ def _depthwise_invoke(ctx, node) -> None:
                     acc += prod
     else:
         acc = np.einsum("nyxijc,ijc->nyxc", g.windows(xp)[..., 0, :], w)
+    if plan.stage is not None:
+        out.data = plan.stage(acc).reshape(out.shape)
+        return
     acc = acc.reshape(out.shape)
     if plan.quantized:
         out.data = finish_quantized(acc, read_bias(b, np.int64), plan.requant)

@@ -262,7 +262,11 @@ def _quantized_data(op: str, x1, x2, out, activation: str, out_shape) -> _NodeDa
     offsets = None
     if lanes is not None:
         kinds = _lane_kinds(x1.shape, x2.shape, int(np.prod(out_shape, dtype=np.int64)), lanes)
-        offsets = kinds.astype(np.intp).reshape(out_shape) << 16
+        if kinds.size and (kinds == kinds[0]).all():
+            # One code path for every element (whole SIMD blocks): keep only its part of the table.
+            table = table[int(kinds[0]) << 16:(int(kinds[0]) + 1) << 16].copy()
+        else:
+            offsets = kinds.astype(np.intp).reshape(out_shape) << 16
     return _NodeData(table=table, path_offsets=offsets)
 
 
@@ -299,7 +303,10 @@ def _invoke(op: str):
             # Integer results wrap like the C++ two's-complement arithmetic.
             with np.errstate(over="ignore", invalid="ignore"):
                 y = ufunc(x1.data, x2.data, dtype=out.dtype)
-            out.data = y if data.act_min is None else np.clip(y, data.act_min, data.act_max)
+            if data.act_min is not None:
+                y = np.asarray(y)  # 0-d inputs give a NumPy scalar
+                y.clip(data.act_min, data.act_max, out=y)
+            out.data = y
             return
         index = (table_index(x1.data).astype(np.uint16) << 8) | table_index(x2.data)
         if data.path_offsets is not None:

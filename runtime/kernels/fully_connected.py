@@ -2,7 +2,8 @@
 
 The input is read as [-1, input_size] rows (fully_connected.cc) and multiplied by the transposed
 [units, input_size] weights through BLAS; quantized products are exact in the GEMM (see conv.py) and
-go through the same output stage as the convolutions.
+go through the same output stage as the convolutions. Sparse constant weights (version 8) are densified
+once in prepare (sparse.py) and then take the dense path.
 """
 
 from __future__ import annotations
@@ -11,11 +12,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime.kernels.common import check
+from runtime.kernels.common import check, is_known
 from runtime.kernels.conv import (
     OPTIMIZED_ROUNDING,
+    REFERENCE_ROUNDING,
+    ExactStage,
     Requantizer,
     accumulator_bound,
+    channel_bounds,
     check_bias,
     check_float_types,
     check_quantized_types,
@@ -25,6 +29,7 @@ from runtime.kernels.conv import (
     read_bias,
     requantizer,
 )
+from runtime.kernels.sparse import densify_constant
 from runtime.quant import activation_name
 from runtime.resolver import Registration
 
@@ -41,6 +46,7 @@ class _FcPlan:
     requant: Requantizer | None = None
     dtype: type = np.float32  # of the GEMM operands
     weights: np.ndarray | None = None  # [input_size, units], from a constant filter
+    stage: ExactStage | None = None  # quantized output stage with the bias, when both are constant
 
 
 def _weights(filter_data: np.ndarray, dtype, offset: int) -> np.ndarray:
@@ -48,6 +54,25 @@ def _weights(filter_data: np.ndarray, dtype, offset: int) -> np.ndarray:
     if offset:
         w -= offset
     return np.ascontiguousarray(w.T)
+
+
+def _sparse_weights(ctx, f, x_type: str) -> np.ndarray:
+    """The dense [units, input_size] weights of a sparse constant filter, in a format LiteRT accepts.
+
+    fully_connected.cc SupportedSparsityFormat: a DENSE row level then a SPARSE_CSR column level. Float32
+    weights are random sparse (2 levels) or 1x4 blocks; int8 weights are 1x16 blocks, symmetric.
+    """
+    levels = f.sparsity.dim_metadata
+    check(len(levels) >= 2 and levels[0].format == "DENSE" and levels[1].format == "SPARSE_CSR",
+          f"{_OP}: sparse weights must have a DENSE then a SPARSE_CSR dimension")
+    block = levels[2].dense_size if len(levels) == 3 else None
+    if x_type == "FLOAT32":
+        check(len(levels) == 2 or block == 4, f"{_OP}: sparse float weights must be random sparse or 1x4 blocks")
+    else:
+        check(x_type == "INT8" and block == 16, f"{_OP}: sparse {x_type} weights are not supported "
+                                                "(int8 needs 1x16 blocks)")
+        check(not f.zero_points.any(), f"{_OP}: sparse int8 weights must be symmetric (zero point 0)")
+    return densify_constant(ctx, f, _OP)
 
 
 def _output_shape(x_shape, rows: int, units: int, keep_num_dims: bool) -> tuple[int, ...]:
@@ -63,7 +88,6 @@ def _prepare(ctx, node) -> None:
     check(len(node.outputs) == 1, f"{_OP}: expected 1 output, got {len(node.outputs)}")
     x, f, b, out = ctx.input(node, 0), ctx.input(node, 1), ctx.input(node, 2), ctx.output(node, 0)
     check(len(f.shape) == 2, f"{_OP}: weights must be 2-D [units, input_size], got shape {list(f.shape)}")
-    check(f.sparsity is None, f"{_OP}: sparse weights (version 8) are not supported")
     check(len(x.shape) >= 1, f"{_OP}: input must have at least one dimension")
     units, depth = f.shape
     size = int(np.prod(x.shape, dtype=np.int64))
@@ -77,6 +101,8 @@ def _prepare(ctx, node) -> None:
     act = activation_name(opts.fused_activation_function)
     check(act in ("NONE", "RELU", "RELU_N1_TO_1", "RELU6"), f"{_OP}: fused activation {act} is not supported")
     plan = _FcPlan(size // depth, x.type in ("INT8", "UINT8"), act)
+    # Constant weights as a dense array (None when they are computed by another node).
+    filter_data = _sparse_weights(ctx, f, x.type) if f.sparsity is not None else f.data if f.is_constant else None
     if plan.quantized:
         check_quantized_types(_OP, x, f, b, out)
         check_bias(_OP, b, units, None)
@@ -88,19 +114,25 @@ def _prepare(ctx, node) -> None:
             check(not f.zero_points.any(), f"{_OP}: per-channel weights must be symmetric (zero point 0)")
         else:
             plan.filter_zp = int(f.zero_points[0]) if f.zero_points.size else 0
-        # Both paths run cpu_backend_gemm -> ruy on x86; the per-tensor multiplier comes from
-        # GetQuantizedConvolutionMultipler (float32 scale product, bias scale check).
-        exact = _weights(f.data, np.float64, plan.filter_zp) if f.is_constant else None
+        # Dense weights run cpu_backend_gemm -> ruy on x86; the per-tensor multiplier comes from
+        # GetQuantizedConvolutionMultipler (float32 scale product, bias scale check). Sparse weights run
+        # SparseMatrixBatchVectorMultiplyAccumulate1x16, whose output stage is the scalar
+        # MultiplyByQuantizedMultiplier.
+        exact = _weights(filter_data, np.float64, plan.filter_zp) if filter_data is not None else None
         plan.dtype = gemm_dtype(x, plan.input_zp, exact, axis=0)
         plan.weights = None if exact is None else exact.astype(plan.dtype)
-        plan.requant = requantizer(_OP, x, f, b, out, act, units, channel_axis=0, rounding=OPTIMIZED_ROUNDING,
+        rounding = REFERENCE_ROUNDING if f.sparsity is not None else OPTIMIZED_ROUNDING
+        plan.requant = requantizer(_OP, x, f, b, out, act, units, channel_axis=0, rounding=rounding,
                                    float_product=not per_channel,
                                    acc_bound=accumulator_bound(x, plan.input_zp, exact, 0, b))
+        if exact is not None and (b is None or is_known(b)):
+            plan.stage = plan.requant.exact_stage(read_bias(b, np.int64), channel_bounds(x, plan.input_zp, exact, 0),
+                                                  plan.rows)
     else:
         check_float_types(_OP, x, f, out, "3/9/12")
         check_bias(_OP, b, units, "FLOAT32")
-        if f.is_constant:
-            plan.weights = _weights(f.data, np.float32, 0)
+        if filter_data is not None:
+            plan.weights = _weights(filter_data, np.float32, 0)
     node.user_data = plan
     ctx.resize_tensor(out, _output_shape(x.shape, plan.rows, units, bool(opts.keep_num_dims)))
 
@@ -112,18 +144,22 @@ def _invoke(ctx, node) -> None:
     rows = x.data.reshape(plan.rows, w.shape[0])
     if plan.quantized:
         acc = np.subtract(rows, plan.input_zp, dtype=plan.dtype) @ w
-        out.data = finish_quantized(acc, read_bias(b, np.int64), plan.requant).reshape(out.shape)
+        if plan.stage is not None:
+            out.data = plan.stage(acc).reshape(out.shape)
+        else:
+            out.data = finish_quantized(acc, read_bias(b, np.int64), plan.requant).reshape(out.shape)
     else:
         acc = rows.astype(np.float32, copy=False) @ w
         out.data = finish_float(acc, read_bias(b, np.float32), plan.activation).reshape(out.shape)
 
 
 def register(resolver) -> None:
-    """FULLY_CONNECTED v1 (float32, uint8), v4 (int8), v5 (keep_num_dims), v6 (no bias).
+    """FULLY_CONNECTED v1 (float32, uint8), v4 (int8), v5 (keep_num_dims), v6 (no bias), v8 (sparse weights).
 
     Not registered (op_version.cc): v2 (shuffled weights), v3/v9/v12 (hybrid), v7/v11/v13 (int16),
-    v8 (sparse weights), v10/v14 (int4/int2 weights).
+    v10/v14 (int4/int2 weights).
     """
     reg = Registration(prepare=_prepare, invoke=_invoke)
     resolver.add_builtin(_OP, reg, 1, 1)
     resolver.add_builtin(_OP, reg, 4, 6)
+    resolver.add_builtin(_OP, reg, 8, 8)

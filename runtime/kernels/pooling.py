@@ -18,15 +18,16 @@ _QUANTIZED = ("UINT8", "INT8")
 class _PoolPlan:
     """Per-node constants computed in prepare."""
 
-    out_h: int
-    out_w: int
-    pad_top: int
-    pad_left: int
-    pad_bottom: int
-    pad_right: int
-    counts: np.ndarray  # in-bounds taps per output pixel, shape (out_h, out_w, 1)
+    pads: tuple[int, int, int, int]  # top, bottom, left, right
+    taps: tuple[tuple[slice, ...], ...]  # per filter tap, its (N, out_h, out_w, C) view of the padded input
+    counts_ok: bool  # no window lies entirely in the padding
+    divisor: np.ndarray | np.number  # in-bounds taps per output pixel (out_h, out_w, 1), or their common value
+    lowest: float | int  # MAX_POOL's padding value
     act_min: float | int
     act_max: float | int
+    clamps: bool  # whether the activation range is narrower than the type's
+    max_floor: float | int  # where MAX_POOL's running max starts
+    max_clamps: bool  # whether [max_floor, act_max] is narrower than the type's range
 
 
 def _valid_taps(out_size: int, stride: int, pad: int, filter_size: int, in_size: int) -> np.ndarray:
@@ -80,60 +81,84 @@ def _pool_prepare(ctx, node) -> None:
     cols = _valid_taps(out_w, o.stride_w, pad_left, o.filter_width, width)
     counts = (rows[:, None] * cols[None, :])[..., None]
     act_min, act_max = _activation_range(o.fused_activation_function, out)
-    node.user_data = _PoolPlan(out_h, out_w, pad_top, pad_left, pad_bottom, pad_right, counts,
-                               act_min, act_max)
+    quantized = out.type in _QUANTIZED
+    info = np.iinfo(out.dtype) if quantized else np.finfo(np.float32)
+    # integer_ops pooling.h starts MAX_POOL's running max at the activation minimum, optimized_ops
+    # MaxPool (float) at numeric_limits<float>::lowest() (so -inf comes out as lowest): a final
+    # clamp from there gives the same result.
+    lowest = info.min
+    type_min, type_max = (lowest, info.max) if quantized else (-np.inf, np.inf)
+    clamps = act_min > type_min or act_max < type_max
+    max_floor = max(act_min, lowest)
+    divisor = counts.astype(np.int32 if quantized else np.float32)
+    if counts.size and (counts == counts.flat[0]).all():
+        divisor = divisor.flat[0]
+    h_span, w_span = (out_h - 1) * o.stride_h + 1, (out_w - 1) * o.stride_w + 1
+    taps = () if out_h == 0 or out_w == 0 else tuple(
+        (slice(None), slice(fy, fy + h_span, o.stride_h), slice(fx, fx + w_span, o.stride_w), slice(None))
+        for fy in range(o.filter_height) for fx in range(o.filter_width))
+    node.user_data = _PoolPlan((pad_top, pad_bottom, pad_left, pad_right), taps, bool(np.all(counts > 0)), divisor,
+                               lowest, act_min, act_max, bool(clamps), max_floor,
+                               bool(max_floor > type_min or act_max < type_max))
     ctx.resize_tensor(out, (batch, out_h, out_w, channels))
 
 
-def _windows(x: np.ndarray, plan: _PoolPlan, o, fill):
+def _windows(x: np.ndarray, plan: _PoolPlan, fill):
     """Yield, per filter tap, the (N, out_h, out_w, C) strided view of the padded input under that tap."""
-    if plan.out_h == 0 or plan.out_w == 0:
-        return
-    padded = np.pad(x, ((0, 0), (plan.pad_top, plan.pad_bottom), (plan.pad_left, plan.pad_right), (0, 0)),
-                    constant_values=fill)
-    h_span = (plan.out_h - 1) * o.stride_h + 1
-    w_span = (plan.out_w - 1) * o.stride_w + 1
-    for fy in range(o.filter_height):
-        for fx in range(o.filter_width):
-            yield padded[:, fy:fy + h_span:o.stride_h, fx:fx + w_span:o.stride_w, :]
+    padded = x
+    top, bottom, left, right = plan.pads
+    if plan.taps and (top or bottom or left or right):
+        n, h, w, c = x.shape
+        padded = np.full((n, h + top + bottom, w + left + right, c), fill, x.dtype)
+        padded[:, top:top + h, left:left + w, :] = x
+    for index in plan.taps:
+        yield padded[index]
 
 
 def _average_invoke(ctx, node) -> None:
     x = ctx.input(node, 0)
     out = ctx.output(node, 0)
     plan: _PoolPlan = node.user_data
-    check(bool(np.all(plan.counts > 0)), "a pooling window lies entirely in the padding")
+    check(plan.counts_ok, "a pooling window lies entirely in the padding")
     quantized = x.type in _QUANTIZED
     acc_dtype = np.int32 if quantized else np.float32  # |sum| <= taps * 255 fits int32
-    acc = np.zeros(out.shape, dtype=acc_dtype)
-    for window in _windows(x.data, plan, node.options, 0):
-        acc += window
+    acc = None
+    for window in _windows(x.data, plan, 0):
+        if acc is None:
+            acc = np.add(window, acc_dtype(0), dtype=acc_dtype)  # 0 + first tap: a +0.0 start, as the C++
+        else:
+            acc += window
+    if acc is None:
+        acc = np.zeros(out.shape, dtype=acc_dtype)
     if quantized:
         # integer_ops/pooling.h: (acc +- count/2) / count, rounding half away from zero.
-        counts = plan.counts.astype(np.int32)
-        magnitude = (np.abs(acc) + counts // 2) // counts
-        avg = np.where(acc < 0, -magnitude, magnitude)
-        out.data = np.clip(avg, plan.act_min, plan.act_max).astype(out.dtype)
+        negative = acc < 0
+        avg = np.abs(acc)
+        avg += plan.divisor // 2
+        avg //= plan.divisor
+        np.negative(avg, out=avg, where=negative)
     else:
-        avg = acc / plan.counts.astype(np.float32)
-        out.data = np.clip(avg, plan.act_min, plan.act_max).astype(np.float32)
+        avg = acc / plan.divisor
+    if plan.clamps:
+        avg.clip(plan.act_min, plan.act_max, out=avg)
+    out.data = avg.astype(out.dtype, copy=False)
 
 
 def _max_invoke(ctx, node) -> None:
     x = ctx.input(node, 0)
     out = ctx.output(node, 0)
     plan: _PoolPlan = node.user_data
-    if x.type in _QUANTIZED:
-        # integer_ops pooling.h: the running max starts at the activation minimum.
-        lowest = np.iinfo(x.dtype).min
-        acc = np.full(out.shape, plan.act_min, dtype=x.dtype)
-    else:
-        # optimized_ops MaxPool prefills with numeric_limits<float>::lowest().
-        lowest = np.finfo(np.float32).min
-        acc = np.full(out.shape, lowest, dtype=np.float32)
-    for window in _windows(x.data, plan, node.options, lowest):
-        np.maximum(acc, window, out=acc)
-    out.data = np.clip(acc, plan.act_min, plan.act_max).astype(out.dtype)
+    acc = None
+    for window in _windows(x.data, plan, plan.lowest):
+        if acc is None:
+            acc = window.copy()
+        else:
+            np.maximum(acc, window, out=acc)
+    if acc is None:
+        acc = np.full(out.shape, plan.lowest, dtype=out.dtype)
+    if plan.max_clamps:
+        acc.clip(plan.max_floor, plan.act_max, out=acc)
+    out.data = acc
 
 
 def register(resolver) -> None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from runtime.interpreter import ARENA, PERSISTENT_RO
 from runtime.kernels.common import check, check_inputs, integer_domain, table_index
 from runtime.quant import (
     cast_to_int32,
@@ -73,9 +74,12 @@ def _to_output(rounded: np.ndarray, zero_point: int, dtype) -> np.ndarray:
     """
     info = np.iinfo(dtype)
     with np.errstate(invalid="ignore"):
-        out = (np.clip(rounded, info.min - zero_point, info.max - zero_point) + zero_point).astype(dtype)
-    rare = ~(np.abs(rounded) < 2.0**30)
-    if rare.any():
+        clipped = np.clip(rounded, info.min - zero_point, info.max - zero_point)
+        clipped += zero_point
+        out = clipped.astype(dtype)
+    # min/max are NaN if any value is, and then the comparisons fail too.
+    if rounded.size and not (-2.0**30 < rounded.min() and rounded.max() < 2.0**30):
+        rare = ~(np.abs(rounded) < 2.0**30)
         out[rare] = np.clip(_wrap32(cast_to_int32(rounded[rare]) + zero_point), info.min, info.max)
     return out
 
@@ -85,8 +89,12 @@ def _affine_quantize(x: np.ndarray, params: _Affine, dtype) -> np.ndarray:
     to even (vcvtnq = cvtps2dq); the scalar tail divides in double and rounds half away."""
     flat = x.reshape(-1)
     body = flat.size - flat.size % _AFFINE_LANES
+    head = flat[:body] * np.float32(1.0 / params.scale)
+    head = _to_output(np.rint(head, out=head), params.zero_point, dtype)
+    if body == flat.size:
+        return head.reshape(x.shape)
     out = np.empty(flat.size, dtype)
-    out[:body] = _to_output(np.rint(flat[:body] * np.float32(1.0 / params.scale)), params.zero_point, dtype)
+    out[:body] = head
     out[body:] = _to_output(tflite_round(flat[body:].astype(np.float64) / params.scale), params.zero_point, dtype)
     return out.reshape(x.shape)
 
@@ -226,13 +234,20 @@ def _dequantize_prepare(ctx, node) -> None:
         if x.type == "INT16":
             check(x.zero_point == 0, "DEQUANTIZE: INT16 input requires a zero point of 0")
     ctx.resize_tensor(out, x.shape)
-    # dequantize.cc: a constant input (e.g. float16 or int8 weights) is converted once.
+    # dequantize.cc: a constant input (e.g. float16 or int8 weights) is converted once, into a
+    # kTfLitePersistentRo output, so that the consumers' prepares can precompute from it.
     node.user_data = _dequantize_values(x) if x.is_constant else None
+    if node.user_data is not None and out.allocation in (ARENA, PERSISTENT_RO):
+        out.allocation = PERSISTENT_RO
+        out.data = node.user_data
 
 
 def _dequantize_invoke(ctx, node) -> None:
-    x = ctx.input(node, 0)
-    ctx.output(node, 0).data = node.user_data if node.user_data is not None else _dequantize_values(x)
+    out = ctx.output(node, 0)
+    if node.user_data is None:
+        out.data = _dequantize_values(ctx.input(node, 0))
+    elif out.data is not node.user_data:  # a persistent output already holds it
+        out.data = node.user_data
 
 
 def register(resolver) -> None:

@@ -1,7 +1,14 @@
-"""Reductions: MEAN (float32, int32, int64, uint8, int8)."""
+"""Reductions: MEAN, SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_PROD, ARG_MAX, ARG_MIN.
+
+MEAN takes float32, int32, int64, uint8 and int8. SUM, REDUCE_MAX, REDUCE_MIN and REDUCE_PROD follow
+reduce.cc's optimized kernels: float32 and int32/int64 (wrapping) directly, 8/16-bit quantized SUM
+through a float32 rescale, REDUCE_PROD through a rescale after every product, REDUCE_MAX/MIN on the
+raw values (input and output share their quantization).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -11,7 +18,9 @@ from runtime.quant import (
     dtype_range,
     multiply_by_quantized_multiplier,
     multiply_by_quantized_multiplier_half_up,
+    multiply_by_quantized_multiplier_int64,
     quantize_multiplier,
+    tflite_round,
 )
 from runtime.resolver import Registration
 
@@ -45,6 +54,12 @@ class _MeanPlan:
 
     multiplier: int
     shift: int
+    # Quantized, constant axes: the output for every possible sum (sum - `low` indexes a row), per
+    # code path (4-D: row 0 for the first `vector_channels` channels, row 1 for the rest).
+    axes: tuple[int, ...] | None = None
+    table: np.ndarray | None = None
+    low: int = 0
+    vector_channels: int = 0
 
 
 def _mean_prepare(ctx, node) -> None:
@@ -65,6 +80,29 @@ def _mean_prepare(ctx, node) -> None:
         return
     axes = resolve_axes(axis.data, len(x.shape))
     ctx.resize_tensor(out, reduced_shape(x.shape, axes, node.options.keep_dims))
+    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    lo, hi = dtype_range(x.dtype) if x.type in _QUANTIZED else (0, 0)
+    if x.type in _QUANTIZED and 0 < count * (hi - lo) < 1 << 16:
+        node.user_data = _mean_table(x, out, axes, count, node.options.keep_dims, node.user_data)
+    else:
+        node.user_data = _MeanPlan(multiplier, shift, axes)
+
+
+def _mean_table(x, out, axes, count: int, keep_dims: bool, plan: _MeanPlan) -> _MeanPlan:
+    """The quantized MEAN's result for every possible int64 sum: invoke only sums and looks up."""
+    lo, hi = dtype_range(x.dtype)
+    totals = np.arange(count * lo, count * hi + 1, dtype=np.int64)
+    vector_channels = 0
+    if keep_dims and len(x.shape) == 4 and sorted(axes) == [1, 2]:
+        vector_channels = x.shape[3] // 16 * 16
+        multiplier, shift, bias = _mean_4d_params(x, out, count)
+        rows = [multiply_by_quantized_multiplier_half_up(totals, multiplier, shift) + bias,
+                multiply_by_quantized_multiplier(totals, multiplier, shift) + bias]
+    else:
+        rows = [_quantized_mean_general(x, out, totals, count, plan)]
+    out_lo, out_hi = dtype_range(out.dtype)
+    table = np.clip(np.stack(rows), out_lo, out_hi).astype(out.dtype)
+    return _MeanPlan(plan.multiplier, plan.shift, axes, table, count * lo, vector_channels)
 
 
 def _float_mean(x: np.ndarray, axes, count: int) -> np.ndarray:
@@ -86,18 +124,24 @@ def _quantized_mean_4d(x, out, total: np.ndarray, count: int) -> np.ndarray:
     both round half up) and the remaining channels through the scalar gemmlowp form (half away
     from zero). The oracle runs one thread, hence one depth range.
     """
-    f32 = np.float32
-    temp = f32(x.zero_point) * f32(x.scale) / f32(out.scale)
-    temp = temp + f32(0.5) if temp > 0 else temp - f32(0.5)
-    bias = out.zero_point - int(temp)
-    real_scale = f32(x.scale) / (f32(count) * f32(out.scale))
-    multiplier, shift = quantize_multiplier(float(real_scale))
+    multiplier, shift, bias = _mean_4d_params(x, out, count)
     vector_channels = total.shape[-1] // 16 * 16
     scaled = np.empty_like(total)
     scaled[..., :vector_channels] = multiply_by_quantized_multiplier_half_up(
         total[..., :vector_channels], multiplier, shift)
     scaled[..., vector_channels:] = multiply_by_quantized_multiplier(total[..., vector_channels:], multiplier, shift)
     return scaled + bias
+
+
+def _mean_4d_params(x, out, count: int) -> tuple[int, int, int]:
+    """optimized_integer_ops/mean.h: (multiplier, shift, bias) from float32 scale and bias arithmetic."""
+    f32 = np.float32
+    temp = f32(x.zero_point) * f32(x.scale) / f32(out.scale)
+    temp = temp + f32(0.5) if temp > 0 else temp - f32(0.5)
+    bias = out.zero_point - int(temp)
+    real_scale = f32(x.scale) / (f32(count) * f32(out.scale))
+    multiplier, shift = quantize_multiplier(float(real_scale))
+    return multiplier, shift, bias
 
 
 def _quantized_mean_general(x, out, total: np.ndarray, count: int, plan: _MeanPlan) -> np.ndarray:
@@ -111,8 +155,15 @@ def _quantized_mean_general(x, out, total: np.ndarray, count: int, plan: _MeanPl
 def _mean_invoke(ctx, node) -> None:
     x = ctx.input(node, 0)
     out = ctx.output(node, 0)
+    plan: _MeanPlan = node.user_data
+    if plan.table is not None and not out.dynamic:
+        index = x.data.sum(axis=plan.axes, dtype=np.int64) - plan.low
+        if plan.table.shape[0] == 2:
+            index[..., plan.vector_channels:] += plan.table.shape[1]  # the scalar channels read row 1
+        out.data = np.take(plan.table, index).reshape(out.shape)
+        return
     keep_dims = node.options.keep_dims
-    axes = resolve_axes(tensor_values(ctx.input(node, 1)), len(x.shape))
+    axes = plan.axes if plan.axes is not None else resolve_axes(tensor_values(ctx.input(node, 1)), len(x.shape))
     shape = reduced_shape(x.shape, axes, keep_dims)
     if x.data.size == 0:
         # reduce.cc InitializeMeanOutput: an empty input gives NaN (0 for integer types).
@@ -134,6 +185,218 @@ def _mean_invoke(ctx, node) -> None:
     out.data = np.asarray(result, dtype=out.dtype).reshape(shape)
 
 
+# ---------------------------------------------------------------------------------------------
+# SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_PROD
+
+
+@dataclass(frozen=True)
+class _Reduction:
+    """One reducer: its types and how it combines raw values (the unquantized path)."""
+
+    op: str
+    types: tuple[str, ...]
+    quantized: tuple[str, ...]  # types that carry quantization and take the op's quantized path
+    raw: Callable  # (values, axes) -> reduced values in the input dtype
+
+
+def _accumulate(combine):
+    """Sum/product: float32 accumulates in float64 and rounds once (LiteRT's running float32 sum or
+    product differs from that by less than the float tolerance); integers wrap in their own type
+    (AddTensorValuesWithExpectedOverflow)."""
+    def reduce(x, axes):
+        if x.dtype == np.float32:
+            return combine(x, axis=axes, dtype=np.float64).astype(np.float32)
+        return combine(x, axis=axes, dtype=x.dtype)
+
+    return reduce
+
+
+def _extremum(combine, lowest: bool):
+    """Max/min with the neutral element of reduce.cc (lowest / max of the type) for empty reductions."""
+    def reduce(x, axes):
+        info = np.finfo(x.dtype) if x.dtype.kind == "f" else np.iinfo(x.dtype)
+        return combine(x, axis=axes, initial=info.min if lowest else info.max)
+
+    return reduce
+
+
+_REDUCTIONS = {
+    "SUM": _Reduction("SUM", ("FLOAT32", "INT32", "INT64", "UINT8", "INT8", "INT16"), ("UINT8", "INT8", "INT16"),
+                      _accumulate(np.sum)),
+    "REDUCE_MAX": _Reduction("REDUCE_MAX", ("FLOAT32", "INT32", "INT64", "UINT8", "INT8", "INT16"), (),
+                             _extremum(np.max, lowest=True)),
+    "REDUCE_MIN": _Reduction("REDUCE_MIN", ("FLOAT32", "INT32", "INT64", "UINT8", "INT8", "INT16"), (),
+                             _extremum(np.min, lowest=False)),
+    "REDUCE_PROD": _Reduction("REDUCE_PROD", ("FLOAT32", "INT32", "INT64", "INT8", "INT16"), ("INT8", "INT16"),
+                              _accumulate(np.prod)),
+}
+
+
+def _reduce_prepare(reduction: _Reduction):
+    op = reduction.op
+
+    def prepare(ctx, node) -> None:
+        check(len(node.inputs) == 2 and len(node.outputs) == 1, f"{op} takes (input, axis) and one output")
+        x, axis, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+        check(axis.type == "INT32", f"{op}: axis tensor must be INT32, got {axis.type}")
+        check(x.type in reduction.types, f"{op}: type {x.type} is not supported ({', '.join(reduction.types)})")
+        check(out.type == x.type, f"{op}: output type {out.type} differs from input type {x.type}")
+        if x.type in reduction.quantized:
+            check(x.scales.size == 1 and out.scales.size == 1, f"{op}: {x.type} input and output need one "
+                                                                "quantization scale each")
+        if x.type == "INT16":
+            check(x.zero_point == 0 and out.zero_point == 0, f"{op}: int16 zero points must be 0")
+        if not reduction.quantized and x.type in ("UINT8", "INT8", "INT16"):
+            # reduce.cc EvalType: max/min compare raw values, so both sides must share their quantization.
+            check(x.scale == out.scale and x.zero_point == out.zero_point,
+                  f"{op}: input quantization ({x.scale}, {x.zero_point}) differs from the output's "
+                  f"({out.scale}, {out.zero_point})")
+        if not axis.is_constant:
+            ctx.set_dynamic(out)
+            return
+        axes = resolve_axes(tensor_values(axis), len(x.shape))
+        ctx.resize_tensor(out, reduced_shape(x.shape, axes, node.options.keep_dims))
+
+    return prepare
+
+
+def _quantized_sum(x, out, total: np.ndarray, count: int) -> np.ndarray:
+    """optimized_ops::QuantizedMeanOrSum(compute_sum): round(sum * s + bias) + zp_out, all in float32.
+
+    s = input_scale / output_scale and bias = -zp_in * s * count, each product rounded to float32.
+    """
+    f32 = np.float32
+    scale = f32(x.scale) / f32(out.scale)
+    bias = f32(f32(-x.zero_point) * scale) * f32(count)
+    value = tflite_round(total.astype(f32) * scale + bias)
+    return value.astype(np.int64) + out.zero_point
+
+
+def _wrap_int32(v: np.ndarray) -> np.ndarray:
+    return ((v + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+
+
+def _quantized_prod(x, out, axes) -> np.ndarray:
+    """optimized_ops::QuantizedReduceProd: fold each output's values in memory order, rescaling every step.
+
+    reduce.cc GetQuantProdScaling: s = input_scale / output_scale**(1/n) (double) for n reduced values;
+    acc = q0 - zp, then acc = M(acc * (q - zp)) for each next value, and one last M(acc), where M is the
+    int64 MultiplyByQuantizedMultiplier (its int32 result wraps). The fold is sequential by nature.
+    """
+    kept = [a for a in range(x.data.ndim) if a not in axes]
+    values = x.data.transpose(kept + sorted(axes)).reshape(-1 if kept else 1, _count(x.shape, axes))
+    n = values.shape[1]
+    multiplier, shift = quantize_multiplier(x.scale / np.power(float(out.scale), 1.0 / n))
+    centered = values.astype(np.int64) - x.zero_point
+    acc = centered[:, 0]
+    for j in range(1, n):
+        acc = _wrap_int32(multiply_by_quantized_multiplier_int64(acc * centered[:, j], multiplier, shift))
+    return _wrap_int32(multiply_by_quantized_multiplier_int64(acc, multiplier, shift)) + out.zero_point
+
+
+def _count(shape, axes) -> int:
+    return int(np.prod([shape[a] for a in axes], dtype=np.int64))
+
+
+def _reduce_values(reduction: _Reduction, x, out, axes) -> np.ndarray:
+    if x.type not in reduction.quantized:
+        return reduction.raw(x.data, axes)
+    if x.data.size == 0:
+        # The quantized kernels return early and leave the output unwritten; it reads as the zero point.
+        return np.full(reduced_shape(x.shape, axes, False), out.zero_point)
+    if reduction.op == "SUM":
+        return _quantized_sum(x, out, x.data.sum(axis=axes, dtype=np.int64), _count(x.shape, axes))
+    if not axes:
+        return x.data  # QuantizedReduceProd: ReduceIsCopy, no rescale
+    return _quantized_prod(x, out, axes)
+
+
+def _reduce_invoke(reduction: _Reduction):
+    def invoke(ctx, node) -> None:
+        x, out = ctx.input(node, 0), ctx.output(node, 0)
+        axes = resolve_axes(tensor_values(ctx.input(node, 1)), len(x.shape))
+        shape = reduced_shape(x.shape, axes, node.options.keep_dims)
+        values = np.asarray(_reduce_values(reduction, x, out, axes))
+        if x.type in reduction.quantized:
+            lo, hi = dtype_range(out.dtype)
+            values = np.clip(values, lo, hi)
+        out.data = values.astype(out.dtype).reshape(shape)
+
+    return invoke
+
+
+# ---------------------------------------------------------------------------------------------
+# ARG_MAX, ARG_MIN
+
+_ARG_TYPES = ("FLOAT32", "UINT8", "INT8", "INT32", "BOOL")
+_INDEX_TYPES = {2: "INT32", 4: "INT64"}  # schema TensorType codes allowed in ArgMax/ArgMinOptions.output_type
+
+
+def _arg_axis(axis_t, rank: int, op: str) -> int:
+    values = np.asarray(tensor_values(axis_t)).reshape(-1)
+    check(values.size == 1, f"{op}: axis must have exactly one element, got {values.size}")
+    axis = int(values[0])
+    resolved = axis + rank if axis < 0 else axis
+    check(0 <= resolved < rank, f"{op}: invalid axis {axis} for an input of rank {rank}")
+    return resolved
+
+
+def _arg_shape(x_shape, axis: int, op: str) -> tuple[int, ...]:
+    check(x_shape[axis] > 0, f"{op}: cannot compute {op} over an empty axis")
+    return tuple(d for i, d in enumerate(x_shape) if i != axis)
+
+
+def _arg_prepare(op: str):
+    def prepare(ctx, node) -> None:
+        check(len(node.inputs) == 2 and len(node.outputs) == 1, f"{op} takes (input, axis) and one output")
+        x, axis, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+        check(axis.type in ("INT32", "INT64"), f"{op}: axis tensor must be INT32 or INT64, got {axis.type}")
+        index_type = _INDEX_TYPES.get(int(node.options.output_type))
+        check(index_type is not None, f"{op}: output_type {node.options.output_type} must be INT32 (2) or INT64 (4)")
+        check(out.type == index_type, f"{op}: output_type is {index_type} but the output tensor is {out.type}")
+        check(x.type in _ARG_TYPES, f"{op}: type {x.type} is not supported ({', '.join(_ARG_TYPES)})")
+        check(len(x.shape) >= 1, f"{op}: input must have at least one dimension")
+        if not axis.is_constant:
+            ctx.set_dynamic(out)
+            return
+        ctx.resize_tensor(out, _arg_shape(x.shape, _arg_axis(axis, len(x.shape), op), op))
+
+    return prepare
+
+
+def _arg_invoke(op: str):
+    pick = np.argmax if op == "ARG_MAX" else np.argmin
+
+    def invoke(ctx, node) -> None:
+        x, out = ctx.input(node, 0), ctx.output(node, 0)
+        axis = _arg_axis(ctx.input(node, 1), len(x.shape), op)
+        shape = _arg_shape(x.shape, axis, op)
+        values = x.data
+        if x.type == "FLOAT32":
+            # arg_min_max.h: a NaN never wins (NaN-aware comparator); an all-NaN row gives index 0. (LiteRT's
+            # x86 last-axis float kernel reduces 4-lane blocks with NEON_2_SSE's vpmax, which keeps a NaN in
+            # its first operand, so with NaNs in the input it can return another index; not reproduced.)
+            nan = np.isnan(values)
+            fill = -np.inf if op == "ARG_MAX" else np.inf
+            values = np.where(nan, fill, values)
+            all_nan = nan.all(axis=axis)
+        index = pick(values, axis=axis)  # ties: the first index, as the kernels' strict comparisons
+        if x.type == "FLOAT32":
+            index = np.where(all_nan, 0, index)
+        out.data = np.asarray(index, dtype=out.dtype).reshape(shape)
+
+    return invoke
+
+
 def register(resolver) -> None:
     # op_version.cc: MEAN v2 adds int8, v3 adds int16 (not implemented).
     resolver.add_builtin("MEAN", Registration(prepare=_mean_prepare, invoke=_mean_invoke), 1, 2)
+    # SUM: v1 float32/int32/int64/uint8 (and int16, which op_version.cc leaves at 1), v2 int8.
+    # REDUCE_MAX/MIN: v2 int8, v3 int16. REDUCE_PROD: v2 quantized int8/int16.
+    for op, max_version in (("SUM", 2), ("REDUCE_MAX", 3), ("REDUCE_MIN", 3), ("REDUCE_PROD", 2)):
+        reduction = _REDUCTIONS[op]
+        resolver.add_builtin(op, Registration(prepare=_reduce_prepare(reduction), invoke=_reduce_invoke(reduction)),
+                             1, max_version)
+    # ARG_MAX/ARG_MIN: v1 float32/uint8/int32, v2 int8, v3 bool.
+    for op in ("ARG_MAX", "ARG_MIN"):
+        resolver.add_builtin(op, Registration(prepare=_arg_prepare(op), invoke=_arg_invoke(op)), 1, 3)

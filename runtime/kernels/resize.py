@@ -1,37 +1,51 @@
-"""Image resizing: RESIZE_BILINEAR over NHWC tensors (float32, uint8, int8)."""
+"""Image resizing over NHWC tensors: RESIZE_BILINEAR (float32, uint8, int8), RESIZE_NEAREST_NEIGHBOR."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from runtime.kernels.common import check
+from runtime.quant import tflite_round
 from runtime.resolver import Registration
 
 
-def _output_size(size) -> tuple[int, int]:
+def _output_size(size, op: str = "RESIZE_BILINEAR") -> tuple[int, int]:
     values = [int(v) for v in np.asarray(size.data).reshape(-1)]
-    check(values[0] > 0 and values[1] > 0, f"RESIZE_BILINEAR: output size must be positive, got {values}")
+    check(values[0] > 0 and values[1] > 0, f"{op}: output size must be positive, got {values}")
     return values[0], values[1]
 
 
-def _resize_prepare(ctx, node) -> None:
-    check(len(node.inputs) == 2 and len(node.outputs) == 1, "RESIZE_BILINEAR takes (input, size) and one output")
-    x = ctx.input(node, 0)
-    size = ctx.input(node, 1)
-    out = ctx.output(node, 0)
-    check(len(x.shape) == 4, f"RESIZE_BILINEAR: input must be 4-D NHWC, got shape {list(x.shape)}")
+def _check_inputs(ctx, node, op: str, types) -> None:
+    """(input, size) -> output: a 4-D input, an INT32 size of 2, one supported type in and out."""
+    check(len(node.inputs) == 2 and len(node.outputs) == 1, f"{op} takes (input, size) and one output")
+    x, size, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+    check(len(x.shape) == 4, f"{op}: input must be 4-D NHWC, got shape {list(x.shape)}")
     check(size.shape == (2,) and size.type == "INT32",
-          f"RESIZE_BILINEAR: size must be an INT32 vector of 2, got {size.type}{list(size.shape)}")
-    check(x.type in _KERNELS, f"RESIZE_BILINEAR: type {x.type} is not supported ({', '.join(_KERNELS)})")
-    check(out.type == x.type, f"RESIZE_BILINEAR: output type {out.type} differs from input type {x.type}")
+          f"{op}: size must be an INT32 vector of 2, got {size.type}{list(size.shape)}")
+    check(x.type in types, f"{op}: type {x.type} is not supported ({', '.join(types)})")
+    check(out.type == x.type, f"{op}: output type {out.type} differs from input type {x.type}")
+
+
+def _resize_output(ctx, node, op: str) -> None:
+    """Size the output from a constant size tensor; otherwise it is sized at invoke."""
+    x, size, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
     if not size.is_constant:
         ctx.set_dynamic(out)
         return
-    opts = node.options
-    check(not (opts.half_pixel_centers and opts.align_corners),
-          "RESIZE_BILINEAR: if half_pixel_centers is True, align_corners must be False")
-    out_h, out_w = _output_size(size)
+    out_h, out_w = _output_size(size, op)
     ctx.resize_tensor(out, (x.shape[0], out_h, out_w, x.shape[3]))
+
+
+def _resize_prepare(ctx, node) -> None:
+    _check_inputs(ctx, node, "RESIZE_BILINEAR", _KERNELS)
+    if ctx.input(node, 1).is_constant:
+        opts = node.options
+        check(not (opts.half_pixel_centers and opts.align_corners),
+              "RESIZE_BILINEAR: if half_pixel_centers is True, align_corners must be False")
+    _resize_output(ctx, node, "RESIZE_BILINEAR")
+    # A constant size fixes the interpolation taps: compute them once.
+    x, out = ctx.input(node, 0), ctx.output(node, 0)
+    node.user_data = None if out.dynamic else _TAPS[x.type](x.shape, out.shape[1], out.shape[2], node.options)
 
 
 def _float_scale(in_size: int, out_size: int, align_corners: bool) -> np.float32:
@@ -52,34 +66,35 @@ def _float_taps(out_size: int, in_size: int, align_corners: bool, half_pixel: bo
     return lower, upper, (scaled - lower.astype(f32)).astype(f32)
 
 
-def _float_weights(data: np.ndarray, out_h: int, out_w: int, opts):
+def _float_weights(shape, out_h: int, out_w: int, opts):
     """Per-axis (lower, upper, fraction) taps, the fractions shaped to broadcast over NHWC."""
-    _, in_h, in_w, _ = data.shape
+    _, in_h, in_w, _ = shape
     y0, y1, dy = _float_taps(out_h, in_h, opts.align_corners, opts.half_pixel_centers)
     x0, x1, dx = _float_taps(out_w, in_w, opts.align_corners, opts.half_pixel_centers)
     return (y0, y1, dy.reshape(1, -1, 1, 1)), (x0, x1, dx.reshape(1, 1, -1, 1))
 
 
-def _resize_float(data: np.ndarray, out_h: int, out_w: int, opts) -> np.ndarray:
+def _resize_float(data: np.ndarray, taps) -> np.ndarray:
     """Float32 bilinear, separably: along x, then along y.
 
     LiteRT sums the four weighted corners; the separable order differs only by float32
     rounding (well inside the float tolerance) and reads each input row once.
     """
     f32 = np.float32
-    (y0, y1, dy), (x0, x1, dx) = _float_weights(data, out_h, out_w, opts)
+    (y0, y1, dy), (x0, x1, dx) = taps
     rows = data[:, :, x0] * (f32(1) - dx) + data[:, :, x1] * dx
     return (rows[:, y0] * (f32(1) - dy) + rows[:, y1] * dy).astype(f32)
 
 
-def _resize_uint8(data: np.ndarray, out_h: int, out_w: int, opts) -> np.ndarray:
+def _resize_uint8(data: np.ndarray, taps) -> np.ndarray:
     """optimized ResizeBilinearGenericSmallChannel<uint8_t>: float32 corners summed in order, + 0.5, truncated.
 
     The weights are float32 products; the sum runs (y0,x0), (y0,x1), (y1,x0), (y1,x1),
     so it is computed exactly that way to stay bit-exact.
     """
     f32 = np.float32
-    (y0, y1, dy), (x0, x1, dx) = _float_weights(data, out_h, out_w, opts)
+    (y0, y1, dy), (x0, x1, dx) = taps
+    out_h, out_w = y0.size, x0.size
     weights = ((f32(1) - dy) * (f32(1) - dx), (f32(1) - dy) * dx, dy * (f32(1) - dx), dy * dx)
     top, bottom = data[:, y0], data[:, y1]
     corners = (top[:, :, x0], top[:, :, x1], bottom[:, :, x0], bottom[:, :, x1])
@@ -108,18 +123,22 @@ def _trunc_div(a: np.ndarray, b: int) -> np.ndarray:
     return np.sign(a) * (np.abs(a) // b)
 
 
-def _resize_int8(data: np.ndarray, out_h: int, out_w: int, opts) -> np.ndarray:
+def _integer_weights(shape, out_h: int, out_w: int, opts):
+    """Per-axis (lower, upper, 10-bit upper weight) taps, the weights int32 shaped to broadcast over NHWC."""
+    _, in_h, in_w, _ = shape
+    y0, y1, wy = _integer_taps(out_h, in_h, opts.align_corners, opts.half_pixel_centers)
+    x0, x1, wx = _integer_taps(out_w, in_w, opts.align_corners, opts.half_pixel_centers)
+    return (y0, y1, wy.astype(np.int32).reshape(1, -1, 1, 1)), (x0, x1, wx.astype(np.int32).reshape(1, 1, -1, 1))
+
+
+def _resize_int8(data: np.ndarray, taps) -> np.ndarray:
     """reference_ops::ResizeBilinearInteger (LiteRT's int8 kernel): 10-bit weights, a 20-bit sum.
 
     Integer sums do not depend on order, so the corners are combined separably (x, then y);
     |sum| < 2**27 fits int32.
     """
-    _, in_h, in_w, _ = data.shape
-    y0, y1, wy = _integer_taps(out_h, in_h, opts.align_corners, opts.half_pixel_centers)
-    x0, x1, wx = _integer_taps(out_w, in_w, opts.align_corners, opts.half_pixel_centers)
+    (y0, y1, wy), (x0, x1, wx) = taps
     one = 1 << 10
-    wy = wy.astype(np.int32).reshape(1, -1, 1, 1)
-    wx = wx.astype(np.int32).reshape(1, 1, -1, 1)
     wide = data.astype(np.int32)
     rows = wide[:, :, x0] * (one - wx) + wide[:, :, x1] * wx
     total = rows[:, y0] * (one - wy) + rows[:, y1] * wy
@@ -130,18 +149,77 @@ def _resize_int8(data: np.ndarray, out_h: int, out_w: int, opts) -> np.ndarray:
 
 
 _KERNELS = {"FLOAT32": _resize_float, "UINT8": _resize_uint8, "INT8": _resize_int8}
+_TAPS = {"FLOAT32": _float_weights, "UINT8": _float_weights, "INT8": _integer_weights}
 
 
 def _resize_invoke(ctx, node) -> None:
     x = ctx.input(node, 0)
     out = ctx.output(node, 0)
-    opts = node.options
-    check(not (opts.half_pixel_centers and opts.align_corners),
-          "RESIZE_BILINEAR: if half_pixel_centers is True, align_corners must be False")
-    out_h, out_w = _output_size(ctx.input(node, 1))
-    out.data = _KERNELS[x.type](x.data, out_h, out_w, opts)
+    taps = node.user_data
+    if taps is None:
+        opts = node.options
+        check(not (opts.half_pixel_centers and opts.align_corners),
+              "RESIZE_BILINEAR: if half_pixel_centers is True, align_corners must be False")
+        out_h, out_w = _output_size(ctx.input(node, 1))
+        taps = _TAPS[x.type](x.shape, out_h, out_w, opts)
+    out.data = _KERNELS[x.type](x.data, taps)
+
+
+# ---------------------------------------------------------------------------------------------
+# RESIZE_NEAREST_NEIGHBOR
+
+_NEAREST = "RESIZE_NEAREST_NEIGHBOR"
+_NEAREST_TYPES = ("FLOAT32", "UINT8", "INT8", "INT16", "INT32")
+
+
+def _nearest_prepare(ctx, node) -> None:
+    _check_inputs(ctx, node, _NEAREST, _NEAREST_TYPES)
+    _resize_output(ctx, node, _NEAREST)
+    x, out = ctx.input(node, 0), ctx.output(node, 0)
+    node.user_data = None if out.dynamic else _nearest_taps(x, out.shape[1], out.shape[2], node.options)
+
+
+def _nearest_taps(x, out_h: int, out_w: int, opts) -> tuple[np.ndarray, np.ndarray]:
+    """The input row and column each output row and column copies."""
+    _, in_h, in_w, _ = x.shape
+    return _nearest_indices(out_h, in_h, x.type, opts), _nearest_indices(out_w, in_w, x.type, opts)
+
+
+def _nearest_float(out_size: int, in_size: int, align_corners: bool, half_pixel: bool) -> np.ndarray:
+    """reference_ops GetNearestNeighbor: (i + offset) * scale in float32, rounded (align_corners) or floored."""
+    f32 = np.float32
+    scale = _float_scale(in_size, out_size, align_corners)
+    pos = (np.arange(out_size, dtype=f32) + f32(0.5 if half_pixel else 0.0)) * scale
+    index = tflite_round(pos) if align_corners else np.floor(pos)
+    index = np.minimum(index.astype(np.int64), in_size - 1)
+    return np.maximum(index, 0) if half_pixel else index
+
+
+def _nearest_fixed_point(out_size: int, in_size: int) -> np.ndarray:
+    """optimized_ops 8-bit ResizeNearestNeighbor: a 16.16 fixed-point scale (in << 16) / out + 1, floored."""
+    scale = (in_size << 16) // out_size + 1
+    return np.minimum((np.arange(out_size, dtype=np.int64) * scale) >> 16, in_size - 1)
+
+
+def _nearest_indices(out_size: int, in_size: int, x_type: str, opts) -> np.ndarray:
+    # resize_nearest_neighbor.cc: 8-bit types without align_corners or half_pixel_centers take the
+    # optimized fixed-point kernel; everything else the float reference.
+    if x_type in ("UINT8", "INT8") and not (opts.align_corners or opts.half_pixel_centers):
+        return _nearest_fixed_point(out_size, in_size)
+    return _nearest_float(out_size, in_size, bool(opts.align_corners), bool(opts.half_pixel_centers))
+
+
+def _nearest_invoke(ctx, node) -> None:
+    x = ctx.input(node, 0)
+    taps = node.user_data
+    if taps is None:
+        taps = _nearest_taps(x, *_output_size(ctx.input(node, 1), _NEAREST), node.options)
+    rows, cols = taps
+    ctx.output(node, 0).data = x.data.take(rows, axis=1).take(cols, axis=2)
 
 
 def register(resolver) -> None:
     # op_version.cc: v2 int8, v3 half_pixel_centers; v4 (int16) is not implemented.
     resolver.add_builtin("RESIZE_BILINEAR", Registration(prepare=_resize_prepare, invoke=_resize_invoke), 1, 3)
+    # RESIZE_NEAREST_NEIGHBOR: v2 int8, v3 align_corners/half_pixel_centers, v4 int16.
+    resolver.add_builtin(_NEAREST, Registration(prepare=_nearest_prepare, invoke=_nearest_invoke), 1, 4)

@@ -44,11 +44,26 @@ def _pad_prepare(ctx, node) -> None:
         if _is_quantized(x) or x.type == "UINT8":
             check(value.scale == out.scale and value.zero_point == out.zero_point,
                   "PAD: constant_values must share the output's scale and zero point")
+    node.user_data = None
     if rank == 0 or not paddings.is_constant:
         ctx.set_dynamic(out)
         return
     amounts = _pad_amounts(paddings, rank)
     ctx.resize_tensor(out, tuple(int(d) for d in np.asarray(x.shape) + amounts.sum(axis=1)))
+    if value is None or value.is_constant:
+        node.user_data = _PadPlan(_interior(x.shape, amounts), _pad_value(x, value, out))
+
+
+@dataclass(frozen=True)
+class _PadPlan:
+    """A static PAD's constants: where the input goes in the output, and the fill value."""
+
+    interior: tuple[slice, ...]
+    fill: object
+
+
+def _interior(shape, amounts: np.ndarray) -> tuple[slice, ...]:
+    return tuple(slice(int(before), int(before) + d) for d, before in zip(shape, amounts[:, 0]))
 
 
 def _pad_value(x, value, out):
@@ -65,6 +80,12 @@ def _pad_value(x, value, out):
 def _pad_invoke(ctx, node) -> None:
     x = ctx.input(node, 0)
     out = ctx.output(node, 0)
+    plan: _PadPlan | None = node.user_data
+    if plan is not None:
+        padded = np.full(out.shape, plan.fill, dtype=out.dtype)
+        padded[plan.interior] = x.data
+        out.data = padded
+        return
     amounts = _pad_amounts(ctx.input(node, 1), len(x.shape))
     fill = _pad_value(x, ctx.input(node, 2), out)
     out.data = np.pad(x.data, amounts, constant_values=np.asarray(fill, dtype=out.dtype))
@@ -223,11 +244,32 @@ def _strided_slice_prepare(ctx, node) -> None:
     check(begin.shape[0] <= 31, "STRIDED_SLICE: at most 31 indices are supported")
     check(out.type == x.type, f"STRIDED_SLICE: output type {out.type} differs from input type {x.type}")
     opts = node.options
+    node.user_data = None
     known = strides.is_constant and (opts.offset or (begin.is_constant and end.is_constant))
     if not known:
         ctx.set_dynamic(out)
         return
     ctx.resize_tensor(out, _strided_slice_shape(ctx, node))
+    if begin.is_constant and end.is_constant:
+        node.user_data = _static_slice(x.shape, [tensor_values(t) for t in (begin, end, strides)], opts, out.shape)
+
+
+@dataclass(frozen=True)
+class _SlicePlan:
+    """A STRIDED_SLICE with constant indices: the input as `shape` (new axes added), then `index`."""
+
+    shape: tuple[int, ...]
+    index: tuple[slice, ...]
+
+
+def _static_slice(in_shape, values, opts, out_shape) -> _SlicePlan | None:
+    """The slice of a node whose indices are constants; None if invoke must report a problem."""
+    p = _build_slice_params(in_shape, *values, opts, with_indices=True)
+    if any(_bit(p.shrink_mask, axis) and _start_for_axis(p, axis) >= size for axis, size in enumerate(p.shape)):
+        return None
+    index = tuple(_axis_slice(p, a) for a in range(len(p.shape)))
+    count = int(np.prod([len(range(*sl.indices(size))) for sl, size in zip(index, p.shape)], dtype=np.int64))
+    return _SlicePlan(p.shape, index) if count == int(np.prod(out_shape, dtype=np.int64)) else None
 
 
 def _strided_slice_shape(ctx, node) -> tuple[int, ...]:
@@ -241,6 +283,10 @@ def _strided_slice_shape(ctx, node) -> tuple[int, ...]:
 def _strided_slice_invoke(ctx, node) -> None:
     x, begin, end, strides = _slice_inputs(ctx, node)
     out = ctx.output(node, 0)
+    plan: _SlicePlan | None = node.user_data
+    if plan is not None:
+        out.data = x.data.reshape(plan.shape)[plan.index].reshape(out.shape)
+        return
     shape = _strided_slice_shape(ctx, node) if out.dynamic else out.shape
     values = [tensor_values(t) for t in (begin, end, strides)]
     p = _build_slice_params(x.shape, *values, node.options, with_indices=True)

@@ -10,7 +10,7 @@ from support import FIXTURES, Spec, check_against_litert, const, single_op_model
 
 from runtime.errors import KernelError, OpResolutionError
 from runtime.interpreter import Interpreter
-from runtime.model import Model, Subgraph, load_model, save_model
+from runtime.model import DimensionMetadata, Model, Sparsity, Subgraph, load_model, save_model
 
 ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
 KINDS = ("float", "int8_per_channel", "int8_per_tensor", "uint8")
@@ -235,3 +235,89 @@ def test_fixture_fc_nodes(name):
     for count, model in enumerate(_fc_node_models(path), start=1):
         check_against_litert(model, seed=count)
     assert count > 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Sparse weights (version 8)
+
+
+def _row_block_sparsity(w: np.ndarray, block: int):
+    """TFLite's FC sparsity: DENSE rows, SPARSE_CSR column blocks of `block` (and a DENSE block level if > 1)."""
+    units, depth = w.shape
+    blocks = w.reshape(units, depth // block, block)
+    keep = np.any(blocks != 0, axis=2)
+    segments = tuple(np.concatenate([[0], np.cumsum(keep.sum(axis=1))]).tolist())
+    levels = [DimensionMetadata("DENSE", units),
+              DimensionMetadata("SPARSE_CSR", 0, segments, tuple(np.nonzero(keep)[1].tolist()))]
+    if block > 1:
+        levels.append(DimensionMetadata("DENSE", block))
+    order, block_map = ((0, 1, 2), (1,)) if block > 1 else ((0, 1), ())
+    return Sparsity(order, block_map, tuple(levels)), np.ascontiguousarray(blocks[keep]).reshape(-1)
+
+
+def sparse_fc_model(in_shape, units, kind, block, density=0.3, seed=0, **kw) -> bytes:
+    """fc_model with most 1 x `block` weight blocks zeroed and the weights stored sparse."""
+    model = load_model(fc_model(in_shape, units, kind, seed=seed, **kw))
+    sg = model.subgraphs[0]
+    wi = sg.operators[0].inputs[1]
+    w = model.constant(0, wi)
+    keep = np.random.default_rng(seed).random((units, w.shape[1] // block)) < density
+    w = np.where(np.repeat(keep, block, axis=1), w, 0).astype(w.dtype)
+    sparsity, values = _row_block_sparsity(w, block)
+    tensors = list(sg.tensors)
+    tensors[wi] = dataclasses.replace(tensors[wi], sparsity=sparsity)
+    buffers = list(model.buffers)
+    buffers[tensors[wi].buffer] = values.tobytes()
+    op = dataclasses.replace(sg.operators[0], version=8)
+    sg = dataclasses.replace(sg, tensors=tuple(tensors), operators=(op,))
+    return save_model(model.replace(subgraphs=(sg,), buffers=tuple(buffers)))
+
+
+@pytest.mark.parametrize(("kind", "block"), [("float", 1), ("float", 4), ("int8_per_channel", 16),
+                                             ("int8_per_tensor", 16)])
+@pytest.mark.parametrize("in_shape", [(1, 64), (7, 64), (2, 3, 32)], ids=str)
+def test_fc_sparse_weights(kind, block, in_shape):
+    out = check_against_litert(sparse_fc_model(in_shape, 24, kind, block, seed=len(in_shape)))[0]
+    assert out.shape == (int(np.prod(in_shape)) // in_shape[-1], 24)
+
+
+@pytest.mark.parametrize(("kind", "block"), [("float", 4), ("int8_per_channel", 16)])
+@pytest.mark.parametrize("activation", ["RELU", "RELU6"])
+def test_fc_sparse_weights_activation_and_no_bias(kind, block, activation):
+    check_against_litert(sparse_fc_model((5, 48), 20, kind, block, activation=activation, seed=11))
+    check_against_litert(sparse_fc_model((5, 48), 20, kind, block, bias=False, seed=12))
+
+
+def test_fc_sparse_int8_rounding():
+    # SparseMatrixBatchVectorMultiplyAccumulate1x16 requantizes with the scalar MultiplyByQuantizedMultiplier
+    # (round half away from zero twice), not ruy's half-up: many outputs make the difference show.
+    for seed in range(4):
+        check_against_litert(sparse_fc_model((64, 128), 96, "int8_per_channel", 16, density=0.5, seed=seed),
+                             seed=seed)
+
+
+def test_fc_sparse_keep_num_dims():
+    out = check_against_litert(sparse_fc_model((2, 3, 32), 8, "float", 4, keep_num_dims=True, seed=13))[0]
+    assert out.shape == (2, 3, 8)
+
+
+@pytest.mark.parametrize(("kind", "block", "message"), [
+    ("float", 2, "random sparse or 1x4 blocks"),
+    ("int8_per_channel", 4, "int8 needs 1x16 blocks"),
+    ("uint8", 16, "sparse UINT8 weights are not supported"),
+])
+def test_fc_sparse_unsupported_formats(kind, block, message):
+    assert message in _prepare_error(sparse_fc_model((2, 32), 8, kind, block))
+
+
+def test_fixture_sparse_fc_nodes():
+    count = 0
+    for count, model in enumerate(_fc_node_models(FIXTURES / "sparse_float.tflite"), start=1):
+        check_against_litert(model, seed=count)
+    assert count == 3
+
+
+def test_fixture_sparse_float_model():
+    model = (FIXTURES / "sparse_float.tflite").read_bytes()
+    for seed in range(3):
+        check_against_litert(model, seed=seed)

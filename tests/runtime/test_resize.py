@@ -105,3 +105,58 @@ def test_int8_resize_rounds_ties_away_from_zero():
     x = np.array([[-1, -3], [0, 0]], np.int8).reshape(1, 1, 2, 2)
     ours = check_against_litert(model, [x])[0]
     assert ours[0, 0, 1].tolist() == [-1, -2]
+
+
+# ---------------------------------------------------------------------------------------------
+# RESIZE_NEAREST_NEIGHBOR
+
+NEAREST_MODES = {**MODES, "both": (True, True)}
+NEAREST_QUANT = {**QUANT, "INT16": {"scale": 0.1, "zero_point": 0}, "INT32": {}}
+
+
+def nearest_model(typ, in_hw, out_hw, mode, channels=3, batch=2, size_spec=None) -> bytes:
+    align_corners, half_pixel = NEAREST_MODES[mode]
+    version = 4 if typ == "INT16" else 3 if (align_corners or half_pixel) else 2 if typ == "INT8" else 1
+    quant = NEAREST_QUANT[typ]
+    size = size_spec or const(np.array(out_hw, np.int32))
+    return single_op_model("RESIZE_NEAREST_NEIGHBOR", [Spec((batch, *in_hw, channels), typ, **quant), size],
+                           [Spec((batch, *out_hw, channels), typ, **quant)], version=version,
+                           align_corners=align_corners, half_pixel_centers=half_pixel)
+
+
+@pytest.mark.parametrize("typ", ["FLOAT32", "INT8", "UINT8", "INT16", "INT32"])
+@pytest.mark.parametrize("mode", list(NEAREST_MODES))
+@pytest.mark.parametrize("sizes", [*SIZES, (16, 16, 64, 64), (5, 13, 21, 8)], ids=lambda s: "{}x{}to{}x{}".format(*s))
+def test_resize_nearest(typ, mode, sizes):
+    out = check_against_litert(nearest_model(typ, sizes[:2], sizes[2:], mode))[0]
+    assert out.shape == (2, *sizes[2:], 3)
+
+
+@pytest.mark.parametrize("typ", ["FLOAT32", "INT8"])
+def test_resize_nearest_fixed_point_scale_for_8_bit(typ):
+    # 2 -> 82 columns: column 41 floors 41 * (2/82) = 0.99999994 to 0 in float, but the 8-bit kernel's
+    # 16.16 fixed-point scale (2 << 16) / 82 + 1 lands on 1.
+    model = nearest_model(typ, (1, 2), (1, 82), "default", channels=1, batch=1)
+    x = np.array([0, 1], dtype=np.float32 if typ == "FLOAT32" else np.int8).reshape(1, 1, 2, 1)
+    out = check_against_litert(model, [x])[0]
+    assert out[0, 0, 41, 0] == (0 if typ == "FLOAT32" else 1)
+
+
+def test_resize_nearest_size_from_graph_input():
+    model = nearest_model("FLOAT32", (3, 4), (6, 8), "half_pixel", size_spec=Spec((2,), "INT32"))
+    x = np.random.default_rng(0).standard_normal((2, 3, 4, 3)).astype(np.float32)
+    ours = check_against_litert(model, [x, np.array([7, 5], np.int32)])
+    assert ours[0].shape == (2, 7, 5, 3)
+
+
+def test_resize_nearest_registered_versions():
+    assert BuiltinOpResolver().builtin_versions("RESIZE_NEAREST_NEIGHBOR") == [1, 2, 3, 4]
+
+
+def test_resize_nearest_bool_raises():
+    model = nearest_model("FLOAT32", (2, 2), (4, 4), "default")
+    bad = single_op_model("RESIZE_NEAREST_NEIGHBOR", [Spec((1, 2, 2, 1), "BOOL"), const(np.array([4, 4], np.int32))],
+                          [Spec((1, 4, 4, 1), "BOOL")])
+    _prepare(model)
+    with pytest.raises(KernelError, match="type BOOL is not supported"):
+        _prepare(bad)

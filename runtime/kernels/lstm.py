@@ -1,0 +1,293 @@
+"""Float LSTM: UNIDIRECTIONAL_SEQUENCE_LSTM and the one-step LSTM (full kernel).
+
+Both follow lstm_eval.cc's float path (LstmStepFloat): per step, every gate is
+bias + W_x x + W_h h (+ peephole w .* c), optionally layer-normalized; the states
+live in the node's two variable inputs and carry over from one invoke to the next.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from runtime.kernels.common import check
+from runtime.quant import activation_name, apply_float_activation
+from runtime.resolver import Registration
+
+# lstm_shared.h: the full kernel's input tensors.
+_INPUT = 0
+_INPUT_WEIGHTS = (1, 2, 3, 4)  # input_to_{input, forget, cell, output}_weights
+_RECURRENT_WEIGHTS = (5, 6, 7, 8)
+_PEEPHOLE_WEIGHTS = (9, 10, 11)  # cell_to_{input, forget, output}_weights
+_BIASES = (12, 13, 14, 15)
+_PROJECTION_WEIGHTS, _PROJECTION_BIAS = 16, 17
+_OUTPUT_STATE, _CELL_STATE = 18, 19
+_LAYER_NORM = (20, 21, 22, 23)
+_F32 = np.float32
+
+
+@dataclass(frozen=True)
+class _Cell:
+    """One LSTM cell's weights, gates stacked as (input?, forget, cell, output) along the last axis."""
+
+    w_input: np.ndarray  # [n_input, gates * n_cell]
+    w_recurrent: np.ndarray  # [n_output, gates * n_cell]
+    bias: np.ndarray  # [gates * n_cell]
+    gate_bias: tuple[np.ndarray | None, np.ndarray, np.ndarray, np.ndarray]  # (input, forget, cell, output)
+    peephole: tuple[np.ndarray | None, np.ndarray, np.ndarray] | None  # (input, forget, output)
+    layer_norm: tuple[np.ndarray | None, ...] | None  # (input, forget, cell, output) coefficients
+    projection: np.ndarray | None  # [n_cell, n_output]
+    projection_bias: np.ndarray | None
+    cifg: bool
+    n_cell: int
+    n_output: int
+
+
+def _shape_of(t) -> tuple[int, ...]:
+    return tuple(t.shape) if t is not None else ()
+
+
+# The tensor names of the inputs above, for messages.
+_NAMES = {1: "input_to_input_weights", 2: "input_to_forget_weights", 3: "input_to_cell_weights",
+          4: "input_to_output_weights", 5: "recurrent_to_input_weights", 6: "recurrent_to_forget_weights",
+          7: "recurrent_to_cell_weights", 8: "recurrent_to_output_weights", 9: "cell_to_input_weights",
+          10: "cell_to_forget_weights", 11: "cell_to_output_weights", 12: "input_gate_bias",
+          13: "forget_gate_bias", 14: "cell_gate_bias", 15: "output_gate_bias", 16: "projection_weights",
+          17: "projection_bias", 20: "input_layer_norm_coefficients", 21: "forget_layer_norm_coefficients",
+          22: "cell_layer_norm_coefficients", 23: "output_layer_norm_coefficients"}
+
+
+def _check_dims(ctx, node, n_input: int, n_cell: int, n_output: int, layer_norm: bool) -> None:
+    """unidirectional_sequence_lstm.cc CheckInputTensorDimensions, with the tensor named."""
+    def expect(i: int, shape: tuple[int, ...], optional: bool = False) -> None:
+        t = ctx.input(node, i)
+        if t is None:
+            check(optional, f"{_NAMES[i]} (input {i}) is required")
+            return
+        check(t.type == "FLOAT32", f"{_NAMES[i]} (input {i}) must be FLOAT32, got {t.type}")
+        check(tuple(t.shape) == shape, f"{_NAMES[i]} (input {i}) has shape {list(t.shape)}, expected {list(shape)}")
+
+    cifg = ctx.input(node, 1) is None
+    check(cifg == (ctx.input(node, 5) is None),
+          "input_to_input_weights and recurrent_to_input_weights must be both present or both absent (CIFG)")
+    for i in _INPUT_WEIGHTS:
+        expect(i, (n_cell, n_input), optional=i == 1)
+    for i in _RECURRENT_WEIGHTS:
+        expect(i, (n_cell, n_output), optional=i == 5)
+    for i in _PEEPHOLE_WEIGHTS:
+        expect(i, (n_cell,), optional=True)
+    present = [ctx.input(node, i) is not None for i in _PEEPHOLE_WEIGHTS]
+    check(present == [False] * 3 or ((present[0] or cifg) and present[1] and present[2]),
+          "the peephole weights (inputs 9-11) must be all present or all absent")
+    check(cifg == (ctx.input(node, 12) is None), "input_gate_bias must be present exactly when the LSTM is not CIFG")
+    for i in _BIASES:
+        expect(i, (n_cell,), optional=i == 12)
+    expect(_PROJECTION_WEIGHTS, (n_output, n_cell), optional=True)
+    expect(_PROJECTION_BIAS, (n_output,), optional=True)
+    check(ctx.input(node, _PROJECTION_WEIGHTS) is not None or ctx.input(node, _PROJECTION_BIAS) is None,
+          "projection_bias needs projection_weights")
+    if layer_norm:
+        check(cifg == (ctx.input(node, 20) is None),
+              "input_layer_norm_coefficients must be present exactly when the LSTM is not CIFG")
+        for i in _LAYER_NORM:
+            expect(i, (n_cell,), optional=i == 20)
+
+
+def _data(ctx, node, i: int) -> np.ndarray | None:
+    t = ctx.input(node, i)
+    return None if t is None else t.data
+
+
+def _gather_cell(ctx, node, n_cell: int, n_output: int, layer_norm: bool) -> _Cell:
+    """Stack the gate weights so one matmul per step computes every gate."""
+    cifg = ctx.input(node, 1) is None
+    gates = slice(1, 4) if cifg else slice(0, 4)
+    w_in = [_data(ctx, node, i) for i in _INPUT_WEIGHTS][gates]
+    w_rec = [_data(ctx, node, i) for i in _RECURRENT_WEIGHTS][gates]
+    gate_bias = tuple(_data(ctx, node, i) for i in _BIASES)
+    peephole = None
+    if ctx.input(node, 10) is not None:
+        peephole = tuple(_data(ctx, node, i) for i in _PEEPHOLE_WEIGHTS)
+    ln = tuple(_data(ctx, node, i) for i in _LAYER_NORM) if layer_norm else None
+    projection = _data(ctx, node, _PROJECTION_WEIGHTS)
+    return _Cell(
+        w_input=np.concatenate(w_in, axis=0).T.astype(_F32),
+        w_recurrent=np.concatenate(w_rec, axis=0).T.astype(_F32),
+        bias=np.concatenate(gate_bias[gates]).astype(_F32),
+        gate_bias=gate_bias,
+        peephole=peephole,
+        layer_norm=ln,
+        projection=None if projection is None else np.ascontiguousarray(projection.T),
+        projection_bias=_data(ctx, node, _PROJECTION_BIAS),
+        cifg=cifg,
+        n_cell=n_cell,
+        n_output=n_output,
+    )
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    """1 / (1 + exp(-x)) in float32; below -88 exp(-x) would overflow, and the result is 0 anyway."""
+    return _F32(1) / (_F32(1) + np.exp(-np.maximum(x, _F32(-88))))
+
+
+def _normalize(x: np.ndarray) -> np.ndarray:
+    """tensor_utils MeanStddevNormalization: (x - mean) / sqrt(variance + 1e-8) per batch row."""
+    mean = x.mean(axis=-1, keepdims=True, dtype=np.float64)
+    variance = np.square(x - mean).mean(axis=-1, keepdims=True)
+    return ((x - mean) / np.sqrt(variance + 1e-8)).astype(_F32)
+
+
+def _activate(x: np.ndarray, activation: str) -> np.ndarray:
+    return apply_float_activation(x, activation).astype(_F32, copy=False)
+
+
+@dataclass(frozen=True)
+class _Params:
+    activation: str
+    cell_clip: float
+    proj_clip: float
+
+
+def _step(cell: _Cell, p: _Params, xw: np.ndarray, h: np.ndarray, c: np.ndarray, zero_input: np.ndarray | None):
+    """One LstmStepFloat over a batch: xw is the input's contribution (with bias unless layer norm).
+
+    zero_input marks the batch rows whose input is all zeros (only needed for activation NONE).
+    """
+    n = cell.n_cell
+    z = xw + h @ cell.w_recurrent
+    parts = [z[:, k * n:(k + 1) * n] for k in range(z.shape[-1] // n)]
+    if cell.cifg:
+        parts.insert(0, None)
+    ln = cell.layer_norm
+    peep = cell.peephole or (None, None, None)
+    bias = cell.gate_bias
+
+    def gate(k: int, pre: np.ndarray, peephole: np.ndarray | None, state: np.ndarray) -> np.ndarray:
+        """CalculateLstmGateFloat before its activation: peephole, then layer norm and bias."""
+        if peephole is not None:
+            pre = pre + peephole * state
+        if ln is not None:
+            pre = _normalize(pre) * ln[k] + bias[k]
+        return pre
+
+    forget = _sigmoid(gate(1, parts[1], peep[1], c))
+    # lstm_eval.cc UpdateLstmCellFloat: c = f * c + i * g, with i = 1 - f under CIFG.
+    cell_pre = gate(2, parts[2], None, c)
+    if p.activation == "NONE":
+        # ApplyActivationToVector writes nothing for NONE: the cell gate is whatever buffer
+        # CalculateLstmGateFloat accumulated into. That is the gate itself unless the input is all
+        # zeros (the input matmul is skipped), when it still holds its start value: the bias, or 0
+        # under layer norm.
+        start = np.zeros(n, _F32) if ln is not None else bias[2]
+        g = np.where(zero_input[:, None], start, cell_pre)
+    else:
+        g = _activate(cell_pre, p.activation)
+    i_gate = _F32(1) - forget if cell.cifg else _sigmoid(gate(0, parts[0], peep[0], c))
+    c = forget * c + i_gate * g
+    if p.cell_clip > 0:
+        c = np.clip(c, -p.cell_clip, p.cell_clip)
+    o = _sigmoid(gate(3, parts[3], peep[2], c))
+    # For NONE the hidden state likewise multiplies the output gate by the cell gate's buffer
+    # (CalculateLstmOutputFloat reuses it as scratch), not by the cell state.
+    h = o * (g if p.activation == "NONE" else _activate(c, p.activation))
+    if cell.projection is not None:
+        h = h @ cell.projection
+        if cell.projection_bias is not None:
+            h = h + cell.projection_bias
+        if p.proj_clip > 0:
+            h = np.clip(h, -p.proj_clip, p.proj_clip)
+    return h.astype(_F32), c.astype(_F32)
+
+
+def _run_sequence(cell: _Cell, p: _Params, x: np.ndarray, h: np.ndarray, c: np.ndarray, time_major: bool):
+    """x is [time, batch, n_input]; returns the outputs [time, batch, n_output] and the final states."""
+    xw = x @ cell.w_input
+    if cell.layer_norm is None:
+        xw = xw + cell.bias
+    zero_input = None
+    if p.activation == "NONE":
+        # lstm_eval.cc tests for an all-zero input per step: the whole batch when time-major,
+        # each batch row on its own otherwise (batch-major steps run one row at a time).
+        zero_input = ~x.any(axis=-1)
+        if time_major:
+            zero_input = np.repeat(zero_input.all(axis=1, keepdims=True), x.shape[1], axis=1)
+    out = np.empty(x.shape[:2] + (cell.n_output,), dtype=_F32)
+    for t in range(x.shape[0]):
+        h, c = _step(cell, p, xw[t], h, c, None if zero_input is None else zero_input[t])
+        out[t] = h
+    return out, h, c
+
+
+def _lstm_prepare(op: str, sequence: bool):
+    def prepare(ctx, node) -> None:
+        n_in = len(node.inputs)
+        check(n_in in (20, 24), f"{op}: the full kernel expects 20 or 24 inputs, got {n_in}")
+        check(len(node.outputs) == 1, f"{op} has one output, got {len(node.outputs)}")
+        opts = node.options
+        if not sequence:
+            check(opts.kernel_type == 0, f"{op}: only the full kernel (kernel_type FULL) is implemented")
+        x = ctx.input(node, _INPUT)
+        check(x.type == "FLOAT32", f"{op}: only float32 is implemented, input is {x.type}")
+        check(opts.cell_clip >= 0 and opts.proj_clip >= 0,
+              f"{op}: cell_clip {opts.cell_clip} and proj_clip {opts.proj_clip} must be >= 0")
+        rank = 3 if sequence else 2
+        check(len(x.shape) == rank, f"{op}: input must be {rank}-D, got shape {list(x.shape)}")
+        time_major = bool(opts.time_major) if sequence else True
+        n_batch = x.shape[-2] if time_major or not sequence else x.shape[0]
+        n_input = x.shape[-1]
+        to_output = ctx.input(node, 4)
+        rec_output = ctx.input(node, 8)
+        check(to_output is not None and len(to_output.shape) == 2 and rec_output is not None
+              and len(rec_output.shape) == 2, f"{op}: input_to_output_weights and recurrent_to_output_weights "
+              "must be 2-D")
+        n_cell, n_output = to_output.shape[0], rec_output.shape[1]
+        layer_norm = n_in == 24 and ctx.input(node, 21) is not None
+        _check_dims(ctx, node, n_input, n_cell, n_output, layer_norm)
+        for i, size, what in ((_OUTPUT_STATE, n_batch * n_output, "output_state"),
+                              (_CELL_STATE, n_batch * n_cell, "cell_state")):
+            state = ctx.input(node, i)
+            check(state is not None and state.is_variable, f"{op}: {what} (input {i}) must be a variable tensor")
+            check(state.type == "FLOAT32", f"{op}: {what} (input {i}) must be FLOAT32, got {state.type}")
+            count = int(np.prod(state.shape, dtype=np.int64))
+            check(count == size, f"{op}: {what} (input {i}) has {count} elements, expected {size}")
+            # AllocateTensors resets variable tensors; a state without data starts at zero.
+            if state.data is None or state.data.shape != state.shape:
+                state.data = np.zeros(state.shape, dtype=_F32)
+        ctx.resize_tensor(ctx.output(node, 0), x.shape[:-1] + (n_output,))
+        weights = [ctx.input(node, i) for i in range(n_in) if i not in (_INPUT, _OUTPUT_STATE, _CELL_STATE)]
+        constant = all(t is None or t.is_constant for t in weights)
+        cell = _gather_cell(ctx, node, n_cell, n_output, layer_norm) if constant else None
+        params = _Params(activation_name(opts.fused_activation_function), float(opts.cell_clip),
+                         float(opts.proj_clip))
+        node.user_data = (cell, params, time_major, (n_cell, n_output, layer_norm))
+
+    return prepare
+
+
+def _lstm_invoke(ctx, node) -> None:
+    cell, params, time_major, (n_cell, n_output, layer_norm) = node.user_data
+    if cell is None:
+        cell = _gather_cell(ctx, node, n_cell, n_output, layer_norm)
+    x = ctx.input(node, _INPUT).data
+    h_t, c_t = ctx.input(node, _OUTPUT_STATE), ctx.input(node, _CELL_STATE)
+    n_batch = x.shape[-2] if time_major else x.shape[0]
+    seq = x.reshape((1,) + x.shape) if x.ndim == 2 else (x if time_major else x.transpose(1, 0, 2))
+    out, h, c = _run_sequence(cell, params, seq, h_t.data.reshape(n_batch, n_output),
+                              c_t.data.reshape(n_batch, n_cell), time_major)
+    if x.ndim == 2:
+        out = out[0]
+    elif not time_major:
+        out = np.ascontiguousarray(out.transpose(1, 0, 2))
+    ctx.output(node, 0).data = out
+    h_t.data = h.reshape(h_t.shape)
+    c_t.data = c.reshape(c_t.shape)
+
+
+def register(resolver) -> None:
+    # v1 is float (and, in TFLite, the integer kernels too: they fail prepare here); v2/v3 are
+    # hybrid (int8 weights), v4 diagonal recurrent weights, v5 int16 activations: not implemented.
+    resolver.add_builtin("UNIDIRECTIONAL_SEQUENCE_LSTM",
+                         Registration(_lstm_invoke, _lstm_prepare("UNIDIRECTIONAL_SEQUENCE_LSTM", True)), 1, 1)
+    # LSTM v1 is the float full kernel; v2 adds the basic kernel, v3/v4 hybrid: not implemented.
+    resolver.add_builtin("LSTM", Registration(_lstm_invoke, _lstm_prepare("LSTM", False)), 1, 1)

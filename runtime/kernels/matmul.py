@@ -1,0 +1,145 @@
+"""BATCH_MATMUL: float32, int8 (int8 or int32 output) and int16 (int16 or int8 right-hand side).
+
+out[..., i, j] = sum_k adj(lhs)[..., i, k] * adj(rhs)[..., k, j] with NumPy broadcasting of the batch
+dims (batch_matmul.cc). LiteRT runs the quantized types through reference_ops::BatchMatMul: the sums are
+exact in a float GEMM here (see _gemm_dtype) and go through its output stage, MultiplyByQuantizedMultiplier
+(int8, double rounding) or the int64 overload (int16), which matched LiteRT bit for bit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from runtime.kernels.common import check
+from runtime.quant import (
+    dtype_range,
+    multiply_by_quantized_multiplier,
+    multiply_by_quantized_multiplier_int64,
+    quantize_multiplier,
+)
+from runtime.resolver import Registration
+
+_OP = "BATCH_MATMUL"
+# (lhs, rhs) -> allowed output types; float32 x int8 is the hybrid path (not implemented).
+_TYPES = {
+    ("FLOAT32", "FLOAT32"): ("FLOAT32",),
+    ("INT8", "INT8"): ("INT8", "INT32"),
+    ("INT16", "INT16"): ("INT16",),
+    ("INT16", "INT8"): ("INT16",),
+}
+
+
+@dataclass
+class _Plan:
+    out_shape: tuple[int, ...]
+    dtype: type  # of the GEMM operands
+    lhs_zp: int = 0
+    rhs_zp: int = 0
+    requantize: Callable | None = None  # int sums -> output values; None for float and int32 outputs
+    rhs: np.ndarray | None = None  # the adjusted, offset right-hand side of a constant input
+
+
+def _matrix(x: np.ndarray, adjoint: bool) -> np.ndarray:
+    return np.swapaxes(x, -1, -2) if adjoint else x
+
+
+def _output_shape(lhs_shape, rhs_shape, adj_x: bool, adj_y: bool) -> tuple[int, ...]:
+    """batch_matmul.cc Prepare: ranks 2..5, broadcastable batch dims, matching accumulation depth."""
+    for name, shape in (("lhs", lhs_shape), ("rhs", rhs_shape)):
+        check(2 <= len(shape) <= 5, f"{_OP}: {name} must have rank 2 to 5, got shape {list(shape)}")
+    rank = max(len(lhs_shape), len(rhs_shape))
+    lhs = (1,) * (rank - len(lhs_shape)) + tuple(lhs_shape)
+    rhs = (1,) * (rank - len(rhs_shape)) + tuple(rhs_shape)
+    batch = []
+    for a, b in zip(lhs[:-2], rhs[:-2]):
+        check(a == b or a == 1 or b == 1,
+              f"{_OP}: batch dimensions of {list(lhs_shape)} and {list(rhs_shape)} do not broadcast")
+        batch.append(b if a == 1 else a)
+    depth_lhs = lhs[-2] if adj_x else lhs[-1]
+    depth_rhs = rhs[-1] if adj_y else rhs[-2]
+    check(depth_lhs == depth_rhs, f"{_OP}: lhs {list(lhs_shape)} (adj_x={adj_x}) and rhs {list(rhs_shape)} "
+                                  f"(adj_y={adj_y}) have accumulation depths {depth_lhs} and {depth_rhs}")
+    rows = lhs[-1] if adj_x else lhs[-2]
+    cols = rhs[-2] if adj_y else rhs[-1]
+    return (*batch, rows, cols)
+
+
+def _gemm_dtype(lhs_t, rhs_t, depth: int, lhs_zp: int, rhs_zp: int) -> type:
+    """float32 when every partial sum of (lhs - zp) * (rhs - zp) is below 2**24 (exact), else float64."""
+    def span(t, zp):
+        lo, hi = dtype_range(t.dtype)
+        return max(hi - zp, zp - lo)
+
+    return np.float32 if depth * span(lhs_t, lhs_zp) * span(rhs_t, rhs_zp) < 2**24 else np.float64
+
+
+def _requantizer(lhs_t, rhs_t, out_t) -> Callable:
+    """The output stage: GetQuantizedConvolutionMultipler (float32 scale product, then / output scale in double).
+
+    int8 sums (int32) use MultiplyByQuantizedMultiplier; int16 sums are int64 and use its int64 overload.
+    BATCH_MATMUL has no fused activation: the clamp is the output type's range.
+    """
+    real = float(np.float32(lhs_t.scale) * np.float32(rhs_t.scale)) / out_t.scale
+    multiplier, shift = quantize_multiplier(real)
+    rescale = multiply_by_quantized_multiplier if lhs_t.type == "INT8" else multiply_by_quantized_multiplier_int64
+    lo, hi = dtype_range(out_t.dtype)
+    zp = out_t.zero_point
+
+    def requantize(acc: np.ndarray) -> np.ndarray:
+        return np.clip(rescale(acc, multiplier, shift) + zp, lo, hi).astype(out_t.dtype)
+
+    return requantize
+
+
+def _operand(data: np.ndarray, adjoint: bool, dtype, zero_point: int) -> np.ndarray:
+    m = _matrix(data, adjoint)
+    return m.astype(dtype) if zero_point == 0 else np.subtract(m, zero_point, dtype=dtype)
+
+
+def _prepare(ctx, node) -> None:
+    check(len(node.inputs) == 2 and len(node.outputs) == 1, f"{_OP} takes (lhs, rhs) and one output")
+    lhs, rhs, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+    allowed = _TYPES.get((lhs.type, rhs.type))
+    check((lhs.type, rhs.type) != ("FLOAT32", "INT8"), f"{_OP}: FLOAT32 x INT8 (hybrid) is not supported")
+    check(allowed is not None, f"{_OP}: input types {lhs.type} x {rhs.type} are not supported "
+                               f"({', '.join(f'{a} x {b}' for a, b in _TYPES)})")
+    check(out.type in allowed, f"{_OP}: {lhs.type} inputs need a {' or '.join(allowed)} output, got {out.type}")
+    adj_x, adj_y = bool(node.options.adj_x), bool(node.options.adj_y)
+    out_shape = _output_shape(lhs.shape, rhs.shape, adj_x, adj_y)
+    depth = lhs.shape[-2] if adj_x else lhs.shape[-1]
+    plan = _Plan(out_shape, np.float32)
+    if lhs.type != "FLOAT32":
+        if lhs.type == "INT16":
+            check(lhs.zero_point == 0 and rhs.zero_point == 0 and out.zero_point == 0,
+                  f"{_OP}: int16 inputs and output need zero point 0")
+        # EvalInt8Int32 sums the raw values: the zero points are not applied for an int32 output.
+        if out.type != "INT32":
+            plan.lhs_zp, plan.rhs_zp = lhs.zero_point, rhs.zero_point
+            plan.requantize = _requantizer(lhs, rhs, out)
+        plan.dtype = _gemm_dtype(lhs, rhs, depth, plan.lhs_zp, plan.rhs_zp)
+    if rhs.is_constant:
+        plan.rhs = _operand(rhs.data, adj_y, plan.dtype, plan.rhs_zp)
+    node.user_data = plan
+    ctx.resize_tensor(out, out_shape)
+
+
+def _invoke(ctx, node) -> None:
+    plan: _Plan = node.user_data
+    lhs, rhs, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+    opts = node.options
+    b = plan.rhs if plan.rhs is not None else _operand(rhs.data, opts.adj_y, plan.dtype, plan.rhs_zp)
+    acc = np.matmul(_operand(lhs.data, opts.adj_x, plan.dtype, plan.lhs_zp), b).reshape(plan.out_shape)
+    if out.type == "FLOAT32":
+        out.data = acc
+    elif plan.requantize is None:
+        out.data = acc.astype(np.int32)
+    else:
+        out.data = plan.requantize(acc.astype(np.int64))
+
+
+def register(resolver) -> None:
+    """BATCH_MATMUL v1 (float32), v2 (int8), v3 (int16); v4 (hybrid, asymmetric inputs) is not implemented."""
+    resolver.add_builtin(_OP, Registration(prepare=_prepare, invoke=_invoke), 1, 3)

@@ -1,0 +1,147 @@
+"""TRANSPOSE_CONV against LiteRT: float32, int8 (per-channel and per-tensor), uint8; geometry, bias, activations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from support import Spec, check_against_litert, const, single_op_model
+
+from runtime.errors import KernelError
+from runtime.interpreter import Interpreter
+
+ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
+SAME, VALID = 0, 1
+KINDS = ("float", "int8_per_channel", "int8_per_tensor", "uint8")
+# (input shape, out channels, kernel, stride, padding, output height/width)
+GEOMETRIES = [
+    ((1, 4, 4, 3), 5, (3, 3), (2, 2), SAME, (8, 8)),
+    ((1, 4, 4, 3), 5, (3, 3), (2, 2), SAME, (7, 7)),
+    ((2, 5, 6, 4), 8, (3, 3), (1, 1), SAME, (5, 6)),
+    ((1, 3, 3, 2), 3, (2, 2), (2, 2), VALID, (6, 6)),
+    ((1, 4, 5, 3), 16, (3, 2), (2, 3), VALID, (9, 15)),
+    ((1, 4, 5, 3), 17, (4, 4), (3, 2), SAME, (12, 10)),
+    ((1, 2, 2, 8), 4, (3, 3), (4, 4), VALID, (10, 10)),
+    ((1, 3, 3, 16), 24, (5, 5), (2, 2), SAME, (5, 6)),
+    ((1, 5, 3, 6), 9, (1, 1), (1, 1), VALID, (5, 3)),
+]
+
+
+def tc_model(in_shape, cout, kernel, stride, padding, out_hw, kind="float", bias=True, activation="NONE",
+             seed=0, omit_bias_slot=False, shape_input=False) -> bytes:
+    """A one-node TRANSPOSE_CONV; weights [cout, kh, kw, cin], converter-like quantization."""
+    rng = np.random.default_rng(seed)
+    n, _, _, cin = in_shape
+    wf = rng.standard_normal((cout, *kernel, cin)) * rng.uniform(0.3, 2.0, (cout, 1, 1, 1))
+    bf = rng.standard_normal(cout)
+    out_shape = (n, *out_hw, cout)
+    shape_spec = Spec((4,), "INT32") if shape_input else const(np.array(out_shape, np.int32))
+    if kind == "float":
+        inputs = [shape_spec, const(wf.astype(np.float32)), Spec(in_shape), const(bf.astype(np.float32))]
+        output = Spec(out_shape)
+    else:
+        typ = "UINT8" if kind == "uint8" else "INT8"
+        s_in = float(rng.uniform(0.01, 0.05))
+        z_in = int(rng.integers(100, 156)) if typ == "UINT8" else int(rng.integers(-20, 21))
+        if kind == "int8_per_channel":
+            ws = np.abs(wf).reshape(cout, -1).max(axis=1) / 127
+        else:
+            ws = np.array([np.abs(wf).max() / (127 if typ == "INT8" else 127.5)])
+        wz = 128 if typ == "UINT8" else 0
+        wq = np.round(wf / ws.reshape(-1, 1, 1, 1)) + wz
+        wq = np.clip(wq, 0, 255).astype(np.uint8) if typ == "UINT8" else np.clip(wq, -127, 127).astype(np.int8)
+        bs = (s_in * ws).astype(np.float32)
+        bq = np.round(bf * 2 / np.broadcast_to(bs, (cout,))).astype(np.int32)
+        overlap = np.prod(kernel) / np.prod(stride)
+        s_out = float(s_in * ws.mean() * np.sqrt(cin * max(overlap, 1)) * 74 * 50 / 60)
+        z_out = 128 if typ == "UINT8" else int(rng.integers(-10, 11))
+        inputs = [shape_spec, const(wq, scale=tuple(ws.tolist()), zero_point=wz, quantized_dimension=0),
+                  Spec(in_shape, typ, scale=s_in, zero_point=z_in),
+                  const(bq, scale=tuple(bs.tolist()), zero_point=0)]
+        output = Spec(out_shape, typ, scale=s_out, zero_point=z_out)
+    if not bias:
+        inputs = inputs[:3] + [None] if omit_bias_slot else inputs[:3]
+    version = 4 if activation != "NONE" else 3 if bias else 2 if kind.startswith("int8") else 1
+    return single_op_model("TRANSPOSE_CONV", inputs, [output], version=version, padding=padding,
+                           stride_h=stride[0], stride_w=stride[1],
+                           fused_activation_function=ACTIVATIONS[activation])
+
+
+def _varied(out: np.ndarray) -> bool:
+    return len(np.unique(out)) > 20
+
+
+@pytest.mark.parametrize("geometry", GEOMETRIES, ids=str)
+@pytest.mark.parametrize("kind", KINDS)
+def test_geometries(geometry, kind):
+    out = check_against_litert(tc_model(*geometry, kind=kind))[0]
+    assert out.shape == (geometry[0][0], *geometry[5], geometry[1])
+    assert kind == "float" or _varied(out)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("omit_bias_slot", [False, True])
+def test_without_bias(kind, omit_bias_slot):
+    check_against_litert(tc_model(*GEOMETRIES[5], kind=kind, bias=False, omit_bias_slot=omit_bias_slot))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("activation", ["RELU", "RELU_N1_TO_1", "RELU6"])
+def test_fused_activation(kind, activation):
+    out = check_against_litert(tc_model(*GEOMETRIES[4], kind=kind, activation=activation))[0]
+    if kind == "float":
+        assert out.min() >= (-1 if activation == "RELU_N1_TO_1" else 0)
+
+
+@pytest.mark.parametrize("kind", ["int8_per_channel", "uint8"])
+def test_quantized_random_parameters(kind):
+    # Many weight/scale draws with channel counts around the 8-channel (int8) and 16-value (uint8) blocks.
+    for seed, cout in enumerate([1, 7, 8, 9, 15, 16, 23]):
+        geometry = ((2, 3, 4, 5), cout, (3, 3), (2, 1), SAME, (6, 4))
+        check_against_litert(tc_model(*geometry, kind=kind, seed=seed), seed=seed)
+
+
+@pytest.mark.parametrize("kind", ["float", "int8_per_channel"])
+def test_output_shape_from_a_tensor(kind):
+    # A non-constant output_shape makes the output dynamic: the geometry is resolved at invoke.
+    geometry = GEOMETRIES[0]
+    model = tc_model(*geometry, kind=kind, shape_input=True)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(geometry[0]).astype(np.float32) if kind == "float" else \
+        rng.integers(-128, 128, geometry[0]).astype(np.int8)
+    out = check_against_litert(model, inputs=[np.array([1, 8, 8, 5], np.int32), x])[0]
+    assert out.shape == (1, 8, 8, 5)
+
+
+def _prepare(model: bytes):
+    Interpreter(model_content=model).allocate_tensors()
+
+
+def test_input_size_mismatch_fails():
+    # VALID, kernel 3, stride 2, output 8 implies an input of 3, not 4.
+    with pytest.raises(KernelError, match="needs input height 3, got 4"):
+        _prepare(tc_model((1, 4, 4, 3), 5, (3, 3), (2, 2), VALID, (8, 8)))
+
+
+def test_channel_mismatch_fails():
+    model = single_op_model("TRANSPOSE_CONV", [const(np.array([1, 8, 8, 5], np.int32)),
+                                               const(np.ones((5, 3, 3, 2), np.float32)), Spec((1, 4, 4, 3))],
+                            [Spec((1, 8, 8, 5))], padding=SAME, stride_h=2, stride_w=2)
+    with pytest.raises(KernelError, match="input has 3 channels but the weights expect 2"):
+        _prepare(model)
+
+
+def test_output_channel_mismatch_fails():
+    model = single_op_model("TRANSPOSE_CONV", [const(np.array([1, 8, 8, 4], np.int32)),
+                                               const(np.ones((5, 3, 3, 3), np.float32)), Spec((1, 4, 4, 3))],
+                            [Spec((1, 8, 8, 4))], padding=SAME, stride_h=2, stride_w=2)
+    with pytest.raises(KernelError, match="output has 4 channels but the weights have 5"):
+        _prepare(model)
+
+
+def test_int16_fails():
+    model = single_op_model("TRANSPOSE_CONV", [const(np.array([1, 8, 8, 5], np.int32)),
+                                               const(np.ones((5, 3, 3, 3), np.int8), scale=0.1),
+                                               Spec((1, 4, 4, 3), "INT16", scale=0.1)],
+                            [Spec((1, 8, 8, 5), "INT16", scale=0.1)], padding=SAME, stride_h=2, stride_w=2)
+    with pytest.raises(KernelError, match="INT16"):
+        _prepare(model)

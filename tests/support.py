@@ -160,3 +160,35 @@ def check_against_litert(model: bytes, inputs: list[np.ndarray] | None = None, s
     ours = run_ours(model, inputs)
     assert_close_to_reference(ours, ref, rtol)
     return ours
+
+
+def _fixture_spec(model: Model, tensor_index: int) -> Spec:
+    t = model.subgraphs[0].tensors[tensor_index]
+    q = t.quantization
+    quant = {}
+    if q is not None and q.scales:
+        quant = {"scale": q.scales, "zero_point": q.zero_points, "quantized_dimension": q.quantized_dimension}
+    return Spec(t.shape, t.type, model.constant(0, tensor_index), **quant)
+
+
+def node_as_model(model: Model, op) -> bytes:
+    """One node of a converter model, alone, with its real tensors, quantization, options and version."""
+    inputs = [_fixture_spec(model, i) if i >= 0 else None for i in op.inputs]
+    outputs = [_fixture_spec(model, i) for i in op.outputs]
+    options = dict(op.options) if op.options is not None else {}
+    return single_op_model(op.op, inputs, outputs, version=op.version, **options)
+
+
+def fixture_nodes(ops: set[str]) -> list:
+    """pytest params (model, operator) for every main-subgraph node of `ops` in the fixture models."""
+    import pytest
+
+    from runtime.model import load_model
+
+    params = []
+    for path in sorted(FIXTURES.glob("*.tflite")):
+        model = load_model(path.read_bytes())
+        for index, op in enumerate(model.subgraphs[0].operators):
+            if op.op in ops:
+                params.append(pytest.param(model, op, id=f"{path.stem}-{index}-{op.op}-v{op.version}"))
+    return params

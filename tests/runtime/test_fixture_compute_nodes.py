@@ -8,31 +8,12 @@ Sparse FULLY_CONNECTED nodes are covered in test_fully_connected.py.
 from __future__ import annotations
 
 import pytest
-from support import FIXTURES, Spec, check_against_litert, single_op_model
-
-from runtime.model import load_model
+from support import FIXTURES, check_against_litert, fixture_nodes, node_as_model
 
 OPS = {"TRANSPOSE_CONV", "RESIZE_NEAREST_NEIGHBOR", "BATCH_MATMUL"}
 
 
-def _spec(model, tensor_index: int) -> Spec:
-    t = model.subgraphs[0].tensors[tensor_index]
-    q = t.quantization
-    quant = {}
-    if q is not None and q.scales:
-        quant = {"scale": q.scales, "zero_point": q.zero_points, "quantized_dimension": q.quantized_dimension}
-    return Spec(t.shape, t.type, model.constant(0, tensor_index), **quant)
-
-
-def _nodes():
-    for path in sorted(FIXTURES.glob("*.tflite")):
-        model = load_model(path.read_bytes())
-        for index, op in enumerate(model.subgraphs[0].operators):
-            if op.op in OPS:
-                yield pytest.param(model, op, id=f"{path.stem}-{index}-{op.op}-v{op.version}")
-
-
-NODES = list(_nodes())
+NODES = fixture_nodes(OPS)
 
 
 def test_fixtures_hold_these_ops():
@@ -42,11 +23,8 @@ def test_fixtures_hold_these_ops():
 
 @pytest.mark.parametrize(("model", "op"), NODES)
 def test_fixture_node_matches_litert(model, op):
-    inputs = [_spec(model, i) if i >= 0 else None for i in op.inputs]
-    outputs = [_spec(model, i) for i in op.outputs]
-    options = dict(op.options) if op.options is not None else {}
     for seed in range(2):
-        check_against_litert(single_op_model(op.op, inputs, outputs, version=op.version, **options), seed=seed)
+        check_against_litert(node_as_model(model, op), seed=seed)
 
 
 def test_segmentation_model_matches_litert():

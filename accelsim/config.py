@@ -88,6 +88,10 @@ _TEXT_TAGS = {_YAML + "timestamp"}
 _KEY_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\[\d+\]")
 # Aliases are expanded into copies; this bounds the work a small file full of aliases can cause.
 _MAX_VALUES = 100_000
+# PyYAML composes recursively and its scanner slows quadratically with nesting; no config nests deeper.
+_MAX_DEPTH = 64
+# accelsim.units matches quantities with a regex that is quadratic in the text's length.
+_MAX_QUANTITY_CHARS = 200
 
 
 class ConfigError(AccelsimError, ValueError):
@@ -177,8 +181,42 @@ class System:
 # YAML -> plain data with lines.
 
 
+class _TooDeep(yaml.MarkedYAMLError):
+    pass
+
+
+class _DepthLimitedLoader(yaml.SafeLoader):
+    """SafeLoader that stops at nesting deeper than _MAX_DEPTH, before recursion runs out.
+
+    Flow collections (`[[[...`) are cut short in the scanner, which otherwise reads the whole
+    nest ahead at a cost quadratic in its depth; block nesting is cut short in the composer.
+    """
+
+    def __init__(self, stream):
+        super().__init__(stream)
+        self._depth = 0
+
+    def fetch_flow_collection_start(self, TokenClass):
+        if self.flow_level >= _MAX_DEPTH:
+            raise _TooDeep(problem=f"nesting deeper than {_MAX_DEPTH} levels", problem_mark=self.get_mark())
+        super().fetch_flow_collection_start(TokenClass)
+
+    def compose_node(self, parent, index):
+        self._depth += 1
+        try:
+            if self._depth > _MAX_DEPTH:
+                raise _TooDeep(problem=f"nesting deeper than {_MAX_DEPTH} levels",
+                               problem_mark=self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
 class _Invalid:
     """Stands for a value already reported as an error; checks skip it silently."""
+
+    def __repr__(self) -> str:
+        return "..."
 
 
 _INVALID = _Invalid()
@@ -217,6 +255,9 @@ class _Reader:
             self.error(node, path, f"the document expands to more than {_MAX_VALUES} values (aliases?)")
         if self.budget <= 0:
             return _INVALID
+        if len(path) > _MAX_DEPTH:  # only aliases nest this deep here: a file's own nesting is refused earlier
+            self.error(node, path, f"nesting deeper than {_MAX_DEPTH} levels (a recursive alias?)")
+            return _INVALID
         if isinstance(node, MappingNode) and node.tag == _YAML + "map":
             return self._mapping(node, path)
         if isinstance(node, SequenceNode) and node.tag == _YAML + "seq":
@@ -226,7 +267,12 @@ class _Reader:
                 items.append(self.read(item, (*path, i)))
             return items
         if isinstance(node, ScalarNode) and node.tag in _SCALAR_TAGS:
-            return self.constructor.construct_object(node)
+            try:
+                return self.constructor.construct_object(node)
+            except (ValueError, KeyError) as exc:  # e.g. `!!int abc`, `!!bool maybe`, a 5000-digit int
+                shown = node.value if len(node.value) <= 40 else node.value[:40] + "..."
+                self.error(node, path, f"{shown!r} is not a valid {_tag_name(node.tag)} ({exc})")
+                return _INVALID
         if isinstance(node, ScalarNode) and node.tag in _TEXT_TAGS:
             return node.value
         self.error(node, path, f"YAML tag {_tag_name(node.tag)} is not allowed (only plain values, lists "
@@ -265,7 +311,13 @@ def read_document(path: str, what: str = "hardware settings") -> tuple[_Document
         line = raw.count(b"\n", 0, exc.start) + 1
         return None, [(line, f"{path}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})")]
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = yaml.compose(text, Loader=_DepthLimitedLoader)
+    except _TooDeep as exc:
+        line = exc.problem_mark.line + 1
+        return None, [(line, f"{path}:{line}: {exc.problem}")]
+    except yaml.reader.ReaderError as exc:  # a character YAML forbids; its position gives the line
+        line = text.count("\n", 0, exc.position) + 1
+        return None, [(line, f"{path}:{line}: YAML error: {exc}")]
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 1
@@ -337,6 +389,9 @@ class _Checker:
 
     def unit(self, path: tuple, value: Any, parse) -> Any:
         if value is _INVALID:
+            return None
+        if isinstance(value, str) and len(value) > _MAX_QUANTITY_CHARS:
+            self.error(path, f"expected a quantity like '8 MiB', got {len(value)} characters of text")
             return None
         try:
             return parse(value)

@@ -19,6 +19,7 @@ import flatbuffers
 import numpy as np
 
 from runtime.errors import ModelError
+from runtime.verify import verify_model
 from runtime.versioning import stamp_versions as _stamp_versions
 from schema.tflite import BuiltinOperator as _bo_mod
 from schema.tflite import BuiltinOptions as _bopt_mod
@@ -41,6 +42,8 @@ SCHEMA_VERSION = 3
 _PLACEHOLDER_FOR_GREATER_OP_CODES = 127
 # A tensor larger than this is refused before anything is allocated.
 DEFAULT_MAX_TENSOR_BYTES = 2 << 30
+# The most dimensions a NumPy array can have (NPY_MAXDIMS): a tensor of higher rank cannot be held.
+_MAX_RANK = 64 if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else 32
 
 
 def _enum_members(cls) -> dict[str, int]:
@@ -361,6 +364,8 @@ class Model:
         data = self.buffer_bytes(t.buffer)
         if len(data) == 0 or t.sparsity is not None:
             return None
+        if t.type == "STRING":
+            return _string_array(data, t.shape)
         arr = np.frombuffer(data, dtype=t.dtype)
         return arr.reshape(t.shape)
 
@@ -397,8 +402,13 @@ def _text(v) -> str:
 
 
 def _read_source(source) -> tuple[bytes | memoryview, str]:
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        return memoryview(source).cast("B") if not isinstance(source, bytes) else source, "<bytes>"
+    if isinstance(source, bytes):
+        return source, "<bytes>"
+    if isinstance(source, (bytearray, memoryview)):
+        try:
+            return memoryview(source).cast("B"), "<bytes>"
+        except TypeError as exc:
+            raise ModelError(f"cannot read a model from this buffer: {exc}") from None
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         try:
@@ -410,6 +420,10 @@ def _read_source(source) -> tuple[bytes | memoryview, str]:
 
 def load_model(source, *, max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES) -> Model:
     """Parse a .tflite file (path) or its bytes into a validated `Model`.
+
+    The FlatBuffer is verified structurally first (`runtime.verify`), so corrupt
+    offsets and lengths are refused before the generated reader touches them;
+    then every index, shape, buffer size and subgraph reference is checked.
 
     Raises:
         ModelError: the data is not a TFLite model, is truncated or corrupt, or
@@ -423,9 +437,10 @@ def load_model(source, *, max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES) -> M
         raise ModelError(
             f"{where}: not a TFLite model: file identifier is {ident!r}, expected {FILE_IDENTIFIER!r}"
         )
+    verify_model(data, where)
     try:
         raw = ModelT.InitFromPackedBuf(data, 0)
-    except Exception as exc:  # the generated reader raises many types on corrupt input
+    except Exception as exc:  # verified above; kept so that a reader bug still surfaces as ModelError
         raise ModelError(f"{where}: corrupt or truncated model FlatBuffer ({type(exc).__name__}: {exc})") from None
     try:
         return _convert_model(raw, data, where, max_tensor_bytes)
@@ -454,7 +469,7 @@ def _convert_buffer(b: BufferT, data, where: str, index: int):
     return memoryview(arr) if isinstance(arr, np.ndarray) else bytes(arr)
 
 
-def _convert_quantization(q: QuantizationParametersT | None) -> Quantization | None:
+def _convert_quantization(q: QuantizationParametersT | None, shape: tuple[int, ...], loc: str) -> Quantization | None:
     if q is None:
         return None
     scales = _floats(q.scale)
@@ -462,18 +477,36 @@ def _convert_quantization(q: QuantizationParametersT | None) -> Quantization | N
     mins, maxs = _floats(q.min), _floats(q.max)
     if not scales and not mins and not maxs:
         return None
-    return Quantization(scales, zps, int(q.quantizedDimension or 0), mins, maxs)
+    dim = int(q.quantizedDimension or 0)
+    if scales:
+        # interpreter_builder.cc ParseQuantization: the checks TFLite makes before accepting a tensor.
+        if len(zps) != len(scales):
+            raise ModelError(f"{loc}: quantization has {len(zps)} zero points and {len(scales)} scales; "
+                             "they must have the same number")
+        if dim < 0 or (shape and dim >= len(shape)):
+            raise ModelError(f"{loc}: quantized_dimension must be in range [0, {len(shape)}), got {dim}")
+        if len(scales) != 1 and shape and len(scales) != shape[dim]:
+            raise ModelError(f"{loc}: {len(scales)} scales: must be 1 for per-tensor quantization or "
+                             f"{shape[dim]} (dimension {dim} of shape {list(shape)}) for per-axis quantization")
+    return Quantization(scales, zps, dim, mins, maxs)
 
 
-def _convert_sparsity(s) -> Sparsity | None:
+def _convert_sparsity(s, loc: str) -> Sparsity | None:
     if s is None:
         return None
+    # interpreter_builder.cc ParseSparsity: both vectors are required, formats are DENSE or SPARSE_CSR.
+    if s.traversalOrder is None or s.dimMetadata is None:
+        raise ModelError(f"{loc}: sparsity parameters lack traversal_order or dim_metadata")
     dims = []
-    for d in s.dimMetadata or []:
-        fmt = "SPARSE_CSR" if int(d.format) == 1 else "DENSE"
+    for i, d in enumerate(s.dimMetadata):
+        fmt = int(d.format)
+        if fmt not in (0, 1):
+            raise ModelError(f"{loc}: sparse dimension {i} has unknown format {fmt}")
         segs = _ints(d.arraySegments.values) if d.arraySegments is not None else ()
         idxs = _ints(d.arrayIndices.values) if d.arrayIndices is not None else ()
-        dims.append(DimensionMetadata(fmt, int(d.denseSize), segs, idxs))
+        if fmt == 1 and (d.arraySegments is None or d.arrayIndices is None):
+            raise ModelError(f"{loc}: sparse dimension {i} (SPARSE_CSR) lacks array_segments or array_indices")
+        dims.append(DimensionMetadata("SPARSE_CSR" if fmt == 1 else "DENSE", int(d.denseSize), segs, idxs))
     return Sparsity(_ints(s.traversalOrder), _ints(s.blockMap), tuple(dims))
 
 
@@ -489,9 +522,12 @@ def _convert_model(raw: ModelT, data, where: str, max_tensor_bytes: int) -> Mode
         codes.append((BUILTIN_OP_NAMES[code], _text(oc.customCode) or None, int(oc.version)))
     if not raw.subgraphs:
         raise ModelError(f"{where}: model has no subgraphs")
+    calls: dict[int, list[tuple[int, str, str, int]]] = {}
     subgraphs = tuple(
-        _convert_subgraph(sg, si, codes, buffers, data, where, max_tensor_bytes) for si, sg in enumerate(raw.subgraphs)
+        _convert_subgraph(sg, si, codes, buffers, data, where, max_tensor_bytes, calls.setdefault(si, []))
+        for si, sg in enumerate(raw.subgraphs)
     )
+    _check_calls(calls, len(subgraphs), where)
     metadata = tuple((_text(m.name), int(m.buffer)) for m in raw.metadata or [])
     for name, buf in metadata:
         if not 0 <= buf < len(buffers):
@@ -526,7 +562,54 @@ def _tensor_maps(maps, ntensors: int, loc: str) -> tuple[tuple[str, int], ...]:
     return tuple(out)
 
 
-def _convert_subgraph(sg: SubGraphT, si: int, codes, buffers, data, where: str, max_tensor_bytes: int) -> Subgraph:
+# Options fields that name other subgraphs: WHILE/IF/CALL_ONCE/CALL and the StableHLO region ops.
+_SUBGRAPH_FIELD = re.compile(r"(^|_)subgraph(_index|_indices)?$|^called_computations$")
+
+
+def _subgraph_refs(options: Options | None) -> Iterator[tuple[str, int]]:
+    for key, value in (options or {}).items():
+        if _SUBGRAPH_FIELD.search(key):
+            for v in value if isinstance(value, tuple) else (value,):
+                yield key, int(v)
+
+
+def _check_calls(calls: dict[int, list[tuple[int, str, str, int]]], n: int, where: str) -> None:
+    """Refuse subgraph references out of range or forming a cycle (a subgraph that ends up calling itself).
+
+    `calls[si]` lists (operator index, op name, options field, callee) for every reference in subgraph si.
+    """
+    for si, refs in calls.items():
+        for oi, op, key, callee in refs:
+            if not 0 <= callee < n:
+                raise ModelError(f"{where}: subgraph {si} operator {oi} ({op}): {key} {callee} is out of "
+                                 f"range [0, {n})")
+    # Depth-first search with an explicit stack: a chain of thousands of subgraphs must not hit recursion limits.
+    state = [0] * n  # 0 unvisited, 1 on the current path, 2 done
+    for start in range(n):
+        if state[start]:
+            continue
+        state[start] = 1
+        path = [start]
+        stack = [iter(calls.get(start, ()))]
+        while stack:
+            ref = next(stack[-1], None)
+            if ref is None:
+                state[path.pop()] = 2
+                stack.pop()
+                continue
+            oi, op, key, callee = ref
+            if state[callee] == 1:
+                cycle = " -> ".join(map(str, [*path[path.index(callee):], callee]))
+                raise ModelError(f"{where}: subgraph {path[-1]} operator {oi} ({op}): {key} {callee} makes the "
+                                 f"subgraphs call themselves (cycle {cycle})")
+            if state[callee] == 0:
+                state[callee] = 1
+                path.append(callee)
+                stack.append(iter(calls.get(callee, ())))
+
+
+def _convert_subgraph(sg: SubGraphT, si: int, codes, buffers, data, where: str, max_tensor_bytes: int,
+                      calls: list[tuple[int, str, str, int]]) -> Subgraph:
     tensors = []
     for ti, t in enumerate(sg.tensors or []):
         loc = f"{where}: subgraph {si} tensor {ti}"
@@ -534,29 +617,37 @@ def _convert_subgraph(sg: SubGraphT, si: int, codes, buffers, data, where: str, 
         if ttype not in TENSOR_TYPE_NAMES:
             raise ModelError(f"{loc}: unknown tensor type {ttype}")
         shape = _ints(t.shape)
+        name = _text(t.name)
+        loc = f"{loc} ({name!r})"
         if any(d < 0 for d in shape):
-            raise ModelError(f"{loc} ({_text(t.name)!r}): negative dimension in shape {list(shape)}")
+            raise ModelError(f"{loc}: negative dimension in shape {list(shape)}")
+        if len(shape) > _MAX_RANK:
+            raise ModelError(f"{loc}: rank {len(shape)} is over the {_MAX_RANK} dimensions an array can have")
+        signature = _ints(t.shapeSignature) if t.shapeSignature is not None else None
+        if signature is not None and any(d < -1 for d in signature):
+            raise ModelError(f"{loc}: shape_signature {list(signature)} has a dimension below -1")
         buf = int(t.buffer)
         if not 0 <= buf < len(buffers):
-            raise ModelError(f"{loc} ({_text(t.name)!r}): buffer index {buf} out of range [0, {len(buffers)})")
+            raise ModelError(f"{loc}: buffer index {buf} out of range [0, {len(buffers)})")
         tensor = Tensor(
-            name=_text(t.name),
+            name=name,
             type=TENSOR_TYPE_NAMES[ttype],
             shape=shape,
             buffer=buf,
-            quantization=_convert_quantization(t.quantization),
-            shape_signature=_ints(t.shapeSignature) if t.shapeSignature is not None else None,
+            quantization=_convert_quantization(t.quantization, shape, loc),
+            shape_signature=signature,
             is_variable=bool(t.isVariable),
-            sparsity=_convert_sparsity(t.sparsity),
+            sparsity=_convert_sparsity(t.sparsity, loc),
             has_rank=bool(t.hasRank) or len(shape) > 0,
         )
-        _check_tensor_size(tensor, buffers, loc, max_tensor_bytes)
+        _check_tensor_data(tensor, buffers, loc, max_tensor_bytes)
         tensors.append(tensor)
     n = len(tensors)
 
-    def check_indices(idx, what):
+    def check_indices(idx, what, optional=True):
+        low = -1 if optional else 0
         for i in idx:
-            if not (-1 <= i < n):
+            if not (low <= i < n):
                 raise ModelError(f"{where}: subgraph {si} {what}: tensor index {i} out of range [0, {n})")
         return idx
 
@@ -566,7 +657,9 @@ def _convert_subgraph(sg: SubGraphT, si: int, codes, buffers, data, where: str, 
         if not 0 <= ci < len(codes):
             raise ModelError(f"{where}: subgraph {si} operator {oi}: opcode index {ci} out of range [0, {len(codes)})")
         name, custom, version = codes[ci]
-        options, options_type = _operator_options(o, name)
+        options, options_type = _operator_options(o, name, f"{where}: subgraph {si} operator {oi} ({name})")
+        extra = _options_from_object(o.builtinOptions2) if o.builtinOptions2 is not None else None
+        calls.extend((oi, name, key, callee) for opts in (options, extra) for key, callee in _subgraph_refs(opts))
         ops.append(
             Operator(
                 op=name,
@@ -583,39 +676,78 @@ def _convert_subgraph(sg: SubGraphT, si: int, codes, buffers, data, where: str, 
         )
     return Subgraph(
         tensors=tuple(tensors),
-        inputs=check_indices(_ints(sg.inputs), "inputs"),
-        outputs=check_indices(_ints(sg.outputs), "outputs"),
+        inputs=check_indices(_ints(sg.inputs), "inputs", optional=False),
+        outputs=check_indices(_ints(sg.outputs), "outputs", optional=False),
         operators=tuple(ops),
         name=_text(sg.name),
     )
 
 
-def _check_tensor_size(t: Tensor, buffers, loc: str, max_tensor_bytes: int) -> None:
-    if t.type not in _NUMPY_DTYPES or t.type in ("STRING", "VARIANT", "RESOURCE"):
-        return
+def _check_tensor_data(t: Tensor, buffers, loc: str, max_tensor_bytes: int) -> None:
+    """Refuse a tensor too large to allocate, or whose constant data does not fit its shape and type."""
     count = 1
     for d in t.shape:
         count *= d
-    nbytes = count * _NUMPY_DTYPES[t.type].itemsize
+    dtype = _NUMPY_DTYPES.get(t.type)
+    nbytes = count * dtype.itemsize if dtype is not None else 0
     if nbytes > max_tensor_bytes:
         raise ModelError(
-            f"{loc} ({t.name!r}): shape {list(t.shape)} needs {nbytes} bytes, over the limit of "
-            f"{max_tensor_bytes} bytes"
+            f"{loc}: shape {list(t.shape)} needs {nbytes} bytes, over the limit of {max_tensor_bytes} bytes"
         )
     data = buffers[t.buffer]
-    if len(data) and t.sparsity is None and len(data) != nbytes:
+    if not len(data):
+        return
+    if t.is_variable:
+        # interpreter_builder.cc ParseTensors refuses the same.
+        raise ModelError(f"{loc}: a variable tensor cannot have constant data (buffer {t.buffer})")
+    if t.type in ("VARIANT", "RESOURCE"):
+        raise ModelError(f"{loc}: a {t.type} tensor cannot have constant data (buffer {t.buffer})")
+    if t.sparsity is not None or dtype is None:
+        return
+    if t.type == "STRING":
+        _string_offsets(data, count, f"{loc}: STRING data in buffer {t.buffer}")
+    elif len(data) != nbytes:
         raise ModelError(
-            f"{loc} ({t.name!r}): buffer {t.buffer} holds {len(data)} bytes but shape "
-            f"{list(t.shape)} of {t.type} needs {nbytes}"
+            f"{loc}: buffer {t.buffer} holds {len(data)} bytes but shape {list(t.shape)} of {t.type} needs {nbytes}"
         )
 
 
-def _operator_options(o: OperatorT, op: str) -> tuple[Options | None, str | None]:
+def _string_offsets(data, count: int, loc: str) -> np.ndarray:
+    """The count + 1 offsets of TFLite's string buffer layout, checked (string_util.h).
+
+    Layout: int32 N, then N + 1 int32 offsets from the buffer's start, then the bytes of every string.
+    """
+    if len(data) < 4:
+        raise ModelError(f"{loc}: {len(data)} bytes cannot hold a string count")
+    (n,) = np.frombuffer(data, dtype="<i4", count=1)
+    if n != count:
+        raise ModelError(f"{loc}: holds {n} strings but the shape needs {count}")
+    header = 4 * (count + 2)
+    if len(data) < header:
+        raise ModelError(f"{loc}: {len(data)} bytes cannot hold the offsets of {count} strings")
+    offsets = np.frombuffer(data, dtype="<i4", count=count + 1, offset=4).astype(np.int64)
+    if offsets[0] != header or offsets[-1] != len(data) or np.any(np.diff(offsets) < 0):
+        raise ModelError(f"{loc}: string offsets must rise from {header} to the buffer size {len(data)}")
+    return offsets
+
+
+def _string_array(data, shape: tuple[int, ...]) -> np.ndarray:
+    """A read-only object array of the bytes strings a STRING tensor's buffer holds."""
+    count = int(np.prod(shape, dtype=np.int64))
+    offsets = _string_offsets(data, count, "STRING data").tolist()
+    arr = np.empty(count, dtype=object)
+    arr[:] = [bytes(data[a:b]) for a, b in zip(offsets[:-1], offsets[1:])]
+    arr = arr.reshape(shape)
+    arr.flags.writeable = False
+    return arr
+
+
+def _operator_options(o: OperatorT, op: str, loc: str) -> tuple[Options | None, str | None]:
     type_code = int(o.builtinOptionsType or 0)
     if type_code and o.builtinOptions is not None:
         type_name = _OPTIONS_TYPE_NAMES.get(type_code)
         if type_name is None:
-            raise ModelError(f"unknown builtin options type {type_code} for {op}")
+            raise ModelError(f"{loc}: unknown builtin options type {type_code}")
         return _options_from_object(o.builtinOptions), type_name
     # No table in the file: the op gets its options table's defaults (backward compatibility).
     expected = options_type_for_op(op)

@@ -46,6 +46,13 @@ def single_op_model(op: str, inputs: list[Spec | None], outputs: list[Spec], *, 
                     custom_code: str | None = None, custom_options: bytes | None = None,
                     **options) -> bytes:
     """A one-operator .tflite model; `None` inputs are omitted optional inputs (-1)."""
+    return save_model(single_op_ir(op, inputs, outputs, version=version, custom_code=custom_code,
+                                   custom_options=custom_options, **options))
+
+
+def single_op_ir(op: str, inputs: list[Spec | None], outputs: list[Spec], *, version: int = 1,
+                 custom_code: str | None = None, custom_options: bytes | None = None, **options) -> Model:
+    """The same one-operator model as IR, for tests that must bypass the file loader's checks."""
     tensors: list[Tensor] = []
     buffers: list[bytes] = [b""]
     op_inputs: list[int] = []
@@ -72,7 +79,7 @@ def single_op_model(op: str, inputs: list[Spec | None], outputs: list[Spec], *, 
     operator = make_operator(op, op_inputs, op_outputs, version=version, custom_code=custom_code,
                              custom_options=custom_options, **options)
     sg = Subgraph(tuple(tensors), tuple(graph_inputs), tuple(op_outputs), (operator,), "main")
-    return save_model(Model((sg,), tuple(buffers)))
+    return Model((sg,), tuple(buffers))
 
 
 def random_inputs(details: list[dict], seed: int = 0) -> list[np.ndarray]:

@@ -148,14 +148,11 @@ def _max_invoke(ctx, node) -> None:
     x = ctx.input(node, 0)
     out = ctx.output(node, 0)
     plan: _PoolPlan = node.user_data
-    acc = None
+    # reference_ops::MaxPool folds std::max(max, x) from the type's lowest value: a NaN never wins
+    # (max < NaN is false) and -inf never goes below -FLT_MAX. np.fmax from `lowest` is that fold.
+    acc = np.full(out.shape, plan.lowest, dtype=out.dtype)
     for window in _windows(x.data, plan, plan.lowest):
-        if acc is None:
-            acc = window.copy()
-        else:
-            np.maximum(acc, window, out=acc)
-    if acc is None:
-        acc = np.full(out.shape, plan.lowest, dtype=out.dtype)
+        np.fmax(acc, window, out=acc)
     if plan.max_clamps:
         acc.clip(plan.max_floor, plan.act_max, out=acc)
     out.data = acc

@@ -36,6 +36,7 @@ from runtime.quant import (
 from runtime.resolver import Registration
 
 SAME, VALID = 0, 1  # schema enum Padding
+INT16_MAX = 32767
 _QUANTIZED = ("INT8", "UINT8")
 
 # ---------------------------------------------------------------------------------------------
@@ -86,6 +87,9 @@ class Geometry:
         dilation = (int(options.dilation_h_factor), int(options.dilation_w_factor))
         check(min(stride) > 0, f"strides must be positive, got stride_h={stride[0]} stride_w={stride[1]}")
         check(min(dilation) > 0, f"dilation factors must be positive, got h={dilation[0]} w={dilation[1]}")
+        # conv.cc / depthwise_conv.cc Prepare: dilation factors must fit int16 (the kernels store them so).
+        check(max(dilation) <= INT16_MAX,
+              f"dilation factors must be at most {INT16_MAX}, got h={dilation[0]} w={dilation[1]}")
         oh, ph = out_size_and_padding(options.padding, in_hw[0], kernel_hw[0], stride[0], dilation[0])
         ow, pw = out_size_and_padding(options.padding, in_hw[1], kernel_hw[1], stride[1], dilation[1])
         return cls(stride, dilation, tuple(kernel_hw), (oh, ow), (ph, pw))

@@ -369,9 +369,6 @@ def test_a_subgraph_index_damaged_in_the_file_is_refused_naming_the_operator():
                 load_model(bytes(buf))
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "conv kernels accept a dilation over INT16_MAX, which LiteRT refuses in prepare (conv.cc:405, "
-    "depthwise_conv.cc:122); near 2**31 they ask for terabytes at invoke"))
 @pytest.mark.parametrize(("op_index", "field", "value"), [(1, "dilation_w_factor", 2139127808),
                                                           (3, "dilation_h_factor", 2134671615)],
                          ids=["CONV_2D", "DEPTHWISE_CONV_2D"])

@@ -199,3 +199,49 @@ def fixture_nodes(ops: set[str]) -> list:
             if op.op in ops:
                 params.append(pytest.param(model, op, id=f"{path.stem}-{index}-{op.op}-v{op.version}"))
     return params
+
+
+# -- multi-subgraph models (control flow, variables) ---------------------------------------------
+
+
+class Graph:
+    """One subgraph under construction; constants go into the shared `buffers` list."""
+
+    def __init__(self, buffers: list[bytes]):
+        self.buffers = buffers
+        self.tensors: list[Tensor] = []
+        self.ops = []
+
+    def tensor(self, shape=(), type: str = "FLOAT32") -> int:
+        self.tensors.append(Tensor(f"t{len(self.tensors)}", type, tuple(shape)))
+        return len(self.tensors) - 1
+
+    def const(self, data) -> int:
+        arr = np.asarray(data)
+        self.buffers.append(arr.tobytes())
+        self.tensors.append(Tensor(f"c{len(self.tensors)}", tensor_type_for_dtype(arr.dtype), arr.shape,
+                                   len(self.buffers) - 1))
+        return len(self.tensors) - 1
+
+    def handle(self, shared_name: str, container: str | None = None) -> int:
+        """A VAR_HANDLE op's resource tensor for the variable `shared_name`."""
+        h = self.tensor((), "RESOURCE")
+        self.op("VAR_HANDLE", [], [h], shared_name=shared_name, container=container)
+        return h
+
+    def op(self, name: str, inputs, outputs, **options) -> None:
+        self.ops.append(make_operator(name, inputs, outputs, **options))
+
+    def subgraph(self, inputs, outputs) -> Subgraph:
+        return Subgraph(tuple(self.tensors), tuple(inputs), tuple(outputs), tuple(self.ops))
+
+
+def build(*graphs: tuple[Graph, list[int], list[int]], ir: bool = False) -> bytes | Model:
+    """A model of the given (graph, inputs, outputs) as .tflite bytes, or as the IR with `ir`.
+
+    The IR skips the loader's checks (e.g. of subgraph indices), so kernels' own checks show.
+    The graphs must share one buffers list.
+    """
+    buffers = graphs[0][0].buffers
+    model = Model(tuple(g.subgraph(i, o) for g, i, o in graphs), tuple(buffers))
+    return model if ir else save_model(model)

@@ -4,48 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from support import FIXTURES, check_against_litert, run_litert
+from support import FIXTURES, Graph, build, check_against_litert, run_litert
 
 from runtime.errors import KernelError, ModelError
 from runtime.interpreter import Interpreter
-from runtime.model import Model, Subgraph, Tensor, make_operator, save_model, tensor_type_for_dtype
-
-
-class Graph:
-    """One subgraph under construction; constants go into the shared `buffers` list."""
-
-    def __init__(self, buffers: list[bytes]):
-        self.buffers = buffers
-        self.tensors: list[Tensor] = []
-        self.ops = []
-
-    def tensor(self, shape=(), type: str = "FLOAT32") -> int:
-        self.tensors.append(Tensor(f"t{len(self.tensors)}", type, tuple(shape)))
-        return len(self.tensors) - 1
-
-    def const(self, data) -> int:
-        arr = np.asarray(data)
-        self.buffers.append(arr.tobytes())
-        self.tensors.append(Tensor(f"c{len(self.tensors)}", tensor_type_for_dtype(arr.dtype), arr.shape,
-                                   len(self.buffers) - 1))
-        return len(self.tensors) - 1
-
-    def op(self, name: str, inputs, outputs, **options) -> None:
-        self.ops.append(make_operator(name, inputs, outputs, **options))
-
-    def subgraph(self, inputs, outputs) -> Subgraph:
-        return Subgraph(tuple(self.tensors), tuple(inputs), tuple(outputs), tuple(self.ops))
-
-
-def build(*graphs: tuple[Graph, list[int], list[int]], ir: bool = False) -> bytes | Model:
-    """A model of the given (graph, inputs, outputs) as .tflite bytes, or as the IR with `ir`.
-
-    The IR skips the loader's checks (e.g. of subgraph indices), so kernels' own checks show.
-    The graphs must share one buffers list.
-    """
-    buffers = graphs[0][0].buffers
-    model = Model(tuple(g.subgraph(i, o) for g, i, o in graphs), tuple(buffers))
-    return model if ir else save_model(model)
+from runtime.model import Model, make_operator
 
 
 def less_than_cond(buffers, limit: int, shapes, types) -> tuple[Graph, list[int], list[int]]:

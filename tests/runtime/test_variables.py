@@ -6,48 +6,11 @@ import re
 
 import numpy as np
 import pytest
-from support import assert_close_to_reference
+from support import Graph, assert_close_to_reference, build
 
 from runtime.errors import KernelError
 from runtime.interpreter import Interpreter
-from runtime.model import Model, SignatureDef, Subgraph, Tensor, make_operator, save_model, tensor_type_for_dtype
-
-
-class Graph:
-    """One subgraph under construction; constants go into the shared `buffers` list."""
-
-    def __init__(self, buffers: list[bytes]):
-        self.buffers = buffers
-        self.tensors: list[Tensor] = []
-        self.ops = []
-
-    def tensor(self, shape=(), type: str = "FLOAT32") -> int:
-        self.tensors.append(Tensor(f"t{len(self.tensors)}", type, tuple(shape)))
-        return len(self.tensors) - 1
-
-    def const(self, data) -> int:
-        arr = np.asarray(data)
-        self.buffers.append(arr.tobytes())
-        self.tensors.append(Tensor(f"c{len(self.tensors)}", tensor_type_for_dtype(arr.dtype), arr.shape,
-                                   len(self.buffers) - 1))
-        return len(self.tensors) - 1
-
-    def handle(self, shared_name: str, container: str | None = None) -> int:
-        h = self.tensor((), "RESOURCE")
-        self.op("VAR_HANDLE", [], [h], shared_name=shared_name, container=container)
-        return h
-
-    def op(self, name: str, inputs, outputs, **options) -> None:
-        self.ops.append(make_operator(name, inputs, outputs, **options))
-
-    def subgraph(self, inputs, outputs) -> Subgraph:
-        return Subgraph(tuple(self.tensors), tuple(inputs), tuple(outputs), tuple(self.ops))
-
-
-def build(*graphs, as_ir: bool = False) -> bytes | Model:
-    buffers = graphs[0][0].buffers
-    model = Model(tuple(g.subgraph(i, o) for g, i, o in graphs), tuple(buffers))
-    return model if as_ir else save_model(model)
+from runtime.model import SignatureDef, save_model, tensor_type_for_dtype
 
 
 def _litert(model: bytes):
@@ -93,7 +56,7 @@ def accumulator_model(signature: bool = False) -> bytes:
     main.op("ASSIGN_VARIABLE", [h, s], [])
     init_graph = Graph(buffers)
     init_graph.op("ASSIGN_VARIABLE", [init_graph.handle("v"), init_graph.const(np.array([1.0, 2.0], np.float32))], [])
-    model = build((main, [x], [s]), (init_graph, [], []), as_ir=True)
+    model = build((main, [x], [s]), (init_graph, [], []), ir=True)
     if signature:
         model = model.replace(signature_defs=(SignatureDef("acc", 0, (("x", x),), (("y", s),)),))
     return save_model(model)

@@ -48,6 +48,17 @@ def _expand_sparse_level(parents: np.ndarray, segments: np.ndarray, indices: np.
     return owner, positions, indices[positions]
 
 
+def _level_size(dim: int, shape, sparsity, block_sizes) -> int:
+    """How many positions traversal dimension `dim` has: a block size, or a (blocked) original dimension."""
+    rank = len(shape)
+    if dim >= rank:
+        return int(block_sizes[dim - rank])
+    size = int(shape[dim])
+    if dim in sparsity.block_map:
+        size //= int(block_sizes[list(sparsity.block_map).index(dim)])
+    return size
+
+
 def sparse_coordinates(shape, sparsity) -> tuple[np.ndarray, ...]:
     """The dense index, per original dimension, of every stored value (in storage order)."""
     rank = len(shape)
@@ -62,6 +73,11 @@ def sparse_coordinates(shape, sparsity) -> tuple[np.ndarray, ...]:
     for level, meta in enumerate(levels):
         if meta.format == "DENSE":
             n = meta.dense_size
+            # A dense level walks a whole dimension (or block): its size is known from the shape, and
+            # trusting a corrupted one would expand to any size.
+            expected = _level_size(order[level], shape, sparsity, block_sizes)
+            check(n == expected, f"sparsity level {level} (DENSE) has dense_size {n}, but the dimension it "
+                                 f"traverses has size {expected}")
             owner = np.repeat(np.arange(parents.size), n)
             local = np.tile(np.arange(n, dtype=np.int64), parents.size)
             parents = parents[owner] * n + local

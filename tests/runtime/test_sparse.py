@@ -181,3 +181,27 @@ def test_densify_level_count_mismatch_raises():
     sparsity = Sparsity((0, 1), (1,), (DimensionMetadata("DENSE", 2), DimensionMetadata("DENSE", 3)))
     with pytest.raises(KernelError, match="needs 3 levels"):
         densify(np.ones(6, np.float32), (2, 3), sparsity)
+
+
+def test_a_corrupted_dense_size_is_refused_before_expanding():
+    # Found by benchmarks/fuzz_models.py: a huge dense_size made FULLY_CONNECTED's prepare allocate 16 GiB.
+    import dataclasses
+
+    from support import FIXTURES
+
+    from runtime.errors import KernelError
+    from runtime.interpreter import Interpreter
+    from runtime.model import load_model
+
+    model = load_model(FIXTURES / "sparse_float.tflite")
+    sg = model.subgraphs[0]
+    index = next(i for i, t in enumerate(sg.tensors) if t.sparsity is not None)
+    sparse = sg.tensors[index].sparsity
+    level = next(k for k, d in enumerate(sparse.dim_metadata) if d.format == "DENSE")
+    dims = list(sparse.dim_metadata)
+    dims[level] = dataclasses.replace(dims[level], dense_size=1 << 30)
+    tensors = list(sg.tensors)
+    tensors[index] = dataclasses.replace(tensors[index], sparsity=dataclasses.replace(sparse, dim_metadata=tuple(dims)))
+    broken = dataclasses.replace(model, subgraphs=(dataclasses.replace(sg, tensors=tuple(tensors)),))
+    with pytest.raises(KernelError, match=r"dense_size 1073741824|block size 1073741824"):
+        Interpreter(model=broken).allocate_tensors()

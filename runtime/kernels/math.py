@@ -29,6 +29,7 @@ from runtime.quant import (
     activation_name,
     activation_range_quantized,
     cast_to_int32,
+    inv_sqrt_quantized_multiplier_exp,
     multiply_by_quantized_multiplier,
     quantize_multiplier,
     rounding_divide_by_pot,
@@ -533,31 +534,10 @@ def _sqrt_prepare(ctx, node) -> None:
                                                            "(Sqrt is only defined for non-negative values)")
 
 
-def _inv_sqrt_multiplier(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """common.h GetInvSqrtQuantizedMultiplierExp(v, kReverseShift) for 2 <= v < 2**29.
-
-    Five Newton-Raphson steps of x <- 1.5x - (v/2)x^3 in Q3.28 on v normalized into [2**27, 2**29).
-    """
-    srdhm = saturating_rounding_doubling_high_mul
-    pairs = (_clz32(v) - 1) // 2 - 1
-    shift = 11 - pairs
-    normalized = v << (2 * pairs)
-    half_input = rounding_divide_by_pot(normalized >> 1, 1)
-    x = np.full(v.shape, 1 << 28, dtype=np.int64)
-    for _ in range(5):
-        x3 = _saturating_shift_left(srdhm(srdhm(x, x), x), 6)
-        x = _saturating_shift_left(_wrap32(srdhm(3 << 27, x) - srdhm(half_input, x3)), 3)
-    x = srdhm(x, 1518500250)  # sqrt(2)/2 in Q0.31
-    x = np.where(shift < 0, _wrap32(x << np.maximum(-shift, 0)), x)
-    return x, -np.maximum(shift, 0)
-
-
 def _rsqrt_int8(q: np.ndarray, zero_point: int, multiplier: int, shift: int, out_zp: int) -> np.ndarray:
     """RsqrtEvalQuantizedInt8: 1/sqrt(q - zero_point) in fixed point, then the output rescale."""
     v = np.maximum(q - zero_point, 0)
-    inv, inv_shift = _inv_sqrt_multiplier(np.maximum(v, 2))
-    inv = np.where(v <= 1, INT32_MAX, inv)
-    inv_shift = np.where(v <= 1, 0, inv_shift)
+    inv, inv_shift = inv_sqrt_quantized_multiplier_exp(v)  # v <= 1 gives (INT32_MAX, 0), as common.h does
     k_shift = 20  # keeps the intermediate an integer
     data = multiply_by_quantized_multiplier(np.ones_like(v), inv, inv_shift + k_shift)
     result = multiply_by_quantized_multiplier(data, multiplier, shift - k_shift) + out_zp

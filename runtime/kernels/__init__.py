@@ -6,6 +6,7 @@ from runtime.kernels import (
     activations,
     control_flow,
     conv,
+    conv3d,
     elementwise,
     fully_connected,
     gather,
@@ -28,7 +29,7 @@ from runtime.kernels import (
 
 _FAMILIES = (shape, pooling, reduce, conv, fully_connected, quantize, slicing, activations, resize, elementwise,
              math, logical, control_flow, variables, lstm, tensor, gather,
-             matmul, transpose_conv, normalization, sparse)
+             matmul, transpose_conv, normalization, sparse, conv3d)
 
 
 def register_builtins(resolver) -> None:

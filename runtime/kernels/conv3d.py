@@ -1,0 +1,117 @@
+"""CONV_3D (float32): im2col over a strided view of the padded [batch, depth, height, width, channels] input.
+
+conv3d.cc: input [N, D, H, W, Cin], filter [KD, KH, KW, Cin, Cout] (the filter's channel axis must equal the
+input's: no grouping), optional bias of Cout elements, float32 only; the output is [N, OD, OH, OW, Cout]
+with each axis sized and padded as CONV_2D's (ComputePadding3DValues applies ComputePaddingWithOffset per
+axis), and the result clamped to the fused activation's range (CalculateActivationRange).
+
+The filter is already the [KD*KH*KW*Cin, Cout] GEMM operand in its own layout, so the kernel is one copy of
+the windows into a matrix and one BLAS matmul.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from runtime.kernels.common import check, is_known
+from runtime.kernels.conv import fused_activation, out_size_and_padding
+from runtime.resolver import Registration
+
+# kernel_util.cc CalculateActivationRange for float: the ReLU family clamps, anything else does not.
+_RANGES = {"RELU": (0.0, None), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0)}
+
+
+@dataclass
+class _Plan:
+    stride: tuple[int, int, int]
+    dilation: tuple[int, int, int]
+    kernel: tuple[int, int, int]
+    out: tuple[int, int, int]
+    pad_before: tuple[int, int, int]
+    padded: tuple[int, int, int]  # the padded input's depth, height, width
+    lo: float | None
+    hi: float | None
+    weights: np.ndarray | None  # [KD*KH*KW*Cin, Cout], when the filter is constant
+    bias: np.ndarray | None  # when the bias is constant (or absent: None with has_bias False)
+    has_bias: bool
+
+
+def _prepare(ctx, node) -> None:
+    op = "CONV_3D"
+    check(len(node.inputs) in (2, 3), f"{op}: expected 2 or 3 inputs, got {len(node.inputs)}")
+    check(len(node.outputs) == 1, f"{op}: expected 1 output, got {len(node.outputs)}")
+    x, f, b, out = ctx.input(node, 0), ctx.input(node, 1), ctx.input(node, 2), ctx.output(node, 0)
+    check(len(x.shape) == 5, f"{op}: input must be 5-D [batch, depth, height, width, channels], "
+                             f"got shape {list(x.shape)}")
+    check(len(f.shape) == 5, f"{op}: filter must be 5-D [depth, height, width, in_channels, out_channels], "
+                             f"got shape {list(f.shape)}")
+    check(x.shape[4] == f.shape[3],
+          f"{op}: input has {x.shape[4]} channels but the filter expects {f.shape[3]}")
+    for name, t in (("input", x), ("filter", f), ("output", out)):
+        check(t.type == "FLOAT32", f"{op}: {name} must be FLOAT32, got {t.type}")
+    cout = f.shape[4]
+    if b is not None:
+        check(b.type == "FLOAT32", f"{op}: bias must be FLOAT32, got {b.type}")
+        check(int(np.prod(b.shape)) == cout, f"{op}: bias has {int(np.prod(b.shape))} elements, expected {cout}")
+    o = node.options
+    stride = (int(o.stride_d), int(o.stride_h), int(o.stride_w))
+    dilation = (int(o.dilation_d_factor), int(o.dilation_h_factor), int(o.dilation_w_factor))
+    sizes = [out_size_and_padding(o.padding, n, k, s, d)
+             for n, k, s, d in zip(x.shape[1:4], f.shape[:3], stride, dilation)]
+    out_dhw = tuple(s for s, _ in sizes)
+    pad_before = tuple(p for _, p in sizes)
+    # The padded extent each axis's windows read: before + data + whatever the last window overhangs.
+    padded = tuple(max(n + p, (od - 1) * s + (k - 1) * d + 1) if od else n + p
+                   for n, p, od, s, k, d in zip(x.shape[1:4], pad_before, out_dhw, stride, f.shape[:3], dilation))
+    lo, hi = _RANGES.get(fused_activation(node), (None, None))
+    weights = f.data.reshape(-1, cout) if is_known(f) else None
+    node.user_data = _Plan(stride, dilation, tuple(f.shape[:3]), out_dhw, pad_before, padded, lo, hi, weights,
+                           _bias(b) if b is None or is_known(b) else None, b is not None)
+    ctx.resize_tensor(out, (x.shape[0], *out_dhw, cout))
+
+
+def _bias(b) -> np.ndarray | None:
+    return None if b is None else b.data.reshape(-1)
+
+
+def _windows(plan: _Plan, x: np.ndarray) -> np.ndarray:
+    """The [N*OD*OH*OW, KD*KH*KW*Cin] im2col matrix of the zero-padded input (one copy)."""
+    n, d, h, w, c = x.shape
+    if plan.padded != (d, h, w) or any(plan.pad_before):
+        xp = np.zeros((n, *plan.padded, c), np.float32)
+        (fd, fh, fw) = plan.pad_before
+        xp[:, fd:fd + d, fh:fh + h, fw:fw + w] = x
+    else:
+        xp = np.ascontiguousarray(x)
+    sn, sd, sh, sw, sc = xp.strides
+    (od, oh, ow), (kd, kh, kw) = plan.out, plan.kernel
+    (td, th, tw), (dd, dh, dw) = plan.stride, plan.dilation
+    view = np.lib.stride_tricks.as_strided(
+        xp, (n, od, oh, ow, kd, kh, kw, c),
+        (sn, sd * td, sh * th, sw * tw, sd * dd, sh * dh, sw * dw, sc), writeable=False)
+    return view.reshape(n * od * oh * ow, kd * kh * kw * c)
+
+
+def _invoke(ctx, node) -> None:
+    plan: _Plan = node.user_data
+    x, f, b, out = ctx.input(node, 0), ctx.input(node, 1), ctx.input(node, 2), ctx.output(node, 0)
+    if 0 in out.shape:
+        out.data = np.zeros(out.shape, np.float32)
+        return
+    weights = plan.weights if plan.weights is not None else f.data.reshape(-1, f.shape[4])
+    acc = _windows(plan, x.data) @ weights
+    bias = plan.bias if plan.bias is not None or not plan.has_bias else _bias(b)
+    if bias is not None:
+        acc += bias
+    if plan.lo is not None:
+        np.maximum(acc, plan.lo, out=acc)
+    if plan.hi is not None:
+        np.minimum(acc, plan.hi, out=acc)
+    out.data = acc.reshape(out.shape)
+
+
+def register(resolver) -> None:
+    """CONV_3D v1 (float32; the only version op_version.cc defines)."""
+    resolver.add_builtin("CONV_3D", Registration(prepare=_prepare, invoke=_invoke), 1, 1)

@@ -14,7 +14,9 @@ import re
 from collections.abc import Mapping
 
 _NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
-_QUANTITY = re.compile(rf"^\s*({_NUMBER})\s*(\S.*?)?\s*$")
+# Matched against the stripped value: greedy and anchored, so linear in its length (a lazy unit
+# group followed by trailing whitespace backtracks quadratically on long runs of spaces).
+_QUANTITY = re.compile(rf"({_NUMBER})\s*(\S.*)?", re.DOTALL)
 
 _FREQUENCY_UNITS = {"Hz": 1.0, "kHz": 1e3, "MHz": 1e6, "GHz": 1e9}
 _SIZE_UNITS = {
@@ -56,7 +58,7 @@ def _quantity(kind: str, value, units: Mapping[str, float], divide: bool = False
         raise _fail(kind, value)
     if not isinstance(value, str):
         raise _fail(kind, value, "missing unit")
-    match = _QUANTITY.match(value)
+    match = _QUANTITY.fullmatch(value.strip())
     if match is None:
         raise _fail(kind, value)
     number, unit = float(match.group(1)), match.group(2)

@@ -5,13 +5,18 @@ thread (set before NumPy loads). LiteRT's reference kernels (BUILTIN_REF) can ab
 process on some int8 models, so each BUILTIN_REF measurement runs in a subprocess.
 
 Usage:
-    python benchmarks/interpreter.py [--runs N] [--warmup N] [--only NAME ...] [--no-ref]
+    python benchmarks/interpreter.py [--runs N] [--min-time S] [--warmup N] [--only NAME ...] [--no-ref]
+    python benchmarks/interpreter.py --ops [--top N] [--only NAME ...]
     python benchmarks/interpreter.py --memory [--only NAME ...]
 
 Prints one row per fixture model: median invoke time of ours, LiteRT builtin and LiteRT
-reference (ms), and the ratios ours/builtin and ours/reference. With --memory, prints instead
-each model's peak resident memory in a fresh process (ru_maxrss after construct + allocate_tensors
-+ one invoke), next to that process's resident memory once NumPy and the runtime are imported.
+reference (ms), and the ratios ours/builtin and ours/reference. Each median is over at least
+--runs invokes and at least --min-time seconds of them (small models get thousands of runs).
+With --ops, prints instead where our invoke time goes: per op type, the host time per invoke,
+kernel calls per invoke and microseconds per call (ops inside WHILE/IF bodies included; a
+control-flow op's own row includes its bodies). With --memory, prints each model's peak
+resident memory in a fresh process (ru_maxrss after construct + allocate_tensors + one invoke),
+next to that process's resident memory once NumPy and the runtime are imported.
 """
 
 from __future__ import annotations
@@ -51,19 +56,77 @@ def _inputs(details, seed=0):
     return out
 
 
-def time_invoke(interpreter, inputs, runs: int, warmup: int) -> float:
-    """Median seconds of invoke() after warm-up, inputs set once."""
+def time_invoke(interpreter, inputs, runs: int, warmup: int, min_time: float = 0.0) -> float:
+    """Median seconds of invoke() after warm-up, inputs set once: at least `runs` and `min_time` seconds."""
     interpreter.allocate_tensors()
     for d, x in zip(interpreter.get_input_details(), inputs):
         interpreter.set_tensor(d["index"], x)
     for _ in range(warmup):
         interpreter.invoke()
     times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
+    clock = time.perf_counter
+    start = clock()
+    while len(times) < runs or clock() - start < min_time:
+        t0 = clock()
         interpreter.invoke()
-        times.append(time.perf_counter() - t0)
+        times.append(clock() - t0)
     return statistics.median(times)
+
+
+def op_profile(path: Path, min_time: float) -> tuple[float, list[tuple[str, float, float]]]:
+    """(ms per invoke, [(op, seconds per invoke, calls per invoke)]) of our interpreter on `path`.
+
+    Every node's registration is swapped for one whose invoke is timed (registrations are frozen
+    dataclasses, shared between nodes: each node gets its own timed copy).
+    """
+    import dataclasses
+    from collections import Counter
+
+    from runtime import Interpreter
+
+    it = Interpreter(model_path=path, num_threads=1)
+    total, calls = Counter(), Counter()
+    clock = time.perf_counter
+
+    def timed(invoke, op):
+        def run(ctx, node):
+            t0 = clock()
+            try:
+                return invoke(ctx, node)
+            finally:
+                total[op] += clock() - t0
+                calls[op] += 1
+        return run
+
+    for i in range(it.num_subgraphs()):
+        for node in it.subgraph(i).nodes:
+            reg = node.registration
+            if reg is not None and reg.invoke is not None:
+                node.registration = dataclasses.replace(reg, invoke=timed(reg.invoke, node.op_name))
+    inputs = _inputs(it.get_input_details())
+    it.allocate_tensors()
+    for d, x in zip(it.get_input_details(), inputs):
+        it.set_tensor(d["index"], x)
+    it.invoke()
+    total.clear()
+    calls.clear()
+    n, start = 0, clock()
+    while n < 20 or clock() - start < min_time:
+        it.invoke()
+        n += 1
+    elapsed = (clock() - start) / n
+    rows = sorted(((op, t / n, calls[op] / n) for op, t in total.items()), key=lambda r: -r[1])
+    return elapsed * 1e3, rows
+
+
+def _ops_table(paths, min_time: float, top: int) -> None:
+    for path in paths:
+        ms, rows = op_profile(path, min_time)
+        print(f"{path.stem}: {ms:.3f} ms per invoke (with timing wrappers)")
+        print(f"  {'op':<26} {'ms/invoke':>10} {'%':>6} {'calls/invoke':>13} {'us/call':>9}")
+        for op, seconds, calls in rows[:top]:
+            print(f"  {op:<26} {seconds * 1e3:10.4f} {100 * seconds * 1e3 / ms:6.1f} {calls:13.1f} "
+                  f"{seconds / calls * 1e6:9.2f}")
 
 
 def litert(path: Path, resolver: str):
@@ -73,9 +136,10 @@ def litert(path: Path, resolver: str):
                        experimental_op_resolver_type=getattr(OpResolverType, resolver))
 
 
-def _ref_in_subprocess(path: Path, runs: int, warmup: int) -> float | None:
+def _ref_in_subprocess(path: Path, runs: int, warmup: int, min_time: float) -> float | None:
     """BUILTIN_REF median in a child process (it can abort); None if the child died."""
-    cmd = [sys.executable, __file__, "--ref-worker", str(path), "--runs", str(runs), "--warmup", str(warmup)]
+    cmd = [sys.executable, __file__, "--ref-worker", str(path), "--runs", str(runs), "--warmup", str(warmup),
+           "--min-time", str(min_time)]
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
     if result.returncode != 0:
         return None
@@ -118,17 +182,21 @@ def _memory_table(paths) -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=int, default=10, help="timed invokes per model (median is reported)")
+    parser.add_argument("--runs", type=int, default=10, help="at least this many timed invokes per model")
+    parser.add_argument("--min-time", type=float, default=0.5,
+                        help="and at least this many seconds of timed invokes per measurement (default 0.5)")
     parser.add_argument("--warmup", type=int, default=2, help="untimed invokes first")
     parser.add_argument("--only", nargs="*", help="fixture names (file stems) to run")
     parser.add_argument("--no-ref", action="store_true", help="skip LiteRT's reference kernels (slow)")
     parser.add_argument("--memory", action="store_true", help="print peak resident memory per model instead")
+    parser.add_argument("--ops", action="store_true", help="print our per-op host time per model instead")
+    parser.add_argument("--top", type=int, default=12, help="with --ops: op types shown per model")
     parser.add_argument("--ref-worker", help=argparse.SUPPRESS)
     parser.add_argument("--memory-worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.ref_worker:
         it = litert(Path(args.ref_worker), "BUILTIN_REF")
-        print(json.dumps(time_invoke(it, _inputs(it.get_input_details()), args.runs, args.warmup)))
+        print(json.dumps(time_invoke(it, _inputs(it.get_input_details()), args.runs, args.warmup, args.min_time)))
         return 0
     if args.memory_worker:
         print(json.dumps(_memory_worker(Path(args.memory_worker))))
@@ -143,7 +211,11 @@ def main(argv=None) -> int:
     if args.memory:
         _memory_table(paths)
         return 0
+    if args.ops:
+        _ops_table(paths, args.min_time, args.top)
+        return 0
     header = f"{'model':<28} {'ours ms':>9} {'builtin ms':>10} {'ref ms':>9} {'ours/builtin':>12} {'ours/ref':>9}"
+    slower_than_ref = []
     print(header)
     print("-" * len(header))
     ratios = []
@@ -151,18 +223,23 @@ def main(argv=None) -> int:
         builtin_it = litert(path, "BUILTIN_WITHOUT_DEFAULT_DELEGATES")
         inputs = _inputs(builtin_it.get_input_details())
         try:
-            ours = time_invoke(Interpreter(model_path=path, num_threads=1), inputs, args.runs, args.warmup)
+            ours = time_invoke(Interpreter(model_path=path, num_threads=1), inputs, args.runs, args.warmup,
+                               args.min_time)
         except AccelsimError as exc:
             print(f"{path.stem:<28} failed: {str(exc).splitlines()[0]}")
             continue
-        builtin = time_invoke(builtin_it, inputs, args.runs, args.warmup)
-        ref = None if args.no_ref else _ref_in_subprocess(path, max(3, args.runs // 3), 1)
-        ref_txt = f"{ref * 1e3:9.2f}" if ref else f"{'abort' if not args.no_ref else '-':>9}"
+        builtin = time_invoke(builtin_it, inputs, args.runs, args.warmup, args.min_time)
+        ref = None if args.no_ref else _ref_in_subprocess(path, max(3, args.runs // 3), 1, args.min_time)
+        ref_txt = f"{ref * 1e3:9.3f}" if ref else f"{'abort' if not args.no_ref else '-':>9}"
+        if ref and ours > ref:
+            slower_than_ref.append(path.stem)
         ratio_ref = f"{ours / ref:9.2f}" if ref else f"{'-':>9}"
         ratios.append(ours / builtin)
-        print(f"{path.stem:<28} {ours * 1e3:9.2f} {builtin * 1e3:10.2f} {ref_txt} {ours / builtin:12.2f} {ratio_ref}")
+        print(f"{path.stem:<28} {ours * 1e3:9.3f} {builtin * 1e3:10.3f} {ref_txt} {ours / builtin:12.2f} {ratio_ref}")
     if ratios:
         print(f"median ours/builtin over {len(ratios)} models: {statistics.median(ratios):.2f}")
+    if not args.no_ref:
+        print(f"slower than LiteRT's reference kernels: {', '.join(slower_than_ref) or 'none'}")
     return 0
 
 

@@ -1,0 +1,31 @@
+"""The interpreter benchmark's measuring parts run and count what they claim (no timing is asserted)."""
+
+import numpy as np
+
+from benchmarks.interpreter import FIXTURES, op_profile, time_invoke
+from runtime import Interpreter
+
+
+def test_op_profile_counts_kernel_calls_per_invoke_including_loop_bodies():
+    _, rows = op_profile(FIXTURES / "sparse_float.tflite", min_time=0.0)
+    assert [(op, calls) for op, _, calls in rows] == [("FULLY_CONNECTED", 3.0)]
+    # lstm_gru_float: two WHILE nodes in the main graph, their bodies run 10 times each.
+    _, rows = op_profile(FIXTURES / "lstm_gru_float.tflite", min_time=0.0)
+    calls = {op: c for op, _, c in rows}
+    assert calls["WHILE"] == 2.0
+    assert calls["LESS"] == 44.0  # two conditions per cond evaluation, 11 evaluations per loop
+    assert all(seconds > 0 for _, seconds, _ in rows)
+
+
+def test_time_invoke_runs_at_least_the_requested_invokes():
+    it = Interpreter(model_path=FIXTURES / "sparse_float.tflite")
+    counted = []
+    original = it.invoke
+
+    def counting():
+        counted.append(1)
+        original()
+
+    it.invoke = counting
+    seconds = time_invoke(it, [np.zeros((1, 64), np.float32)], runs=7, warmup=2)
+    assert len(counted) == 9 and seconds > 0

@@ -245,3 +245,15 @@ def build(*graphs: tuple[Graph, list[int], list[int]], ir: bool = False) -> byte
     buffers = graphs[0][0].buffers
     model = Model(tuple(g.subgraph(i, o) for g, i, o in graphs), tuple(buffers))
     return model if ir else save_model(model)
+
+
+def prepare_error(model: bytes | Model) -> str:
+    """The KernelError message allocate_tensors() raises for `model` (fails the test if it raises none)."""
+    import pytest
+
+    from runtime.errors import KernelError
+
+    it = Interpreter(model=model) if isinstance(model, Model) else Interpreter(model_content=model)
+    with pytest.raises(KernelError) as info:
+        it.allocate_tensors()
+    return str(info.value)

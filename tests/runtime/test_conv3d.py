@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from support import Spec, check_against_litert, const, single_op_model
-
-from runtime.errors import KernelError
-from runtime.interpreter import Interpreter
+from support import Spec, check_against_litert, const, prepare_error, single_op_model
 
 ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
 SAME, VALID = 0, 1
@@ -76,18 +73,11 @@ def test_resolver_knows_version_1_only():
     assert resolver.find_op("CONV_3D", 2) is None
 
 
-def _prepare_error(model: bytes) -> str:
-    interp = Interpreter(model_content=model)
-    with pytest.raises(KernelError) as info:
-        interp.allocate_tensors()
-    return str(info.value)
-
-
 def test_channel_mismatch_is_refused():
     w = const(np.zeros((2, 2, 2, 3, 4), np.float32))
     model = single_op_model("CONV_3D", [Spec((1, 4, 4, 4, 2)), w], [Spec((1, 3, 3, 3, 4))], padding=VALID,
                             stride_d=1, stride_h=1, stride_w=1)
-    message = _prepare_error(model)
+    message = prepare_error(model)
     assert "CONV_3D" in message and "2 channels" in message and "expects 3" in message
 
 
@@ -95,7 +85,7 @@ def test_four_d_input_is_refused():
     w = const(np.zeros((2, 2, 2, 3, 4), np.float32))
     model = single_op_model("CONV_3D", [Spec((1, 4, 4, 3)), w], [Spec((1, 3, 3, 3, 4))], padding=VALID,
                             stride_d=1, stride_h=1, stride_w=1)
-    assert "input must be 5-D" in _prepare_error(model)
+    assert "input must be 5-D" in prepare_error(model)
 
 
 def test_int8_input_is_refused():
@@ -103,7 +93,7 @@ def test_int8_input_is_refused():
     model = single_op_model("CONV_3D", [Spec((1, 4, 4, 4, 2), "INT8", scale=0.1, zero_point=0), w],
                             [Spec((1, 3, 3, 3, 4), "INT8", scale=0.1, zero_point=0)], padding=VALID,
                             stride_d=1, stride_h=1, stride_w=1)
-    assert "input must be FLOAT32, got INT8" in _prepare_error(model)
+    assert "input must be FLOAT32, got INT8" in prepare_error(model)
 
 
 def test_bias_of_the_wrong_length_is_refused():
@@ -111,11 +101,11 @@ def test_bias_of_the_wrong_length_is_refused():
     b = const(np.zeros(3, np.float32))
     model = single_op_model("CONV_3D", [Spec((1, 4, 4, 4, 2)), w, b], [Spec((1, 3, 3, 3, 4))], padding=VALID,
                             stride_d=1, stride_h=1, stride_w=1)
-    assert "bias has 3 elements, expected 4" in _prepare_error(model)
+    assert "bias has 3 elements, expected 4" in prepare_error(model)
 
 
 def test_zero_stride_is_refused():
     w = const(np.zeros((2, 2, 2, 2, 4), np.float32))
     model = single_op_model("CONV_3D", [Spec((1, 4, 4, 4, 2)), w], [Spec((1, 3, 3, 3, 4))], padding=VALID,
                             stride_d=0, stride_h=1, stride_w=1)
-    assert "must be positive" in _prepare_error(model)
+    assert "must be positive" in prepare_error(model)

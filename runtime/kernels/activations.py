@@ -11,8 +11,6 @@ rounded once; that matched glibc's tables in every one of 6000 random parameter 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from runtime.kernels.common import check, check_inputs, integer_domain, table_index
@@ -70,18 +68,47 @@ def _relu_table(op: str, x, out) -> np.ndarray:
 
 
 def _relu_prepare(op: str):
+    float_hi = _RELU_LIMITS[op][1]
+
     def prepare(ctx, node) -> None:
         x, out = _same_type_prepare(ctx, node, op)
         check(x.type in _RELU_TYPES, f"{op}: type {x.type} is not supported (supported: {_RELU_TYPES})")
-        node.user_data = None
         if x.type == "FLOAT32":
+            node.user_data = _float_relu(x, out, float_hi)
             return
         _require_quantized(op, x, out)
         if x.type == "INT16":
             check(x.zero_point == 0 and out.zero_point == 0, f"{op}: INT16 requires zero points of 0")
-        node.user_data = _relu_table(op, x, out)
+        node.user_data = _table_lookup(x, out, _relu_table(op, x, out))
 
     return prepare
+
+
+def _float_relu(x, out, hi):
+    """max(x, 0), then min(., hi) in place for RELU6."""
+    zero, shape = _F32(0), out.shape
+
+    def relu() -> None:
+        out.data = np.maximum(x.data, zero)
+
+    def relu_n() -> None:
+        y = np.maximum(x.data, zero, out=np.empty(shape, np.float32))
+        out.data = np.minimum(y, _F32(hi), out=y)
+
+    return relu if hi is None else relu_n
+
+
+def _table_lookup(x, out, table: np.ndarray):
+    """An 8/16-bit unary op tabulated over every input value: one gather per invoke."""
+    def lookup() -> None:
+        out.data = np.take(table, table_index(x.data))
+
+    return lookup
+
+
+def _run_plan(ctx, node) -> None:
+    """Invoke the closure that prepare specialized for this node."""
+    node.user_data()
 
 
 def _relu_range(op: str, out) -> tuple[int, int]:
@@ -93,19 +120,6 @@ def _relu_range(op: str, out) -> tuple[int, int]:
     if act_max is None:
         return lo, int(info.max)
     return lo, min(int(info.max), out.zero_point + int(cast_to_int32(tflite_round(_F32(act_max) / scale))))
-
-
-def _relu_invoke(op: str):
-    float_hi = _RELU_LIMITS[op][1]
-
-    def invoke(ctx, node) -> None:
-        x, out = ctx.input(node, 0), ctx.output(node, 0)
-        if node.user_data is None:
-            out.data = np.maximum(x.data, _F32(0)) if float_hi is None else x.data.clip(_F32(0), _F32(float_hi))
-        else:
-            out.data = np.take(node.user_data, table_index(x.data))
-
-    return invoke
 
 
 # -- LOGISTIC, TANH --------------------------------------------------------------------------
@@ -130,52 +144,44 @@ def _lut_prepare(op: str):
         x, out = _same_type_prepare(ctx, node, op)
         supported = ("FLOAT32", *_EIGHT_BIT)
         check(x.type in supported, f"{op}: type {x.type} is not supported (supported: {supported})")
-        node.user_data = None
         if x.type == "FLOAT32":
+            node.user_data = _float_tanh(x, out) if op == "TANH" else _float_logistic(x, out)
             return
         _require_quantized(op, x, out)
         if op == "LOGISTIC":
             # SigmoidPrepare: the output must cover [0, 1) with scale exactly 1/256.
             check(float(_F32(out.scale)) == 1.0 / 256, f"LOGISTIC: output scale must be 1/256, got {out.scale}")
-        node.user_data = _lut_populate(_TRANSFORMS[op], x.scale, x.zero_point, out.scale, out.zero_point, x.dtype)
+        table = _lut_populate(_TRANSFORMS[op], x.scale, x.zero_point, out.scale, out.zero_point, x.dtype)
+        node.user_data = _table_lookup(x, out, table)
 
     return prepare
 
 
-def _lut_invoke(op: str):
-    def invoke(ctx, node) -> None:
-        x, out = ctx.input(node, 0), ctx.output(node, 0)
-        if node.user_data is None:
-            y = x.data.astype(np.float64)
-            if op == "TANH":
-                np.tanh(y, out=y)
-            else:  # 0.5 * (1 + tanh(0.5 * x)), in place
-                y *= 0.5
-                np.tanh(y, out=y)
-                y += 1.0
-                y *= 0.5
-            out.data = y.astype(np.float32)
-            return
-        out.data = np.take(node.user_data, table_index(x.data))
+# Float TANH/LOGISTIC: LiteRT's optimized kernels evaluate Eigen's float32 approximations, so
+# float32 NumPy (a few ulp from the exact value, like Eigen's) stays well inside the float bound.
+def _float_tanh(x, out):
+    def tanh() -> None:
+        out.data = np.tanh(x.data)
 
-    return invoke
+    return tanh
+
+
+def _float_logistic(x, out):
+    """1 / (1 + exp(-x)) in float32, in place (exp overflows to inf for x < -88: the result is 0)."""
+    shape = out.shape
+
+    def logistic() -> None:
+        y = np.negative(x.data, out=np.empty(shape, np.float32))
+        np.exp(y, out=y)
+        y += _F32(1)
+        out.data = np.reciprocal(y, out=y)
+
+    return logistic
 
 
 # -- SOFTMAX ---------------------------------------------------------------------------------
 
 _SOFTMAX_OUTPUTS = {"INT8": ("INT8", "INT16"), "UINT8": ("UINT8", "INT16")}
-
-
-@dataclass(frozen=True)
-class _SoftmaxTable:
-    exp_table: np.ndarray  # float32 expf(-input_scale * beta * d) for d = max - q in [0, 255]
-    out_scale: np.float32
-    out_zero_point: int
-    round_up_half: bool  # uint8 output on x86: (int)(p + 0.5f) instead of std::round
-    # Every table value in [0, 1] and 1 / out_scale small: each probability times 1 / out_scale
-    # lies in [0, 2**22], where the int32 cast needs no NaN/overflow handling and float32 holds
-    # the rounded value plus the zero point exactly.
-    bounded: bool
 
 
 def _softmax_prepare(ctx, node) -> None:
@@ -186,7 +192,7 @@ def _softmax_prepare(ctx, node) -> None:
     ctx.resize_tensor(out, x.shape)
     if x.type == "FLOAT32":
         check(out.type == "FLOAT32", f"SOFTMAX: FLOAT32 input needs a FLOAT32 output, not {out.type}")
-        node.user_data = beta
+        node.user_data = _softmax_float(x, out, beta)
         return
     allowed = _SOFTMAX_OUTPUTS.get(x.type)
     check(allowed is not None, f"SOFTMAX: input type {x.type} is not supported (supported: FLOAT32, INT8, UINT8)")
@@ -200,49 +206,72 @@ def _softmax_prepare(ctx, node) -> None:
     # PopulateSoftmaxLookupTable: table[255 - d] = expf(scale * d) with scale = -input_scale * beta.
     scale = -_F32(x.scale) * beta
     table = _f32_exp(scale * np.arange(256, dtype=np.float32))
-    bounded = bool(np.all((table >= 0) & (table <= 1))) and float(_F32(1) / _F32(out.scale)) < 2.0**21
-    node.user_data = _SoftmaxTable(table, _F32(out.scale), out.zero_point, out.type == "UINT8", bounded)
+    node.user_data = _softmax_quantized(x, out, table)
 
 
-def _softmax_float(x: np.ndarray, beta: np.float32) -> np.ndarray:
-    """(x - max) * beta in float as SoftmaxImpl does, then exp and normalization in double."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        z = (x - x.max(axis=-1, keepdims=True)) * beta
-        e = np.exp(z.astype(np.float64))
-        return (e / e.sum(axis=-1, keepdims=True)).astype(np.float32)
+def _softmax_float(x, out, beta: np.float32):
+    """optimized_ops::Softmax (float): (x - max) * beta, exp and the normalization, all in float32."""
+    def softmax() -> None:
+        d = x.data
+        z = d - d.max(axis=-1, keepdims=True)
+        if beta != 1:
+            z *= beta
+        np.exp(z, out=z)
+        z /= np.add.reduce(z, axis=-1, keepdims=True)
+        out.data = z
+
+    return softmax
 
 
-def _softmax_quantized(q: np.ndarray, p: _SoftmaxTable, dtype) -> np.ndarray:
+def _softmax_quantized(x, out, table: np.ndarray):
     """optimized_ops::Softmax for 8-bit input (the float-table path LiteRT uses on x86)."""
-    e = p.exp_table[np.subtract(q.max(axis=-1, keepdims=True), q, dtype=np.int16)]
-    # The C++ sums the row left to right in float; cumsum keeps that order.
-    sum_exp = np.cumsum(e, axis=-1, dtype=np.float32)[..., -1:]
-    inv_sum_exp = _F32(1) / (sum_exp * p.out_scale)
-    prob = e * inv_sum_exp
+    out_scale, zp, dtype = _F32(out.scale), out.zero_point, out.dtype
     info = np.iinfo(dtype)
-    if p.bounded:
-        # prob >= 0: std::round is floor(prob + 0.5), exact in double for a float prob.
-        rounded = np.floor(prob + _F32(0.5)) if p.round_up_half else np.floor(np.add(prob, 0.5, dtype=np.float64))
-        rounded += p.out_zero_point
-        return rounded.clip(info.min, info.max, out=rounded).astype(dtype)
-    rounded = np.floor(prob + _F32(0.5)) if p.round_up_half else tflite_round(prob)
-    return np.clip(cast_to_int32(rounded) + p.out_zero_point, info.min, info.max).astype(dtype)
+    unsigned = np.dtype(f"u{dtype.itemsize}")
+    # Every table value in [0, 1] and 1 / out_scale small: each probability times 1 / out_scale lies in
+    # [0, 2**22], where the int32 cast needs no NaN/overflow handling and double holds prob + 0.5 + zp exactly.
+    bounded = bool(np.all((table >= 0) & (table <= 1))) and float(_F32(1) / out_scale) < 2.0**21
+    round_up_half = out.type == "UINT8"  # uint8 output on x86: (int)(p + 0.5f) instead of std::round
+    # std::round(p) + zp for p >= 0 is floor(p + 0.5 + zp - lo) + lo: the sum is >= 0, so the cast to
+    # the unsigned type truncates (the floor), and flipping the top bit maps it back to the signed value.
+    lift, top = 0.5 + zp - int(info.min), info.max - int(info.min)
+    flip = unsigned.type(-int(info.min)) if info.min else None
 
+    rows, shape = (int(np.prod(x.shape[:-1], dtype=np.int64)), x.shape[-1]), out.shape
 
-def _softmax_invoke(ctx, node) -> None:
-    x, out = ctx.input(node, 0), ctx.output(node, 0)
-    if x.type == "FLOAT32":
-        out.data = _softmax_float(x.data, node.user_data)
-    else:
-        out.data = _softmax_quantized(x.data, node.user_data, out.dtype)
+    def probabilities(q: np.ndarray) -> np.ndarray:
+        q = q.reshape(rows)  # 2-D: NumPy's per-call cost grows with the rank
+        # max - q in [0, 255] as uint8: the wrapping difference of the unsigned bit patterns.
+        row_max = q.max(axis=-1, keepdims=True)
+        e = np.take(table, np.subtract(table_index(row_max), table_index(q)))
+        # The C++ sums the row left to right in float; accumulate keeps that order.
+        sum_exp = np.add.accumulate(e, axis=-1)[..., -1:]
+        sum_exp *= out_scale
+        e *= _F32(1) / sum_exp
+        return e
+
+    def softmax_fast() -> None:
+        t = np.add(probabilities(x.data), lift, dtype=np.float64)
+        np.minimum(t, top, out=t)
+        u = t.astype(unsigned)
+        if flip is not None:
+            u ^= flip
+        out.data = u.view(dtype).reshape(shape)
+
+    def softmax() -> None:
+        prob = probabilities(x.data)
+        rounded = np.floor(prob + _F32(0.5)) if round_up_half else tflite_round(prob)
+        out.data = np.clip(cast_to_int32(rounded) + zp, info.min, info.max).astype(dtype).reshape(shape)
+
+    return softmax_fast if bounded and not round_up_half else softmax
 
 
 def register(resolver) -> None:
     for op in ("RELU", "RELU6"):
         # v1 float, v2 int8/uint8, v3 int16 (zero points 0).
-        resolver.add_builtin(op, Registration(prepare=_relu_prepare(op), invoke=_relu_invoke(op)), 1, 3)
+        resolver.add_builtin(op, Registration(prepare=_relu_prepare(op), invoke=_run_plan), 1, 3)
     for op in ("LOGISTIC", "TANH"):
         # v1 float/uint8, v2 int8; v3 (int16 fixed point) is not implemented.
-        resolver.add_builtin(op, Registration(prepare=_lut_prepare(op), invoke=_lut_invoke(op)), 1, 2)
+        resolver.add_builtin(op, Registration(prepare=_lut_prepare(op), invoke=_run_plan), 1, 2)
     # v1 float/uint8, v2 int8; v3 (int16) and v4 (float16) are not implemented.
-    resolver.add_builtin("SOFTMAX", Registration(prepare=_softmax_prepare, invoke=_softmax_invoke), 1, 2)
+    resolver.add_builtin("SOFTMAX", Registration(prepare=_softmax_prepare, invoke=_run_plan), 1, 2)

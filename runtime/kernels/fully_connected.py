@@ -8,6 +8,7 @@ once in prepare (sparse.py) and then take the dense path.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,7 +24,6 @@ from runtime.kernels.conv import (
     check_bias,
     check_float_types,
     check_quantized_types,
-    finish_float,
     finish_quantized,
     gemm_dtype,
     read_bias,
@@ -47,6 +47,7 @@ class _FcPlan:
     dtype: type = np.float32  # of the GEMM operands
     weights: np.ndarray | None = None  # [input_size, units], from a constant filter
     stage: ExactStage | None = None  # quantized output stage with the bias, when both are constant
+    run: Callable[[], None] | None = None  # the invoke, specialized in prepare
 
 
 def _weights(filter_data: np.ndarray, dtype, offset: int) -> np.ndarray:
@@ -128,6 +129,9 @@ def _prepare(ctx, node) -> None:
         if exact is not None and (b is None or is_known(b)):
             plan.stage = plan.requant.exact_stage(read_bias(b, np.int64), channel_bounds(x, plan.input_zp, exact, 0),
                                                   plan.rows)
+            if plan.stage is not None and plan.stage.shift is None:
+                # The stage computes in float64: a float64 GEMM (exact as well) saves a conversion.
+                plan.dtype, plan.weights = np.float64, exact
     else:
         check_float_types(_OP, x, f, out, "3/9/12")
         check_bias(_OP, b, units, "FLOAT32")
@@ -135,22 +139,54 @@ def _prepare(ctx, node) -> None:
             plan.weights = _weights(filter_data, np.float32, 0)
     node.user_data = plan
     ctx.resize_tensor(out, _output_shape(x.shape, plan.rows, units, bool(opts.keep_num_dims)))
+    plan.run = _quantized_runner(plan, x, f, b, out) if plan.quantized else _float_runner(plan, x, f, b, out)
+
+
+def _float_runner(plan: _FcPlan, x, f, b, out) -> Callable[[], None]:
+    """rows @ weights, + bias, the activation clamp (finish_float), in place."""
+    rows, shape, depth = plan.rows, out.shape, f.shape[1]
+    const_w = plan.weights
+    const_bias = read_bias(b, np.float32) if b is not None and b.is_constant else None
+    clamp = _RELU_RANGES.get(plan.activation)
+
+    def run() -> None:
+        w = const_w if const_w is not None else _weights(f.data, np.float32, 0)
+        acc = x.data.reshape(rows, depth) @ w
+        if b is not None:
+            acc += const_bias if const_bias is not None else read_bias(b, np.float32)
+        if clamp is not None:
+            np.maximum(acc, clamp[0], out=acc)
+            if clamp[1] is not None:
+                np.minimum(acc, clamp[1], out=acc)
+        out.data = acc.reshape(shape)
+
+    return run
+
+
+# finish_float's clamps: fused_activation_function as [lo, hi] in float32.
+_RELU_RANGES = {"RELU": (np.float32(0), None), "RELU_N1_TO_1": (np.float32(-1), np.float32(1)),
+                "RELU6": (np.float32(0), np.float32(6))}
+
+
+def _quantized_runner(plan: _FcPlan, x, f, b, out) -> Callable[[], None]:
+    """(rows - input zp) @ weights through the plan's output stage; plan.stage and plan.requant are read
+    per call because a delegate may replace them after prepare."""
+    rows, shape, depth, dtype, zp = plan.rows, out.shape, f.shape[1], plan.dtype, plan.input_zp
+
+    def run() -> None:
+        w = plan.weights if plan.weights is not None else _weights(f.data, dtype, plan.filter_zp)
+        acc = np.subtract(x.data.reshape(rows, depth), zp, dtype=dtype) @ w
+        stage = plan.stage
+        if stage is not None:
+            out.data = stage(acc).reshape(shape)
+        else:
+            out.data = finish_quantized(acc, read_bias(b, np.int64), plan.requant).reshape(shape)
+
+    return run
 
 
 def _invoke(ctx, node) -> None:
-    plan: _FcPlan = node.user_data
-    x, f, b, out = ctx.input(node, 0), ctx.input(node, 1), ctx.input(node, 2), ctx.output(node, 0)
-    w = plan.weights if plan.weights is not None else _weights(f.data, plan.dtype, plan.filter_zp)
-    rows = x.data.reshape(plan.rows, w.shape[0])
-    if plan.quantized:
-        acc = np.subtract(rows, plan.input_zp, dtype=plan.dtype) @ w
-        if plan.stage is not None:
-            out.data = plan.stage(acc).reshape(out.shape)
-        else:
-            out.data = finish_quantized(acc, read_bias(b, np.int64), plan.requant).reshape(out.shape)
-    else:
-        acc = rows.astype(np.float32, copy=False) @ w
-        out.data = finish_float(acc, read_bias(b, np.float32), plan.activation).reshape(out.shape)
+    node.user_data.run()
 
 
 def register(resolver) -> None:

@@ -84,12 +84,42 @@ def _requantizer(lhs_t, rhs_t, out_t) -> Callable:
     """
     real = float(np.float32(lhs_t.scale) * np.float32(rhs_t.scale)) / out_t.scale
     multiplier, shift = quantize_multiplier(real)
-    rescale = multiply_by_quantized_multiplier if lhs_t.type == "INT8" else multiply_by_quantized_multiplier_int64
     lo, hi = dtype_range(out_t.dtype)
     zp = out_t.zero_point
+    if lhs_t.type == "INT8" and shift <= 0:
+        return _right_shift_requantizer(multiplier, -shift, zp, lo, hi, out_t.dtype)
+    rescale = multiply_by_quantized_multiplier if lhs_t.type == "INT8" else multiply_by_quantized_multiplier_int64
 
     def requantize(acc: np.ndarray) -> np.ndarray:
-        return np.clip(rescale(acc, multiplier, shift) + zp, lo, hi).astype(out_t.dtype)
+        return np.clip(rescale(acc.astype(np.int64), multiplier, shift) + zp, lo, hi).astype(out_t.dtype)
+
+    return requantize
+
+
+def _right_shift_requantizer(multiplier: int, right: int, zp: int, lo: int, hi: int, dtype) -> Callable:
+    """MultiplyByQuantizedMultiplier for int32 sums and a right shift, in a few in-place int64 steps.
+
+    SaturatingRoundingDoublingHighMul is (x * q + 2**30) >> 31 for every sign (its nudge 1 - 2**30 for
+    negative products makes C++'s truncating division round half up too; q > 0 never saturates).
+    RoundingDivideByPOT rounds half away from zero: (h + 2**(r-1) - [h < 0]) >> r, where h >> 63 is
+    -[h < 0]; the output zero point rides along as zp * 2**r.
+    """
+    offset = (1 << (right - 1)) + (zp << right) if right else zp
+
+    def requantize(acc: np.ndarray) -> np.ndarray:
+        y = acc.astype(np.int64)
+        y *= multiplier
+        y += 1 << 30
+        y >>= 31
+        if right:
+            y += y >> 63
+            y += offset
+            y >>= right
+        else:
+            y += offset
+        np.maximum(y, lo, out=y)
+        np.minimum(y, hi, out=y)
+        return y.astype(dtype)
 
     return requantize
 
@@ -122,22 +152,30 @@ def _prepare(ctx, node) -> None:
         plan.dtype = _gemm_dtype(lhs, rhs, depth, plan.lhs_zp, plan.rhs_zp)
     if rhs.is_constant:
         plan.rhs = _operand(rhs.data, adj_y, plan.dtype, plan.rhs_zp)
-    node.user_data = plan
+    node.user_data = _plan_runner(lhs, rhs, out, plan, adj_x, adj_y)
     ctx.resize_tensor(out, out_shape)
 
 
+def _plan_runner(lhs, rhs, out, plan: _Plan, adj_x: bool, adj_y: bool) -> Callable:
+    """The invoke for this node: operands (with zero points), one batched matmul, the output stage."""
+    dtype, lhs_zp, rhs_zp, requantize, shape = plan.dtype, plan.lhs_zp, plan.rhs_zp, plan.requantize, plan.out_shape
+    const_rhs = plan.rhs
+
+    def run() -> None:
+        b = const_rhs if const_rhs is not None else _operand(rhs.data, adj_y, dtype, rhs_zp)
+        acc = np.matmul(_operand(lhs.data, adj_x, dtype, lhs_zp), b).reshape(shape)
+        if out.type == "FLOAT32":
+            out.data = acc
+        elif requantize is None:
+            out.data = acc.astype(np.int32)
+        else:
+            out.data = requantize(acc)
+
+    return run
+
+
 def _invoke(ctx, node) -> None:
-    plan: _Plan = node.user_data
-    lhs, rhs, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
-    opts = node.options
-    b = plan.rhs if plan.rhs is not None else _operand(rhs.data, opts.adj_y, plan.dtype, plan.rhs_zp)
-    acc = np.matmul(_operand(lhs.data, opts.adj_x, plan.dtype, plan.lhs_zp), b).reshape(plan.out_shape)
-    if out.type == "FLOAT32":
-        out.data = acc
-    elif plan.requantize is None:
-        out.data = acc.astype(np.int32)
-    else:
-        out.data = plan.requantize(acc.astype(np.int64))
+    node.user_data()
 
 
 def register(resolver) -> None:

@@ -206,3 +206,19 @@ def test_relu_large_tensor_matches():
     x = np.random.default_rng(9).integers(-128, 127, (8, 64, 64), endpoint=True).astype(np.int8)
     model = _unary("RELU6", "INT8", x.shape, (0.03, -3), (0.0235, -128), version=2)
     assert np.array_equal(run_ours(model, [x])[0], run_litert(model, [x])[0])
+
+
+@pytest.mark.parametrize("op", ["LOGISTIC", "TANH", "RELU6"])
+@pytest.mark.parametrize("shape", [(1, 16), (2, 5, 7, 3)], ids=str)
+def test_float_unary_large_magnitudes(op, shape):
+    # exp(-x) overflows to inf for x < -88 (LOGISTIC then gives 0); tanh saturates at +-1.
+    x = _float_inputs(shape, 120.0, seed=3)[0]
+    x.reshape(-1)[:4] = [-100.0, 100.0, 0.0, -1e-3]
+    out = check_against_litert(_unary(op, "FLOAT32", shape), [x])[0]
+    assert out.min() >= (-1 if op == "TANH" else 0) and out.max() <= (6 if op == "RELU6" else 1)
+
+
+def test_softmax_float_beta_and_constant_rows():
+    x = np.array([[3.0] * 6, [-1e30, 0.0, 1e-3, 5.0, -5.0, 2.0]], np.float32)
+    out = check_against_litert(_unary("SOFTMAX", "FLOAT32", x.shape, beta=0.7), [x])[0]
+    np.testing.assert_allclose(out[0], 1 / 6, rtol=1e-6)

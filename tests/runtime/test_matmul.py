@@ -142,3 +142,14 @@ def test_hybrid_fails():
                             [Spec((3, 2))], adj_x=False, adj_y=False)
     with pytest.raises(KernelError, match="hybrid"):
         _prepare(model)
+
+
+@pytest.mark.parametrize("multiplier", [0.75, 0.5, 1.5, 2.0**-9], ids=str)
+def test_int8_output_stage_shifts_and_ties(multiplier):
+    # Right shifts of 0 and 9 (ties of both signs round half away from zero) and a left shift (> 1).
+    rng = np.random.default_rng(5)
+    lhs = rng.integers(-6, 7, (2, 3, 5)).astype(np.int8)
+    rhs = rng.integers(-128, 128, (2, 5, 4)).astype(np.int8)
+    quant = ((0.5, 2), (0.25, -3), (0.125 / multiplier, -5))
+    out = check_against_litert(bmm_model(lhs.shape, rhs.shape, "INT8", quant=quant), [lhs, rhs])[0]
+    assert len(np.unique(out)) > 4

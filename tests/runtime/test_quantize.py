@@ -227,3 +227,15 @@ def test_unimplemented_versions_are_not_registered(op, version):
     model = single_op_model(op, [Spec((4,), "INT8", scale=0.1, zero_point=0)], [Spec((4,))], version=version)
     with pytest.raises(OpResolutionError, match=f"version '{version}'"):
         Interpreter(model_content=model)
+
+
+@pytest.mark.parametrize("out_type,version", [("INT8", 1), ("UINT8", 1), ("INT16", 2)])
+def test_quantize_float_large_finite_blocks(out_type, version):
+    """Whole SIMD blocks of finite values below 2**30 (the clamped fast path) and one block past it."""
+    x = np.array([2.0**24 + 2, -(2.0**24) - 2, 2.0**27, -(2.0**27), 1e8, -1e8, 0.4, -0.6], np.float32)
+    zp = {"INT8": -3, "UINT8": 130, "INT16": 7}[out_type]
+    out = _bit_exact(_quantize_model(x.shape, "FLOAT32", out_type, out_q=(1.0, zp), version=version), [x])
+    lo, hi = INT_RANGE[out_type]
+    assert out[0] == hi and out[1] == lo and out[6] == zp and out[7] == zp - 1
+    wide = np.concatenate([x, np.array([2.0**31, 1.5, -2.5, 7, 2.0**30, -(2.0**30), 0, 1], np.float32)])
+    _bit_exact(_quantize_model(wide.shape, "FLOAT32", out_type, out_q=(1.0, zp), version=version), [wide])

@@ -93,3 +93,24 @@ def is_known(tensor) -> bool:
     (e.g. DEQUANTIZE of float16 weights), so later prepares may precompute from them.
     """
     return tensor.is_constant or tensor.allocation == PERSISTENT_RO
+
+
+def store_plan(out, compute):
+    """An invoke plan (a function of no arguments) that stores compute() as `out`'s data.
+
+    compute() must give the output's dtype and shape by construction (prepare checked them and
+    the output is not dynamic), so the array is stored without the setter's checks; a 0-d result
+    may be a NumPy scalar, which the setter wraps.
+    """
+    if out.shape == ():
+        def run() -> None:
+            out.data = compute()
+    else:
+        def run() -> None:
+            out._data = compute()
+    return run
+
+
+def run_plan(ctx, node) -> None:
+    """The invoke of a kernel whose prepare left an invoke plan in node.user_data."""
+    node.user_data()

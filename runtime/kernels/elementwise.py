@@ -11,11 +11,12 @@ pairs of each path and invoke gathers from that table.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from runtime.kernels.common import broadcast_shape, check, check_inputs, integer_domain, table_index
+from runtime.kernels.common import broadcast_shape, check, check_inputs, run_plan, store_plan, tensor_values
 from runtime.quant import (
     activation_name,
     activation_range_quantized,
@@ -83,16 +84,6 @@ class _MulParams:
     multiplier: int
     shift: int
     out_offset: int
-
-
-@dataclass(frozen=True)
-class _NodeData:
-    """Per-node constants: activation clamp (plain types) or result tables (8-bit types)."""
-
-    act_min: object = None
-    act_max: object = None
-    table: np.ndarray | None = None  # [path * 65536 + (u1 << 8 | u2)], u = the inputs' uint8 views
-    path_offsets: np.ndarray | None = None  # output element -> path * 65536, if SIMD paths exist
 
 
 # -- broadcasting layout of the optimized kernels -------------------------------------------
@@ -188,11 +179,12 @@ def _mul_result(x1, x2, p: _MulParams, lane: _Lane | None, dtype) -> np.ndarray:
 
 
 def _pair_table(result, lanes, act_min: int, act_max: int, dtype) -> np.ndarray:
-    """Every (q1, q2) result of the scalar path, then of each SIMD path, flattened."""
-    values = integer_domain(dtype).astype(np.int64)
+    """Every (q1, q2) result of the scalar path, then of each SIMD path: [path, q1 - lowest, q2 - lowest]."""
+    info = np.iinfo(dtype)
+    values = np.arange(info.min, info.max + 1, dtype=np.int64)
     q1, q2 = values[:, None], values[None, :]
     paths = [result(q1, q2, None)] + [result(q1, q2, lane) for lane in lanes or ()]
-    return np.clip(np.stack(paths), act_min, act_max).astype(dtype).reshape(-1)
+    return np.clip(np.stack(paths), act_min, act_max).astype(dtype)
 
 
 # -- activation ranges -------------------------------------------------------------------------
@@ -248,7 +240,8 @@ def _quantized_params(op: str, x1, x2, out) -> _AddSubParams | _MulParams:
     return _AddSubParams((-x1.zero_point, -x2.zero_point), (m1, m2), (s1, s2), mo, so, out.zero_point)
 
 
-def _quantized_data(op: str, x1, x2, out, activation: str, out_shape) -> _NodeData:
+def _quantized_table(op: str, x1, x2, out, activation: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """The pair table of every code path, and the path of each output element (None: one path)."""
     params = _quantized_params(op, x1, x2, out)
     lo, hi = activation_range_quantized(activation, out.scale, out.zero_point, out.dtype)
     lanes = _SIMD_LANES.get((op, x1.type))
@@ -259,15 +252,148 @@ def _quantized_data(op: str, x1, x2, out, activation: str, out_shape) -> _NodeDa
         def result(q1, q2, lane):
             return _add_sub_result(op, q1, q2, params, lane, out.dtype)
     table = _pair_table(result, lanes, lo, hi, out.dtype)
-    offsets = None
-    if lanes is not None:
-        kinds = _lane_kinds(x1.shape, x2.shape, int(np.prod(out_shape, dtype=np.int64)), lanes)
-        if kinds.size and (kinds == kinds[0]).all():
-            # One code path for every element (whole SIMD blocks): keep only its part of the table.
-            table = table[int(kinds[0]) << 16:(int(kinds[0]) + 1) << 16].copy()
+    if lanes is None:
+        return table, None
+    return table, _lane_kinds(x1.shape, x2.shape, int(np.prod(out.shape, dtype=np.int64)), lanes).reshape(out.shape)
+
+
+# -- invoke plans: prepare leaves node.user_data a function of no arguments that computes the output --
+
+
+_EIGHT = np.array(8, dtype=np.intp)  # a 0-d operand: cheaper for a ufunc than a Python int
+# Constants broadcast to the output shape in prepare up to this size: NumPy's same-shape loops
+# are several times faster than its broadcasting ones on small arrays.
+_FULL_MAX_ELEMENTS = 1 << 16
+
+
+def _contiguous(values: np.ndarray, shape) -> np.ndarray:
+    """values broadcast to `shape` as a contiguous array, when that is small enough."""
+    if values.shape == tuple(shape) or np.prod(shape) > _FULL_MAX_ELEMENTS:
+        return values
+    return np.ascontiguousarray(np.broadcast_to(values, shape))
+
+
+def pair_table_plan(table: np.ndarray, x1, x2, out, kinds: np.ndarray | None = None) -> Callable[[], None]:
+    """The invoke of an 8-bit binary op read from a table of every input pair.
+
+    table[path, q1 - lowest, q2 - lowest] holds the result of code path `path`; kinds (output-shaped)
+    picks the path of each element, None meaning path 0. Inputs that are constants are folded in.
+    """
+    lowest = int(np.iinfo(x1.dtype).min)
+    shape = out.shape
+    mixed = kinds is not None and kinds.size > 0 and bool((kinds != kinds.reshape(-1)[0]).any())
+    if mixed:
+        # Index (q1 << 8) + q2 + per-element offset of its path's block and of the lowest value.
+        flat = table.reshape(-1)
+        offsets = (kinds.astype(np.intp) << 16) + (-lowest * 257)
+    else:
+        path = int(kinds.reshape(-1)[0]) if kinds is not None and kinds.size else 0
+        # (q1 << 8) + q2 is negative for negative values; rolled, the table reads them through
+        # NumPy's wrap-around of negative indices.
+        flat = np.roll(table[path].reshape(-1), lowest * 257)
+        offsets = None
+    c1 = tensor_values(x1) if x1.is_constant else None
+    c2 = tensor_values(x2) if x2.is_constant else None
+    if not mixed and (c1 is None) != (c2 is None) and (c1 if c2 is None else c2).size == 1:
+        # One constant value: a table over the other input's 256 values.
+        rows = table[path]
+        if c2 is not None:
+            unary, x = rows[:, int(c2.reshape(-1)[0]) - lowest], x1
         else:
-            offsets = kinds.astype(np.intp).reshape(out_shape) << 16
-    return _NodeData(table=table, path_offsets=offsets)
+            unary, x = rows[int(c1.reshape(-1)[0]) - lowest, :], x2
+        unary = np.roll(unary, lowest)
+        if x.shape == shape:
+            return store_plan(out, lambda: unary.take(x.data))
+        return store_plan(out, lambda: unary.take(x.data).reshape(shape))
+    if c1 is not None and c2 is not None:
+        fixed = flat[(c1.astype(np.intp) << 8) + c2 + (0 if offsets is None else offsets)]
+        return store_plan(out, lambda: fixed.copy())
+    if c1 is not None or c2 is not None:
+        const = c1.astype(np.intp) << 8 if c1 is not None else c2.astype(np.intp)
+        if offsets is not None:
+            const = const + offsets
+        x, shift = (x2, None) if c1 is not None else (x1, _EIGHT)
+        in_place = x.shape == shape
+        if in_place:
+            const = _contiguous(const, shape)
+
+        def index() -> np.ndarray:
+            i = x.data.astype(np.intp)
+            if shift is not None:
+                i <<= shift
+            if in_place:
+                i += const
+                return i
+            return i + const
+    else:
+        first_full, second_full = x1.shape == shape, x2.shape == shape
+
+        def index() -> np.ndarray:
+            i = x1.data.astype(np.intp)
+            i <<= _EIGHT
+            i2 = x2.data.astype(np.intp)
+            if first_full:
+                i += i2
+            elif second_full:
+                i2 += i
+                i = i2
+            else:
+                i = i + i2
+            if offsets is not None:
+                i += offsets
+            return i
+
+    return store_plan(out, lambda: flat[index()])
+
+
+def _plain_plan(ufunc, x1, x2, out, activation: str) -> Callable[[], None]:
+    """ufunc on the raw values (integers wrap like the C++), then CalculateActivationRange's clamp:
+    for float32 even NONE clamps, turning infinities into +-FLT_MAX; an integer bound at the
+    type's own limit is a no-op and skipped."""
+    if x1.type == "COMPLEX64":
+        return store_plan(out, lambda: ufunc(x1.data, x2.data))
+    lo, hi = _plain_activation_range(activation, out.dtype)
+    if out.dtype.kind != "f":
+        info = np.iinfo(out.dtype)
+        lo = None if lo == info.min else lo
+        hi = None if hi == info.max else hi
+    if out.shape == ():
+        def compute() -> np.ndarray:
+            y = ufunc(x1.data, x2.data)
+            return y if lo is None and hi is None else np.clip(y, lo, hi)
+
+        return store_plan(out, compute)
+    apply = _apply_plain(ufunc, x1, x2, out.shape)
+    if lo is None and hi is None:
+        return store_plan(out, apply)
+    # Output-shaped bounds: NumPy's vectorized min/max loops want two contiguous operands.
+    lo = None if lo is None else _contiguous(lo, out.shape)
+    hi = None if hi is None else _contiguous(hi, out.shape)
+
+    # clip(lo, hi) as max then min, in place: the same values, NaN kept, for less than np.clip.
+    def compute() -> np.ndarray:
+        y = apply()
+        if lo is not None:
+            np.maximum(y, lo, out=y)
+        if hi is not None:
+            np.minimum(y, hi, out=y)
+        return y
+
+    return store_plan(out, compute)
+
+
+def _apply_plain(ufunc, x1, x2, shape) -> Callable[[], np.ndarray]:
+    """ufunc of the two inputs; a constant one broadcast in prepare when the other has the output shape."""
+    if x1.is_constant and x2.shape == shape:
+        c1 = _contiguous(tensor_values(x1), shape)
+        return lambda: ufunc(c1, x2.data)
+    if x2.is_constant and x1.shape == shape:
+        c2 = _contiguous(tensor_values(x2), shape)
+        return lambda: ufunc(x1.data, c2)
+    return lambda: ufunc(x1.data, x2.data)
+
+
+_NUMPY_OPS = {"ADD": np.add, "SUB": np.subtract, "MUL": np.multiply}
 
 
 def _prepare(op: str):
@@ -276,49 +402,22 @@ def _prepare(op: str):
         x1, x2, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
         out_shape = broadcast_shape(x1.shape, x2.shape)
         activation = activation_name(node.options.fused_activation_function)
-        if _check_types(op, x1, x2, out):
-            node.user_data = _quantized_data(op, x1, x2, out, activation, out_shape)
-        else:
-            check(x1.type != "COMPLEX64" or activation == "NONE",
-                  f"{op}: a fused activation ({activation}) is not allowed for COMPLEX64")
-            lo, hi = (None, None) if x1.type == "COMPLEX64" else _plain_activation_range(activation, out.dtype)
-            node.user_data = _NodeData(lo, hi)
+        quantized = _check_types(op, x1, x2, out)
+        check(x1.type != "COMPLEX64" or activation == "NONE",
+              f"{op}: a fused activation ({activation}) is not allowed for COMPLEX64")
         ctx.resize_tensor(out, out_shape)
+        if quantized:
+            table, kinds = _quantized_table(op, x1, x2, out, activation)
+            node.user_data = pair_table_plan(table, x1, x2, out, kinds)
+        else:
+            node.user_data = _plain_plan(_NUMPY_OPS[op], x1, x2, out, activation)
 
     return prepare
 
 
-# -- invoke --------------------------------------------------------------------------------------
-
-_NUMPY_OPS = {"ADD": np.add, "SUB": np.subtract, "MUL": np.multiply}
-
-
-def _invoke(op: str):
-    ufunc = _NUMPY_OPS[op]
-
-    def invoke(ctx, node) -> None:
-        x1, x2, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
-        data = node.user_data
-        if data.table is None:
-            # Integer results wrap like the C++ two's-complement arithmetic.
-            with np.errstate(over="ignore", invalid="ignore"):
-                y = ufunc(x1.data, x2.data, dtype=out.dtype)
-            if data.act_min is not None:
-                y = np.asarray(y)  # 0-d inputs give a NumPy scalar
-                y.clip(data.act_min, data.act_max, out=y)
-            out.data = y
-            return
-        index = (table_index(x1.data).astype(np.uint16) << 8) | table_index(x2.data)
-        if data.path_offsets is not None:
-            index = data.path_offsets + index
-        out.data = np.take(data.table, index)
-
-    return invoke
-
-
 def register(resolver) -> None:
     def reg(op: str) -> Registration:
-        return Registration(prepare=_prepare(op), invoke=_invoke(op))
+        return Registration(prepare=_prepare(op), invoke=run_plan)
 
     # ADD: v1 float/int32/uint8, v2 int8, v4 int64, v5 int16 (unquantized);
     # v3 (quantized int16) and v6 (float16) are not implemented.

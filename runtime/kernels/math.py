@@ -22,7 +22,8 @@ from functools import partial
 import numpy as np
 
 from runtime.kernels.activations import _lut_populate
-from runtime.kernels.common import broadcast_shape, check, check_inputs, integer_domain, table_index
+from runtime.kernels.common import broadcast_shape, check, check_inputs, integer_domain, run_plan, store_plan
+from runtime.kernels.elementwise import pair_table_plan
 from runtime.quant import (
     INT32_MAX,
     INT32_MIN,
@@ -113,21 +114,33 @@ def _tabulate(fn, dtype) -> np.ndarray:
 
 
 def _lookup(table: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
-    return lambda q: np.take(table, table_index(q))
+    # In `integer_domain` order a negative value's entry is where NumPy's negative indices wrap to.
+    return table.take
+
+
+def _pair_table(fn, dtype) -> np.ndarray:
+    """`fn(a, b)` over all 65536 pairs of 8-bit values: table[0, a - lowest, b - lowest]."""
+    info = np.iinfo(dtype)
+    values = np.arange(info.min, info.max + 1, dtype=np.int64)
+    with np.errstate(all="ignore"):
+        return _clamp_to(fn(values[:, None], values[None, :]), dtype)[None]
 
 
 def _pair_lookup(fn, dtype) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-    """`fn(a, b)` over all 65536 pairs of 8-bit values, applied to broadcast input arrays."""
-    domain = integer_domain(dtype).astype(np.int64)
-    with np.errstate(all="ignore"):
-        table = _clamp_to(fn(np.repeat(domain, domain.size), np.tile(domain, domain.size)), dtype)
-    return lambda a, b: np.take(table, (table_index(a).astype(np.intp) << 8) | table_index(b))
+    """`fn(a, b)` over all 65536 pairs of 8-bit values, applied to input arrays that broadcast."""
+    lowest = int(np.iinfo(dtype).min)
+    # (a << 8) + b is negative for negative values; rolled, the table reads them through wrap-around.
+    flat = np.roll(_pair_table(fn, dtype).reshape(-1), lowest * 257)
+    return lambda a, b: flat[(a.astype(np.intp) << 8) + b]
 
 
-def _checked(fn, zero_point: int, message: str):
+def _checked(fn, dtype, zero_point: int, message: str):
     """fn, refusing inputs below the zero point (a negative real value) as elementwise.cc does."""
+    if zero_point <= np.iinfo(dtype).min:
+        return fn  # no value is below it
+
     def apply(q: np.ndarray) -> np.ndarray:
-        check(bool(np.all(q >= zero_point)), message)
+        check(q.size == 0 or q.min() >= zero_point, message)
         return fn(q)
 
     return apply
@@ -248,21 +261,6 @@ def _erfc_exact(v: np.ndarray) -> np.ndarray:
     return np.array([math.erfc(float(t)) for t in flat], dtype=np.float64).reshape(np.shape(v)).astype(np.float32)
 
 
-def _erfc_approximation(x: np.ndarray) -> np.ndarray:
-    """erfc from Numerical Recipes' Chebyshev fit erfcc (relative error below 1.2e-7 in exact
-    arithmetic), evaluated in x's precision: float32 keeps GELU within a few ulps of erfcf."""
-    dtype = x.dtype.type
-    z = np.abs(x)
-    t = dtype(1) / (dtype(1) + dtype(0.5) * z)
-    coeffs = (0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806,
-              0.09678418, 0.37409196, 1.00002368, -1.26551223)
-    poly = np.zeros_like(t)
-    for c in coeffs:
-        poly = poly * t + dtype(c)
-    tail = t * np.exp(-z * z + poly)
-    return np.where(x >= 0, tail, dtype(2) - tail)
-
-
 _SQRT1_2 = _F32(-math.sqrt(0.5))  # static_cast<float>(-M_SQRT1_2)
 _SQRT_2_OVER_PI = _F32(2.0 / math.sqrt(math.pi) * math.sqrt(0.5))  # kSqrt2dPi = M_2_SQRTPI * M_SQRT1_2
 
@@ -279,13 +277,55 @@ def _gelu_approximate_transform(v: np.ndarray) -> np.ndarray:
     return (_F32(0.5) * v) * (_F32(1) + inner)
 
 
-def _gelu_float(x: np.ndarray, approximate: bool) -> np.ndarray:
-    """reference_ops::Gelu (Eigen, float32): erfc form, or the tanh form when approximate."""
-    with np.errstate(all="ignore"):
-        if approximate:
-            cube = _F32(0.044715) * x * x * x
-            return _F32(0.5) * x * (_F32(1) + np.tanh(_SQRT_2_OVER_PI * (x + cube)))
-        return _F32(0.5) * x * _erfc_approximation(x * _SQRT1_2)
+def _f32_constants(*values) -> tuple[np.ndarray, ...]:
+    # 0-d float32 arrays: the cheapest scalar operand of a float32 ufunc call.
+    return tuple(np.array(v, dtype=np.float32) for v in values)
+
+
+_HALF, _ONE, _TWO, _NEG_SQRT1_2, _GELU_CUBIC, _GELU_TANH_SCALE = _f32_constants(
+    0.5, 1, 2, _SQRT1_2, 0.044715, _SQRT_2_OVER_PI)
+# Numerical Recipes' Chebyshev fit erfcc, highest power first: erfc(z) = t * exp(-z^2 + P(t)),
+# t = 1 / (1 + z / 2) for z >= 0, relative error below 1.2e-7 in exact arithmetic.
+_ERFCC = _f32_constants(0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806,
+                        0.09678418, 0.37409196, 1.00002368, -1.26551223)
+
+
+def _gelu_float(x: np.ndarray) -> np.ndarray:
+    """reference_ops::Gelu (Eigen, float32): 0.5f * x * erfc(x * -M_SQRT1_2), erfc from erfcc evaluated
+    in float32 (within a few ulps of erfcf); step by step in place, for few NumPy calls."""
+    w = np.multiply(x, _NEG_SQRT1_2)
+    z = np.abs(w)
+    # t = 1 / (1 + z / 2), computed as 2 / (2 + z): scaling by 2 is exact, so the bits are the same.
+    t = np.add(z, _TWO)
+    np.divide(_TWO, t, out=t)
+    poly = np.multiply(t, _ERFCC[0])
+    poly += _ERFCC[1]
+    for c in _ERFCC[2:]:
+        poly *= t
+        poly += c
+    z *= z
+    poly -= z
+    erfc = np.exp(poly, out=poly)
+    erfc *= t  # erfc(|w|)
+    np.subtract(_TWO, erfc, out=erfc, where=w < 0)  # erfc(w) = 2 - erfc(-w)
+    y = np.multiply(x, _HALF)
+    y *= erfc
+    return y
+
+
+def _gelu_approximate_float(x: np.ndarray) -> np.ndarray:
+    """reference_ops::Gelu with approximate: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))),
+    each step in float32 in the C++'s order, in place."""
+    inner = np.multiply(x, _GELU_CUBIC)
+    inner *= x
+    inner *= x
+    inner += x
+    inner *= _GELU_TANH_SCALE
+    np.tanh(inner, out=inner)
+    inner += _ONE
+    y = np.multiply(x, _HALF)
+    y *= inner
+    return y
 
 
 # -- LUT ops: EXP, LOG, ELU, GELU ------------------------------------------------------------
@@ -306,7 +346,9 @@ def _lut_op_prepare(spec: _LutOp):
     def prepare(ctx, node) -> None:
         x, out = _unary_prepare(ctx, node, spec.name, spec.types)
         if x.type == "FLOAT32":
-            node.user_data = spec.float_fn(node)
+            fn = spec.float_fn(node)
+            # NumPy gives scalars for 0-d operands, which the in-place steps cannot write to.
+            node.user_data = fn if x.shape else lambda v: fn(v.reshape(1)).reshape(())
             return
         _require_quantized(spec.name, x, out)
         if x.type == "INT16" and spec.int16_zero_points:
@@ -314,11 +356,6 @@ def _lut_op_prepare(spec: _LutOp):
         node.user_data = _lookup(_lut_table(spec.transform_for(node, out), x, out))
 
     return prepare
-
-
-def _apply_unary(ctx, node) -> None:
-    """The invoke of every unary op here: the function prepare chose, applied to the input."""
-    ctx.output(node, 0).data = node.user_data(ctx.input(node, 0).data)
 
 
 def _log_transform(node, out):
@@ -348,7 +385,7 @@ _LUT_OPS = (
     _LutOp("LOG", ("FLOAT32", "INT8", "INT16"), lambda node: partial(_in_float64, np.log), _log_transform, True),
     _LutOp("ELU", ("FLOAT32", "INT8"), lambda node: _elu_f32, lambda node, out: _elu_f32, False),
     _LutOp("GELU", ("FLOAT32", "INT8", "UINT8", "INT16"),
-           lambda node: partial(_gelu_float, approximate=_gelu_approximate(node)),
+           lambda node: _gelu_approximate_float if _gelu_approximate(node) else _gelu_float,
            lambda node, out: _gelu_approximate_transform if _gelu_approximate(node) else _gelu_transform, False),
 )
 
@@ -482,8 +519,7 @@ def _hard_swish_quantized(q: np.ndarray, p: _HardSwishParams) -> np.ndarray:
 
 def _hard_swish_float(v: np.ndarray) -> np.ndarray:
     # optimized_ops HardSwish (NEON blocks): (x / 6) * clamp(x + 3, 0, 6) in float32.
-    with np.errstate(invalid="ignore"):
-        return (v * _F32(1.0 / 6.0)) * np.minimum(_F32(6), np.maximum(_F32(0), v + _F32(3)))
+    return (v * _F32(1.0 / 6.0)) * np.minimum(_F32(6), np.maximum(_F32(0), v + _F32(3)))
 
 
 def _hard_swish_prepare(ctx, node) -> None:
@@ -512,11 +548,6 @@ def _elementwise_quantized(op: str, x, out) -> None:
         _require_zero_points(op, x, out)
 
 
-def _sqrt_float(x: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore"):
-        return np.sqrt(x)
-
-
 def _sqrt_quantized(q: np.ndarray, x, out) -> np.ndarray:
     """SqrtEvalQuantized: dequantize in float, sqrtf, divide by the output scale and truncate."""
     real = _F32(x.scale) * (q - x.zero_point).astype(np.float32)
@@ -526,11 +557,11 @@ def _sqrt_quantized(q: np.ndarray, x, out) -> np.ndarray:
 def _sqrt_prepare(ctx, node) -> None:
     x, out = _unary_prepare(ctx, node, "SQRT", ("FLOAT32", "INT8", "INT16"))
     if x.type == "FLOAT32":
-        node.user_data = _sqrt_float
+        node.user_data = np.sqrt
         return
     _elementwise_quantized("SQRT", x, out)
     table = _tabulate(partial(_sqrt_quantized, x=x, out=out), x.dtype)
-    node.user_data = _checked(_lookup(table), x.zero_point, "SQRT: the quantized input has negative values "
+    node.user_data = _checked(_lookup(table), x.dtype, x.zero_point, "SQRT: the quantized input has negative values "
                                                            "(Sqrt is only defined for non-negative values)")
 
 
@@ -565,14 +596,13 @@ def _rsqrt_prepare(ctx, node) -> None:
             return np.where(v > 0, _F32(1) / np.sqrt(safe), top).astype(np.float32)
 
         table = _lut_table(transform, x, out)
-    node.user_data = _checked(_lookup(table), x.zero_point, "RSQRT: the quantized input has values below its "
+    node.user_data = _checked(_lookup(table), x.dtype, x.zero_point, "RSQRT: the quantized input has values below its "
                                                             "zero point (Rsqrt is only defined for positive values)")
 
 
 def _rsqrt_float(x: np.ndarray) -> np.ndarray:
     """1.f / std::sqrt(f): both steps are correctly rounded float32 operations."""
-    with np.errstate(all="ignore"):
-        return _F32(1) / np.sqrt(x)
+    return np.divide(_ONE, np.sqrt(x))
 
 
 @dataclass(frozen=True)
@@ -601,8 +631,7 @@ def _abs_prepare(ctx, node) -> None:
 
 
 def _square_float(x: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore"):
-        return x * x
+    return x * x
 
 
 def _unary_prepare_with(op: str, supported, fn):
@@ -653,16 +682,23 @@ def _smaller_than_one(op: str, real: float) -> tuple[int, int]:
     return quantize_multiplier(real)
 
 
-def _squared_difference_float(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore", invalid="ignore"):
-        d = a - b
-        return d * d  # int32 wraps like the C++
+def _squared_difference_plain(a, b, out) -> Callable[[], None]:
+    """(a - b)^2 in the input type, int32 wrapping like the C++; squared in place."""
+    if out.shape == ():
+        def compute():
+            d = a.data - b.data  # NumPy scalars for 0-d operands
+            return d * d
+    else:
+        def compute():
+            d = np.subtract(a.data, b.data)
+            return np.multiply(d, d, out=d)
+    return store_plan(out, compute)
 
 
 def _squared_difference_prepare(ctx, node) -> None:
     a, b, out = _binary_prepare(ctx, node, "SQUARED_DIFFERENCE", ("FLOAT32", "INT32", "INT8"))
     if a.type != "INT8":
-        node.user_data = _squared_difference_float
+        node.user_data = _squared_difference_plain(a, b, out)
         return
     _require_quantized("SQUARED_DIFFERENCE", a, b, out)
     twice_max = 2.0 * float(max(_F32(a.scale), _F32(b.scale)))
@@ -672,14 +708,13 @@ def _squared_difference_prepare(ctx, node) -> None:
         _smaller_than_one("SQUARED_DIFFERENCE", a.scale / twice_max),
         _smaller_than_one("SQUARED_DIFFERENCE", b.scale / twice_max),
         _smaller_than_one("SQUARED_DIFFERENCE", output_real))
-    node.user_data = _pair_lookup(partial(_squared_difference_quantized, p=p), np.int8)
+    node.user_data = pair_table_plan(_pair_table(partial(_squared_difference_quantized, p=p), np.int8), a, b, out)
 
 
 def _apply_binary(ctx, node) -> None:
-    """The invoke of binary ops whose prepare chose a function of the two (broadcast) inputs."""
+    """The invoke of binary ops whose prepare chose a function of the two inputs (broadcasting them)."""
     out = ctx.output(node, 0)
-    a, b = np.broadcast_arrays(ctx.input(node, 0).data, ctx.input(node, 1).data)
-    out.data = node.user_data(a, b).reshape(out.shape)
+    out.data = np.asarray(node.user_data(ctx.input(node, 0).data, ctx.input(node, 1).data)).reshape(out.shape)
 
 
 def _pow_prepare(ctx, node) -> None:
@@ -781,9 +816,8 @@ def _div_quantized(a: np.ndarray, b: np.ndarray, p: _DivQuantized) -> np.ndarray
 
 
 def _div_float(a: np.ndarray, b: np.ndarray, lo: float, hi: float) -> np.ndarray:
-    with np.errstate(all="ignore"):
-        # Division by zero is allowed; the activation clamp turns infinities into +-FLT_MAX.
-        return np.clip(a / b, lo, hi).astype(np.float32)
+    # Division by zero is allowed; the activation clamp turns infinities into +-FLT_MAX.
+    return np.clip(a / b, lo, hi).astype(np.float32)
 
 
 def _div_int32(a: np.ndarray, b: np.ndarray, lo: int, hi: int) -> np.ndarray:
@@ -860,7 +894,14 @@ def _floor_mod_invoke(ctx, node) -> None:
 
 
 def _unary(prepare) -> Registration:
-    return Registration(prepare=prepare, invoke=_apply_unary)
+    """A unary op whose prepare leaves a function of the input array (of the output's dtype and shape)
+    in node.user_data; it becomes the invoke plan that applies it."""
+    def prepare_plan(ctx, node) -> None:
+        prepare(ctx, node)
+        fn, x = node.user_data, ctx.input(node, 0)
+        node.user_data = store_plan(ctx.output(node, 0), lambda: fn(x.data))
+
+    return Registration(prepare=prepare_plan, invoke=run_plan)
 
 
 def register(resolver) -> None:
@@ -886,7 +927,7 @@ def register(resolver) -> None:
     add("MINIMUM", _min_max("MINIMUM"), 1, 4)
     add("MAXIMUM", _min_max("MAXIMUM"), 1, 4)
     # SQUARED_DIFFERENCE: v2 int8.
-    add("SQUARED_DIFFERENCE", Registration(prepare=_squared_difference_prepare, invoke=_apply_binary), 1, 2)
+    add("SQUARED_DIFFERENCE", Registration(prepare=_squared_difference_prepare, invoke=run_plan), 1, 2)
     add("POW", Registration(prepare=_pow_prepare, invoke=_pow_invoke), 1, 1)
     # DIV: v2 broadcasting beyond 4-D (the quantized forms are version 1).
     add("DIV", Registration(prepare=_div_prepare, invoke=_div_invoke), 1, 2)

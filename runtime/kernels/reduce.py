@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime.kernels.common import check, tensor_values
+from runtime.kernels.common import check, store_plan, tensor_values
 from runtime.quant import (
     dtype_range,
     multiply_by_quantized_multiplier,
@@ -50,16 +50,13 @@ def reduced_shape(shape, axes, keep_dims: bool) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class _MeanPlan:
-    """Per-node constants: the input/output rescaling for quantized types."""
+    """Per-node constants: the input/output rescaling for quantized types, the resolved constant
+    axes, and `fast`: the whole invoke, for the cases prepare specialized (None: the generic path)."""
 
     multiplier: int
     shift: int
-    # Quantized, constant axes: the output for every possible sum (sum - `low` indexes a row), per
-    # code path (4-D: row 0 for the first `vector_channels` channels, row 1 for the rest).
     axes: tuple[int, ...] | None = None
-    table: np.ndarray | None = None
-    low: int = 0
-    vector_channels: int = 0
+    fast: Callable[[], None] | None = None
 
 
 def _mean_prepare(ctx, node) -> None:
@@ -74,35 +71,63 @@ def _mean_prepare(ctx, node) -> None:
     if x.type in _QUANTIZED:
         # reduce.cc PrepareMeanOrSum: real multiplier = input_scale / output_scale, in double.
         multiplier, shift = quantize_multiplier(x.scale / out.scale)
-    node.user_data = _MeanPlan(multiplier, shift)
+    plan = _MeanPlan(multiplier, shift)
     if not axis.is_constant:
         ctx.set_dynamic(out)
+        node.user_data = plan
         return
     axes = resolve_axes(axis.data, len(x.shape))
-    ctx.resize_tensor(out, reduced_shape(x.shape, axes, node.options.keep_dims))
-    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    keep_dims = bool(node.options.keep_dims)
+    ctx.resize_tensor(out, reduced_shape(x.shape, axes, keep_dims))
+    count = _count(x.shape, axes)
     lo, hi = dtype_range(x.dtype) if x.type in _QUANTIZED else (0, 0)
+    fast = None
     if x.type in _QUANTIZED and 0 < count * (hi - lo) < 1 << 16:
-        node.user_data = _mean_table(x, out, axes, count, node.options.keep_dims, node.user_data)
-    else:
-        node.user_data = _MeanPlan(multiplier, shift, axes)
+        fast = _mean_table_plan(x, out, axes, count, keep_dims, plan)
+    elif x.type == "FLOAT32" and axes and count > 0:
+        fast = _float_mean_plan(x, out, axes, count, keep_dims)
+    node.user_data = _MeanPlan(multiplier, shift, axes, fast)
 
 
-def _mean_table(x, out, axes, count: int, keep_dims: bool, plan: _MeanPlan) -> _MeanPlan:
-    """The quantized MEAN's result for every possible int64 sum: invoke only sums and looks up."""
+def _float_mean_plan(x, out, axes, count: int, keep_dims: bool) -> Callable[[], None]:
+    """The float32 sum over the axes (as _float_mean), divided by the count in place."""
+    divisor = np.array(count, dtype=np.float32)
+    if out.shape == ():
+        return store_plan(out, lambda: np.add.reduce(x.data, axis=axes) / divisor)
+
+    def compute() -> np.ndarray:
+        total = np.add.reduce(x.data, axis=axes, keepdims=keep_dims)
+        return np.divide(total, divisor, out=total)
+
+    return store_plan(out, compute)
+
+
+def _mean_table_plan(x, out, axes, count: int, keep_dims: bool, plan: _MeanPlan) -> Callable[[], None]:
+    """The quantized MEAN's result for every possible sum: invoke only sums (exactly, in int16 when
+    it cannot overflow) and looks up."""
     lo, hi = dtype_range(x.dtype)
     totals = np.arange(count * lo, count * hi + 1, dtype=np.int64)
-    vector_channels = 0
+    out_lo, out_hi = dtype_range(out.dtype)
+    sum_type = np.int16 if count * max(-lo, hi) <= np.iinfo(np.int16).max else np.int32
     if keep_dims and len(x.shape) == 4 and sorted(axes) == [1, 2]:
+        # optimized_integer_ops/mean.h: the first vector_channels channels take the SIMD rounding.
         vector_channels = x.shape[3] // 16 * 16
         multiplier, shift, bias = _mean_4d_params(x, out, count)
-        rows = [multiply_by_quantized_multiplier_half_up(totals, multiplier, shift) + bias,
-                multiply_by_quantized_multiplier(totals, multiplier, shift) + bias]
-    else:
-        rows = [_quantized_mean_general(x, out, totals, count, plan)]
-    out_lo, out_hi = dtype_range(out.dtype)
-    table = np.clip(np.stack(rows), out_lo, out_hi).astype(out.dtype)
-    return _MeanPlan(plan.multiplier, plan.shift, axes, table, count * lo, vector_channels)
+        rows = np.stack([multiply_by_quantized_multiplier_half_up(totals, multiplier, shift) + bias,
+                         multiply_by_quantized_multiplier(totals, multiplier, shift) + bias])
+        table = np.clip(rows, out_lo, out_hi).astype(out.dtype).reshape(-1)
+        # Index sum - lowest sum, plus one row for the scalar channels.
+        offsets = np.full(out.shape, -count * lo, dtype=np.intp)
+        offsets[..., vector_channels:] += totals.size
+
+        def compute() -> np.ndarray:
+            return table.take(np.add.reduce(x.data, axis=axes, dtype=np.intp, keepdims=True) + offsets)
+
+        return store_plan(out, compute)
+    row = np.clip(_quantized_mean_general(x, out, totals, count, plan), out_lo, out_hi).astype(out.dtype)
+    # Rolled, the table reads a negative sum through NumPy's wrap-around of negative indices.
+    table = np.roll(row, count * lo)
+    return store_plan(out, lambda: table.take(np.add.reduce(x.data, axis=axes, dtype=sum_type, keepdims=keep_dims)))
 
 
 def _float_mean(x: np.ndarray, axes, count: int) -> np.ndarray:
@@ -153,15 +178,12 @@ def _quantized_mean_general(x, out, total: np.ndarray, count: int, plan: _MeanPl
 
 
 def _mean_invoke(ctx, node) -> None:
+    plan: _MeanPlan = node.user_data
+    if plan.fast is not None:
+        plan.fast()
+        return
     x = ctx.input(node, 0)
     out = ctx.output(node, 0)
-    plan: _MeanPlan = node.user_data
-    if plan.table is not None and not out.dynamic:
-        index = x.data.sum(axis=plan.axes, dtype=np.int64) - plan.low
-        if plan.table.shape[0] == 2:
-            index[..., plan.vector_channels:] += plan.table.shape[1]  # the scalar channels read row 1
-        out.data = np.take(plan.table, index).reshape(out.shape)
-        return
     keep_dims = node.options.keep_dims
     axes = plan.axes if plan.axes is not None else resolve_axes(tensor_values(ctx.input(node, 1)), len(x.shape))
     shape = reduced_shape(x.shape, axes, keep_dims)
@@ -169,7 +191,7 @@ def _mean_invoke(ctx, node) -> None:
         # reduce.cc InitializeMeanOutput: an empty input gives NaN (0 for integer types).
         out.data = np.full(shape, np.nan if x.type == "FLOAT32" else 0, dtype=out.dtype)
         return
-    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    count = _count(x.shape, axes)
     if x.type == "FLOAT32":
         result = _float_mean(x.data, axes, count)
     elif x.type in ("INT32", "INT64"):
@@ -179,7 +201,7 @@ def _mean_invoke(ctx, node) -> None:
         if keep_dims and len(x.shape) == 4 and sorted(axes) == [1, 2]:
             q = _quantized_mean_4d(x, out, total, count)
         else:
-            q = _quantized_mean_general(x, out, total, count, node.user_data)
+            q = _quantized_mean_general(x, out, total, count, plan)
         lo, hi = dtype_range(out.dtype)
         result = np.clip(q, lo, hi).astype(out.dtype)
     out.data = np.asarray(result, dtype=out.dtype).reshape(shape)

@@ -6,7 +6,7 @@ import zlib
 
 import numpy as np
 import pytest
-from support import FIXTURES, Spec, check_against_litert, run_litert, run_ours, single_op_model
+from support import FIXTURES, Spec, check_against_litert, const, run_litert, run_ours, single_op_model
 
 from runtime.errors import KernelError, OpResolutionError
 from runtime.interpreter import Interpreter
@@ -202,6 +202,45 @@ def test_simd_int16_narrowing_wraps_like_litert(op, type_, shapes):
     out = check_against_litert(_model(op, *shapes, type_, version=version, quant=quant), inputs)[0]
     info = np.iinfo(dtype)
     assert (out[:16] == info.min).all() and (out[16:] == info.max).all()
+
+
+CONSTANT_CASES = [
+    # (shape1, shape2, which inputs are constants): prepare folds constants into the plan.
+    ((2, 5, 7), (), (1,)),  # one constant value
+    ((), (2, 19), (0,)),
+    ((1, 8, 1), (1, 1, 1), (1,)),  # one constant value of a higher rank
+    ((1, 3, 3, 56), (1, 1, 1, 56), (1,)),  # SIMD blocks of 16 and a scalar tail of 8 per run
+    ((19,), (19,), (0,)),
+    ((1, 8, 1), (1, 1, 32), (1,)),  # the variable input broadcasts
+    ((3, 1, 20), (3, 7, 20), (0,)),
+    ((2, 17, 1), (1, 1, 33), (0, 1)),  # both constant
+]
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("type_", ["INT8", "UINT8", "FLOAT32"])
+@pytest.mark.parametrize("shapes,constants", [(c[:2], c[2]) for c in CONSTANT_CASES], ids=str)
+def test_constant_inputs(op, type_, shapes, constants):
+    rng = np.random.default_rng(zlib.crc32(repr((op, shapes, type_, constants)).encode()))
+    q = [{}, {}, {}]
+    if type_ != "FLOAT32":
+        q = [dict(scale=s, zero_point=z) for s, z in _random_quant(rng, op, type_)]
+    dtype = np.dtype(type_.lower())
+    specs = []
+    for i, shape in enumerate(shapes):
+        if i in constants:
+            if type_ == "FLOAT32":
+                data = rng.standard_normal(shape).astype(dtype)
+            else:
+                data = rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, shape, endpoint=True).astype(dtype)
+            specs.append(const(data, type_, **q[i]))
+        else:
+            specs.append(Spec(shape, type_, **q[i]))
+    out_shape = tuple(np.broadcast_shapes(*shapes))
+    version = VERSIONS_8BIT.get(type_, 1)
+    model = single_op_model(op, specs, [Spec(out_shape, type_, **q[2])], version=version,
+                            fused_activation_function=ACTIVATIONS["RELU6" if op == "MUL" else "NONE"])
+    check_against_litert(model, seed=7)
 
 
 # ---------------------------------------------------------------------------------------------

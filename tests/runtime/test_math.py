@@ -94,6 +94,24 @@ def test_float_unary_scalar_and_empty():
     assert _unary("NEG", np.zeros((2, 0), np.float32), Spec((2, 0)), Spec((2, 0)))[0].shape == (2, 0)
 
 
+@pytest.mark.parametrize("op,options", [("GELU", {"approximate": False}), ("GELU", {"approximate": True}),
+                                        ("RSQRT", {}), ("NEG", {}), ("SQUARE", {})], ids=str)
+@pytest.mark.parametrize("value", [0.7, -2.5, np.inf, np.nan])
+def test_float_unary_rank0(op, options, value):
+    """0-d tensors: NumPy computes them as scalars, which in-place steps cannot write to."""
+    ours = _unary(op, np.array(value, np.float32), Spec(()), Spec(()), **options)[0]
+    assert ours.shape == () and ours.dtype == np.float32
+
+
+def test_gelu_float_far_tails():
+    """Large negative inputs (erfc underflows: -0 or NaN for -inf) and large positive ones (x itself)."""
+    x = np.array([-90, -30, -13, -9, -5, -1e-3, -1e-30, 1e-30, 1e-3, 5, 9, 13, 30, 90, 3e38, -3e38],
+                 np.float32)
+    for approximate in (False, True):
+        ours = _unary("GELU", x, Spec(x.shape), Spec(x.shape), approximate=approximate)[0]
+        assert ours[-3] == x[-3]
+
+
 # -- int8 / uint8 / int16 unary ops ----------------------------------------------------------
 
 def _int8_case(op, options, version, in_q, out_q):
@@ -247,6 +265,26 @@ def test_squared_difference_float_and_int32(sa, sb):
     _binary("SQUARED_DIFFERENCE", _floats(sa), _floats(sb), Spec(sa), Spec(sb), Spec(out))
     _binary("SQUARED_DIFFERENCE", _ints(sa, np.int32, -40000, 40000), _ints(sb, np.int32, -40000, 40000),
             Spec(sa, "INT32"), Spec(sb, "INT32"), Spec(out, "INT32"))
+
+
+def test_squared_difference_rank0():
+    ours = _binary("SQUARED_DIFFERENCE", np.array(1.5, np.float32), np.array(-2.0, np.float32), Spec(()), Spec(()),
+                   Spec(()))[0]
+    assert ours.shape == () and ours == np.float32(12.25)
+    _binary("SQUARED_DIFFERENCE", np.array(70000, np.int32), np.array(-3, np.int32), Spec((), "INT32"),
+            Spec((), "INT32"), Spec((), "INT32"))  # wraps in int32
+
+
+@pytest.mark.parametrize("sa,sb,constant", [((1, 8, 32), (1, 8, 1), 1), ((1, 8, 1), (1, 8, 32), 0),
+                                            ((5, 3), (), 1), ((), (4,), 0)], ids=str)
+def test_squared_difference_int8_constant_input(sa, sb, constant):
+    """A constant input is folded into the pair table (a one-value constant into a table over the other)."""
+    shapes, zps = (sa, sb), (-7, 12)
+    specs = [_q(shape, scale=0.05, zero_point=zp) for shape, zp in zip(shapes, zps)]
+    specs[constant] = const(_ints(shapes[constant], np.int8), "INT8", scale=0.05, zero_point=zps[constant])
+    model = single_op_model("SQUARED_DIFFERENCE", specs, [_q(_out_shape(sa, sb), scale=0.1, zero_point=-128)],
+                            version=2)
+    check_against_litert(model, [_ints(shapes[1 - constant], np.int8)])
 
 
 @pytest.mark.parametrize("scales", [(0.05, 0.05, 0.1), (0.02, 0.07, 0.4), (0.1, 0.03, 0.05)], ids=str)
@@ -434,6 +472,11 @@ def test_error_sqrt_of_negative_quantized_input():
 def test_error_rsqrt_below_zero_point():
     model = single_op_model("RSQRT", [_q((4,), scale=0.1, zero_point=5)], [_q((4,), scale=0.1)], version=2)
     _raises(model, [np.array([6, 7, 4, 9], np.int8)], "RSQRT: .*below its zero point")
+
+
+def test_rsqrt_int8_zero_point_at_the_lowest_value_accepts_every_input():
+    model = single_op_model("RSQRT", [_q((256,), scale=0.1, zero_point=-128)], [_q((256,), scale=0.1)], version=2)
+    check_against_litert(model, [_all_int8()])
 
 
 @pytest.mark.parametrize("op,type_name", [("DIV", "INT32"), ("FLOOR_DIV", "INT32"), ("FLOOR_DIV", "FLOAT32"),

@@ -66,6 +66,21 @@ def test_mean_global_pool_mobilenet_shape():
         check_against_litert(mean_model("INT8", (1, 7, 7, 1280), [1, 2], keep_dims, (0.0235, -128, 0.0204, -128)))
 
 
+@pytest.mark.parametrize("typ,count", [("INT8", 255), ("INT8", 256), ("UINT8", 128), ("UINT8", 129),
+                                        ("UINT8", 257)])
+@pytest.mark.parametrize("keep_dims", [True, False])
+def test_mean_quantized_extreme_sums_near_the_table_limit(typ, count, keep_dims):
+    """Sums of all-lowest and all-highest values, around the counts where an int16 sum could overflow."""
+    info = np.iinfo(np.dtype(typ.lower()))
+    rng = np.random.default_rng(count)
+    x = rng.integers(info.min, info.max, (3, count, 2), endpoint=True).astype(typ.lower())
+    x[0], x[1, :, 0], x[1, :, 1] = info.min, info.max, info.min
+    model = mean_model(typ, x.shape, [1], keep_dims, (0.05, -3, 0.02, 5))
+    ours = check_against_litert(model, [x])[0].reshape(3, 2)
+    # The extreme means saturate the output.
+    assert ours[0, 0] == ours[1, 1] == info.min and ours[1, 0] == info.max
+
+
 def test_mean_axis_from_graph_input():
     model = mean_model("FLOAT32", (3, 4, 5), [1], False, axis_input=Spec((1,), "INT32"))
     x = np.random.default_rng(0).standard_normal((3, 4, 5)).astype(np.float32)
@@ -79,8 +94,9 @@ def test_mean_int32_truncates_toward_zero():
     assert ours[0].tolist() == [0]
 
 
-def test_mean_rank0_input():
-    check_against_litert(mean_model("FLOAT32", (), [0], False))
+@pytest.mark.parametrize("typ,quant", [("FLOAT32", None), ("INT8", (0.05, -3, 0.02, 5))])
+def test_mean_rank0_input(typ, quant):
+    check_against_litert(mean_model(typ, (), [0], False, quant))
 
 
 def test_registered_versions():

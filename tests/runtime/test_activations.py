@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from support import Spec, check_against_litert, run_litert, run_ours, single_op_model
+from support import Spec, check_against_litert, prepare_error, run_litert, run_ours, single_op_model
 
-from runtime.errors import KernelError, OpResolutionError
+from runtime.errors import OpResolutionError
 from runtime.interpreter import Interpreter
 
 ALL_INT8 = np.arange(-128, 128, dtype=np.int8).reshape(4, 64)
@@ -147,34 +147,27 @@ def test_softmax_int8_rows_of_equal_and_extreme_values():
 # Errors and versions.
 
 
-def _prepare_error(model: bytes) -> str:
-    it = Interpreter(model_content=model)
-    with pytest.raises(KernelError) as info:
-        it.allocate_tensors()
-    return str(info.value)
-
-
 def test_logistic_rejects_output_scale_other_than_1_256():
     model = _unary("LOGISTIC", "INT8", (4,), (0.1, 0), (1 / 128, -128), version=2)
-    assert "output scale must be 1/256" in _prepare_error(model)
+    assert "output scale must be 1/256" in prepare_error(model)
 
 
 def test_softmax_int8_rejects_wrong_output_zero_point():
     model = single_op_model("SOFTMAX", [Spec((4,), "INT8", scale=0.1, zero_point=0)],
                             [Spec((4,), "INT8", scale=1 / 256, zero_point=0)], version=2, beta=1.0)
-    assert "zero point must be -128" in _prepare_error(model)
+    assert "zero point must be -128" in prepare_error(model)
 
 
 def test_softmax_rejects_unsupported_output_type():
     model = single_op_model("SOFTMAX", [Spec((4,), "INT8", scale=0.1, zero_point=0)],
                             [Spec((4,), "UINT8", scale=1 / 256, zero_point=0)], version=2, beta=1.0)
-    assert "INT8 input needs an output of type INT8 or INT16, not UINT8" in _prepare_error(model)
+    assert "INT8 input needs an output of type INT8 or INT16, not UINT8" in prepare_error(model)
 
 
 @pytest.mark.parametrize("op", ["RELU", "TANH"])
 def test_rejects_output_type_different_from_input(op):
     model = single_op_model(op, [Spec((4,))], [Spec((4,), "INT8", scale=0.1, zero_point=0)])
-    assert "output type INT8 differs from input type FLOAT32" in _prepare_error(model)
+    assert "output type INT8 differs from input type FLOAT32" in prepare_error(model)
 
 
 @pytest.mark.parametrize("op,type_", [("TANH", "INT16"), ("RELU6", "INT32"), ("SOFTMAX", "INT32")])
@@ -182,17 +175,17 @@ def test_rejects_unsupported_types(op, type_):
     q = dict(scale=1 / 4096, zero_point=0)
     options = {"beta": 1.0} if op == "SOFTMAX" else {}
     model = single_op_model(op, [Spec((4,), type_, **q)], [Spec((4,), type_, **q)], **options)
-    assert f"type {type_} is not supported" in _prepare_error(model)
+    assert f"type {type_} is not supported" in prepare_error(model)
 
 
 def test_relu_int16_rejects_nonzero_zero_point():
     model = _unary("RELU", "INT16", (4,), (0.01, 3), (0.01, 0), version=3)
-    assert "INT16 requires zero points of 0" in _prepare_error(model)
+    assert "INT16 requires zero points of 0" in prepare_error(model)
 
 
 def test_quantized_input_without_scale_is_rejected():
     model = single_op_model("TANH", [Spec((4,), "INT8")], [Spec((4,), "INT8")], version=2)
-    assert "needs a positive quantization scale" in _prepare_error(model)
+    assert "needs a positive quantization scale" in prepare_error(model)
 
 
 @pytest.mark.parametrize("op,version", [("LOGISTIC", 3), ("TANH", 3), ("SOFTMAX", 3), ("RELU", 4)])

@@ -6,9 +6,9 @@ import zlib
 
 import numpy as np
 import pytest
-from support import FIXTURES, Spec, check_against_litert, const, run_litert, run_ours, single_op_model
+from support import FIXTURES, Spec, check_against_litert, const, prepare_error, run_litert, run_ours, single_op_model
 
-from runtime.errors import KernelError, OpResolutionError
+from runtime.errors import OpResolutionError
 from runtime.interpreter import Interpreter
 from runtime.model import load_model
 from runtime.resolver import BuiltinOpResolver
@@ -247,61 +247,54 @@ def test_constant_inputs(op, type_, shapes, constants):
 # Errors and versions.
 
 
-def _prepare_error(model: bytes) -> str:
-    it = Interpreter(model_content=model)
-    with pytest.raises(KernelError) as info:
-        it.allocate_tensors()
-    return str(info.value)
-
-
 @pytest.mark.parametrize("op", OPS)
 def test_rejects_shapes_that_do_not_broadcast(op):
     model = single_op_model(op, [Spec((2, 3)), Spec((4, 3))], [Spec((2, 3))])
-    assert "not broadcastable" in _prepare_error(model)
+    assert "not broadcastable" in prepare_error(model)
 
 
 def test_rejects_mixed_input_types():
     model = single_op_model("ADD", [Spec((3,)), Spec((3,), "INT32")], [Spec((3,))])
-    assert "input types differ (FLOAT32 and INT32)" in _prepare_error(model)
+    assert "input types differ (FLOAT32 and INT32)" in prepare_error(model)
 
 
 def test_rejects_output_type_different_from_inputs():
     model = single_op_model("MUL", [Spec((3,)), Spec((3,))], [Spec((3,), "INT32")])
-    assert "output type INT32 differs from input type FLOAT32" in _prepare_error(model)
+    assert "output type INT32 differs from input type FLOAT32" in prepare_error(model)
 
 
 @pytest.mark.parametrize("op,type_", [("SUB", "INT16"), ("MUL", "BOOL"), ("ADD", "FLOAT16")])
 def test_rejects_unsupported_types(op, type_):
     model = single_op_model(op, [Spec((3,), type_), Spec((3,), type_)], [Spec((3,), type_)])
-    assert f"type {type_} is not supported" in _prepare_error(model)
+    assert f"type {type_} is not supported" in prepare_error(model)
 
 
 def test_rejects_quantized_int16():
     q = dict(scale=0.5, zero_point=0)
     model = single_op_model("ADD", [Spec((3,), "INT16", **q), Spec((3,), "INT16", **q)], [Spec((3,), "INT16", **q)],
                             version=2)
-    assert "quantized INT16 is not supported" in _prepare_error(model)
+    assert "quantized INT16 is not supported" in prepare_error(model)
 
 
 def test_rejects_int8_without_quantization():
     model = single_op_model("ADD", [Spec((3,), "INT8"), Spec((3,), "INT8")], [Spec((3,), "INT8")], version=2)
-    assert "needs a positive quantization scale" in _prepare_error(model)
+    assert "needs a positive quantization scale" in prepare_error(model)
 
 
 def test_rejects_add_output_scale_too_small():
     """add.cc aborts (QuantizeMultiplierSmallerThanOneExp); we fail the node instead."""
     quant = ((1.0, 0), (1.0, 0), (1e-7, 0))
-    assert "output multiplier must be < 1" in _prepare_error(_model("ADD", (3,), (3,), "INT8", version=2, quant=quant))
+    assert "output multiplier must be < 1" in prepare_error(_model("ADD", (3,), (3,), "INT8", version=2, quant=quant))
 
 
 def test_rejects_sub_zero_point_out_of_range():
     quant = ((0.1, 0), (0.1, 300), (0.1, 0))
-    assert "zero point 300" in _prepare_error(_model("SUB", (3,), (3,), "INT8", version=2, quant=quant))
+    assert "zero point 300" in prepare_error(_model("SUB", (3,), (3,), "INT8", version=2, quant=quant))
 
 
 def test_rejects_activation_on_complex64():
     model = _model("MUL", (3,), (3,), "COMPLEX64", version=6, activation="RELU")
-    assert "not allowed for COMPLEX64" in _prepare_error(model)
+    assert "not allowed for COMPLEX64" in prepare_error(model)
 
 
 @pytest.mark.parametrize("op,version", [("ADD", 3), ("ADD", 6), ("SUB", 5), ("MUL", 4), ("MUL", 8)])

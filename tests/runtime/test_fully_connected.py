@@ -6,9 +6,9 @@ import dataclasses
 
 import numpy as np
 import pytest
-from support import FIXTURES, Spec, check_against_litert, const, single_op_model
+from support import FIXTURES, Spec, check_against_litert, const, prepare_error, single_op_model
 
-from runtime.errors import KernelError, OpResolutionError
+from runtime.errors import OpResolutionError
 from runtime.interpreter import Interpreter
 from runtime.model import DimensionMetadata, Model, Sparsity, Subgraph, load_model, save_model
 
@@ -107,7 +107,7 @@ def test_fc_rejects_non_clipping_fused_activation(kind):
     op = model.subgraphs[0].operators[0]
     op = dataclasses.replace(op, options=op.options.replace(fused_activation_function=4))
     sg = dataclasses.replace(model.subgraphs[0], operators=(op,))
-    assert "fused activation TANH is not supported" in _prepare_error(save_model(model.replace(subgraphs=(sg,))))
+    assert "fused activation TANH is not supported" in prepare_error(save_model(model.replace(subgraphs=(sg,))))
 
 
 @pytest.mark.parametrize("kind", ["float", "int8_per_tensor"])
@@ -131,42 +131,35 @@ def test_fc_input_resized():
 # Error paths
 
 
-def _prepare_error(model: bytes) -> str:
-    it = Interpreter(model_content=model)
-    with pytest.raises(KernelError) as info:
-        it.allocate_tensors()
-    return str(info.value)
-
-
 def _float_fc(in_shape, w_shape, bias_size, **options) -> bytes:
     inputs = [Spec(in_shape), const(np.zeros(w_shape, np.float32)), const(np.zeros(bias_size, np.float32))]
     return single_op_model("FULLY_CONNECTED", inputs, [Spec((1, w_shape[0]))], **options)
 
 
 def test_fc_rejects_shuffled_weights():
-    assert "weights_format" in _prepare_error(_float_fc((2, 8), (4, 8), 4, weights_format=1))
+    assert "weights_format" in prepare_error(_float_fc((2, 8), (4, 8), 4, weights_format=1))
 
 
 def test_fc_rejects_input_not_divisible_by_input_size():
-    assert "does not flatten" in _prepare_error(_float_fc((2, 7), (4, 8), 4))
+    assert "does not flatten" in prepare_error(_float_fc((2, 7), (4, 8), 4))
 
 
 def test_fc_rejects_wrong_bias_size():
-    assert "bias has 3 elements, expected 4" in _prepare_error(_float_fc((2, 8), (4, 8), 3))
+    assert "bias has 3 elements, expected 4" in prepare_error(_float_fc((2, 8), (4, 8), 3))
 
 
 def test_fc_rejects_non_matrix_weights():
-    assert "weights must be 2-D" in _prepare_error(_float_fc((2, 8), (4, 2, 4), 4))
+    assert "weights must be 2-D" in prepare_error(_float_fc((2, 8), (4, 2, 4), 4))
 
 
 def test_fc_keep_num_dims_needs_matching_last_dim():
     model = _float_fc((4, 12), (5, 6), 5, keep_num_dims=True, version=5)
-    assert "keep_num_dims" in _prepare_error(model)
+    assert "keep_num_dims" in prepare_error(model)
 
 
 def test_fc_rejects_hybrid_weights():
     inputs = [Spec((2, 8)), const(np.ones((4, 8), np.int8), scale=0.5), const(np.zeros(4, np.float32))]
-    assert "hybrid" in _prepare_error(single_op_model("FULLY_CONNECTED", inputs, [Spec((2, 4))], version=1))
+    assert "hybrid" in prepare_error(single_op_model("FULLY_CONNECTED", inputs, [Spec((2, 4))], version=1))
 
 
 def test_fc_rejects_mismatched_uint8_bias_scale():
@@ -175,7 +168,7 @@ def test_fc_rejects_mismatched_uint8_bias_scale():
                                                                        zero_point=128),
               const(np.zeros(4, np.int32), scale=1.0)]
     model = single_op_model("FULLY_CONNECTED", inputs, [Spec((2, 4), "UINT8", scale=1.0, zero_point=128)])
-    assert "bias scale" in _prepare_error(model)
+    assert "bias scale" in prepare_error(model)
 
 
 def test_fc_rejects_asymmetric_per_channel_weights():
@@ -183,7 +176,7 @@ def test_fc_rejects_asymmetric_per_channel_weights():
               const(np.ones((4, 8), np.int8), scale=(0.1, 0.2, 0.3, 0.4), zero_point=(0, 1, 0, 0)),
               const(np.zeros(4, np.int32), scale=(0.05, 0.1, 0.15, 0.2))]
     model = single_op_model("FULLY_CONNECTED", inputs, [Spec((2, 4), "INT8", scale=1.0, zero_point=0)], version=4)
-    assert "symmetric" in _prepare_error(model)
+    assert "symmetric" in prepare_error(model)
 
 
 def test_unregistered_versions():
@@ -305,7 +298,7 @@ def test_fc_sparse_keep_num_dims():
     ("uint8", 16, "sparse UINT8 weights are not supported"),
 ])
 def test_fc_sparse_unsupported_formats(kind, block, message):
-    assert message in _prepare_error(sparse_fc_model((2, 32), 8, kind, block))
+    assert message in prepare_error(sparse_fc_model((2, 32), 8, kind, block))
 
 
 def test_fixture_sparse_fc_nodes():

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from support import Spec, check_against_litert, const, run_litert, run_ours, single_op_ir, single_op_model
+from support import (
+    Spec,
+    check_against_litert,
+    const,
+    prepare_error,
+    run_litert,
+    run_ours,
+    single_op_ir,
+    single_op_model,
+)
 
 from runtime.errors import KernelError, ModelError, OpResolutionError
 from runtime.interpreter import Interpreter
@@ -170,30 +179,23 @@ def test_dequantize_then_quantize_round_trip():
 # Errors and versions.
 
 
-def _prepare_error(model: bytes) -> str:
-    it = Interpreter(model_content=model)
-    with pytest.raises(KernelError) as info:
-        it.allocate_tensors()
-    return str(info.value)
-
-
 def test_quantize_rejects_float_to_int32():
-    assert "cannot be quantized to INT32" in _prepare_error(_quantize_model((4,), "FLOAT32", "INT32"))
+    assert "cannot be quantized to INT32" in prepare_error(_quantize_model((4,), "FLOAT32", "INT32"))
 
 
 def test_quantize_rejects_unsupported_requantization():
     model = _quantize_model((4,), "INT8", "INT32", (0.1, 0), (0.1, 0), version=2)
-    assert "input type INT8 with output type INT32 is not supported" in _prepare_error(model)
+    assert "input type INT8 with output type INT32 is not supported" in prepare_error(model)
 
 
 def test_quantize_rejects_output_without_quantization():
     model = _quantize_model((4,), "FLOAT32", "INT8", out_q=(None, None))
-    assert "needs affine quantization parameters" in _prepare_error(model)
+    assert "needs affine quantization parameters" in prepare_error(model)
 
 
 def test_quantize_rejects_int16_zero_point():
     model = _quantize_model((4,), "INT16", "INT16", (0.1, 0), (0.1, 5), version=2)
-    assert "INT16 -> INT16 requires zero points of 0" in _prepare_error(model)
+    assert "INT16 -> INT16 requires zero points of 0" in prepare_error(model)
 
 
 def test_quantize_per_channel_rejects_mismatched_scales():
@@ -209,17 +211,17 @@ def test_quantize_per_channel_rejects_mismatched_scales():
 
 def test_dequantize_rejects_float32_input():
     model = single_op_model("DEQUANTIZE", [Spec((4,))], [Spec((4,))])
-    assert "input type FLOAT32 is not supported" in _prepare_error(model)
+    assert "input type FLOAT32 is not supported" in prepare_error(model)
 
 
 def test_dequantize_rejects_int16_zero_point():
     model = single_op_model("DEQUANTIZE", [Spec((4,), "INT16", scale=0.1, zero_point=2)], [Spec((4,))], version=3)
-    assert "INT16 input requires a zero point of 0" in _prepare_error(model)
+    assert "INT16 input requires a zero point of 0" in prepare_error(model)
 
 
 def test_dequantize_rejects_missing_quantization():
     model = single_op_model("DEQUANTIZE", [Spec((4,), "INT8")], [Spec((4,))], version=2)
-    assert "has no quantization parameters" in _prepare_error(model)
+    assert "has no quantization parameters" in prepare_error(model)
 
 
 @pytest.mark.parametrize("op,version", [("QUANTIZE", 4), ("DEQUANTIZE", 4), ("DEQUANTIZE", 6)])

@@ -275,6 +275,9 @@ class SubgraphRuntime:
             self.execution_plan.append(oi)
         self._free_after: list[list[int]] = []
         self._next_to_prepare = 0  # the plan step invoke prepares from (after a dynamic output)
+        # Per plan step, the node's dynamic outputs as its last prepare left them: invoke
+        # re-prepares the steps after it only when one of them changed shape.
+        self._dynamic_outputs: list[tuple[RuntimeTensor, ...]] = []
         self.prepared = False
 
     # -- lifecycle ------------------------------------------------------------------
@@ -385,24 +388,24 @@ class SubgraphRuntime:
                     f"Node number {node.index} ({name}) failed to prepare."
                 )
             self._init_node(node)
+        self._dynamic_outputs = [()] * len(self.execution_plan)
         self._prepare_from(0)
         self._plan_lifetimes()
         self.prepared = True
 
     def _prepare_from(self, start: int) -> None:
         """Prepare the plan from step `start` through the next node with a dynamic output."""
-        plan = self.execution_plan
+        plan, tensors = self.execution_plan, self.tensors
         self._next_to_prepare = len(plan)
         for step in range(start, len(plan)):
             node = self.nodes[plan[step]]
             if node.registration.prepare is not None:
                 self._call(node, "prepare", node.registration.prepare, self.context, node)
-            if self._has_dynamic_output(node):
+            dynamic = tuple([tensors[t] for t in node.outputs if t >= 0 and tensors[t].dynamic])
+            self._dynamic_outputs[step] = dynamic
+            if dynamic:
                 self._next_to_prepare = step + 1
                 return
-
-    def _has_dynamic_output(self, node: Node) -> bool:
-        return any(t >= 0 and self.tensors[t].dynamic for t in node.outputs)
 
     def _plan_lifetimes(self) -> None:
         """For each plan step, the arena tensors whose last reader (or writer) it is."""
@@ -444,15 +447,24 @@ class SubgraphRuntime:
         with np.errstate(all="ignore"):
             self._invoke_plan()
 
+    def invoke_nested(self) -> None:
+        """Invoke from inside a running kernel (WHILE, IF): the caller has prepared the graph and set
+        every input, and the outer invoke's errstate already applies."""
+        self._invoke_plan()
+
     def _invoke_plan(self) -> None:
-        """The hot loop, with _call and _has_dynamic_output inlined: per-node overhead dominates small models."""
+        """The hot loop, with _call inlined: per-node overhead dominates small models."""
         tensors, nodes, free_after = self.tensors, self.nodes, self._free_after
+        dynamic_outputs = self._dynamic_outputs
         context = self.context
         errors = context.errors
         for step, ni in enumerate(self.execution_plan):
             if step == self._next_to_prepare:
                 self._prepare_from(step)
             node = nodes[ni]
+            dynamic = dynamic_outputs[step]
+            if dynamic:
+                shapes = [t.shape for t in dynamic]
             if errors:
                 errors.clear()
             try:
@@ -461,11 +473,10 @@ class SubgraphRuntime:
                 raise self._node_error(node, "invoke", exc) from exc
             if result is False:
                 raise KernelError(self._failure(node, "invoke", "the kernel reported failure"))
-            for t in node.outputs:
-                if t >= 0 and tensors[t].dynamic:
-                    # The nodes downstream see the new shape: prepare them again (Subgraph::Invoke).
-                    self._next_to_prepare = step + 1
-                    break
+            if dynamic and any(t.shape != shape for t, shape in zip(dynamic, shapes)):
+                # The nodes downstream see the new shape: prepare them again. As Subgraph::Invoke,
+                # only when the node resized an output (tensor_resized_since_op_invoke_).
+                self._next_to_prepare = step + 1
             for t in free_after[step]:
                 tensors[t]._data = None
 

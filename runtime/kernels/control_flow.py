@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from runtime.errors import KernelError
-from runtime.kernels.common import check
+from runtime.kernels.common import check, tensor_values
 from runtime.resolver import Registration
 
 
@@ -34,7 +34,7 @@ def _resize_inputs(graph, role: str, sources: Sequence) -> bool:
     changed = False
     for i, (ti, src) in enumerate(zip(graph.inputs, sources)):
         t = graph.tensors[ti]
-        if t.dtype != src.dtype:  # runs every iteration: the message is only built on failure
+        if t.dtype != src.dtype:
             raise KernelError(f"{role} subgraph {graph.index} input {i} is {t.type} but is given "
                               f"{np.dtype(src.dtype).name}")
         if t.shape != tuple(src.shape):
@@ -43,19 +43,38 @@ def _resize_inputs(graph, role: str, sources: Sequence) -> bool:
     return changed
 
 
-def _run(graph, role: str, values: Sequence[np.ndarray], resize: bool = True) -> list[np.ndarray]:
-    """Invoke `graph` on `values` and return its outputs.
+def _hand_over(graph, role: str, inputs: Sequence, values: Sequence[np.ndarray]) -> None:
+    """CopyTensorsData into inputs of fixed shape: each takes a value of the same element count.
 
-    With `resize`, an input whose shape changed is resized and the graph re-prepared (while.cc
-    Eval_dynamic); without, the graph keeps its prepared shapes and takes the values' bytes
-    (CopyTensorsData), which only need the same element count.
+    The arrays are handed over, not copied: no kernel writes into its inputs, and every output is a
+    fresh array, so a value shared by two tensors is never changed through one of them. Types were
+    matched at prepare.
     """
-    if (resize and _resize_inputs(graph, role, values)) or not graph.prepared:
+    for i, (t, v) in enumerate(zip(inputs, values)):
+        if v.shape != t.shape:
+            v = _same_size_reshape(v, t, f"{role} subgraph {graph.index} input {i}")
+        t._data = v
+
+
+def _hand_over_resizing(graph, inputs: Sequence, values: Sequence[np.ndarray]) -> None:
+    """DeepCopyTensorsShapeTypeData: inputs take the values' shapes, and the graph is prepared again
+    only when one changed (ResizeInputTensor of the same shape is a no-op; while.cc Eval_dynamic)."""
+    changed = False
+    for t, v in zip(inputs, values):
+        if t.shape != v.shape:
+            graph.context.resize_tensor(t, v.shape)
+            changed = True
+        t._data = v
+    if changed or not graph.prepared:
+        graph.prepare()  # a prepare resizes no graph input, so the values handed over stay
+
+
+def _run(graph, role: str, values: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Invoke `graph` on `values`, its inputs taking their shapes, and return its outputs (IF)."""
+    if _resize_inputs(graph, role, values) or not graph.prepared:
         graph.prepare()
-    for i, (ti, v) in enumerate(zip(graph.inputs, values)):
-        t = graph.tensors[ti]
-        t.data = v if v.shape == t.shape else _same_size_reshape(v, t, f"{role} subgraph {graph.index} input {i}")
-    graph.invoke()
+    _hand_over(graph, role, [graph.tensors[ti] for ti in graph.inputs], values)
+    graph.invoke_nested()
     return [graph.tensors[ti].data for ti in graph.outputs]
 
 
@@ -70,9 +89,12 @@ def _has_dynamic_tensors(graph) -> bool:
     return any(t.dynamic for t in graph.tensors)
 
 
+_FLAG_SHAPES = ((), (1,))
+
+
 def _check_cond_output(graph, tensor) -> None:
     """while.cc CheckCondOutput: a BOOL scalar or a BOOL of shape [1]."""
-    if tensor.type != "BOOL" or tensor.shape not in ((), (1,)):
+    if tensor.type != "BOOL" or tensor.shape not in _FLAG_SHAPES:
         raise KernelError(f"cond subgraph {graph.index} output must be a BOOL scalar or [1], got {tensor.type} "
                           f"{list(tensor.shape)}")
 
@@ -87,6 +109,27 @@ def _set_outputs_shape(ctx, node, dynamic: bool, shapes: Sequence[tuple[int, ...
 
 
 # -- WHILE ----------------------------------------------------------------------------------------
+
+
+class _WhilePlan:
+    """What a WHILE invoke needs, fixed by its prepare: the subgraphs and every tensor it moves values between."""
+
+    __slots__ = ("cond", "body", "inputs", "outputs", "cond_inputs", "body_inputs", "body_outputs", "flag",
+                 "dynamic", "overwritten")
+
+    def __init__(self, ctx, node, cond, body, dynamic: bool):
+        n = len(node.inputs)
+        self.cond, self.body, self.dynamic = cond, body, dynamic
+        self.inputs = [ctx.input(node, i) for i in range(n)]
+        self.outputs = [ctx.output(node, i) for i in range(n)]
+        self.cond_inputs = [cond.tensors[ti] for ti in cond.inputs]
+        self.body_inputs = [body.tensors[ti] for ti in body.inputs]
+        self.body_outputs = [body.tensors[ti] for ti in body.outputs]
+        self.flag = cond.tensors[cond.outputs[0]]
+        # Body output k that is body input j < k reads loop variable j after its copy (_as_loop_variables).
+        position = {ti: j for j, ti in enumerate(body.inputs)}
+        self.overwritten = tuple((k, position[ti]) for k, ti in enumerate(body.outputs)
+                                 if position.get(ti, k) < k)
 
 
 def _while_graphs(ctx, node):
@@ -120,7 +163,7 @@ def _while_prepare(ctx, node) -> None:
     # makes every WHILE output dynamic (the loop variables may grow each iteration).
     dynamic = _has_dynamic_tensors(body) or any(t.dynamic for t in inputs) or any(
         _loop_shape_changes(t_in.shape, t_out.shape) for t_in, t_out in zip(inputs, body_outputs))
-    node.user_data = dynamic
+    node.user_data = _WhilePlan(ctx, node, cond, body, dynamic)
     _set_outputs_shape(ctx, node, dynamic, [t.shape for t in body_outputs])
 
 
@@ -137,38 +180,73 @@ def _loop_shape_changes(before: tuple[int, ...], after: tuple[int, ...]) -> bool
     return firsts != 1
 
 
-def _copy_into_aliased_outputs(current: list[np.ndarray], body_outputs: list[np.ndarray], body) -> list[np.ndarray]:
-    """while.cc Eval_static's last copy: the WHILE outputs after one body run.
+def _cond_holds(plan: _WhilePlan) -> bool:
+    """Run the cond subgraph (its inputs already set) and read its flag, checked as CheckCondOutput."""
+    cond = plan.cond
+    if not cond.prepared:
+        cond.prepare()
+    cond.invoke_nested()
+    flag = plan.flag
+    if flag.type != "BOOL" or flag.shape not in _FLAG_SHAPES:
+        _check_cond_output(cond, flag)
+    return bool(flag.data)
 
-    The body's inputs share memory with the WHILE outputs, and the body outputs are copied into
-    them one at a time; a body output that is one of the body's inputs is read from that shared
-    memory, which an earlier copy of the same step may already have overwritten (so a body that
-    swaps two loop variables ends with both holding one value, as in LiteRT).
+
+def _as_loop_variables(plan: _WhilePlan, results: list[np.ndarray]) -> list[np.ndarray]:
+    """The WHILE outputs after a body run, which the next body run reads.
+
+    In LiteRT the body's inputs share memory with the WHILE outputs (Eval_static; Eval_dynamic's
+    shallow step 4), and the body outputs are copied into those one at a time: a body output that is
+    an earlier body input reads the value just copied over it (a body swapping two loop variables
+    ends with both holding one value). The cond reads the body outputs before those copies.
     """
-    values = list(current)
-    position = {ti: j for j, ti in enumerate(body.inputs)}
-    for k, ti in enumerate(body.outputs):
-        j = position.get(ti)
-        values[k] = body_outputs[k] if j is None else values[j]
+    if not plan.overwritten:
+        return results
+    values = list(results)
+    for k, j in plan.overwritten:
+        values[k] = values[j]
+    return values
+
+
+def _static_loop(plan: _WhilePlan, values: list[np.ndarray]) -> list[np.ndarray]:
+    """while.cc Eval_static: shapes stay as prepared; values are handed over between the subgraphs."""
+    cond, body = plan.cond, plan.body
+    cond_inputs, body_inputs, body_outputs = plan.cond_inputs, plan.body_inputs, plan.body_outputs
+    _hand_over(cond, "cond", cond_inputs, values)
+    while _cond_holds(plan):
+        _hand_over(body, "body", body_inputs, values)
+        if not body.prepared:
+            body.prepare()
+        body.invoke_nested()
+        results = [t.data for t in body_outputs]
+        _hand_over(cond, "cond", cond_inputs, results)
+        values = _as_loop_variables(plan, results)
+    return values
+
+
+def _dynamic_loop(plan: _WhilePlan, values: list[np.ndarray]) -> list[np.ndarray]:
+    """while.cc Eval_dynamic: every copy carries the shape, re-preparing a subgraph whose inputs changed."""
+    cond, body = plan.cond, plan.body
+    cond_inputs, body_inputs, body_outputs = plan.cond_inputs, plan.body_inputs, plan.body_outputs
+    _hand_over_resizing(cond, cond_inputs, values)
+    while _cond_holds(plan):
+        _hand_over_resizing(body, body_inputs, values)
+        body.invoke_nested()
+        results = [t.data for t in body_outputs]
+        _hand_over_resizing(cond, cond_inputs, results)
+        values = _as_loop_variables(plan, results)
     return values
 
 
 def _while_invoke(ctx, node) -> None:
-    cond, body = _while_graphs(ctx, node)
-    dynamic = node.user_data
-    # `values` are the WHILE outputs, which the body reads; the cond reads the body's last outputs.
-    values = [ctx.input(node, i).data for i in range(len(node.inputs))]
-    cond_values = values
-    while True:
-        (flag,) = _run(cond, "cond", cond_values, resize=dynamic)
-        _check_cond_output(cond, cond.tensors[cond.outputs[0]])
-        if not bool(flag.reshape(-1)[0]):
-            break
-        cond_values = _run(body, "body", values, resize=dynamic)
-        values = cond_values if dynamic else _copy_into_aliased_outputs(values, cond_values, body)
-    for i, v in enumerate(values):
-        out = ctx.output(node, i)
-        out.data = v if dynamic or v.shape == out.shape else _same_size_reshape(v, out, f"WHILE output {i}")
+    plan: _WhilePlan = node.user_data
+    values = [tensor_values(t) for t in plan.inputs]
+    if plan.dynamic:
+        for out, v in zip(plan.outputs, _dynamic_loop(plan, values)):
+            out.data = v
+        return
+    for i, (out, v) in enumerate(zip(plan.outputs, _static_loop(plan, values))):
+        out.data = v if v.shape == out.shape else _same_size_reshape(v, out, f"WHILE output {i}")
 
 
 # -- IF -------------------------------------------------------------------------------------------

@@ -27,53 +27,93 @@ _UNPACK_TYPES = ("FLOAT32", "INT32", "UINT8", "INT8", "INT16", "BOOL")
 
 # -- SLICE ----------------------------------------------------------------------------------------
 
-def _slice_sizes(in_shape, begin: list[int], size: list[int]) -> tuple[int, ...]:
-    """slice.cc CalculateOutputShapeVector: begin >= 0; size -1 runs to the end of the axis."""
-    out = []
-    for axis, (dim, b, s) in enumerate(zip(in_shape, begin, size)):
-        check(b >= 0, f"SLICE: begin {b} for axis {axis} is negative")
-        check(b <= dim, f"SLICE: begin {b} is past the end of axis {axis} (size {dim})")
+def _slice_window(x, begin, size) -> tuple[tuple[slice, ...], tuple[int, ...]]:
+    """slice.cc CalculateOutputShapeVector: (NumPy index, output shape); begin >= 0, size -1 runs to
+    the end of the axis."""
+    index, shape = [], []
+    for axis, (dim, b, s) in enumerate(zip(x.shape, tensor_values(begin).tolist(), tensor_values(size).tolist())):
         if s == -1:
             s = dim - b
-        check(s >= 0, f"SLICE: size {s} for axis {axis} is invalid (must be >= 0 or -1)")
-        check(s <= dim - b, f"SLICE: begin {b} + size {s} exceeds axis {axis} of size {dim}")
-        out.append(s)
-    return tuple(out)
+        if not (0 <= b <= dim and 0 <= s <= dim - b):
+            _slice_error(axis, dim, b, s)
+        index.append(slice(b, b + s))
+        shape.append(s)
+    return tuple(index), tuple(shape)
 
 
-def _slice_window(ctx, node) -> tuple[list[int], tuple[int, ...]]:
-    x, begin, size = (ctx.input(node, i) for i in range(3))
-    begins = int_values(begin)
-    return begins, _slice_sizes(x.shape, begins, int_values(size))
+def _slice_error(axis: int, dim: int, b: int, s: int) -> None:
+    """The message for a begin/size pair that does not fit the axis (only built on failure)."""
+    check(b >= 0, f"SLICE: begin {b} for axis {axis} is negative")
+    check(b <= dim, f"SLICE: begin {b} is past the end of axis {axis} (size {dim})")
+    check(s >= 0, f"SLICE: size {s} for axis {axis} is invalid (must be >= 0 or -1)")
+    raise KernelError(f"SLICE: begin {b} + size {s} exceeds axis {axis} of size {dim}")
+
+
+class _SlicePlan:
+    """SLICE's tensors, the NumPy index when begin and size are constants, and the shapes prepared for."""
+
+    __slots__ = ("x", "begin", "size", "out", "index", "shapes", "out_shape")
+
+    def __init__(self, x, begin, size, out):
+        self.x, self.begin, self.size, self.out, self.index = x, begin, size, out, None
+        self.shapes = (x.shape, begin.shape, size.shape)
+        self.out_shape = out.shape
+
+    def still_holds(self) -> bool:
+        """No input shape changed, nor the output's unless invoke sets it (dynamic)."""
+        return self.shapes == (self.x.shape, self.begin.shape, self.size.shape) and (
+            self.out.dynamic or self.out.shape == self.out_shape)
 
 
 def _slice_prepare(ctx, node) -> None:
+    # Runs again whenever an upstream shape changes (every loop step in a converted LSTM): the
+    # messages are only formatted on failure.
+    plan: _SlicePlan | None = node.user_data
+    if plan is not None and plan.still_holds():
+        return
     check(len(node.inputs) == 3 and len(node.outputs) == 1, "SLICE takes 3 inputs and one output")
-    x, begin, size = (ctx.input(node, i) for i in range(3))
+    x, begin, size = ctx.input(node, 0), ctx.input(node, 1), ctx.input(node, 2)
     out = ctx.output(node, 0)
-    check(out.type == x.type, f"SLICE: output type {out.type} differs from input type {x.type}")
-    check(begin.type in ("INT32", "INT64") and size.type == begin.type,
-          f"SLICE: begin and size must both be INT32 or INT64, got {begin.type} and {size.type}")
+    if out.type != x.type:
+        raise KernelError(f"SLICE: output type {out.type} differs from input type {x.type}")
+    if begin.type not in ("INT32", "INT64") or size.type != begin.type:
+        raise KernelError(f"SLICE: begin and size must both be INT32 or INT64, got {begin.type} and {size.type}")
     rank = len(x.shape)
     for name, t in (("begin", begin), ("size", size)):
-        check(len(t.shape) == 1 and t.shape[0] == rank,
-              f"SLICE: {name} must have shape [{rank}] for an input of rank {rank}, got {list(t.shape)}")
+        if len(t.shape) != 1 or t.shape[0] != rank:
+            raise KernelError(f"SLICE: {name} must have shape [{rank}] for an input of rank {rank}, "
+                              f"got {list(t.shape)}")
+    plan = _SlicePlan(x, begin, size, out)
+    constant = begin.is_constant and size.is_constant
     if out.shape and -1 not in out.shape_signature:
         # slice.cc: an output whose shape the model fully specifies keeps it; invoke checks the slice fits.
-        return
-    if not (begin.is_constant and size.is_constant) or -1 in x.shape_signature:
+        pass
+    elif not constant or -1 in x.shape_signature:
         # The output size depends on begin/size values (or an input shape) known only at invoke.
         ctx.set_dynamic(out)
+        node.user_data = plan
         return
-    ctx.resize_tensor(out, _slice_window(ctx, node)[1])
+    else:
+        ctx.resize_tensor(out, _slice_window(x, begin, size)[1])
+        plan.out_shape = out.shape
+    if constant:
+        index, shape = _slice_window(x, begin, size)
+        if shape == out.shape:
+            plan.index = index
+    node.user_data = plan
 
 
 def _slice_invoke(ctx, node) -> None:
-    begins, sizes = _slice_window(ctx, node)
-    out = ctx.output(node, 0)
-    check(out.dynamic or sizes == out.shape,
-          f"SLICE: the slice has shape {list(sizes)} but the output's shape is fixed at {list(out.shape)}")
-    out.data = ctx.input(node, 0).data[tuple(slice(b, b + s) for b, s in zip(begins, sizes))]
+    plan: _SlicePlan = node.user_data
+    out = plan.out
+    if plan.index is not None:
+        out.data = plan.x.data[plan.index]
+        return
+    index, shape = _slice_window(plan.x, plan.begin, plan.size)
+    if not (out.dynamic or shape == out.shape):
+        raise KernelError(f"SLICE: the slice has shape {list(shape)} but the output's shape is fixed at "
+                          f"{list(out.shape)}")
+    out.data = plan.x.data[index]
 
 
 # -- GATHER ---------------------------------------------------------------------------------------
@@ -91,6 +131,17 @@ def _gather_axes(node, x_rank: int, idx_shape) -> tuple[int, int]:
     return axis, batch_dims
 
 
+class _GatherPlan:
+    """GATHER's tensors and axes; `prefix` indexes the axes before `axis` whole."""
+
+    __slots__ = ("x", "positions", "out", "axis", "batch_dims", "prefix")
+
+    def __init__(self, x, positions, out, axis: int, batch_dims: int):
+        self.x, self.positions, self.out = x, positions, out
+        self.axis, self.batch_dims = axis, batch_dims
+        self.prefix = (slice(None),) * axis
+
+
 def _gather_prepare(ctx, node) -> None:
     check(len(node.inputs) == 2 and len(node.outputs) == 1, "GATHER takes 2 inputs and one output")
     x, positions = ctx.input(node, 0), ctx.input(node, 1)
@@ -105,7 +156,7 @@ def _gather_prepare(ctx, node) -> None:
     for i in range(batch_dims):
         check(x.shape[i] == positions.shape[i], f"GATHER: batch dimension {i} differs: input {list(x.shape)}, "
                                                 f"positions {list(positions.shape)}")
-    node.user_data = (axis, batch_dims)
+    node.user_data = _GatherPlan(x, positions, out, axis, batch_dims)
     # The output shape depends only on the shapes, so it is known here even for runtime positions.
     ctx.resize_tensor(out, x.shape[:axis] + positions.shape[batch_dims:] + x.shape[axis + 1:])
 
@@ -121,14 +172,22 @@ def _check_indices(op: str, idx: np.ndarray, bounds) -> None:
 
 
 def _gather_invoke(ctx, node) -> None:
-    x, positions = ctx.input(node, 0), ctx.input(node, 1)
-    out = ctx.output(node, 0)
-    axis, batch_dims = node.user_data
-    idx = np.asarray(tensor_values(positions), dtype=np.int64)
+    plan: _GatherPlan = node.user_data
+    x, out, axis = plan.x, plan.out, plan.axis
+    positions = tensor_values(plan.positions)
+    if plan.batch_dims == 0 and positions.ndim == 0:
+        # One position: a view of that slice (the `...` keeps a 0-d array for a 1-D input).
+        i = int(positions)
+        if not 0 <= i < x.shape[axis]:
+            _check_indices("GATHER", np.asarray(i, dtype=np.int64), x.shape[axis])
+        out.data = x.data[(*plan.prefix, i, Ellipsis)]
+        return
+    idx = np.asarray(positions, dtype=np.int64)
     _check_indices("GATHER", idx, x.shape[axis])
-    if batch_dims == 0:
+    if plan.batch_dims == 0:
         out.data = np.take(x.data, idx, axis=axis)
         return
+    batch_dims = plan.batch_dims
     # reference gather.h: out[b, o, c, i] = x[b, o, idx[b, c], i] over (batch, outer, coords, inner).
     batch = int(np.prod(x.shape[:batch_dims], dtype=np.int64))
     outer = int(np.prod(x.shape[batch_dims:axis], dtype=np.int64))
@@ -192,19 +251,40 @@ def _split_prepare(ctx, node) -> None:
     axis_t, x = ctx.input(node, 0), ctx.input(node, 1)
     count = node.options.num_splits
     check(len(node.outputs) == count, f"SPLIT: num_splits is {count} but the node has {len(node.outputs)} outputs")
-    check_types("SPLIT", x, node_outputs(ctx, node), _SPLIT_TYPES)
+    outs = node_outputs(ctx, node)
+    check_types("SPLIT", x, outs, _SPLIT_TYPES)
     check(axis_t.type == "INT32", f"SPLIT: axis must be INT32, got {axis_t.type}")
     size_outputs(ctx, node, [axis_t], lambda: _split_shapes(x, axis_t, count))
+    node.user_data = None
+    if axis_t.is_constant:
+        axis = axis_value("SPLIT", axis_t, len(x.shape))
+        node.user_data = (x, _part_indices(outs, axis, [x.shape[axis] // count] * count))
+
+
+def _part_indices(outs, axis: int, sizes) -> list[tuple]:
+    """(output, NumPy index) pairs: output i takes the i-th run of `sizes` along the axis (reference_ops::Split)."""
+    whole = (slice(None),) * axis
+    parts, start = [], 0
+    for out, size in zip(outs, sizes):
+        parts.append((out, (*whole, slice(start, start + size))))
+        start += size
+    return parts
 
 
 def _write_parts(ctx, node, x, axis: int, sizes) -> None:
     """Output i takes the i-th run of `sizes` along the axis (reference_ops::Split)."""
-    parts = np.split(x.data, np.cumsum(sizes)[:-1], axis=axis)
-    for out, part in zip(node_outputs(ctx, node), parts):
-        out.data = part
+    data = x.data
+    for out, index in _part_indices(node_outputs(ctx, node), axis, sizes):
+        out.data = data[index]
 
 
 def _split_invoke(ctx, node) -> None:
+    if node.user_data is not None:
+        x, parts = node.user_data
+        data = x.data
+        for out, index in parts:
+            out.data = data[index]
+        return
     axis_t, x = ctx.input(node, 0), ctx.input(node, 1)
     axis = axis_value("SPLIT", axis_t, len(x.shape))
     shapes = _split_shapes(x, axis_t, node.options.num_splits)

@@ -77,14 +77,20 @@ def _comparison(op: str) -> Registration:
         # comparisons.cc NotEqualEval writes nothing for an int16 input without quantization.
         check(not (op == "NOT_EQUAL" and a.type == "INT16" and not _quantized(a)),
               "NOT_EQUAL: INT16 inputs must be quantized")
-        node.user_data = (_rescaled_table(op, a), _rescaled_table(op, b)) if _uses_rescaling(op, a) else None
+        tables = (_rescaled_table(op, a), _rescaled_table(op, b)) if _uses_rescaling(op, a) else None
+        node.user_data = (a, b, out, tables)
         ctx.resize_tensor(out, broadcast_shape(a.shape, b.shape))
 
+    fn = _COMPARE[op]
+
     def invoke(ctx, node) -> None:
-        a, b, out = ctx.input(node, 0).data, ctx.input(node, 1).data, ctx.output(node, 0)
-        if node.user_data is not None:
-            a, b = np.take(node.user_data[0], table_index(a)), np.take(node.user_data[1], table_index(b))
-        out.data = np.broadcast_to(_COMPARE[op](a, b), out.shape).copy()
+        a_t, b_t, out, tables = node.user_data
+        a, b = a_t.data, b_t.data
+        if tables is not None:
+            a, b = np.take(tables[0], table_index(a)), np.take(tables[1], table_index(b))
+        # The ufunc broadcasts to the output's shape; of two 0-d arrays it gives a NumPy scalar,
+        # which the data setter turns into a 0-d array.
+        out.data = fn(a, b)
 
     return Registration(prepare=prepare, invoke=invoke)
 
@@ -98,11 +104,12 @@ def _logical_binary(op: str, fn) -> Registration:
         a, b, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
         check(a.type == "BOOL" and b.type == "BOOL", f"{op}: inputs must be BOOL, got {a.type} and {b.type}")
         _check_output(op, out, "BOOL")
+        node.user_data = (a, b, out)
         ctx.resize_tensor(out, broadcast_shape(a.shape, b.shape))
 
     def invoke(ctx, node) -> None:
-        out = ctx.output(node, 0)
-        out.data = np.broadcast_to(fn(ctx.input(node, 0).data, ctx.input(node, 1).data), out.shape).copy()
+        a, b, out = node.user_data
+        out.data = fn(a.data, b.data)
 
     return Registration(prepare=prepare, invoke=invoke)
 

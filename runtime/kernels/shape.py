@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from math import prod
+
 import numpy as np
 
+from runtime.errors import KernelError
 from runtime.kernels.common import check, tensor_values
 from runtime.quant import activation_name, tflite_round
 from runtime.resolver import Registration
@@ -22,7 +25,7 @@ def _reshape_target(ctx, node, at_invoke: bool) -> tuple[int, ...] | None:
     if shape_t is not None and len(shape_t.shape) == 1 and shape_t.type == "INT32":
         if not (shape_t.is_constant or at_invoke):
             return None
-        return tuple(int(d) for d in tensor_values(shape_t))
+        return tuple(tensor_values(shape_t).tolist())
     if shape_t is not None and not (shape_t.is_constant or at_invoke):
         return None
     new_shape = tuple(node.options.new_shape or ()) if node.options is not None else ()
@@ -33,30 +36,37 @@ def _resolve_shape(in_shape, target) -> tuple[int, ...]:
     """reshape_utils.h ResolveOutputShape: one -1 is inferred from the non-zero dimensions."""
     target = list(target)
     unknown = [i for i, d in enumerate(target) if d == -1]
-    check(len(unknown) <= 1, f"RESHAPE: at most one -1 allowed in new shape {target}")
-    check(all(d >= -1 for d in target), f"RESHAPE: new shape {target} has a negative dimension")
-    count = int(np.prod(in_shape, dtype=np.int64))
+    if len(unknown) > 1:
+        raise KernelError(f"RESHAPE: at most one -1 allowed in new shape {target}")
+    if any(d < -1 for d in target):
+        raise KernelError(f"RESHAPE: new shape {target} has a negative dimension")
+    count = prod(in_shape)
     if unknown:
         known = [d for i, d in enumerate(target) if i != unknown[0]]
-        if count == 0 and int(np.prod(known, dtype=np.int64)) != 0:
+        if count == 0 and prod(known) != 0:
             target[unknown[0]] = 0
         else:
-            non_zero_in = int(np.prod([d for d in in_shape if d != 0], dtype=np.int64))
-            non_zero_out = int(np.prod([d for d in known if d != 0], dtype=np.int64))
+            non_zero_in = prod(d for d in in_shape if d != 0)
+            non_zero_out = prod(d for d in known if d != 0)
             target[unknown[0]] = non_zero_in // non_zero_out
-    check(int(np.prod(target, dtype=np.int64)) == count,
-          f"RESHAPE: cannot reshape {list(in_shape)} ({count} elements) into {target}")
+    if prod(target) != count:
+        raise KernelError(f"RESHAPE: cannot reshape {list(in_shape)} ({count} elements) into {target}")
     return tuple(target)
 
 
 def _reshape_prepare(ctx, node) -> None:
     check(len(node.inputs) in (1, 2) and len(node.outputs) == 1, "RESHAPE takes 1 or 2 inputs and one output")
+    x, out = ctx.input(node, 0), ctx.output(node, 0)
+    if node.user_data == (x.shape, out.shape):
+        # Prepared again after an upstream resize, with the input shape it was prepared for: the
+        # target comes from constants and options, so the output shape stands.
+        return
     target = _reshape_target(ctx, node, at_invoke=False)
-    out = ctx.output(node, 0)
     if target is None:
         ctx.set_dynamic(out)
         return
-    ctx.resize_tensor(out, _resolve_shape(ctx.input(node, 0).shape, target))
+    ctx.resize_tensor(out, _resolve_shape(x.shape, target))
+    node.user_data = (x.shape, out.shape)
 
 
 def _reshape_invoke(ctx, node) -> None:
@@ -140,43 +150,81 @@ def _pack_invoke(ctx, node) -> None:
 _CONCAT_TYPES = ("FLOAT32", "UINT8", "INT8", "INT16", "INT32", "INT64", "BOOL", "UINT32")
 
 
+class _ConcatPlan:
+    """CONCATENATION's inputs and axis, with the input and output shapes its last prepare checked."""
+
+    __slots__ = ("axis", "inputs", "in_shapes", "out_shape")
+
+    def __init__(self, axis: int, inputs: list, out_shape: tuple[int, ...]):
+        self.axis, self.inputs, self.out_shape = axis, inputs, out_shape
+        self.in_shapes = tuple(t.shape for t in inputs)
+
+
 def _concat_prepare(ctx, node) -> None:
-    check(len(node.outputs) == 1, "CONCATENATION takes one output")
-    inputs = [ctx.input(node, i) for i in range(len(node.inputs))]
+    if len(node.outputs) != 1:
+        raise KernelError("CONCATENATION takes one output")
     out = ctx.output(node, 0)
+    plan: _ConcatPlan | None = node.user_data
+    if plan is None:
+        inputs = [ctx.input(node, i) for i in range(len(node.inputs))]
+        _check_concat_types(node, inputs, out)
+    elif plan.out_shape == out.shape and plan.in_shapes == tuple(t.shape for t in plan.inputs):
+        # Prepared again after an upstream resize, with the input shapes it was prepared for.
+        return
+    else:
+        # The same tensors, whose types and quantization were checked: only shapes can have changed
+        # (every loop step of a converted LSTM, so this path is kept short).
+        inputs = plan.inputs
     first = inputs[0]
     rank = len(first.shape)
-    axis = node.options.axis + rank if node.options.axis < 0 else node.options.axis
-    check(0 <= axis < rank or (rank == 0 and axis == 0),
-          f"CONCATENATION: axis {node.options.axis} is out of range for inputs of rank {rank}")
-    act = activation_name(node.options.fused_activation_function)
-    check(act == "NONE", f"CONCATENATION: fused activation {act} is not supported (concatenation.cc needs NONE)")
-    check(first.type in _CONCAT_TYPES, f"CONCATENATION: type {first.type} is not supported")
-    check(out.type == first.type, f"CONCATENATION: output type {out.type} differs from input type {first.type}")
+    axis = node.options.axis
+    axis += rank if axis < 0 else 0
+    if not (0 <= axis < rank or (rank == 0 and axis == 0)):
+        raise KernelError(f"CONCATENATION: axis {node.options.axis} is out of range for inputs of rank {rank}")
     if rank == 0:
         # concatenation.cc: scalars concatenate only when all are constants, into a vector.
         check(all(t.is_constant and not t.shape for t in inputs),
               "CONCATENATION: scalar inputs are only supported when they are all constants")
-        node.user_data = 0
-        ctx.resize_tensor(out, (len(inputs),))
-        return
-    total = 0
+        shape = (len(inputs),)
+    else:
+        before, after = first.shape[:axis], first.shape[axis + 1:]
+        total = 0
+        for i, t in enumerate(inputs):
+            s = t.shape
+            if len(s) != rank:
+                raise KernelError(f"CONCATENATION: input {i} is {t.type}{list(s)}, input 0 "
+                                  f"{first.type}{list(first.shape)}")
+            if s[:axis] != before or s[axis + 1:] != after:
+                raise KernelError(f"CONCATENATION: input {i} shape {list(s)} differs from input 0 shape "
+                                  f"{list(first.shape)} outside axis {axis}")
+            total += s[axis]
+        shape = (*before, total, *after)
+    if plan is None or out.shape != shape:
+        ctx.resize_tensor(out, shape)
+    node.user_data = _ConcatPlan(axis, inputs, out.shape)
+
+
+def _check_concat_types(node, inputs, out) -> None:
+    """concatenation.cc Prepare's type, quantization and activation rules (shapes are checked apart)."""
+    act = node.options.fused_activation_function
+    if act:
+        raise KernelError(f"CONCATENATION: fused activation {activation_name(act)} is not supported "
+                          "(concatenation.cc needs NONE)")
+    first = inputs[0]
+    if first.type not in _CONCAT_TYPES:
+        raise KernelError(f"CONCATENATION: type {first.type} is not supported")
+    if out.type != first.type:
+        raise KernelError(f"CONCATENATION: output type {out.type} differs from input type {first.type}")
     for i, t in enumerate(inputs):
-        check(len(t.shape) == rank and t.type == first.type,
-              f"CONCATENATION: input {i} is {t.type}{list(t.shape)}, input 0 {first.type}{list(first.shape)}")
-        mismatched = [d for d in range(rank) if d != axis and t.shape[d] != first.shape[d]]
-        check(not mismatched, f"CONCATENATION: input {i} shape {list(t.shape)} differs from input 0 shape "
-                              f"{list(first.shape)} outside axis {axis}")
-        total += t.shape[axis]
-        if first.type == "INT8":
+        if t.type != first.type:
+            raise KernelError(f"CONCATENATION: input {i} is {t.type}{list(t.shape)}, input 0 "
+                              f"{first.type}{list(first.shape)}")
+        if first.type == "INT8" and not _same_quantization(t, out):
             # concatenation.cc: int8 inputs must already be in the output's scale and zero point.
-            check(_same_quantization(t, out), f"CONCATENATION: int8 input {i} quantization ({t.scale}, "
-                                              f"{t.zero_point}) differs from the output's ({out.scale}, "
-                                              f"{out.zero_point})")
+            raise KernelError(f"CONCATENATION: int8 input {i} quantization ({t.scale}, {t.zero_point}) differs "
+                              f"from the output's ({out.scale}, {out.zero_point})")
         if first.type == "INT16":
             check(t.zero_point == 0 and out.zero_point == 0, "CONCATENATION: int16 zero points must be 0")
-    node.user_data = axis
-    ctx.resize_tensor(out, first.shape[:axis] + (total,) + first.shape[axis + 1:])
 
 
 def _requantize_uint8(t, out) -> np.ndarray:
@@ -191,7 +239,8 @@ def _requantize_uint8(t, out) -> np.ndarray:
 
 
 def _concat_invoke(ctx, node) -> None:
-    inputs = [ctx.input(node, i) for i in range(len(node.inputs))]
+    plan: _ConcatPlan = node.user_data
+    axis, inputs = plan.axis, plan.inputs
     out = ctx.output(node, 0)
     if not inputs[0].shape:
         out.data = np.asarray([t.data for t in inputs], dtype=out.dtype)
@@ -200,7 +249,7 @@ def _concat_invoke(ctx, node) -> None:
         values = [_requantize_uint8(t, out) for t in inputs]
     else:
         values = [t.data for t in inputs]
-    out.data = np.concatenate(values, axis=node.user_data)
+    out.data = np.concatenate(values, axis=axis)
 
 
 def register(resolver) -> None:

@@ -51,7 +51,9 @@ def _pad_prepare(ctx, node) -> None:
     amounts = _pad_amounts(paddings, rank)
     ctx.resize_tensor(out, tuple(int(d) for d in np.asarray(x.shape) + amounts.sum(axis=1)))
     if value is None or value.is_constant:
-        node.user_data = _PadPlan(_interior(x.shape, amounts), _pad_value(x, value, out))
+        fill = _pad_value(x, value, out)
+        zeros = fill == 0 and not np.signbit(fill)
+        node.user_data = _PadPlan(_interior(x.shape, amounts), fill, bool(zeros))
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ class _PadPlan:
 
     interior: tuple[slice, ...]
     fill: object
+    zeros: bool  # the fill is +0 (np.zeros gets pre-zeroed memory, faster than np.full)
 
 
 def _interior(shape, amounts: np.ndarray) -> tuple[slice, ...]:
@@ -82,7 +85,7 @@ def _pad_invoke(ctx, node) -> None:
     out = ctx.output(node, 0)
     plan: _PadPlan | None = node.user_data
     if plan is not None:
-        padded = np.full(out.shape, plan.fill, dtype=out.dtype)
+        padded = np.zeros(out.shape, out.dtype) if plan.zeros else np.full(out.shape, plan.fill, dtype=out.dtype)
         padded[plan.interior] = x.data
         out.data = padded
         return
@@ -251,25 +254,31 @@ def _strided_slice_prepare(ctx, node) -> None:
         return
     ctx.resize_tensor(out, _strided_slice_shape(ctx, node))
     if begin.is_constant and end.is_constant:
-        node.user_data = _static_slice(x.shape, [tensor_values(t) for t in (begin, end, strides)], opts, out.shape)
+        node.user_data = _static_slice(x, [tensor_values(t) for t in (begin, end, strides)], opts, out.shape)
 
 
-@dataclass(frozen=True)
 class _SlicePlan:
-    """A STRIDED_SLICE with constant indices: the input as `shape` (new axes added), then `index`."""
+    """A STRIDED_SLICE with constant indices: the input reshaped to `pre` (new axes added; None when
+    that is its own shape), indexed with `index`, then reshaped to `post` (None when already the output's)."""
 
-    shape: tuple[int, ...]
-    index: tuple[slice, ...]
+    __slots__ = ("x", "pre", "index", "post")
+
+    def __init__(self, x, pre, index, post):
+        self.x, self.pre, self.index, self.post = x, pre, index, post
 
 
-def _static_slice(in_shape, values, opts, out_shape) -> _SlicePlan | None:
+def _static_slice(x, values, opts, out_shape) -> _SlicePlan | None:
     """The slice of a node whose indices are constants; None if invoke must report a problem."""
-    p = _build_slice_params(in_shape, *values, opts, with_indices=True)
+    p = _build_slice_params(x.shape, *values, opts, with_indices=True)
     if any(_bit(p.shrink_mask, axis) and _start_for_axis(p, axis) >= size for axis, size in enumerate(p.shape)):
         return None
     index = tuple(_axis_slice(p, a) for a in range(len(p.shape)))
     count = int(np.prod([len(range(*sl.indices(size))) for sl, size in zip(index, p.shape)], dtype=np.int64))
-    return _SlicePlan(p.shape, index) if count == int(np.prod(out_shape, dtype=np.int64)) else None
+    if count != int(np.prod(out_shape, dtype=np.int64)):
+        return None
+    # The shape the index gives, found on a zero-stride stand-in for the input.
+    picked = np.broadcast_to(np.zeros((), np.int8), p.shape)[index].shape
+    return _SlicePlan(x, None if p.shape == x.shape else p.shape, index, None if picked == out_shape else out_shape)
 
 
 def _strided_slice_shape(ctx, node) -> tuple[int, ...]:
@@ -281,12 +290,16 @@ def _strided_slice_shape(ctx, node) -> tuple[int, ...]:
 
 
 def _strided_slice_invoke(ctx, node) -> None:
-    x, begin, end, strides = _slice_inputs(ctx, node)
-    out = ctx.output(node, 0)
     plan: _SlicePlan | None = node.user_data
     if plan is not None:
-        out.data = x.data.reshape(plan.shape)[plan.index].reshape(out.shape)
+        data = plan.x.data
+        if plan.pre is not None:
+            data = data.reshape(plan.pre)
+        data = data[plan.index]
+        ctx.output(node, 0).data = data if plan.post is None else data.reshape(plan.post)
         return
+    x, begin, end, strides = _slice_inputs(ctx, node)
+    out = ctx.output(node, 0)
     shape = _strided_slice_shape(ctx, node) if out.dynamic else out.shape
     values = [tensor_values(t) for t in (begin, end, strides)]
     p = _build_slice_params(x.shape, *values, node.options, with_indices=True)

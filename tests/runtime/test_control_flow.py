@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from support import FIXTURES, Graph, build, check_against_litert, run_litert
@@ -9,6 +11,7 @@ from support import FIXTURES, Graph, build, check_against_litert, run_litert
 from runtime.errors import KernelError, ModelError
 from runtime.interpreter import Interpreter
 from runtime.model import Model, make_operator
+from runtime.resolver import BuiltinOpResolver
 
 
 def less_than_cond(buffers, limit: int, shapes, types) -> tuple[Graph, list[int], list[int]]:
@@ -203,6 +206,96 @@ def test_while_subgraphs_not_invoked_at_allocate():
     assert all(body.tensors[t].data is None for t in body.outputs)
     it.invoke()
     assert body.tensors[body.outputs[0]].data is not None
+
+
+def _counting_prepares(op: str, version: int = 1) -> tuple[BuiltinOpResolver, list[tuple[int, ...]]]:
+    """A resolver whose `op` kernel logs its input shape at every prepare."""
+    resolver = BuiltinOpResolver()
+    reg = resolver.resolve_builtin(op, version)
+    seen: list[tuple[int, ...]] = []
+
+    def prepare(ctx, node):
+        seen.append(ctx.input(node, 0).shape)
+        return reg.prepare(ctx, node)
+
+    resolver.add_builtin(op, dataclasses.replace(reg, prepare=prepare), version, version)
+    return resolver, seen
+
+
+def test_node_after_while_prepared_again_only_when_the_loop_output_changes_shape():
+    """As Subgraph::Invoke: a dynamic output that keeps its shape does not re-prepare the nodes after it."""
+    buffers: list[bytes] = [b""]
+    main = Graph(buffers)
+    i, x = main.tensor((), "INT32"), main.tensor((1, 2))
+    i_out, x_out, flat = main.tensor((), "INT32"), main.tensor((1, 2)), main.tensor((2,))
+    main.op("WHILE", [i, x], [i_out, x_out], cond_subgraph_index=1, body_subgraph_index=2)
+    main.op("RESHAPE", [x_out, main.const(np.array([-1], np.int32))], [flat])
+    cond = less_than_cond(buffers, 3, [(), (1, 2)], ["INT32", "FLOAT32"])
+    body = Graph(buffers)
+    bi, bx = body.tensor((), "INT32"), body.tensor((1, 2))
+    bi1, bx1 = body.tensor((), "INT32"), body.tensor((2, 2))
+    body.op("ADD", [bi, body.const(np.int32(1))], [bi1])
+    body.op("CONCATENATION", [bx, bx], [bx1], axis=0)
+    model = build((main, [i, x], [i_out, flat]), cond, (body, [bi, bx], [bi1, bx1]))
+    resolver, seen = _counting_prepares("RESHAPE")
+    it = Interpreter(model_content=model, op_resolver=resolver)
+    it.allocate_tensors()
+    x0 = np.array([[1.0, -2.0]], np.float32)
+    for start, prepared in [(1, [(4, 2)]), (1, [(4, 2)]), (0, [(4, 2), (8, 2)]), (0, [(4, 2), (8, 2)])]:
+        it.set_tensor(it.get_input_details()[0]["index"], np.array(start, np.int32))
+        it.set_tensor(it.get_input_details()[1]["index"], x0)
+        it.invoke()
+        ours = it.get_tensor(it.get_output_details()[1]["index"])
+        np.testing.assert_array_equal(ours, run_litert(model, [np.array(start, np.int32), x0])[1])
+        assert [s for s in seen if s != (1, 2)] == prepared
+
+
+@pytest.mark.parametrize("grow", [False, True], ids=["static", "dynamic"])
+def test_while_cond_reads_the_body_outputs_before_the_aliasing_copies(grow):
+    """Loop variables (i, x, k) -> (i + 1, x or [x, x], i), the cond testing k < 3: the cond sees k = i
+    from before the step (body output 2 as computed), the next step sees it advanced."""
+    buffers: list[bytes] = [b""]
+    main = Graph(buffers)
+    i, x, k = main.tensor((), "INT32"), main.tensor((1,)), main.tensor((), "INT32")
+    outs = [main.tensor((), "INT32"), main.tensor((1,)), main.tensor((), "INT32")]
+    main.op("WHILE", [i, x, k], outs, cond_subgraph_index=1, body_subgraph_index=2)
+    cond = Graph(buffers)
+    ci, cx, ck, flag = cond.tensor((), "INT32"), cond.tensor((1,)), cond.tensor((), "INT32"), cond.tensor((), "BOOL")
+    cond.op("LESS", [ck, cond.const(np.int32(3))], [flag])
+    body = Graph(buffers)
+    bi, bx, bk = body.tensor((), "INT32"), body.tensor((1,)), body.tensor((), "INT32")
+    bi1 = body.tensor((), "INT32")
+    body.op("ADD", [bi, body.const(np.int32(1))], [bi1])
+    bx1 = bx
+    if grow:
+        bx1 = body.tensor((2,))
+        body.op("CONCATENATION", [bx, bx], [bx1], axis=0)
+    model = build((main, [i, x, k], outs), (cond, [ci, cx, ck], [flag]), (body, [bi, bx, bk], [bi1, bx1, bi]))
+    i_end, x_end, k_end = check_against_litert(model, [np.array(0, np.int32), np.array([0.5], np.float32),
+                                                       np.array(0, np.int32)])
+    assert (int(i_end), int(k_end)) == (4, 4)
+    assert x_end.shape == ((16,) if grow else (1,))
+
+
+def test_while_body_reading_an_earlier_loop_variable_late_in_a_dynamic_loop():
+    """A dynamic loop aliases like a static one: Eval_dynamic hands the WHILE outputs' memory to the body
+    inputs (a shallow copy) and copies the body outputs back in order, so output 2 = body input 0 reads
+    the counter after output 0's copy already advanced it."""
+    buffers: list[bytes] = [b""]
+    main = Graph(buffers)
+    i, x, k = main.tensor((), "INT32"), main.tensor((1,)), main.tensor((), "INT32")
+    outs = [main.tensor((), "INT32"), main.tensor((1,)), main.tensor((), "INT32")]
+    main.op("WHILE", [i, x, k], outs, cond_subgraph_index=1, body_subgraph_index=2)
+    cond = less_than_cond(buffers, 3, [(), (1,), ()], ["INT32", "FLOAT32", "INT32"])
+    body = Graph(buffers)
+    bi, bx, bk = body.tensor((), "INT32"), body.tensor((1,)), body.tensor((), "INT32")
+    bi1, bx1 = body.tensor((), "INT32"), body.tensor((2,))
+    body.op("ADD", [bi, body.const(np.int32(1))], [bi1])
+    body.op("CONCATENATION", [bx, bx], [bx1], axis=0)
+    model = build((main, [i, x, k], outs), cond, (body, [bi, bx, bk], [bi1, bx1, bi]))
+    i_end, x_end, k_end = check_against_litert(model, [np.array(0, np.int32), np.array([0.5], np.float32),
+                                                       np.array(9, np.int32)])
+    assert (int(i_end), x_end.shape, int(k_end)) == (3, (8,), 3)
 
 
 # -- IF -------------------------------------------------------------------------------------------

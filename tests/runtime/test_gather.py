@@ -442,3 +442,44 @@ def _nodes():
 @pytest.mark.parametrize(("model", "si", "op"), list(_nodes()))
 def test_fixture_node_matches_litert(model, si, op):
     check_against_litert(_isolate(model, si, op), _fixture_inputs(model, si, op))
+
+
+# -- one GATHER position (the loop-step read of a converted LSTM) ---------------------------------
+
+@pytest.mark.parametrize("typ", ["FLOAT32", "INT64", "BOOL"])
+def test_gather_scalar_position_from_a_vector_gives_a_scalar(typ):
+    model = single_op_model("GATHER", [Spec((5,), typ), Spec((), "INT32")], [Spec((), typ)])
+    x = _values((5,), typ)
+    ours = check_against_litert(model, [x, np.array(3, np.int32)])[0]
+    assert ours.shape == () and ours == x[3]
+
+
+@pytest.mark.parametrize("positions_type", ["INT16", "INT64"])
+def test_gather_scalar_position_of_other_index_types(positions_type):
+    model = single_op_model("GATHER", [Spec((4, 3)), Spec((), positions_type)], [Spec((3,))], version=6, axis=0)
+    x = _values((4, 3), "FLOAT32")
+    ours = run_ours(model, [x, np.array(2, numpy_dtype(positions_type))])[0]
+    np.testing.assert_array_equal(ours, x[2])
+
+
+@pytest.mark.parametrize(("index", "message"), [(4, "index 4 .* out of bounds .* size 4"),
+                                                  (-1, "index -1 .* out of bounds")])
+def test_gather_scalar_position_out_of_range_fails_like_litert(index, message):
+    model = single_op_model("GATHER", [Spec((2, 4)), Spec((), "INT32")], [Spec((2,))], axis=1)
+    _assert_both_fail(model, [_values((2, 4), "FLOAT32"), np.array(index, np.int32)], f"GATHER: {message}")
+
+
+def test_slice_runtime_window_changing_between_invokes():
+    """A dynamic SLICE output takes each invoke's window, including a return to an earlier one."""
+    model = _dynamic_outputs(single_op_model("SLICE", [Spec((5, 4)), Spec((2,), "INT32"), Spec((2,), "INT32")],
+                                             [Spec((1, 1))]))
+    x = _values((5, 4), "FLOAT32")
+    it = Interpreter(model_content=model)
+    it.allocate_tensors()
+    for begin, size in [([1, 0], [2, -1]), ([0, 1], [5, 3]), ([1, 0], [2, -1]), ([4, 3], [1, 1])]:
+        inputs = [x, np.array(begin, np.int32), np.array(size, np.int32)]
+        for d, v in zip(it.get_input_details(), inputs):
+            it.set_tensor(d["index"], v)
+        it.invoke()
+        ours = it.get_tensor(it.get_output_details()[0]["index"])
+        np.testing.assert_array_equal(ours, run_litert(model, inputs)[0])

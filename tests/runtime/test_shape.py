@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
-from support import Spec, check_against_litert, const, run_litert, run_ours, single_op_model
+from support import Graph, Spec, build, check_against_litert, const, run_litert, run_ours, single_op_model
 
 from runtime.errors import KernelError
 from runtime.interpreter import Interpreter
@@ -233,3 +235,43 @@ def test_registered_versions():
     # PACK v5 (float8) and CONCATENATION v5-v7 (int4, float16, float8) are not implemented.
     assert resolver.builtin_versions("PACK") == [1, 2, 3, 4]
     assert resolver.builtin_versions("CONCATENATION") == [1, 2, 3, 4]
+
+
+# -- prepared again after an upstream resize ------------------------------------------------------
+
+def _slice_concat_reshape_model() -> bytes:
+    """x[:rows] (rows from an input, so dynamic) concatenated with a constant row, then flattened; in
+    between, the same on a static input y, which is prepared again whenever the slice's shape changes."""
+    buffers: list[bytes] = [b""]
+    g = Graph(buffers)
+    x, size, y = g.tensor((6, 2)), g.tensor((2,), "INT32"), g.tensor((3, 2))
+    part, joined, flat = g.tensor((1, 2)), g.tensor((2, 2)), g.tensor((4,))
+    y_joined, y_flat = g.tensor((4, 2)), g.tensor((8,))
+    row, flatten = g.const(np.full((1, 2), 7.0, np.float32)), g.const(np.array([-1], np.int32))
+    g.op("SLICE", [x, g.const(np.zeros(2, np.int32)), size], [part])
+    g.op("CONCATENATION", [y, row], [y_joined], axis=0)
+    g.op("RESHAPE", [y_joined, flatten], [y_flat])
+    g.op("CONCATENATION", [part, row], [joined], axis=0)
+    g.op("RESHAPE", [joined, flatten], [flat])
+    for t in (part, joined, flat):  # the converter marks the row counts it cannot know as -1
+        g.tensors[t] = dataclasses.replace(g.tensors[t], shape_signature=(-1,) + g.tensors[t].shape[1:])
+    return build((g, [x, size, y], [flat, y_flat]))
+
+
+def test_concat_and_reshape_follow_an_upstream_shape_that_changes_and_returns():
+    """CONCATENATION and RESHAPE are prepared again after every resize upstream in the plan: for a new
+    input shape, for one they saw before, and for their unchanged one."""
+    model = _slice_concat_reshape_model()
+    x = np.arange(12, dtype=np.float32).reshape(6, 2)
+    y = -np.arange(6, dtype=np.float32).reshape(3, 2)
+    it = Interpreter(model_content=model)
+    it.allocate_tensors()
+    for rows in (2, 5, 2, 2, 6):
+        inputs = [x, np.array([rows, -1], np.int32), y]
+        for d, v in zip(it.get_input_details(), inputs):
+            it.set_tensor(d["index"], v)
+        it.invoke()
+        ours = [it.get_tensor(d["index"]) for d in it.get_output_details()]
+        for got, want in zip(ours, run_litert(model, inputs)):
+            np.testing.assert_array_equal(got, want)
+        assert ours[0].shape == (2 * rows + 2,)

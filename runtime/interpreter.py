@@ -203,6 +203,8 @@ class Context:
     def resize_tensor(self, tensor: RuntimeTensor | int, shape: Sequence[int]) -> None:
         """Set a (non-constant) tensor's shape; its data is dropped (ResizeTensor)."""
         t = tensor if isinstance(tensor, RuntimeTensor) else self._graph.tensors[tensor]
+        if type(shape) is tuple and shape == t.shape and not t.is_constant:
+            return  # the same dims change nothing (prepares inside loop bodies resize every step)
         shape = tuple(int(d) for d in shape)
         if any(d < 0 for d in shape):
             raise KernelError(f"cannot resize tensor {t.index} ({t.name!r}) to negative shape {list(shape)}")

@@ -5,8 +5,11 @@ matrix through BLAS. Quantized, the GEMM multiplies (x - input_zp) by (w - filte
 that is exact for the node's weights, else in float64 (exact below 2**53); the integer accumulators
 then go through TFLite's fixed-point output stage, which prepare folds with a constant bias into one
 exact float64 multiply-add where it can (ExactStage). A stride-1 dilated CONV_2D builds its im2col
-matrix phase by phase (Geometry.phases). DEPTHWISE_CONV_2D is one einsum over the strided window
-view, or, for unit stride_w, few channels and large images, a loop over the kernel taps, each tap a view.
+matrix phase by phase (Geometry.phases); with few input channels the (transposed) im2col matrix is
+copied from channel planes instead, in long runs (PlanarPatches). DEPTHWISE_CONV_2D is one einsum
+over a view of every kernel tap of a plan-owned padded copy of the input (TapSum), laid out so that
+each tap's output rows are contiguous runs; quantized, its sums are exact in float32 or float64
+under the same bound as the GEMM.
 
 The bias input is optional (2 inputs, or index -1) and reads as zeros, as in TFLite's reference
 kernels; LiteRT's builtin conv kernels reject a missing bias (and its DEPTHWISE_CONV_2D crashes on a
@@ -157,16 +160,6 @@ class Geometry:
         for a, b, sub in phases:
             cols[:, a::dy, b::dx] = sub.windows(xp[:, a::dy, b::dx, :])
         return cols.reshape(1, n * oh * ow, kh * kw * c)
-
-    def tap(self, xp: np.ndarray, ky: int, kx: int) -> np.ndarray:
-        """The input pixels kernel tap (ky, kx) multiplies for every output pixel, [batch, oh, ow*channels].
-
-        With stride_w 1 the (width, channel) axes are one contiguous run, so this is a view with long
-        inner loops rather than one short loop per pixel.
-        """
-        (oh, ow), (sy, sx), (dy, dx) = self.out_hw, self.stride, self.dilation
-        y0, x0 = ky * dy, kx * dx
-        return xp[:, y0:y0 + (oh - 1) * sy + 1:sy, x0:x0 + (ow - 1) * sx + 1:sx, :].reshape(xp.shape[0], oh, -1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -324,16 +317,19 @@ class Requantizer:
         const = ((1 << 30) + np.where(right > 0, np.int64(1) << (30 + right), 0)
                  + (np.int64(self.zero_point + lift) << (31 + right)))
         # Python integers: the bound itself must not round.
-        numerator = max((int(a) + abs(int(c))) * int(m) + abs(int(k)) for a, c, m, k in zip(bounds, b, q, const))
+        numerators = [(int(a) + abs(int(c))) * int(m) + abs(int(k)) for a, c, m, k in zip(bounds, b, q, const)]
+        numerator = max(numerators)
         if numerator >= 1 << 62:
             return None
+        # The float form's |acc * scale + offset|, from the same bounds (the right shifts are exact).
+        y_bound = max(n >> (31 + int(r)) for n, r in zip(numerators, right)) + 1
         reps = row_period(pixels, q.size) // q.size
         offset = b * q + const
         if numerator < 1 << 53:
             scale = np.ldexp(q.astype(np.float64), -(31 + right))
             offset = np.ldexp(offset.astype(np.float64), -(31 + right))
             return ExactStage(np.tile(scale, reps), np.tile(offset, reps), None, self.act_min + lift,
-                              self.act_max + lift, self.dtype, lift)
+                              self.act_max + lift, self.dtype, lift, y_bound < np.iinfo(np.int16).max)
         offset -= np.int64(lift) << (31 + right)
         shift = 31 + right
         shift = int(shift[0]) if (shift == shift[0]).all() else np.tile(shift, reps)  # a scalar shift is faster
@@ -352,7 +348,10 @@ class ExactStage:
     int64 (no 64-bit multiply in AVX2); up to 2**62 the same numerator is formed in int64.
     The float form adds `lift` (128 for int8) so that the clamped values are >= 0: the cast to
     the unsigned type then truncates, which is the floor, and flipping the top bit maps
-    unsigned v back to the signed v - 128.
+    unsigned v back to the signed v - 128. For large outputs whose values provably fit int16
+    (`narrow`), the clamp runs on the int16 cast instead, which is cheaper than on float64 (measured):
+    the cast truncates toward zero, which differs from the floor only below 0, where both clamp to
+    lo >= 0.
     """
 
     multiplier: np.ndarray  # per channel, tiled to a row of `row_period` values: float64 q / 2**(31+r), or int64 q
@@ -362,6 +361,7 @@ class ExactStage:
     hi: int
     dtype: np.dtype
     lift: int
+    narrow: bool = False  # every multiply-add result (float form) lies within int16
     unsigned: np.dtype = field(init=False, repr=False)  # the unsigned type of dtype's size
 
     def __post_init__(self) -> None:
@@ -380,6 +380,12 @@ class ExactStage:
         y = rows if rows.dtype == np.float64 else rows.astype(np.float64)  # faster than a mixed-type multiply
         y *= self.multiplier
         y += self.offset
+        if self.narrow and y.size >= 16384:
+            z = y.astype(np.int16)
+            z.clip(self.lo, self.hi, out=z)
+            if self.lift:
+                z -= self.lift
+            return z.astype(self.dtype)
         y.clip(self.lo, self.hi, out=y)
         if not self.lift:
             return y.astype(self.dtype)
@@ -388,11 +394,13 @@ class ExactStage:
         return unsigned.view(self.dtype)
 
 
-def row_period(pixels: int, channels: int, target: int = 2048) -> int:
+def row_period(pixels: int, channels: int, target: int = 16384) -> int:
     """A row length k * channels, k dividing `pixels`, up to about `target` values.
 
     NumPy applies a per-channel vector much faster along long rows than along rows of a few
     channels, so per-channel constants are tiled k times and the data viewed as [-1, k * channels].
+    Each row still costs about 0.25 us when one operand is broadcast (measured): the target keeps
+    the row count small while a tiled float64 constant stays within 128 KiB.
     """
     k = max(1, min(pixels, target // max(channels, 1)))
     while pixels % k:
@@ -543,6 +551,78 @@ def read_bias(bias_t, dtype) -> np.ndarray | None:
 # CONV_2D
 
 
+@dataclass(frozen=True)
+class PlanarPatches:
+    """im2col for inputs with few channels, built from channel planes so that every copy is a long run.
+
+    With channels last, a window row of few channels is a short run and im2col copies it run by run.
+    Here the plan owns a zero-padded copy of the input as planes [batch, channels, stride_h, stride_w,
+    rows, cols] (padded pixel (r, q) at phase (r % stride_h, q % stride_w), position (r // stride_h,
+    q // stride_w)): tap (ky, kx) of every output pixel (y, x) then sits at one fixed offset from
+    (y, x) in one plane, so the transposed patch matrix [kh*kw*channels, batch*out_h*cols] is copied
+    one tap (or, at unit strides, all taps) at a time in runs of out_h*cols values. The GEMM
+    computes `cols - out_w` extra output columns per row, which `crop` drops. Quantized, a padded
+    pixel is x == input_zp, a zero after the zero point is subtracted, as in im2col.
+    """
+
+    buffer: np.ndarray
+    fills: tuple  # (destination planes, input row index, input column index)
+    sources: tuple  # (destination rows of the patch matrix, source view of the buffer)
+    patches: np.ndarray  # [kh*kw*channels, batch*out_h*cols], rewritten every invoke
+    out_w: int
+
+    @classmethod
+    def of(cls, g: Geometry, in_shape, dtype) -> PlanarPatches:
+        n, h, w, c = in_shape
+        (oh, ow), (sy, sx), (dy, dx), (kh, kw) = g.out_hw, g.stride, g.dilation, g.kernel
+        top, left = g.pad_before
+        reach_y, reach_x = ((kh - 1) * dy) // sy, ((kw - 1) * dx) // sx
+        cols = max(ow + reach_x, (left + w - 1) // sx + 1)
+        # One spare row: the last run of a tap reads up to reach_x values past its last output row.
+        rows = max(oh + reach_y, (top + h - 1) // sy + 1) + 1
+        buffer = np.zeros((n, c, sy, sx, rows, cols), dtype)
+        fills = []
+        for py in range(sy):
+            for px in range(sx):
+                i0, j0 = (py - top) % sy, (px - left) % sx  # the first input row / column of this phase
+                if i0 < h and j0 < w:
+                    r0, c0 = (top + i0) // sy, (left + j0) // sx
+                    dst = buffer[:, :, py, px, r0:r0 + len(range(i0, h, sy)), c0:c0 + len(range(j0, w, sx))]
+                    fills.append((dst, slice(i0, None, sy), slice(j0, None, sx)))
+        run = oh * cols
+        patches = np.empty((kh, kw, c, n, run), dtype)
+        bn, bc, bpy, bpx, br, bi = buffer.strides
+        if (sy, sx) == (1, 1):
+            view = np.ndarray((kh, kw, c, n, run), dtype, buffer, 0, (br * dy, bi * dx, bc, bn, bi))
+            sources = ((patches, view),)
+        else:
+            sources = []
+            for ky in range(kh):
+                for kx in range(kw):
+                    (oy, py), (ox, px) = divmod(ky * dy, sy), divmod(kx * dx, sx)
+                    start = py * bpy + px * bpx + oy * br + ox * bi
+                    sources.append((patches[ky, kx], np.ndarray((c, n, run), dtype, buffer, start, (bc, bn, bi))))
+            sources = tuple(sources)
+        return cls(buffer, tuple(fills), sources, patches.reshape(kh * kw * c, n * run), ow)
+
+    def __call__(self, x: np.ndarray, offset: int) -> np.ndarray:
+        """The patch matrix of (x - offset), transposed: [kh*kw*channels, batch*out_h*cols] (plan-owned)."""
+        for dst, rows, cols in self.fills:
+            src = x[:, rows, cols, :].transpose(0, 3, 1, 2)
+            if offset:
+                np.subtract(src, offset, out=dst, dtype=dst.dtype)
+            else:
+                np.copyto(dst, src)
+        for dst, src in self.sources:
+            np.copyto(dst, src)
+        return self.patches
+
+    def crop(self, y: np.ndarray, out_shape) -> np.ndarray:
+        """The real output pixels of a [batch*out_h*cols, channels] result, as a contiguous `out_shape` array."""
+        n, oh, ow, c = out_shape
+        return np.ascontiguousarray(y.reshape(n, oh, -1, c)[:, :, :ow])
+
+
 @dataclass
 class _ConvPlan:
     geometry: Geometry
@@ -557,6 +637,7 @@ class _ConvPlan:
     empty: bool = False  # the output has no elements
     stage: ExactStage | FloatStage | None = None  # the output stage, when the bias is constant
     phases: tuple | None = None  # Geometry.phases, for an ungrouped dilated conv with unit strides
+    planar: PlanarPatches | None = None  # im2col from channel planes, for few input channels
 
 
 def _conv_weights(filter_data: np.ndarray, groups: int, dtype, offset: int) -> np.ndarray:
@@ -580,7 +661,7 @@ def _output_stage(plan, x, bias_t, channels: int, pixels: int, weights: np.ndarr
     weights: the quantized plan's zero-point-free weights (None if not constant), summed over `axis`
     for the accumulator bounds.
     """
-    if plan.empty or not (bias_t is None or is_known(bias_t)):
+    if not (bias_t is None or is_known(bias_t)):
         return None
     if not plan.quantized:
         return FloatStage.of(bias_t, channels, pixels, plan.activation)
@@ -628,62 +709,155 @@ def _conv_prepare(ctx, node) -> None:
             plan.weights = _conv_weights(f.data, groups, np.float32, 0)
     out_shape = (x.shape[0], *geometry.out_hw, cout)
     plan.empty = 0 in out_shape
-    plan.stage = _output_stage(plan, x, b, cout, out_shape[0] * out_shape[1] * out_shape[2], exact, axis=1)
-    if groups == 1 and geometry.stride == (1, 1) and geometry.dilation != (1, 1) and not plan.empty:
-        plan.phases = geometry.phases()
+    if not plan.empty:
+        pixels = out_shape[0] * out_shape[1] * out_shape[2]
+        if groups == 1 and _planar_pays(geometry, x.shape):
+            plan.planar = PlanarPatches.of(geometry, x.shape, plan.dtype)
+            pixels = plan.planar.patches.shape[1]  # the stage runs on the GEMM's wider rows, before the crop
+        elif groups == 1 and geometry.stride == (1, 1) and geometry.dilation != (1, 1):
+            plan.phases = geometry.phases()
+        plan.stage = _output_stage(plan, x, b, cout, pixels, exact, axis=1)
     node.user_data = plan
     ctx.resize_tensor(out, out_shape)
 
 
+def _planar_pays(g: Geometry, in_shape) -> bool:
+    """Whether PlanarPatches beats im2col (measured): unit strides with runs under 32 values, or large
+    strided outputs with runs under 16.
+
+    im2col copies a window row as one run of kw * channels values at dilation_w 1 (and phase by phase
+    at unit strides), else as kw runs of `channels`; a 1x1 kernel at unit strides needs no copy at all.
+    Strided, PlanarPatches copies tap by tap, which pays only for many output pixels.
+    """
+    if g.kernel == (1, 1) and g.stride == (1, 1):
+        return False
+    unit = g.stride == (1, 1)
+    run = in_shape[3] * (g.kernel[1] if g.dilation[1] == 1 or unit else 1)
+    return run < 32 if unit else run < 16 and in_shape[0] * g.out_hw[0] * g.out_hw[1] >= 1024
+
+
 def _conv_invoke(ctx, node) -> None:
     plan: _ConvPlan = node.user_data
-    x, f, b, out = ctx.input(node, 0), ctx.input(node, 1), ctx.input(node, 2), ctx.output(node, 0)
+    out = ctx.output(node, 0)
     if plan.empty:
         out.data = np.zeros(out.shape, out.dtype)
         return
-    w = plan.weights if plan.weights is not None else _conv_weights(f.data, plan.groups, plan.dtype, plan.filter_zp)
-    xp = plan.geometry.padded(x.data, plan.dtype, plan.input_zp)
-    if plan.phases is not None:
-        acc = plan.geometry.phased_im2col(xp, plan.phases)[0] @ w[0]
-    elif plan.groups == 1:
-        acc = plan.geometry.im2col(xp, 1)[0] @ w[0]
+    w = plan.weights
+    if w is None:
+        w = _conv_weights(ctx.input(node, 1).data, plan.groups, plan.dtype, plan.filter_zp)
+    x = ctx.input(node, 0).data
+    if plan.planar is not None:
+        acc = plan.planar(x, plan.input_zp).T @ w[0]
     else:
-        cols = plan.geometry.im2col(xp, plan.groups)
-        acc = np.matmul(cols, w).transpose(1, 0, 2).reshape(cols.shape[1], -1)
+        acc = _gemm(plan, x, w)
     if plan.stage is not None:
         y = plan.stage(acc)
     elif plan.quantized:
-        y = finish_quantized(acc, read_bias(b, np.int64), plan.requant)
+        y = finish_quantized(acc, read_bias(ctx.input(node, 2), np.int64), plan.requant)
     else:
-        y = finish_float(acc, read_bias(b, np.float32), plan.activation)
-    out.data = y.reshape(out.shape)
+        y = finish_float(acc, read_bias(ctx.input(node, 2), np.float32), plan.activation)
+    out.data = y.reshape(out.shape) if plan.planar is None else plan.planar.crop(y, out.shape)
+
+
+def _gemm(plan: _ConvPlan, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The conv's accumulators [batch*out_h*out_w, out_c] through im2col of a padded copy of x."""
+    xp = plan.geometry.padded(x, plan.dtype, plan.input_zp)
+    if plan.phases is not None:
+        return plan.geometry.phased_im2col(xp, plan.phases)[0] @ w[0]
+    if plan.groups == 1:
+        return plan.geometry.im2col(xp, 1)[0] @ w[0]
+    cols = plan.geometry.im2col(xp, plan.groups)
+    return np.matmul(cols, w).transpose(1, 0, 2).reshape(cols.shape[1], -1)
 
 
 # ---------------------------------------------------------------------------------------------
 # DEPTHWISE_CONV_2D
 
 
+def _column_cells(kw: int, stride_w: int, dilation_w: int) -> tuple[tuple[tuple[int, int], ...], int]:
+    """Per kernel column kx, its (kb, kq) cell in a TapSum view, and the kb axis' step in stored columns."""
+    if stride_w == 1:
+        return tuple((kx, 0) for kx in range(kw)), dilation_w
+    return tuple(divmod(kx * dilation_w, stride_w) for kx in range(kw)), 1
+
+
+@dataclass(frozen=True)
+class TapSum:
+    """A depthwise sum over the kernel taps as one einsum whose inner loops run along whole output rows.
+
+    The plan owns a zero-padded copy of the input, [batch, rows, stride_w, columns, channels], that
+    stores padded column j at phase j % stride_w, position j // stride_w. The columns one tap reads
+    for consecutive output pixels (stride_w apart in the input) are then adjacent, so a tap's
+    pixels are [batch, out_h, out_w * channels] with the last axis contiguous, and all taps are one
+    strided view [batch, kh, kb, kq, out_h, out_w * channels]: kernel column kx sits at
+    (kb, kq) = divmod(kx * dilation_w, stride_w) (cells no column uses get zero weights). The
+    padding is written once, at prepare: zeros, which is also right quantized, where a padded
+    pixel is x == input_zp and contributes nothing. Each invoke rewrites only the interior.
+    """
+
+    buffer: np.ndarray
+    view: np.ndarray
+    fills: tuple  # (destination view of the buffer, index of the input columns it holds)
+    cells: tuple  # per kernel column, its (kb, kq)
+    grid: tuple[int, int]  # the (kb, kq) extents
+    multiplier: int
+    out_w: int
+
+    @classmethod
+    def of(cls, g: Geometry, in_shape, channels: int, multiplier: int, dtype) -> TapSum:
+        n, h, w, _ = in_shape
+        (oh, ow), (sy, sx), (dy, dx), kh = g.out_hw, g.stride, g.dilation, g.kernel[0]
+        top, left = g.pad_before
+        cells, step = _column_cells(g.kernel[1], sx, dx)
+        grid = (max(b for b, _ in cells) + 1, max(q for _, q in cells) + 1)
+        rows, cols = max(top + h, g.reach[0]), max((left + w - 1) // sx + 1, ow + (grid[0] - 1) * step)
+        buffer = np.zeros((n, rows, sx, cols, channels), dtype)
+        sn, sr, sp, sc, si = buffer.strides
+        view = np.ndarray((n, kh, *grid, oh, ow * channels), dtype, buffer, 0,
+                          (sn, sr * dy, sc * step, sp, sr * sy, si))
+        fills = []
+        for phase in range(sx):
+            first = (phase - left) % sx  # the first input column this phase stores
+            if first < w:
+                start, count = (left + first) // sx, len(range(first, w, sx))
+                dst = buffer[:, top:top + h, phase, start:start + count, :]
+                if multiplier > 1:  # output channel c * multiplier + m reads input channel c
+                    dst = dst.reshape(*dst.shape[:3], channels // multiplier, multiplier)
+                fills.append((dst, (slice(None), slice(None), slice(first, None, sx))))
+        return cls(buffer, view, tuple(fills), cells, grid, multiplier, ow)
+
+    def weights(self, filter_data: np.ndarray, offset: int, dtype) -> np.ndarray:
+        """[1, kh, kw, channels] weights minus `offset` as the einsum's [kh, kb, kq, out_w * channels] operand."""
+        taps = filter_data[0].astype(dtype)
+        if offset:
+            taps -= offset
+        grid = np.zeros((taps.shape[0], *self.grid, taps.shape[2]), dtype)
+        for kx, (b, q) in enumerate(self.cells):
+            grid[:, b, q] = taps[:, kx]
+        return np.tile(grid, (1, 1, 1, self.out_w))
+
+    def __call__(self, x: np.ndarray, weights: np.ndarray, offset: int) -> np.ndarray:
+        """sum over taps of (x - offset) * weights, [batch, out_h, out_w * channels] (a new array)."""
+        for dst, index in self.fills:
+            src = x[index] if self.multiplier == 1 else x[index][..., None]
+            if offset:
+                np.subtract(src, offset, out=dst, dtype=dst.dtype)
+            else:
+                np.copyto(dst, src)
+        return np.einsum("nabcyq,abcq->nyq", self.view, weights)
+
+
 @dataclass
 class _DepthwisePlan:
-    geometry: Geometry
-    multiplier: int
     quantized: bool
     activation: str
     input_zp: int = 0
     filter_zp: int = 0
     requant: Requantizer | None = None
-    weights: np.ndarray | None = None  # see _depthwise_weights, from a constant filter
-    empty: bool = False  # the output has no elements
-    by_taps: bool = False  # sum tap by tap (else one einsum over the windows)
+    dtype: type = np.float32  # of the tap sums
+    taps: TapSum | None = None  # None when the output has no elements
+    weights: np.ndarray | None = None  # TapSum.weights of a constant filter
     stage: ExactStage | FloatStage | None = None  # the output stage, when the bias is constant
-
-
-def _depthwise_weights(filter_data: np.ndarray, plan: _DepthwisePlan, dtype) -> np.ndarray:
-    """[1, kh, kw, out_c] weights as [kh, kw, out_c]; tiled along the width when taps merge it in."""
-    w = filter_data[0].astype(dtype)
-    if plan.filter_zp:
-        w -= plan.filter_zp
-    return np.tile(w, (1, 1, plan.geometry.out_hw[1])) if plan.by_taps else w
 
 
 def _depthwise_prepare(ctx, node) -> None:
@@ -699,12 +873,7 @@ def _depthwise_prepare(ctx, node) -> None:
     check(cout % cin == 0, f"{op}: filter has {cout} output channels, not a multiple of the input's {cin} channels")
     act = fused_activation(node)
     geometry = Geometry.of(node.options, x.shape[1:3], f.shape[1:3])
-    plan = _DepthwisePlan(geometry, cout // cin, x.type in _QUANTIZED, act)
-    # Measured (float32 and int32, 3x3): einsum over the windows costs about 5 + n * (0.2 / C + 0.0015) us
-    # for n outputs of C channels (short channel runs make its inner loop slow), merged-width taps (unit
-    # stride_w only) about 28 + 0.004 * n us (17 NumPy calls): taps win for few channels and large images.
-    outputs = x.shape[0] * geometry.out_hw[0] * geometry.out_hw[1] * cout
-    plan.by_taps = geometry.stride[1] == 1 and outputs * (80 - cout) > 9200 * cout
+    plan = _DepthwisePlan(x.type in _QUANTIZED, act)
     taps = None  # quantized: the zero-point-free weights [kh, kw, out_c] in int64, when known
     if plan.quantized:
         check_quantized_types(op, x, f, b, out)
@@ -714,51 +883,39 @@ def _depthwise_prepare(ctx, node) -> None:
         rounding = (depthwise_int8_rounding(cout) if x.type == "INT8"
                     else depthwise_uint8_rounding(geometry.out_hw[1], cout))
         taps = f.data[0].astype(np.int64) - plan.filter_zp if is_known(f) else None
+        # Tap sums of integers: float32 where every partial sum stays below 2**24 (gemm_dtype), else float64.
+        plan.dtype = gemm_dtype(x, plan.input_zp, taps, (0, 1))
         plan.requant = requantizer(op, x, f, b, out, act, cout, channel_axis=3, rounding=rounding,
                                    float_product=x.type == "UINT8",
                                    acc_bound=accumulator_bound(x, plan.input_zp, taps, (0, 1), b))
     else:
         check_float_types(op, x, f, out, "4/6")
         check_bias(op, b, cout, "FLOAT32")
-    if is_known(f):
-        plan.weights = _depthwise_weights(f.data, plan, _depthwise_dtype(plan))
     out_shape = (x.shape[0], *geometry.out_hw, cout)
-    plan.empty = 0 in out_shape
-    plan.stage = _output_stage(plan, x, b, cout, out_shape[0] * out_shape[1] * out_shape[2], taps, axis=(0, 1))
+    if 0 not in out_shape:
+        plan.taps = TapSum.of(geometry, x.shape, cout, cout // cin, plan.dtype)
+        if is_known(f):
+            plan.weights = plan.taps.weights(f.data, plan.filter_zp, plan.dtype)
+        plan.stage = _output_stage(plan, x, b, cout, out_shape[0] * out_shape[1] * out_shape[2], taps, axis=(0, 1))
     node.user_data = plan
     ctx.resize_tensor(out, out_shape)
 
 
-def _depthwise_dtype(plan: _DepthwisePlan) -> type:
-    # int32 accumulation is exact and cannot overflow: each tap adds at most 255 * 255.
-    return np.int32 if plan.quantized else np.float32
-
-
 def _depthwise_invoke(ctx, node) -> None:
     plan: _DepthwisePlan = node.user_data
-    x, f, b, out = ctx.input(node, 0), ctx.input(node, 1), ctx.input(node, 2), ctx.output(node, 0)
-    if plan.empty:
+    out = ctx.output(node, 0)
+    if plan.taps is None:
         out.data = np.zeros(out.shape, out.dtype)
         return
-    g, dtype = plan.geometry, _depthwise_dtype(plan)
-    w = plan.weights if plan.weights is not None else _depthwise_weights(f.data, plan, dtype)
-    xp = g.padded(x.data, dtype, plan.input_zp)
-    if plan.multiplier > 1:
-        xp = np.repeat(xp, plan.multiplier, axis=3)  # output channel c * multiplier + m reads input channel c
-    if plan.by_taps:
-        acc = g.tap(xp, 0, 0) * w[0, 0]
-        prod = np.empty_like(acc)
-        for ky in range(g.kernel[0]):
-            for kx in range(g.kernel[1]):
-                if ky or kx:
-                    np.multiply(g.tap(xp, ky, kx), w[ky, kx], out=prod)
-                    acc += prod
-    else:
-        acc = np.einsum("nyxijc,ijc->nyxc", g.windows(xp)[..., 0, :], w)
+    w = plan.weights
+    if w is None:
+        w = plan.taps.weights(ctx.input(node, 1).data, plan.filter_zp, plan.dtype)
+    acc = plan.taps(ctx.input(node, 0).data, w, plan.input_zp)
     if plan.stage is not None:
         out.data = plan.stage(acc).reshape(out.shape)
         return
     acc = acc.reshape(out.shape)
+    b = ctx.input(node, 2)
     if plan.quantized:
         out.data = finish_quantized(acc, read_bias(b, np.int64), plan.requant)
     else:

@@ -1,4 +1,10 @@
-"""2-D pooling: AVERAGE_POOL_2D and MAX_POOL_2D over NHWC tensors (float32, uint8, int8)."""
+"""2-D pooling: AVERAGE_POOL_2D and MAX_POOL_2D over NHWC tensors (float32, uint8, int8).
+
+Both reductions are separable: every window is folded along the height (one strided view of whole
+rows per filter row), then the row results along the width, so a window of fh x fw taps costs
+(fh - 1) + (fw - 1) passes instead of fh * fw - 1. Max is order-independent; the int32 sums of the average are
+exact in any order, and the float32 sums differ from LiteRT's order only by rounding.
+"""
 
 from __future__ import annotations
 
@@ -18,16 +24,19 @@ _QUANTIZED = ("UINT8", "INT8")
 class _PoolPlan:
     """Per-node constants computed in prepare."""
 
-    pads: tuple[int, int, int, int]  # top, bottom, left, right
-    taps: tuple[tuple[slice, ...], ...]  # per filter tap, its (N, out_h, out_w, C) view of the padded input
+    buffer: np.ndarray | None  # the padded input (padding written once), when the windows reach outside it
+    interior: np.ndarray | None  # the buffer's view where the input goes
+    row_taps: tuple[tuple[slice, ...], ...]  # per filter row, its (N, out_h, columns, C) view of the padded input
+    column_taps: tuple[tuple[slice, ...], ...]  # per filter column, its (N, out_h, out_w, C) view of the row folds
     counts_ok: bool  # no window lies entirely in the padding
     divisor: np.ndarray | np.number  # in-bounds taps per output pixel (out_h, out_w, 1), or their common value
-    lowest: float | int  # MAX_POOL's padding value
+    table: np.ndarray | None  # quantized average with one divisor: output per (sum - table_base)
+    table_base: int
     act_min: float | int
     act_max: float | int
     clamps: bool  # whether the activation range is narrower than the type's
     max_floor: float | int  # where MAX_POOL's running max starts
-    max_clamps: bool  # whether [max_floor, act_max] is narrower than the type's range
+    max_clamps: bool  # whether [max_floor, act_max] is narrower than the type's range (always, for float)
 
 
 def _valid_taps(out_size: int, stride: int, pad: int, filter_size: int, in_size: int) -> np.ndarray:
@@ -50,18 +59,32 @@ def _out_size_and_padding(padding: int, in_size: int, filter_size: int, stride: 
 
 
 def _activation_range(code: int, out) -> tuple[float | int, float | int]:
-    """CalculateActivationRange(Quantized): the fused activation as a clamp; other codes do not clamp."""
+    """CalculateActivationRange(Quantized): the fused activation as a clamp; other codes do not clamp.
+
+    Float: kernel_util.h bounds NONE and RELU by numeric_limits<float>::lowest() / max(), and the
+    optimized pooling kernels clamp every output to the range, so +-inf come out as +-FLT_MAX.
+    """
     name = activation_name(code)
     if name not in ("RELU", "RELU6", "RELU_N1_TO_1"):
         name = "NONE"
     if out.type in _QUANTIZED:
         return activation_range_quantized(name, out.scale, out.zero_point, out.dtype)
-    lo, hi = {"NONE": (-np.inf, np.inf), "RELU": (0.0, np.inf), "RELU6": (0.0, 6.0),
-              "RELU_N1_TO_1": (-1.0, 1.0)}[name]
-    return lo, hi
+    big = float(np.finfo(np.float32).max)
+    return {"NONE": (-big, big), "RELU": (0.0, big), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0)}[name]
 
 
-def _pool_prepare(ctx, node) -> None:
+def _average_table(divisor: int, dtype, act_min: int, act_max: int) -> tuple[np.ndarray, int]:
+    """Every possible window sum's output, for one divisor: (table, smallest sum).
+
+    integer_ops/pooling.h: (sum +- divisor / 2) / divisor, rounding half away from zero, then the clamp.
+    """
+    info = np.iinfo(dtype)
+    sums = np.arange(divisor * int(info.min), divisor * int(info.max) + 1, dtype=np.int64)
+    rounded = (np.abs(sums) + divisor // 2) // divisor * np.sign(sums)
+    return np.clip(rounded, act_min, act_max).astype(dtype), divisor * int(info.min)
+
+
+def _pool_prepare(ctx, node, fill_max: bool) -> None:
     check(len(node.inputs) == 1 and len(node.outputs) == 1, "pooling takes one input and one output")
     x = ctx.input(node, 0)
     out = ctx.output(node, 0)
@@ -75,8 +98,8 @@ def _pool_prepare(ctx, node) -> None:
     out_w, pad_left = _out_size_and_padding(o.padding, width, o.filter_width, o.stride_w)
     out_h, pad_top = _out_size_and_padding(o.padding, height, o.filter_height, o.stride_h) if out_w else (0, 0)
     # The windows reach (out - 1) * stride + filter - 1 - pad; pad the far side up to there.
-    pad_bottom = max(0, (out_h - 1) * o.stride_h + o.filter_height - pad_top - height)
-    pad_right = max(0, (out_w - 1) * o.stride_w + o.filter_width - pad_left - width)
+    reach_h, reach_w = (out_h - 1) * o.stride_h + o.filter_height, (out_w - 1) * o.stride_w + o.filter_width
+    pad_bottom, pad_right = max(0, reach_h - pad_top - height), max(0, reach_w - pad_left - width)
     rows = _valid_taps(out_h, o.stride_h, pad_top, o.filter_height, height)
     cols = _valid_taps(out_w, o.stride_w, pad_left, o.filter_width, width)
     counts = (rows[:, None] * cols[None, :])[..., None]
@@ -93,26 +116,54 @@ def _pool_prepare(ctx, node) -> None:
     divisor = counts.astype(np.int32 if quantized else np.float32)
     if counts.size and (counts == counts.flat[0]).all():
         divisor = divisor.flat[0]
-    h_span, w_span = (out_h - 1) * o.stride_h + 1, (out_w - 1) * o.stride_w + 1
-    taps = () if out_h == 0 or out_w == 0 else tuple(
-        (slice(None), slice(fy, fy + h_span, o.stride_h), slice(fx, fx + w_span, o.stride_w), slice(None))
-        for fy in range(o.filter_height) for fx in range(o.filter_width))
-    node.user_data = _PoolPlan((pad_top, pad_bottom, pad_left, pad_right), taps, bool(np.all(counts > 0)), divisor,
-                               lowest, act_min, act_max, bool(clamps), max_floor,
-                               bool(max_floor > type_min or act_max < type_max))
+    table, table_base = None, 0
+    if quantized and np.ndim(divisor) == 0 and divisor > 0:
+        table, table_base = _average_table(int(divisor), out.dtype, act_min, act_max)
+    buffer = interior = None
+    row_taps = column_taps = ()
+    if out_h and out_w:
+        if pad_top or pad_bottom or pad_left or pad_right:
+            # Padding never wins a max (lowest) and adds nothing to a sum (0).
+            buffer = np.full((batch, height + pad_top + pad_bottom, width + pad_left + pad_right, channels),
+                             lowest if fill_max else 0, x.dtype)
+            interior = buffer[:, pad_top:pad_top + height, pad_left:pad_left + width, :]
+        w_span, h_span = (out_w - 1) * o.stride_w + 1, (out_h - 1) * o.stride_h + 1
+        row_taps = tuple((slice(None), slice(fy, fy + h_span, o.stride_h), slice(0, reach_w))
+                         for fy in range(o.filter_height))
+        column_taps = tuple((slice(None), slice(None), slice(fx, fx + w_span, o.stride_w))
+                            for fx in range(o.filter_width))
+    node.user_data = _PoolPlan(buffer, interior, row_taps, column_taps, bool(np.all(counts > 0)), divisor, table,
+                               table_base, act_min, act_max, bool(clamps), max_floor,
+                               bool(not quantized or max_floor > type_min or act_max < type_max))
     ctx.resize_tensor(out, (batch, out_h, out_w, channels))
 
 
-def _windows(x: np.ndarray, plan: _PoolPlan, fill):
-    """Yield, per filter tap, the (N, out_h, out_w, C) strided view of the padded input under that tap."""
+def _average_prepare(ctx, node) -> None:
+    _pool_prepare(ctx, node, fill_max=False)
+
+
+def _max_prepare(ctx, node) -> None:
+    _pool_prepare(ctx, node, fill_max=True)
+
+
+def _fold(op, views, dtype=None) -> np.ndarray:
+    """op(op(v0, v1), v2)... into a new array (a copy of the only view, if there is one)."""
+    if len(views) == 1:
+        return np.array(views[0], dtype=dtype)
+    acc = op(views[0], views[1], dtype=dtype)
+    for view in views[2:]:
+        op(acc, view, out=acc)
+    return acc
+
+
+def _window_fold(x: np.ndarray, plan: _PoolPlan, op, dtype) -> np.ndarray:
+    """`op` over every window (N, out_h, out_w, C), along the height first (long runs): a new `dtype` array."""
     padded = x
-    top, bottom, left, right = plan.pads
-    if plan.taps and (top or bottom or left or right):
-        n, h, w, c = x.shape
-        padded = np.full((n, h + top + bottom, w + left + right, c), fill, x.dtype)
-        padded[:, top:top + h, left:left + w, :] = x
-    for index in plan.taps:
-        yield padded[index]
+    if plan.buffer is not None:
+        np.copyto(plan.interior, x)
+        padded = plan.buffer
+    rows = _fold(op, [padded[index] for index in plan.row_taps], dtype)
+    return _fold(op, [rows[index] for index in plan.column_taps])
 
 
 def _average_invoke(ctx, node) -> None:
@@ -120,25 +171,26 @@ def _average_invoke(ctx, node) -> None:
     out = ctx.output(node, 0)
     plan: _PoolPlan = node.user_data
     check(plan.counts_ok, "a pooling window lies entirely in the padding")
-    quantized = x.type in _QUANTIZED
-    acc_dtype = np.int32 if quantized else np.float32  # |sum| <= taps * 255 fits int32
-    acc = None
-    for window in _windows(x.data, plan, 0):
-        if acc is None:
-            acc = np.add(window, acc_dtype(0), dtype=acc_dtype)  # 0 + first tap: a +0.0 start, as the C++
-        else:
-            acc += window
-    if acc is None:
-        acc = np.zeros(out.shape, dtype=acc_dtype)
-    if quantized:
+    if not plan.row_taps:
+        out.data = np.zeros(out.shape, out.dtype)
+        return
+    if plan.table is not None:
+        # |sum| <= taps * 255 fits int32; the table holds the rounded, clamped average of every sum.
+        acc = _window_fold(x.data, plan, np.add, np.int32)
+        acc -= plan.table_base
+        out.data = plan.table.take(acc)
+        return
+    if x.type in _QUANTIZED:
         # integer_ops/pooling.h: (acc +- count/2) / count, rounding half away from zero.
+        acc = _window_fold(x.data, plan, np.add, np.int32)
         negative = acc < 0
         avg = np.abs(acc)
         avg += plan.divisor // 2
         avg //= plan.divisor
         np.negative(avg, out=avg, where=negative)
     else:
-        avg = acc / plan.divisor
+        avg = _window_fold(x.data, plan, np.add, np.float32)
+        avg /= plan.divisor
     if plan.clamps:
         avg.clip(plan.act_min, plan.act_max, out=avg)
     out.data = avg.astype(out.dtype, copy=False)
@@ -148,17 +200,20 @@ def _max_invoke(ctx, node) -> None:
     x = ctx.input(node, 0)
     out = ctx.output(node, 0)
     plan: _PoolPlan = node.user_data
+    if not plan.row_taps:
+        out.data = np.full(out.shape, plan.max_floor, out.dtype)
+        return
     # reference_ops::MaxPool folds std::max(max, x) from the type's lowest value: a NaN never wins
-    # (max < NaN is false) and -inf never goes below -FLT_MAX. np.fmax from `lowest` is that fold.
-    acc = np.full(out.shape, plan.lowest, dtype=out.dtype)
-    for window in _windows(x.data, plan, plan.lowest):
-        np.fmax(acc, window, out=acc)
+    # (max < NaN is false) and -inf never goes below -FLT_MAX. np.fmax ignores NaNs, and the final
+    # fmax with max_floor >= lowest turns an all-NaN window into the clamped lowest value.
+    acc = _window_fold(x.data, plan, np.fmax, None)
     if plan.max_clamps:
-        acc.clip(plan.max_floor, plan.act_max, out=acc)
+        np.fmax(acc, plan.max_floor, out=acc)
+        np.fmin(acc, plan.act_max, out=acc)
     out.data = acc
 
 
 def register(resolver) -> None:
     # op_version.cc: v2 adds int8, v3 adds int16 (not implemented).
-    resolver.add_builtin("AVERAGE_POOL_2D", Registration(prepare=_pool_prepare, invoke=_average_invoke), 1, 2)
-    resolver.add_builtin("MAX_POOL_2D", Registration(prepare=_pool_prepare, invoke=_max_invoke), 1, 2)
+    resolver.add_builtin("AVERAGE_POOL_2D", Registration(prepare=_average_prepare, invoke=_average_invoke), 1, 2)
+    resolver.add_builtin("MAX_POOL_2D", Registration(prepare=_max_prepare, invoke=_max_invoke), 1, 2)

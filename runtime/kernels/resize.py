@@ -67,11 +67,12 @@ def _float_taps(out_size: int, in_size: int, align_corners: bool, half_pixel: bo
 
 
 def _float_weights(shape, out_h: int, out_w: int, opts):
-    """Per-axis (lower, upper, fraction) taps, the fractions shaped to broadcast over NHWC."""
+    """Per-axis (lower, upper, 1 - fraction, fraction) taps, the fractions shaped to broadcast over NHWC."""
     _, in_h, in_w, _ = shape
     y0, y1, dy = _float_taps(out_h, in_h, opts.align_corners, opts.half_pixel_centers)
     x0, x1, dx = _float_taps(out_w, in_w, opts.align_corners, opts.half_pixel_centers)
-    return (y0, y1, dy.reshape(1, -1, 1, 1)), (x0, x1, dx.reshape(1, 1, -1, 1))
+    dy, dx = dy.reshape(1, -1, 1, 1), dx.reshape(1, 1, -1, 1)
+    return (y0, y1, np.float32(1) - dy, dy), (x0, x1, np.float32(1) - dx, dx)
 
 
 def _resize_float(data: np.ndarray, taps) -> np.ndarray:
@@ -80,10 +81,14 @@ def _resize_float(data: np.ndarray, taps) -> np.ndarray:
     LiteRT sums the four weighted corners; the separable order differs only by float32
     rounding (well inside the float tolerance) and reads each input row once.
     """
-    f32 = np.float32
-    (y0, y1, dy), (x0, x1, dx) = taps
-    rows = data[:, :, x0] * (f32(1) - dx) + data[:, :, x1] * dx
-    return (rows[:, y0] * (f32(1) - dy) + rows[:, y1] * dy).astype(f32)
+    (y0, y1, ky, dy), (x0, x1, kx, dx) = taps
+    rows = data.take(x0, axis=2)
+    rows *= kx
+    rows += data.take(x1, axis=2) * dx
+    out = rows.take(y0, axis=1)
+    out *= ky
+    out += rows.take(y1, axis=1) * dy
+    return out
 
 
 def _resize_uint8(data: np.ndarray, taps) -> np.ndarray:
@@ -93,9 +98,9 @@ def _resize_uint8(data: np.ndarray, taps) -> np.ndarray:
     so it is computed exactly that way to stay bit-exact.
     """
     f32 = np.float32
-    (y0, y1, dy), (x0, x1, dx) = taps
+    (y0, y1, ky, dy), (x0, x1, kx, dx) = taps
     out_h, out_w = y0.size, x0.size
-    weights = ((f32(1) - dy) * (f32(1) - dx), (f32(1) - dy) * dx, dy * (f32(1) - dx), dy * dx)
+    weights = (ky * kx, ky * dx, dy * kx, dy * dx)
     top, bottom = data[:, y0], data[:, y1]
     corners = (top[:, :, x0], top[:, :, x1], bottom[:, :, x0], bottom[:, :, x1])
     total = np.zeros((data.shape[0], out_h, out_w, data.shape[3]), dtype=f32)
@@ -124,11 +129,12 @@ def _trunc_div(a: np.ndarray, b: int) -> np.ndarray:
 
 
 def _integer_weights(shape, out_h: int, out_w: int, opts):
-    """Per-axis (lower, upper, 10-bit upper weight) taps, the weights int32 shaped to broadcast over NHWC."""
+    """Per-axis (lower, upper, 10-bit lower weight, 10-bit upper weight) taps, int32 shaped to broadcast over NHWC."""
     _, in_h, in_w, _ = shape
     y0, y1, wy = _integer_taps(out_h, in_h, opts.align_corners, opts.half_pixel_centers)
     x0, x1, wx = _integer_taps(out_w, in_w, opts.align_corners, opts.half_pixel_centers)
-    return (y0, y1, wy.astype(np.int32).reshape(1, -1, 1, 1)), (x0, x1, wx.astype(np.int32).reshape(1, 1, -1, 1))
+    wy, wx = wy.astype(np.int32).reshape(1, -1, 1, 1), wx.astype(np.int32).reshape(1, 1, -1, 1)
+    return (y0, y1, (1 << 10) - wy, wy), (x0, x1, (1 << 10) - wx, wx)
 
 
 def _resize_int8(data: np.ndarray, taps) -> np.ndarray:
@@ -137,11 +143,12 @@ def _resize_int8(data: np.ndarray, taps) -> np.ndarray:
     Integer sums do not depend on order, so the corners are combined separably (x, then y);
     |sum| < 2**27 fits int32.
     """
-    (y0, y1, wy), (x0, x1, wx) = taps
-    one = 1 << 10
-    wide = data.astype(np.int32)
-    rows = wide[:, :, x0] * (one - wx) + wide[:, :, x1] * wx
-    total = rows[:, y0] * (one - wy) + rows[:, y1] * wy
+    (y0, y1, ky, wy), (x0, x1, kx, wx) = taps
+    rows = np.multiply(data.take(x0, axis=2), kx, dtype=np.int32)
+    rows += np.multiply(data.take(x1, axis=2), wx, dtype=np.int32)
+    total = rows.take(y0, axis=1)
+    total *= ky
+    total += rows.take(y1, axis=1) * wy
     # Double-rounding build: (total +- 2**19) / 2**20 in C++, i.e. round half away from zero, which is
     # floor((total + 2**19 - [total < 0]) / 2**20).
     total += (1 << 19) - (total < 0)
@@ -215,7 +222,8 @@ def _nearest_invoke(ctx, node) -> None:
     if taps is None:
         taps = _nearest_taps(x, *_output_size(ctx.input(node, 1), _NEAREST), node.options)
     rows, cols = taps
-    ctx.output(node, 0).data = x.data.take(rows, axis=1).take(cols, axis=2)
+    # Columns first: the row gather then copies whole output rows.
+    ctx.output(node, 0).data = x.data.take(cols, axis=2).take(rows, axis=1)
 
 
 def register(resolver) -> None:

@@ -1,10 +1,12 @@
 """TRANSPOSE_CONV in float32, int8 (per-tensor or per-channel weights) and uint8.
 
-As LiteRT's optimized TransposeConvV2: one GEMM of the input pixels with the [in_c, kh*kw*out_c] weights
-gives every pixel's contribution through every kernel tap; col2im then scatter-adds tap (ky, kx) of input
-pixel (y, x) onto output pixel (y * stride - pad_top + ky, x * stride - pad_left + kx), one strided
-slice per tap. Quantized, the products are exact in the float GEMM and the int32 sums go through the
-optimized Quantize output stage (conv.py's Requantizer).
+As LiteRT's optimized TransposeConvV2: a GEMM of the input pixels with the weights gives every pixel's
+contribution through every kernel tap; col2im then scatter-adds tap (ky, kx) of input pixel (y, x) onto
+output pixel (y * stride - pad_top + ky, x * stride - pad_left + kx). The taps of one kernel row whose
+columns kx = stride_w * b + p (p < stride_w) differ only in p land side by side, so each (ky, b) group is
+its own GEMM whose rows, [out_w_span, out_c] per input row, are added to the output rows as contiguous
+runs. Quantized, the products are exact in the float GEMM, the sums exact in the float64 buffer, and the
+int32 sums go through the optimized Quantize output stage (conv.py's Requantizer).
 """
 
 from __future__ import annotations
@@ -14,12 +16,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime.kernels.common import check
+from runtime.kernels.common import check, is_known
 from runtime.kernels.conv import (
     OPTIMIZED_ROUNDING,
     REFERENCE_ROUNDING,
     SAME,
     VALID,
+    FloatStage,
     Requantizer,
     check_bias,
     check_float_types,
@@ -48,10 +51,15 @@ class _Geometry:
     out_hw: tuple[int, int]
     pad_before: tuple[int, int]
 
+    @property
+    def column_groups(self) -> int:
+        """How many groups of stride_w adjacent kernel columns cover the kernel width."""
+        return -(-self.kernel[1] // self.stride[1])
+
     def buffer_hw(self, in_hw) -> tuple[int, int]:
-        """The scatter target: every tap's reach, and at least the padded output."""
-        return tuple(max((i - 1) * s + k, p + o)
-                     for i, s, k, p, o in zip(in_hw, self.stride, self.kernel, self.pad_before, self.out_hw))
+        """The scatter target: every tap group's reach, and at least the padded output."""
+        (h, w), (sy, sx), (kh, _), (top, left), (oh, ow) = in_hw, self.stride, self.kernel, self.pad_before, self.out_hw
+        return max((h - 1) * sy + kh, top + oh), max(sx * (w + self.column_groups - 1), left + ow)
 
 
 def _padding(padding: int, out_size: int, kernel: int, stride: int) -> tuple[int, int]:
@@ -83,16 +91,22 @@ def _geometry(options, in_hw, kernel_hw, out_hw) -> _Geometry:
     return _Geometry(stride, tuple(kernel_hw), tuple(out_hw), tuple(pads))
 
 
-def _col2im(cols: np.ndarray, g: _Geometry, out_c: int) -> np.ndarray:
-    """Scatter-add [n, h, w, kh, kw, out_c] tap contributions into the [n, oh, ow, out_c] output, tap by tap."""
-    n, h, w = cols.shape[:3]
-    (sy, sx), (kh, kw), (oh, ow), (top, left) = g.stride, g.kernel, g.out_hw, g.pad_before
+def _scatter_gemm(rows: np.ndarray, weights: np.ndarray, g: _Geometry, in_shape, dtype) -> np.ndarray:
+    """sum over taps of the [n*h*w, in_c] input rows times the grouped weights, scattered: [n, oh, ow, out_c].
+
+    Group (ky, b) holds kernel columns stride_w * b + p: its GEMM gives, per input row y, the run of
+    w * stride_w output pixels it adds to output row y * stride_h + ky, starting at column stride_w * b.
+    """
+    n, h, w, _ = in_shape
+    (sy, sx), kh, (oh, ow), (top, left) = g.stride, g.kernel[0], g.out_hw, g.pad_before
+    out_c = weights.shape[-1] // sx
     bh, bw = g.buffer_hw((h, w))
-    buf = np.zeros((n, bh, bw, out_c), cols.dtype)
+    buf = np.zeros((n, bh, bw, out_c), dtype)
     for ky in range(kh):
-        for kx in range(kw):
-            buf[:, ky:ky + (h - 1) * sy + 1:sy, kx:kx + (w - 1) * sx + 1:sx] += cols[:, :, :, ky, kx]
-    return buf[:, top:top + oh, left:left + ow]
+        for b in range(g.column_groups):
+            run = (rows @ weights[ky, b]).reshape(n, h, w * sx, out_c)
+            buf[:, ky:ky + (h - 1) * sy + 1:sy, sx * b:sx * (b + w)] += run
+    return np.ascontiguousarray(buf[:, top:top + oh, left:left + ow])
 
 
 def _uint8_rounding(total_size: int) -> Callable:
@@ -119,15 +133,24 @@ class _Plan:
     filter_zp: int = 0
     requant: Requantizer | None = None
     dtype: type = np.float32  # of the GEMM operands
-    weights: np.ndarray | None = None  # [in_c, kh*kw*out_c], from a constant filter
+    weights: np.ndarray | None = None  # _weights of a constant filter (known with the output shape)
+    stage: FloatStage | None = None  # a float op's bias and activation, when the bias is constant
 
 
-def _weights(filter_data: np.ndarray, dtype, offset: int) -> np.ndarray:
-    """[out_c, kh, kw, in_c] weights as the GEMM's [in_c, kh*kw*out_c] operand (LiteRT's HWOI order), minus zp."""
-    w = filter_data.transpose(3, 1, 2, 0).reshape(filter_data.shape[3], -1).astype(dtype)
+def _weights(filter_data: np.ndarray, sx: int, dtype, offset: int) -> np.ndarray:
+    """[out_c, kh, kw, in_c] weights minus zp as the grouped GEMM operands [kh, groups, in_c, sx*out_c].
+
+    Kernel column kx = sx * b + p (sx = stride_w) is group b, slot p; slots past the kernel width hold zeros.
+    """
+    out_c, kh, kw, in_c = filter_data.shape
+    groups = -(-kw // sx)
+    w = filter_data.transpose(1, 2, 3, 0).astype(dtype)
     if offset:
         w -= offset
-    return np.ascontiguousarray(w)
+    grouped = np.zeros((kh, groups * sx, in_c, out_c), dtype)
+    grouped[:, :kw] = w
+    return np.ascontiguousarray(grouped.reshape(kh, groups, sx, in_c, out_c).transpose(0, 1, 3, 2, 4)
+                                .reshape(kh, groups, in_c, sx * out_c))
 
 
 def _output_shape(shape_t) -> tuple[int, ...]:
@@ -155,20 +178,24 @@ def _prepare(ctx, node) -> None:
     check(x.type != "INT16", f"{_OP}: INT16 input (16x8, version 5) is not supported")
     cout = f.shape[0]
     act = fused_activation(node)
+    stride_w = int(node.options.stride_w)
+    check(stride_w > 0 and node.options.stride_h > 0,
+          f"{_OP}: strides must be positive, got stride_h={node.options.stride_h} stride_w={stride_w}")
     plan = _Plan(x.type in _QUANTIZED, act)
     if plan.quantized:
         check_quantized_types(_OP, x, f, b, out)
         check_bias(_OP, b, cout, None)
         plan.input_zp = x.zero_point
         plan.filter_zp = filter_zero_point(_OP, f)
-        exact = _weights(f.data, np.float64, plan.filter_zp) if f.is_constant else None
-        plan.dtype = gemm_dtype(x, plan.input_zp, exact, axis=0)
+        exact = _weights(f.data, stride_w, np.float64, plan.filter_zp) if f.is_constant else None
+        # Each group's GEMM sums over the input channels only (axis 2).
+        plan.dtype = gemm_dtype(x, plan.input_zp, exact, axis=2)
         plan.weights = None if exact is None else exact.astype(plan.dtype)
     else:
         check_float_types(_OP, x, f, out, "1-4")
         check_bias(_OP, b, cout, "FLOAT32")
         if f.is_constant:
-            plan.weights = _weights(f.data, np.float32, 0)
+            plan.weights = _weights(f.data, stride_w, np.float32, 0)
     node.user_data = plan
     shape_t = ctx.input(node, 0)
     check(shape_t.type == "INT32", f"{_OP}: output shape tensor is {shape_t.type}, not INT32")
@@ -186,6 +213,8 @@ def _configure(plan: _Plan, node, x, f, b, out, out_shape) -> None:
     _check_output(out_shape, x, f)
     plan.geometry = _geometry(node.options, x.shape[1:3], f.shape[1:3], out_shape[1:3])
     if not plan.quantized:
+        if b is None or is_known(b):
+            plan.stage = FloatStage.of(b, f.shape[0], int(np.prod(out_shape[:3], dtype=np.int64)), plan.activation)
         return
     cout = f.shape[0]
     # transpose_conv.cc: int8 runs optimized_integer_ops::TransposeConvV2, whose Quantize takes 8 channels
@@ -201,20 +230,24 @@ def _configure(plan: _Plan, node, x, f, b, out, out_shape) -> None:
 
 def _invoke(ctx, node) -> None:
     plan: _Plan = node.user_data
-    f, x, b, out = ctx.input(node, 1), ctx.input(node, 2), ctx.input(node, 3), ctx.output(node, 0)
+    x, out = ctx.input(node, 2), ctx.output(node, 0)
     if out.dynamic:
-        _configure(plan, node, x, f, b, out, _output_shape(ctx.input(node, 0)))
-    g = plan.geometry
-    w = plan.weights if plan.weights is not None else _weights(f.data, plan.dtype, plan.filter_zp)
-    n, h, wd, cin = x.shape
+        _configure(plan, node, x, ctx.input(node, 1), ctx.input(node, 3), out, _output_shape(ctx.input(node, 0)))
+    w = plan.weights
+    if w is None:
+        w = _weights(ctx.input(node, 1).data, int(node.options.stride_w), plan.dtype, plan.filter_zp)
     rows = np.subtract(x.data, plan.input_zp, dtype=plan.dtype) if plan.quantized else x.data
-    cols = (rows.reshape(-1, cin) @ w).reshape(n, h, wd, *g.kernel, -1)
+    rows = rows.reshape(-1, x.shape[3])
     if plan.quantized:
-        acc = _col2im(cols.astype(np.int64), g, f.shape[0])
-        out.data = finish_quantized(np.ascontiguousarray(acc), read_bias(b, np.int64), plan.requant)
+        # Each GEMM entry is an exact integer; their float64 sums stay exact (far below 2**53).
+        acc = _scatter_gemm(rows, w, plan.geometry, x.shape, np.float64)
+        out.data = finish_quantized(acc, read_bias(ctx.input(node, 3), np.int64), plan.requant)
+        return
+    acc = _scatter_gemm(rows, w, plan.geometry, x.shape, np.float32)
+    if plan.stage is not None:
+        out.data = plan.stage(acc).reshape(out.shape)
     else:
-        acc = np.ascontiguousarray(_col2im(cols, g, f.shape[0]))
-        out.data = finish_float(acc, read_bias(b, np.float32), plan.activation)
+        out.data = finish_float(acc, read_bias(ctx.input(node, 3), np.float32), plan.activation)
 
 
 def register(resolver) -> None:

@@ -153,6 +153,43 @@ def test_conv_shapes(in_shape, filter_shape, stride, padding, kind):
     check_against_litert(model)
 
 
+@pytest.mark.parametrize("kind", [*KINDS, "uint8"])
+@pytest.mark.parametrize("in_shape, filter_shape, stride, dilation, padding", [
+    # Few input channels at unit strides: the patch matrix comes from channel planes (PlanarPatches).
+    ((2, 12, 11, 3), (8, 3, 3, 3), (1, 1), (1, 1), SAME),
+    ((1, 13, 12, 5), (6, 3, 2, 5), (1, 1), (2, 3), VALID),
+    # ... and strided, for large outputs (one copy per tap, from the stride phase planes).
+    ((1, 66, 64, 3), (8, 3, 3, 3), (2, 2), (1, 1), SAME),
+    ((1, 70, 100, 2), (4, 3, 3, 2), (2, 3), (2, 1), VALID),
+    # Many channels, dilated at unit strides: im2col filled phase by phase (Geometry.phases).
+    ((1, 10, 9, 16), (8, 3, 3, 16), (1, 1), (2, 2), SAME),
+    ((1, 11, 12, 12), (8, 3, 3, 12), (1, 1), (3, 2), VALID),
+    # Many channels, strided: plain im2col over the padded input.
+    ((1, 10, 9, 16), (8, 3, 3, 16), (2, 2), (1, 1), SAME),
+])
+def test_conv_patch_paths(in_shape, filter_shape, stride, dilation, padding, kind):
+    model = conv_model("CONV_2D", in_shape, filter_shape, kind, stride=stride, dilation=dilation, padding=padding,
+                       activation="RELU6", seed=sum(in_shape))
+    out = check_against_litert(model)
+    assert out[0].shape[1:3] == _out_hw(in_shape[1:3], filter_shape[1:3], padding, stride, dilation)
+
+
+@pytest.mark.parametrize("kind", [*KINDS, "uint8"])
+def test_conv_planar_patches_are_rewritten_each_invoke(kind):
+    # The plan reuses its padded planes and patch matrix: a second input must not see the first one's data.
+    model = conv_model("CONV_2D", (1, 9, 8, 3), (4, 3, 3, 3), kind, seed=83)
+    interpreter = Interpreter(model_content=model)
+    interpreter.allocate_tensors()
+    details = interpreter.get_input_details()
+    first, second = random_inputs(details, seed=1), random_inputs(details, seed=2)
+    for inputs in (first, second):
+        ours = run_ours(model, inputs)
+        interpreter.set_tensor(details[0]["index"], inputs[0])
+        interpreter.invoke()
+        np.testing.assert_array_equal(interpreter.get_tensor(interpreter.get_output_details()[0]["index"]), ours[0])
+    assert_close_to_reference(run_ours(model, second), run_litert(model, second))
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_grouped_conv(kind):
     # Version 6: 12 input channels, filters of depth 4 -> 3 groups of 6 output channels. LiteRT runs
@@ -245,6 +282,37 @@ def test_requantizer_fast_path_matches_reference_formula():
     assert np.array_equal(rq(acc.copy()), expected)
 
 
+@pytest.mark.parametrize("dtype, zero_point, act", [(np.int8, 7, (-128, 127)), (np.int8, -20, (-20, 90)),
+                                                    (np.uint8, 130, (0, 255)), (np.uint8, 12, (12, 200))])
+def test_exact_stage_matches_requantizer(dtype, zero_point, act):
+    # The folded float64 stage, on both of its clamp paths (float64, and int16 for large outputs),
+    # equals the int64 Requantizer on every accumulator within its bounds, negative ones included.
+    rng = np.random.default_rng(int(zero_point) + 200)
+    channels, pixels = 16, 2048
+    real = rng.uniform(0.0005, 0.01, channels)
+    mult, shift = quantize_multipliers(real)
+    rq = Requantizer(mult, shift, zero_point, *act, np.dtype(dtype), multiply_by_quantized_multiplier_half_up,
+                     acc_bound=43000.0)
+    bias = rng.integers(-3000, 3000, channels)
+    bounds = np.full(channels, 40000.0)
+    acc = rng.integers(-40000, 40001, (pixels, channels))
+    acc[:3] = [[-40000] * channels, [40000] * channels, [0] * channels]
+    expected = rq(acc + bias)
+    for count in (pixels, 64):  # 32768 values take the int16 clamp, 1024 the float64 one
+        stage = rq.exact_stage(bias, bounds, count)
+        assert stage is not None and stage.narrow and stage.shift is None
+        got = stage(acc[:count].astype(np.float32)).reshape(count, channels)
+        np.testing.assert_array_equal(got, expected[:count])
+        assert got.dtype == dtype
+
+
+def test_large_int8_output_against_litert():
+    # 16384 output values or more take ExactStage's int16 clamp.
+    for kind in ("int8_per_channel", "uint8"):
+        model = conv_model("CONV_2D", (1, 32, 32, 16), (24, 1, 1, 16), kind, activation="RELU6", seed=97)
+        check_against_litert(model)
+
+
 # ---------------------------------------------------------------------------------------------
 # DEPTHWISE_CONV_2D
 
@@ -283,10 +351,42 @@ def test_depthwise_shapes(in_shape, filter_shape, stride, padding, kind):
     check_against_litert(model)
 
 
+@pytest.mark.parametrize("kind", [*KINDS, "uint8"])
+@pytest.mark.parametrize("in_shape, filter_shape, stride, dilation, padding", [
+    ((1, 14, 13, 8), (1, 3, 3, 8), (3, 3), (2, 2), SAME),  # kernel columns 0, 2, 4 over stride 3: a sparse tap grid
+    ((1, 9, 11, 8), (1, 1, 1, 8), (2, 2), (1, 1), VALID),  # 1x1 kernel, strided
+    ((2, 12, 15, 4), (1, 2, 4, 8), (1, 3), (1, 1), SAME),  # even kernel widths over stride 3, multiplier 2
+    ((1, 17, 19, 6), (1, 5, 5, 6), (1, 1), (3, 2), SAME),
+])
+def test_depthwise_tap_layouts(in_shape, filter_shape, stride, dilation, padding, kind):
+    model = conv_model("DEPTHWISE_CONV_2D", in_shape, filter_shape, kind, stride=stride, dilation=dilation,
+                       padding=padding, seed=sum(filter_shape))
+    out = check_against_litert(model)
+    assert out[0].shape[1:3] == _out_hw(in_shape[1:3], filter_shape[1:3], padding, stride, dilation)
+
+
+@pytest.mark.parametrize("kind", ["float", "int8_per_channel"])
+def test_depthwise_scratch_is_rewritten_each_invoke(kind):
+    # The plan keeps its padded input between invokes: results must depend on the current input only.
+    model = conv_model("DEPTHWISE_CONV_2D", (1, 7, 9, 8), (1, 3, 3, 8), kind, stride=(2, 2), seed=89)
+    interpreter = Interpreter(model_content=model)
+    interpreter.allocate_tensors()
+    details = interpreter.get_input_details()
+    out_index = interpreter.get_output_details()[0]["index"]
+    results = []
+    for seed in (1, 2, 1):
+        inputs = random_inputs(details, seed=seed)
+        interpreter.set_tensor(details[0]["index"], inputs[0])
+        interpreter.invoke()
+        results.append(interpreter.get_tensor(out_index).copy())
+        assert_close_to_reference([results[-1]], run_litert(model, inputs))
+    np.testing.assert_array_equal(results[0], results[2])
+
+
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("dilation", [1, 2])
 def test_depthwise_many_channels(dilation, kind):
-    # More than 64 channels: one einsum over the window view instead of the tap loop.
+    # Many channels: each tap's output rows are long runs of out_w * 96 values.
     model = conv_model("DEPTHWISE_CONV_2D", (1, 11, 10, 96), (1, 3, 3, 96), kind, dilation=(dilation, dilation),
                        seed=67)
     check_against_litert(model)

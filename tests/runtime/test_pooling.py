@@ -157,3 +157,60 @@ def test_int8_relu6_clamp_uses_float32_division():
                             fused_activation_function=ACTIVATIONS["RELU6"])
     x = np.full((1, 4, 4, 1), 120, np.int8)
     assert check_against_litert(model, [x])[0].max() == -26
+
+
+@pytest.mark.parametrize("activation", ["NONE", "RELU6"])
+def test_float_max_pool_nan_and_infinities(activation):
+    # std::max from lowest(): NaN never wins, an all-NaN window gives lowest, -inf never goes below it.
+    model = pool_model("MAX_POOL_2D", "FLOAT32", (1, 4, 6, 2), (2, 2, 2, 2), VALID, activation)
+    x = np.random.default_rng(3).standard_normal((1, 4, 6, 2)).astype(np.float32)
+    x[0, 0:2, 0:2, 0] = np.nan  # a whole window
+    x[0, 0, 2, 1] = np.nan  # one tap of a window
+    x[0, 2:4, 2:4, 1] = -np.inf
+    x[0, 2, 4, 0] = np.inf
+    ours = check_against_litert(model, [x])[0]
+    assert not np.isnan(ours).any()
+
+
+@pytest.mark.parametrize("op", ["AVERAGE_POOL_2D", "MAX_POOL_2D"])
+@pytest.mark.parametrize("typ", ["FLOAT32", "INT8", "UINT8"])
+def test_padded_pool_reads_only_the_current_input(op, typ):
+    # The plan keeps a padded copy of the input between invokes: each result depends on its own input.
+    model = pool_model(op, typ, (1, 6, 5, 3), (3, 3, 2, 2), SAME)
+    interpreter = Interpreter(model_content=model)
+    interpreter.allocate_tensors()
+    details = interpreter.get_input_details()
+    out_index = interpreter.get_output_details()[0]["index"]
+    rng = np.random.default_rng(11)
+    dtype = np.dtype(typ.lower())
+    inputs = [(rng.standard_normal((1, 6, 5, 3)) * 3).astype(dtype) if typ == "FLOAT32"
+              else rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, (1, 6, 5, 3), endpoint=True).astype(dtype)
+              for _ in range(2)]
+    results = []
+    for x in (inputs[0], inputs[1], inputs[0]):
+        interpreter.set_tensor(details[0]["index"], x)
+        interpreter.invoke()
+        results.append(interpreter.get_tensor(out_index).copy())
+    np.testing.assert_array_equal(results[0], results[2])
+    check_against_litert(model, [inputs[1]])
+    assert not np.array_equal(results[0], results[1])
+
+
+def test_int8_average_of_extreme_values():
+    # The whole sum range of a 2x2 window: -512 and 508 go through the rounding table's ends.
+    model = pool_model("AVERAGE_POOL_2D", "INT8", (1, 2, 4, 1), (2, 2, 2, 2), VALID)
+    x = np.array([-128, -128, 127, 127, -128, -128, 127, 127], np.int8).reshape(1, 2, 4, 1)
+    ours = check_against_litert(model, [x])
+    np.testing.assert_array_equal(ours[0].reshape(-1), [-128, 127])
+
+
+@pytest.mark.parametrize("activation", ["NONE", "RELU"])
+def test_float_average_pool_clamps_infinity_to_float_max(activation):
+    # kernel_util.h: NONE and RELU clamp at numeric_limits<float>::max(); NaN passes through the clamp.
+    model = pool_model("AVERAGE_POOL_2D", "FLOAT32", (1, 4, 4, 2), (2, 2, 2, 2), VALID, activation)
+    x = np.ones((1, 4, 4, 2), np.float32)
+    x[0, 0, 0, 0] = np.inf
+    x[0, 2, 2, 1] = -np.inf
+    x[0, 0, 2, 1] = np.nan
+    ours = check_against_litert(model, [x])[0]
+    assert ours[0, 0, 0, 0] == np.finfo(np.float32).max

@@ -78,6 +78,18 @@ def test_geometries(geometry, kind):
     assert kind == "float" or _varied(out)
 
 
+@pytest.mark.parametrize("geometry", [
+    ((1, 4, 3, 5), 6, (4, 5), (2, 3), SAME, (8, 9)),  # 5 kernel columns over stride_w 3: two groups, one empty slot
+    ((2, 3, 4, 3), 4, (1, 1), (2, 2), VALID, (5, 7)),  # 1x1 kernel over stride 2: output pixels no tap reaches
+    ((1, 6, 6, 8), 8, (2, 2), (2, 2), SAME, (12, 12)),  # stride = kernel: the groups tile the output exactly
+], ids=str)
+@pytest.mark.parametrize("kind", KINDS)
+def test_column_groups(geometry, kind):
+    # Kernel columns kx = stride_w * b + p go through one GEMM per (ky, b) group, added as whole runs.
+    out = check_against_litert(tc_model(*geometry, kind=kind, activation="RELU6", seed=5))[0]
+    assert out.shape == (geometry[0][0], *geometry[5], geometry[1])
+
+
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("omit_bias_slot", [False, True])
 def test_without_bias(kind, omit_bias_slot):

@@ -167,6 +167,16 @@ class Geometry:
 
 
 _RELU_RANGES = {"RELU": (0.0, np.inf), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0)}
+_FLT_MAX = np.finfo(np.float32).max
+# kernel_util.cc CalculateActivationRange(float): the ReLU family's range, and [lowest, FLT_MAX] for
+# every other activation, NONE included: LiteRT's float conv, depthwise, transpose-conv, CONV_3D and
+# FULLY_CONNECTED kernels all clamp, so an overflow to +-inf comes out as +-FLT_MAX (measured).
+FLOAT_RANGES = {
+    "NONE": (np.float32(-_FLT_MAX), np.float32(_FLT_MAX)),
+    "RELU": (np.float32(0.0), np.float32(_FLT_MAX)),
+    "RELU6": (np.float32(0.0), np.float32(6.0)),
+    "RELU_N1_TO_1": (np.float32(-1.0), np.float32(1.0)),
+}
 
 
 def fused_activation(node) -> str:
@@ -179,14 +189,19 @@ def fused_activation(node) -> str:
     return name if name in _RELU_RANGES else "NONE"
 
 
+def clamp_float(acc: np.ndarray, activation: str) -> np.ndarray:
+    """acc clamped in place to FLOAT_RANGES[activation] (NaN stays NaN, as std::min/std::max leave it)."""
+    lo, hi = FLOAT_RANGES[activation]
+    np.maximum(acc, lo, out=acc)
+    np.minimum(acc, hi, out=acc)
+    return acc
+
+
 def finish_float(acc: np.ndarray, bias: np.ndarray | None, activation: str) -> np.ndarray:
     """Add the bias and clamp to the activation range, in place (channels last)."""
     if bias is not None:
         acc += bias
-    if activation in _RELU_RANGES:
-        lo, hi = _RELU_RANGES[activation]
-        acc.clip(lo, hi, out=acc)  # the method skips np.clip's dispatch layers
-    return acc
+    return clamp_float(acc, activation)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 conv3d.cc: input [N, D, H, W, Cin], filter [KD, KH, KW, Cin, Cout] (the filter's channel axis must equal the
 input's: no grouping), optional bias of Cout elements, float32 only; the output is [N, OD, OH, OW, Cout]
 with each axis sized and padded as CONV_2D's (ComputePadding3DValues applies ComputePaddingWithOffset per
-axis), and the result clamped to the fused activation's range (CalculateActivationRange).
+axis), and the result clamped to the fused activation's range (CalculateActivationRange: [lowest, FLT_MAX] for NONE;
+NaN becomes the upper bound).
 
 The filter is already the [KD*KH*KW*Cin, Cout] GEMM operand in its own layout, so the kernel is one copy of
 the windows into a matrix and one BLAS matmul.
@@ -16,11 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from runtime.kernels.common import check, is_known
-from runtime.kernels.conv import fused_activation, out_size_and_padding
+from runtime.kernels.conv import FLOAT_RANGES, fused_activation, out_size_and_padding
 from runtime.resolver import Registration
-
-# kernel_util.cc CalculateActivationRange for float: the ReLU family clamps, anything else does not.
-_RANGES = {"RELU": (0.0, None), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0)}
 
 
 @dataclass
@@ -31,8 +29,7 @@ class _Plan:
     out: tuple[int, int, int]
     pad_before: tuple[int, int, int]
     padded: tuple[int, int, int]  # the padded input's depth, height, width
-    lo: float | None
-    hi: float | None
+    activation: str
     weights: np.ndarray | None  # [KD*KH*KW*Cin, Cout], when the filter is constant
     bias: np.ndarray | None  # when the bias is constant (or absent: None with has_bias False)
     has_bias: bool
@@ -65,10 +62,10 @@ def _prepare(ctx, node) -> None:
     # The padded extent each axis's windows read: before + data + whatever the last window overhangs.
     padded = tuple(max(n + p, (od - 1) * s + (k - 1) * d + 1) if od else n + p
                    for n, p, od, s, k, d in zip(x.shape[1:4], pad_before, out_dhw, stride, f.shape[:3], dilation))
-    lo, hi = _RANGES.get(fused_activation(node), (None, None))
     weights = f.data.reshape(-1, cout) if is_known(f) else None
-    node.user_data = _Plan(stride, dilation, tuple(f.shape[:3]), out_dhw, pad_before, padded, lo, hi, weights,
-                           _bias(b) if b is None or is_known(b) else None, b is not None)
+    bias = _bias(b) if b is None or is_known(b) else None
+    node.user_data = _Plan(stride, dilation, tuple(f.shape[:3]), out_dhw, pad_before, padded, fused_activation(node),
+                           weights, bias, b is not None)
     ctx.resize_tensor(out, (x.shape[0], *out_dhw, cout))
 
 
@@ -105,10 +102,11 @@ def _invoke(ctx, node) -> None:
     bias = plan.bias if plan.bias is not None or not plan.has_bias else _bias(b)
     if bias is not None:
         acc += bias
-    if plan.lo is not None:
-        np.maximum(acc, plan.lo, out=acc)
-    if plan.hi is not None:
-        np.minimum(acc, plan.hi, out=acc)
+    # LiteRT's CONV_3D clamps in its GEMM's output stage, which (measured) turns NaN into the range's
+    # upper bound: NaN-ignoring fmin to the top first, then fmax to the bottom.
+    lo, hi = FLOAT_RANGES[plan.activation]
+    np.fmin(acc, hi, out=acc)
+    np.fmax(acc, lo, out=acc)
     out.data = acc.reshape(out.shape)
 
 

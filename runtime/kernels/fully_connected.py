@@ -24,6 +24,7 @@ from runtime.kernels.conv import (
     check_bias,
     check_float_types,
     check_quantized_types,
+    clamp_float,
     finish_quantized,
     gemm_dtype,
     read_bias,
@@ -147,25 +148,16 @@ def _float_runner(plan: _FcPlan, x, f, b, out) -> Callable[[], None]:
     rows, shape, depth = plan.rows, out.shape, f.shape[1]
     const_w = plan.weights
     const_bias = read_bias(b, np.float32) if b is not None and b.is_constant else None
-    clamp = _RELU_RANGES.get(plan.activation)
+    activation = plan.activation
 
     def run() -> None:
         w = const_w if const_w is not None else _weights(f.data, np.float32, 0)
         acc = x.data.reshape(rows, depth) @ w
         if b is not None:
             acc += const_bias if const_bias is not None else read_bias(b, np.float32)
-        if clamp is not None:
-            np.maximum(acc, clamp[0], out=acc)
-            if clamp[1] is not None:
-                np.minimum(acc, clamp[1], out=acc)
-        out.data = acc.reshape(shape)
+        out.data = clamp_float(acc, activation).reshape(shape)
 
     return run
-
-
-# finish_float's clamps: fused_activation_function as [lo, hi] in float32.
-_RELU_RANGES = {"RELU": (np.float32(0), None), "RELU_N1_TO_1": (np.float32(-1), np.float32(1)),
-                "RELU6": (np.float32(0), np.float32(6))}
 
 
 def _quantized_runner(plan: _FcPlan, x, f, b, out) -> Callable[[], None]:

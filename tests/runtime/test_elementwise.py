@@ -92,6 +92,25 @@ def test_float_overflow_is_clamped_to_float_max_like_litert():
     assert np.isnan(out[3]) and np.isnan(out[4])
 
 
+@pytest.mark.parametrize("activation", ["NONE", "RELU", "RELU6"])
+@pytest.mark.parametrize("type_", ["FLOAT32", "INT32"])
+def test_large_outputs_clamp_like_litert(activation, type_):
+    """Outputs past the size of output-shaped bounds clamp with scalar bounds; overflow included."""
+    shape = (1, 300, 300, 1)
+    rng = np.random.default_rng(4)
+    if type_ == "FLOAT32":
+        x1 = (rng.standard_normal(shape) * 4).astype(np.float32)
+        x1.reshape(-1)[:4] = [3e38, -3e38, np.inf, np.nan]
+        x2 = np.full(shape, 3e38, np.float32)
+        x2.reshape(-1)[4:] = rng.standard_normal(x2.size - 4)
+    else:
+        x1 = rng.integers(-20, 20, shape).astype(np.int32)
+        x2 = rng.integers(-20, 20, shape).astype(np.int32)
+    model = _model("ADD", shape, shape, type_, activation=activation)
+    out = run_ours(model, [x1, x2])[0]
+    np.testing.assert_array_equal(out, run_litert(model, [x1, x2])[0])
+
+
 @pytest.mark.parametrize("op,type_,version", [
     ("ADD", "INT64", 4), ("SUB", "INT64", 4), ("MUL", "INT64", 5), ("ADD", "INT16", 5),
     ("MUL", "INT16", 7), ("MUL", "UINT32", 7), ("SUB", "INT32", 1),

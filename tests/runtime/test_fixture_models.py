@@ -36,3 +36,41 @@ def test_fixture_model_matches_litert_on_two_invokes(name):
         got = [ours.get_tensor(d["index"]) for d in ours.get_output_details()]
         assert_close_to_reference(got, run_litert(model, inputs), rtol=WHOLE_MODEL_RTOL)
         assert all(np.asarray(g).size for g in got)
+
+
+@pytest.mark.parametrize("name", RUNNABLE)
+def test_no_kernel_writes_into_arrays_it_did_not_just_produce(name):
+    """Kernels hand arrays on without copies (WHILE passes body outputs back as inputs, GATHER and
+    SPLIT return views), which is safe only if no kernel writes into an input or reuses an array it
+    gave out. Every array a node produces is frozen (read-only) right after; a later in-place write
+    into it, by any node or by the producer on the next invoke, raises.
+    """
+    import dataclasses
+
+    model = (FIXTURES / f"{name}.tflite").read_bytes()
+    ours = Interpreter(model_content=model)
+
+    def freezing(invoke):
+        def run(ctx, node):
+            result = invoke(ctx, node)
+            for t in node.outputs:
+                data = ctx.tensor(t).data if t >= 0 else None
+                if data is not None:
+                    data.flags.writeable = False
+            return result
+        return run
+
+    for i in range(ours.num_subgraphs()):
+        for node in ours.subgraph(i).nodes:
+            if node.registration is not None and node.registration.invoke is not None:
+                node.registration = dataclasses.replace(node.registration,
+                                                        invoke=freezing(node.registration.invoke))
+    ours.allocate_tensors()
+    details = ours.get_input_details()
+    for seed in (0, 1):
+        inputs = random_inputs(details, seed)
+        for d, x in zip(details, inputs):
+            ours.set_tensor(d["index"], x)
+        ours.invoke()
+        got = [ours.get_tensor(d["index"]) for d in ours.get_output_details()]
+        assert_close_to_reference(got, run_litert(model, inputs), rtol=WHOLE_MODEL_RTOL)

@@ -6,7 +6,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from support import FIXTURES, Graph, build, check_against_litert, run_litert
+from support import FIXTURES, Graph, build, check_against_litert, prepare_error, run_litert
 
 from runtime.errors import KernelError, ModelError
 from runtime.interpreter import Interpreter
@@ -426,18 +426,11 @@ def test_lstm_gru_fixture_invoked_twice_on_one_interpreter():
 
 # -- errors ---------------------------------------------------------------------------------------
 
-def _prepare_error(model: bytes | Model) -> str:
-    it = Interpreter(model=model) if isinstance(model, Model) else Interpreter(model_content=model)
-    with pytest.raises(KernelError) as info:
-        it.allocate_tensors()
-    return str(info.value)
-
-
 @pytest.mark.parametrize(("cond_index", "body_index", "bad"), [(7, 2, "cond subgraph index 7"),
                                                                (1, 9, "body subgraph index 9"),
                                                                (-1, 2, "cond subgraph index -1")])
 def test_while_subgraph_index_out_of_range(cond_index, body_index, bad):
-    msg = _prepare_error(while_model(cond_index=cond_index, body_index=body_index, ir=True))
+    msg = prepare_error(while_model(cond_index=cond_index, body_index=body_index, ir=True))
     assert "Node number 0 (WHILE) failed to prepare" in msg
     assert bad in msg and "out of range" in msg and "3 subgraphs" in msg
 
@@ -448,11 +441,11 @@ def test_while_subgraph_index_out_of_range_refused_when_loading():
 
 
 def test_while_same_cond_and_body():
-    assert "same subgraph 1" in _prepare_error(while_model(cond_index=1, body_index=1, ir=True))
+    assert "same subgraph 1" in prepare_error(while_model(cond_index=1, body_index=1, ir=True))
 
 
 def test_while_calling_its_own_subgraph():
-    assert "cond subgraph 0 is the subgraph the node is in" in _prepare_error(while_model(cond_index=0, ir=True))
+    assert "cond subgraph 0 is the subgraph the node is in" in prepare_error(while_model(cond_index=0, ir=True))
 
 
 def _while_with(cond_out_type: str, cond_out_shape, body_outputs: str = "ok") -> bytes:
@@ -477,22 +470,22 @@ def _while_with(cond_out_type: str, cond_out_shape, body_outputs: str = "ok") ->
 
 
 def test_while_cond_output_not_bool():
-    msg = _prepare_error(_while_with("FLOAT32", (2,)))
+    msg = prepare_error(_while_with("FLOAT32", (2,)))
     assert "cond subgraph 1 output must be a BOOL scalar or [1], got FLOAT32 [2]" in msg
 
 
 def test_while_cond_output_not_scalar():
-    msg = _prepare_error(_while_with("BOOL", (2,)))
+    msg = prepare_error(_while_with("BOOL", (2,)))
     assert "cond subgraph 1 output must be a BOOL scalar or [1], got BOOL [2]" in msg
 
 
 def test_while_body_output_count_mismatch():
-    msg = _prepare_error(_while_with("BOOL", (), "short"))
+    msg = prepare_error(_while_with("BOOL", (), "short"))
     assert "body subgraph 2 takes 2 inputs and gives 1 outputs; the node needs 2 and 2" in msg
 
 
 def test_while_body_output_type_mismatch():
-    msg = _prepare_error(_while_with("BOOL", (), "swapped"))
+    msg = prepare_error(_while_with("BOOL", (), "swapped"))
     assert "body subgraph 2 output 0 is FLOAT32 but loop variable 0 is INT32" in msg
 
 
@@ -504,7 +497,7 @@ def test_while_cond_with_wrong_input_count():
     cond = less_than_cond(buffers, 3, [(), ()], ["INT32", "INT32"])
     body = Graph(buffers)
     b = body.tensor((), "INT32")
-    msg = _prepare_error(build((main, [i], [out]), cond, (body, [b], [b])))
+    msg = prepare_error(build((main, [i], [out]), cond, (body, [b], [b])))
     assert "cond subgraph 1 takes 2 inputs and gives 1 outputs; the node needs 1 and 1" in msg
 
 
@@ -515,7 +508,7 @@ def test_while_input_type_differs_from_subgraph_input():
     outs = [main.tensor((), "INT32"), main.tensor((2,), "INT32")]
     main.op("WHILE", [i, x], outs, cond_subgraph_index=1, body_subgraph_index=2)
     cond = less_than_cond(buffers, 3, [(), (2,)], ["INT32", "FLOAT32"])
-    msg = _prepare_error(build((main, [i, x], outs), cond, counter_body(buffers, (2,))))
+    msg = prepare_error(build((main, [i, x], outs), cond, counter_body(buffers, (2,))))
     assert "cond subgraph 1 input 1 is FLOAT32 but is given int32" in msg
 
 
@@ -567,7 +560,7 @@ def _if_with(cond_type: str = "BOOL", cond_shape=(), then_index: int = 1, else_i
     ({"branch_inputs": 2}, "then subgraph 1 takes 2 inputs and gives 1 outputs; the node needs 1 and 1"),
 ])
 def test_if_errors(kw, expected):
-    msg = _prepare_error(_if_with(**kw))
+    msg = prepare_error(_if_with(**kw))
     assert "Node number 0 (IF) failed to prepare" in msg and expected in msg
 
 
@@ -579,11 +572,11 @@ def test_call_once_errors():
     main.op("NEG", [x], [y])
     init = Graph(buffers)
     a = init.tensor((3,))
-    msg = _prepare_error(build((main, [x], [y]), (init, [a], [a])))
+    msg = prepare_error(build((main, [x], [y]), (init, [a], [a])))
     assert "init subgraph 1 takes 1 inputs and gives 1 outputs; the node needs 0 and 0" in msg
     main.ops[0] = make_operator("CALL_ONCE", [], [], init_subgraph_index=4)
-    msg = _prepare_error(build((main, [x], [y]), (init, [], []), ir=True))
+    msg = prepare_error(build((main, [x], [y]), (init, [], []), ir=True))
     assert "init subgraph index 4 out of range" in msg
     main.ops[0] = make_operator("CALL_ONCE", [], [], init_subgraph_index=0)
-    msg = _prepare_error(build((main, [x], [y]), (init, [], []), ir=True))
+    msg = prepare_error(build((main, [x], [y]), (init, [], []), ir=True))
     assert "CALL_ONCE cannot call its own subgraph 0" in msg

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from support import assert_close_to_reference, check_against_litert
+from support import assert_close_to_reference, check_against_litert, prepare_error
 
-from runtime.errors import KernelError
 from runtime.interpreter import Interpreter
 from runtime.model import Model, Subgraph, Tensor, load_model, make_operator, save_model
 
@@ -225,21 +224,14 @@ def test_lstm_one_step(name, kw):
 
 # -- errors -----------------------------------------------------------------------------------------
 
-def _prepare_error(model: bytes) -> str:
-    it = Interpreter(model_content=model)
-    with pytest.raises(KernelError) as info:
-        it.allocate_tensors()
-    return str(info.value)
-
-
 def test_error_state_not_variable():
-    msg = _prepare_error(lstm_model(state_variable=False, fused_activation_function=TANH))
+    msg = prepare_error(lstm_model(state_variable=False, fused_activation_function=TANH))
     assert "output_state (input 18) must be a variable tensor" in msg
     assert "Node number 0 (UNIDIRECTIONAL_SEQUENCE_LSTM) failed to prepare" in msg
 
 
 def test_error_integer_input_not_implemented():
-    assert "only float32 is implemented, input is INT8" in _prepare_error(lstm_model(input_type="INT8"))
+    assert "only float32 is implemented, input is INT8" in prepare_error(lstm_model(input_type="INT8"))
 
 
 def _with_node_inputs(model: bytes, edit) -> bytes:
@@ -252,32 +244,32 @@ def _with_node_inputs(model: bytes, edit) -> bytes:
 
 
 def test_error_wrong_input_count():
-    msg = _prepare_error(_with_node_inputs(lstm_model(num_inputs=20), lambda ins: ins[:19]))
+    msg = prepare_error(_with_node_inputs(lstm_model(num_inputs=20), lambda ins: ins[:19]))
     assert "the full kernel expects 20 or 24 inputs, got 19" in msg
 
 
 def test_error_half_cifg():
     # recurrent_to_input_weights gone, input_to_input_weights kept
-    msg = _prepare_error(_with_node_inputs(lstm_model(), lambda ins: ins[:5] + [-1] + ins[6:]))
+    msg = prepare_error(_with_node_inputs(lstm_model(), lambda ins: ins[:5] + [-1] + ins[6:]))
     assert "both present or both absent (CIFG)" in msg
 
 
 def test_error_peephole_partly_present():
-    msg = _prepare_error(_with_node_inputs(lstm_model(peephole=True), lambda ins: ins[:10] + [-1] + ins[11:]))
+    msg = prepare_error(_with_node_inputs(lstm_model(peephole=True), lambda ins: ins[:10] + [-1] + ins[11:]))
     assert "the peephole weights (inputs 9-11) must be all present or all absent" in msg
 
 
 def test_error_weight_shape_mismatch():
     # recurrent_to_cell_weights [5, 5] in the place of input_to_cell_weights [5, 4]
-    msg = _prepare_error(_with_node_inputs(lstm_model(), lambda ins: ins[:3] + [ins[7]] + ins[4:]))
+    msg = prepare_error(_with_node_inputs(lstm_model(), lambda ins: ins[:3] + [ins[7]] + ins[4:]))
     assert "input_to_cell_weights (input 3) has shape [5, 5], expected [5, 4]" in msg
 
 
 def test_error_negative_clip():
-    msg = _prepare_error(lstm_model(cell_clip=-1.0))
+    msg = prepare_error(lstm_model(cell_clip=-1.0))
     assert "cell_clip -1.0 and proj_clip 0.0 must be >= 0" in msg
 
 
 def test_error_lstm_basic_kernel_rejected():
-    msg = _prepare_error(lstm_model("LSTM", kernel_type=1))
+    msg = prepare_error(lstm_model("LSTM", kernel_type=1))
     assert "only the full kernel" in msg

@@ -235,43 +235,38 @@ def _softmax_quantized(x, out, table: np.ndarray):
     """optimized_ops::Softmax for 8-bit input (the float-table path LiteRT uses on x86)."""
     out_scale, zp, dtype = _F32(out.scale), out.zero_point, out.dtype
     info = np.iinfo(dtype)
-    unsigned = np.dtype(f"u{dtype.itemsize}")
-    # Every table value in [0, 1] and 1 / out_scale small: each probability times 1 / out_scale lies in
-    # [0, 2**22], where the int32 cast needs no NaN/overflow handling and double holds prob + 0.5 + zp exactly.
-    bounded = bool(np.all((table >= 0) & (table <= 1))) and float(_F32(1) / out_scale) < 2.0**21
+    # Every table value in [0, 1] (table[0] = expf(0) = 1 is the row max's entry, so sum_exp >= 1) bounds
+    # each probability: p <= (1 / out_scale) * (1 + 2**-23). For a moderate 1 / out_scale, std::round(p) + zp
+    # clamped to the type is then a lookup of floor(p + 0.5) (exact in double) in a table of every such k;
+    # take's clip mode is only a guard (the last entry is already info.max).
+    k_max = int(float(_F32(1) / out_scale) * (1 + 2.0**-20)) + 2
+    fast = bool(np.all((table >= 0) & (table <= 1))) and k_max <= 2**17 and out.type != "UINT8"
+    requantized = np.clip(np.arange(k_max + 1) + zp, info.min, info.max).astype(dtype) if fast else None
     round_up_half = out.type == "UINT8"  # uint8 output on x86: (int)(p + 0.5f) instead of std::round
-    # std::round(p) + zp for p >= 0 is floor(p + 0.5 + zp - lo) + lo: the sum is >= 0, so the cast to
-    # the unsigned type truncates (the floor), and flipping the top bit maps it back to the signed value.
-    lift, top = 0.5 + zp - int(info.min), info.max - int(info.min)
-    flip = unsigned.type(-int(info.min)) if info.min else None
-
+    one = _F32(1)
     rows, shape = (int(np.prod(x.shape[:-1], dtype=np.int64)), x.shape[-1]), out.shape
 
     def probabilities(q: np.ndarray) -> np.ndarray:
         q = q.reshape(rows)  # 2-D: NumPy's per-call cost grows with the rank
         # max - q in [0, 255] as uint8: the wrapping difference of the unsigned bit patterns.
         row_max = q.max(axis=-1, keepdims=True)
-        e = np.take(table, np.subtract(table_index(row_max), table_index(q)))
+        e = table[np.subtract(table_index(row_max), table_index(q))]
         # The C++ sums the row left to right in float; accumulate keeps that order.
-        sum_exp = np.add.accumulate(e, axis=-1)[..., -1:]
+        sum_exp = np.add.accumulate(e, axis=-1)[:, -1:]
         sum_exp *= out_scale
-        e *= _F32(1) / sum_exp
+        e *= np.divide(one, sum_exp, out=sum_exp)  # inv_sum_exp = 1.0f / (sum_exp * scale)
         return e
 
     def softmax_fast() -> None:
-        t = np.add(probabilities(x.data), lift, dtype=np.float64)
-        np.minimum(t, top, out=t)
-        u = t.astype(unsigned)
-        if flip is not None:
-            u ^= flip
-        out.data = u.view(dtype).reshape(shape)
+        k = np.add(probabilities(x.data), 0.5, dtype=np.float64).astype(np.intp)
+        out.data = requantized.take(k, mode="clip").reshape(shape)
 
     def softmax() -> None:
         prob = probabilities(x.data)
         rounded = np.floor(prob + _F32(0.5)) if round_up_half else tflite_round(prob)
         out.data = np.clip(cast_to_int32(rounded) + zp, info.min, info.max).astype(dtype).reshape(shape)
 
-    return softmax_fast if bounded and not round_up_half else softmax
+    return softmax_fast if fast else softmax
 
 
 def register(resolver) -> None:

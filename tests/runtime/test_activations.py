@@ -152,6 +152,17 @@ def test_softmax_int8_rows_of_equal_and_extreme_values():
     assert out[1, -1] == 127 and (out[0] == out[0, 0]).all()
 
 
+
+@pytest.mark.parametrize("out_q", [(1 / 100000, -3000), (1e-6, 100), (1 / 32768, 5000)], ids=str)
+def test_softmax_int8_to_int16_output_scales_and_zero_points(out_q):
+    """The requantization table's size follows 1 / output scale; past 2**17 entries the generic path runs."""
+    rng = np.random.default_rng(7)
+    x = np.concatenate([rng.integers(-128, 127, (5, 12), endpoint=True), np.full((1, 12), -128),
+                        [[127] + [-128] * 11]]).astype(np.int8)
+    model = single_op_model("SOFTMAX", [Spec(x.shape, "INT8", scale=0.15, zero_point=-3)],
+                            [Spec(x.shape, "INT16", scale=out_q[0], zero_point=out_q[1])], version=2, beta=1.0)
+    check_against_litert(model, [x])
+
 # ---------------------------------------------------------------------------------------------
 # Errors and versions.
 

@@ -807,8 +807,8 @@ class TapSum:
     pixels are [batch, out_h, out_w * channels] with the last axis contiguous, and all taps are one
     strided view [batch, kh, kb, kq, out_h, out_w * channels]: kernel column kx sits at
     (kb, kq) = divmod(kx * dilation_w, stride_w) (cells no column uses get zero weights). The
-    padding is written once, at prepare: zeros, which is also right quantized, where a padded
-    pixel is x == input_zp and contributes nothing. Each invoke rewrites only the interior.
+    padding is written once, at prepare: `pad`, the value a padded pixel holds (zeros, or the
+    input zero point when the sum runs over raw quantized values). Each invoke rewrites only the interior.
     """
 
     buffer: np.ndarray
@@ -820,14 +820,14 @@ class TapSum:
     out_w: int
 
     @classmethod
-    def of(cls, g: Geometry, in_shape, channels: int, multiplier: int, dtype) -> TapSum:
+    def of(cls, g: Geometry, in_shape, channels: int, multiplier: int, dtype, pad: int = 0) -> TapSum:
         n, h, w, _ = in_shape
         (oh, ow), (sy, sx), (dy, dx), kh = g.out_hw, g.stride, g.dilation, g.kernel[0]
         top, left = g.pad_before
         cells, step = _column_cells(g.kernel[1], sx, dx)
         grid = (max(b for b, _ in cells) + 1, max(q for _, q in cells) + 1)
         rows, cols = max(top + h, g.reach[0]), max((left + w - 1) // sx + 1, ow + (grid[0] - 1) * step)
-        buffer = np.zeros((n, rows, sx, cols, channels), dtype)
+        buffer = np.full((n, rows, sx, cols, channels), pad, dtype)
         sn, sr, sp, sc, si = buffer.strides
         view = np.ndarray((n, kh, *grid, oh, ow * channels), dtype, buffer, 0,
                           (sn, sr * dy, sc * step, sp, sr * sy, si))
@@ -874,6 +874,26 @@ class _DepthwisePlan:
     taps: TapSum | None = None  # None when the output has no elements
     weights: np.ndarray | None = None  # TapSum.weights of a constant filter
     stage: ExactStage | FloatStage | None = None  # the output stage, when the bias is constant
+    # Quantized, when the taps sum raw inputs (see _fold_zero_point): input_zp * sum(weights) per channel.
+    folded: np.ndarray | None = None
+
+
+def _fold_zero_point(plan: _DepthwisePlan, x, bias_t, taps: np.ndarray, pixels: int) -> None:
+    """Sum raw inputs, with the input zero point's share folded into the bias, where that stays exact.
+
+    sum((x - zp) * w) = sum(x * w) - zp * sum(w), padded pixels included (they hold x = zp): the
+    taps then copy the input with a cast instead of a subtraction, about twice as fast (measured).
+    Raw sums are bounded by max|x| * sum|w|; the fold applies when they keep the tap sums' dtype
+    and the output stage (exact for the folded bias under these bounds, or None) still applies.
+    """
+    raw = channel_bounds(x, 0, taps, (0, 1))
+    if not plan.input_zp or (plan.dtype == np.float32 and float(raw.max(initial=0)) >= 2**24):
+        return
+    folded = plan.input_zp * taps.sum(axis=(0, 1)).reshape(-1)
+    bias = read_bias(bias_t, np.int64)
+    stage = plan.requant.exact_stage(-folded if bias is None else bias - folded, raw, pixels)
+    if stage is not None:
+        plan.stage, plan.folded = stage, folded
 
 
 def _depthwise_prepare(ctx, node) -> None:
@@ -909,10 +929,14 @@ def _depthwise_prepare(ctx, node) -> None:
         check_bias(op, b, cout, "FLOAT32")
     out_shape = (x.shape[0], *geometry.out_hw, cout)
     if 0 not in out_shape:
-        plan.taps = TapSum.of(geometry, x.shape, cout, cout // cin, plan.dtype)
+        pixels = out_shape[0] * out_shape[1] * out_shape[2]
+        plan.stage = _output_stage(plan, x, b, cout, pixels, taps, axis=(0, 1))
+        if plan.stage is not None and plan.quantized:
+            _fold_zero_point(plan, x, b, taps, pixels)
+        pad = 0 if plan.folded is None else plan.input_zp
+        plan.taps = TapSum.of(geometry, x.shape, cout, cout // cin, plan.dtype, pad)
         if is_known(f):
             plan.weights = plan.taps.weights(f.data, plan.filter_zp, plan.dtype)
-        plan.stage = _output_stage(plan, x, b, cout, out_shape[0] * out_shape[1] * out_shape[2], taps, axis=(0, 1))
     node.user_data = plan
     ctx.resize_tensor(out, out_shape)
 
@@ -926,14 +950,18 @@ def _depthwise_invoke(ctx, node) -> None:
     w = plan.weights
     if w is None:
         w = plan.taps.weights(ctx.input(node, 1).data, plan.filter_zp, plan.dtype)
-    acc = plan.taps(ctx.input(node, 0).data, w, plan.input_zp)
+    folded = plan.folded
+    acc = plan.taps(ctx.input(node, 0).data, w, plan.input_zp if folded is None else 0)
     if plan.stage is not None:
         out.data = plan.stage(acc).reshape(out.shape)
         return
     acc = acc.reshape(out.shape)
     b = ctx.input(node, 2)
     if plan.quantized:
-        out.data = finish_quantized(acc, read_bias(b, np.int64), plan.requant)
+        bias = read_bias(b, np.int64)
+        if folded is not None:  # a delegate dropped the stage (with the folded bias) after prepare
+            bias = -folded if bias is None else bias - folded
+        out.data = finish_quantized(acc, bias, plan.requant)
     else:
         out.data = finish_float(acc, read_bias(b, np.float32), plan.activation)
 

@@ -544,3 +544,21 @@ def test_fixture_conv_nodes(name):
         check_against_litert(node_model, seed=i)
         count += 1
     assert count > 0
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_depthwise_raw_sums_fall_back_without_the_stage(stride):
+    # Quantized depthwise taps may sum raw inputs (the input zero point folded into the bias, padding
+    # holding the zero point); the generic output stage must then subtract the folded share itself.
+    model = conv_model("DEPTHWISE_CONV_2D", (1, 5, 6, 8), (1, 3, 3, 8), "int8_per_channel", stride=(stride, stride),
+                       seed=97)
+    inputs = random_inputs(Interpreter(model_content=model).get_input_details(), seed=5)
+    expected = run_litert(model, inputs)
+    interpreter = Interpreter(model_content=model)
+    interpreter.allocate_tensors()
+    plan = interpreter.subgraph(0).nodes[0].user_data
+    assert plan.folded is not None and plan.folded.any()
+    plan.stage = None  # as delegates/accelerator.py does for a declared rounding mode
+    interpreter.set_tensor(interpreter.get_input_details()[0]["index"], inputs[0])
+    interpreter.invoke()
+    np.testing.assert_array_equal(interpreter.get_tensor(interpreter.get_output_details()[0]["index"]), expected[0])

@@ -12,13 +12,14 @@ from support import (
     assert_close_to_reference,
     check_against_litert,
     const,
+    prepare_error,
     random_inputs,
     run_litert,
     run_ours,
     single_op_model,
 )
 
-from runtime.errors import KernelError, OpResolutionError
+from runtime.errors import OpResolutionError
 from runtime.interpreter import Interpreter
 from runtime.kernels.conv import SAME, VALID, Requantizer, out_size_and_padding
 from runtime.model import Model, Subgraph, load_model, save_model
@@ -427,42 +428,35 @@ def test_depthwise_channel_count_comes_from_shapes():
 # Error paths: prepare fails with a message naming the problem.
 
 
-def _prepare_error(model: bytes) -> str:
-    it = Interpreter(model_content=model)
-    with pytest.raises(KernelError) as info:
-        it.allocate_tensors()
-    return str(info.value)
-
-
 def test_conv_rejects_wrong_input_rank():
     model = single_op_model("CONV_2D", [Spec((9, 9, 3)), const(np.zeros((4, 3, 3, 3), np.float32)),
                                         const(np.zeros(4, np.float32))], [Spec((1, 9, 9, 4))], stride_w=1, stride_h=1)
-    assert "input must be 4-D" in _prepare_error(model)
+    assert "input must be 4-D" in prepare_error(model)
 
 
 def test_conv_rejects_channel_mismatch():
     model = single_op_model("CONV_2D", [Spec((1, 9, 9, 5)), const(np.zeros((4, 3, 3, 3), np.float32)),
                                         const(np.zeros(4, np.float32))], [Spec((1, 9, 9, 4))], stride_w=1, stride_h=1)
-    assert "input has 5 channels but the filter expects 3" in _prepare_error(model)
+    assert "input has 5 channels but the filter expects 3" in prepare_error(model)
 
 
 def test_conv_rejects_wrong_bias_size():
     model = single_op_model("CONV_2D", [Spec((1, 9, 9, 3)), const(np.zeros((4, 3, 3, 3), np.float32)),
                                         const(np.zeros(5, np.float32))], [Spec((1, 9, 9, 4))], stride_w=1, stride_h=1)
-    assert "bias has 5 elements, expected 4" in _prepare_error(model)
+    assert "bias has 5 elements, expected 4" in prepare_error(model)
 
 
 def test_conv_rejects_zero_stride():
     model = single_op_model("CONV_2D", [Spec((1, 9, 9, 3)), const(np.zeros((4, 3, 3, 3), np.float32)),
                                         const(np.zeros(4, np.float32))], [Spec((1, 9, 9, 4))])
-    assert "strides must be positive" in _prepare_error(model)
+    assert "strides must be positive" in prepare_error(model)
 
 
 def test_conv_rejects_hybrid_weights():
     model = single_op_model("CONV_2D", [Spec((1, 9, 9, 3)), const(np.ones((4, 3, 3, 3), np.int8), scale=0.1),
                                         const(np.zeros(4, np.float32))], [Spec((1, 9, 9, 4))],
                             version=1, stride_w=1, stride_h=1)
-    assert "hybrid" in _prepare_error(model)
+    assert "hybrid" in prepare_error(model)
 
 
 def test_conv_rejects_per_channel_scales_on_wrong_axis():
@@ -472,7 +466,7 @@ def test_conv_rejects_per_channel_scales_on_wrong_axis():
     w = sg.tensors[1]
     moved = dataclasses.replace(w, quantization=dataclasses.replace(w.quantization, quantized_dimension=3))
     sg = dataclasses.replace(sg, tensors=(sg.tensors[0], moved, *sg.tensors[2:]))
-    assert "quantized along dimension 0" in _prepare_error(save_model(parsed.replace(subgraphs=(sg,))))
+    assert "quantized along dimension 0" in prepare_error(save_model(parsed.replace(subgraphs=(sg,))))
 
 
 def test_conv_rejects_asymmetric_int8_weights():
@@ -480,18 +474,18 @@ def test_conv_rejects_asymmetric_int8_weights():
     model = single_op_model("CONV_2D", [Spec((1, 5, 5, 3), "INT8", scale=0.1, zero_point=0), w,
                                         const(np.zeros(4, np.int32), scale=0.01)],
                             [Spec((1, 5, 5, 4), "INT8", scale=0.5, zero_point=0)], version=3, stride_w=1, stride_h=1)
-    assert "symmetric" in _prepare_error(model)
+    assert "symmetric" in prepare_error(model)
 
 
 def test_depthwise_rejects_bad_filter():
     model = single_op_model("DEPTHWISE_CONV_2D", [Spec((1, 9, 9, 4)), const(np.zeros((1, 3, 3, 6), np.float32)),
                                                   const(np.zeros(6, np.float32))], [Spec((1, 9, 9, 6))],
                             stride_w=1, stride_h=1, depth_multiplier=1)
-    assert "not a multiple of the input's 4 channels" in _prepare_error(model)
+    assert "not a multiple of the input's 4 channels" in prepare_error(model)
     model = single_op_model("DEPTHWISE_CONV_2D", [Spec((1, 9, 9, 4)), const(np.zeros((2, 3, 3, 4), np.float32)),
                                                   const(np.zeros(4, np.float32))], [Spec((1, 9, 9, 4))],
                             stride_w=1, stride_h=1, depth_multiplier=1)
-    assert "[1, height, width, out_channels]" in _prepare_error(model)
+    assert "[1, height, width, out_channels]" in prepare_error(model)
 
 
 def test_unimplemented_versions_are_not_registered():

@@ -97,17 +97,19 @@ class Geometry:
         ow, pw = out_size_and_padding(options.padding, in_hw[1], kernel_hw[1], stride[1], dilation[1])
         return cls(stride, dilation, tuple(kernel_hw), (oh, ow), (ph, pw))
 
-    def padded(self, x: np.ndarray, dtype, offset: int = 0) -> np.ndarray:
-        """(x - offset) as `dtype`, with zero rows/columns wherever a window reads outside x.
+    def padded(self, x: np.ndarray, dtype, offset: int = 0, fill: int = 0) -> np.ndarray:
+        """(x - offset) as `dtype`, with rows/columns of `fill` wherever a window reads outside x.
 
-        Quantized, a padded pixel is x == input_zp: it contributes nothing to the sum, as in TFLite.
+        Quantized, a padded pixel is x == input_zp: it contributes nothing to the sum, as in TFLite
+        (fill 0 after subtracting the zero point, or fill input_zp for raw sums with it folded out).
         """
         n, h, w, c = x.shape
         top, left = self.pad_before
         bottom, right = max(0, self.reach[0] - h - top), max(0, self.reach[1] - w - left)
         if not (top or bottom or left or right):
             return x.astype(dtype, copy=False) if offset == 0 else np.subtract(x, offset, dtype=dtype)
-        out = np.zeros((n, h + top + bottom, w + left + right, c), dtype)
+        shape = (n, h + top + bottom, w + left + right, c)
+        out = np.full(shape, fill, dtype) if fill else np.zeros(shape, dtype)
         if offset:
             np.subtract(x, offset, out=out[:, top:top + h, left:left + w, :], dtype=dtype)
         else:
@@ -654,6 +656,7 @@ class _ConvPlan:
     stage: ExactStage | FloatStage | None = None  # the output stage, when the bias is constant
     phases: tuple | None = None  # Geometry.phases, for an ungrouped dilated conv with unit strides
     planar: PlanarPatches | None = None  # im2col from channel planes, for few input channels
+    folded: np.ndarray | None = None  # input_zp * sum(w) per output channel, when the GEMM sums raw inputs
 
 
 def _conv_weights(filter_data: np.ndarray, groups: int, dtype, offset: int) -> np.ndarray:
@@ -733,8 +736,28 @@ def _conv_prepare(ctx, node) -> None:
         elif groups == 1 and geometry.stride == (1, 1) and geometry.dilation != (1, 1):
             plan.phases = geometry.phases()
         plan.stage = _output_stage(plan, x, b, cout, pixels, exact, axis=1)
+        if plan.planar is None and groups == 1 and isinstance(plan.stage, ExactStage):
+            _fold_conv_zero_point(plan, x, b, exact, pixels)
     node.user_data = plan
     ctx.resize_tensor(out, out_shape)
+
+
+def _fold_conv_zero_point(plan: _ConvPlan, x, bias_t, exact: np.ndarray, pixels: int) -> None:
+    """im2col of raw inputs, the input zero point's share folded into the bias, where that stays exact.
+
+    sum((x - zp) * w) = sum(x * w) - zp * sum(w), padded pixels included (they hold x = zp): the
+    input is then cast rather than cast-and-subtracted (about twice as fast, measured), under the
+    same conditions as the depthwise fold (_fold_zero_point): raw sums, bounded by max|x| * sum|w|,
+    keep the GEMM's dtype exact, and the output stage accepts the folded bias under those bounds.
+    """
+    raw = channel_bounds(x, 0, exact, 1)
+    if not plan.input_zp or (plan.dtype == np.float32 and float(raw.max(initial=0)) >= 2**24):
+        return
+    folded = (plan.input_zp * exact[0].sum(axis=0)).astype(np.int64)
+    bias = read_bias(bias_t, np.int64)
+    stage = plan.requant.exact_stage(-folded if bias is None else bias - folded, raw, pixels)
+    if stage is not None:
+        plan.stage, plan.folded = stage, folded
 
 
 def _planar_pays(g: Geometry, in_shape) -> bool:
@@ -769,7 +792,10 @@ def _conv_invoke(ctx, node) -> None:
     if plan.stage is not None:
         y = plan.stage(acc)
     elif plan.quantized:
-        y = finish_quantized(acc, read_bias(ctx.input(node, 2), np.int64), plan.requant)
+        bias = read_bias(ctx.input(node, 2), np.int64)
+        if plan.folded is not None:  # a delegate dropped the stage (with the folded bias) after prepare
+            bias = -plan.folded if bias is None else bias - plan.folded
+        y = finish_quantized(acc, bias, plan.requant)
     else:
         y = finish_float(acc, read_bias(ctx.input(node, 2), np.float32), plan.activation)
     out.data = y.reshape(out.shape) if plan.planar is None else plan.planar.crop(y, out.shape)
@@ -777,7 +803,10 @@ def _conv_invoke(ctx, node) -> None:
 
 def _gemm(plan: _ConvPlan, x: np.ndarray, w: np.ndarray) -> np.ndarray:
     """The conv's accumulators [batch*out_h*out_w, out_c] through im2col of a padded copy of x."""
-    xp = plan.geometry.padded(x, plan.dtype, plan.input_zp)
+    if plan.folded is None:
+        xp = plan.geometry.padded(x, plan.dtype, plan.input_zp)
+    else:
+        xp = plan.geometry.padded(x, plan.dtype, fill=plan.input_zp)
     if plan.phases is not None:
         return plan.geometry.phased_im2col(xp, plan.phases)[0] @ w[0]
     if plan.groups == 1:

@@ -556,3 +556,29 @@ def test_depthwise_raw_sums_fall_back_without_the_stage(stride):
     interpreter.set_tensor(interpreter.get_input_details()[0]["index"], inputs[0])
     interpreter.invoke()
     np.testing.assert_array_equal(interpreter.get_tensor(interpreter.get_output_details()[0]["index"]), expected[0])
+
+
+@pytest.mark.parametrize("kind", ["int8_per_channel", "int8_per_tensor", "uint8"])
+@pytest.mark.parametrize(("in_shape", "filter_shape", "stride", "dilation"), [
+    ((1, 6, 7, 40), (12, 1, 1, 40), (1, 1), (1, 1)),   # pointwise: no padding, a plain cast
+    ((1, 9, 8, 40), (6, 3, 3, 40), (2, 2), (1, 1)),    # padded im2col: the border holds the zero point
+    ((1, 9, 9, 40), (5, 3, 3, 40), (1, 1), (2, 2)),    # phased dilated im2col over the same padding
+], ids=["pointwise", "padded", "dilated"])
+def test_conv_raw_sums_match_litert_with_and_without_the_stage(kind, in_shape, filter_shape, stride, dilation):
+    # CONV_2D's im2col may sum raw inputs (the input zero point folded into the bias); with the stage
+    # dropped, as delegates/accelerator.py does for a declared rounding mode, the generic output
+    # stage must subtract the folded share itself.
+    model = conv_model("CONV_2D", in_shape, filter_shape, kind, stride=stride, dilation=dilation, seed=41)
+    inputs = random_inputs(Interpreter(model_content=model).get_input_details(), seed=6)
+    expected = run_litert(model, inputs)
+    for drop_stage in (False, True):
+        interpreter = Interpreter(model_content=model)
+        interpreter.allocate_tensors()
+        plan = interpreter.subgraph(0).nodes[0].user_data
+        assert plan.planar is None and plan.folded is not None and plan.folded.any()
+        if drop_stage:
+            plan.stage = None
+        interpreter.set_tensor(interpreter.get_input_details()[0]["index"], inputs[0])
+        interpreter.invoke()
+        np.testing.assert_array_equal(interpreter.get_tensor(interpreter.get_output_details()[0]["index"]),
+                                      expected[0])

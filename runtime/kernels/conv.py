@@ -90,11 +90,16 @@ class Geometry:
         dilation = (int(options.dilation_h_factor), int(options.dilation_w_factor))
         check(min(stride) > 0, f"strides must be positive, got stride_h={stride[0]} stride_w={stride[1]}")
         check(min(dilation) > 0, f"dilation factors must be positive, got h={dilation[0]} w={dilation[1]}")
-        # conv.cc / depthwise_conv.cc Prepare: dilation factors must fit int16 (the kernels store them so).
+        # conv.cc / depthwise_conv.cc Prepare: strides and dilation factors must fit int16 (the kernels store them so).
         check(max(dilation) <= INT16_MAX,
               f"dilation factors must be at most {INT16_MAX}, got h={dilation[0]} w={dilation[1]}")
+        check(max(stride) <= INT16_MAX, f"strides must be at most {INT16_MAX}, got stride_h={stride[0]} "
+                                        f"stride_w={stride[1]}")
         oh, ph = out_size_and_padding(options.padding, in_hw[0], kernel_hw[0], stride[0], dilation[0])
         ow, pw = out_size_and_padding(options.padding, in_hw[1], kernel_hw[1], stride[1], dilation[1])
+        # Along an axis with one output the stride moves nothing: call it 1, so that layouts sized by
+        # the stride (phase buffers, tap views) stay the input's size for any stride, 2**31 - 1 included.
+        stride = (1 if oh == 1 else stride[0], 1 if ow == 1 else stride[1])
         return cls(stride, dilation, tuple(kernel_hw), (oh, ow), (ph, pw))
 
     def padded(self, x: np.ndarray, dtype, offset: int = 0, fill: int = 0) -> np.ndarray:

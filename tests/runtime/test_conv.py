@@ -582,3 +582,29 @@ def test_conv_raw_sums_match_litert_with_and_without_the_stage(kind, in_shape, f
         interpreter.invoke()
         np.testing.assert_array_equal(interpreter.get_tensor(interpreter.get_output_details()[0]["index"]),
                                       expected[0])
+
+
+@pytest.mark.parametrize("op", ["CONV_2D", "DEPTHWISE_CONV_2D"])
+@pytest.mark.parametrize("kind", ["float", "int8_per_channel"])
+@pytest.mark.parametrize("stride", [(1, 32767), (32767, 1), (32767, 32767), (2, 40)],
+                         ids=["int16_max_w", "int16_max_h", "int16_max_both", "past_the_width"])
+def test_strides_past_the_input_match_litert(op, kind, stride):
+    # One output along an axis makes its stride irrelevant; layouts sized by the stride (depthwise's
+    # tap phases, planar im2col) must not grow with it.
+    filter_shape = (1, 3, 3, 8) if op == "DEPTHWISE_CONV_2D" else (4, 3, 3, 8)
+    for padding in (SAME, VALID):
+        check_against_litert(conv_model(op, (1, 7, 9, 8), filter_shape, kind, stride=stride, padding=padding,
+                                        seed=13))
+
+
+@pytest.mark.parametrize("op", ["CONV_2D", "DEPTHWISE_CONV_2D"])
+@pytest.mark.parametrize("stride", [(1, 2140930175), (32768, 1)])
+def test_strides_above_int16_are_refused_as_litert_does(op, stride):
+    # Found by benchmarks/fuzz_models.py (seed 23, case 3651): stride_w 2140930175 made depthwise's tap
+    # layout ask for 1.7 TiB. conv.cc / depthwise_conv.cc refuse strides above INT16_MAX in Prepare.
+    filter_shape = (1, 3, 3, 8) if op == "DEPTHWISE_CONV_2D" else (4, 3, 3, 8)
+    model = conv_model(op, (1, 7, 9, 8), filter_shape, "int8_per_channel", stride=stride, seed=13)
+    with pytest.raises(RuntimeError, match="INT16_MAX"):
+        run_litert(model, random_inputs(Interpreter(model_content=model).get_input_details()))
+    message = prepare_error(model)
+    assert f"strides must be at most 32767, got stride_h={stride[0]} stride_w={stride[1]}" in message

@@ -18,6 +18,7 @@ import numpy as np
 
 from runtime.kernels.common import check, is_known
 from runtime.kernels.conv import (
+    INT16_MAX,
     OPTIMIZED_ROUNDING,
     REFERENCE_ROUNDING,
     SAME,
@@ -181,6 +182,9 @@ def _prepare(ctx, node) -> None:
     stride_w = int(node.options.stride_w)
     check(stride_w > 0 and node.options.stride_h > 0,
           f"{_OP}: strides must be positive, got stride_h={node.options.stride_h} stride_w={stride_w}")
+    # transpose_conv.cc Prepare: strides must fit int16 (checked before the weights are grouped by stride_w).
+    check(max(stride_w, node.options.stride_h) <= INT16_MAX,
+          f"{_OP}: strides must be at most {INT16_MAX}, got stride_h={node.options.stride_h} stride_w={stride_w}")
     plan = _Plan(x.type in _QUANTIZED, act)
     if plan.quantized:
         check_quantized_types(_OP, x, f, b, out)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from support import Spec, check_against_litert, const, single_op_model
+from support import Spec, check_against_litert, const, prepare_error, run_litert, single_op_model
 
 from runtime.errors import KernelError
 from runtime.interpreter import Interpreter
@@ -157,3 +157,16 @@ def test_int16_fails():
                             [Spec((1, 8, 8, 5), "INT16", scale=0.1)], padding=SAME, stride_h=2, stride_w=2)
     with pytest.raises(KernelError, match="INT16"):
         _prepare(model)
+
+
+@pytest.mark.parametrize("stride", [(2, 2139127552), (32768, 1)])
+def test_strides_above_int16_are_refused_as_litert_does(stride):
+    # Found by benchmarks/fuzz_models.py --invoke (seed 23, case 4787): stride_w 2139127552 made the weights
+    # grouped by stride phase ask for 4 TiB. transpose_conv.cc refuses strides above INT16_MAX in Prepare.
+    model = single_op_model("TRANSPOSE_CONV", [const(np.array([1, 8, 8, 2], np.int32)),
+                                               const(np.ones((2, 2, 2, 3), np.float32)), Spec((1, 4, 4, 3))],
+                            [Spec((1, 8, 8, 2))], padding=VALID, stride_h=stride[0], stride_w=stride[1])
+    with pytest.raises(RuntimeError, match="INT16_MAX"):
+        run_litert(model, [np.ones((1, 4, 4, 3), np.float32)])
+    assert (f"strides must be at most 32767, got stride_h={stride[0]} stride_w={stride[1]}"
+            in prepare_error(model))

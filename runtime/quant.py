@@ -95,14 +95,6 @@ def multiply_by_quantized_multiplier(x, multiplier, shift):
     return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(shifted, multiplier), right)
 
 
-def multiply_by_quantized_multiplier_single_rounding(x, multiplier, shift):
-    """The TFLITE_SINGLE_ROUNDING form (and ruy's): one round-half-up of x*q / 2**(31-shift)."""
-    x = np.asarray(x, dtype=np.int64)
-    total = 31 - np.asarray(shift, dtype=np.int64)
-    rounding = np.int64(1) << (total - 1)
-    return (x * np.asarray(multiplier, dtype=np.int64) + rounding) >> total
-
-
 def _wrap_int32(v):
     return ((np.asarray(v, dtype=np.int64) + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
 
@@ -110,12 +102,6 @@ def _wrap_int32(v):
 def dtype_range(dtype) -> tuple[int, int]:
     info = np.iinfo(dtype)
     return int(info.min), int(info.max)
-
-
-def saturate_cast(x, dtype) -> np.ndarray:
-    """Clamp to the integer type's range, then cast (TFLite's saturating casts)."""
-    lo, hi = dtype_range(dtype)
-    return np.clip(x, lo, hi).astype(dtype)
 
 
 def activation_range_quantized(activation: str, scale: float, zero_point: int, dtype):

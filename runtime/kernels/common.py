@@ -53,12 +53,6 @@ def quantize(values: np.ndarray, scale: float, zero_point: int, dtype) -> np.nda
     return np.clip(q, info.min, info.max).astype(dtype)
 
 
-def same_shape_prepare(ctx, node) -> None:
-    """Output 0 takes input 0's shape (the prepare of every unary elementwise op)."""
-    x = ctx.input(node, 0)
-    ctx.resize_tensor(ctx.output(node, 0), x.shape)
-
-
 def tensor_values(tensor) -> np.ndarray | None:
     """The tensor's data, or an empty array for a zero-element tensor that has no buffer.
 

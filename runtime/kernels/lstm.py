@@ -44,10 +44,6 @@ class _Cell:
     n_output: int
 
 
-def _shape_of(t) -> tuple[int, ...]:
-    return tuple(t.shape) if t is not None else ()
-
-
 # The tensor names of the inputs above, for messages.
 _NAMES = {1: "input_to_input_weights", 2: "input_to_forget_weights", 3: "input_to_cell_weights",
           4: "input_to_output_weights", 5: "recurrent_to_input_weights", 6: "recurrent_to_forget_weights",

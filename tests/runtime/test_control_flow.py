@@ -14,6 +14,15 @@ from runtime.model import Model, make_operator
 from runtime.resolver import BuiltinOpResolver
 
 
+def _counter_while(buffers: list[bytes], x_shape, x_type: str = "FLOAT32"):
+    """A main graph running WHILE (cond subgraph 1, body 2) over an INT32 counter i and a tensor x."""
+    main = Graph(buffers)
+    i, x = main.tensor((), "INT32"), main.tensor(x_shape, x_type)
+    outs = [main.tensor((), "INT32"), main.tensor(x_shape, x_type)]
+    main.op("WHILE", [i, x], outs, cond_subgraph_index=1, body_subgraph_index=2)
+    return main, i, x, outs
+
+
 def less_than_cond(buffers, limit: int, shapes, types) -> tuple[Graph, list[int], list[int]]:
     """A cond subgraph: loop variable 0 (INT32 scalar) < limit."""
     g = Graph(buffers)
@@ -138,10 +147,7 @@ def test_while_fibonacci():
 def growing_model(limit: int = 3) -> bytes:
     """A body that concatenates x with itself: the loop variable's shape doubles every iteration."""
     buffers: list[bytes] = [b""]
-    main = Graph(buffers)
-    i, x = main.tensor((), "INT32"), main.tensor((1, 2))
-    outs = [main.tensor((), "INT32"), main.tensor((1, 2))]
-    main.op("WHILE", [i, x], outs, cond_subgraph_index=1, body_subgraph_index=2)
+    main, i, x, outs = _counter_while(buffers, (1, 2))
     cond = less_than_cond(buffers, limit, [(), (1, 2)], ["INT32", "FLOAT32"])
     body = Graph(buffers)
     bi, bx = body.tensor((), "INT32"), body.tensor((1, 2))
@@ -179,10 +185,7 @@ def test_while_invoked_twice_restarts_from_the_inputs():
 def test_nested_while_in_body():
     """The outer body runs an inner WHILE (subgraphs 3 and 4): x grows by 1.5x+0.25 three times per step."""
     buffers: list[bytes] = [b""]
-    main = Graph(buffers)
-    i, x = main.tensor((), "INT32"), main.tensor((2,))
-    outs = [main.tensor((), "INT32"), main.tensor((2,))]
-    main.op("WHILE", [i, x], outs, cond_subgraph_index=1, body_subgraph_index=2)
+    main, i, x, outs = _counter_while(buffers, (2,))
     cond = less_than_cond(buffers, 2, [(), (2,)], ["INT32", "FLOAT32"])
     body = Graph(buffers)
     bi, bx = body.tensor((), "INT32"), body.tensor((2,))
@@ -360,10 +363,7 @@ def test_if_branches_with_different_output_shapes():
 def test_if_inside_while_body():
     """The body doubles x on even steps and adds one on odd steps."""
     buffers: list[bytes] = [b""]
-    main = Graph(buffers)
-    i, x = main.tensor((), "INT32"), main.tensor((2,))
-    outs = [main.tensor((), "INT32"), main.tensor((2,))]
-    main.op("WHILE", [i, x], outs, cond_subgraph_index=1, body_subgraph_index=2)
+    main, i, x, outs = _counter_while(buffers, (2,))
     cond = less_than_cond(buffers, 5, [(), (2,)], ["INT32", "FLOAT32"])
     body = Graph(buffers)
     bi, bx = body.tensor((), "INT32"), body.tensor((2,))
@@ -450,10 +450,7 @@ def test_while_calling_its_own_subgraph():
 
 def _while_with(cond_out_type: str, cond_out_shape, body_outputs: str = "ok") -> bytes:
     buffers: list[bytes] = [b""]
-    main = Graph(buffers)
-    i, x = main.tensor((), "INT32"), main.tensor((2,))
-    outs = [main.tensor((), "INT32"), main.tensor((2,))]
-    main.op("WHILE", [i, x], outs, cond_subgraph_index=1, body_subgraph_index=2)
+    main, i, x, outs = _counter_while(buffers, (2,))
     cond = Graph(buffers)
     ci, cx = cond.tensor((), "INT32"), cond.tensor((2,))
     flag = cond.tensor(cond_out_shape, cond_out_type)
@@ -503,10 +500,7 @@ def test_while_cond_with_wrong_input_count():
 
 def test_while_input_type_differs_from_subgraph_input():
     buffers: list[bytes] = [b""]
-    main = Graph(buffers)
-    i, x = main.tensor((), "INT32"), main.tensor((2,), "INT32")
-    outs = [main.tensor((), "INT32"), main.tensor((2,), "INT32")]
-    main.op("WHILE", [i, x], outs, cond_subgraph_index=1, body_subgraph_index=2)
+    main, i, x, outs = _counter_while(buffers, (2,), "INT32")
     cond = less_than_cond(buffers, 3, [(), (2,)], ["INT32", "FLOAT32"])
     msg = prepare_error(build((main, [i, x], outs), cond, counter_body(buffers, (2,))))
     assert "cond subgraph 1 input 1 is FLOAT32 but is given int32" in msg
@@ -515,10 +509,7 @@ def test_while_input_type_differs_from_subgraph_input():
 def test_error_inside_body_names_the_subgraph():
     """A body node that fails at invoke is reported with its subgraph under the WHILE node."""
     buffers: list[bytes] = [b""]
-    main = Graph(buffers)
-    i, x = main.tensor((), "INT32"), main.tensor((4,))
-    outs = [main.tensor((), "INT32"), main.tensor((4,))]
-    main.op("WHILE", [i, x], outs, cond_subgraph_index=1, body_subgraph_index=2)
+    main, i, x, outs = _counter_while(buffers, (4,))
     cond = less_than_cond(buffers, 3, [(), (4,)], ["INT32", "FLOAT32"])
     body = Graph(buffers)
     bi, bx = body.tensor((), "INT32"), body.tensor((4,))

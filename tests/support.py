@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from runtime.interpreter import Interpreter
-from runtime.model import Model, Quantization, Subgraph, Tensor, make_operator, save_model, tensor_type_for_dtype
+from runtime.model import (
+    Model,
+    Quantization,
+    Subgraph,
+    Tensor,
+    load_model,
+    make_operator,
+    numpy_dtype,
+    save_model,
+    tensor_type_for_dtype,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "models"
 
@@ -190,8 +202,6 @@ def fixture_nodes(ops: set[str]) -> list:
     """pytest params (model, operator) for every main-subgraph node of `ops` in the fixture models."""
     import pytest
 
-    from runtime.model import load_model
-
     params = []
     for path in sorted(FIXTURES.glob("*.tflite")):
         model = load_model(path.read_bytes())
@@ -257,3 +267,47 @@ def prepare_error(model: bytes | Model) -> str:
     with pytest.raises(KernelError) as info:
         it.allocate_tensors()
     return str(info.value)
+
+
+def one_node_model(model: Model, sg: Subgraph, op) -> bytes:
+    """One node of a model, alone, with its tensors exactly as stored (sparsity and all): the node's
+    constant inputs keep their buffers, its other inputs become the graph's inputs."""
+    tensors, buffers, remap = [], [b""], {}
+    for ti in (*op.inputs, *op.outputs):
+        if ti < 0 or ti in remap:
+            continue
+        t = sg.tensors[ti]
+        data = model.buffer_bytes(t.buffer)
+        buf = 0
+        if len(data) and ti in op.inputs:
+            buffers.append(bytes(data))
+            buf = len(buffers) - 1
+        remap[ti] = len(tensors)
+        tensors.append(dataclasses.replace(t, buffer=buf))
+    outs = tuple(remap[i] for i in op.outputs)
+    graph_inputs = tuple(remap[i] for i in op.inputs if i >= 0 and tensors[remap[i]].buffer == 0)
+    node = dataclasses.replace(op, inputs=tuple(remap.get(i, -1) for i in op.inputs), outputs=outs)
+    return save_model(Model((Subgraph(tuple(tensors), graph_inputs, outs, (node,), "node"),), tuple(buffers)))
+
+
+def fixture_node_models(path: Path, ops: set[str]) -> Iterator[bytes]:
+    """Each `ops` node of every subgraph of the model at `path`, as a one-node model (one_node_model)."""
+    model = load_model(path.read_bytes())
+    for sg in model.subgraphs:
+        for op in sg.operators:
+            if op.op in ops:
+                yield one_node_model(model, sg, op)
+
+
+def distinct_values(shape, typ: str, rng: np.random.Generator) -> np.ndarray:
+    """Distinct-looking values of a tensor type: strings become b'<n>', integers stay within +-100."""
+    n = int(np.prod(shape, dtype=np.int64))
+    if typ == "STRING":
+        return np.array([str(i).encode() for i in range(n)], dtype=object).reshape(shape)
+    if typ == "BOOL":
+        return (np.arange(n) % 3 == 0).reshape(shape)
+    dtype = numpy_dtype(typ)
+    if dtype.kind == "f":
+        return rng.standard_normal(shape).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(max(info.min, -100), min(info.max, 100), shape, endpoint=True).astype(dtype)

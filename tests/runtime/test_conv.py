@@ -12,6 +12,7 @@ from support import (
     assert_close_to_reference,
     check_against_litert,
     const,
+    fixture_node_models,
     prepare_error,
     random_inputs,
     run_litert,
@@ -22,7 +23,7 @@ from support import (
 from runtime.errors import OpResolutionError
 from runtime.interpreter import Interpreter
 from runtime.kernels.conv import SAME, VALID, Requantizer, out_size_and_padding
-from runtime.model import Model, Subgraph, load_model, save_model
+from runtime.model import load_model, save_model
 from runtime.quant import multiply_by_quantized_multiplier_half_up, quantize_multipliers
 
 ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
@@ -501,40 +502,12 @@ def test_unimplemented_versions_are_not_registered():
 # Converter-produced nodes: every conv of the fixture models, cut out as a one-node model.
 
 
-def _node_models(path, ops):
-    """Each `ops` node of every subgraph of the model at `path`, as a one-node model of its own."""
-    model = load_model(path.read_bytes())
-    for sg in model.subgraphs:
-        for op in sg.operators:
-            if op.op in ops:
-                yield _one_node_model(model, sg, op)
-
-
-def _one_node_model(model, sg, op) -> bytes:
-    tensors, buffers, remap = [], [b""], {}
-    for ti in (*op.inputs, *op.outputs):
-        if ti < 0 or ti in remap:
-            continue
-        t = sg.tensors[ti]
-        data = model.buffer_bytes(t.buffer)
-        buf = 0
-        if len(data) and ti in op.inputs:
-            buffers.append(bytes(data))
-            buf = len(buffers) - 1
-        remap[ti] = len(tensors)
-        tensors.append(dataclasses.replace(t, buffer=buf))
-    outs = tuple(remap[i] for i in op.outputs)
-    graph_inputs = tuple(remap[i] for i in op.inputs if i >= 0 and tensors[remap[i]].buffer == 0)
-    node = dataclasses.replace(op, inputs=tuple(remap.get(i, -1) for i in op.inputs), outputs=outs)
-    return save_model(Model((Subgraph(tuple(tensors), graph_inputs, outs, (node,), "node"),), tuple(buffers)))
-
-
 @pytest.mark.parametrize("name", ["mobilenet_v2_035_96_int8", "mobilenet_v2_035_96_float", "dilated_cnn_int8",
                                   "dilated_cnn_float", "interleaved_int8", "interleaved_float", "segmentation_float"])
 def test_fixture_conv_nodes(name):
     path = FIXTURES / f"{name}.tflite"
     count = 0
-    for i, node_model in enumerate(_node_models(path, {"CONV_2D", "DEPTHWISE_CONV_2D"})):
+    for i, node_model in enumerate(fixture_node_models(path, {"CONV_2D", "DEPTHWISE_CONV_2D"})):
         check_against_litert(node_model, seed=i)
         count += 1
     assert count > 0

@@ -6,11 +6,11 @@ import dataclasses
 
 import numpy as np
 import pytest
-from support import FIXTURES, Spec, check_against_litert, const, prepare_error, single_op_model
+from support import FIXTURES, Spec, check_against_litert, const, fixture_node_models, prepare_error, single_op_model
 
 from runtime.errors import OpResolutionError
 from runtime.interpreter import Interpreter
-from runtime.model import DimensionMetadata, Model, Sparsity, Subgraph, load_model, save_model
+from runtime.model import DimensionMetadata, Sparsity, load_model, save_model
 
 ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
 KINDS = ("float", "int8_per_channel", "int8_per_tensor", "uint8")
@@ -190,40 +190,12 @@ def test_unregistered_versions():
 # Converter-produced nodes
 
 
-def _fc_node_models(path):
-    """Every FULLY_CONNECTED node of every subgraph, as a one-node model of its own."""
-    model = load_model(path.read_bytes())
-    for sg in model.subgraphs:
-        for op in sg.operators:
-            if op.op == "FULLY_CONNECTED":
-                yield _one_node_model(model, sg, op)
-
-
-def _one_node_model(model, sg, op) -> bytes:
-    tensors, buffers, remap = [], [b""], {}
-    for ti in (*op.inputs, *op.outputs):
-        if ti < 0 or ti in remap:
-            continue
-        t = sg.tensors[ti]
-        data = model.buffer_bytes(t.buffer)
-        buf = 0
-        if len(data) and ti in op.inputs:
-            buffers.append(bytes(data))
-            buf = len(buffers) - 1
-        remap[ti] = len(tensors)
-        tensors.append(dataclasses.replace(t, buffer=buf))
-    outs = tuple(remap[i] for i in op.outputs)
-    graph_inputs = tuple(remap[i] for i in op.inputs if i >= 0 and tensors[remap[i]].buffer == 0)
-    node = dataclasses.replace(op, inputs=tuple(remap.get(i, -1) for i in op.inputs), outputs=outs)
-    return save_model(Model((Subgraph(tuple(tensors), graph_inputs, outs, (node,), "node"),), tuple(buffers)))
-
-
 @pytest.mark.parametrize("name", ["mobilenet_v2_035_96_int8", "transformer_block_int8", "transformer_block_float",
                                   "interleaved_int8", "interleaved_float", "dilated_cnn_float", "lstm_gru_float"])
 def test_fixture_fc_nodes(name):
     path = FIXTURES / f"{name}.tflite"
     count = 0
-    for count, model in enumerate(_fc_node_models(path), start=1):
+    for count, model in enumerate(fixture_node_models(path, {"FULLY_CONNECTED"}), start=1):
         check_against_litert(model, seed=count)
     assert count > 0
 
@@ -303,7 +275,7 @@ def test_fc_sparse_unsupported_formats(kind, block, message):
 
 def test_fixture_sparse_fc_nodes():
     count = 0
-    for count, model in enumerate(_fc_node_models(FIXTURES / "sparse_float.tflite"), start=1):
+    for count, model in enumerate(fixture_node_models(FIXTURES / "sparse_float.tflite", {"FULLY_CONNECTED"}), start=1):
         check_against_litert(model, seed=count)
     assert count == 3
 

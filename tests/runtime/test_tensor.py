@@ -7,7 +7,16 @@ import dataclasses
 
 import numpy as np
 import pytest
-from support import FIXTURES, Spec, check_against_litert, const, run_litert, run_ours, single_op_model
+from support import (
+    FIXTURES,
+    Spec,
+    check_against_litert,
+    const,
+    distinct_values,
+    run_litert,
+    run_ours,
+    single_op_model,
+)
 
 from runtime import BuiltinOpResolver
 from runtime.errors import KernelError
@@ -36,16 +45,7 @@ def _dynamic_outputs(model: bytes) -> bytes:
 
 
 def _values(shape, typ: str) -> np.ndarray:
-    n = int(np.prod(shape, dtype=np.int64))
-    if typ == "STRING":
-        return np.array([str(i).encode() for i in range(n)], dtype=object).reshape(shape)
-    if typ == "BOOL":
-        return (np.arange(n) % 3 == 0).reshape(shape)
-    dtype = numpy_dtype(typ)
-    if dtype.kind == "f":
-        return RNG.standard_normal(shape).astype(dtype)
-    info = np.iinfo(dtype)
-    return RNG.integers(max(info.min, -100), min(info.max, 100), shape, endpoint=True).astype(dtype)
+    return distinct_values(shape, typ, RNG)
 
 
 def _spec(shape, typ: str, quantized: bool = True) -> Spec:

@@ -391,9 +391,8 @@ def test_div_int8_every_pair():
         _binary("DIV", a, b, _q(a.shape, "INT8", s1, z1), _q(b.shape, "INT8", s2, z2), _q(a.shape, "INT8", so, zo))
 
 
-@pytest.mark.parametrize("type_name,version", [("FLOAT32", 2), ("INT32", 1), ("INT16", 3), ("INT8", 3)])
-@pytest.mark.parametrize("sa,sb", BROADCASTS[:4], ids=str)
-def test_floor_div(type_name, version, sa, sb):
+def _floor_operands(type_name: str, sa, sb):
+    """Dividends of both signs and non-zero divisors of both signs, for FLOOR_DIV and FLOOR_MOD."""
     if type_name == "FLOAT32":
         a = (RNG.standard_normal(sa) * 20).astype(np.float32)
         b = RNG.uniform(0.5, 4, sb).astype(np.float32) * np.where(RNG.random(sb) < 0.5, -1, 1).astype(np.float32)
@@ -401,6 +400,13 @@ def test_floor_div(type_name, version, sa, sb):
         dtype = np.dtype(type_name.lower())
         a = _ints(sa, dtype, -100, 100)
         b = _ints(sb, dtype, 1, 9) * np.where(RNG.random(sb) < 0.5, -1, 1).astype(dtype)
+    return a, b
+
+
+@pytest.mark.parametrize("type_name,version", [("FLOAT32", 2), ("INT32", 1), ("INT16", 3), ("INT8", 3)])
+@pytest.mark.parametrize("sa,sb", BROADCASTS[:4], ids=str)
+def test_floor_div(type_name, version, sa, sb):
+    a, b = _floor_operands(type_name, sa, sb)
     _binary("FLOOR_DIV", a, b, Spec(sa, type_name), Spec(sb, type_name), Spec(_out_shape(sa, sb), type_name),
             version=version)
 
@@ -408,13 +414,7 @@ def test_floor_div(type_name, version, sa, sb):
 @pytest.mark.parametrize("type_name,version", [("FLOAT32", 1), ("INT32", 1), ("INT64", 1), ("INT16", 2), ("INT8", 2)])
 @pytest.mark.parametrize("sa,sb", BROADCASTS[:4], ids=str)
 def test_floor_mod(type_name, version, sa, sb):
-    if type_name == "FLOAT32":
-        a = (RNG.standard_normal(sa) * 20).astype(np.float32)
-        b = RNG.uniform(0.5, 4, sb).astype(np.float32) * np.where(RNG.random(sb) < 0.5, -1, 1).astype(np.float32)
-    else:
-        dtype = np.dtype(type_name.lower())
-        a = _ints(sa, dtype, -100, 100)
-        b = _ints(sb, dtype, 1, 9) * np.where(RNG.random(sb) < 0.5, -1, 1).astype(dtype)
+    a, b = _floor_operands(type_name, sa, sb)
     _binary("FLOOR_MOD", a, b, Spec(sa, type_name), Spec(sb, type_name), Spec(_out_shape(sa, sb), type_name),
             version=version)
 

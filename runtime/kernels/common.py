@@ -10,6 +10,15 @@ from runtime.errors import KernelError
 from runtime.interpreter import PERSISTENT_RO
 from runtime.quant import tflite_round
 
+# fast_clip(x, lo, hi, out=...) is the ufunc ndarray.clip and np.clip end in, without their ~1-3 us of
+# Python argument handling (measured, NumPy 2.4: 64 float32 values 1.4 -> 0.9 us; 64 int32 with int
+# bounds 3.9 -> 1.1 us). The same results, NaN propagation included: for small kernels' per-call floor.
+try:
+    from numpy._core import umath as _umath
+except ImportError:  # NumPy 1.x
+    from numpy.core import umath as _umath
+fast_clip = _umath.clip
+
 
 def check(condition: bool, message: str) -> None:
     """TF_LITE_ENSURE: fail the node's prepare/invoke with `message`."""

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from runtime.kernels.common import check, is_known
+from runtime.kernels.common import check, fast_clip, is_known
 from runtime.quant import (
     INT32_MAX,
     activation_name,
@@ -203,7 +203,7 @@ def clamp_float(acc: np.ndarray, activation: str) -> np.ndarray:
     do not (measured, NumPy 2.4: 110k float32 values, clip 20 us, maximum then minimum 110 us).
     """
     lo, hi = FLOAT_RANGES[activation]
-    return acc.clip(lo, hi, out=acc)
+    return fast_clip(acc, lo, hi, out=acc)
 
 
 def finish_float(acc: np.ndarray, bias: np.ndarray | None, activation: str) -> np.ndarray:
@@ -322,7 +322,7 @@ class Requantizer:
             return np.clip(y + self.zero_point, self.act_min, self.act_max).astype(self.dtype)
         acc += self._offset
         acc >>= self._right
-        acc.clip(self.act_min, self.act_max, out=acc)  # vectorized, unlike maximum/minimum against scalars
+        fast_clip(acc, self.act_min, self.act_max, out=acc)  # vectorized, unlike maximum/minimum against scalars
         return acc.astype(self.dtype)
 
     def exact_stage(self, bias: np.ndarray | None, bounds: np.ndarray, pixels: int) -> ExactStage | None:
@@ -398,18 +398,18 @@ class ExactStage:
             y *= self.multiplier
             y += self.offset
             y >>= self.shift
-            y.clip(self.lo, self.hi, out=y)
+            fast_clip(y, self.lo, self.hi, out=y)
             return y.astype(self.dtype)
         y = rows if rows.dtype == np.float64 else rows.astype(np.float64)  # faster than a mixed-type multiply
         y *= self.multiplier
         y += self.offset
         if self.narrow and y.size >= 16384:
             z = y.astype(np.int16)
-            z.clip(self.lo, self.hi, out=z)
+            fast_clip(z, self.lo, self.hi, out=z)
             if self.lift:
                 z -= self.lift
             return z.astype(self.dtype)
-        y.clip(self.lo, self.hi, out=y)
+        fast_clip(y, self.lo, self.hi, out=y)
         if not self.lift:
             return y.astype(self.dtype)
         unsigned = y.astype(self.unsigned)

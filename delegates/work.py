@@ -102,7 +102,8 @@ class NodeWork:
 
 
 def _count(shape: Sequence[int]) -> int:
-    return math.prod(max(int(d), 0) for d in shape)
+    """Elements of a shape; a negative (unknown) dimension counts as 0. Runs per node on every replay."""
+    return math.prod(shape) if min(shape, default=0) >= 0 else 0
 
 
 def conv_output_size(size: int, kernel: int, stride: int, dilation: int, padding: str) -> int:
@@ -149,14 +150,17 @@ def gemm_work(m: int, k: int, n: int, *, dtype: str = "int8", itemsize: int = 1,
 
 
 def _option(options, name: str, default):
-    value = getattr(options, name, None) if options is not None else None
+    if options is None:
+        return default
+    # runtime Options (and dicts) have a cheap .get; a missing attribute would cost a raised exception.
+    value = options.get(name) if hasattr(options, "get") else getattr(options, name, None)
     return default if value is None else value
 
 
 def _conv_geometry(op, options, x, w, out) -> tuple[ConvGeometry, int]:
     """Geometry and MACs of CONV_2D / DEPTHWISE_CONV_2D (filters OHWI / 1HWO)."""
-    n, h, wd, c = (int(d) for d in x.shape)
-    _, oh, ow, oc = (int(d) for d in out.shape)
+    n, h, wd, c = map(int, x.shape)
+    _, oh, ow, oc = map(int, out.shape)
     kh, kw = int(w.shape[1]), int(w.shape[2])
     depthwise = op == "DEPTHWISE_CONV_2D"
     geometry = ConvGeometry(
@@ -180,7 +184,7 @@ def _gemm_and_geometry(op: str, options, ins, outs) -> tuple[int, str, ConvGeome
         return macs, "gemm", geometry, Gemm(geometry.batch * geometry.out_h * geometry.out_w, k, geometry.out_c)
     if op == "TRANSPOSE_CONV":
         w, x = ins[1], ins[2]
-        n, h, wd, c = (int(d) for d in x.shape)
+        n, h, wd, c = map(int, x.shape)
         oc, kh, kw = int(w.shape[0]), int(w.shape[1]), int(w.shape[2])
         geometry = ConvGeometry(n, h, wd, c, kh, kw, int(_option(options, "stride_h", 1)),
                                 int(_option(options, "stride_w", 1)), 1, 1, int(out.shape[1]), int(out.shape[2]),
@@ -188,7 +192,7 @@ def _gemm_and_geometry(op: str, options, ins, outs) -> tuple[int, str, ConvGeome
         gemm = Gemm(n * h * wd, c, kh * kw * oc)
         return gemm.macs, "gemm", geometry, gemm
     if op == "FULLY_CONNECTED":
-        n_out, k = (int(d) for d in ins[1].shape)
+        n_out, k = map(int, ins[1].shape)
         gemm = Gemm(_count(ins[0].shape) // max(k, 1), k, n_out)
         return gemm.macs, "gemm", None, gemm
     # BATCH_MATMUL: (..., M, K) @ (..., K, N), either side optionally adjoint.
@@ -234,13 +238,19 @@ def node_work(node, tensors: Sequence) -> NodeWork:
     else:
         kind, macs = "elementwise", elements * _TAPS_PER_OUTPUT.get(op, 1)
 
+    weight_bytes = input_bytes = 0
+    for t in present:
+        if t.is_constant:
+            weight_bytes += _nbytes(t)
+        else:
+            input_bytes += _nbytes(t)
     return NodeWork(
         op=operator.display_name,
         dtype=data.type.lower() if data is not None else "",
         macs=int(macs),
-        weight_bytes=sum(_nbytes(t) for t in present if t.is_constant),
-        input_bytes=sum(_nbytes(t) for t in present if not t.is_constant),
-        output_bytes=sum(_nbytes(t) for t in outs),
+        weight_bytes=weight_bytes,
+        input_bytes=input_bytes,
+        output_bytes=sum([_nbytes(t) for t in outs]),
         elements=elements,
         kind=kind,
         conv=conv,

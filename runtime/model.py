@@ -196,6 +196,10 @@ class Options(Mapping):
     def __getitem__(self, key: str) -> Any:
         return self._fields[key]
 
+    def get(self, key: str, default: Any = None) -> Any:
+        # Mapping.get goes through __getitem__ and a caught KeyError; cost models read options per node.
+        return self._fields.get(key, default)
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._fields)
 

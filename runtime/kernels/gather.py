@@ -41,6 +41,19 @@ def _slice_window(x, begin, size) -> tuple[tuple[slice, ...], tuple[int, ...]]:
     return tuple(index), tuple(shape)
 
 
+def _slice_index(shape, begin: list, size: list) -> tuple[slice, ...]:
+    """_slice_window's index alone, for invoke (begin and size as Python ints): a short loop, as
+    the window of a converted LSTM's SLICE changes every step."""
+    index = []
+    for dim, b, s in zip(shape, begin, size):
+        if s == -1:
+            s = dim - b
+        if not (0 <= b <= dim and 0 <= s <= dim - b):
+            _slice_error(len(index), dim, b, s)
+        index.append(slice(b, b + s))
+    return tuple(index)
+
+
 def _slice_error(axis: int, dim: int, b: int, s: int) -> None:
     """The message for a begin/size pair that does not fit the axis (only built on failure)."""
     check(b >= 0, f"SLICE: begin {b} for axis {axis} is negative")
@@ -52,12 +65,15 @@ def _slice_error(axis: int, dim: int, b: int, s: int) -> None:
 class _SlicePlan:
     """SLICE's tensors, the NumPy index when begin and size are constants, and the shapes prepared for."""
 
-    __slots__ = ("x", "begin", "size", "out", "index", "shapes", "out_shape")
+    __slots__ = ("x", "begin", "size", "out", "index", "shapes", "out_shape", "begin_values", "size_values")
 
     def __init__(self, x, begin, size, out):
         self.x, self.begin, self.size, self.out, self.index = x, begin, size, out, None
         self.shapes = (x.shape, begin.shape, size.shape)
         self.out_shape = out.shape
+        # A constant begin or size as Python ints, read once (the other one changes at run time).
+        self.begin_values = tensor_values(begin).tolist() if begin.is_constant else None
+        self.size_values = tensor_values(size).tolist() if size.is_constant else None
 
     def still_holds(self) -> bool:
         """No input shape changed, nor the output's unless invoke sets it (dynamic)."""
@@ -109,11 +125,16 @@ def _slice_invoke(ctx, node) -> None:
     if plan.index is not None:
         out.data = plan.x.data[plan.index]
         return
-    index, shape = _slice_window(plan.x, plan.begin, plan.size)
-    if not (out.dynamic or shape == out.shape):
-        raise KernelError(f"SLICE: the slice has shape {list(shape)} but the output's shape is fixed at "
+    x, begin, size = plan.x, plan.begin_values, plan.size_values
+    if begin is None:
+        begin = tensor_values(plan.begin).tolist()
+    if size is None:
+        size = tensor_values(plan.size).tolist()
+    picked = x.data[_slice_index(x.shape, begin, size)]
+    if not (out.dynamic or picked.shape == out.shape):
+        raise KernelError(f"SLICE: the slice has shape {list(picked.shape)} but the output's shape is fixed at "
                           f"{list(out.shape)}")
-    out.data = plan.x.data[index]
+    out.data = picked
 
 
 # -- GATHER ---------------------------------------------------------------------------------------
@@ -134,12 +155,15 @@ def _gather_axes(node, x_rank: int, idx_shape) -> tuple[int, int]:
 class _GatherPlan:
     """GATHER's tensors and axes; `prefix` indexes the axes before `axis` whole."""
 
-    __slots__ = ("x", "positions", "out", "axis", "batch_dims", "prefix")
+    __slots__ = ("x", "positions", "out", "axis", "batch_dims", "prefix", "leading")
 
     def __init__(self, x, positions, out, axis: int, batch_dims: int):
         self.x, self.positions, self.out = x, positions, out
         self.axis, self.batch_dims = axis, batch_dims
         self.prefix = (slice(None),) * axis
+        # One position along the first axis of an input of rank >= 2 (a converted RNN's step input):
+        # x[i] is the output, a view of the output's dtype and shape.
+        self.leading = axis == 0 and batch_dims == 0 and positions.shape == () and len(x.shape) > 1
 
 
 def _gather_prepare(ctx, node) -> None:
@@ -174,6 +198,11 @@ def _check_indices(op: str, idx: np.ndarray, bounds) -> None:
 def _gather_invoke(ctx, node) -> None:
     plan: _GatherPlan = node.user_data
     x, out, axis = plan.x, plan.out, plan.axis
+    if plan.leading:
+        i = plan.positions.data[()]
+        if 0 <= i < x.shape[0]:
+            out._data = x.data[i]
+            return
     positions = tensor_values(plan.positions)
     if plan.batch_dims == 0 and positions.ndim == 0:
         # One position: a view of that slice (the `...` keeps a 0-d array for a 1-D input).
@@ -258,7 +287,27 @@ def _split_prepare(ctx, node) -> None:
     node.user_data = None
     if axis_t.is_constant:
         axis = axis_value("SPLIT", axis_t, len(x.shape))
-        node.user_data = (x, _part_indices(outs, axis, [x.shape[axis] // count] * count))
+        node.user_data = _SplitPlan(x, outs, axis, count)
+
+
+class _SplitPlan:
+    """A SPLIT along a constant axis: the input viewed with that axis as (count, part), moved first,
+    so that iterating over the view gives the outputs (of the input's dtype, shapes set by prepare)."""
+
+    __slots__ = ("x", "outs", "split_shape", "order")
+
+    def __init__(self, x, outs, axis: int, count: int):
+        self.x, self.outs = x, outs
+        shape = x.shape
+        self.split_shape = (*shape[:axis], count, shape[axis] // count, *shape[axis + 1:])
+        self.order = None if axis == 0 else (axis, *range(axis), *range(axis + 1, len(shape) + 1))
+
+    def run(self) -> None:
+        parts = self.x.data.reshape(self.split_shape)
+        if self.order is not None:
+            parts = parts.transpose(self.order)
+        for out, part in zip(self.outs, parts):
+            out._data = part
 
 
 def _part_indices(outs, axis: int, sizes) -> list[tuple]:
@@ -280,10 +329,7 @@ def _write_parts(ctx, node, x, axis: int, sizes) -> None:
 
 def _split_invoke(ctx, node) -> None:
     if node.user_data is not None:
-        x, parts = node.user_data
-        data = x.data
-        for out, index in parts:
-            out.data = data[index]
+        node.user_data.run()
         return
     axis_t, x = ctx.input(node, 0), ctx.input(node, 1)
     axis = axis_value("SPLIT", axis_t, len(x.shape))

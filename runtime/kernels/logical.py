@@ -7,6 +7,8 @@ CAST follows cast.cc, whose float-to-integer conversion saturates (SafeCast).
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from runtime.kernels.common import broadcast_shape, check, check_inputs, integer_domain, table_index
@@ -21,6 +23,16 @@ _COMPARE = {
     "GREATER": np.greater,
     "GREATER_EQUAL": np.greater_equal,
 }
+# The same comparisons on NumPy scalars (the values of 0-d inputs): they give NumPy bools.
+_SCALAR_COMPARE = {
+    "EQUAL": operator.eq,
+    "NOT_EQUAL": operator.ne,
+    "LESS": operator.lt,
+    "LESS_EQUAL": operator.le,
+    "GREATER": operator.gt,
+    "GREATER_EQUAL": operator.ge,
+}
+_SCALAR_LOGICAL = {"LOGICAL_AND": operator.and_, "LOGICAL_OR": operator.or_}
 _ORDERED_TYPES = ("FLOAT32", "FLOAT16", "INT16", "INT32", "INT64", "UINT8", "INT8")
 _COMPARE_TYPES = {
     "EQUAL": ("BOOL", *_ORDERED_TYPES),
@@ -88,6 +100,10 @@ def _comparison(op: str) -> Registration:
         a, b = a_t.data, b_t.data
         if tables is not None:
             a, b = np.take(tables[0], table_index(a)), np.take(tables[1], table_index(b))
+        elif not out.shape:
+            # Two 0-d inputs: a NumPy scalar comparison (~0.3 us against the ufunc's ~0.9).
+            out._data = np.array(_SCALAR_COMPARE[op](a[()], b[()]))
+            return
         # The ufunc broadcasts to the output's shape; of two 0-d arrays it gives a NumPy scalar,
         # which the data setter turns into a 0-d array.
         out.data = fn(a, b)
@@ -107,8 +123,14 @@ def _logical_binary(op: str, fn) -> Registration:
         node.user_data = (a, b, out)
         ctx.resize_tensor(out, broadcast_shape(a.shape, b.shape))
 
+    scalar_fn = _SCALAR_LOGICAL[op]
+
     def invoke(ctx, node) -> None:
         a, b, out = node.user_data
+        if not out.shape:
+            # Two 0-d inputs: NumPy bool scalars (~0.3 us against the ufunc's ~0.9).
+            out._data = np.array(scalar_fn(a.data[()], b.data[()]))
+            return
         out.data = fn(a.data, b.data)
 
     return Registration(prepare=prepare, invoke=invoke)

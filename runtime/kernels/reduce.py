@@ -94,6 +94,17 @@ def _float_mean_plan(x, out, axes, count: int, keep_dims: bool) -> Callable[[], 
     divisor = np.array(count, dtype=np.float32)
     if out.shape == ():
         return store_plan(out, lambda: np.add.reduce(x.data, axis=axes) / divisor)
+    if axes == (len(x.shape) - 1,):
+        # The last axis (a layer norm's): the sum as a float32 product with ones, one BLAS call
+        # (1.0 us against np.add.reduce's 1.5 for 8 rows of 32), the output's shape given by the
+        # ones' (a trailing 1 for keep_dims).
+        ones = np.ones((count, 1) if keep_dims else (count,), dtype=np.float32)
+
+        def run() -> None:
+            total = np.dot(x.data, ones)
+            out._data = np.divide(total, divisor, out=total)  # store_plan's rule, one call shorter
+
+        return run
 
     def compute() -> np.ndarray:
         total = np.add.reduce(x.data, axis=axes, keepdims=keep_dims)

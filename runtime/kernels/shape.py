@@ -54,24 +54,41 @@ def _resolve_shape(in_shape, target) -> tuple[int, ...]:
     return tuple(target)
 
 
+class _ReshapePlan:
+    """A RESHAPE's tensors and the shapes its last prepare set (`static`: the output shape is known)."""
+
+    __slots__ = ("x", "out", "in_shape", "out_shape", "static")
+
+    def __init__(self, x, out, static: bool):
+        self.x, self.out, self.static = x, out, static
+        self.in_shape, self.out_shape = x.shape, out.shape
+
+
 def _reshape_prepare(ctx, node) -> None:
     check(len(node.inputs) in (1, 2) and len(node.outputs) == 1, "RESHAPE takes 1 or 2 inputs and one output")
     x, out = ctx.input(node, 0), ctx.output(node, 0)
-    if node.user_data == (x.shape, out.shape):
+    plan: _ReshapePlan | None = node.user_data
+    if plan is not None and plan.static and plan.in_shape == x.shape and plan.out_shape == out.shape:
         # Prepared again after an upstream resize, with the input shape it was prepared for: the
         # target comes from constants and options, so the output shape stands.
         return
     target = _reshape_target(ctx, node, at_invoke=False)
     if target is None:
         ctx.set_dynamic(out)
+        node.user_data = _ReshapePlan(x, out, static=False)
         return
     ctx.resize_tensor(out, _resolve_shape(x.shape, target))
-    node.user_data = (x.shape, out.shape)
+    # A view of the input in the output's shape: stored without the setter's checks when the
+    # dtypes agree (reshape itself fails on a size mismatch); otherwise the setter reports it.
+    node.user_data = _ReshapePlan(x, out, static=x.dtype == out.dtype and not out.dynamic)
 
 
 def _reshape_invoke(ctx, node) -> None:
-    x = ctx.input(node, 0)
-    out = ctx.output(node, 0)
+    plan: _ReshapePlan = node.user_data
+    if plan.static:
+        plan.out._data = plan.x.data.reshape(plan.out_shape)
+        return
+    x, out = plan.x, plan.out
     shape = out.shape if not out.dynamic else _resolve_shape(x.shape, _reshape_target(ctx, node, at_invoke=True))
     out.data = x.data.reshape(shape)
 
@@ -153,11 +170,12 @@ _CONCAT_TYPES = ("FLOAT32", "UINT8", "INT8", "INT16", "INT32", "INT64", "BOOL", 
 class _ConcatPlan:
     """CONCATENATION's inputs and axis, with the input and output shapes its last prepare checked."""
 
-    __slots__ = ("axis", "inputs", "in_shapes", "out_shape")
+    __slots__ = ("axis", "inputs", "in_shapes", "out_shape", "plain")
 
-    def __init__(self, axis: int, inputs: list, out_shape: tuple[int, ...]):
+    def __init__(self, axis: int, inputs: list, out_shape: tuple[int, ...], plain: bool):
         self.axis, self.inputs, self.out_shape = axis, inputs, out_shape
         self.in_shapes = tuple(t.shape for t in inputs)
+        self.plain = plain  # a plain np.concatenate of non-scalars into a static output
 
 
 def _concat_prepare(ctx, node) -> None:
@@ -201,7 +219,7 @@ def _concat_prepare(ctx, node) -> None:
         shape = (*before, total, *after)
     if plan is None or out.shape != shape:
         ctx.resize_tensor(out, shape)
-    node.user_data = _ConcatPlan(axis, inputs, out.shape)
+    node.user_data = _ConcatPlan(axis, inputs, out.shape, rank > 0 and out.type != "UINT8" and not out.dynamic)
 
 
 def _check_concat_types(node, inputs, out) -> None:
@@ -242,6 +260,11 @@ def _concat_invoke(ctx, node) -> None:
     plan: _ConcatPlan = node.user_data
     axis, inputs = plan.axis, plan.inputs
     out = ctx.output(node, 0)
+    if plan.plain:
+        # The inputs' shapes are the ones prepare derived the output's from, and they share its
+        # dtype: the result is stored without the setter's checks.
+        out._data = np.concatenate([t.data for t in inputs], axis)
+        return
     if not inputs[0].shape:
         out.data = np.asarray([t.data for t in inputs], dtype=out.dtype)
         return

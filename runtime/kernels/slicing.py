@@ -254,21 +254,35 @@ def _strided_slice_prepare(ctx, node) -> None:
         return
     ctx.resize_tensor(out, _strided_slice_shape(ctx, node))
     if begin.is_constant and end.is_constant:
-        node.user_data = _static_slice(x, [tensor_values(t) for t in (begin, end, strides)], opts, out.shape)
+        node.user_data = _static_slice(x, [tensor_values(t) for t in (begin, end, strides)], opts, out)
 
 
 class _SlicePlan:
     """A STRIDED_SLICE with constant indices: the input reshaped to `pre` (new axes added; None when
     that is its own shape), indexed with `index`, then reshaped to `post` (None when already the output's)."""
 
-    __slots__ = ("x", "pre", "index", "post")
+    __slots__ = ("x", "pre", "index", "post", "out")
 
-    def __init__(self, x, pre, index, post):
-        self.x, self.pre, self.index, self.post = x, pre, index, post
+    def __init__(self, x, pre, index, post, out):
+        self.x, self.pre, self.index, self.post, self.out = x, pre, index, post, out
+
+    def run(self) -> None:
+        data = self.x.data
+        if self.pre is not None:
+            data = data.reshape(self.pre)
+        data = data[self.index]
+        if self.post is not None:
+            data = data.reshape(self.post)
+        if self.out.shape:
+            # The output's dtype and shape, by the prepare that built this plan: no setter checks.
+            self.out._data = data
+        else:
+            self.out.data = data  # indexing down to 0-d gives a NumPy scalar, which the setter wraps
 
 
-def _static_slice(x, values, opts, out_shape) -> _SlicePlan | None:
+def _static_slice(x, values, opts, out) -> _SlicePlan | None:
     """The slice of a node whose indices are constants; None if invoke must report a problem."""
+    out_shape = out.shape
     p = _build_slice_params(x.shape, *values, opts, with_indices=True)
     if any(_bit(p.shrink_mask, axis) and _start_for_axis(p, axis) >= size for axis, size in enumerate(p.shape)):
         return None
@@ -278,7 +292,8 @@ def _static_slice(x, values, opts, out_shape) -> _SlicePlan | None:
         return None
     # The shape the index gives, found on a zero-stride stand-in for the input.
     picked = np.broadcast_to(np.zeros((), np.int8), p.shape)[index].shape
-    return _SlicePlan(x, None if p.shape == x.shape else p.shape, index, None if picked == out_shape else out_shape)
+    return _SlicePlan(x, None if p.shape == x.shape else p.shape, index, None if picked == out_shape else out_shape,
+                      out)
 
 
 def _strided_slice_shape(ctx, node) -> tuple[int, ...]:
@@ -292,11 +307,7 @@ def _strided_slice_shape(ctx, node) -> tuple[int, ...]:
 def _strided_slice_invoke(ctx, node) -> None:
     plan: _SlicePlan | None = node.user_data
     if plan is not None:
-        data = plan.x.data
-        if plan.pre is not None:
-            data = data.reshape(plan.pre)
-        data = data[plan.index]
-        ctx.output(node, 0).data = data if plan.post is None else data.reshape(plan.post)
+        plan.run()
         return
     x, begin, end, strides = _slice_inputs(ctx, node)
     out = ctx.output(node, 0)

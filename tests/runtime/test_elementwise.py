@@ -350,3 +350,29 @@ def test_converter_models_match_litert(name):
     """Whole models with int8 ADD/MUL/TANH/LOGISTIC/SOFTMAX/QUANTIZE/DEQUANTIZE and fp16 weights."""
     path = FIXTURES / f"{name}.tflite"
     check_against_litert(path.read_bytes())
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("activation", ["NONE", "RELU6"])
+@pytest.mark.parametrize("type_,values", [
+    ("INT32", [(2**31 - 1, 1), (-2**31, 3), (-7, 5), (46341, 46341)]),  # wrapping, as in C++
+    ("INT64", [(2**63 - 1, 2), (-9, 4)]),
+    ("FLOAT32", [(3e38, 3e38), (np.inf, 1.0), (np.nan, 2.0), (-2.5, 0.75)]),  # clamped to +-FLT_MAX
+])
+def test_rank0_operands(op, activation, type_, values):
+    """Two 0-d inputs take NumPy scalar arithmetic: the same wrapping and clamping as the arrays."""
+    version = {"ADD": 4, "SUB": 4, "MUL": 5}[op] if type_ == "INT64" else 1
+    model = _model(op, (), (), type_, version=version, activation=activation)
+    dtype = np.dtype(type_.lower())
+    for a, b in values:
+        inputs = [np.array(a, dtype), np.array(b, dtype)]
+        out = run_ours(model, inputs)[0]
+        assert out.shape == () and out.dtype == dtype
+        np.testing.assert_array_equal(out, run_litert(model, inputs)[0])
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_same_size_lower_rank_runtime_operand(op):
+    """A [64] runtime input against [1, 64] (viewed in the output's shape) and the other way round."""
+    check_against_litert(_model(op, (1, 64), (64,), "FLOAT32"))
+    check_against_litert(_model(op, (64,), (1, 64), "FLOAT32"))

@@ -338,3 +338,17 @@ def test_error_select_value_types():
 def test_error_cast_unsupported_type():
     model = single_op_model("CAST", [Spec((2,), "UINT64")], [Spec((2,), "INT32")])
     _raises(model, [np.ones(2, np.uint64)], "CAST: type UINT64 is not supported")
+
+
+@pytest.mark.parametrize("op", [*COMPARISONS, "LOGICAL_AND", "LOGICAL_OR"])
+def test_rank0_operands(op):
+    """Two 0-d inputs take NumPy scalar comparisons; the output is a 0-d BOOL array."""
+    logical = op.startswith("LOGICAL")
+    pairs = ([(True, False), (True, True), (False, False)] if logical
+             else [(3, 5), (5, 5), (-2**31, 2**31 - 1), (7, -7)])
+    type_ = "BOOL" if logical else "INT32"
+    for a, b in pairs:
+        x = np.array(a, bool if logical else np.int32)
+        y = np.array(b, bool if logical else np.int32)
+        out = _compare(op, x, y, Spec((), type_), Spec((), type_))[0]
+        assert out.shape == () and out.dtype == np.bool_

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.kernels.common import check, check_inputs, integer_domain, table_index
+from runtime.kernels.common import check, check_inputs, integer_domain, store_plan, table_index
 from runtime.quant import cast_to_int32, multiply_by_quantized_multiplier, quantize_multiplier, tflite_round
 from runtime.resolver import Registration
 
@@ -176,15 +176,15 @@ def _float_tanh(x, out):
 
 def _float_logistic(x, out):
     """1 / (1 + exp(-x)) in float32, in place (exp overflows to inf for x < -88: the result is 0)."""
-    shape = out.shape
+    one = np.asarray(_F32(1))  # a 0-d operand: no scalar conversion per call
 
-    def logistic() -> None:
-        y = np.negative(x.data, out=np.empty(shape, np.float32))
+    def logistic() -> np.ndarray:
+        y = np.negative(x.data)
         np.exp(y, out=y)
-        y += _F32(1)
-        out.data = np.reciprocal(y, out=y)
+        np.add(y, one, out=y)
+        return np.reciprocal(y, out=y)
 
-    return logistic
+    return store_plan(out, logistic)
 
 
 # -- SOFTMAX ---------------------------------------------------------------------------------
@@ -219,16 +219,25 @@ def _softmax_prepare(ctx, node) -> None:
 
 def _softmax_float(x, out, beta: np.float32):
     """optimized_ops::Softmax (float): (x - max) * beta, exp and the normalization, all in float32."""
-    def softmax() -> None:
-        d = x.data
-        z = d - d.max(axis=-1, keepdims=True)
-        if beta != 1:
-            z *= beta
-        np.exp(z, out=z)
-        z /= np.add.reduce(z, axis=-1, keepdims=True)
-        out.data = z
+    rows, shape = _softmax_rows(x), out.shape
+    scale = None if beta == 1 else np.asarray(beta)
+    row_max, row_sum, subtract, exp = np.maximum.reduce, np.add.reduce, np.subtract, np.exp
 
-    return softmax
+    def softmax() -> np.ndarray:
+        d = x.data.reshape(rows)  # 2-D: NumPy's per-call cost grows with the rank
+        z = subtract(d, row_max(d, axis=1, keepdims=True))
+        if scale is not None:
+            z *= scale
+        exp(z, out=z)
+        z /= row_sum(z, axis=1, keepdims=True)
+        return z.reshape(shape)
+
+    return store_plan(out, softmax)
+
+
+def _softmax_rows(x) -> tuple[int, int]:
+    """The input as [rows, last dim]."""
+    return int(np.prod(x.shape[:-1], dtype=np.int64)), x.shape[-1]
 
 
 def _softmax_quantized(x, out, table: np.ndarray):
@@ -237,36 +246,64 @@ def _softmax_quantized(x, out, table: np.ndarray):
     info = np.iinfo(dtype)
     # Every table value in [0, 1] (table[0] = expf(0) = 1 is the row max's entry, so sum_exp >= 1) bounds
     # each probability: p <= (1 / out_scale) * (1 + 2**-23). For a moderate 1 / out_scale, std::round(p) + zp
-    # clamped to the type is then a lookup of floor(p + 0.5) (exact in double) in a table of every such k;
-    # take's clip mode is only a guard (the last entry is already info.max).
+    # clamped to the type is then a lookup (see _softmax_lookup).
     k_max = int(float(_F32(1) / out_scale) * (1 + 2.0**-20)) + 2
-    fast = bool(np.all((table >= 0) & (table <= 1))) and k_max <= 2**17 and out.type != "UINT8"
-    requantized = np.clip(np.arange(k_max + 1) + zp, info.min, info.max).astype(dtype) if fast else None
+    if bool(np.all((table >= 0) & (table <= 1))) and k_max <= 2**17 and out.type != "UINT8":
+        return _softmax_lookup(x, out, table, k_max)
     round_up_half = out.type == "UINT8"  # uint8 output on x86: (int)(p + 0.5f) instead of std::round
     one = _F32(1)
-    rows, shape = (int(np.prod(x.shape[:-1], dtype=np.int64)), x.shape[-1]), out.shape
+    rows, shape = _softmax_rows(x), out.shape
 
-    def probabilities(q: np.ndarray) -> np.ndarray:
-        q = q.reshape(rows)  # 2-D: NumPy's per-call cost grows with the rank
+    def softmax() -> None:
+        q = x.data.reshape(rows)  # 2-D: NumPy's per-call cost grows with the rank
         # max - q in [0, 255] as uint8: the wrapping difference of the unsigned bit patterns.
         row_max = q.max(axis=-1, keepdims=True)
         e = table[np.subtract(table_index(row_max), table_index(q))]
         # The C++ sums the row left to right in float; accumulate keeps that order.
         sum_exp = np.add.accumulate(e, axis=-1)[:, -1:]
         sum_exp *= out_scale
-        e *= np.divide(one, sum_exp, out=sum_exp)  # inv_sum_exp = 1.0f / (sum_exp * scale)
-        return e
-
-    def softmax_fast() -> None:
-        k = np.add(probabilities(x.data), 0.5, dtype=np.float64).astype(np.intp)
-        out.data = requantized.take(k, mode="clip").reshape(shape)
-
-    def softmax() -> None:
-        prob = probabilities(x.data)
+        prob = e * np.divide(one, sum_exp, out=sum_exp)  # inv_sum_exp = 1.0f / (sum_exp * scale)
         rounded = np.floor(prob + _F32(0.5)) if round_up_half else tflite_round(prob)
         out.data = np.clip(cast_to_int32(rounded) + zp, info.min, info.max).astype(dtype).reshape(shape)
 
-    return softmax_fast if fast else softmax
+    return softmax
+
+
+def _softmax_lookup(x, out, table: np.ndarray, k_max: int):
+    """The 8-bit Softmax with std::round(p) + zp and the clamp as one lookup of floor(2p).
+
+    For p >= 0, std::round(p) = floor(p + 0.5) = (floor(2p) + 1) // 2, and 2p is exact in float32:
+    2 * (e * inv_sum_exp) = e * (2 / (sum_exp * scale)), both divisions and products correctly
+    rounded (a factor of two commutes with the rounding; a subnormal p gives 0 either way). So the
+    probabilities are computed doubled, truncated (the floor, as p >= 0) and looked up in a table of
+    clamp((j + 1) // 2 + zp) over every j; take's clip mode is only a guard (the last entry is already
+    the type's max). When float32(out_scale) is a power of two, sum_exp * scale is exact and the two
+    steps of 2 / (sum_exp * scale) are one division of 2 / scale (measured fixtures use 1/256).
+    """
+    out_scale, zp, info = _F32(out.scale), out.zero_point, np.iinfo(out.dtype)
+    requantized = np.clip((np.arange(2 * k_max + 2) + 1) // 2 + zp, info.min, info.max).astype(out.dtype)
+    mantissa, _ = np.frexp(out_scale)
+    if mantissa == 0.5:
+        numerator, scale = np.asarray(_F32(2) / out_scale), None
+    else:
+        numerator, scale = np.asarray(_F32(2)), np.asarray(out_scale)
+    rows, shape = _softmax_rows(x), out.shape
+    row_max, accumulate, subtract, divide = np.maximum.reduce, np.add.accumulate, np.subtract, np.divide
+    exp_of, lookup, intp = table.take, requantized.take, np.intp
+
+    def softmax() -> np.ndarray:
+        q = x.data.reshape(rows)  # 2-D: NumPy's per-call cost grows with the rank
+        # max - q in [0, 255], wrapped to the input's type: as an int8, d - 256 for d > 127, which take
+        # reads from the table's end (a negative index), i.e. table[d] again.
+        e = exp_of(subtract(row_max(q, axis=1, keepdims=True), q))
+        # The C++ sums the row left to right in float; accumulate keeps that order.
+        sum_exp = accumulate(e, axis=1)[:, -1:]
+        if scale is not None:
+            sum_exp = sum_exp * scale
+        e *= divide(numerator, sum_exp)
+        return lookup(e.astype(intp), mode="clip").reshape(shape)
+
+    return store_plan(out, softmax)
 
 
 def register(resolver) -> None:

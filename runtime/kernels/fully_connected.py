@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime.kernels.common import check, is_known
+from runtime.kernels.common import check, fast_clip, is_known, store_plan
 from runtime.kernels.conv import (
+    FLOAT_RANGES,
     OPTIMIZED_ROUNDING,
     REFERENCE_ROUNDING,
     ExactStage,
@@ -29,6 +30,7 @@ from runtime.kernels.conv import (
     gemm_dtype,
     read_bias,
     requantizer,
+    row_period,
 )
 from runtime.kernels.sparse import densify_constant
 from runtime.quant import activation_name
@@ -149,6 +151,8 @@ def _float_runner(plan: _FcPlan, x, f, b, out) -> Callable[[], None]:
     const_w = plan.weights
     const_bias = read_bias(b, np.float32) if b is not None and b.is_constant else None
     activation = plan.activation
+    if const_w is not None and (b is None or const_bias is not None):
+        return _constant_float_runner(x, out, rows, depth, const_w, const_bias, activation)
 
     def run() -> None:
         w = const_w if const_w is not None else _weights(f.data, np.float32, 0)
@@ -158,6 +162,35 @@ def _float_runner(plan: _FcPlan, x, f, b, out) -> Callable[[], None]:
         out.data = clamp_float(acc, activation).reshape(shape)
 
     return run
+
+
+def _constant_float_runner(x, out, rows: int, depth: int, w: np.ndarray, bias: np.ndarray | None,
+                           activation: str) -> Callable[[], None]:
+    """The float path with constant weights and bias, in the fewest NumPy calls.
+
+    The bias is tiled to the accumulator's rows (an add of equal shapes is cheaper per call than a
+    broadcast one) and the clamp bounds are 0-d float32 arrays, which the clip ufunc takes without
+    converting a scalar (measured, NumPy 2.4: about 0.4 us less per call on small arrays).
+    """
+    units = w.shape[1]
+    period = row_period(rows, units)
+    if bias is not None:
+        bias = np.tile(bias, (period // units))
+    lo, hi = (np.asarray(v) for v in FLOAT_RANGES[activation])
+    shape, dot = out.shape, np.dot
+    reshape_in = x.shape != (rows, depth)
+    acc_shape = (-1, period) if period != units or shape != (rows, units) else None
+
+    def compute() -> np.ndarray:
+        acc = dot(x.data.reshape(rows, depth) if reshape_in else x.data, w)
+        if acc_shape is not None:
+            acc = acc.reshape(acc_shape)
+        if bias is not None:
+            acc += bias
+        fast_clip(acc, lo, hi, acc)
+        return acc if acc_shape is None else acc.reshape(shape)
+
+    return store_plan(out, compute)
 
 
 def _quantized_runner(plan: _FcPlan, x, f, b, out) -> Callable[[], None]:
@@ -178,7 +211,89 @@ def _quantized_runner(plan: _FcPlan, x, f, b, out) -> Callable[[], None]:
         else:
             out.data = finish_quantized(acc, read_bias(b, np.int64), plan.requant).reshape(shape)
 
-    return run
+    fused = _fused_stage(plan, x, b, out)
+    if fused is None:
+        return run
+    stage, compute = fused
+    fast = store_plan(out, compute)
+
+    def run_fused() -> None:
+        if plan.stage is stage:
+            fast()
+        else:  # a delegate replaced the output stage after prepare
+            run()
+
+    return run_fused
+
+
+# The fused stage tiles its constants to the whole accumulator: only for small outputs.
+_FUSED_MAX = 1 << 14
+
+
+def _fused_stage(plan: _FcPlan, x, b, out):
+    """plan.stage, with constant weights and bias, fused into the fewest NumPy calls: (stage, compute).
+
+    The GEMM sums raw inputs, with the zero point's share zp * sum(w) folded into the bias (as conv.py's
+    _fold_conv_zero_point does), and ExactStage's per-channel constants are tiled to the whole
+    accumulator. The clamp and the cast are one lookup, take(table, k, mode="clip") with
+    table[k] = clamp(k + base): clip mode sends every k below the table to its first entry and every k
+    above it to its last, which are the clamp's bounds.
+    """
+    stage = plan.stage
+    units = plan.requant.multiplier.size
+    rows = plan.rows
+    if (stage is None or plan.weights is None or rows * units > _FUSED_MAX
+            or (b is not None and not is_known(b))):
+        return None
+    exact = plan.weights.astype(np.float64)  # the same integers (minus the weights' zero point)
+    raw = channel_bounds(x, 0, exact, 0)
+    folded = (plan.input_zp * exact.sum(axis=0)).astype(np.int64)
+    bias = read_bias(b, np.int64)
+    raw_stage = plan.requant.exact_stage(-folded if bias is None else bias - folded, raw, rows)
+    if raw_stage is None:
+        return None
+    reshape_in = x.shape != (rows, plan.weights.shape[0])
+    shape, dot = out.shape, np.dot
+
+    def lhs() -> np.ndarray:
+        return x.data.reshape(rows, -1) if reshape_in else x.data
+
+    lo, hi = raw_stage.lo, raw_stage.hi
+    if raw_stage.shift is None:
+        # Float form: floor(acc * m + offset) with m = q / 2**(31+r) per channel. m scales the weights'
+        # columns instead: every product x * w * q / 2**(31+r) and every partial sum is a multiple of
+        # 2**-(31+r) below 2**53 of them (exact_stage's bounds, from the raw sums), so the GEMM stays
+        # exact in any order. The lifted value y >= 0 on the clamp's range; k = trunc(y) differs from the
+        # floor only for -1 < y < 0, which clamps to the first entry either way.
+        weights = exact * raw_stage.multiplier[:units]
+        offset = np.tile(raw_stage.offset[:units], (rows, 1))
+        table = (np.clip(np.arange(hi + 1), lo, hi) - raw_stage.lift).astype(out.dtype)
+        f64, intp, lookup = np.float64, np.intp, table.take
+
+        def compute() -> np.ndarray:
+            acc = dot(lhs().astype(f64), weights)
+            acc += offset
+            return lookup(acc.astype(intp), mode="clip").reshape(shape)
+
+        return stage, compute
+    # Int64 form: (acc * q + offset) >> shift, with -lo << shift in the offset so that k = y - lo.
+    shifts = np.broadcast_to(raw_stage.shift, raw_stage.multiplier.shape)[:units]
+    multiplier = np.tile(raw_stage.multiplier[:units], (rows, 1))
+    offset = np.tile(raw_stage.offset[:units] - (np.int64(lo) << shifts), (rows, 1))
+    shift = np.asarray(np.int64(raw_stage.shift)) if np.ndim(raw_stage.shift) == 0 else np.tile(shifts, (rows, 1))
+    table = np.arange(lo, hi + 1).astype(out.dtype)
+    gemm = np.float32 if float(raw.max(initial=0)) < 2**24 else np.float64  # exact sums either way
+    weights = exact.astype(gemm)
+    i64, lookup = np.int64, table.take
+
+    def compute() -> np.ndarray:
+        acc = dot(lhs().astype(gemm), weights).astype(i64)
+        acc *= multiplier
+        acc += offset
+        acc >>= shift
+        return lookup(acc, mode="clip").reshape(shape)
+
+    return stage, compute
 
 
 def _invoke(ctx, node) -> None:

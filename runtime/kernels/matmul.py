@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime.kernels.common import check
+from runtime.kernels.common import check, fast_clip, integer_domain, store_plan
 from runtime.quant import (
     dtype_range,
     multiply_by_quantized_multiplier,
@@ -102,22 +102,27 @@ def _right_shift_requantizer(multiplier: int, right: int, zp: int, lo: int, hi: 
     SaturatingRoundingDoublingHighMul is (x * q + 2**30) >> 31 for every sign (its nudge 1 - 2**30 for
     negative products makes C++'s truncating division round half up too; q > 0 never saturates).
     RoundingDivideByPOT rounds half away from zero: (h + 2**(r-1) - [h < 0]) >> r, where h >> 63 is
-    -[h < 0]; the output zero point rides along as zp * 2**r.
+    -[h < 0]; the output zero point rides along as zp * 2**r. The constants are 0-d int64 arrays,
+    which ufuncs take without converting a Python integer per call.
     """
-    offset = (1 << (right - 1)) + (zp << right) if right else zp
+    i64 = np.int64
+    q, nudge, high = np.asarray(i64(multiplier)), np.asarray(i64(1 << 30)), np.asarray(i64(31))
+    offset = np.asarray(i64((1 << (right - 1)) + (zp << right) if right else zp))
+    shift, sign = np.asarray(i64(right)), np.asarray(i64(63))
+    bounds = np.asarray(i64(lo)), np.asarray(i64(hi))
 
     def requantize(acc: np.ndarray) -> np.ndarray:
-        y = acc.astype(np.int64)
-        y *= multiplier
-        y += 1 << 30
-        y >>= 31
+        y = acc.astype(i64)
+        y *= q
+        y += nudge
+        y >>= high
         if right:
-            y += y >> 63
+            y += y >> sign
             y += offset
-            y >>= right
+            y >>= shift
         else:
             y += offset
-        y.clip(lo, hi, out=y)
+        fast_clip(y, *bounds, y)
         return y.astype(dtype)
 
     return requantize
@@ -125,7 +130,7 @@ def _right_shift_requantizer(multiplier: int, right: int, zp: int, lo: int, hi: 
 
 def _operand(data: np.ndarray, adjoint: bool, dtype, zero_point: int) -> np.ndarray:
     m = _matrix(data, adjoint)
-    return m.astype(dtype) if zero_point == 0 else np.subtract(m, zero_point, dtype=dtype)
+    return m.astype(dtype, copy=False) if zero_point == 0 else np.subtract(m, zero_point, dtype=dtype)
 
 
 def _prepare(ctx, node) -> None:
@@ -159,18 +164,36 @@ def _plan_runner(lhs, rhs, out, plan: _Plan, adj_x: bool, adj_y: bool) -> Callab
     """The invoke for this node: operands (with zero points), one batched matmul, the output stage."""
     dtype, lhs_zp, rhs_zp, requantize, shape = plan.dtype, plan.lhs_zp, plan.rhs_zp, plan.requantize, plan.out_shape
     const_rhs = plan.rhs
+    # 8-bit operands minus their zero points are lookups of the raw values (a negative value indexes
+    # from the table's end, where integer_domain holds it): one call instead of a cast and a subtraction.
+    lhs_of = _operand_table(lhs, dtype, lhs_zp, adj_x)
+    rhs_of = _operand_table(rhs, dtype, rhs_zp, adj_y)
 
-    def run() -> None:
-        b = const_rhs if const_rhs is not None else _operand(rhs.data, adj_y, dtype, rhs_zp)
-        acc = np.matmul(_operand(lhs.data, adj_x, dtype, lhs_zp), b).reshape(shape)
-        if out.type == "FLOAT32":
-            out.data = acc
-        elif requantize is None:
-            out.data = acc.astype(np.int32)
-        else:
-            out.data = requantize(acc)
+    def operand(t, of, adjoint: bool, zp: int) -> np.ndarray:
+        return of(t.data) if of is not None else _operand(t.data, adjoint, dtype, zp)
 
-    return run
+    if out.type == "FLOAT32":
+        finish = None
+    elif requantize is None:
+        def finish(acc: np.ndarray) -> np.ndarray:
+            return acc.astype(np.int32)
+    else:
+        finish = requantize
+    matmul = np.matmul
+
+    def compute() -> np.ndarray:
+        b = const_rhs if const_rhs is not None else operand(rhs, rhs_of, adj_y, rhs_zp)
+        acc = matmul(operand(lhs, lhs_of, adj_x, lhs_zp), b).reshape(shape)
+        return acc if finish is None else finish(acc)
+
+    return store_plan(out, compute)
+
+
+def _operand_table(t, dtype, zero_point: int, adjoint: bool) -> Callable | None:
+    """For an 8-bit, non-adjoint operand: take(table) mapping each raw value to value - zero point in `dtype`."""
+    if adjoint or t.dtype.itemsize != 1:
+        return None
+    return (integer_domain(t.dtype).astype(np.int64) - zero_point).astype(dtype).take
 
 
 def _invoke(ctx, node) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from runtime.interpreter import ARENA, PERSISTENT_RO
-from runtime.kernels.common import check, check_inputs, integer_domain, table_index
+from runtime.kernels.common import check, check_inputs, fast_clip, integer_domain, store_plan
 from runtime.quant import (
     cast_to_int32,
     multiply_by_quantized_multiplier,
@@ -120,17 +120,15 @@ def _requantize_values(q: np.ndarray, params: _Requantize, simd: bool, dtype) ->
 
 
 def _requantize(q: np.ndarray, params: _Requantize, dtype) -> np.ndarray:
-    """Whole 16-value SIMD blocks first, then the scalar tail (optimized_ops Requantize)."""
+    """Whole 16-value SIMD blocks first, then the scalar tail (optimized_ops Requantize), computed.
+
+    Inputs of at most 16 bits look their results up instead (params.tables, _positional_lookup).
+    """
     flat = q.reshape(-1)
     body = flat.size - flat.size % _REQUANTIZE_LANES if params.simd else 0
     out = np.empty(flat.size, dtype)
-    if params.tables is not None:
-        index = table_index(flat)
-        out[:body] = np.take(params.tables[1], index[:body])
-        out[body:] = np.take(params.tables[0], index[body:])
-    else:
-        out[:body] = _requantize_values(flat[:body], params, True, dtype)
-        out[body:] = _requantize_values(flat[body:], params, False, dtype)
+    out[:body] = _requantize_values(flat[:body], params, True, dtype)
+    out[body:] = _requantize_values(flat[body:], params, False, dtype)
     return out.reshape(q.shape)
 
 
@@ -187,6 +185,11 @@ def _quantize_runner(x, out, params):
     """The invoke prepare picked for this node's case."""
     dtype = out.dtype
     if isinstance(params, _Requantize):
+        if params.tables is not None:
+            size = int(np.prod(x.shape, dtype=np.int64))
+            body = size - size % _REQUANTIZE_LANES if params.simd else 0
+            return _positional_lookup(x, out, params.tables[1], params.tables[0], body)
+
         def requantize() -> None:
             out.data = _requantize(x.data, params, dtype)
         return requantize
@@ -213,25 +216,56 @@ def _block_affine_quantize(x, out, params: _Affine):
     While every rounded value is below 2**29 in magnitude, adding the zero point and clamping in
     float32 equals the int32 arithmetic (values past 2**24 clamp the same way either way); a sum of
     squares under 2**58 proves that bound (NaN and inf fail it) and otherwise the exact path runs.
+    The constants are 0-d float32 arrays, which ufuncs take without converting a scalar per call.
     """
-    inverse, zp, dtype = np.float32(1.0 / params.scale), np.float32(params.zero_point), out.dtype
+    dtype = out.dtype
     info = np.iinfo(dtype)
-    lo, hi = np.float32(info.min), np.float32(info.max)
+    inverse, zp = np.asarray(np.float32(1.0 / params.scale)), np.asarray(np.float32(params.zero_point))
+    lo, hi = np.asarray(np.float32(info.min)), np.asarray(np.float32(info.max))
+    multiply, rint, add, dot = np.multiply, np.rint, np.add, np.dot
 
-    def quantize() -> None:
+    def quantize() -> np.ndarray:
         d = x.data
-        y = np.multiply(d, inverse)
-        np.rint(y, out=y)
+        y = multiply(d, inverse)
+        rint(y, out=y)
         flat = y.reshape(-1)
-        if not np.dot(flat, flat) < 2.0**58:
-            out.data = _affine_quantize(d, params, dtype)
-            return
-        y += zp
-        np.maximum(y, lo, out=y)
-        np.minimum(y, hi, out=y)
-        out.data = y.astype(dtype)
+        if not dot(flat, flat) < 2.0**58:
+            return _affine_quantize(d, params, dtype)
+        add(y, zp, out=y)
+        fast_clip(y, lo, hi, y)
+        return y.astype(dtype)
 
-    return quantize
+    return store_plan(out, quantize)
+
+
+def _positional_lookup(x, out, head: np.ndarray, tail: np.ndarray, body: int):
+    """An 8/16-bit op tabulated twice over integer_domain: `head` for the first `body` values (the SIMD
+    blocks), `tail` for the rest.
+
+    One table alone is a take of the raw values: a negative value v indexes from the table's end,
+    at the position of its unsigned bit pattern, where integer_domain holds v. Both tables are laid
+    out by value, one after the other, and each position adds its table's offset (precomputed).
+    """
+    size = int(np.prod(x.shape, dtype=np.int64))
+    if body in (0, size):
+        lookup = (head if body else tail).take
+
+        def single() -> np.ndarray:
+            return lookup(x.data)
+
+        return store_plan(out, single)
+    domain = integer_domain(x.dtype)
+    order = np.argsort(domain, kind="stable")
+    combined = np.concatenate([head[order], tail[order]])
+    offsets = np.full(size, -int(domain.min()), np.int32)
+    offsets[body:] += domain.size
+    offsets = offsets.reshape(x.shape)
+    lookup, add = combined.take, np.add
+
+    def split() -> np.ndarray:
+        return lookup(add(x.data, offsets))
+
+    return store_plan(out, split)
 
 
 def _run_plan(ctx, node) -> None:
@@ -313,19 +347,7 @@ def _tabulated_dequantize(x, out):
     # Scalar tail: static_cast<float>(double scale * (q - zp)).
     tail = (scale * (values - zp)).astype(np.float32)
     size = int(np.prod(x.shape, dtype=np.int64))
-    body, shape = size - size % _AFFINE_LANES, out.shape
-
-    def dequantize_blocks() -> None:
-        out.data = np.take(block, table_index(x.data))
-
-    def dequantize() -> None:
-        index = table_index(x.data).reshape(-1)
-        y = np.empty(size, np.float32)
-        np.take(block, index[:body], out=y[:body])
-        np.take(tail, index[body:], out=y[body:])
-        out.data = y.reshape(shape)
-
-    return dequantize_blocks if body == size else dequantize
+    return _positional_lookup(x, out, block, tail, size - size % _AFFINE_LANES)
 
 
 def register(resolver) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.kernels.common import check
+from runtime.kernels.common import check, store_plan
 from runtime.quant import tflite_round
 from runtime.resolver import Registration
 
@@ -45,7 +45,11 @@ def _resize_prepare(ctx, node) -> None:
     _resize_output(ctx, node, "RESIZE_BILINEAR")
     # A constant size fixes the interpolation taps: compute them once.
     x, out = ctx.input(node, 0), ctx.output(node, 0)
-    node.user_data = None if out.dynamic else _TAPS[x.type](x.shape, out.shape[1], out.shape[2], node.options)
+    if out.dynamic:
+        node.user_data = None
+        return
+    kernel, taps = _KERNELS[x.type], _TAPS[x.type](x.shape, out.shape[1], out.shape[2], node.options)
+    node.user_data = store_plan(out, lambda: kernel(x.data, taps))
 
 
 def _float_scale(in_size: int, out_size: int, align_corners: bool) -> np.float32:
@@ -129,30 +133,45 @@ def _trunc_div(a: np.ndarray, b: int) -> np.ndarray:
 
 
 def _integer_weights(shape, out_h: int, out_w: int, opts):
-    """Per-axis (lower, upper, 10-bit lower weight, 10-bit upper weight) taps, int32 shaped to broadcast over NHWC."""
-    _, in_h, in_w, _ = shape
+    """The int8 kernel's gathers and weights (see _resize_int8), from the 10-bit taps along each axis.
+
+    x: both columns' indices (lower, then upper) and their weights tiled over the channels, int32;
+    y: both rows' indices and their weights times 2**27 + 1, int64, one per gathered row.
+    """
+    _, in_h, in_w, channels = shape
     y0, y1, wy = _integer_taps(out_h, in_h, opts.align_corners, opts.half_pixel_centers)
     x0, x1, wx = _integer_taps(out_w, in_w, opts.align_corners, opts.half_pixel_centers)
-    wy, wx = wy.astype(np.int32).reshape(1, -1, 1, 1), wx.astype(np.int32).reshape(1, 1, -1, 1)
-    return (y0, y1, (1 << 10) - wy, wy), (x0, x1, (1 << 10) - wx, wx)
+    x_weights = np.repeat(np.concatenate([(1 << 10) - wx, wx]), channels).astype(np.int32)
+    y_weights = (np.concatenate([(1 << 10) - wy, wy]) * _TIE_SCALE).astype(np.int64).reshape(-1, 1)
+    return np.concatenate([x0, x1]), x_weights, np.concatenate([y0, y1]), y_weights
+
+
+# reference_ops::ResizeBilinearInteger divides the 20-bit sum t by 2**20 rounding half away from zero.
+# With T = t * (2**27 + 1), floor((T + 2**46) / 2**47) = floor(t / 2**20 + 1/2 + t / 2**47): for
+# |t| <= 2**27 the last term is below 2**-20 in magnitude, so it moves no value that is not a tie
+# across an integer (those sit at least 2**-20 from one) and breaks every tie toward t's sign.
+_TIE_SCALE = (1 << 27) + 1
+_TIE_ROUND = np.asarray(np.int64(1 << 46))
+_TIE_SHIFT = np.asarray(np.int64(47))
 
 
 def _resize_int8(data: np.ndarray, taps) -> np.ndarray:
     """reference_ops::ResizeBilinearInteger (LiteRT's int8 kernel): 10-bit weights, a 20-bit sum.
 
-    Integer sums do not depend on order, so the corners are combined separably (x, then y);
-    |sum| < 2**27 fits int32.
+    Integer sums do not depend on order, so the corners are combined separably: both columns of every
+    output column in one gather and one multiply (|row sum| <= 2**17, int32), then both rows the same
+    way, in int64 with the tie-breaking factor of _TIE_SCALE (|T| < 2**55).
     """
-    (y0, y1, ky, wy), (x0, x1, kx, wx) = taps
-    rows = np.multiply(data.take(x0, axis=2), kx, dtype=np.int32)
-    rows += np.multiply(data.take(x1, axis=2), wx, dtype=np.int32)
-    total = rows.take(y0, axis=1)
-    total *= ky
-    total += rows.take(y1, axis=1) * wy
-    # Double-rounding build: (total +- 2**19) / 2**20 in C++, i.e. round half away from zero, which is
-    # floor((total + 2**19 - [total < 0]) / 2**20).
-    total += (1 << 19) - (total < 0)
-    return (total >> 20).astype(np.int8)
+    x01, x_weights, y01, y_weights = taps
+    batch, in_h, _, channels = data.shape
+    half_w, half_h = x_weights.size // 2, y01.size // 2
+    cols = np.multiply(data.take(x01, axis=2).reshape(batch * in_h, -1), x_weights)
+    rows = np.add(cols[:, :half_w], cols[:, half_w:]).reshape(batch, in_h, half_w)
+    both = np.multiply(rows.take(y01, axis=1), y_weights)
+    total = np.add(both[:, :half_h], both[:, half_h:])
+    total += _TIE_ROUND
+    total >>= _TIE_SHIFT
+    return total.astype(np.int8).reshape(batch, half_h, -1, channels)
 
 
 _KERNELS = {"FLOAT32": _resize_float, "UINT8": _resize_uint8, "INT8": _resize_int8}
@@ -160,16 +179,15 @@ _TAPS = {"FLOAT32": _float_weights, "UINT8": _float_weights, "INT8": _integer_we
 
 
 def _resize_invoke(ctx, node) -> None:
+    if node.user_data is not None:  # the plan for a constant size
+        node.user_data()
+        return
     x = ctx.input(node, 0)
-    out = ctx.output(node, 0)
-    taps = node.user_data
-    if taps is None:
-        opts = node.options
-        check(not (opts.half_pixel_centers and opts.align_corners),
-              "RESIZE_BILINEAR: if half_pixel_centers is True, align_corners must be False")
-        out_h, out_w = _output_size(ctx.input(node, 1))
-        taps = _TAPS[x.type](x.shape, out_h, out_w, opts)
-    out.data = _KERNELS[x.type](x.data, taps)
+    opts = node.options
+    check(not (opts.half_pixel_centers and opts.align_corners),
+          "RESIZE_BILINEAR: if half_pixel_centers is True, align_corners must be False")
+    out_h, out_w = _output_size(ctx.input(node, 1))
+    ctx.output(node, 0).data = _KERNELS[x.type](x.data, _TAPS[x.type](x.shape, out_h, out_w, opts))
 
 
 # ---------------------------------------------------------------------------------------------

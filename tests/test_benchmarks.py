@@ -29,3 +29,18 @@ def test_time_invoke_runs_at_least_the_requested_invokes():
     it.invoke = counting
     seconds = time_invoke(it, [np.zeros((1, 64), np.float32)], runs=7, warmup=2)
     assert len(counted) == 9 and seconds > 0
+
+
+def test_recurrent_floor_computes_the_fixture_it_times():
+    """The hand-fused LSTM+GRU is a bound for this model only if it computes this model's outputs."""
+    from benchmarks.recurrent_floor import MODEL, fused_network
+
+    it = Interpreter(model_path=MODEL)
+    it.allocate_tensors()
+    x = np.random.default_rng(3).standard_normal((1, 10, 8)).astype(np.float32)
+    it.set_tensor(it.get_input_details()[0]["index"], x)
+    it.invoke()
+    expected = it.get_tensor(it.get_output_details()[0]["index"])
+    got = fused_network(MODEL)(x)
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5 * np.abs(expected).max())

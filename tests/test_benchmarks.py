@@ -1,6 +1,7 @@
 """The interpreter benchmark's measuring parts run and count what they claim (no timing is asserted)."""
 
 import numpy as np
+import pytest
 
 from benchmarks.interpreter import FIXTURES, op_profile, time_invoke
 from runtime import Interpreter
@@ -31,16 +32,19 @@ def test_time_invoke_runs_at_least_the_requested_invokes():
     assert len(counted) == 9 and seconds > 0
 
 
-def test_recurrent_floor_computes_the_fixture_it_times():
-    """The hand-fused LSTM+GRU is a bound for this model only if it computes this model's outputs."""
-    from benchmarks.recurrent_floor import MODEL, fused_network
+@pytest.mark.parametrize("name", ["lstm_gru_float", "transformer_block_float"])
+def test_fusion_floor_networks_compute_the_fixtures_they_time(name):
+    """A hand-fused network is a bound for a model only if it computes that model's outputs."""
+    from benchmarks.fusion_floor import NETWORKS
 
-    it = Interpreter(model_path=MODEL)
+    path = FIXTURES / f"{name}.tflite"
+    it = Interpreter(model_path=path)
     it.allocate_tensors()
-    x = np.random.default_rng(3).standard_normal((1, 10, 8)).astype(np.float32)
-    it.set_tensor(it.get_input_details()[0]["index"], x)
+    detail = it.get_input_details()[0]
+    x = np.random.default_rng(3).standard_normal(detail["shape"]).astype(np.float32)
+    it.set_tensor(detail["index"], x)
     it.invoke()
     expected = it.get_tensor(it.get_output_details()[0]["index"])
-    got = fused_network(MODEL)(x)
+    got = NETWORKS[name](path)(x)
     assert got.shape == expected.shape
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5 * np.abs(expected).max())

@@ -293,7 +293,7 @@ _HALF_ERFCC = np.array([-1.26551223 - math.log(2.0), 1.00002368, 0.37409196, 0.0
 _POWER_FACTORS = ((2, 1, 1), (3, 2, 1), (4, 2, 2), (5, 4, 1), (6, 3, 3), (7, 6, 1), (8, 4, 4), (9, 8, 1))
 
 
-def _gelu_float_for(size: int) -> Callable[[np.ndarray], np.ndarray]:
+def gelu_float_for(size: int) -> Callable[[np.ndarray], np.ndarray]:
     """reference_ops::Gelu (Eigen, float32): 0.5f * x * erfc(x * -M_SQRT1_2), erfc from erfcc in
     float32 (within a few ulps of erfcf), for inputs of `size` values.
 
@@ -401,7 +401,7 @@ _LUT_OPS = (
     _LutOp("LOG", ("FLOAT32", "INT8", "INT16"), lambda node, x: partial(_in_float64, np.log), _log_transform, True),
     _LutOp("ELU", ("FLOAT32", "INT8"), lambda node, x: _elu_f32, lambda node, out: _elu_f32, False),
     _LutOp("GELU", ("FLOAT32", "INT8", "UINT8", "INT16"),
-           lambda node, x: _gelu_approximate_float if _gelu_approximate(node) else _gelu_float_for(math.prod(x.shape)),
+           lambda node, x: _gelu_approximate_float if _gelu_approximate(node) else gelu_float_for(math.prod(x.shape)),
            lambda node, out: _gelu_approximate_transform if _gelu_approximate(node) else _gelu_transform, False),
 )
 

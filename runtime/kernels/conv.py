@@ -325,17 +325,21 @@ class Requantizer:
         fast_clip(acc, self.act_min, self.act_max, out=acc)  # vectorized, unlike maximum/minimum against scalars
         return acc.astype(self.dtype)
 
-    def exact_stage(self, bias: np.ndarray | None, bounds: np.ndarray, pixels: int) -> ExactStage | None:
+    def exact_stage(self, bias: np.ndarray | None, bounds: np.ndarray, pixels: int,
+                    lift: int | None = None) -> ExactStage | None:
         """This output stage with `bias` folded in, as an ExactStage; None where it does not apply.
 
-        bounds: per output channel, a bound on |sum((x - zp) * w)| (channel_bounds).
+        bounds: per output channel, a bound on |sum((x - zp) * w)| (channel_bounds). lift: the float
+        form's (see ExactStage), -min of the output type by default; ExactStage itself needs that
+        default, other lifts serve callers that only read its constants (ScaledGemm).
         """
         if not self._fast or self._limit is not None or self._right.max(initial=0) > 21:
             return None
         q, right = self.multiplier, self._right
         b = np.zeros(q.size, np.int64) if bias is None else bias.astype(np.int64)
         # The float form yields the output plus `lift` (>= 0 once clamped, so truncation floors).
-        lift = -int(np.iinfo(self.dtype).min)
+        if lift is None:
+            lift = -int(np.iinfo(self.dtype).min)
         # The rounding terms 2**30 and 2**(30+r), and zero point + lift, over the denominator 2**(31+r).
         const = ((1 << 30) + np.where(right > 0, np.int64(1) << (30 + right), 0)
                  + (np.int64(self.zero_point + lift) << (31 + right)))
@@ -415,6 +419,56 @@ class ExactStage:
         unsigned = y.astype(self.unsigned)
         unsigned ^= self.unsigned.type(self.lift)
         return unsigned.view(self.dtype)
+
+
+@dataclass(frozen=True)
+class ScaledGemm:
+    """A small pointwise quantized conv's GEMM with ExactStage's float form folded in: GEMM, cast, clamp, cast.
+
+    ExactStage computes floor(acc * m + offset) with m = q / 2**(31+r) per channel. Here m scales
+    the weights' columns instead, and the GEMM runs in float64: every product x * w * q / 2**(31+r)
+    and every partial sum is an integer multiple of 2**-(31+r), fewer than 2**53 of them under the
+    bounds Requantizer.exact_stage checks (max|x| * sum|w| per channel), so the sums are exact in any
+    order. That saves the float32 -> float64 cast and the multiply after the GEMM, at the price of
+    a float64 GEMM (about twice a float32 one). The lift is a multiple of 256 (or 0 for uint8),
+    so that the clamped integers, cast to the output type, wrap to the output itself; their
+    truncating cast from float64 floors on the clamp's range (lo >= 0), as in ExactStage.
+
+    The input (its own im2col matrix) is copied into a plan-owned [pixels, depth + 1] buffer whose
+    last column holds ones, and the offset rides in the GEMM as one more weight row (exact under
+    the same bounds, which include |offset|): that saves the addition's pass and a few calls for
+    the cost of a strided copy.
+    """
+
+    stage: ExactStage  # the output stage this replaces: a delegate that swaps plan.stage disables it
+    weights: np.ndarray  # [cin + 1, out] float64: each column times its channel's m, then the offset row
+    buffer: np.ndarray  # the GEMM's [pixels, cin + 1] input (plan-owned), last column ones
+    lo: int
+    hi: int
+    cast: np.dtype  # int16 where the lifted values provably fit it (a cheaper clamp), else int32
+    dtype: np.dtype
+
+    @classmethod
+    def of(cls, requant: Requantizer, stage: ExactStage, weights: np.ndarray, bias: np.ndarray | None,
+           bounds: np.ndarray, pixels: int) -> ScaledGemm | None:
+        """The scaled GEMM for `stage` (built from the same bias and bounds); None where not exact."""
+        lift = 256 if requant.dtype == np.int8 else 0
+        lifted = requant.exact_stage(bias, bounds, pixels, lift=lift)
+        if lifted is None or lifted.shift is not None:
+            return None
+        depth, channels = weights.shape
+        # The offset rides in the GEMM as the last weight row, against the buffer's column of ones.
+        scaled = np.concatenate([weights * lifted.multiplier[:channels], lifted.offset[None, :channels]])
+        # |acc * m + offset| is below y_bound < 2**22 (numerators < 2**53, shifts >= 31): int32 always holds it.
+        cast = np.dtype(np.int16 if lifted.narrow else np.int32)
+        return cls(stage, scaled, np.ones((pixels, depth + 1)), lifted.lo, lifted.hi, cast, np.dtype(requant.dtype))
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        """Output integers [pixels, out] of a pointwise conv's raw input [batch, h, w, cin]."""
+        np.copyto(self.buffer[:, :-1], x.reshape(self.buffer.shape[0], -1))
+        k = np.dot(self.buffer, self.weights).astype(self.cast)
+        fast_clip(k, self.lo, self.hi, out=k)
+        return k.astype(self.dtype)
 
 
 def row_period(pixels: int, channels: int, target: int = 16384) -> int:
@@ -662,6 +716,7 @@ class _ConvPlan:
     phases: tuple | None = None  # Geometry.phases, for an ungrouped dilated conv with unit strides
     planar: PlanarPatches | None = None  # im2col from channel planes, for few input channels
     folded: np.ndarray | None = None  # input_zp * sum(w) per output channel, when the GEMM sums raw inputs
+    scaled: ScaledGemm | None = None  # the GEMM with `stage` folded in, where that pays
 
 
 def _conv_weights(filter_data: np.ndarray, groups: int, dtype, offset: int) -> np.ndarray:
@@ -743,6 +798,8 @@ def _conv_prepare(ctx, node) -> None:
         plan.stage = _output_stage(plan, x, b, cout, pixels, exact, axis=1)
         if plan.planar is None and groups == 1 and isinstance(plan.stage, ExactStage):
             _fold_conv_zero_point(plan, x, b, exact, pixels)
+            if _scaled_pays(geometry, x.shape, cout) and (plan.folded is not None or not plan.input_zp):
+                _scale_gemm(plan, x, b, exact, pixels)  # on raw inputs
     node.user_data = plan
     ctx.resize_tensor(out, out_shape)
 
@@ -763,6 +820,35 @@ def _fold_conv_zero_point(plan: _ConvPlan, x, bias_t, exact: np.ndarray, pixels:
     stage = plan.requant.exact_stage(-folded if bias is None else bias - folded, raw, pixels)
     if stage is not None:
         plan.stage, plan.folded = stage, folded
+
+
+def _scale_gemm(plan: _ConvPlan, x, bias_t, exact: np.ndarray, pixels: int) -> None:
+    """plan.scaled for plan.stage, from the same bias and bounds (raw sums when the zero point is folded)."""
+    bias = read_bias(bias_t, np.int64)
+    if plan.folded is None:
+        bounds = channel_bounds(x, plan.input_zp, exact, 1)
+    else:
+        bounds = channel_bounds(x, 0, exact, 1)
+        bias = -plan.folded if bias is None else bias - plan.folded
+    plan.scaled = ScaledGemm.of(plan.requant, plan.stage, exact[0], bias, bounds, pixels)
+
+
+def _scaled_pays(g: Geometry, in_shape, channels: int) -> bool:
+    """Whether ScaledGemm beats the float32 GEMM and ExactStage (measured): pointwise convs whose input
+    is the im2col matrix (Geometry.im2col copies nothing), with small inputs and GEMMs.
+
+    The float64 GEMM's extra cost grows with pixels * depth * channels and the strided copy into
+    the buffer with pixels * depth; the stage saves two float64 passes and several calls. Measured
+    per node (pixels x depth x channels, ScaledGemm / float32 GEMM + ExactStage, back to back):
+    576x8x48 0.82, 144x48x16 0.72, 144x16x96 0.68, 144x96x16 0.95, 36x24x144 0.65, 36x144x24 0.78,
+    36x192x32 0.95, 9x56x336 0.79, 9x336x112 0.95, 256x8x8 0.59; but 576x48x8 1.05, 9x112x1280 1.26,
+    2304x16x8 1.18, and (with the offset added after the GEMM instead) 2304x8x48 0.9-1.0,
+    12544x16x96 1.15, 3136x24x144 1.2, 784x32x192 1.28.
+    """
+    n, h, w, depth = in_shape
+    pixels = n * h * w
+    return (g.kernel == (1, 1) and g.out_hw == (h, w)
+            and pixels * depth <= 8192 and pixels * depth * channels <= 1 << 19)
 
 
 def _planar_pays(g: Geometry, in_shape) -> bool:
@@ -786,10 +872,14 @@ def _conv_invoke(ctx, node) -> None:
     if plan.empty:
         out.data = np.zeros(out.shape, out.dtype)
         return
+    x = ctx.input(node, 0).data
+    scaled = plan.scaled
+    if scaled is not None and plan.stage is scaled.stage:  # else a delegate replaced the stage after prepare
+        out.data = scaled(x).reshape(out.shape)
+        return
     w = plan.weights
     if w is None:
         w = _conv_weights(ctx.input(node, 1).data, plan.groups, plan.dtype, plan.filter_zp)
-    x = ctx.input(node, 0).data
     if plan.planar is not None:
         acc = plan.planar(x, plan.input_zp).T @ w[0]
     else:

@@ -581,3 +581,35 @@ def test_strides_above_int16_are_refused_as_litert_does(op, stride):
         run_litert(model, random_inputs(Interpreter(model_content=model).get_input_details()))
     message = prepare_error(model)
     assert f"strides must be at most 32767, got stride_h={stride[0]} stride_w={stride[1]}" in message
+
+
+@pytest.mark.parametrize(("in_shape", "filter_shape", "scaled"), [
+    ((2, 6, 7, 8), (24, 1, 1, 8), True),       # small: ScaledGemm
+    ((1, 40, 40, 8), (16, 1, 1, 8), False),    # large: the float32 GEMM and ExactStage
+], ids=["small", "large"])
+@pytest.mark.parametrize(("kind", "activation", "out_scale_factor", "cast"), [
+    *((kind, act, 1.0, np.int16) for kind in ("int8_per_channel", "int8_per_tensor", "uint8")
+      for act in ("NONE", "RELU6")),
+    # A small output scale: the lifted values may pass int16, and the clamp runs on int32.
+    ("int8_per_tensor", "NONE", 0.005, np.int32), ("uint8", "RELU", 0.005, np.int32)])
+def test_conv_scaled_gemm_matches_litert_and_falls_back(kind, in_shape, filter_shape, scaled, activation,
+                                                        out_scale_factor, cast):
+    # Pointwise quantized convs may fold the output stage's scale into float64 weights (ScaledGemm);
+    # a delegate that drops the stage after prepare must get the generic path back.
+    model = conv_model("CONV_2D", in_shape, filter_shape, kind, activation=activation,
+                       out_scale_factor=out_scale_factor, seed=43)
+    inputs = random_inputs(Interpreter(model_content=model).get_input_details(), seed=8)
+    expected = run_litert(model, inputs)
+    for drop_stage in (False, True):
+        interpreter = Interpreter(model_content=model)
+        interpreter.allocate_tensors()
+        plan = interpreter.subgraph(0).nodes[0].user_data
+        assert (plan.scaled is not None) == scaled and plan.stage is not None
+        assert plan.scaled is None or plan.scaled.cast == cast
+        if drop_stage:
+            plan.stage = None
+        for _ in range(2):  # the buffer is rewritten each invoke
+            interpreter.set_tensor(interpreter.get_input_details()[0]["index"], inputs[0])
+            interpreter.invoke()
+            np.testing.assert_array_equal(interpreter.get_tensor(interpreter.get_output_details()[0]["index"]),
+                                          expected[0])

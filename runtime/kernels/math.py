@@ -293,30 +293,36 @@ _HALF_ERFCC = np.array([-1.26551223 - math.log(2.0), 1.00002368, 0.37409196, 0.0
 _POWER_FACTORS = ((2, 1, 1), (3, 2, 1), (4, 2, 2), (5, 4, 1), (6, 3, 3), (7, 6, 1), (8, 4, 4), (9, 8, 1))
 
 
+# GELU's scratch holds 11 rows of at most this many values (704 KiB): larger inputs go block by block,
+# so that prepare never allocates a multiple of the tensor (11 rows of a 67M-value input were 2.9 GB).
+_GELU_BLOCK = 16384
+
+
 def gelu_float_for(size: int) -> Callable[[np.ndarray], np.ndarray]:
     """reference_ops::Gelu (Eigen, float32): 0.5f * x * erfc(x * -M_SQRT1_2), erfc from erfcc in
     float32 (within a few ulps of erfcf), for inputs of `size` values.
 
     Few NumPy calls: the powers of t fill the rows of a scratch array owned by this node (never
     handed out), and one matrix-vector product sums the polynomial and -z^2 (about 16 us for
-    1024 values against 24 for Horner's 18 calls).
+    1024 values against 24 for Horner's 18 calls). Inputs over _GELU_BLOCK values run in blocks.
     """
-    rows = np.empty((len(_HALF_ERFCC), size), dtype=np.float32)
-    rows[0] = 1
-    row = list(rows)
-    t, square = row[1], row[-1]
-    products = [(row[k], row[i], row[j]) for k, i, j in _POWER_FACTORS]
+    block = max(1, min(size, _GELU_BLOCK))
+    scratch = np.empty((len(_HALF_ERFCC), block), dtype=np.float32)
+    scratch[0] = 1
+    full = (scratch, list(scratch))
 
-    def gelu(x: np.ndarray) -> np.ndarray:
-        v = x.reshape(-1)
+    def gelu_block(v: np.ndarray, out: np.ndarray) -> None:
+        """out = GELU(v) for a flat block of at most `block` values."""
+        rows, row = full if v.size == block else (scratch[:, :v.size], list(scratch[:, :v.size]))
+        t, square = row[1], row[-1]
         z = np.multiply(v, _NEG_SQRT1_2)  # w = x * -M_SQRT1_2, made |w| after its square is taken
         np.multiply(z, z, out=square)
         np.abs(z, out=z)
         # t = 1 / (1 + z / 2), computed as 2 / (2 + z): scaling by 2 is exact, so the bits are the same.
         np.add(z, _TWO, out=t)
         np.divide(_TWO, t, out=t)
-        for power, a, b in products:
-            np.multiply(a, b, out=power)
+        for k, i, j in _POWER_FACTORS:
+            np.multiply(row[i], row[j], out=row[k])
         half = np.dot(_HALF_ERFCC, rows)
         np.exp(half, out=half)
         half *= t  # erfc(|w|) / 2, in [0, 1/2]
@@ -324,7 +330,17 @@ def gelu_float_for(size: int) -> Callable[[np.ndarray], np.ndarray]:
         # exactly as |0 - half| gives half itself otherwise (a bool operand is 0 or 1).
         np.subtract(np.greater(v, _ZERO), half, out=half)
         np.abs(half, out=half)
-        return np.multiply(v, half).reshape(x.shape)
+        np.multiply(v, half, out=out)
+
+    def gelu(x: np.ndarray) -> np.ndarray:
+        v = x.reshape(-1)
+        y = np.empty(v.shape, np.float32)
+        if v.size == block:
+            gelu_block(v, y)
+        else:
+            for start in range(0, v.size, block):
+                gelu_block(v[start:start + block], y[start:start + block])
+        return y.reshape(x.shape)
 
     return gelu
 

@@ -269,6 +269,19 @@ def prepare_error(model: bytes | Model) -> str:
     return str(info.value)
 
 
+def allocated_with_peak(model: bytes) -> tuple[Interpreter, int]:
+    """An interpreter of `model` after allocate_tensors(), and the peak bytes allocated meanwhile (tracemalloc)."""
+    import tracemalloc
+
+    it = Interpreter(model_content=model)
+    tracemalloc.start()
+    try:
+        it.allocate_tensors()
+        return it, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def one_node_model(model: Model, sg: Subgraph, op) -> bytes:
     """One node of a model, alone, with its tensors exactly as stored (sparsity and all): the node's
     constant inputs keep their buffers, its other inputs become the graph's inputs."""

@@ -6,7 +6,17 @@ import zlib
 
 import numpy as np
 import pytest
-from support import FIXTURES, Spec, check_against_litert, const, prepare_error, run_litert, run_ours, single_op_model
+from support import (
+    FIXTURES,
+    Spec,
+    allocated_with_peak,
+    check_against_litert,
+    const,
+    prepare_error,
+    run_litert,
+    run_ours,
+    single_op_model,
+)
 
 from runtime.errors import OpResolutionError
 from runtime.interpreter import Interpreter
@@ -383,19 +393,11 @@ def test_same_size_lower_rank_runtime_operand(op):
 def test_int8_prepare_memory_does_not_grow_with_the_output(op, second):
     """Which SIMD path computes each element is described per run, not listed per output element
     (that list took 9 bytes per element in prepare: 547 MB for a 33.5M-element int8 MUL)."""
-    import tracemalloc
-
     shape = (64, 16, 4099)  # 4.2M values; runs of 4099 end in a 3-element scalar tail
     q = {"scale": 0.05, "zero_point": 3}
     other = const(np.full(second, 7, np.int8), "INT8", **q) if second == () else Spec(second, "INT8", **q)
     model = single_op_model(op, [Spec(shape, "INT8", **q), other], [Spec(shape, "INT8", scale=0.1, zero_point=-2)])
-    it = Interpreter(model_content=model)
-    tracemalloc.start()
-    try:
-        it.allocate_tensors()
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    it, peak = allocated_with_peak(model)
     # The input arrays (4.2 MB each) are allocated here too; a per-element path list would add 38 MB.
     assert peak < 2 * np.prod(shape)
     rng = np.random.default_rng(0)

@@ -7,6 +7,7 @@ import pytest
 from support import (
     FIXTURES,
     Spec,
+    allocated_with_peak,
     assert_close_to_reference,
     const,
     random_inputs,
@@ -115,19 +116,11 @@ def test_gelu_float_far_tails():
 def test_gelu_float_in_blocks():
     """Inputs larger than GELU's scratch block run block by block, the last one partial; prepare's
     scratch stays one block (11 rows of 16384 values) whatever the input's size."""
-    import tracemalloc
-
     shape = (3, 16384 + 77)
     x = _floats(shape)
     _unary("GELU", x, Spec(shape), Spec(shape), approximate=False)
     big = (64, 1024, 128)  # 8.4M values: eleven rows of them would be 369 MB
-    it = Interpreter(model_content=single_op_model("GELU", [Spec(big)], [Spec(big)], approximate=False))
-    tracemalloc.start()
-    try:
-        it.allocate_tensors()
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    _, peak = allocated_with_peak(single_op_model("GELU", [Spec(big)], [Spec(big)], approximate=False))
     assert peak < 2 * 4 * np.prod(big)  # the input and output arrays, not a multiple of them
 
 

@@ -269,6 +269,17 @@ def prepare_error(model: bytes | Model) -> str:
     return str(info.value)
 
 
+def with_dynamic_outputs(model: bytes) -> bytes:
+    """The model with every output's shape signature unknown (-1), as a converter writes for shapes that
+    depend on values."""
+    m = load_model(model)
+    sg = m.subgraphs[0]
+    tensors = list(sg.tensors)
+    for i in sg.outputs:
+        tensors[i] = dataclasses.replace(tensors[i], shape_signature=(-1,) * len(tensors[i].shape))
+    return save_model(dataclasses.replace(m, subgraphs=(dataclasses.replace(sg, tensors=tuple(tensors)),)))
+
+
 def allocated_with_peak(model: bytes) -> tuple[Interpreter, int]:
     """An interpreter of `model` after allocate_tensors(), and the peak bytes allocated meanwhile (tracemalloc)."""
     import tracemalloc

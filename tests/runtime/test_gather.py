@@ -15,6 +15,7 @@ from support import (
     run_litert,
     run_ours,
     single_op_model,
+    with_dynamic_outputs,
 )
 
 from runtime.errors import KernelError
@@ -27,17 +28,6 @@ RNG = np.random.default_rng(11)
 
 def _prepare(model: bytes) -> None:
     Interpreter(model_content=model).allocate_tensors()
-
-
-def _dynamic_outputs(model: bytes) -> bytes:
-    """The model with every output's shape signature unknown (-1), as a converter writes for shapes that
-    depend on values."""
-    m = load_model(model)
-    sg = m.subgraphs[0]
-    tensors = list(sg.tensors)
-    for i in sg.outputs:
-        tensors[i] = dataclasses.replace(tensors[i], shape_signature=(-1,) * len(tensors[i].shape))
-    return save_model(dataclasses.replace(m, subgraphs=(dataclasses.replace(sg, tensors=tuple(tensors)),)))
 
 
 def _assert_both_fail(model: bytes, inputs, message: str) -> None:
@@ -98,7 +88,7 @@ def test_slice_runtime_indices_give_a_dynamic_output(runtime_input):
     begin, size = np.array([1, 2], np.int32), np.array([2, -1], np.int32)
     ins = [Spec((4, 6)), Spec((2,), "INT32") if runtime_input == "begin" else const(begin),
            Spec((2,), "INT32") if runtime_input == "size" else const(size)]
-    model = _dynamic_outputs(single_op_model("SLICE", ins, [Spec((1, 1))]))
+    model = with_dynamic_outputs(single_op_model("SLICE", ins, [Spec((1, 1))]))
     x = _values((4, 6), "FLOAT32")
     ours = check_against_litert(model, [x, begin if runtime_input == "begin" else size])[0]
     assert ours.shape == (2, 4)
@@ -123,7 +113,7 @@ def test_slice_bad_window_raises(begin, size, message):
     model = single_op_model("SLICE", [Spec((3, 4)), const(np.array(begin, np.int32)), const(np.array(size, np.int32))],
                             [Spec((1, 1))])
     with pytest.raises(KernelError, match=message):
-        _prepare(_dynamic_outputs(model))
+        _prepare(with_dynamic_outputs(model))
 
 
 def test_slice_index_shape_and_type_raise():
@@ -281,8 +271,8 @@ def test_split(typ, version, axis, count):
     assert all(np.array_equal(o, p) for o, p in zip(ours, np.split(x, count, axis=a)))
 
 
-def test_split_runtime_axis_gives_dynamic_outputs():
-    model = _dynamic_outputs(single_op_model("SPLIT", [Spec((1,), "INT32"), Spec((3, 4))], [Spec((1, 1))] * 2,
+def test_split_runtime_axis_giveswith_dynamic_outputs():
+    model = with_dynamic_outputs(single_op_model("SPLIT", [Spec((1,), "INT32"), Spec((3, 4))], [Spec((1, 1))] * 2,
                                              num_splits=2))
     ours = check_against_litert(model, [np.array([-1], np.int32), _values((3, 4), "FLOAT32")])
     assert [o.shape for o in ours] == [(3, 2), (3, 2)]
@@ -328,8 +318,8 @@ def test_split_v(typ, version, sizes, axis, size_type):
     assert [o.shape[a] for o in ours] == resolved
 
 
-def test_split_v_runtime_sizes_give_dynamic_outputs():
-    model = _dynamic_outputs(single_op_model("SPLIT_V", [Spec((2, 7)), Spec((3,), "INT32"),
+def test_split_v_runtime_sizes_givewith_dynamic_outputs():
+    model = with_dynamic_outputs(single_op_model("SPLIT_V", [Spec((2, 7)), Spec((3,), "INT32"),
                                                          const(np.array([1], np.int32))],
                                              [Spec((2, 1))] * 3, num_splits=3))
     ours = check_against_litert(model, [_values((2, 7), "FLOAT32"), np.array([3, -1, 1], np.int32)])
@@ -470,7 +460,7 @@ def test_gather_scalar_position_out_of_range_fails_like_litert(index, message):
 
 def test_slice_runtime_window_changing_between_invokes():
     """A dynamic SLICE output takes each invoke's window, including a return to an earlier one."""
-    model = _dynamic_outputs(single_op_model("SLICE", [Spec((5, 4)), Spec((2,), "INT32"), Spec((2,), "INT32")],
+    model = with_dynamic_outputs(single_op_model("SLICE", [Spec((5, 4)), Spec((2,), "INT32"), Spec((2,), "INT32")],
                                              [Spec((1, 1))]))
     x = _values((5, 4), "FLOAT32")
     it = Interpreter(model_content=model)

@@ -3,8 +3,6 @@ DEPTH_TO_SPACE and SPACE_TO_DEPTH against LiteRT, plus registration ranges and c
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 from support import (
@@ -16,6 +14,7 @@ from support import (
     run_litert,
     run_ours,
     single_op_model,
+    with_dynamic_outputs,
 )
 
 from runtime import BuiltinOpResolver
@@ -31,17 +30,6 @@ REFLECT, SYMMETRIC = 0, 1
 
 def _prepare(model: bytes) -> None:
     Interpreter(model_content=model).allocate_tensors()
-
-
-def _dynamic_outputs(model: bytes) -> bytes:
-    """The model with every output's shape signature unknown (-1), as a converter writes for value-dependent
-    shapes."""
-    m = load_model(model)
-    sg = m.subgraphs[0]
-    tensors = list(sg.tensors)
-    for i in sg.outputs:
-        tensors[i] = dataclasses.replace(tensors[i], shape_signature=(-1,) * len(tensors[i].shape))
-    return save_model(dataclasses.replace(m, subgraphs=(dataclasses.replace(sg, tensors=tuple(tensors)),)))
 
 
 def _values(shape, typ: str) -> np.ndarray:
@@ -98,7 +86,7 @@ def test_padv2_rank5_v4_and_runtime_value_and_paddings():
     model = single_op_model("PADV2", [Spec((1, 2, 3, 2, 2)), const(np.array([[0, 1]] * 5, np.int32)),
                                       const(np.array(-1.5, np.float32))], [Spec((2, 3, 4, 3, 3))], version=4)
     check_against_litert(model)
-    model = _dynamic_outputs(single_op_model("PADV2", [Spec((2, 3)), Spec((2, 2), "INT64"), Spec((), "FLOAT32")],
+    model = with_dynamic_outputs(single_op_model("PADV2", [Spec((2, 3)), Spec((2, 2), "INT64"), Spec((), "FLOAT32")],
                                              [Spec((2, 3))]))
     ours = check_against_litert(model, [_values((2, 3), "FLOAT32"), np.array([[1, 0], [2, 1]], np.int64),
                                         np.array(4.0, np.float32)])[0]
@@ -143,7 +131,7 @@ def test_mirror_pad_ranks_int64_paddings(rank, mode):
 
 
 def test_mirror_pad_runtime_paddings():
-    model = _dynamic_outputs(single_op_model("MIRROR_PAD", [Spec((3, 4)), Spec((2, 2), "INT32")], [Spec((3, 4))],
+    model = with_dynamic_outputs(single_op_model("MIRROR_PAD", [Spec((3, 4)), Spec((2, 2), "INT32")], [Spec((3, 4))],
                                              mode=REFLECT))
     ours = check_against_litert(model, [_values((3, 4), "FLOAT32"), np.array([[2, 1], [0, 3]], np.int32)])[0]
     assert ours.shape == (6, 7)
@@ -193,7 +181,8 @@ def test_transpose_ranks(rank):
 
 
 def test_transpose_runtime_perm():
-    model = _dynamic_outputs(single_op_model("TRANSPOSE", [Spec((2, 3, 4)), Spec((3,), "INT32")], [Spec((2, 3, 4))]))
+    model = with_dynamic_outputs(
+        single_op_model("TRANSPOSE", [Spec((2, 3, 4)), Spec((3,), "INT32")], [Spec((2, 3, 4))]))
     ours = check_against_litert(model, [_values((2, 3, 4), "FLOAT32"), np.array([2, 0, 1], np.int32)])[0]
     assert ours.shape == (4, 2, 3)
 
@@ -229,7 +218,7 @@ def test_tile(typ, version, multiples):
 
 
 def test_tile_runtime_int64_multiples():
-    model = _dynamic_outputs(single_op_model("TILE", [Spec((2, 3)), Spec((2,), "INT64")], [Spec((2, 3))]))
+    model = with_dynamic_outputs(single_op_model("TILE", [Spec((2, 3)), Spec((2,), "INT64")], [Spec((2, 3))]))
     assert check_against_litert(model, [_values((2, 3), "FLOAT32"), np.array([3, 2], np.int64)])[0].shape == (6, 6)
 
 
@@ -252,7 +241,7 @@ def test_broadcast_to(typ, version, in_shape, shape):
 
 
 def test_broadcast_to_runtime_int64_shape():
-    model = _dynamic_outputs(single_op_model("BROADCAST_TO", [Spec((3, 1)), Spec((3,), "INT64")], [Spec((3, 1))],
+    model = with_dynamic_outputs(single_op_model("BROADCAST_TO", [Spec((3, 1)), Spec((3,), "INT64")], [Spec((3, 1))],
                                              version=2))
     ours = check_against_litert(model, [_values((3, 1), "FLOAT32"), np.array([2, 3, 5], np.int64)])[0]
     assert ours.shape == (2, 3, 5)
@@ -278,7 +267,7 @@ def test_expand_dims(typ, axis, axis_type):
 
 
 def test_expand_dims_runtime_axis():
-    model = _dynamic_outputs(single_op_model("EXPAND_DIMS", [Spec((2, 3)), Spec((), "INT32")], [Spec((2, 3, 1))]))
+    model = with_dynamic_outputs(single_op_model("EXPAND_DIMS", [Spec((2, 3)), Spec((), "INT32")], [Spec((2, 3, 1))]))
     assert check_against_litert(model, [_values((2, 3), "FLOAT32"), np.array(-2, np.int32)])[0].shape == (2, 1, 3)
 
 
@@ -311,7 +300,7 @@ def test_fill_string_v2():
 
 
 def test_fill_runtime_dims():
-    model = _dynamic_outputs(single_op_model("FILL", [Spec((2,), "INT32"), Spec((), "FLOAT32")], [Spec((1, 1))]))
+    model = with_dynamic_outputs(single_op_model("FILL", [Spec((2,), "INT32"), Spec((), "FLOAT32")], [Spec((1, 1))]))
     ours = check_against_litert(model, [np.array([3, 4], np.int32), np.array(2.5, np.float32)])[0]
     assert ours.shape == (3, 4) and np.all(ours == 2.5)
 
@@ -340,7 +329,7 @@ def test_range(typ, version, start, limit, delta, constant):
     ins = [const(v) if constant else Spec((), typ) for v in values]
     model = single_op_model("RANGE", ins, [Spec((count,), typ)], version=version)
     if not constant:
-        model = _dynamic_outputs(model)
+        model = with_dynamic_outputs(model)
     if count == 0:
         # LiteRT's Python API cannot read an empty RANGE output ("Invalid tensor size"): check ours alone.
         assert run_ours(model, values)[0].shape == (0,)
@@ -352,7 +341,7 @@ def test_range(typ, version, start, limit, delta, constant):
 def test_range_float_accumulates_like_litert():
     """range.cc adds delta to a running float32 value; 0.1 is not exact, so that differs from start + i * delta."""
     values = [np.array(v, np.float32) for v in (0.0, 300.0, 0.1)]
-    model = _dynamic_outputs(single_op_model("RANGE", [Spec((), "FLOAT32")] * 3, [Spec((1,), "FLOAT32")]))
+    model = with_dynamic_outputs(single_op_model("RANGE", [Spec((), "FLOAT32")] * 3, [Spec((1,), "FLOAT32")]))
     ours, ref = run_ours(model, values)[0], run_litert(model, values)[0]
     assert ours.shape == ref.shape == (3000,) and np.array_equal(ours, ref)
     assert not np.array_equal(ours, np.float32(0.1) * np.arange(3000, dtype=np.float32))

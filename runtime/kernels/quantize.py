@@ -238,13 +238,18 @@ def _block_affine_quantize(x, out, params: _Affine):
     return store_plan(out, quantize)
 
 
+# Up to this many positions a per-position offset array (4 bytes each) is kept; beyond, each call adds
+# the two parts' offsets to a fresh index, so that prepare's memory does not grow with the tensor.
+_OFFSETS_MAX = 1 << 16
+
+
 def _positional_lookup(x, out, head: np.ndarray, tail: np.ndarray, body: int):
     """An 8/16-bit op tabulated twice over integer_domain: `head` for the first `body` values (the SIMD
     blocks), `tail` for the rest.
 
     One table alone is a take of the raw values: a negative value v indexes from the table's end,
     at the position of its unsigned bit pattern, where integer_domain holds v. Both tables are laid
-    out by value, one after the other, and each position adds its table's offset (precomputed).
+    out by value, one after the other, and the two parts of the flat input add their table's offset.
     """
     size = int(np.prod(x.shape, dtype=np.int64))
     if body in (0, size):
@@ -256,14 +261,27 @@ def _positional_lookup(x, out, head: np.ndarray, tail: np.ndarray, body: int):
         return store_plan(out, single)
     domain = integer_domain(x.dtype)
     order = np.argsort(domain, kind="stable")
-    combined = np.concatenate([head[order], tail[order]])
-    offsets = np.full(size, -int(domain.min()), np.int32)
-    offsets[body:] += domain.size
-    offsets = offsets.reshape(x.shape)
-    lookup, add = combined.take, np.add
+    lookup = np.concatenate([head[order], tail[order]]).take
+    head_offset = np.intp(-int(domain.min()))
+    tail_offset = head_offset + domain.size
+    if size <= _OFFSETS_MAX:
+        # Small inputs: the offsets precomputed per position, one addition (cheaper per call).
+        offsets = np.full(size, head_offset, np.int32)
+        offsets[body:] = tail_offset
+        offsets = offsets.reshape(x.shape)
+        add = np.add
+
+        def split_small() -> np.ndarray:
+            return lookup(add(x.data, offsets))
+
+        return store_plan(out, split_small)
+    shape = out.shape
 
     def split() -> np.ndarray:
-        return lookup(add(x.data, offsets))
+        i = x.data.reshape(-1).astype(np.intp)
+        i[:body] += head_offset
+        i[body:] += tail_offset
+        return lookup(i).reshape(shape)
 
     return store_plan(out, split)
 

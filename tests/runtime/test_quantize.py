@@ -113,11 +113,13 @@ def test_requantize(in_type, out_type, version, ratio):
     check_against_litert(model, [x])
 
 
-def test_requantize_int8_ties_in_simd_block_and_tail():
-    """-2 / 4 = -0.5: the 16-wide SIMD blocks' final shift rounds it up, the scalar tail away from zero."""
-    x = np.full(20, -2, np.int8)
+@pytest.mark.parametrize("size", [20, 65536 + 20])
+def test_requantize_int8_ties_in_simd_block_and_tail(size):
+    """-2 / 4 = -0.5: the 16-wide SIMD blocks' final shift rounds it up, the scalar tail away from zero
+    (the larger size is past the per-position offset table)."""
+    x = np.full(size, -2, np.int8)
     out = check_against_litert(_quantize_model(x.shape, "INT8", "INT8", (0.1, 0), (0.4, 0)), [x])[0]
-    assert (out[:16] == 0).all() and (out[16:] == -1).all()
+    assert (out[:-4] == 0).all() and (out[-4:] == -1).all()
 
 
 def test_uint8_to_int8_with_same_scale_shifts_by_128():
@@ -131,7 +133,7 @@ def test_uint8_to_int8_with_same_scale_shifts_by_128():
 
 
 @pytest.mark.parametrize("in_type,version", [("UINT8", 1), ("INT8", 2), ("INT16", 3)])
-@pytest.mark.parametrize("size", [5, 8, 29, 1000])
+@pytest.mark.parametrize("size", [5, 8, 29, 1000, 65541])  # the last: past the per-position offset table
 def test_dequantize_bit_exact(in_type, version, size):
     rng = np.random.default_rng(size)
     scale = float(np.float32(rng.uniform(0.0001, 0.3)))

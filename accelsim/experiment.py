@@ -35,7 +35,6 @@ import itertools
 import json
 import logging
 import os
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +42,7 @@ from typing import Any, Protocol
 
 import accelsim
 from accelsim.config import ConfigError, System, apply_overrides, load_system, read_document
+from accelsim.files import write_atomic
 from runtime.errors import AccelsimError
 
 log = logging.getLogger(__name__)
@@ -424,19 +424,6 @@ class RunOutcome:
     failed: int
     outputs: dict[str, Path] = field(default_factory=dict)
     out_dir: Path | None = None
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file in the same folder and os.replace, so readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _load_cached(path: Path) -> dict | None:

@@ -22,9 +22,7 @@ import html
 import io
 import itertools
 import json
-import os
 import re
-import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -32,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from accelsim import plots
+from accelsim.files import write_atomic
 from accelsim.results import CSV_COLUMNS
 from accelsim.trace import trace_document
 
@@ -572,20 +571,6 @@ def results_csv(points: Sequence[dict]) -> str:
 # -- writing ----------------------------------------------------------------------------------------
 
 
-def _write(path: Path, data: bytes) -> Path:
-    """Write via a temporary file in the same folder and os.replace, so readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
 def _remove_stale(out: Path, keep: set[Path]) -> None:
     for folder, pattern in _GENERATED:
         directory = out / folder
@@ -627,21 +612,21 @@ def write_report(out_dir: Path, name: str, records: list[dict], *, formats: Sequ
         keys = sorted({k for p in points for k in p["sweep"]})
         figures = _figures(points, names, detailed(points), keys)
         for rel, png in figures.items():
-            written[rel] = _write(out / rel, png)
+            written[rel] = write_atomic(out / rel, png)
     for pid, (p, slug) in enumerate(zip(points, names), start=1):
         if p["status"] == "ok":
             doc = trace_document(p, pid=pid, label=point_label(p))
             rel = f"traces/{slug}.json"
-            written[rel] = _write(out / rel, (json.dumps(doc, sort_keys=True) + "\n").encode())
+            written[rel] = write_atomic(out / rel, (json.dumps(doc, sort_keys=True) + "\n").encode())
     blocks = build_document(name, points, missing, experiment, names, figures)
     if "md" in formats:
-        written["md"] = _write(out / "report.md", render_markdown(blocks).encode())
+        written["md"] = write_atomic(out / "report.md", render_markdown(blocks).encode())
     if "html" in formats:
         page = render_html(blocks, f"accelsim report: {name}", figures)
-        written["html"] = _write(out / "report.html", page.encode())
+        written["html"] = write_atomic(out / "report.html", page.encode())
     if "json" in formats:
-        written["json"] = _write(out / "results.json", results_json(name, points, missing).encode())
+        written["json"] = write_atomic(out / "results.json", results_json(name, points, missing).encode())
     if "csv" in formats:
-        written["csv"] = _write(out / "results.csv", results_csv(points).encode())
+        written["csv"] = write_atomic(out / "results.csv", results_csv(points).encode())
     _remove_stale(out, set(written.values()))
     return written

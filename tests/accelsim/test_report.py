@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from accelsim import plots, report
+from accelsim import files, plots, report
 from accelsim.config import System, apply_overrides, load_system
 from accelsim.diff import inference_diff
 from accelsim.report import write_report
@@ -360,7 +360,7 @@ def test_failed_write_keeps_the_old_file_and_no_temporary(tmp_path, monkeypatch)
     def broken_replace(src, dst):
         raise OSError("disk full")
 
-    monkeypatch.setattr(report.os, "replace", broken_replace)
+    monkeypatch.setattr(files.os, "replace", broken_replace)
     with pytest.raises(OSError, match="disk full"):
         write_report(tmp_path, "renamed", records, formats=("json",))
     assert (tmp_path / "results.json").read_bytes() == before

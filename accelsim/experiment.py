@@ -506,7 +506,7 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
     written = write_report(out, experiment.name, records, formats=experiment.reports,
                            missing=[{"id": p.id, "model_name": Path(p.model).stem, "variant": p.variant,
                                      "sweep": dict(p.sweep)} for p in missing],
-                           experiment={"source": experiment.source, "points": len(points)})
+                           experiment=report_context(experiment, len(points)))
     outcome = RunOutcome(records, missing, n_cached, len(records) - n_cached,
                          sum(1 for r in records if r["status"] != "ok"), written, out)
     if isinstance(interrupted, KeyboardInterrupt):
@@ -515,6 +515,13 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
         raise AccelsimError(f"a worker process died ({interrupted}); {len(missing)} design points are missing "
                             f"from {out}; run again to complete them") from interrupted
     return outcome
+
+
+def report_context(experiment: Experiment, n_points: int) -> dict[str, Any]:
+    """What write_report needs to know of the experiment: its file, size, and the file's order of names."""
+    return {"source": experiment.source, "points": n_points,
+            "models": list(dict.fromkeys(Path(m).stem for m in experiment.models)),
+            "variants": [v.name for v in experiment.variants], "sweep_keys": [k for k, _ in experiment.sweeps]}
 
 
 def _fill_speedups(records: Sequence[dict]) -> None:

@@ -121,6 +121,9 @@ def test_benchmark_json_and_text(capsys):
     assert main(["benchmark", model, "--hw", "hexagon_dsp", "--num-runs", "2", "--enable-op-profiling"]) == 0
     text = capsys.readouterr().out
     assert "count=2 first=" in text and "Simulated latency in us:" in text and "[node type]" in text
+    assert "[avg us]" in text and " 0.0000 " not in text  # µs with 3 decimals: small nodes keep their digits
+    profile = text[text.index("[node type]"):text.index("Summary by node type")].splitlines()[1:]
+    assert len(profile) == 20 and all(float(line.split()[2]) > 0 for line in profile)
 
 
 def test_diff_prints_inference_diff_layout(capsys):

@@ -148,6 +148,33 @@ def test_numbers_agree_across_json_csv_and_md(tmp_path):
         assert f"{point['latency_us']:,.2f}" in md
 
 
+def test_the_report_follows_the_experiment_files_order(tmp_path):
+    sweep = "sweeps:\n  max_delegated_partitions: [2, 1]\n  edgetpu_usb.link.bandwidth: [1 GB/s]"
+    exp = load_experiment(small_experiment(tmp_path, sweep=sweep, models=("mobilenet_v2_035_96_int8",
+                                                                          "interleaved_int8")))
+    run_experiment(exp, tmp_path / "out", executor=SerialExecutor())
+    rows = list(csv.DictReader((tmp_path / "out" / "results.csv").open()))
+    assert [(r["model_name"], r["variant"]) for r in rows][:4] == [
+        ("mobilenet_v2_035_96_int8", "cpu_only"), ("mobilenet_v2_035_96_int8", "usb"),
+        ("mobilenet_v2_035_96_int8", "usb"), ("mobilenet_v2_035_96_int8", "dsp")]
+    assert rows[1]["sweep"] == "max_delegated_partitions=1; edgetpu_usb.link.bandwidth=1 GB/s"
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "on 3 variants (cpu_only, usb, dsp), sweeping max_delegated_partitions over 1, 2; " in md
+
+
+def test_every_written_file_honours_the_umask(tmp_path):
+    exp = load_experiment(small_experiment(tmp_path, models=("interleaved_int8",)))
+    old = os.umask(0o022)
+    try:
+        run_experiment(exp, tmp_path / "out", executor=SerialExecutor())
+    finally:
+        os.umask(old)
+    written = [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
+    kinds = {p.suffix for p in written} | {p.parent.name for p in written}
+    assert {".md", ".html", ".json", ".csv", ".png", "cache", "traces", "layers", "plots"} <= kinds
+    assert {oct(p.stat().st_mode & 0o777) for p in written} == {"0o644"}
+
+
 LONG_SWEEP = ("sweeps:\n  edgetpu_usb.compute.rows: [8, 16, 32, 64, 128, 256]\n"
               "  edgetpu_usb.compute.cols: [8, 16, 32, 64]")
 

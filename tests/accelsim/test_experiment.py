@@ -228,3 +228,42 @@ def test_a_killed_worker_process_loses_nothing_finished(tmp_path):
     stdout, err = rerun.communicate(timeout=300)
     assert rerun.returncode == 0, err
     assert len(json.loads((out / "results.json").read_text())["points"]) == total
+
+
+def test_stale_cache_entries_are_counted_and_pruned_on_request(tmp_path):
+    sweep = "sweeps:\n  max_delegated_partitions: [1, 2]"
+    exp = load_experiment(small_experiment(tmp_path, sweep=sweep, models=("interleaved_int8",)))
+    first = run_experiment(exp, tmp_path / "out", executor=SerialExecutor())
+    assert first.stale == 0 and len(list((tmp_path / "out" / "cache").glob("*.json"))) == 5
+    narrower = load_experiment(small_experiment(tmp_path, sweep="sweeps:\n  max_delegated_partitions: [1]",
+                                                models=("interleaved_int8",)))
+    kept = run_experiment(narrower, tmp_path / "out", executor=SerialExecutor())
+    assert kept.stale == 2 and not kept.pruned and kept.cached == 3  # usb and dsp at 2 partitions
+    assert len(list((tmp_path / "out" / "cache").glob("*.json"))) == 5
+    (tmp_path / "out" / "cache" / "notes.txt").write_text("not a cache entry")
+    pruned = run_experiment(narrower, tmp_path / "out", executor=SerialExecutor(), prune_cache=True)
+    assert pruned.stale == 2 and pruned.pruned and pruned.cached == 3
+    assert sorted(p.stem for p in (tmp_path / "out" / "cache").glob("*.json")) == sorted(
+        r["id"] for r in pruned.records)
+    assert (tmp_path / "out" / "cache" / "notes.txt").exists()
+    assert run_experiment(narrower, tmp_path / "out", executor=SerialExecutor()).stale == 0
+
+
+def test_same_named_experiments_do_not_overwrite_each_others_report(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    one = load_experiment(small_experiment(tmp_path / "a", name="same", models=("interleaved_int8",)))
+    other = load_experiment(small_experiment(tmp_path / "b", name="same", models=("interleaved_int8",)))
+    first = run_experiment(one, executor=SerialExecutor())
+    assert first.out_dir == Path("reports/same") and first.warnings == ()
+    second = run_experiment(other, executor=SerialExecutor())
+    assert second.out_dir.parent == Path("reports") and second.out_dir.name.startswith("same-")
+    assert len(second.warnings) == 1 and str(tmp_path / "a" / "exp.yaml") in second.warnings[0]
+    assert "another experiment named 'same'" in second.warnings[0] and str(second.out_dir) in second.warnings[0]
+    assert run_experiment(one, executor=SerialExecutor()).out_dir == Path("reports/same")  # each keeps its own
+    assert run_experiment(other, executor=SerialExecutor()).out_dir == second.out_dir
+    sources = {json.loads((d / "experiment.json").read_text())["source"] for d in (first.out_dir, second.out_dir)}
+    assert sources == {str(tmp_path / "a" / "exp.yaml"), str(tmp_path / "b" / "exp.yaml")}
+    forced = run_experiment(other, "reports/same", executor=SerialExecutor())  # an explicit folder is obeyed
+    assert forced.out_dir == Path("reports/same") and "held the report of" in forced.warnings[0]

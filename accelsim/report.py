@@ -43,6 +43,7 @@ from accelsim.trace import trace_document
 FORMATS = ("md", "html", "json", "csv")
 TOP_BY_TIME = 10  # StatSummarizerOptions' default time_limit: benchmark_model lists the 10 slowest nodes
 _LONG_NODE_LIST = 8  # rejected nodes listed one by one up to this many, as index ranges beyond
+_LONG_VALUE_LIST = 8  # sweep values listed one by one in the summary up to this many, as a range beyond
 BREAKDOWN_MAX_BARS = 40  # more ok points than this: the breakdown chart shows only the points shown in detail
 _GENERATED = (("plots", re.compile(r"^(gantt_.+|sweep_.+|breakdown)\.png$")), ("traces", re.compile(r"^.+\.json$")),
               ("layers", re.compile(r"^.+\.csv$")))
@@ -458,6 +459,14 @@ def op_profile_text(rec: dict[str, Any]) -> str:
 # -- report sections --------------------------------------------------------------------------------
 
 
+def _values_text(values: Iterable[Any]) -> str:
+    """Sweep values in order, or their count and range when there are too many to read."""
+    ordered = sorted(values, key=_value_key)
+    if len(ordered) <= _LONG_VALUE_LIST:
+        return ", ".join(str(v) for v in ordered)
+    return f"{len(ordered)} values from {ordered[0]} to {ordered[-1]}"
+
+
 def _summary_paragraph(name: str, points: Sequence[dict], missing: Sequence[dict], experiment: dict | None,
                        order: Order) -> str:
     everything = [*points, *missing]
@@ -473,9 +482,8 @@ def _summary_paragraph(name: str, points: Sequence[dict], missing: Sequence[dict
     text = (f"Experiment {name}{source}: {len(models)} model{'s' * (len(models) != 1)} ({', '.join(models)}) "
             f"on {len(variants)} variant{'s' * (len(variants) != 1)} ({', '.join(variants)})")
     if swept:
-        text += ", sweeping " + "; ".join(
-            f"{k} over {', '.join(str(v) for v in sorted(vals.values(), key=_value_key))}"
-            for k, vals in ((k, swept[k]) for k in order.sorted(swept, "keys")))
+        text += ", sweeping " + "; ".join(f"{k} over {_values_text(swept[k].values())}"
+                                          for k in order.sorted(swept, "keys"))
     schedules = sorted({p["schedule"] for p in points})
     if schedules and "schedule" not in swept:
         text += f"; schedule {', '.join(schedules)}"
@@ -513,7 +521,8 @@ def _summary_table(points: Sequence[dict], keys: Sequence[str]) -> Table:
         else:
             numbers = ["error", "—", "—", "—", "—", "—"]
         rows.append([p["model_name"], p["variant"], *sweep, *numbers])
-    return _table(headers, rows, [False, False, *(False for _ in keys), True, True, True, True, True, True])
+    return _table(headers, rows, [False, False, *(False for _ in keys), True, True, True, True, True, True],
+                  interactive=True)
 
 
 def _point_table(p: dict) -> Table:

@@ -482,11 +482,12 @@ def test_failed_write_keeps_the_old_file_and_no_temporary(tmp_path, monkeypatch)
 
 
 def test_stale_plots_and_traces_are_removed_other_files_kept(tmp_path):
-    for rel in ("plots/gantt_old.png", "traces/old.json", "plots/notes.txt"):
+    for rel in ("plots/gantt_old.png", "traces/old.json", "layers/old.csv", "plots/notes.txt"):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_bytes(b"x")
     write_report(tmp_path, NAME, golden_records()[:2])
     assert not (tmp_path / "plots/gantt_old.png").exists() and not (tmp_path / "traces/old.json").exists()
+    assert not (tmp_path / "layers/old.csv").exists()
     assert (tmp_path / "plots/notes.txt").exists()
 
 

@@ -75,6 +75,7 @@ from runtime.kernels import (
     transpose_conv,
     variables,
 )
+from runtime.registration import MutableOpResolver
 
 FAMILIES = (activations, cast, concat, control_flow, conv, conv3d, cumsum, elementwise, fill, fully_connected,
             gather, logical, lstm, math, matmul, normalization, pad, pooling, quantize, reduce, resize, shape,
@@ -85,3 +86,11 @@ def register_builtins(resolver) -> None:
     """Add every builtin kernel, each with the exact version range it implements."""
     for family in FAMILIES:
         family.register(resolver)
+
+
+class BuiltinOpResolver(MutableOpResolver):
+    """Every builtin kernel of the reference interpreter, each with the versions it implements."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        register_builtins(self)

@@ -53,7 +53,7 @@ from runtime.quant import (
     rounding_divide_by_pot,
     tflite_round,
 )
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 _EIGHT_BIT = ("INT8", "UINT8")
 _F32 = np.float32

@@ -6,7 +6,7 @@ import numpy as np
 
 from runtime.kernels.common import check, check_inputs
 from runtime.kernels.logical import _check_type
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 _CAST_TYPES = ("INT64", "INT32", "UINT32", "UINT16", "INT16", "UINT8", "INT8", "FLOAT16", "FLOAT32", "FLOAT64",
                "BOOL", "COMPLEX64")

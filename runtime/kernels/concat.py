@@ -9,7 +9,7 @@ from runtime.kernels.common import (
     check,
 )
 from runtime.quant import activation_name, tflite_round
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 _PACK_TYPES = ("FLOAT32", "INT32", "UINT8", "INT64", "INT8", "INT16", "UINT32")
 

@@ -9,7 +9,7 @@ from runtime.kernels.common import (
     check,
     check_types,
 )
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 _CUMSUM_TYPES = ("INT32", "FLOAT32", "INT64")
 

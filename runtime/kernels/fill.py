@@ -15,7 +15,7 @@ from runtime.kernels.common import (
     int_values,
     size_outputs,
 )
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 _RANGE_TYPES = ("INT32", "FLOAT32", "INT64")
 

@@ -9,7 +9,7 @@ from runtime.kernels.common import (
     check,
     tensor_values,
 )
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 _INDEX_TYPES = ("INT16", "INT32", "INT64")
 # gather.cc / gather_nd.cc Prepare: the data types each kernel accepts.

@@ -12,7 +12,7 @@ import numpy as np
 
 from runtime.kernels.common import broadcast_shape, check, check_inputs, integer_domain, table_index
 from runtime.quant import multiply_by_quantized_multiplier, quantize_multiplier
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 _COMPARE = {
     "EQUAL": np.equal,

@@ -34,7 +34,7 @@ from runtime.quant import (
     saturating_rounding_doubling_high_mul,
     tflite_round,
 )
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 _F32 = np.float32
 _ONE = np.array(1, dtype=np.float32)  # a 0-d float32: the cheapest scalar operand of a float32 ufunc

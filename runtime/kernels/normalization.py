@@ -16,7 +16,7 @@ from runtime.quant import (
     inv_sqrt_quantized_multiplier_exp,
     multiply_by_quantized_multiplier,
 )
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 _F32 = np.float32
 _EIGHT_BIT = ("INT8", "UINT8")

@@ -14,7 +14,7 @@ from runtime.kernels.common import (
     size_outputs,
     tensor_values,
 )
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 _PAD_MAX_DIMS = 5  # reference_ops::PadKernelMaxDimensionCount
 

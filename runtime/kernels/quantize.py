@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime.interpreter import ARENA, PERSISTENT_RO
 from runtime.kernels.common import check, check_inputs, fast_clip, integer_domain, run_plan, store_plan
 from runtime.quant import (
     cast_to_int32,
@@ -22,7 +21,8 @@ from runtime.quant import (
     quantize_multiplier,
     tflite_round,
 )
-from runtime.resolver import Registration
+from runtime.registration import Registration
+from runtime.tensor import ARENA, PERSISTENT_RO
 
 # quantize.cc Prepare: which integer types may be requantized into which.
 _REQUANTIZE_OUTPUTS = {

@@ -16,7 +16,7 @@ from runtime.kernels.common import (
     size_outputs,
     tensor_values,
 )
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 # schema TensorType codes accepted by ShapeOptions.out_type.
 _SHAPE_OUT_TYPES = {2: "INT32", 4: "INT64"}

@@ -11,7 +11,7 @@ from runtime.kernels.common import (
     check,
     tensor_values,
 )
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from runtime.quant import (
     dtype_range,
     tflite_round,
 )
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 _F32 = np.float32
 

@@ -10,7 +10,7 @@ from runtime.kernels.common import (
     check_types,
     tensor_values,
 )
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 
 def _block_inputs(ctx, node, what: str):

@@ -13,7 +13,7 @@ from runtime.kernels.common import (
     node_outputs,
     size_outputs,
 )
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 # split.cc / split_v.cc / unpack.cc Prepare.
 # split_v.cc Prepare as this kernel has always taken it (INT16 included).

@@ -11,7 +11,7 @@ from runtime.kernels.common import (
     int_values,
     size_outputs,
 )
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 
 def _tile_shape(x, multiples) -> tuple[int, ...]:

@@ -10,7 +10,7 @@ from runtime.kernels.common import (
     int_values,
     size_outputs,
 )
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 _TRANSPOSE_MAX_DIMS = 8  # transpose.cc kTransposeMaxDimensions
 

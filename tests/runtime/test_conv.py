@@ -23,8 +23,9 @@ from support import (
 from runtime.errors import OpResolutionError
 from runtime.interpreter import Interpreter
 from runtime.kernels.conv import SAME, VALID, Requantizer, out_size_and_padding
-from runtime.model import load_model, save_model
 from runtime.quant import multiply_by_quantized_multiplier_half_up, quantize_multipliers
+from runtime.read import load_model
+from runtime.write import save_model
 
 ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
 KINDS = ("float", "int8_per_channel", "int8_per_tensor")

@@ -222,8 +222,6 @@ def _erfc_exact(v: np.ndarray) -> np.ndarray:
 
 
 _SQRT1_2 = _F32(-math.sqrt(0.5))  # static_cast<float>(-M_SQRT1_2)
-
-
 _SQRT_2_OVER_PI = _F32(2.0 / math.sqrt(math.pi) * math.sqrt(0.5))  # kSqrt2dPi = M_2_SQRTPI * M_SQRT1_2
 
 

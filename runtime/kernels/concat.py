@@ -5,9 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.errors import KernelError
-from runtime.kernels.common import (
-    check,
-)
+from runtime.kernels.common import check
 from runtime.quant import activation_name, tflite_round
 from runtime.registration import Registration
 

@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.kernels.common import (
-    axis_value,
-    check,
-    check_types,
-)
+from runtime.kernels.common import axis_value, check, check_types
 from runtime.registration import Registration
 
 _CUMSUM_TYPES = ("INT32", "FLOAT32", "INT64")

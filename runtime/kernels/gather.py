@@ -5,10 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.errors import KernelError
-from runtime.kernels.common import (
-    check,
-    tensor_values,
-)
+from runtime.kernels.common import check, tensor_values
 from runtime.registration import Registration
 
 _INDEX_TYPES = ("INT16", "INT32", "INT64")

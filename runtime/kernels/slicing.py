@@ -7,10 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from runtime.errors import KernelError
-from runtime.kernels.common import (
-    check,
-    tensor_values,
-)
+from runtime.kernels.common import check, tensor_values
 from runtime.registration import Registration
 
 

@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.kernels.common import (
-    check,
-    check_types,
-    tensor_values,
-)
+from runtime.kernels.common import check, check_types, tensor_values
 from runtime.registration import Registration
 
 

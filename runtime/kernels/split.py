@@ -16,15 +16,11 @@ from runtime.kernels.common import (
 from runtime.registration import Registration
 
 # split.cc / split_v.cc / unpack.cc Prepare.
-# split_v.cc Prepare as this kernel has always taken it (INT16 included).
-_SIZE_SPLITS_TYPES = ("INT16", "INT32", "INT64")
 _SPLIT_TYPES = ("FLOAT32", "UINT8", "INT8", "INT16", "INT32", "INT64")
-
-
 _SPLIT_V_TYPES = (*_SPLIT_TYPES, "UINT16")
-
-
 _UNPACK_TYPES = ("FLOAT32", "INT32", "UINT8", "INT8", "INT16", "BOOL")
+# SPLIT_V's size_splits, as this kernel has always accepted them (INT16 included).
+_SIZE_SPLITS_TYPES = ("INT16", "INT32", "INT64")
 
 
 def _split_shapes(x, axis_t, count: int) -> list[tuple[int, ...]]:

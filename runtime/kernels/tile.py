@@ -4,13 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.kernels.common import (
-    INDEX_TYPES,
-    check,
-    check_types,
-    int_values,
-    size_outputs,
-)
+from runtime.kernels.common import INDEX_TYPES, check, check_types, int_values, size_outputs
 from runtime.registration import Registration
 
 

@@ -4,12 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.kernels.common import (
-    check,
-    check_types,
-    int_values,
-    size_outputs,
-)
+from runtime.kernels.common import check, check_types, int_values, size_outputs
 from runtime.registration import Registration
 
 _TRANSPOSE_MAX_DIMS = 8  # transpose.cc kTransposeMaxDimensions

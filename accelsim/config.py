@@ -74,7 +74,7 @@ from delegates.spec import (
     PartitionPolicy,
 )
 from runtime.errors import AccelsimError
-from runtime.model import BUILTIN_OPS, TENSOR_TYPES
+from runtime.ir import BUILTIN_OPS, TENSOR_TYPES
 
 KINDS = ("systolic", "vector", "cpu")
 ACCELERATOR_KINDS = ("systolic", "vector")

@@ -12,7 +12,7 @@ import pytest
 from support import FIXTURES
 
 from accelsim.cli import _progress_bar, main
-from runtime.model import load_model
+from runtime.read import load_model
 
 FIXTURE_FILES = sorted(FIXTURES.glob("*.tflite"))
 ROOT = Path(__file__).resolve().parents[2]

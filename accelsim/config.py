@@ -31,9 +31,10 @@ Keys (units as in `accelsim.units`: '500 MHz', '8 MiB', '320 MB/s', '2 us'):
 | link.call_overhead                 | optional         | time per delegate invocation (default 0 s)                 |
 | link.shared_memory                 | optional         | bool: tensors are shared with the host, not copied         |
 | claims                             | accelerators     | non-empty list of claim rules (below); optional for cpu    |
-| claims[i].op                       | required         | builtin op name (runtime.model.BUILTIN_OPS)                |
-| claims[i].versions                 | required         | '1-3', [1, 3] or 2                                         |
-| claims[i].dtypes                   | required         | list of tensor types, lower case: [int8, uint8]            |
+| claims[i].op                       | required         | builtin op name (any case), or `any`: every op but `except`|
+| claims[i].versions                 | req. (not `any`) | '1-3' range, [1, 3] those versions, 2, or any/all          |
+| claims[i].dtypes                   | required         | list of tensor types, any case: [int8, uint8]              |
+| claims[i].except                   | with op `any`    | list of op names `any` leaves out: [SOFTMAX]               |
 | claims[i].constraints              | optional         | mapping; vocabulary in delegates.spec                      |
 | partition.policy                   | optional         | tflite (default) or prefix                                 |
 | partition.max_delegated_partitions | optional         | whole number >= 0 (0 = no limit)                           |
@@ -61,8 +62,10 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from accelsim import units
 from delegates.spec import (
+    ANY_OP,
     BOOL_CONSTRAINTS,
     INT_CONSTRAINTS,
+    MAX_VERSION,
     NAME_CONSTRAINTS,
     NUMERICS_MODES,
     PADDINGS,
@@ -337,7 +340,9 @@ def read_document(path: str, what: str = "hardware settings") -> tuple[_Document
 
 
 def _suggest(word: str, choices: Iterable[str]) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6) if isinstance(word, str) else []
+    # Short words need a closer match: 'npu' is two letters from 'cpu' but means something else.
+    cutoff = 0.6 if isinstance(word, str) and len(word) > 3 else 0.8
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff) if isinstance(word, str) else []
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
@@ -449,15 +454,17 @@ class _Checker:
             return None
         return value
 
-    def names(self, path: tuple, value: Any, choices: Sequence[str], what: str, example: str) -> tuple[str, ...] | None:
-        """A non-empty list of names from `choices`."""
+    def names(self, path: tuple, value: Any, choices: Sequence[str], what: str, example: str,
+              listed: bool = False) -> tuple[str, ...] | None:
+        """A non-empty list of names from `choices` (`listed`: an unknown name's error lists them all)."""
         if value is _INVALID:
             return None
         if not isinstance(value, list) or not value:
             self.error(path, f"expected a list of {what} like [{example}], got {value!r}")
             return None
-        good = [self.choice((*path, i), v, choices, f"a {what[:-1] if what.endswith('s') else what}")
-                for i, v in enumerate(value)]
+        one = f"a {what[:-1] if what.endswith('s') else what}"
+        one = f"{one} ({_choices_text(choices)})" if listed else one
+        good = [self.choice((*path, i), v, choices, one) for i, v in enumerate(value)]
         return tuple(good) if None not in good else None
 
 
@@ -470,30 +477,81 @@ def _describe(value: Any) -> str:
 
 
 _VERSION_RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
-_VERSION_EXPECT = "expected a version range like '1-3', [1, 3] or 2"
+VERSION_WORDS = ("any", "all")
+_VERSION_EXPECT = "expected versions like 'any', '1-3' (a range), [1, 3] (those versions) or 2"
 
 
-def _versions(check: _Checker, path: tuple, value: Any) -> tuple[int, int] | None:
+def _version_item(value: Any) -> tuple[int, int] | None:
+    """(lo, hi) of one version or 'lo-hi' range; None if it is neither."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (value, value)
+    if isinstance(value, str) and (m := _VERSION_RANGE.match(value)):
+        return (int(m.group(1)), int(m.group(2) or m.group(1)))
+    return None
+
+
+def _versions(check: _Checker, path: tuple, value: Any) -> tuple[tuple[int, int], ...] | None:
+    """Inclusive version ranges: 'any'/'all', a single version, 'lo-hi', or a list of versions and ranges."""
     if value is _INVALID:
         return None
-    pair = None
-    if isinstance(value, int) and not isinstance(value, bool):
-        pair = (value, value)
-    elif isinstance(value, list) and len(value) == 2 and all(
-            isinstance(v, int) and not isinstance(v, bool) for v in value):
-        pair = (value[0], value[1])
-    elif isinstance(value, str) and (m := _VERSION_RANGE.match(value)):
-        pair = (int(m.group(1)), int(m.group(2) or m.group(1)))
-    if pair is None:
+    if isinstance(value, str) and value.strip().lower() in VERSION_WORDS:
+        return ((1, MAX_VERSION),)
+    items = value if isinstance(value, list) and value else [value]
+    ranges = [_version_item(v) for v in items]
+    if None in ranges:
         check.error(path, f"{_VERSION_EXPECT}, got {value!r}")
         return None
-    if min(pair) < 1:
+    if min(lo for lo, _ in ranges) < 1:
         check.error(path, f"{_VERSION_EXPECT}, got {value!r} (versions start at 1)")
         return None
-    if pair[0] > pair[1]:
+    if any(lo > hi for lo, hi in ranges):
         check.error(path, f"{_VERSION_EXPECT}, got {value!r} (min above max)")
         return None
-    return pair
+    return tuple(sorted(ranges))
+
+
+# TensorFlow's names (tf.raw_ops, Keras) for ops that TFLite names differently; only for error
+# messages. Keys are upper case without underscores; sources: TFLite's converter legalizations
+# (tensorflow/compiler/mlir/lite/transforms/legalize_patterns.td) map these TF ops to these TFLite ops.
+TF_OP_NAMES = {
+    "REDUCEMEAN": "MEAN", "REDUCESUM": "SUM", "MATMUL": "FULLY_CONNECTED or BATCH_MATMUL",
+    "DENSE": "FULLY_CONNECTED", "SIGMOID": "LOGISTIC", "BIASADD": "ADD", "ADDV2": "ADD",
+    "AVGPOOL": "AVERAGE_POOL_2D", "MAXPOOL": "MAX_POOL_2D", "CONCAT": "CONCATENATION",
+    "CONCATV2": "CONCATENATION", "CONV2DBACKPROPINPUT": "TRANSPOSE_CONV",
+    "CONV2DTRANSPOSE": "TRANSPOSE_CONV", "DEPTHWISECONV2DNATIVE": "DEPTHWISE_CONV_2D",
+    "DEPTHWISECONV2D": "DEPTHWISE_CONV_2D", "REALDIV": "DIV", "RSQRT": "RSQRT", "SELECTV2": "SELECT_V2",
+}
+_BUILTIN_BY_LOOSE_NAME = {name.replace("_", ""): name for name in BUILTIN_OPS}
+
+
+def _op_name(check: _Checker, path: tuple, value: Any, allow_any: bool) -> str | None:
+    """A builtin op name, matched case-insensitively; errors name TFLite's spelling of TF names."""
+    if value is _INVALID:
+        return None
+    if isinstance(value, str):
+        upper = value.strip().upper()
+        if upper in BUILTIN_OPS:
+            return upper
+        if allow_any and value.strip().lower() == ANY_OP:
+            return ANY_OP
+        loose = upper.replace("_", "")
+        if loose in TF_OP_NAMES:
+            check.error(path, f"{value!r} is TensorFlow's name; TFLite calls it {TF_OP_NAMES[loose]}")
+            return None
+        if loose in _BUILTIN_BY_LOOSE_NAME:
+            check.error(path, f"unknown op {value!r}; did you mean {_BUILTIN_BY_LOOSE_NAME[loose]!r}?")
+            return None
+    words = "a builtin op name like CONV_2D" + (f" or {ANY_OP!r}" if allow_any else "")
+    hint = _suggest(value.upper(), BUILTIN_OPS) if isinstance(value, str) else ""
+    check.error(path, f"expected {words}, got {value!r}{hint or ' (every name: accelsim configs --schema)'}")
+    return None
+
+
+def _dtypes(check: _Checker, path: tuple, value: Any) -> tuple[str, ...] | None:
+    """A non-empty list of tensor types, matched case-insensitively."""
+    if isinstance(value, list):
+        value = [v.lower() if isinstance(v, str) and v.lower() in DTYPES else v for v in value]
+    return check.names(path, value, DTYPES, "dtypes", "int8", listed=True)
 
 
 def _constraints(check: _Checker, path: tuple, value: Any) -> dict | None:
@@ -515,20 +573,37 @@ def _constraints(check: _Checker, path: tuple, value: Any) -> dict | None:
 
 
 def _claim(check: _Checker, path: tuple, value: Any) -> ClaimRule | None:
-    body = check.mapping(path, value, ("op", "versions", "dtypes"), ("constraints",))
+    if isinstance(value, dict) and isinstance(value.get("op"), str) and value["op"].strip().lower() == ANY_OP:
+        body = check.mapping(path, value, ("op", "dtypes"), ("versions", "constraints", "except"))
+    else:
+        body = check.mapping(path, value, ("op", "versions", "dtypes"), ("constraints",))
     if body is None:
         return None
     op = versions = dtypes = None
     if "op" in body:
-        op = check.choice((*path, "op"), body["op"], tuple(BUILTIN_OPS), "a builtin op name like CONV_2D")
+        op = _op_name(check, (*path, "op"), body["op"], allow_any=True)
     if "versions" in body:
         versions = _versions(check, (*path, "versions"), body["versions"])
+    elif op == ANY_OP:
+        versions = ((1, MAX_VERSION),)
     if "dtypes" in body:
-        dtypes = check.names((*path, "dtypes"), body["dtypes"], DTYPES, "dtypes", "int8")
+        dtypes = _dtypes(check, (*path, "dtypes"), body["dtypes"])
     constraints = _constraints(check, (*path, "constraints"), body.get("constraints", {}))
-    if None in (op, versions, dtypes, constraints):
+    excluded: list | None = []
+    if "except" in body:
+        excluded = _op_list(check, (*path, "except"), body["except"])
+    if None in (op, versions, dtypes, constraints, excluded):
         return None
-    return ClaimRule(op, versions, frozenset(dtypes), constraints)
+    return ClaimRule(op, versions, frozenset(dtypes), constraints, frozenset(excluded))
+
+
+def _op_list(check: _Checker, path: tuple, value: Any) -> list[str] | None:
+    """A non-empty list of builtin op names."""
+    if not isinstance(value, list) or not value:
+        check.error(path, f"expected a list of op names like [SOFTMAX], got {value!r}")
+        return None
+    ops = [_op_name(check, (*path, i), v, allow_any=False) for i, v in enumerate(value)]
+    return ops if None not in ops else None
 
 
 def _claims(check: _Checker, value: Any) -> tuple[ClaimRule, ...] | None:

@@ -76,9 +76,10 @@ def _check_constraint(name: str, value: Any) -> Any:
 class ClaimRule:
     """Claim nodes of `op` whose version is in `versions` and data dtype in `dtypes`.
 
-    `versions` is one inclusive range `(lo, hi)` or a tuple of such ranges (stored as a tuple
-    of ranges, sorted). `op` may be `ANY_OP`: every builtin op outside `excluded` and
-    `NEVER_ANY`. `dtypes` are lower-case tensor type names ('int8', 'float32'); empty means any.
+    `versions` is one inclusive range `(lo, hi)` or a tuple of such ranges; it is stored as a
+    sorted tuple of disjoint ranges (`(1, 3)` becomes `((1, 3),)`). `op` may be `ANY_OP`: every
+    builtin op outside `excluded` and `NEVER_ANY`. `dtypes` are lower-case tensor type names
+    ('int8', 'float32'); empty means any.
     `constraints` use the vocabulary in this module's docstring.
     """
 
@@ -90,14 +91,17 @@ class ClaimRule:
 
     def __post_init__(self):
         ranges = (self.versions,) if all(isinstance(v, int) for v in self.versions) else self.versions
-        checked_ranges = []
-        for lo, hi in ranges:
+        merged: list[tuple[int, int]] = []
+        for lo, hi in sorted(ranges):
             if not 1 <= lo <= hi:
                 raise ValueError(f"{self.op}: version range {lo}-{hi} must satisfy 1 <= min <= max")
-            checked_ranges.append((int(lo), int(hi)))
-        if not checked_ranges:
+            if merged and lo <= merged[-1][1] + 1:  # overlapping or adjacent: one range
+                merged[-1] = (merged[-1][0], max(merged[-1][1], int(hi)))
+            else:
+                merged.append((int(lo), int(hi)))
+        if not merged:
             raise ValueError(f"{self.op}: no versions")
-        object.__setattr__(self, "versions", tuple(sorted(checked_ranges)))
+        object.__setattr__(self, "versions", tuple(merged))
         object.__setattr__(self, "dtypes", frozenset(d.lower() for d in self.dtypes))
         if self.excluded and self.op != ANY_OP:
             raise ValueError(f"{self.op}: only a rule for op {ANY_OP!r} can exclude ops")

@@ -748,6 +748,8 @@ def _check_document(doc: _Document, source: str, overridden: frozenset = frozens
         pass  # the reader already said why
     elif not isinstance(data, dict):
         check.error((), f"expected a mapping of hardware settings at the top level, got {_describe(data)}")
+    elif "kind" not in data and {"models", "variants"} & data.keys():
+        check.error((), f"this is an experiment, not a hardware config; run it with `accelsim run {source}`")
     else:
         kind = check.choice(("kind",), data.get("kind", _INVALID), KINDS)
         accelerator = kind in ACCELERATOR_KINDS
@@ -803,24 +805,36 @@ def load_system(host_path: str | Path, accel_paths: Iterable[str | Path]) -> Sys
         ConfigError: every problem of every file, plus role and name clashes.
     """
     errors: list[str] = []
-    loaded: list[HardwareConfig | None] = []
-    for path in (host_path, *accel_paths):
+
+    def load(path) -> HardwareConfig | None:
         try:
-            loaded.append(load_hardware(path))
+            return load_hardware(path)
         except ConfigError as exc:
             errors.extend(exc.errors)
-            loaded.append(None)
-    host, accelerators = loaded[0], loaded[1:]
+            return None
+
+    host = load(host_path)
+    accelerators: list[HardwareConfig | None] = []
+    given: set[str] = set()
+    for path in accel_paths:
+        if str(path) in given:
+            errors.append(f"{path}: given twice; each accelerator joins the system once (to run it twice, "
+                          "copy the file and give the copy another name)")
+            continue
+        given.add(str(path))
+        accelerators.append(load(path))
     if host is not None and host.kind != "cpu":
-        errors.append(_located(host, ("kind",), f"a host must be kind cpu, got {host.kind!r}"))
+        errors.append(_located(host, ("kind",), f"{host.name} is an accelerator config (kind {host.kind}), "
+                                                    "not a host; a host is kind cpu (give accelerators with --hw, "
+                                                    "or in an experiment variant's accelerators)"))
     for accel in accelerators:
         if accel is not None and not accel.is_accelerator:
-            errors.append(_located(accel, ("kind",), f"an accelerator must be kind systolic or vector, "
-                                                     f"got {accel.kind!r}"))
+            errors.append(_located(accel, ("kind",), f"{accel.name} is a host config (kind {accel.kind}); use "
+                                                     "--host (in an experiment: host:)"))
     seen: dict[str, HardwareConfig] = {}
-    for config in loaded:
-        if config is None:
-            continue
+    for config in (host, *accelerators):
+        if config is None or config.name in seen and seen[config.name].source == config.source:
+            continue  # the host file given as an accelerator too: its role error says enough
         if config.name in seen:
             other = seen[config.name].source
             errors.append(_located(config, ("name",), f"{config.name!r} is also the name in {other}"))

@@ -128,12 +128,33 @@ def test_load_system_reports_roles_and_name_clashes(tmp_path):
     with pytest.raises(ConfigError) as info:
         load_system(usb, [HW / "host_cpu.yaml", twin])
     assert info.value.errors == (
-        f"{usb}:{_line(usb, 'kind:')}: kind: a host must be kind cpu, got 'systolic'",
+        f"{usb}:{_line(usb, 'kind:')}: kind: edgetpu_usb is an accelerator config (kind systolic), not a host; a "
+        "host is kind cpu (give accelerators with --hw, or in an experiment variant's accelerators)",
         f"{HW / 'host_cpu.yaml'}:{_line(HW / 'host_cpu.yaml', 'kind:')}: kind: "
-        "an accelerator must be kind systolic or vector, got 'cpu'",
+        "host_cpu is a host config (kind cpu); use --host (in an experiment: host:)",
         f"{twin}:{_line(usb, 'name:')}: name: 'edgetpu_usb' is also the name in {usb}",
     )
 
+
+
+def test_load_system_names_the_host_given_as_an_accelerator_and_duplicates():
+    host, usb = HW / "host_cpu.yaml", HW / "edgetpu_usb.yaml"
+    with pytest.raises(ConfigError) as info:
+        load_system(host, [host, usb, usb])
+    assert info.value.errors == (
+        f"{usb}: given twice; each accelerator joins the system once (to run it twice, copy the file and give "
+        "the copy another name)",
+        f"{host}:{_line(host, 'kind:')}: kind: host_cpu is a host config (kind cpu); use --host (in an "
+        "experiment: host:)",
+    )
+
+
+def test_an_experiment_given_as_a_hardware_config_says_so():
+    path = ROOT / "examples" / "default.yaml"
+    with pytest.raises(ConfigError) as info:
+        load_hardware(path)
+    assert info.value.errors == (f"{path}:{_line(path, 'name:')}: this is an experiment, not a hardware config; "
+                                 f"run it with `accelsim run {path}`",)
 
 
 def test_load_system_collects_errors_of_every_file(tmp_path):

@@ -162,7 +162,7 @@ def load_experiment(path: str | Path) -> Experiment:
     for key in data:
         if key not in _TOP_KEYS:
             hint = difflib.get_close_matches(str(key), _TOP_KEYS, n=1)
-            errors.add((key,), f"unknown key; " + (f"did you mean {hint[0]!r}?" if hint else
+            errors.add((key,), "unknown key; " + (f"did you mean {hint[0]!r}?" if hint else
                                                     f"expected one of {', '.join(_TOP_KEYS)}"))
     name = data.get("name", Path(source).stem)
     if not isinstance(name, str) or not name or "/" in name:

@@ -44,13 +44,13 @@ from typing import Any, Protocol
 
 import accelsim
 from accelsim.config import ConfigError, System, apply_overrides, load_system, read_document
+from accelsim.sim import SCHEDULES
 from runtime.errors import AccelsimError
 
 log = logging.getLogger(__name__)
 
 SHIPPED_CONFIGS = Path(accelsim.__file__).resolve().parent.parent / "hw_configs"
 REPORT_FORMATS = ("md", "html", "json", "csv")
-SCHEDULES = ("sequential", "dataflow")
 OPTION_KEYS = ("max_delegated_partitions", "min_nodes_per_partition")
 _TOP_KEYS = ("name", "models", "host", "variants", "sweeps", "schedule", "numerics", "reports")
 _VARIANT_KEYS = ("name", "accelerators", *OPTION_KEYS)

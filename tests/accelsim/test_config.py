@@ -12,14 +12,14 @@ import pytest
 
 from accelsim.config import (
     ConfigError,
-    CpuCompute,
-    SystolicCompute,
-    VectorCompute,
     apply_overrides,
     load_hardware,
     load_system,
     to_spec,
 )
+from accelsim.cost.cpu import CpuCompute
+from accelsim.cost.systolic import SystolicCompute
+from accelsim.cost.vector import VectorCompute
 from delegates.spec import MAX_VERSION, ClaimRule, NodeFacts, Numerics, PartitionPolicy, check_claim, facts_from_node
 from runtime import Interpreter
 from runtime.errors import AccelsimError
@@ -131,7 +131,8 @@ def test_load_system_reports_roles_and_name_clashes(tmp_path):
         f"{usb}:{_line(usb, 'kind:')}: kind: edgetpu_usb is an accelerator config (kind systolic), not a host; a "
         "host is kind cpu (give accelerators with --hw, or in an experiment variant's accelerators)",
         f"{HW / 'host_cpu.yaml'}:{_line(HW / 'host_cpu.yaml', 'kind:')}: kind: "
-        "host_cpu is a host config (kind cpu); use --host (in an experiment: host:)",
+        "host_cpu is a host config (kind cpu); use --host (in an experiment: host:); an accelerator is kind "
+        "systolic or vector",
         f"{twin}:{_line(usb, 'name:')}: name: 'edgetpu_usb' is also the name in {usb}",
     )
 
@@ -145,7 +146,7 @@ def test_load_system_names_the_host_given_as_an_accelerator_and_duplicates():
         f"{usb}: given twice; each accelerator joins the system once (to run it twice, copy the file and give "
         "the copy another name)",
         f"{host}:{_line(host, 'kind:')}: kind: host_cpu is a host config (kind cpu); use --host (in an "
-        "experiment: host:)",
+        "experiment: host:); an accelerator is kind systolic or vector",
     )
 
 

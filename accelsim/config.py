@@ -7,34 +7,11 @@ raised together (first line: the first error). Files are read as UTF-8 with
 `yaml.compose` (SafeLoader) so every key keeps its line; only plain scalars, lists and
 mappings are accepted (no tags that construct objects, no duplicate keys).
 
-Keys (units as in `accelsim.units`: '500 MHz', '8 MiB', '320 MB/s', '2 us'):
-
-| key                                | kinds            | value                                                      |
-|------------------------------------|------------------|------------------------------------------------------------|
-| name                               | all, required    | non-empty string, unique within a system                   |
-| kind                               | all, required    | a registered kind (accelsim.kinds): systolic, vector, cpu  |
-| clock                              | all, required    | frequency                                                  |
-| compute.*                          | per kind         | the kind's fields: `accelsim.kinds.schema_rows()` lists    |
-|                                    |                  | them (each kind declares them in its module)               |
-| memory.param_cache                 | systolic, req.   | size of on-chip parameter (weight) storage                 |
-| memory.onchip                      | optional         | size of on-chip activation memory (default 0)              |
-| memory.onchip_bandwidth            | systolic, req.   | rate of on-chip memory                                     |
-| memory.dram_bandwidth              | vector/cpu, req. | rate of (shared) DRAM as this device sees it               |
-| link.bandwidth                     | accelerators     | rate of host <-> device transfers (link optional for cpu)  |
-| link.latency                       | optional         | time per transfer (default 0 s)                            |
-| link.call_overhead                 | optional         | time per delegate invocation (default 0 s)                 |
-| link.shared_memory                 | optional         | bool: tensors are shared with the host, not copied         |
-| claims                             | accelerators     | non-empty list of claim rules (below); optional for cpu    |
-| claims[i].op                       | required         | builtin op name (any case), or `any`: every op but `except`|
-| claims[i].versions                 | req. (not `any`) | '1-3' range, [1, 3] those versions, 2, or any/all          |
-| claims[i].dtypes                   | required         | list of tensor types, any case: [int8, uint8]              |
-| claims[i].except                   | with op `any`    | list of op names `any` leaves out: [SOFTMAX]               |
-| claims[i].constraints              | optional         | mapping; vocabulary in delegates.spec                      |
-| partition.policy                   | optional         | tflite (default) or prefix                                 |
-| partition.max_delegated_partitions | optional         | whole number >= 0 (0 = no limit)                           |
-| partition.min_nodes_per_partition  | optional         | whole number >= 0                                          |
-| numerics.mode                      | optional         | reference (default), float16 or rounding                   |
-| numerics.rounding                  | with rounding    | one of delegates.spec.ROUNDING_MODES                       |
+Keys: `KEYS` below (everything outside `compute:`) and each kind's compute fields
+(`accelsim.kinds`); claim syntax in `_claim`, constraints in `delegates.spec.CONSTRAINT_DOCS`.
+`accelsim configs --schema` prints them all as one reference (`accelsim.reference`), and
+`docs/hw_configs.md` is that text. Units as in `accelsim.units`: '500 MHz', '8 MiB',
+'320 MB/s', '2 us'.
 
 A kind's role says what a file of it describes: an accelerator (systolic, vector) needs
 `link` and `claims`; a host (cpu) may omit both. `memory` keys a kind requires are listed
@@ -155,6 +132,10 @@ class HardwareConfig:
         if len(costs) != len(works):
             raise ValueError(f"kind {self.kind!r}: costs() returned {len(costs)} costs for {len(works)} nodes")
         return costs
+
+    def notes(self) -> list[str]:
+        """What this config leaves to a silent rule of its kind, one line each (validate prints them)."""
+        return self.kind_record.notes(self)
 
 
 @dataclass(frozen=True)
@@ -600,6 +581,64 @@ def _claims(check: _Checker, value: Any) -> tuple[ClaimRule, ...] | None:
     return tuple(rules) if None not in rules else None
 
 
+@dataclass(frozen=True)
+class Key:
+    """One key outside `compute:` as the loader accepts it; `accelsim configs --schema` prints these.
+
+    Args:
+        path: dotted key path ('link.bandwidth').
+        value: what it takes ('rate', 'whole number >= 0', 'tflite or prefix').
+        needed: 'required', 'accelerators', 'per kind' or 'optional'.
+        default: the value an optional key has when left out ('' when it has none).
+        meaning: one line.
+        parse: the units parser for a quantity, else None (the checker is in the section's function).
+    """
+
+    path: str
+    value: str
+    needed: str
+    default: str
+    meaning: str
+    parse: Any = None
+
+
+# Every key outside `compute:`; the section parsers below take their key sets (and the units
+# of quantities) from here, so the reference printed from this table is what the loader checks.
+KEYS = (
+    Key("name", "one-line text", "required", "", "unique within a system; reports name the device by it"),
+    Key("kind", "a registered kind", "required", "", "what the file describes; the kinds are listed below"),
+    Key("clock", "frequency", "required", "", "clock of the compute units", units.parse_frequency),
+    Key("compute", "mapping", "required", "", "the kind's compute fields (below)"),
+    Key("memory.param_cache", "size", "per kind", "0 B", "on-chip parameter (weight) storage; weights that "
+        "do not fit are streamed over the link at every inference", units.parse_size),
+    Key("memory.onchip", "size", "optional", "0 B", "on-chip activation memory", units.parse_size),
+    Key("memory.onchip_bandwidth", "rate", "per kind", "", "bandwidth of on-chip memory", units.parse_rate),
+    Key("memory.dram_bandwidth", "rate", "per kind", "", "bandwidth of (shared) DRAM as this device sees it",
+        units.parse_rate),
+    Key("link.bandwidth", "rate", "accelerators", "", "host <-> device transfers", units.parse_rate),
+    Key("link.latency", "time", "optional", "0 s", "fixed time per transfer", units.parse_time),
+    Key("link.call_overhead", "time", "optional", "0 s", "driver/runtime time per delegate invocation",
+        units.parse_time),
+    Key("link.shared_memory", "true or false", "optional", "false", "tensors are shared with the host, not "
+        "copied over the link"),
+    Key("claims", "list of claim rules", "accelerators", "", "which nodes the accelerator takes (syntax below)"),
+    Key("partition.policy", or_list(PARTITION_KINDS), "optional", "tflite", "tflite: every claimed node, "
+        "grouped as TFLite does; prefix: only claimed nodes before the first unclaimed one (Edge TPU)"),
+    Key("partition.max_delegated_partitions", "whole number >= 0", "optional", "0", "keep the largest N "
+        "partitions; 0 keeps all"),
+    Key("partition.min_nodes_per_partition", "whole number >= 0", "optional", "0", "smaller partitions stay "
+        "on the host"),
+    Key("numerics.mode", or_list(NUMERICS_MODES), "optional", "reference", "reference: bit-exact; float16: "
+        "float math in half precision; rounding: requantization rounds with numerics.rounding"),
+    Key("numerics.rounding", or_list(ROUNDING_MODES), "with mode rounding", "", "how requantization rounds"),
+)
+
+
+def _section(name: str) -> dict[str, Key]:
+    """The keys of one top-level section ('memory' -> {'param_cache': Key, ...})."""
+    return {k.path.split(".", 1)[1]: k for k in KEYS if k.path.startswith(name + ".")}
+
+
 def _count(check: _Checker, path: tuple, value: Any, spec: Field) -> int | None:
     number = check.whole(path, value, spec.minimum, spec.example)
     if number is not None and number % spec.multiple_of:
@@ -643,32 +682,25 @@ def _rates(check: _Checker, path: tuple, value: Any) -> tuple[tuple[str, float],
     return tuple(sorted(rates.items()))
 
 
-_MEMORY_KEYS = ("param_cache", "onchip", "onchip_bandwidth", "dram_bandwidth")
-
-
 def _memory(check: _Checker, kind: Kind, value: Any) -> Memory | None:
     required = kind.memory
-    body = check.mapping(("memory",), value, required, [k for k in _MEMORY_KEYS if k not in required])
+    keys = _section("memory")
+    body = check.mapping(("memory",), value, required, [k for k in keys if k not in required])
     if body is None:
         return None
-    parsers = {"param_cache": units.parse_size, "onchip": units.parse_size,
-               "onchip_bandwidth": units.parse_rate, "dram_bandwidth": units.parse_rate}
-    parts = {k: check.unit(("memory", k), v, parsers[k]) for k, v in body.items()}
+    parts = {k: check.unit(("memory", k), v, keys[k].parse) for k, v in body.items()}
     if None in parts.values() or not set(required) <= parts.keys():
         return None
     return Memory(**parts)
 
 
 def _link(check: _Checker, value: Any) -> Link | None:
-    body = check.mapping(("link",), value, ("bandwidth",), ("latency", "call_overhead", "shared_memory"))
+    keys = _section("link")
+    body = check.mapping(("link",), value, ("bandwidth",), [k for k in keys if k != "bandwidth"])
     if body is None:
         return None
-    parts: dict[str, Any] = {}
-    if "bandwidth" in body:
-        parts["bandwidth"] = check.unit(("link", "bandwidth"), body["bandwidth"], units.parse_rate)
-    for key in ("latency", "call_overhead"):
-        if key in body:
-            parts[key] = check.unit(("link", key), body[key], units.parse_time)
+    parts: dict[str, Any] = {k: check.unit(("link", k), v, keys[k].parse) for k, v in body.items()
+                             if keys[k].parse is not None}
     if "shared_memory" in body:
         parts["shared_memory"] = check.boolean(("link", "shared_memory"), body["shared_memory"])
     return Link(**parts) if "bandwidth" in parts and None not in parts.values() else None
@@ -676,7 +708,7 @@ def _link(check: _Checker, value: Any) -> Link | None:
 
 def _partition(check: _Checker, value: Any) -> PartitionPolicy | None:
     path = ("partition",)
-    body = check.mapping(path, value, (), ("policy", "max_delegated_partitions", "min_nodes_per_partition"))
+    body = check.mapping(path, value, (), tuple(_section("partition")))
     if body is None:
         return None
     parts: dict[str, Any] = {}
@@ -690,7 +722,7 @@ def _partition(check: _Checker, value: Any) -> PartitionPolicy | None:
 
 def _numerics(check: _Checker, value: Any) -> Numerics | None:
     path = ("numerics",)
-    body = check.mapping(path, value, (), ("mode", "rounding"))
+    body = check.mapping(path, value, (), tuple(_section("numerics")))
     if body is None:
         return None
     mode = check.choice((*path, "mode"), body["mode"], NUMERICS_MODES) if "mode" in body else "reference"
@@ -708,7 +740,7 @@ def _numerics(check: _Checker, value: Any) -> Numerics | None:
     return Numerics(mode, rounding)
 
 
-_TOP_KEYS = ("name", "kind", "clock", "compute", "memory", "link", "claims", "partition", "numerics")
+_TOP_KEYS = tuple(dict.fromkeys(k.path.split(".")[0] for k in KEYS))
 
 
 def _check_document(doc: _Document, source: str, kinds: KindRegistry, overridden: frozenset = frozenset(),

@@ -5,20 +5,9 @@ claimed when some `ClaimRule` for its op accepts its `NodeFacts`; `check_claim` 
 A rule for `ANY_OP` covers every builtin op except those it lists in `excluded` and the ops
 in `NEVER_ANY` (custom ops and control flow, whose bodies are other subgraphs).
 
-Constraint vocabulary of `ClaimRule.constraints` (a constraint that does not apply to an op,
-e.g. `max_kernel_size` on ADD, is ignored):
-
-| constraint            | value          | a node is refused when                                                |
-|-----------------------|----------------|-----------------------------------------------------------------------|
-| `max_kernel_size`     | int >= 1       | kernel height or width is above it (conv filters, pool windows)        |
-| `max_stride`          | int >= 1       | stride height or width is above it (convs, pools)                     |
-| `max_dilation`        | int >= 1       | dilation height or width factor is above it (CONV_2D, DEPTHWISE)      |
-| `max_channels`        | int >= 1       | input or output channels are above it (convs, pools, FULLY_CONNECTED) |
-| `max_rank`            | int >= 1       | a non-constant input or an output has more dimensions                 |
-| `max_input_elements`  | int >= 1       | the first input holds more elements                                   |
-| `allowed_paddings`    | list of names  | its padding (SAME, VALID) is not listed                               |
-| `allowed_activations` | list of names  | its fused activation (NONE, RELU, RELU6, ...) is not listed           |
-| `per_channel`         | bool           | false, and a constant input (weights) is quantized per channel        |
+Constraint vocabulary of `ClaimRule.constraints`: `CONSTRAINT_DOCS` (what each takes, when a
+node is refused, an example); `accelsim configs --schema` prints it. A constraint that does
+not apply to an op (e.g. `max_kernel_size` on ADD) is ignored.
 """
 
 from __future__ import annotations
@@ -47,6 +36,24 @@ INT_CONSTRAINTS = ("max_kernel_size", "max_stride", "max_dilation", "max_channel
 NAME_CONSTRAINTS = {"allowed_paddings": PADDINGS, "allowed_activations": ACTIVATIONS}
 BOOL_CONSTRAINTS = ("per_channel",)
 CONSTRAINTS = (*INT_CONSTRAINTS, *NAME_CONSTRAINTS, *BOOL_CONSTRAINTS)
+# name -> (value, a node is refused when, example); one entry per CONSTRAINTS name (tests check).
+CONSTRAINT_DOCS = {
+    "max_kernel_size": ("int >= 1", "kernel height or width is above it (conv filters, pool windows)",
+                        "{max_kernel_size: 5}"),
+    "max_stride": ("int >= 1", "stride height or width is above it (convs, pools)", "{max_stride: 2}"),
+    "max_dilation": ("int >= 1", "dilation height or width factor is above it (CONV_2D, DEPTHWISE_CONV_2D)",
+                     "{max_dilation: 1}"),
+    "max_channels": ("int >= 1", "input or output channels are above it (convs, pools, FULLY_CONNECTED)",
+                     "{max_channels: 2048}"),
+    "max_rank": ("int >= 1", "a non-constant input or an output has more dimensions", "{max_rank: 4}"),
+    "max_input_elements": ("int >= 1", "the first input holds more elements", "{max_input_elements: 16000}"),
+    "allowed_paddings": ("list of " + ", ".join(PADDINGS), "its padding is not listed",
+                         "{allowed_paddings: [SAME]}"),
+    "allowed_activations": ("list of " + ", ".join(ACTIVATIONS), "its fused activation is not listed",
+                            "{allowed_activations: [NONE, RELU]}"),
+    "per_channel": ("true or false", "false, and a constant input (weights) is quantized per channel",
+                    "{per_channel: false}"),
+}
 
 _KERNEL_INPUT_OPS = {"CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV"}
 _POOL_OPS = {"AVERAGE_POOL_2D", "MAX_POOL_2D", "L2_POOL_2D"}

@@ -180,7 +180,7 @@ _EPILOG_RUN = """examples:
 
 _EPILOG_BENCHMARK = """examples:
   accelsim benchmark tests/fixtures/models/mobilenet_v2_100_224_int8.tflite --hw edgetpu_usb
-  accelsim benchmark model.tflite --hw hw_configs/hexagon_dsp.yaml --num-runs 20 --enable-op-profiling
+  accelsim benchmark model.tflite --hw accelsim/hw_configs/hexagon_dsp.yaml --num-runs 20 --enable-op-profiling
   accelsim benchmark model.tflite --hw edgetpu_pcie --max-delegated-partitions 2 --json
 """
 
@@ -190,7 +190,7 @@ _EPILOG_DIFF = """examples:
 """
 
 _EPILOG_VALIDATE = """examples:
-  accelsim validate hw_configs/edgetpu_usb.yaml
+  accelsim validate my_accel.yaml
   accelsim validate examples/default.yaml my_accel.yaml
 """
 

@@ -1,7 +1,7 @@
 """Experiments: a YAML grid of design points, cached, run in parallel, turned into a report.
 
 An experiment file (paths are relative to the file; a bare config name such as
-`edgetpu_usb` means the shipped `hw_configs/edgetpu_usb.yaml`):
+`edgetpu_usb` means the shipped `accelsim/hw_configs/edgetpu_usb.yaml`):
 
 ```yaml
 name: default                      # report folder reports/<name>/ (default: the file's stem)
@@ -49,7 +49,7 @@ from runtime.errors import AccelsimError
 
 log = logging.getLogger(__name__)
 
-SHIPPED_CONFIGS = Path(accelsim.__file__).resolve().parent.parent / "hw_configs"
+SHIPPED_CONFIGS = Path(accelsim.__file__).resolve().parent / "hw_configs"  # package data: ships in the wheel
 REPORT_FORMATS = ("md", "html", "json", "csv")
 OPTION_KEYS = ("max_delegated_partitions", "min_nodes_per_partition")
 _TOP_KEYS = ("name", "models", "host", "variants", "sweeps", "schedule", "numerics", "reports")

@@ -133,7 +133,7 @@ def test_diff_prints_inference_diff_layout(capsys):
 def test_validate_reports_every_error_with_file_and_line(tmp_path, capsys):
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: x\nkind: systolic\nclock: fast\n")
-    assert main(["validate", str(bad), "hw_configs/edgetpu_usb.yaml"]) == 1
+    assert main(["validate", str(bad), "accelsim/hw_configs/edgetpu_usb.yaml"]) == 1
     out = capsys.readouterr().out
     assert f"{bad}:3: clock: expected a frequency" in out and "edgetpu_usb.yaml: ok" in out
 
@@ -216,7 +216,7 @@ def test_run_validates_before_any_work(tmp_path, capsys):
 
 def test_validate_says_what_a_host_leaves_to_the_simd_width_rule(tmp_path, capsys):
     host = tmp_path / "host.yaml"
-    host.write_text((ROOT / "hw_configs" / "host_cpu.yaml").read_text().replace("    float32: 8\n", ""))
+    host.write_text((ROOT / "accelsim" / "hw_configs" / "host_cpu.yaml").read_text().replace("    float32: 8\n", ""))
     assert main(["validate", str(host)]) == 0
     assert capsys.readouterr().out.splitlines()[1:] == [
         "  note: compute.macs_per_cycle has no float32: float32 nodes get one SIMD register per cycle, "
@@ -224,8 +224,8 @@ def test_validate_says_what_a_host_leaves_to_the_simd_width_rule(tmp_path, capsy
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["run", "hw_configs/edgetpu_usb.yaml"], "hw_configs/edgetpu_usb.yaml: this is a hardware config, not an "
-     "experiment; pass it with --hw to benchmark, or name it in an experiment's variants"),
+    (["run", "accelsim/hw_configs/edgetpu_usb.yaml"], "accelsim/hw_configs/edgetpu_usb.yaml: this is a hardware "
+     "config, not an experiment; pass it with --hw to benchmark, or name it in an experiment's variants"),
     (["benchmark", "M", "--hw", "examples/default.yaml"], "this is an experiment, not a hardware config; run it "
      "with `accelsim run "),
     (["benchmark", "M", "--hw", "edgetpu"], "'edgetpu' is not a shipped config (shipped: edgetpu_pcie, "
@@ -271,3 +271,13 @@ def test_help_explains_schedule_and_repeated_hw(capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "they join one system, and in the order given each claims from the nodes the ones before it left" in out
     assert "--schedule {sequential,dataflow} how the simulated time adds up" in out
+
+
+def test_run_without_an_experiment_outside_a_checkout_says_what_to_pass(tmp_path, monkeypatch, capsys):
+    import accelsim.cli
+
+    monkeypatch.setattr(accelsim.cli, "_DEFAULT_EXPERIMENT", tmp_path / "examples" / "default.yaml")
+    assert main(["run"]) == 1
+    assert capsys.readouterr().err == (f"accelsim run: error: no experiment given, and the default {tmp_path}/examples/"
+                                       "default.yaml is not there (it comes with the source checkout); pass an "
+                                       "experiment YAML\n")

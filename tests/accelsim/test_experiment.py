@@ -214,7 +214,7 @@ def test_a_killed_worker_process_loses_nothing_finished(tmp_path):
 def test_every_problem_of_an_experiment_is_reported_in_one_pass(tmp_path):
     """Unknown keys, missing and corrupt models, broken and unknown configs and bad sweeps, all at once."""
     (tmp_path / "trunc.tflite").write_bytes((MODELS / "interleaved_int8.tflite").read_bytes()[:1000])
-    (tmp_path / "bad_hw.yaml").write_text((ROOT / "hw_configs" / "edgetpu_usb.yaml").read_text()
+    (tmp_path / "bad_hw.yaml").write_text((ROOT / "accelsim" / "hw_configs" / "edgetpu_usb.yaml").read_text()
                                           .replace("name: edgetpu_usb", "name: bad").replace("500 MHz", "500 MHZZ"))
     path = write(tmp_path, """\
 name: bad
@@ -254,7 +254,7 @@ def test_an_unknown_experiment_key_gets_a_did_you_mean(tmp_path):
 
 
 def test_a_hardware_config_given_as_an_experiment_says_so():
-    path = ROOT / "hw_configs" / "edgetpu_usb.yaml"
+    path = ROOT / "accelsim" / "hw_configs" / "edgetpu_usb.yaml"
     with pytest.raises(ConfigError) as info:
         load_experiment(path)
     assert info.value.errors == (f"{path}: this is a hardware config, not an experiment; pass it with --hw to "

@@ -17,7 +17,7 @@ from accelsim.kinds import BUILTIN, Field, Kind, KindRegistry, default_registry,
 from accelsim.system import HOST, simulate_model
 from delegates.work import NodeWork
 
-HW = Path(__file__).resolve().parents[2] / "hw_configs"
+HW = Path(__file__).resolve().parents[2] / "accelsim" / "hw_configs"
 
 
 @dataclass(frozen=True)

@@ -547,3 +547,11 @@ def test_facts_read_the_data_input_not_leading_constants():
     assert (facts.dtype, facts.kernel, facts.stride, facts.padding) == ("int8", (3, 3), (2, 2), "VALID")
     assert (facts.in_channels, facts.out_channels, facts.per_channel, facts.rank) == (16, 8, True, 4)
     assert facts.input_elements == 5 * 5 * 16 and facts.activation == "NONE"
+
+
+def test_unit_case_and_unitless_zero_in_a_file(tmp_path):
+    path = tmp_path / "ok.yaml"
+    path.write_text(BASE.replace("clock: 500 MHz", "clock: 500 mhz").replace("param_cache: 1 MiB", "param_cache: 0")
+                    .replace("bandwidth: 320 MB/s", "bandwidth: 1 gb/s"))
+    config = load_hardware(path)
+    assert (config.clock, config.memory.param_cache, config.link.bandwidth) == (500e6, 0, 1e9)

@@ -413,6 +413,10 @@ def _cmd_validate(args: argparse.Namespace) -> int:
             if is_experiment:
                 e = load_experiment(path)
                 print(f"{path}: ok (experiment {e.name!r}, {len(e.variants)} variants)")
+                configs = dict.fromkeys([e.host, *(a for v in e.variants for a in v.accelerators)])
+                for config in (load_hardware(c) for c in configs):
+                    for note in config.notes():
+                        print(f"  note: {config.source}: {note}")
             else:
                 c = load_hardware(path)
                 print(f"{path}: ok ({c.kind} config {c.name!r})")

@@ -95,6 +95,11 @@ def spec(type: str, meaning: str, default: Any = dataclasses.MISSING, **checks: 
     return dataclasses.field(default=default, metadata={"accelsim": Field(type, meaning, **checks)})
 
 
+def no_notes(config: HardwareConfig) -> list[str]:
+    """The default `Kind.notes`: a kind without silent rules has nothing to say."""
+    return []
+
+
 @dataclass(frozen=True)
 class Kind:
     """One hardware kind.
@@ -120,7 +125,7 @@ class Kind:
     memory: tuple[str, ...]
     costs: Callable[[Sequence[NodeWork], HardwareConfig], list[Cost]]
     macs_per_cycle: str = ""
-    notes: Callable[[HardwareConfig], list[str]] = lambda config: []  # noqa: E731 - a default hook: no notes
+    notes: Callable[[HardwareConfig], list[str]] = no_notes
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:

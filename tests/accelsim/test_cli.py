@@ -218,9 +218,14 @@ def test_validate_says_what_a_host_leaves_to_the_simd_width_rule(tmp_path, capsy
     host = tmp_path / "host.yaml"
     host.write_text((ROOT / "accelsim" / "hw_configs" / "host_cpu.yaml").read_text().replace("    float32: 8\n", ""))
     assert main(["validate", str(host)]) == 0
-    assert capsys.readouterr().out.splitlines()[1:] == [
-        "  note: compute.macs_per_cycle has no float32: float32 nodes get one SIMD register per cycle, "
-        "simd_bits / 32 = 4 MACs per cycle"]
+    note = ("compute.macs_per_cycle has no float32: float32 nodes get one SIMD register per cycle, "
+            "simd_bits / 32 = 4 MACs per cycle")
+    assert capsys.readouterr().out.splitlines()[1:] == [f"  note: {note}"]
+    exp = tmp_path / "exp.yaml"
+    exp.write_text(f"models: [{FIXTURES / 'interleaved_int8.tflite'}]\nhost: host.yaml\n"
+                   "variants: [{name: a, accelerators: [edgetpu_usb]}]\n")
+    assert main(["validate", str(exp)]) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == [f"  note: {host}: {note}"]
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import accelsim
-from accelsim.config import ConfigError, System, apply_overrides, load_system, read_document
+from accelsim.config import ConfigError, System, apply_overrides, load_hardware, load_system, read_document
 from accelsim.sim import SCHEDULES
 from runtime.errors import AccelsimError
 
@@ -189,8 +189,7 @@ def load_experiment(path: str | Path) -> Experiment:
         reports = list(REPORT_FORMATS)
     experiment = Experiment(str(name), source, tuple(models), host_path, tuple(variants), tuple(sweeps), schedule,
                             runs, tuple(reports))
-    if host_path:
-        _check_configs(experiment, errors)
+    _check_configs(experiment, errors)
     _check_models(experiment, errors)
     if errors.items:
         raise ConfigError([m for _, m in sorted(errors.items)])
@@ -311,6 +310,14 @@ def _check_configs(experiment: Experiment, errors: _Errors) -> None:
                 reported.add(message)
                 errors.add(path, message)
 
+    if not experiment.host:  # already reported; the accelerators are still checked, each alone
+        for i, v in enumerate(experiment.variants):
+            for accelerator in v.accelerators:
+                try:
+                    load_hardware(accelerator)
+                except ConfigError as exc:
+                    report(("variants", i), exc)
+        return
     try:
         load_system(experiment.host, ())  # the host alone, so its problems are reported under host:
     except ConfigError as exc:

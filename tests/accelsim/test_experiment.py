@@ -245,6 +245,16 @@ sweeps:
                               "numerics, reports")
 
 
+def test_accelerators_are_checked_even_when_the_host_is_unknown(tmp_path):
+    (tmp_path / "hw.yaml").write_text("name: x\nkind: systolic\nclock: fast\n")
+    path = write(tmp_path, f"models: [{MODELS / 'interleaved_int8.tflite'}]\nhost: hots_cpu\n"
+                           "variants: [{name: a, accelerators: [hw.yaml]}]\n")
+    with pytest.raises(ConfigError) as info:
+        load_experiment(path)
+    assert "host: 'hots_cpu' is not a shipped config" in info.value.errors[0]
+    assert any("variants[0]: " in e and "hw.yaml:3: clock: expected a frequency" in e for e in info.value.errors)
+
+
 def test_an_unknown_experiment_key_gets_a_did_you_mean(tmp_path):
     path = write(tmp_path, f"models: [{MODELS / 'interleaved_int8.tflite'}]\nhost: host_cpu\n"
                            "variants: [{name: a, accelerators: []}]\nschedul: sequential\n")

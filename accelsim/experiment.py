@@ -199,7 +199,7 @@ def load_experiment(path: str | Path) -> Experiment:
 def _check_models(experiment: Experiment, errors: _Errors) -> None:
     """Every model that exists parses: a corrupt file fails here with the ModelError `run` would give."""
     from runtime.errors import ModelError
-    from runtime.model import load_model
+    from runtime.read import load_model
 
     for i, model in enumerate(experiment.models):
         if not Path(model).is_file():

@@ -236,7 +236,7 @@ sweeps:
         "models[0]", "models[1]", "colour", "variants[0]", "variants[1].accelerators[0]",
         "sweeps.edgetpu_usb.link.bandwidth", "sweeps.max_delegated_partitions"]
     from runtime.errors import ModelError
-    from runtime.model import load_model
+    from runtime.read import load_model
     with pytest.raises(ModelError) as model_error:
         load_model(tmp_path / "trunc.tflite")
     assert errors[1] == f"{path}:2: models[1]: ModelError: {model_error.value}"

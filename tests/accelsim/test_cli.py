@@ -371,3 +371,18 @@ def test_run_without_an_experiment_outside_a_checkout_says_what_to_pass(tmp_path
     assert capsys.readouterr().err == (f"accelsim run: error: no experiment given, and the default {tmp_path}/examples/"
                                        "default.yaml is not there (it comes with the source checkout); pass an "
                                        "experiment YAML\n")
+
+
+def test_the_failure_line_points_to_whichever_report_files_were_written(tmp_path):
+    from accelsim.cli import _failure_line
+    from accelsim.experiment import RunOutcome
+    from accelsim.results import error_record
+
+    failed = error_record(point_id="0" * 16, model="m/atan_custom.tflite", variant="usb", sweep={"x.y": 2},
+                          host="host_cpu", accelerators=["edgetpu_usb"], schedule="sequential", error="E: boom")
+    ok = {**failed, "status": "ok", "error": None, "model_name": "other"}
+    line = _failure_line(RunOutcome([ok, failed], [], 0, 2, 1, {"json": tmp_path / "results.json"}, tmp_path))
+    assert line == f"1 of 2 design points failed; first: atan_custom | usb | x.y=2: E: boom; all are in " \
+                   f"{tmp_path / 'results.json'}"
+    line = _failure_line(RunOutcome([failed], [], 0, 1, 1, {"csv": tmp_path / "results.csv"}, tmp_path))
+    assert line.endswith(f"all are in {tmp_path / 'results.csv'} (status error)")

@@ -12,7 +12,7 @@ import math
 
 from accelsim.config import HardwareConfig
 from accelsim.cost import Cost, bounded, dtype_itemsize
-from delegates.work import NodeWork
+from runtime.work import NodeWork
 
 
 def macs_per_cycle(dtype: str, hw: HardwareConfig) -> float:

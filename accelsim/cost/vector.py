@@ -14,7 +14,7 @@ import math
 
 from accelsim.config import HardwareConfig
 from accelsim.cost import Cost, bounded, dtype_itemsize
-from delegates.work import NodeWork
+from runtime.work import NodeWork
 
 
 def lanes_for(dtype: str, lanes_8bit: int) -> int:

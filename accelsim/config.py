@@ -12,16 +12,10 @@ Keys (units as in `accelsim.units`: '500 MHz', '8 MiB', '320 MB/s', '2 us'):
 | key                                | kinds            | value                                                      |
 |------------------------------------|------------------|------------------------------------------------------------|
 | name                               | all, required    | non-empty string, unique within a system                   |
-| kind                               | all, required    | systolic, vector or cpu                                    |
+| kind                               | all, required    | a registered kind (accelsim.kinds): systolic, vector, cpu  |
 | clock                              | all, required    | frequency                                                  |
-| compute.rows, compute.cols         | systolic, req.   | whole number >= 1: rows and columns of MAC cells           |
-| compute.dataflow                   | systolic, req.   | os, ws or is (SCALE-Sim's output/weight/input stationary)  |
-| compute.vector_lanes               | systolic, req.   | whole number >= 1: lanes of the array's vector path        |
-| compute.lanes                      | vector, req.     | whole number >= 1: 8-bit lanes of one vector unit          |
-| compute.contexts                   | vector, req.     | whole number >= 1: vector units working in parallel        |
-| compute.efficiency                 | vector, cpu      | number in (0, 1], fraction of peak reached (default 1)     |
-| compute.simd_bits                  | cpu, required    | whole number, multiple of 8: SIMD register width           |
-| compute.macs_per_cycle             | cpu, required    | mapping dtype -> MACs per cycle (e.g. float32: 8, int8: 32)|
+| compute.*                          | per kind         | the kind's fields: `accelsim.kinds.schema_rows()` lists    |
+|                                    |                  | them (each kind declares them in its module)               |
 | memory.param_cache                 | systolic, req.   | size of on-chip parameter (weight) storage                 |
 | memory.onchip                      | optional         | size of on-chip activation memory (default 0)              |
 | memory.onchip_bandwidth            | systolic, req.   | rate of on-chip memory                                     |
@@ -41,8 +35,9 @@ Keys (units as in `accelsim.units`: '500 MHz', '8 MiB', '320 MB/s', '2 us'):
 | numerics.mode                      | optional         | reference (default), float16 or rounding                   |
 | numerics.rounding                  | with rounding    | one of delegates.spec.ROUNDING_MODES                       |
 
-Accelerators are kinds systolic and vector: they need `link` and `claims`; a cpu config
-describes a host and may omit both. `apply_overrides` changes keys by path for sweeps.
+A kind's role says what a file of it describes: an accelerator (systolic, vector) needs
+`link` and `claims`; a host (cpu) may omit both. `memory` keys a kind requires are listed
+in its record. `apply_overrides` changes keys by path for sweeps.
 """
 
 from __future__ import annotations
@@ -60,6 +55,8 @@ from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from accelsim import units
+from accelsim.cost import Cost
+from accelsim.kinds import Field, Kind, KindRegistry, default_registry, or_list
 from delegates.spec import (
     BOOL_CONSTRAINTS,
     INT_CONSTRAINTS,
@@ -75,10 +72,8 @@ from delegates.spec import (
 )
 from runtime.errors import AccelsimError
 from runtime.model import BUILTIN_OPS, TENSOR_TYPES
+from runtime.work import NodeWork
 
-KINDS = ("systolic", "vector", "cpu")
-ACCELERATOR_KINDS = ("systolic", "vector")
-DATAFLOWS = ("os", "ws", "is")
 DTYPES = tuple(sorted(name.lower() for name in TENSOR_TYPES))
 
 _YAML = "tag:yaml.org,2002:"
@@ -100,28 +95,6 @@ class ConfigError(AccelsimError, ValueError):
     def __init__(self, errors: Sequence[str]):
         self.errors = tuple(errors)
         super().__init__("\n".join(self.errors))
-
-
-@dataclass(frozen=True)
-class SystolicCompute:
-    rows: int
-    cols: int
-    dataflow: str
-    vector_lanes: int
-
-
-@dataclass(frozen=True)
-class VectorCompute:
-    lanes: int
-    contexts: int
-    efficiency: float = 1.0
-
-
-@dataclass(frozen=True)
-class CpuCompute:
-    simd_bits: int
-    macs_per_cycle: tuple[tuple[str, float], ...]  # (dtype, MACs per cycle), sorted by dtype
-    efficiency: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -155,8 +128,9 @@ class HardwareConfig:
     name: str
     kind: str
     clock: float
-    compute: SystolicCompute | VectorCompute | CpuCompute
+    compute: Any  # the kind's compute dataclass (kind_record.compute)
     memory: Memory
+    kind_record: Kind = field(compare=False, repr=False)
     link: Link | None = None
     claims: tuple[ClaimRule, ...] = ()
     partition: PartitionPolicy = PartitionPolicy()
@@ -166,7 +140,18 @@ class HardwareConfig:
 
     @property
     def is_accelerator(self) -> bool:
-        return self.kind in ACCELERATOR_KINDS
+        return self.kind_record.is_accelerator
+
+    def costs(self, works: Sequence[NodeWork]) -> list[Cost]:
+        """The cost of each of `works` (this device's nodes, in model order) by the kind's cost model.
+
+        Raises:
+            ValueError: the kind's cost function did not return one Cost per node.
+        """
+        costs = self.kind_record.costs(works, self)
+        if len(costs) != len(works):
+            raise ValueError(f"kind {self.kind!r}: costs() returned {len(costs)} costs for {len(works)} nodes")
+        return costs
 
 
 @dataclass(frozen=True)
@@ -540,40 +525,34 @@ def _claims(check: _Checker, value: Any) -> tuple[ClaimRule, ...] | None:
     return tuple(rules) if None not in rules else None
 
 
-def _compute(check: _Checker, kind: str, value: Any):
+def _count(check: _Checker, path: tuple, value: Any, spec: Field) -> int | None:
+    number = check.whole(path, value, spec.minimum, spec.example)
+    if number is not None and number % spec.multiple_of:
+        check.error(path, f"expected a multiple of {spec.multiple_of}, got {number}")
+        return None
+    return number
+
+
+# One checker per accelsim.kinds.FIELD_TYPES entry: (checker, path, value, field) -> value or None.
+_FIELD_CHECKS = {
+    "count": _count,
+    "fraction": lambda check, path, value, spec: check.fraction(path, value),
+    "choice": lambda check, path, value, spec: check.choice(path, value, spec.choices),
+    "dtype_rates": lambda check, path, value, spec: _rates(check, path, value),
+}
+
+
+def _compute(check: _Checker, kind: Kind, value: Any):
+    """The kind's compute dataclass from the `compute:` mapping, checked field by field."""
     path = ("compute",)
-    if kind == "systolic":
-        body = check.mapping(path, value, ("rows", "cols", "dataflow", "vector_lanes"), ())
-        if body is None:
-            return None
-        parts = {k: check.whole((*path, k), body[k], 1) for k in ("rows", "cols", "vector_lanes") if k in body}
-        if "dataflow" in body:
-            parts["dataflow"] = check.choice((*path, "dataflow"), body["dataflow"], DATAFLOWS)
-        return SystolicCompute(**parts) if len(parts) == 4 and None not in parts.values() else None
-    if kind == "vector":
-        body = check.mapping(path, value, ("lanes", "contexts"), ("efficiency",))
-        if body is None:
-            return None
-        parts = {k: check.whole((*path, k), body[k], 1, 128) for k in ("lanes", "contexts") if k in body}
-        if "efficiency" in body:
-            parts["efficiency"] = check.fraction((*path, "efficiency"), body["efficiency"])
-        return VectorCompute(**parts) if {"lanes", "contexts"} <= parts.keys() and None not in parts.values() else None
-    body = check.mapping(path, value, ("simd_bits", "macs_per_cycle"), ("efficiency",))
+    fields = kind.fields
+    body = check.mapping(path, value, [f.name for f in fields if f.required],
+                         [f.name for f in fields if not f.required])
     if body is None:
         return None
-    parts: dict[str, Any] = {}
-    if "simd_bits" in body:
-        bits = check.whole((*path, "simd_bits"), body["simd_bits"], 8, 128)
-        if bits is not None and bits % 8:
-            check.error((*path, "simd_bits"), f"expected a multiple of 8, got {bits}")
-            bits = None
-        parts["simd_bits"] = bits
-    if "macs_per_cycle" in body:
-        parts["macs_per_cycle"] = _rates(check, (*path, "macs_per_cycle"), body["macs_per_cycle"])
-    if "efficiency" in body:
-        parts["efficiency"] = check.fraction((*path, "efficiency"), body["efficiency"])
-    complete = {"simd_bits", "macs_per_cycle"} <= parts.keys() and None not in parts.values()
-    return CpuCompute(**parts) if complete else None
+    parts = {f.name: _FIELD_CHECKS[f.type](check, (*path, f.name), body[f.name], f) for f in fields if f.name in body}
+    complete = all(f.name in parts for f in fields if f.required) and None not in parts.values()
+    return kind.compute(**parts) if complete else None
 
 
 def _rates(check: _Checker, path: tuple, value: Any) -> tuple[tuple[str, float], ...] | None:
@@ -589,16 +568,11 @@ def _rates(check: _Checker, path: tuple, value: Any) -> tuple[tuple[str, float],
     return tuple(sorted(rates.items()))
 
 
-_MEMORY_REQUIRED = {
-    "systolic": ("param_cache", "onchip_bandwidth"),
-    "vector": ("dram_bandwidth",),
-    "cpu": ("dram_bandwidth",),
-}
 _MEMORY_KEYS = ("param_cache", "onchip", "onchip_bandwidth", "dram_bandwidth")
 
 
-def _memory(check: _Checker, kind: str, value: Any) -> Memory | None:
-    required = _MEMORY_REQUIRED[kind]
+def _memory(check: _Checker, kind: Kind, value: Any) -> Memory | None:
+    required = kind.memory
     body = check.mapping(("memory",), value, required, [k for k in _MEMORY_KEYS if k not in required])
     if body is None:
         return None
@@ -662,7 +636,7 @@ def _numerics(check: _Checker, value: Any) -> Numerics | None:
 _TOP_KEYS = ("name", "kind", "clock", "compute", "memory", "link", "claims", "partition", "numerics")
 
 
-def _check_document(doc: _Document, source: str, overridden: frozenset = frozenset(),
+def _check_document(doc: _Document, source: str, kinds: KindRegistry, overridden: frozenset = frozenset(),
                     prior: Sequence[tuple[int, str]] = ()) -> HardwareConfig:
     """Validate a whole document and build its HardwareConfig, or raise one ConfigError with every problem."""
     check = _Checker(source, doc.lines, overridden)
@@ -674,8 +648,9 @@ def _check_document(doc: _Document, source: str, overridden: frozenset = frozens
     elif not isinstance(data, dict):
         check.error((), f"expected a mapping of hardware settings at the top level, got {_describe(data)}")
     else:
-        kind = check.choice(("kind",), data.get("kind", _INVALID), KINDS)
-        accelerator = kind in ACCELERATOR_KINDS
+        name = check.choice(("kind",), data.get("kind", _INVALID), kinds.names())
+        kind = kinds.get(name) if name is not None else None
+        accelerator = kind is not None and kind.is_accelerator
         required = ("name", "kind", "clock", "compute", "memory", *(("link", "claims") if accelerator else ()))
         body = check.mapping((), data, required, [k for k in _TOP_KEYS if k not in required])
         parts: dict[str, Any] = {}
@@ -684,7 +659,8 @@ def _check_document(doc: _Document, source: str, overridden: frozenset = frozens
         if "clock" in body:
             parts["clock"] = check.unit(("clock",), body["clock"], units.parse_frequency)
         if kind is not None:
-            parts["kind"] = kind
+            parts["kind"] = kind.name
+            parts["kind_record"] = kind
             if "compute" in body:
                 parts["compute"] = _compute(check, kind, body["compute"])
             if "memory" in body:
@@ -708,8 +684,11 @@ def _check_document(doc: _Document, source: str, overridden: frozenset = frozens
 # Public API.
 
 
-def load_hardware(path: str | Path) -> HardwareConfig:
+def load_hardware(path: str | Path, kinds: KindRegistry = default_registry) -> HardwareConfig:
     """Read and check one hardware YAML file.
+
+    Args:
+        kinds: the kinds a file may name.
 
     Raises:
         ConfigError: the file cannot be read or breaks any rule; lists every problem.
@@ -718,11 +697,15 @@ def load_hardware(path: str | Path) -> HardwareConfig:
     doc, errors = read_document(source)
     if doc is None:
         raise ConfigError([message for _, message in errors])
-    return _check_document(doc, source, prior=errors)
+    return _check_document(doc, source, kinds, prior=errors)
 
 
-def load_system(host_path: str | Path, accel_paths: Iterable[str | Path]) -> System:
-    """Load a host (kind cpu) and its accelerators; names must be unique.
+def load_system(host_path: str | Path, accel_paths: Iterable[str | Path],
+                kinds: KindRegistry = default_registry) -> System:
+    """Load a host (a kind whose role is host) and its accelerators; names must be unique.
+
+    Args:
+        kinds: the kinds the files may name.
 
     Raises:
         ConfigError: every problem of every file, plus role and name clashes.
@@ -731,16 +714,18 @@ def load_system(host_path: str | Path, accel_paths: Iterable[str | Path]) -> Sys
     loaded: list[HardwareConfig | None] = []
     for path in (host_path, *accel_paths):
         try:
-            loaded.append(load_hardware(path))
+            loaded.append(load_hardware(path, kinds))
         except ConfigError as exc:
             errors.extend(exc.errors)
             loaded.append(None)
     host, accelerators = loaded[0], loaded[1:]
-    if host is not None and host.kind != "cpu":
-        errors.append(_located(host, ("kind",), f"a host must be kind cpu, got {host.kind!r}"))
+    if host is not None and host.is_accelerator:
+        errors.append(_located(host, ("kind",), f"a host must be kind {or_list(kinds.names_with_role('host'))}, "
+                                                f"got {host.kind!r}"))
     for accel in accelerators:
         if accel is not None and not accel.is_accelerator:
-            errors.append(_located(accel, ("kind",), f"an accelerator must be kind systolic or vector, "
+            errors.append(_located(accel, ("kind",), f"an accelerator must be kind "
+                                                     f"{or_list(kinds.names_with_role('accelerator'))}, "
                                                      f"got {accel.kind!r}"))
     seen: dict[str, HardwareConfig] = {}
     for config in loaded:
@@ -840,18 +825,16 @@ def apply_overrides(config: HardwareConfig, overrides: Mapping[str, Any]) -> Har
         raise ConfigError(errors)
     lines = {p: line for p, line in config.document.lines.items()
              if not any(p[:len(o)] == o for o in overridden)}
-    return _check_document(_Document(data, lines), config.source, frozenset(overridden))
+    kinds = default_registry.with_kinds(config.kind_record)
+    return _check_document(_Document(data, lines), config.source, kinds, frozenset(overridden))
 
 
 __all__ = [
     "ConfigError",
-    "CpuCompute",
     "HardwareConfig",
     "Link",
     "Memory",
     "System",
-    "SystolicCompute",
-    "VectorCompute",
     "apply_overrides",
     "load_hardware",
     "load_system",

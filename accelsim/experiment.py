@@ -49,6 +49,7 @@ from typing import Any, Protocol
 
 import accelsim
 from accelsim.config import ConfigError, System, apply_overrides, load_system, read_document
+from accelsim.sim import SCHEDULES
 from runtime.errors import AccelsimError
 from runtime.work import LoopTrips
 
@@ -56,7 +57,6 @@ log = logging.getLogger(__name__)
 
 SHIPPED_CONFIGS = Path(accelsim.__file__).resolve().parent.parent / "hw_configs"
 REPORT_FORMATS = ("md", "html", "json", "csv")
-SCHEDULES = ("sequential", "dataflow")
 OPTION_KEYS = ("max_delegated_partitions", "min_nodes_per_partition")
 _TOP_KEYS = ("name", "models", "host", "variants", "sweeps", "schedule", "numerics", "loops", "reports")
 _LOOP_KEYS = ("default_trips", "nodes")

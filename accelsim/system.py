@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from accelsim.config import HardwareConfig, System, to_spec
-from accelsim.cost import Cost, cpu, systolic, vector
+from accelsim.cost import Cost
 from accelsim.sim import SimResult, Step, simulate
 from delegates.accelerator import AcceleratorDelegate
 from runtime.interpreter import Interpreter
@@ -128,18 +128,17 @@ def _link_seconds(link, nbytes: int) -> float:
 _HOW_TO_SET_TRIPS = "experiment key loops: {default_trips: N, nodes: {'<subgraph>:<node>': N}} or --loop-trips"
 
 
-def _host_cost(work: NodeWork, host: HardwareConfig) -> Cost:
-    """A node's cost on the host CPU; a control-flow node's is its bodies' costs times its trips."""
-    if work.kind != "control":
-        return cpu.cost(work, host)
-    body = sum([_host_cost(w, host) for w in work.body], Cost())
-    return body.times(work.trips) + sum([_host_cost(w, host) for w in work.once], Cost())
-
-
-def _accelerator_costs(accel: HardwareConfig, works: Sequence[NodeWork]) -> list[Cost]:
-    if accel.kind == "systolic":
-        return systolic.costs(works, accel)  # the parameter cache is shared in model order
-    return [vector.cost(w, accel) for w in works]
+def _host_costs(works: Sequence[NodeWork], host: HardwareConfig) -> list[Cost]:
+    """Costs of host nodes in model order; a control-flow node's is its bodies' costs times its trips."""
+    leaves = iter(host.costs([w for w in works if w.kind != "control"]))
+    costs = []
+    for w in works:
+        if w.kind != "control":
+            costs.append(next(leaves))
+            continue
+        body = sum(_host_costs(w.body, host), Cost())
+        costs.append(body.times(w.trips) + sum(_host_costs(w.once, host), Cost()))
+    return costs
 
 
 class _StepBuilder:
@@ -187,27 +186,27 @@ def simulate_interpreter(interpreter: Interpreter, delegates: Sequence[Accelerat
     tensors = graph.tensors
     accel_of = {d.name(): a for d, a in zip(delegates, system.accelerators)}
 
-    # Costs: every accelerator's claimed nodes in model order (they share its parameter cache).
+    # Costs: every device's nodes in model order, through its kind (a kind may share state
+    # between nodes, e.g. a parameter cache filled in model order).
     node_cost: dict[int, Cost] = {}
     for d in delegates:
-        accel = accel_of[d.name()]
         work = d.work_by_node()
         order = sorted(work)
-        for ni, c in zip(order, _accelerator_costs(accel, [work[i] for i in order])):
-            node_cost[ni] = c
+        node_cost.update(zip(order, accel_of[d.name()].costs([work[i] for i in order])))
+    on_host = sorted(ni for ni in graph.execution_plan if graph.nodes[ni].delegate is None)
+    host_work = [resolve_trips(node_work(graph.context, graph.nodes[ni]), loops, _HOW_TO_SET_TRIPS) for ni in on_host]
+    node_cost.update(zip(on_host, _host_costs(host_work, system.host)))
+    loop_counts = tuple(LoopCount(c.where, c.op, c.trips, c.trips_from) for w in host_work for c in control_nodes(w))
 
     b = _StepBuilder()
     for i in graph.inputs:
         b.ready_on[(i, HOST)] = None
     partitions: list[PartitionSummary] = []
     timings: list[NodeTiming] = []
-    counted: list[LoopCount] = []
     for ni in graph.execution_plan:
         node = graph.nodes[ni]
         if node.delegate is None:
-            work = resolve_trips(node_work(graph.context, node), loops, _HOW_TO_SET_TRIPS)
-            counted.extend(LoopCount(w.where, w.op, w.trips, w.trips_from) for w in control_nodes(work))
-            c = _host_cost(work, system.host)
+            c = node_cost[ni]
             deps = [b.producer(t, HOST) for t in node.inputs if t >= 0]
             sid = b.add(HOST, "compute", c.seconds, f"{node.op_name} #{ni}", deps, node=ni)
             for t in node.outputs:
@@ -261,7 +260,7 @@ def simulate_interpreter(interpreter: Interpreter, delegates: Sequence[Accelerat
     init = simulate(_parameter_loads(delegates, accel_of))
     timings.sort(key=lambda t: t.index)
     return Simulation(name, system.host.name, tuple(a.name for a in system.accelerators), schedule, result, init,
-                      tuple(timings), tuple(partitions), tuple(interpreter.get_delegation_report()), tuple(counted))
+                      tuple(timings), tuple(partitions), tuple(interpreter.get_delegation_report()), loop_counts)
 
 
 def _by_unit_partition(result: SimResult) -> dict[tuple[str, int], dict[str, float]]:
@@ -285,7 +284,7 @@ def _parameter_loads(delegates: Sequence[AcceleratorDelegate], accel_of: Mapping
             continue
         works = d.work_by_node()
         order = sorted(works)
-        costs = _accelerator_costs(accel, [works[i] for i in order])
+        costs = accel.costs([works[i] for i in order])
         cached = sum(works[i].weight_bytes - c.param_bytes_streamed for i, c in zip(order, costs))
         if cached > 0:
             steps.append(Step(len(steps), f"{accel.name}.link", "param_load", _link_seconds(accel.link, cached),

@@ -9,10 +9,26 @@ takes the longer of the two.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from accelsim.config import HardwareConfig
 from accelsim.cost import Cost, bounded, dtype_itemsize
+from accelsim.kinds import Kind, spec
 from runtime.work import NodeWork
+
+if TYPE_CHECKING:
+    from accelsim.config import HardwareConfig
+
+
+@dataclass(frozen=True)
+class CpuCompute:
+    """The `compute:` block of a `kind: cpu` config."""
+
+    simd_bits: int = spec("count", "SIMD register width in bits", minimum=8, multiple_of=8, example=128)
+    macs_per_cycle: tuple[tuple[str, float], ...] = spec(
+        "dtype_rates", "peak MACs per cycle by dtype (e.g. float32: 8, int8: 32); others get one SIMD register")
+    efficiency: float = spec("fraction", "fraction of peak reached", default=1.0)
 
 
 def macs_per_cycle(dtype: str, hw: HardwareConfig) -> float:
@@ -27,3 +43,12 @@ def cost(work: NodeWork, hw: HardwareConfig) -> Cost:
     """The Cost of one node on a `kind: cpu` host."""
     cycles = math.ceil(work.macs / (macs_per_cycle(work.dtype, hw) * hw.compute.efficiency))
     return bounded(work, cycles, hw.clock, (work.bytes_moved, hw.memory.dram_bandwidth))
+
+
+def costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
+    """Costs of a core's nodes in model order (each node on its own)."""
+    return [cost(w, hw) for w in works]
+
+
+KIND = Kind("cpu", "host", "host CPU core: a roofline of SIMD MAC throughput and DRAM bandwidth",
+            CpuCompute, memory=("dram_bandwidth",), costs=costs)

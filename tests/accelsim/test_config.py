@@ -12,14 +12,14 @@ import pytest
 
 from accelsim.config import (
     ConfigError,
-    CpuCompute,
-    SystolicCompute,
-    VectorCompute,
     apply_overrides,
     load_hardware,
     load_system,
     to_spec,
 )
+from accelsim.cost.cpu import CpuCompute
+from accelsim.cost.systolic import SystolicCompute
+from accelsim.cost.vector import VectorCompute
 from delegates.spec import ClaimRule, NodeFacts, Numerics, PartitionPolicy, check_claim, facts_from_node
 from runtime import Interpreter
 from runtime.errors import AccelsimError

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -166,3 +167,35 @@ def test_the_same_model_is_fastest_on_the_systolic_array(tpu, dsp, host):
 ])
 def test_conv_output_size_follows_tflite_padding(size, kernel, stride, dilation, padding, out):
     assert conv_output_size(size, kernel, stride, dilation, padding) == out
+
+
+def test_cpu_classes_dispatch_and_cache_by_hand(host):
+    """Each mechanism of the cpu kind alone, on a host whose defaults give the plain roofline."""
+    x86 = apply_overrides(host, {"clock": "1 GHz", "compute.row_cycles": {"float32": 10},
+                                 "compute.vector_per_cycle": {"float32": 4}, "compute.lookups_per_cycle": {"int8": 2},
+                                 "compute.move_per_cycle": {"float32": 0.5}, "compute.node_cycles": 100,
+                                 "memory.onchip": "1 MiB", "memory.onchip_bandwidth": "100 GB/s",
+                                 "memory.dram_bandwidth": "1 GB/s"})
+    # GEMM: 8 float32 MACs/cycle at 60% (host_cpu), plus 10 cycles per output row, plus dispatch.
+    fc = gemm_work(4, 48, 10, dtype="float32", itemsize=4)
+    assert cpu.cost(fc, x86).cycles == 100 + math.ceil(4 * 48 * 10 / (8 * 0.6) + 4 * 10)
+    # A fused activation is 40 more vector ops at 4 per cycle.
+    assert cpu.cost(dataclasses.replace(fc, activation_ops=40), x86).cycles == cpu.cost(fc, x86).cycles + 10
+    # Vector, lookup and move classes at their own rates (data in cache: memory is not the bound).
+    assert cpu.cost(NodeWork("ADD", "float32", macs=400, kind="elementwise"), x86).cycles == 100 + 100
+    assert cpu.cost(NodeWork("TANH", "int8", macs=400, kind="lookup"), x86).cycles == 100 + 200
+    assert cpu.cost(NodeWork("PAD", "float32", macs=0, elements=400, kind="move"), x86).cycles == 100 + 800
+    assert cpu.cost(NodeWork("PAD", "int8", macs=0, elements=400, kind="move"), x86).cycles == 100  # no int8 rate
+    # Bytes within the 1 MiB cache move at 100 GB/s; beyond it, at DRAM's 1 GB/s.
+    small = NodeWork("RESHAPE", "int8", macs=0, input_bytes=50_000, output_bytes=50_000, kind="move")
+    big = dataclasses.replace(small, input_bytes=2 * MiB)
+    assert cpu.cost(small, x86).cycles == 100 + 1000
+    assert cpu.cost(big, x86).cycles == 100 + math.ceil((2 * MiB + 50_000) / 1e9 * 1e9)
+    assert cpu.cost(big, x86).seconds == pytest.approx((100 + 2 * MiB + 50_000) / 1e9)
+
+
+def test_cpu_defaults_are_the_plain_roofline(host):
+    # host_cpu sets none of the class rates: every class at the GEMM rate, moves cost only bytes.
+    add = NodeWork("ADD", "float32", macs=480, kind="elementwise")
+    lookup = NodeWork("TANH", "float32", macs=480, kind="lookup")
+    assert cpu.cost(add, host).cycles == cpu.cost(lookup, host).cycles == 100

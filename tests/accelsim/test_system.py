@@ -210,3 +210,14 @@ def test_a_loop_nobody_can_count_is_an_error_naming_the_node_and_the_keys():
         simulate_model(model, system())
     sim = simulate_model(model, system(), loops=LoopTrips(default_trips=4))
     assert [(c.where, c.trips, c.source) for c in sim.loops] == [("0:0", 4, "default")]
+
+
+def test_host_latency_of_the_recurrent_model_follows_its_sequence_length():
+    # Two converter-made models, the same layers over 10 and over 20 steps: trips come from the
+    # loop bounds the converter wrote, and the loops are nearly all of the latency.
+    host = load_system(HW / "host_x86.yaml", [])
+    short = simulate_model(str(FIXTURES / "lstm_gru_float.tflite"), host)
+    long = simulate_model(str(FIXTURES / "lstm_gru_steps20_float.tflite"), host)
+    assert [(c.trips, c.source) for c in short.loops] == [(10, "constant")] * 2
+    assert [(c.trips, c.source) for c in long.loops] == [(20, "constant")] * 2
+    assert long.latency / short.latency == pytest.approx(2.0, rel=0.05)

@@ -71,7 +71,7 @@ from delegates.spec import (
     PartitionPolicy,
 )
 from runtime.errors import AccelsimError
-from runtime.model import BUILTIN_OPS, TENSOR_TYPES
+from runtime.ir import BUILTIN_OPS, TENSOR_TYPES
 from runtime.work import NodeWork
 
 DTYPES = tuple(sorted(name.lower() for name in TENSOR_TYPES))

@@ -27,7 +27,8 @@ from accelsim.cost import Cost
 from accelsim.sim import SimResult, Step, simulate
 from delegates.accelerator import AcceleratorDelegate
 from runtime.interpreter import Interpreter
-from runtime.model import Model, load_model
+from runtime.ir import Model
+from runtime.read import load_model
 from runtime.work import LoopTrips, NodeWork, control_nodes, node_work, resolve_trips
 
 log = logging.getLogger(__name__)

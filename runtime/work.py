@@ -438,6 +438,21 @@ def transpose_conv(context, node) -> NodeWork:
     return measured(context, node, "gemm", gemm.macs, conv=g, gemm=gemm)
 
 
+def conv3d(context, node) -> NodeWork:
+    """CONV_3D (filters DHWIO): output voxels x filters x KD*KH*KW*I MACs."""
+    tensors = context.tensors
+    w, out = tensors[node.inputs[1]].shape, tensors[node.outputs[0]].shape
+    gemm = Gemm(_count(out[:-1]), _count(w[:-1]), int(w[-1]))
+    return measured(context, node, "gemm", gemm.macs, gemm=gemm)
+
+
+def done_at_prepare(context, node) -> NodeWork:
+    """Nothing per invoke: the kernel computed its output at prepare (e.g. DEQUANTIZE of a constant)."""
+    work = measured(context, node, "move", 0)
+    return replace(work, weight_bytes=0, input_bytes=0, output_bytes=0, reads=(0,) * len(work.reads),
+                   writes=(0,) * len(work.writes), activation_ops=0)
+
+
 def fully_connected(context, node) -> NodeWork:
     """FULLY_CONNECTED: (M x K) @ (K x N), M = input elements / K, weights N x K."""
     tensors = context.tensors
@@ -462,13 +477,14 @@ def batch_matmul(context, node) -> NodeWork:
 
 
 def conv_output_size(size: int, kernel: int, stride: int, dilation: int, padding: str) -> int:
-    """TFLite's ComputeOutSize (kernels/padding.h): SAME keeps ceil(size/stride), VALID drops the rim."""
-    effective = (kernel - 1) * dilation + 1
-    if padding == "SAME":
-        return (size + stride - 1) // stride
-    if padding == "VALID":
-        return max((size - effective + stride) // stride, 0)
-    raise ValueError(f"padding must be SAME or VALID, got {padding!r}")
+    """TFLite's ComputeOutSize (kernels/padding.h), as the interpreter's conv kernels compute it."""
+    # Imported here: the kernel modules import this one for their work hooks.
+    from runtime.kernels.conv import SAME, VALID, out_size_and_padding
+
+    paddings = {"SAME": SAME, "VALID": VALID}
+    if padding not in paddings:
+        raise ValueError(f"padding must be SAME or VALID, got {padding!r}")
+    return out_size_and_padding(paddings[padding], size, kernel, stride, dilation)[0]
 
 
 def conv_work(batch: int, in_h: int, in_w: int, in_c: int, out_c: int, kernel_h: int, kernel_w: int, *,

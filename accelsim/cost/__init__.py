@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
 from runtime.errors import ModelError
-from runtime.model import numpy_dtype
+from runtime.ir import numpy_dtype
 from runtime.work import NodeWork
 
 # Relative float slack so that a whole cycle count computed through seconds does not round up by one.

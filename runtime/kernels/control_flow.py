@@ -14,7 +14,7 @@ import numpy as np
 
 from runtime.errors import KernelError
 from runtime.kernels.common import check, tensor_values
-from runtime.resolver import Registration
+from runtime.registration import Registration
 from runtime.work import Folded, NodeWork, fold, measured, subgraph_work, where
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.common import check, fast_clip, integer_domain, store_plan
 from runtime.quant import (
     dtype_range,
@@ -20,7 +21,7 @@ from runtime.quant import (
     multiply_by_quantized_multiplier_int64,
     quantize_multiplier,
 )
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 _OP = "BATCH_MATMUL"
 # (lhs, rhs) -> allowed output types; float32 x int8 is the hybrid path (not implemented).
@@ -202,4 +203,4 @@ def _invoke(ctx, node) -> None:
 
 def register(resolver) -> None:
     """BATCH_MATMUL v1 (float32), v2 (int8), v3 (int16); v4 (hybrid, asymmetric inputs) is not implemented."""
-    resolver.add_builtin(_OP, Registration(prepare=_prepare, invoke=_invoke), 1, 3)
+    resolver.add_builtin(_OP, Registration(prepare=_prepare, invoke=_invoke, work=work.batch_matmul), 1, 3)

@@ -15,7 +15,7 @@ from accelsim.system import HOST, build_interpreter, simulate_model
 from delegates.spec import ClaimRule, Numerics, PartitionPolicy
 from runtime.errors import WorkError
 from runtime.interpreter import Interpreter
-from runtime.model import load_model
+from runtime.read import load_model
 from runtime.work import LoopTrips
 
 HW = Path(__file__).resolve().parents[2] / "hw_configs"

@@ -12,7 +12,7 @@ from support import FIXTURES, Graph, build, counter_loop_model
 
 from runtime import BuiltinOpResolver, Interpreter, Registration
 from runtime.errors import WorkError
-from runtime.model import make_operator, numpy_dtype
+from runtime.ir import make_operator, numpy_dtype
 from runtime.work import Gemm, LoopTrips, NodeWork, control_nodes, node_work, resolve_trips, subgraph_work
 
 RESOLVER = BuiltinOpResolver()
@@ -40,8 +40,21 @@ def _work(op: str, ins: list[_Tensor], outs: list[_Tensor], version: int = 1, **
     operator = make_operator(op, range(len(ins)), range(len(ins), len(ins) + len(outs)), version=version, **options)
     node = SimpleNamespace(index=0, operator=operator, options=operator.options, inputs=operator.inputs,
                            outputs=operator.outputs, registration=RESOLVER.find_op(op, version), op_name=op)
-    context = SimpleNamespace(tensors=[*ins, *outs], subgraph_index=0)
-    return node_work(context, node)
+    return node_work(_Context([*ins, *outs]), node)
+
+
+@dataclass
+class _Context:
+    """What work hooks read of a Context: tensors by index, a node's inputs and outputs."""
+
+    tensors: list[_Tensor]
+    subgraph_index: int = 0
+
+    def input(self, node, i: int) -> _Tensor | None:
+        return self.tensors[node.inputs[i]] if i < len(node.inputs) and node.inputs[i] >= 0 else None
+
+    def output(self, node, i: int) -> _Tensor:
+        return self.tensors[node.outputs[i]]
 
 
 # -- per op, by hand ------------------------------------------------------------------------------
@@ -63,7 +76,7 @@ def _work(op: str, ins: list[_Tensor], outs: list[_Tensor], version: int = 1, **
     ("RESIZE_BILINEAR", [_Tensor((1, 4, 4, 2)), W(2, type="INT32")], [_Tensor((1, 8, 8, 2))], {}, "elementwise",
      4 * 128),
     ("QUANTIZE", [_Tensor((1, 10), "FLOAT32")], [_Tensor((1, 10))], {}, "elementwise", 10),
-    ("DEQUANTIZE", [_Tensor((1, 10))], [_Tensor((1, 10), "FLOAT32")], {}, "lookup", 10),
+    ("DEQUANTIZE", [_Tensor((1, 10))], [_Tensor((1, 10), "FLOAT32")], {}, "elementwise", 10),
     ("LOGISTIC", [_Tensor((3, 7))], [_Tensor((3, 7))], {}, "lookup", 21),
     ("LOGISTIC", [_Tensor((3, 7), "FLOAT32")], [_Tensor((3, 7), "FLOAT32")], {}, "elementwise", 21),
     ("SUM", [_Tensor((2, 3, 4)), W(1, type="INT32")], [_Tensor((2, 4))], {}, "reduce", 24),
@@ -82,6 +95,17 @@ def test_work_per_op(op, ins, outs, options, kind, macs):
     assert work.weight_bytes == sum(n for t, n in zip(ins, nbytes) if t.is_constant)
     assert work.input_bytes == sum(n for t, n in zip(ins, nbytes) if not t.is_constant)
     assert work.output_bytes == sum(work.writes) == sum(math.prod(t.shape) * t.dtype.itemsize for t in outs)
+
+
+def test_every_builtin_registration_reports_its_work():
+    missing = sorted({reg.op_name for reg in RESOLVER._builtins.values() if reg.work is None})
+    assert missing == []
+
+
+def test_a_constant_dequantized_at_prepare_costs_nothing_per_inference():
+    fp16 = _Tensor((4, 8), "FLOAT16", is_constant=True)
+    work = _work("DEQUANTIZE", [fp16], [_Tensor((4, 8), "FLOAT32")], version=3)
+    assert (work.kind, work.macs, work.bytes_moved, work.elements) == ("move", 0, 0, 32)
 
 
 def test_conv_with_fused_relu6_counts_the_activation_in_its_own_class():

@@ -14,7 +14,7 @@ from runtime import Interpreter
 from runtime.work import Gemm, NodeWork, conv_output_size, conv_work, gemm_work, subgraph_work
 
 ROOT = Path(__file__).resolve().parents[2]
-HW = ROOT / "hw_configs"
+HW = ROOT / "accelsim" / "hw_configs"
 MODELS = ROOT / "tests" / "fixtures" / "models"
 MiB = 1024**2
 

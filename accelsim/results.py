@@ -28,6 +28,8 @@ Times are microseconds, sizes bytes, shares percent. Keys:
 |                          | first_ms, avg_ms, pct, cdf_pct, times_called                              |
 | op_summary               | per op type: op, count, avg_ms, pct, cdf_pct, times_called                 |
 | rejected                 | per node an accelerator did not take: node, op, version, reason           |
+| loops                    | per control-flow node costed: node ("<subgraph>:<node>"), op, trips,      |
+|                          | source (run, constant, shape, branch, override, default)                  |
 | events                   | the timeline: resource, kind, label, node, partition, start_us, end_us,   |
 |                          | bytes                                                                     |
 | numerics                 | null, or inference_diff's result: runs, outputs [{index, name,            |
@@ -107,6 +109,7 @@ def record(sim: Simulation, *, point_id: str, model: str, variant: str, sweep: d
         "op_profile": profile,
         "op_summary": summary,
         "rejected": rejected,
+        "loops": [{"node": c.where, "op": c.op, "trips": c.trips, "source": c.source} for c in sim.loops],
         "events": events,
         "numerics": _numerics(diff),
         "speedup": None,

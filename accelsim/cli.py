@@ -192,6 +192,12 @@ _EPILOG_DIFF = """examples:
   accelsim diff model.tflite --hw my_float16_accel.yaml --num-runs 100 --json
 """
 
+_EPILOG_COMPARE = """examples:
+  accelsim compare tests/fixtures/models/mobilenet_v2_035_96_int8.tflite --hw edgetpu_usb --hw hexagon_dsp
+  accelsim compare model_a.tflite model_b.tflite --hw edgetpu_pcie --hw edgetpu_usb,hexagon_dsp --json
+  accelsim compare reports/x/results.json reports/y/results.json --plot /tmp/x_vs_y.png
+"""
+
 _EPILOG_VALIDATE = """examples:
   accelsim validate my_accel.yaml
   accelsim validate examples/default.yaml my_accel.yaml
@@ -260,6 +266,7 @@ _DEFAULT_EXPERIMENT = Path(__file__).resolve().parent.parent / "examples" / "def
 def _cmd_run(args: argparse.Namespace) -> int:
     from accelsim.config import ConfigError
     from accelsim.experiment import load_experiment, run_experiment
+    from accelsim.report import point_label, slower_than_host_points
 
     path = args.experiment or str(_DEFAULT_EXPERIMENT)
     if not args.experiment and not _DEFAULT_EXPERIMENT.is_file():
@@ -274,6 +281,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
                                  should_stop=lambda: _STOP["requested"])
     for warning in outcome.warnings:
         print(f"accelsim run: warning: {warning}", file=sys.stderr)
+    slower = slower_than_host_points(outcome.records)
+    if slower:
+        accelerated = sum(1 for r in outcome.records if r["status"] == "ok" and r["accelerators"])
+        print(f"accelsim run: warning: delegation makes {len(slower)} of {accelerated} accelerated design points "
+              "slower than the host alone: " + "; ".join(f"{point_label(r)} ({r['speedup']:.2f}x)" for r in slower),
+              file=sys.stderr)
     print(f"{len(outcome.records)} design points ({outcome.cached} cached, {outcome.computed} run, "
           f"{outcome.failed} failed) -> {outcome.out_dir}")
     for kind in ("html", "md", "json", "csv"):
@@ -337,12 +350,24 @@ def _benchmark_model(args: argparse.Namespace) -> str:
     return args.model or args.graph
 
 
+def _host_only_latency(model, system, inputs, schedule: str, loops: LoopTrips) -> float:
+    """Simulated seconds of the model on the host alone, run once on `inputs` so loops count the same trips."""
+    from accelsim.compare import host_only
+    from accelsim.system import build_interpreter, simulate_interpreter
+
+    baseline = host_only(system)
+    interpreter, delegates = build_interpreter(model, baseline)
+    _wallclock(interpreter, inputs, 1)
+    return simulate_interpreter(interpreter, delegates, baseline, schedule, loops=loops).latency
+
+
 def _cmd_benchmark(args: argparse.Namespace) -> int:
     import statistics
     import time
 
     import numpy as np
 
+    from accelsim.compare import slower_than_host
     from accelsim.diff import random_input
     from accelsim.results import op_profile
     from accelsim.system import build_interpreter, simulate_interpreter
@@ -358,8 +383,10 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     inputs = [random_input(d, rng) for d in interpreter.get_input_details()]
     warmup = _wallclock(interpreter, inputs, args.warmup_runs) if args.warmup_runs else []
     runs = _wallclock(interpreter, inputs, args.num_runs)
-    sim = simulate_interpreter(interpreter, delegates, system, args.schedule, args.model,
-                               _merged_loops(LoopTrips(), args.loop_trips))
+    loops = _merged_loops(LoopTrips(), args.loop_trips)
+    sim = simulate_interpreter(interpreter, delegates, system, args.schedule, args.model, loops)
+    host_us = _host_only_latency(model, system, inputs, args.schedule, loops) * 1e6
+    speedup = host_us / (sim.latency * 1e6) if sim.latency else None
     by_kind = sim.result.by_kind
     profile, summary = op_profile(sim)
     data = {
@@ -371,6 +398,8 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
         "simulated_us": {"latency": sim.latency * 1e6, "init": sim.init.latency * 1e6,
                          "compute": by_kind["compute"] * 1e6, "transfer": by_kind["transfer"] * 1e6,
                          "overhead": by_kind["overhead"] * 1e6},
+        "host_only_us": host_us,
+        "speedup": speedup,
         "partition_overhead_pct": 100 * sim.partition_overhead,
         "partitions": len(sim.partitions),
         "delegated_nodes": sim.delegated_nodes,
@@ -400,6 +429,11 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     print(f"Simulated latency in us: {sim_us['latency']:.1f} (compute {sim_us['compute']:.1f}, transfer "
           f"{sim_us['transfer']:.1f}, call overhead {sim_us['overhead']:.1f}; partition overhead "
           f"{data['partition_overhead_pct']:.1f}%); initialization {sim_us['init']:.1f}")
+    if system.accelerators:
+        print(f"Host alone ({system.host.name}, simulated): {host_us:.1f} us; speed-up {speedup:.2f}x")
+        warning = slower_than_host("this model", sim.latency * 1e6, host_us)
+        if warning:
+            print(f"accelsim benchmark: warning: {warning}", file=sys.stderr)
     print(f"Delegated {sim.delegated_nodes} of {len(sim.nodes)} nodes in {len(sim.partitions)} partitions; "
           f"{sim.transfer_bytes} bytes over links per inference")
     for loop in sim.loops:
@@ -437,6 +471,31 @@ def _cmd_diff(args: argparse.Namespace) -> int:
                           "outputs": [vars(o) for o in report.outputs]}, indent=2))
         return 0
     print("\n".join(report.lines()))
+    return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from accelsim.compare import chart_png, compare, load_results, simulate_sides
+    from accelsim.files import write_atomic
+
+    results = [i for i in args.inputs if i.endswith(".json")]
+    if results and len(results) != len(args.inputs):
+        raise ValueError("give either models (with --hw twice or more) or results.json files, not both: got "
+                         + ", ".join(args.inputs))
+    if results:
+        if args.hw:
+            raise ValueError("--hw is for comparing models on configs; results.json files carry their own configs")
+        sides = [side for path in results for side in load_results(path)]
+    else:
+        systems = [(h, _system(args.host, h.split(","))) for h in args.hw]
+        sides = simulate_sides(args.inputs, systems, args.schedule, _merged_loops(LoopTrips(), args.loop_trips))
+    comparison = compare(sides)
+    plot = write_atomic(Path(args.plot), chart_png(comparison))
+    if args.json:
+        print(json.dumps({**comparison.as_dict(), "plot": str(plot)}, indent=2, ensure_ascii=False))
+        return 0
+    print("\n".join(comparison.lines()))
+    print(f"bar chart: {plot}")
     return 0
 
 
@@ -576,6 +635,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_cmd_diff)
+
+    p = sub.add_parser("compare", help="configs or experiment results side by side, with % differences and a chart",
+                       description="Put two or more hardware configs (each --hw is one column; join several "
+                       "accelerators of one column with commas) or the design points of results.json files side by "
+                       "side: latency, speed-up over the host alone, energy (when recorded), partitions, delegated "
+                       "nodes and transfer bytes per model, each with its difference from the first column in "
+                       "percent, and a bar chart PNG.", epilog=_EPILOG_COMPARE, formatter_class=raw)
+    p.add_argument("inputs", nargs="+", metavar="MODEL|RESULTS",
+                   help=".tflite models (with --hw), or results.json files written by accelsim run")
+    p.add_argument("--hw", action="append", default=[], metavar="CFG[,CFG...]",
+                   help="one column: an accelerator config, or several joined by commas (attached in that order)")
+    p.add_argument("--host", default="host_cpu", help="host config (default: host_cpu)")
+    p.add_argument("--schedule", choices=("sequential", "dataflow"), default="sequential",
+                   help="how the simulated time adds up (default sequential)")
+    p.add_argument("--plot", default="reports/compare.png", help="where the bar chart goes (default %(default)s)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_loop_trips(p)
+    p.set_defaults(func=_cmd_compare)
 
     p = sub.add_parser("validate", help="check hardware configs and experiments, listing every error",
                        description="Check each file (a hardware config or an experiment) and print every "

@@ -190,6 +190,7 @@ _EPILOG_BENCHMARK = """examples:
 _EPILOG_DIFF = """examples:
   accelsim diff tests/fixtures/models/mobilenet_v2_035_96_int8.tflite --hw edgetpu_usb
   accelsim diff model.tflite --hw my_float16_accel.yaml --num-runs 100 --json
+  accelsim diff model.tflite --hw hexagon_dsp --input images.npy     # real inputs: [runs, *input shape]
 """
 
 _EPILOG_COMPARE = """examples:
@@ -457,13 +458,21 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
 
 
 def _cmd_diff(args: argparse.Namespace) -> int:
-    from accelsim.diff import inference_diff
+    from accelsim.diff import inference_diff, load_inputs
+    from runtime.interpreter import Interpreter
 
     system = _system(args.host, args.hw)
+    inputs = None
+    if args.input:
+        details = Interpreter(model_path=args.model).get_input_details()
+        inputs = load_inputs(args.input, details)
     with _progress_bar("run") as progress:
-        report = inference_diff(args.model, system, args.num_runs, args.seed, progress=progress)
+        report = inference_diff(args.model, system, args.num_runs, args.seed, progress=progress, inputs=inputs,
+                                input_source=args.input)
     if args.json:
         print(json.dumps({"model": report.model, "accelerators": list(report.accelerators),
+                          "delegated_nodes": dict(report.delegated), "total_nodes": report.total_nodes,
+                          "trivially_exact": report.trivially_exact, "inputs": report.inputs,
                           "num_runs": report.num_runs,
                           "reference_latency_us": {"avg": report.reference_latency_us[0],
                                                    "std": report.reference_latency_us[1]},
@@ -625,14 +634,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_benchmark)
 
     p = sub.add_parser("diff", help="inference_diff's job: accelerator numerics against the reference",
-                       description="Run the same seeded random inputs through the reference interpreter and "
-                       "the delegated one; report per-output mean/std/max absolute error.",
+                       description="Run the same inputs (seeded random ones, or --input) through the reference "
+                       "interpreter and the delegated one; report how many nodes each accelerator took, and per "
+                       "output the mean/std/max absolute error (integer steps and real units for quantized "
+                       "outputs) and top-1 agreement for [batch, classes] outputs.",
                        epilog=_EPILOG_DIFF, formatter_class=raw)
     p.add_argument("model", help="path of a .tflite file")
     p.add_argument("--hw", action="append", required=True, metavar="CFG", help=_HW_HELP)
     p.add_argument("--host", default="host_cpu", help="host config (default: host_cpu)")
     p.add_argument("--num-runs", "--num_runs", type=_positive, default=50, help="random inputs to compare (default 50)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    p.add_argument("--input", metavar="FILE.npy|FILE.npz",
+                   help="real inputs instead of random ones: a .npy for a one-input model, or a .npz with an array "
+                   "per input named as the input (or arr_0, arr_1, ... in order); an extra leading axis holds "
+                   "one run per row (--num-runs is then ignored)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_cmd_diff)
 

@@ -199,6 +199,11 @@ _EPILOG_COMPARE = """examples:
   accelsim compare reports/x/results.json reports/y/results.json --plot /tmp/x_vs_y.png
 """
 
+_EPILOG_WHATIF = """examples:
+  accelsim whatif tests/fixtures/models/transformer_block_int8.tflite --hw edgetpu_pcie
+  accelsim whatif tests/fixtures/models/dilated_cnn_int8.tflite --hw hexagon_dsp --json
+"""
+
 _EPILOG_VALIDATE = """examples:
   accelsim validate my_accel.yaml
   accelsim validate examples/default.yaml my_accel.yaml
@@ -508,6 +513,23 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_whatif(args: argparse.Namespace) -> int:
+    from accelsim.whatif import as_dict, lines, whatif
+    from runtime.read import load_model
+
+    system = _system(args.host, args.hw)
+    with _progress_bar("point") as progress:
+        progress(0, 1, "simulating every lifted refusal")
+        result = whatif(load_model(args.model), system, args.model, args.schedule,
+                        _merged_loops(LoopTrips(), args.loop_trips))
+        progress(1, 1, "done")
+    if args.json:
+        print(json.dumps(as_dict(result), indent=2))
+        return 0
+    print("\n".join(lines(result)))
+    return 0
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     from accelsim.config import ConfigError, load_hardware, read_document
     from accelsim.experiment import load_experiment
@@ -668,6 +690,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_loop_trips(p)
     p.set_defaults(func=_cmd_compare)
+
+    p = sub.add_parser("whatif", help="which op to support next: every refused node's claim line, simulated",
+                       description="For every reason an accelerator refused a node (op not claimed, version, dtype, "
+                       "a constraint), simulate the system with that refusal lifted by one claim line and rank the "
+                       "lines by latency saved; each shows nodes gained, partitions and transfer bytes before and "
+                       "after, and the line to add to the config's claims:. The best pair of lines is shown too. "
+                       "Adding a line and re-running gives exactly the predicted latency.",
+                       epilog=_EPILOG_WHATIF, formatter_class=raw)
+    p.add_argument("model", help="path of a .tflite file")
+    p.add_argument("--hw", action="append", required=True, metavar="CFG", help=_HW_HELP)
+    p.add_argument("--host", default="host_cpu", help="host config (default: host_cpu)")
+    p.add_argument("--schedule", choices=("sequential", "dataflow"), default="sequential",
+                   help="how the simulated time adds up (default sequential)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_loop_trips(p)
+    p.set_defaults(func=_cmd_whatif)
 
     p = sub.add_parser("validate", help="check hardware configs and experiments, listing every error",
                        description="Check each file (a hardware config or an experiment) and print every "

@@ -108,7 +108,7 @@ def test_run_with_no_argument_writes_the_default_report(tmp_path, capsys):
     assert "(6 cached, 0 run, 0 failed)" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("command", ["run", "benchmark", "diff", "validate", "compare"])
+@pytest.mark.parametrize("command", ["run", "benchmark", "diff", "validate", "compare", "whatif"])
 def test_new_commands_have_help_with_examples(command, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main([command, "--help"])

@@ -16,11 +16,19 @@ Keys (units as in `accelsim.units`: '500 MHz', '8 MiB', '320 MB/s', '2 us'):
 | clock                              | all, required    | frequency                                                  |
 | compute.*                          | per kind         | the kind's fields: `accelsim.kinds.schema_rows()` lists    |
 |                                    |                  | them (each kind declares them in its module)               |
-| memory.param_cache                 | systolic, req.   | size of on-chip parameter (weight) storage                 |
-| memory.onchip                      | optional         | size of on-chip activation memory (default 0)              |
-| memory.onchip_bandwidth            | systolic, req.   | rate of on-chip memory                                     |
-| memory.dram_bandwidth              | vector/cpu, req. | rate of (shared) DRAM as this device sees it               |
-| link.bandwidth                     | accelerators     | rate of host <-> device transfers (link optional for cpu)  |
+| memory.levels                      | all, required    | mapping level name -> level, fastest first; names: letters,|
+|                                    |                  | digits, _ ('link' is host memory); rules: accelsim.memory  |
+| memory.levels.NAME.bandwidth       | required         | rate of the level as this device sees it                   |
+| memory.levels.NAME.size            | optional         | size; absent: unbounded (DRAM, flash)                      |
+| memory.levels.NAME.latency         | optional         | time per node that moves bytes on it (default 0 s)         |
+| memory.weights                     | optional         | where weights live and stream from: a level or link (host  |
+|                                    |                  | memory over the link); default: the last level             |
+| memory.cache                       | optional         | a level above `weights` caching them in model order (the   |
+|                                    |                  | Edge TPU's parameter cache); default: none, all stream     |
+| memory.activations                 | optional         | level holding activations (default: the first); a working  |
+|                                    |                  | set that does not fit spills to the level below            |
+| link.bandwidth                     | accelerators     | rate of host <-> device transfers (link optional for cpu); |
+|                                    |                  | with shared_memory, the rate the device reads host memory  |
 | link.latency                       | optional         | time per transfer (default 0 s)                            |
 | link.call_overhead                 | optional         | time per delegate invocation (default 0 s)                 |
 | link.shared_memory                 | optional         | bool: tensors are shared with the host, not copied         |
@@ -36,8 +44,9 @@ Keys (units as in `accelsim.units`: '500 MHz', '8 MiB', '320 MB/s', '2 us'):
 | numerics.rounding                  | with rounding    | one of delegates.spec.ROUNDING_MODES                       |
 
 A kind's role says what a file of it describes: an accelerator (systolic, vector) needs
-`link` and `claims`; a host (cpu) may omit both. `memory` keys a kind requires are listed
-in its record. `apply_overrides` changes keys by path for sweeps.
+`link` and `claims`; a host (cpu) may omit both. `apply_overrides` changes keys by path for
+sweeps (`memory.levels.sram.bandwidth`). Whether activations fit the memory is checked when
+a model is costed (`HardwareConfig.costs`), since it depends on the model.
 """
 
 from __future__ import annotations
@@ -57,6 +66,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from accelsim import units
 from accelsim.cost import Cost
 from accelsim.kinds import Field, Kind, KindRegistry, default_registry, or_list
+from accelsim.memory import LINK, Level, Memory
 from delegates.spec import (
     BOOL_CONSTRAINTS,
     INT_CONSTRAINTS,
@@ -95,14 +105,6 @@ class ConfigError(AccelsimError, ValueError):
     def __init__(self, errors: Sequence[str]):
         self.errors = tuple(errors)
         super().__init__("\n".join(self.errors))
-
-
-@dataclass(frozen=True)
-class Memory:
-    param_cache: int = 0
-    onchip: int = 0
-    onchip_bandwidth: float | None = None
-    dram_bandwidth: float | None = None
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,10 @@ class HardwareConfig:
         if len(costs) != len(works):
             raise ValueError(f"kind {self.kind!r}: costs() returned {len(costs)} costs for {len(works)} nodes")
         return costs
+
+    def error(self, path: tuple, message: str) -> ConfigError:
+        """A ConfigError about key `path` of this config, located at its file:line when known."""
+        return ConfigError([_located(self, path, message)])
 
 
 @dataclass(frozen=True)
@@ -568,20 +574,58 @@ def _rates(check: _Checker, path: tuple, value: Any) -> tuple[tuple[str, float],
     return tuple(sorted(rates.items()))
 
 
-_MEMORY_KEYS = ("param_cache", "onchip", "onchip_bandwidth", "dram_bandwidth")
+_LEVEL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_LEVELS_EXPECT = "a mapping of level name -> {size, bandwidth, latency}, fastest first, like {sram: {size: 8 MiB, " \
+                 "bandwidth: 64 GB/s}}"
 
 
-def _memory(check: _Checker, kind: Kind, value: Any) -> Memory | None:
-    required = kind.memory
-    body = check.mapping(("memory",), value, required, [k for k in _MEMORY_KEYS if k not in required])
+def _level(check: _Checker, path: tuple, name: str, value: Any) -> Level | None:
+    if name == LINK:
+        check.error(path, f"{LINK!r} means host memory over the link; give the level another name")
+        return None
+    if not _LEVEL_NAME.fullmatch(name):
+        check.error(path, f"expected a level name of letters, digits and _ like sram, got {name!r}")
+        return None
+    body = check.mapping(path, value, ("bandwidth",), ("size", "latency"))
     if body is None:
         return None
-    parsers = {"param_cache": units.parse_size, "onchip": units.parse_size,
-               "onchip_bandwidth": units.parse_rate, "dram_bandwidth": units.parse_rate}
-    parts = {k: check.unit(("memory", k), v, parsers[k]) for k, v in body.items()}
-    if None in parts.values() or not set(required) <= parts.keys():
+    parsers = {"bandwidth": units.parse_rate, "size": units.parse_size, "latency": units.parse_time}
+    parts = {k: check.unit((*path, k), v, parsers[k]) for k, v in body.items()}
+    return Level(name, **parts) if "bandwidth" in parts and None not in parts.values() else None
+
+
+def _memory(check: _Checker, value: Any, has_link: bool) -> Memory | None:
+    path = ("memory",)
+    body = check.mapping(path, value, ("levels",), ("weights", "cache", "activations"))
+    if body is None:
         return None
-    return Memory(**parts)
+    given = body.get("levels", _INVALID)
+    levels = None
+    if isinstance(given, dict) and given:
+        parsed = [_level(check, (*path, "levels", name), name, v) for name, v in given.items()]
+        levels = tuple(parsed) if None not in parsed else None
+    elif given is not _INVALID:
+        check.error((*path, "levels"), f"expected {_LEVELS_EXPECT}, got {_describe(given)}")
+    if levels is None:
+        return None  # the other keys name levels; with the levels in error there is nothing to check them against
+    names = tuple(lvl.name for lvl in levels)
+    homes = (*names, LINK) if has_link else names
+
+    def place(key: str, choices: tuple[str, ...], default: str | None) -> str | None:
+        if key not in body:
+            return default
+        return check.choice((*path, key), body[key], choices, f"a level name ({_choices_text(choices)})")
+
+    weights = place("weights", homes, names[-1])
+    activations = place("activations", names, names[0])
+    cache = place("cache", names, None)
+    if weights is None or activations is None or ("cache" in body and cache is None):
+        return None
+    if cache is not None and homes.index(cache) >= homes.index(weights):
+        check.error((*path, "cache"), f"a cache must be a level above where the weights live ({weights!r}), "
+                                      f"got {cache!r}")
+        return None
+    return Memory(levels, weights, activations, cache)
 
 
 def _link(check: _Checker, value: Any) -> Link | None:
@@ -663,8 +707,9 @@ def _check_document(doc: _Document, source: str, kinds: KindRegistry, overridden
             parts["kind_record"] = kind
             if "compute" in body:
                 parts["compute"] = _compute(check, kind, body["compute"])
-            if "memory" in body:
-                parts["memory"] = _memory(check, kind, body["memory"])
+        if "memory" in body:
+            # an accelerator without its (required) link is reported once, as the missing key
+            parts["memory"] = _memory(check, body["memory"], "link" in body or accelerator)
         if "link" in body:
             parts["link"] = _link(check, body["link"])
         if "claims" in body:

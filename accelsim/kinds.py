@@ -1,4 +1,4 @@
-"""Hardware kinds: one record per kind, with its compute fields, memory keys, role and cost function.
+"""Hardware kinds: one record per kind, with its compute fields, role and cost function.
 
 A kind lives in one module (the built-in ones in `accelsim/cost/`): a frozen dataclass of its
 `compute:` fields, each declared with `spec(type, meaning, ...)` so that the YAML checks, the
@@ -13,6 +13,7 @@ alone, so adding a kind is one module plus a YAML file that names it:
 - in a script or a test: ``default_registry.with_kinds(my_kind)`` passed as ``kinds=`` to
   `accelsim.config.load_hardware` / `load_system`.
 
+Memory levels and the link are described the same way for every kind (`accelsim.memory`).
 Registries are immutable: `with_kinds` returns a new one.
 """
 
@@ -105,7 +106,6 @@ class Kind:
             accelerator (`link` and `claims` required).
         summary: one line for listings.
         compute: frozen dataclass of the `compute:` block; every field made with `spec`.
-        memory: the `memory:` keys this kind requires (the others stay optional).
         costs: the cost of a device's nodes, in model order (one Cost per NodeWork).
     """
 
@@ -113,7 +113,6 @@ class Kind:
     role: str
     summary: str
     compute: type
-    memory: tuple[str, ...]
     costs: Callable[[Sequence[NodeWork], HardwareConfig], list[Cost]]
 
     def __post_init__(self) -> None:

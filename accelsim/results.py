@@ -15,6 +15,10 @@ Times are microseconds, sizes bytes, shares percent. Keys:
 | latency_us               | simulated end-to-end latency of one inference                             |
 | init_us                  | simulated initialization (parameter loading), not part of latency         |
 | compute_us, transfer_us, overhead_us | summed busy time by kind over every resource                  |
+| memory_us                | node time waiting on memory levels beyond compute (streamed weights,      |
+|                          | spills, bandwidth); compute_us excludes it                                |
+| level_bytes              | {'unit.level': bytes moved by nodes}; level 'link' is host memory over    |
+|                          | the link (streamed weights), units are the host and accelerator names     |
 | partition_overhead_pct   | (transfer + call overhead) / latency                                      |
 | partitions               | number of delegate partitions                                             |
 | delegated_nodes, total_nodes | nodes run by accelerators, and all original nodes                     |
@@ -23,7 +27,9 @@ Times are microseconds, sizes bytes, shares percent. Keys:
 | streamed_param_bytes     | weights streamed on every inference (they did not fit the cache)          |
 | utilization_pct          | {resource: busy / latency}                                                |
 | partition_table          | per partition: partition, unit, delegate_node, nodes, ops, input_bytes,   |
-|                          | output_bytes, compute_us, transfer_us, overhead_us, pct_of_latency        |
+|                          | output_bytes, compute_us, memory_us, transfer_us, overhead_us,            |
+|                          | pct_of_latency, level_bytes {level: bytes}, bound_us {bound: us}: node    |
+|                          | time by what bound it (compute or a level)                                |
 | op_profile               | per node (benchmark_model's columns): node, op, unit, partition,          |
 |                          | first_ms, avg_ms, pct, cdf_pct, times_called                              |
 | op_summary               | per op type: op, count, avg_ms, pct, cdf_pct, times_called                 |
@@ -68,9 +74,12 @@ def record(sim: Simulation, *, point_id: str, model: str, variant: str, sweep: d
         "input_bytes": p.input_bytes,
         "output_bytes": p.output_bytes,
         "compute_us": _r(p.compute * US),
+        "memory_us": _r(p.memory * US),
         "transfer_us": _r(p.transfer * US),
         "overhead_us": _r(p.overhead * US),
-        "pct_of_latency": _r(100 * (p.compute + p.transfer + p.overhead) / latency if latency else 0.0, 2),
+        "pct_of_latency": _r(100 * (p.compute + p.memory + p.transfer + p.overhead) / latency if latency else 0.0, 2),
+        "level_bytes": dict(p.cost.level_bytes),
+        "bound_us": {k: _r(v * US) for k, v in p.cost.bound_seconds},
     } for p in sim.partitions]
     profile, summary = op_profile(sim)
     rejected = [{"node": r["index"], "op": r["op"], "version": r["version"], "reason": r["reason"]}
@@ -93,6 +102,7 @@ def record(sim: Simulation, *, point_id: str, model: str, variant: str, sweep: d
         "latency_us": _r(latency * US),
         "init_us": _r(sim.init.latency * US),
         "compute_us": _r(by_kind.get("compute", 0.0) * US),
+        "memory_us": _r(by_kind.get("memory", 0.0) * US),
         "transfer_us": _r(by_kind.get("transfer", 0.0) * US),
         "overhead_us": _r(by_kind.get("overhead", 0.0) * US),
         "partition_overhead_pct": _r(100 * sim.partition_overhead, 2),
@@ -102,6 +112,7 @@ def record(sim: Simulation, *, point_id: str, model: str, variant: str, sweep: d
         "transfer_bytes": sim.transfer_bytes,
         "init_param_bytes": sim.init.bytes_moved,
         "streamed_param_bytes": sum(p.streamed_param_bytes for p in sim.partitions),
+        "level_bytes": sim.level_bytes(),
         "utilization_pct": {k: _r(100 * v, 2) for k, v in sorted(result.utilization().items())},
         "partition_table": partition_table,
         "op_profile": profile,
@@ -155,6 +166,6 @@ def _numerics(diff: DiffReport | None) -> dict[str, Any] | None:
 
 
 CSV_COLUMNS = ("id", "model_name", "variant", "accelerators", "sweep", "schedule", "status", "latency_us",
-               "speedup", "init_us", "compute_us", "transfer_us", "overhead_us", "partition_overhead_pct",
+               "speedup", "init_us", "compute_us", "memory_us", "transfer_us", "overhead_us", "partition_overhead_pct",
                "partitions", "delegated_nodes", "total_nodes", "transfer_bytes", "init_param_bytes",
                "streamed_param_bytes", "error")

@@ -5,7 +5,8 @@ host CPU; each delegate node first copies its non-resident inputs host->device o
 accelerator's link, pays the per-call overhead, runs its nodes' costs on the accelerator and
 copies its outputs device->host. Constants are parameters: cached ones are loaded once at
 initialization (a separate phase in the results), the rest are streamed on every inference
-(their time is inside the node's cost, overlapped with compute as the cost models say).
+(traffic on the memory level they come from, inside the node's time; what a node spends
+beyond its compute time is reported as memory time, with the level that bound it).
 Shapes and types suffice: nothing is invoked unless numerics are asked for elsewhere.
 """
 
@@ -58,6 +59,8 @@ class PartitionSummary:
     compute: float
     transfer: float
     overhead: float
+    memory: float = 0.0  # node time waiting on memory levels beyond compute
+    cost: Cost = Cost()  # its nodes' costs summed: bytes per level, time per bound
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,15 @@ class Simulation:
     @property
     def transfer_bytes(self) -> int:
         return sum(e.bytes for e in self.result.events if e.kind == "transfer")
+
+    def level_bytes(self) -> dict[str, int]:
+        """Bytes moved on each memory level by the nodes, keyed 'unit.level' (unit: host or accelerator name)."""
+        out: dict[str, int] = {}
+        for n in self.nodes:
+            unit = self.host if n.unit == HOST else n.unit
+            for level, nbytes in n.cost.level_bytes:
+                out[f"{unit}.{level}"] = out.get(f"{unit}.{level}", 0) + nbytes
+        return out
 
 
 def delegates_for(system: System) -> list[AcceleratorDelegate]:
@@ -163,7 +175,7 @@ def simulate_interpreter(interpreter: Interpreter, delegates: Sequence[Accelerat
         if node.delegate is None:
             c = node_cost[ni]
             deps = [b.producer(t, HOST) for t in node.inputs if t >= 0]
-            sid = b.add(HOST, "compute", c.seconds, f"{node.op_name} #{ni}", deps, node=ni)
+            sid = b.add(HOST, "compute", c.seconds, f"{node.op_name} #{ni}", deps, node=ni, stall=c.stall_seconds)
             for t in node.outputs:
                 b.ready_on[(t, HOST)] = sid
             timings.append(NodeTiming(ni, node.op_name, HOST, None, c.seconds, c.macs, c))
@@ -188,12 +200,13 @@ def simulate_interpreter(interpreter: Interpreter, delegates: Sequence[Accelerat
             b.ready_on[(t, accel.name)] = sid
             ready.append(sid)
         last = b.add(accel.name, "overhead", link.call_overhead, f"{label} call", ready, partition=p)
-        streamed = 0
+        inner_cost = Cost()
         for inner in params.nodes_to_replace:
             c = node_cost[inner]
-            streamed += c.param_bytes_streamed
+            inner_cost += c
             op = graph.nodes[inner].op_name
-            last = b.add(accel.name, "compute", c.seconds, f"{op} #{inner}", [last], node=inner, partition=p)
+            last = b.add(accel.name, "compute", c.seconds, f"{op} #{inner}", [last], node=inner, partition=p,
+                         stall=c.stall_seconds)
             timings.append(NodeTiming(inner, op, accel.name, p, c.seconds, c.macs, c))
             for t in graph.nodes[inner].outputs:
                 b.ready_on[(t, accel.name)] = last
@@ -208,7 +221,8 @@ def simulate_interpreter(interpreter: Interpreter, delegates: Sequence[Accelerat
             b.ready_on[(t, HOST)] = sid
         partitions.append(PartitionSummary(p, accel.name, ni, tuple(params.nodes_to_replace),
                                            tuple(graph.nodes[i].op_name for i in params.nodes_to_replace),
-                                           in_bytes, out_bytes, streamed, 0.0, 0.0, 0.0))
+                                           in_bytes, out_bytes, inner_cost.param_bytes_streamed, 0.0, 0.0, 0.0,
+                                           cost=inner_cost))
     result = simulate(b.steps, schedule)
     by_partition = _by_unit_partition(result)
     partitions = [dataclasses.replace(ps, **by_partition.get((ps.unit, ps.index), {})) for ps in partitions]
@@ -224,9 +238,10 @@ def _by_unit_partition(result: SimResult) -> dict[tuple[str, int], dict[str, flo
         if e.partition is None:
             continue
         unit = e.resource.removesuffix(".link")
-        slot = out.setdefault((unit, e.partition), {"compute": 0.0, "transfer": 0.0, "overhead": 0.0})
-        if e.kind in slot:
-            slot[e.kind] += e.duration
+        slot = out.setdefault((unit, e.partition), {"compute": 0.0, "memory": 0.0, "transfer": 0.0, "overhead": 0.0})
+        for kind, seconds in e.times():
+            if kind in slot:
+                slot[kind] += seconds
     return out
 
 

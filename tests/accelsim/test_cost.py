@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from accelsim.config import apply_overrides, load_hardware
-from accelsim.cost import Cost, cpu, streamed_parameters, systolic, vector
+from accelsim.cost import Cost, cpu, systolic, vector
+from accelsim.memory import streamed_parameters
 from delegates.work import Gemm, NodeWork, conv_output_size, conv_work, gemm_work, node_work
 from runtime import Interpreter
 from runtime.model import make_operator, numpy_dtype
@@ -52,6 +53,20 @@ def test_cost_adds_field_by_field_and_sums():
         a + 1
 
 
+def test_cost_sums_bytes_per_level_and_time_per_bound_by_name():
+    a = Cost(seconds=3e-6, compute_seconds=1e-6, level_bytes=(("sram", 100), ("link", 50)),
+             bound_seconds=(("link", 3e-6),))
+    b = Cost(seconds=2e-6, compute_seconds=2e-6, level_bytes=(("sram", 10),), bound_seconds=(("compute", 2e-6),))
+    c = Cost(seconds=4e-6, compute_seconds=1e-6, level_bytes=(("link", 5), ("dram", 7)),
+             bound_seconds=(("link", 4e-6),))
+    total = a + b + c
+    assert total.level_bytes == (("sram", 110), ("link", 55), ("dram", 7))
+    assert total.bound_seconds == (("link", 7e-6), ("compute", 2e-6))
+    assert (total.bound, total.bytes_on("link"), total.bytes_on("flash")) == ("link", 55, 0)
+    assert total.stall_seconds == pytest.approx(5e-6)
+    assert Cost().bound == "" and b.bound == "compute"
+
+
 # -- systolic: SCALE-Sim's fold arithmetic -----------------------------------------------------------
 
 
@@ -81,18 +96,21 @@ def test_systolic_compute_bound_conv(tpu):
     cost = systolic.cost(work, tpu)
     # ws on 64x64: ceil(288/64)=5 row folds x 1 col fold, each 2*64 + 64 + 256 - 2 cycles.
     assert cost.cycles == 5 * (2 * 64 + 64 + 256 - 2) == 2230
-    assert cost.seconds == pytest.approx(2230 / 500e6)
+    assert cost.seconds == pytest.approx(2230 / 500e6) == cost.compute_seconds
     assert cost.macs == work.macs and cost.param_bytes_streamed == 0
     assert (cost.bytes_read, cost.bytes_written) == (work.input_bytes + work.weight_bytes, work.output_bytes)
+    assert cost.level_bytes == (("sram", work.bytes_moved),) and cost.bound == "compute"
 
 
-def test_systolic_memory_bound_when_onchip_bandwidth_is_low(tpu):
-    slow = apply_overrides(tpu, {"memory.onchip_bandwidth": "1 GB/s"})
+def test_systolic_memory_bound_when_sram_bandwidth_is_low(tpu):
+    slow = apply_overrides(tpu, {"memory.levels.sram.bandwidth": "1 GB/s"})
     work = conv_work(1, 16, 16, 32, 64, 3, 3, padding="SAME")
     onchip = work.input_bytes + work.output_bytes + work.weight_bytes  # 8192 + 16384 + 18432 bytes
     cost = systolic.cost(work, slow)
     assert cost.seconds == pytest.approx(onchip / 1e9)
     assert cost.cycles == math.ceil(onchip / 1e9 * 500e6) == 21504 > 2230
+    assert cost.bound == "sram" and cost.compute_seconds == pytest.approx(2230 / 500e6)
+    assert cost.stall_seconds == pytest.approx((21504 - 2230) / 500e6)
 
 
 def test_depthwise_and_elementwise_run_on_the_vector_path(tpu):
@@ -104,12 +122,15 @@ def test_depthwise_and_elementwise_run_on_the_vector_path(tpu):
 
 
 def test_parameters_beyond_the_cache_stream_over_the_link(tpu):
-    big = gemm_work(1, 4096, 4096)  # 16 MiB of int8 weights against an 8 MiB cache
+    big = gemm_work(1, 4096, 4096)  # 16 MiB of int8 weights against an 8 MiB cache: the whole layer streams
     cost = systolic.cost(big, tpu)
-    assert cost.param_bytes_streamed == 16 * MiB - 8 * MiB
-    assert cost.seconds == pytest.approx(8 * MiB / 320e6, rel=1e-6)
+    assert cost.param_bytes_streamed == 16 * MiB
+    assert cost.level_bytes == (("sram", 2 * 4096), ("link", 16 * MiB))
+    assert cost.seconds == pytest.approx(50e-6 + 16 * MiB / 320e6, rel=1e-6)  # one transfer: latency + bytes
+    assert cost.bound == "link" and cost.compute_seconds == pytest.approx(64 * 64 * 191 / 500e6)
     # With every weight on chip the GEMV is compute bound: 64 x 64 folds of 2*64 + 64 + 1 - 2 cycles.
-    assert systolic.cost(big, tpu, streamed_bytes=0).cycles == 64 * 64 * 191
+    roomy = apply_overrides(tpu, {"memory.levels.sram.size": "32 MiB"})
+    assert systolic.cost(big, roomy).cycles == 64 * 64 * 191
 
 
 def test_cache_is_filled_in_model_order_until_a_layer_does_not_fit(tpu):

@@ -21,17 +21,23 @@ Keys (units as in `accelsim.units`: '500 MHz', '8 MiB', '320 MB/s', '2 us'):
 | memory.levels.NAME.bandwidth       | required         | rate of the level as this device sees it                   |
 | memory.levels.NAME.size            | optional         | size; absent: unbounded (DRAM, flash)                      |
 | memory.levels.NAME.latency         | optional         | time per node that moves bytes on it (default 0 s)         |
+| memory.levels.NAME.energy          | optional         | energy per byte moved, '20 pJ/B' or '4 pJ/bit' (default 0) |
+| memory.levels.NAME.static_power    | optional         | power, '5 mW' (default 0); burnt busy or idle              |
 | memory.weights                     | optional         | where weights live and stream from: a level or link (host  |
 |                                    |                  | memory over the link); default: the last level             |
 | memory.cache                       | optional         | a level above `weights` caching them in model order (the   |
 |                                    |                  | Edge TPU's parameter cache); default: none, all stream     |
 | memory.activations                 | optional         | level holding activations (default: the first); a working  |
 |                                    |                  | set that does not fit spills to the level below            |
+| energy.mac                         | optional         | mapping dtype -> energy per MAC, {int8: 0.23 pJ}; unlisted |
+|                                    |                  | dtypes pay the dearest listed entry (accelsim.energy)      |
+| energy.static_power                | optional         | power of the compute unit busy or idle (default 0)         |
 | link.bandwidth                     | accelerators     | rate of host <-> device transfers (link optional for cpu); |
 |                                    |                  | with shared_memory, the rate the device reads host memory  |
 | link.latency                       | optional         | time per transfer (default 0 s)                            |
 | link.call_overhead                 | optional         | time per delegate invocation (default 0 s)                 |
 | link.shared_memory                 | optional         | bool: tensors are shared with the host, not copied         |
+| link.energy                        | optional         | energy per byte over the link (default 0)                  |
 | claims                             | accelerators     | non-empty list of claim rules (below); optional for cpu    |
 | claims[i].op                       | required         | builtin op name (runtime.model.BUILTIN_OPS)                |
 | claims[i].versions                 | required         | '1-3', [1, 3] or 2                                         |
@@ -65,6 +71,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from accelsim import units
 from accelsim.cost import Cost
+from accelsim.energy import Energy
 from accelsim.kinds import Field, Kind, KindRegistry, default_registry, or_list
 from accelsim.memory import LINK, Level, Memory
 from delegates.spec import (
@@ -113,6 +120,7 @@ class Link:
     latency: float = 0.0
     call_overhead: float = 0.0
     shared_memory: bool = False
+    energy_per_byte: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -133,6 +141,7 @@ class HardwareConfig:
     compute: Any  # the kind's compute dataclass (kind_record.compute)
     memory: Memory
     kind_record: Kind = field(compare=False, repr=False)
+    energy: Energy = Energy()
     link: Link | None = None
     claims: tuple[ClaimRule, ...] = ()
     partition: PartitionPolicy = PartitionPolicy()
@@ -586,11 +595,13 @@ def _level(check: _Checker, path: tuple, name: str, value: Any) -> Level | None:
     if not _LEVEL_NAME.fullmatch(name):
         check.error(path, f"expected a level name of letters, digits and _ like sram, got {name!r}")
         return None
-    body = check.mapping(path, value, ("bandwidth",), ("size", "latency"))
+    body = check.mapping(path, value, ("bandwidth",), ("size", "latency", "energy", "static_power"))
     if body is None:
         return None
-    parsers = {"bandwidth": units.parse_rate, "size": units.parse_size, "latency": units.parse_time}
-    parts = {k: check.unit((*path, k), v, parsers[k]) for k, v in body.items()}
+    parsers = {"bandwidth": ("bandwidth", units.parse_rate), "size": ("size", units.parse_size),
+               "latency": ("latency", units.parse_time), "energy": ("energy_per_byte", units.parse_energy_per_byte),
+               "static_power": ("static_power", units.parse_power)}
+    parts = {parsers[k][0]: check.unit((*path, k), v, parsers[k][1]) for k, v in body.items()}
     return Level(name, **parts) if "bandwidth" in parts and None not in parts.values() else None
 
 
@@ -629,18 +640,38 @@ def _memory(check: _Checker, value: Any, has_link: bool) -> Memory | None:
 
 
 def _link(check: _Checker, value: Any) -> Link | None:
-    body = check.mapping(("link",), value, ("bandwidth",), ("latency", "call_overhead", "shared_memory"))
+    body = check.mapping(("link",), value, ("bandwidth",), ("latency", "call_overhead", "shared_memory", "energy"))
     if body is None:
         return None
     parts: dict[str, Any] = {}
     if "bandwidth" in body:
         parts["bandwidth"] = check.unit(("link", "bandwidth"), body["bandwidth"], units.parse_rate)
+    if "energy" in body:
+        parts["energy_per_byte"] = check.unit(("link", "energy"), body["energy"], units.parse_energy_per_byte)
     for key in ("latency", "call_overhead"):
         if key in body:
             parts[key] = check.unit(("link", key), body[key], units.parse_time)
     if "shared_memory" in body:
         parts["shared_memory"] = check.boolean(("link", "shared_memory"), body["shared_memory"])
     return Link(**parts) if "bandwidth" in parts and None not in parts.values() else None
+
+
+def _energy(check: _Checker, value: Any) -> Energy | None:
+    path = ("energy",)
+    body = check.mapping(path, value, (), ("mac", "static_power"))
+    if body is None:
+        return None
+    parts: dict[str, Any] = {}
+    if "mac" in body:
+        table = check.mapping((*path, "mac"), body["mac"], (), DTYPES)
+        if table is not None:
+            energies = {k: check.unit((*path, "mac", k), v, units.parse_energy) for k, v in table.items()}
+            parts["mac"] = tuple(sorted(energies.items())) if None not in energies.values() else None
+        else:
+            parts["mac"] = None
+    if "static_power" in body:
+        parts["static_power"] = check.unit((*path, "static_power"), body["static_power"], units.parse_power)
+    return Energy(**parts) if None not in parts.values() else None
 
 
 def _partition(check: _Checker, value: Any) -> PartitionPolicy | None:
@@ -677,7 +708,7 @@ def _numerics(check: _Checker, value: Any) -> Numerics | None:
     return Numerics(mode, rounding)
 
 
-_TOP_KEYS = ("name", "kind", "clock", "compute", "memory", "link", "claims", "partition", "numerics")
+_TOP_KEYS = ("name", "kind", "clock", "compute", "memory", "energy", "link", "claims", "partition", "numerics")
 
 
 def _check_document(doc: _Document, source: str, kinds: KindRegistry, overridden: frozenset = frozenset(),
@@ -710,6 +741,8 @@ def _check_document(doc: _Document, source: str, kinds: KindRegistry, overridden
         if "memory" in body:
             # an accelerator without its (required) link is reported once, as the missing key
             parts["memory"] = _memory(check, body["memory"], "link" in body or accelerator)
+        if "energy" in body:
+            parts["energy"] = _energy(check, body["energy"])
         if "link" in body:
             parts["link"] = _link(check, body["link"])
         if "claims" in body:

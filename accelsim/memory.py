@@ -34,12 +34,17 @@ LINK = "link"
 
 @dataclass(frozen=True)
 class Level:
-    """One memory: bandwidth in bytes/s, size in bytes (None: unbounded), latency in s per node that uses it."""
+    """One memory level, in bytes/s, bytes, s, J per byte moved and W.
+
+    `size` None is unbounded; `latency` is paid once by every node that moves bytes on it.
+    """
 
     name: str
     bandwidth: float
     size: int | None = None
     latency: float = 0.0
+    energy_per_byte: float = 0.0
+    static_power: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -171,6 +171,10 @@ def fmt_us(x: float) -> str:
     return f"{x:,.2f}"
 
 
+def fmt_uj(x: float) -> str:
+    return f"{x:,.3f}"
+
+
 def fmt_pct(x: float) -> str:
     return f"{x:.1f}"
 
@@ -351,29 +355,30 @@ def _summary_paragraph(name: str, points: Sequence[dict], missing: Sequence[dict
 
 
 def _summary_table(points: Sequence[dict], keys: Sequence[str]) -> Table:
-    headers = ["Model", "Variant", *keys, "Latency (µs)", "Speed-up", "Partitions", "Delegated / total nodes",
-               "Transfer (bytes)", "Partition overhead (%)"]
+    headers = ["Model", "Variant", *keys, "Latency (µs)", "Speed-up", "Energy (µJ)", "Partitions",
+               "Delegated / total nodes", "Transfer (bytes)", "Partition overhead (%)"]
     rows = []
     for p in points:
         sweep = [str(p["sweep"][k]) if k in p["sweep"] else "—" for k in keys]
         if p["status"] == "ok":
-            numbers = [fmt_us(p["latency_us"]), fmt_speedup(p["speedup"]), str(p["partitions"]),
+            numbers = [fmt_us(p["latency_us"]), fmt_speedup(p["speedup"]), fmt_uj(p["energy_uj"]), str(p["partitions"]),
                        f"{p['delegated_nodes']} / {p['total_nodes']}", f"{p['transfer_bytes']:,}",
                        fmt_pct(p["partition_overhead_pct"])]
         else:
-            numbers = ["error", "—", "—", "—", "—", "—"]
+            numbers = ["error", "—", "—", "—", "—", "—", "—"]
         rows.append([p["model_name"], p["variant"], *sweep, *numbers])
-    return _table(headers, rows, [False, False, *(False for _ in keys), True, True, True, True, True, True])
+    return _table(headers, rows, [False, False, *(False for _ in keys), True, True, True, True, True, True, True])
 
 
 def _point_table(p: dict) -> Table:
     """The point's totals in one row: latency, where the time went, what moved."""
-    row = [fmt_us(p["latency_us"]), fmt_speedup(p["speedup"]), fmt_us(p["compute_us"]), fmt_us(p["transfer_us"]),
-           fmt_us(p["overhead_us"]), fmt_pct(p["partition_overhead_pct"]), f"{p['transfer_bytes']:,}",
-           fmt_us(p["init_us"]), f"{p['init_param_bytes']:,}", f"{p['streamed_param_bytes']:,}"]
-    return _table(["Latency (µs)", "Speed-up", "Compute (µs)", "Transfer (µs)", "Call overhead (µs)",
+    row = [fmt_us(p["latency_us"]), fmt_speedup(p["speedup"]), fmt_us(p["compute_us"]), fmt_us(p["memory_us"]),
+           fmt_us(p["transfer_us"]), fmt_us(p["overhead_us"]), fmt_pct(p["partition_overhead_pct"]),
+           f"{p['transfer_bytes']:,}", fmt_us(p["init_us"]), f"{p['init_param_bytes']:,}",
+           f"{p['streamed_param_bytes']:,}", fmt_uj(p["energy_uj"]), fmt_uj(p["edp_uj_ms"])]
+    return _table(["Latency (µs)", "Speed-up", "Compute (µs)", "Memory (µs)", "Transfer (µs)", "Call overhead (µs)",
                    "Partition overhead (%)", "Transfer (bytes)", "Init (µs)", "Cached params (bytes)",
-                   "Streamed params (bytes)"], [row], [True] * 10)
+                   "Streamed params (bytes)", "Energy (µJ)", "EDP (µJ·ms)"], [row], [True] * 13)
 
 
 def _point_paragraph(p: dict, trace: str) -> str:
@@ -386,10 +391,11 @@ def _point_paragraph(p: dict, trace: str) -> str:
 
 def _partition_table(p: dict) -> Table:
     rows = [[str(t["partition"]), t["unit"], f"{ranges(t['nodes'])} ({len(t['nodes'])})", ops_abbrev(t["ops"]),
-             fmt_us(t["compute_us"]), fmt_us(t["transfer_us"]), fmt_us(t["overhead_us"]),
-             fmt_pct(t["pct_of_latency"])] for t in p["partition_table"]]
-    return _table(["Partition", "Unit", "Nodes (count)", "Ops", "Compute (µs)", "Transfer (µs)", "Overhead (µs)",
-                   "% of latency"], rows, [True, False, False, False, True, True, True, True])
+             fmt_us(t["compute_us"]), fmt_us(t["memory_us"]), fmt_us(t["transfer_us"]), fmt_us(t["overhead_us"]),
+             fmt_pct(t["pct_of_latency"]), fmt_uj(t["energy_uj"])] for t in p["partition_table"]]
+    return _table(["Partition", "Unit", "Nodes (count)", "Ops", "Compute (µs)", "Memory (µs)", "Transfer (µs)",
+                   "Overhead (µs)", "% of latency", "Energy (µJ)"], rows,
+                  [True, False, False, False, True, True, True, True, True, True])
 
 
 def _rejected_table(p: dict) -> Table:
@@ -469,8 +475,9 @@ def _figures(points: Sequence[dict], names: Sequence[str], shown: Sequence[int],
     figures: dict[str, bytes] = {}
     if ok:
         figures["plots/breakdown.png"] = plots.breakdown_png([
-            plots.Bar(point_label(p, short=True), p["compute_us"], p["transfer_us"], p["overhead_us"], p["latency_us"],
-                      p["speedup"]) for p in ok])
+            # node time (compute and memory stalls together) as the chart's compute segment
+            plots.Bar(point_label(p, short=True), p["compute_us"] + p["memory_us"], p["transfer_us"], p["overhead_us"],
+                      p["latency_us"], p["speedup"]) for p in ok])
     for key in keys:
         lines = _sweep_lines(points, key)
         if any(not ln.flat for ln in lines):

@@ -20,6 +20,12 @@ Times are microseconds, sizes bytes, shares percent. Keys:
 | level_bytes              | {'unit.level': bytes moved by nodes}; level 'link' is host memory over    |
 |                          | the link (streamed weights), units are the host and accelerator names     |
 | partition_overhead_pct   | (transfer + call overhead) / latency                                      |
+| energy_uj                | energy of one inference: every node (dynamic + static while busy),        |
+|                          | transfers, and every device's static power while idle (accelsim.energy)   |
+| static_energy_uj         | the static part of energy_uj                                              |
+| energy_by_unit_uj        | {host or accelerator name: energy_uj share}                               |
+| edp_uj_ms                | energy-delay product: energy_uj x latency in ms                           |
+| init_energy_uj           | energy of the parameter loads at initialization, not part of energy_uj    |
 | partitions               | number of delegate partitions                                             |
 | delegated_nodes, total_nodes | nodes run by accelerators, and all original nodes                     |
 | transfer_bytes           | bytes over host<->device links during one inference                       |
@@ -29,9 +35,9 @@ Times are microseconds, sizes bytes, shares percent. Keys:
 | partition_table          | per partition: partition, unit, delegate_node, nodes, ops, input_bytes,   |
 |                          | output_bytes, compute_us, memory_us, transfer_us, overhead_us,            |
 |                          | pct_of_latency, level_bytes {level: bytes}, bound_us {bound: us}: node    |
-|                          | time by what bound it (compute or a level)                                |
+|                          | time by what bound it (compute or a level), energy_uj (nodes + transfers) |
 | op_profile               | per node (benchmark_model's columns): node, op, unit, partition,          |
-|                          | first_ms, avg_ms, pct, cdf_pct, times_called                              |
+|                          | first_ms, avg_ms, pct, cdf_pct, times_called; and energy_uj, bound        |
 | op_summary               | per op type: op, count, avg_ms, pct, cdf_pct, times_called                 |
 | rejected                 | per node an accelerator did not take: node, op, version, reason           |
 | events                   | the timeline: resource, kind, label, node, partition, start_us, end_us,   |
@@ -59,6 +65,11 @@ def _r(x: float, digits: int = 4) -> float:
     return round(float(x), digits)
 
 
+def _uj(joules: float) -> float:
+    """Microjoules to the picojoule: a small node's energy is a few nanojoules."""
+    return _r(joules * US, 6)
+
+
 def record(sim: Simulation, *, point_id: str, model: str, variant: str, sweep: dict[str, Any],
            diff: DiffReport | None = None) -> dict[str, Any]:
     """The results.json record of one simulated design point."""
@@ -80,6 +91,7 @@ def record(sim: Simulation, *, point_id: str, model: str, variant: str, sweep: d
         "pct_of_latency": _r(100 * (p.compute + p.memory + p.transfer + p.overhead) / latency if latency else 0.0, 2),
         "level_bytes": dict(p.cost.level_bytes),
         "bound_us": {k: _r(v * US) for k, v in p.cost.bound_seconds},
+        "energy_uj": _uj(p.energy),
     } for p in sim.partitions]
     profile, summary = op_profile(sim)
     rejected = [{"node": r["index"], "op": r["op"], "version": r["version"], "reason": r["reason"]}
@@ -106,6 +118,11 @@ def record(sim: Simulation, *, point_id: str, model: str, variant: str, sweep: d
         "transfer_us": _r(by_kind.get("transfer", 0.0) * US),
         "overhead_us": _r(by_kind.get("overhead", 0.0) * US),
         "partition_overhead_pct": _r(100 * sim.partition_overhead, 2),
+        "energy_uj": _uj(sim.energy),
+        "static_energy_uj": _uj(sim.static_energy),
+        "energy_by_unit_uj": {k: _uj(v) for k, v in sim.energy_by_unit().items()},
+        "edp_uj_ms": _r(sim.energy * US * latency * 1e3, 6),
+        "init_energy_uj": _uj(sim.init_energy),
         "partitions": len(sim.partitions),
         "delegated_nodes": sim.delegated_nodes,
         "total_nodes": len(sim.nodes),
@@ -143,7 +160,8 @@ def op_profile(sim: Simulation) -> tuple[list[dict], list[dict]]:
         cdf += pct
         rows.append({"node": n.index, "op": n.op, "unit": n.unit if n.unit != HOST else "host",
                      "partition": n.partition, "first_ms": _r(n.seconds * 1e3, 6), "avg_ms": _r(n.seconds * 1e3, 6),
-                     "pct": _r(pct, 3), "cdf_pct": _r(cdf, 3), "times_called": 1})
+                     "pct": _r(pct, 3), "cdf_pct": _r(cdf, 3), "times_called": 1,
+                     "energy_uj": _uj(n.cost.energy), "bound": n.cost.bound})
     by_type: dict[str, list[float]] = defaultdict(list)
     for n in sim.nodes:
         by_type[n.op].append(n.seconds)
@@ -168,4 +186,4 @@ def _numerics(diff: DiffReport | None) -> dict[str, Any] | None:
 CSV_COLUMNS = ("id", "model_name", "variant", "accelerators", "sweep", "schedule", "status", "latency_us",
                "speedup", "init_us", "compute_us", "memory_us", "transfer_us", "overhead_us", "partition_overhead_pct",
                "partitions", "delegated_nodes", "total_nodes", "transfer_bytes", "init_param_bytes",
-               "streamed_param_bytes", "error")
+               "streamed_param_bytes", "energy_uj", "edp_uj_ms", "error")

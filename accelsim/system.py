@@ -20,6 +20,7 @@ from typing import Any
 
 from accelsim.config import HardwareConfig, System, to_spec
 from accelsim.cost import Cost
+from accelsim.energy import static_power
 from accelsim.sim import SimResult, Step, simulate
 from delegates.accelerator import AcceleratorDelegate
 from delegates.work import node_work
@@ -60,7 +61,13 @@ class PartitionSummary:
     transfer: float
     overhead: float
     memory: float = 0.0  # node time waiting on memory levels beyond compute
-    cost: Cost = Cost()  # its nodes' costs summed: bytes per level, time per bound
+    cost: Cost = Cost()  # its nodes' costs summed: bytes per level, time per bound, energy
+    transfer_energy: float = 0.0  # joules of its input and output copies over the link
+
+    @property
+    def energy(self) -> float:
+        """Joules of the partition: its nodes (dynamic and static while busy) and its transfers."""
+        return self.cost.energy + self.transfer_energy
 
 
 @dataclass(frozen=True)
@@ -76,10 +83,34 @@ class Simulation:
     nodes: tuple[NodeTiming, ...]
     partitions: tuple[PartitionSummary, ...]
     delegation: tuple[Mapping[str, Any], ...]
+    idle_energy: tuple[tuple[str, float], ...] = ()  # (unit, joules of static power while not running nodes)
+    init_energy: float = 0.0  # joules of the parameter loads at initialization
 
     @property
     def latency(self) -> float:
         return self.result.latency
+
+    def energy_by_unit(self) -> dict[str, float]:
+        """Joules of one inference per device (host and accelerator names): nodes, transfers, idle static."""
+        out = dict.fromkeys((self.host, *self.accelerators), 0.0)
+        for n in self.nodes:
+            if n.unit == HOST:
+                out[self.host] += n.cost.energy
+        for p in self.partitions:
+            out[p.unit] += p.energy
+        for unit, joules in self.idle_energy:
+            out[unit] += joules
+        return out
+
+    @property
+    def energy(self) -> float:
+        """Joules of one inference, every device included."""
+        return sum(self.energy_by_unit().values())
+
+    @property
+    def static_energy(self) -> float:
+        """The static part of `energy`: every device's static power over the whole inference."""
+        return sum(n.cost.static_energy for n in self.nodes) + sum(j for _, j in self.idle_energy)
 
     @property
     def partition_overhead(self) -> float:
@@ -222,14 +253,26 @@ def simulate_interpreter(interpreter: Interpreter, delegates: Sequence[Accelerat
         partitions.append(PartitionSummary(p, accel.name, ni, tuple(params.nodes_to_replace),
                                            tuple(graph.nodes[i].op_name for i in params.nodes_to_replace),
                                            in_bytes, out_bytes, inner_cost.param_bytes_streamed, 0.0, 0.0, 0.0,
-                                           cost=inner_cost))
+                                           cost=inner_cost,
+                                           transfer_energy=(in_bytes + out_bytes) * link.energy_per_byte))
     result = simulate(b.steps, schedule)
     by_partition = _by_unit_partition(result)
     partitions = [dataclasses.replace(ps, **by_partition.get((ps.unit, ps.index), {})) for ps in partitions]
     init = simulate(_parameter_loads(delegates, accel_of))
+    init_energy = sum(e.bytes * accel_of[e.resource.removesuffix(".link")].link.energy_per_byte for e in init.events)
     timings.sort(key=lambda t: t.index)
     return Simulation(name, system.host.name, tuple(a.name for a in system.accelerators), schedule, result, init,
-                      tuple(timings), tuple(partitions), tuple(interpreter.get_delegation_report()))
+                      tuple(timings), tuple(partitions), tuple(interpreter.get_delegation_report()),
+                      _idle_energy(system, timings, result.latency), init_energy)
+
+
+def _idle_energy(system: System, timings: Sequence[NodeTiming], latency: float) -> tuple[tuple[str, float], ...]:
+    """Each device's static power over the part of the inference it spends not running nodes."""
+    busy: dict[str, float] = {}
+    for t in timings:
+        busy[t.unit] = busy.get(t.unit, 0.0) + t.seconds
+    return tuple((d.name, static_power(d) * max(0.0, latency - busy.get(HOST if d is system.host else d.name, 0.0)))
+                 for d in (system.host, *system.accelerators))
 
 
 def _by_unit_partition(result: SimResult) -> dict[tuple[str, int], dict[str, float]]:

@@ -4,7 +4,8 @@ Each kind's module (see `accelsim.kinds`) exposes ``costs(works, hw) -> list[Cos
 per node, in model order. A `Cost` is a frozen value with addition, so costs sum per partition
 and per run (tinygrad's `Estimates` idea). `cycles` count the device's own clock: only
 `seconds` is comparable across devices. Every node says which bound set its time: "compute",
-or the memory level (`accelsim.memory`) whose traffic took longest.
+or the memory level (`accelsim.memory`) whose traffic took longest, and what energy it took
+(`accelsim.energy`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
-from accelsim import memory
+from accelsim import energy, memory
 from accelsim.memory import LINK, Level, Traffic
 from delegates.work import NodeWork
 from runtime.errors import ModelError
@@ -51,6 +52,8 @@ class Cost:
         level_bytes: (level name, bytes moved on it), "link" for host memory over the link.
         bound_seconds: (bound, seconds): a node's whole time under the bound that set it
             ("compute" or a level name); sums give the time spent under each bound.
+        energy: joules: dynamic (MACs, bytes per level) plus static power over `seconds`.
+        static_energy: the static part of `energy`.
     """
 
     cycles: int = 0
@@ -62,6 +65,8 @@ class Cost:
     compute_seconds: float = 0.0
     level_bytes: tuple[tuple[str, int], ...] = ()
     bound_seconds: tuple[tuple[str, float], ...] = ()
+    energy: float = 0.0
+    static_energy: float = 0.0
 
     def __add__(self, other: Cost) -> Cost:
         if not isinstance(other, Cost):
@@ -100,7 +105,7 @@ def levels_of(hw: HardwareConfig) -> dict[str, Level]:
     """The device's memory levels by name, plus "link" when it has a link."""
     levels = {lvl.name: lvl for lvl in hw.memory.levels}
     if hw.link is not None:
-        levels[LINK] = Level(LINK, hw.link.bandwidth, None, hw.link.latency)
+        levels[LINK] = Level(LINK, hw.link.bandwidth, None, hw.link.latency, hw.link.energy_per_byte)
     return levels
 
 
@@ -117,10 +122,12 @@ def timed(work: NodeWork, compute_cycles: int, hw: HardwareConfig, traffic: Traf
         if level_cycles > cycles:
             bound, cycles = name, level_cycles
     seconds = cycles / hw.clock
+    static = energy.static_power(hw) * seconds
     return Cost(cycles=cycles, seconds=seconds, macs=work.macs, bytes_read=work.input_bytes + work.weight_bytes,
                 bytes_written=work.output_bytes, param_bytes_streamed=traffic.streamed,
                 compute_seconds=min(seconds, compute_cycles / hw.clock), level_bytes=traffic.level_bytes,
-                bound_seconds=((bound, seconds),))
+                bound_seconds=((bound, seconds),),
+                energy=energy.dynamic_energy(work, traffic.level_bytes, hw, levels) + static, static_energy=static)
 
 
 def roofline(works: Sequence[NodeWork], hw: HardwareConfig, compute_cycles: Callable[[NodeWork], int]) -> list[Cost]:

@@ -104,8 +104,9 @@ def test_hexagon_and_host_numbers():
     conv = next(r for r in dsp.claims if r.op == "CONV_2D")
     assert conv.versions == (1, 3) and conv.constraints["max_stride"] == 3
     assert host.compute == CpuCompute(simd_bits=128, macs_per_cycle=(("float32", 8.0), ("int8", 32.0)), efficiency=0.6)
-    assert host.clock == 2.8e9 and host.memory == Memory((Level("dram", 15e9),), "dram", "dram")
-    assert dsp.memory == Memory((Level("dram", 10e9),), "dram", "dram")
+    assert host.clock == 2.8e9 and host.memory == Memory((Level("dram", 15e9, energy_per_byte=162.5e-12),), "dram",
+                                                         "dram")
+    assert dsp.memory == Memory((Level("dram", 10e9, energy_per_byte=162.5e-12),), "dram", "dram")
     assert host.link is None and host.claims == () and not host.is_accelerator
 
 
@@ -237,7 +238,7 @@ def test_yaml_tags_that_construct_objects_are_refused_without_running_them(tmp_p
         f"{path}:18: extra: YAML tag !!python/object/apply:os.system is not allowed (only plain values, lists "
         "and mappings)",
         f"{path}:18: extra: unknown key; expected one of: name, kind, clock, compute, memory, link, claims, "
-        "partition, numerics",
+        "energy, partition, numerics",
     ]
     assert not marker.exists()
 

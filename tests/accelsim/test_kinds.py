@@ -95,11 +95,12 @@ def test_a_kind_unknown_to_the_registry_lists_the_known_ones(toy_file):
 
 
 def test_roles_are_checked_against_the_registry(toy_file):
+    host_line = (HW / "host_cpu.yaml").read_text().splitlines().index("kind: cpu") + 1
     with pytest.raises(ConfigError) as info:
         load_system(toy_file, [HW / "host_cpu.yaml"], kinds=KINDS)
     assert info.value.errors == (
         f"{toy_file}:2: kind: a host must be kind cpu, got 'toy'",
-        f"{HW / 'host_cpu.yaml'}:14: kind: an accelerator must be kind systolic, vector or toy, got 'cpu'",
+        f"{HW / 'host_cpu.yaml'}:{host_line}: kind: an accelerator must be kind systolic, vector or toy, got 'cpu'",
     )
 
 

@@ -19,7 +19,7 @@ from accelsim import energy, memory
 from accelsim.memory import LINK, Level, Traffic
 from delegates.work import NodeWork
 from runtime.errors import ModelError
-from runtime.model import numpy_dtype
+from runtime.ir import numpy_dtype
 
 if TYPE_CHECKING:
     from accelsim.config import HardwareConfig

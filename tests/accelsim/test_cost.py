@@ -15,7 +15,7 @@ from accelsim.cost import Cost, cpu, systolic, vector
 from accelsim.memory import streamed_parameters
 from delegates.work import Gemm, NodeWork, conv_output_size, conv_work, gemm_work, node_work
 from runtime import Interpreter
-from runtime.model import make_operator, numpy_dtype
+from runtime.ir import make_operator, numpy_dtype
 
 ROOT = Path(__file__).resolve().parents[2]
 HW = ROOT / "hw_configs"

@@ -39,7 +39,7 @@ Keys (units as in `accelsim.units`: '500 MHz', '8 MiB', '320 MB/s', '2 us'):
 | link.shared_memory                 | optional         | bool: tensors are shared with the host, not copied         |
 | link.energy                        | optional         | energy per byte over the link (default 0)                  |
 | claims                             | accelerators     | non-empty list of claim rules (below); optional for cpu    |
-| claims[i].op                       | required         | builtin op name (runtime.model.BUILTIN_OPS)                |
+| claims[i].op                       | required         | builtin op name (runtime.ir.BUILTIN_OPS)                   |
 | claims[i].versions                 | required         | '1-3', [1, 3] or 2                                         |
 | claims[i].dtypes                   | required         | list of tensor types, lower case: [int8, uint8]            |
 | claims[i].constraints              | optional         | mapping; vocabulary in delegates.spec                      |

@@ -295,7 +295,8 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     import numpy as np
 
     from accelsim.diff import random_input
-    from accelsim.results import op_profile
+    from accelsim.report import layers_csv
+    from accelsim.results import layers, op_profile
     from accelsim.system import build_interpreter, simulate_interpreter
     from runtime.read import load_model
 
@@ -318,8 +319,9 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
         "wallclock_us": {"init": init_us, "warmup": warmup, "runs": runs,
                          "avg": statistics.fmean(runs), "min": min(runs), "max": max(runs)},
         "simulated_us": {"latency": sim.latency * 1e6, "init": sim.init.latency * 1e6,
-                         "compute": by_kind["compute"] * 1e6, "transfer": by_kind["transfer"] * 1e6,
-                         "overhead": by_kind["overhead"] * 1e6},
+                         "compute": by_kind["compute"] * 1e6, "memory": by_kind["memory"] * 1e6,
+                         "transfer": by_kind["transfer"] * 1e6, "overhead": by_kind["overhead"] * 1e6},
+        "energy_uj": sim.energy * 1e6,
         "partition_overhead_pct": 100 * sim.partition_overhead,
         "partitions": len(sim.partitions),
         "delegated_nodes": sim.delegated_nodes,
@@ -329,6 +331,8 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     if args.enable_op_profiling:
         data["op_profile"] = profile
         data["op_summary"] = summary
+    if args.per_layer:
+        data["layers"] = layers(sim)
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
@@ -345,14 +349,16 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
           f"First inference: {(warmup or runs)[0]:.0f}, Warmup (avg): {warm}, Inference (avg): "
           f"{statistics.fmean(runs):.0f}")
     sim_us = data["simulated_us"]
-    print(f"Simulated latency in us: {sim_us['latency']:.1f} (compute {sim_us['compute']:.1f}, transfer "
-          f"{sim_us['transfer']:.1f}, call overhead {sim_us['overhead']:.1f}; partition overhead "
-          f"{data['partition_overhead_pct']:.1f}%); initialization {sim_us['init']:.1f}")
+    print(f"Simulated latency in us: {sim_us['latency']:.1f} (compute {sim_us['compute']:.1f}, memory "
+          f"{sim_us['memory']:.1f}, transfer {sim_us['transfer']:.1f}, call overhead {sim_us['overhead']:.1f}; "
+          f"partition overhead {data['partition_overhead_pct']:.1f}%); initialization {sim_us['init']:.1f}")
+    print(f"Simulated energy per inference: {data['energy_uj']:.3f} uJ")
     print(f"Delegated {sim.delegated_nodes} of {len(sim.nodes)} nodes in {len(sim.partitions)} partitions; "
           f"{sim.transfer_bytes} bytes over links per inference")
     for p in sim.partitions:
         print(f"  partition {p.index} on {p.unit}: {len(p.nodes)} nodes, compute {p.compute * 1e6:.1f} us, "
-              f"transfer {p.transfer * 1e6:.1f} us, overhead {p.overhead * 1e6:.1f} us")
+              f"memory {p.memory * 1e6:.1f} us, transfer {p.transfer * 1e6:.1f} us, overhead "
+              f"{p.overhead * 1e6:.1f} us, energy {p.energy * 1e6:.3f} uJ")
     if args.enable_op_profiling:
         print("Operator-wise profiling (simulated):")
         print(f"{'[node type]':>26} {'[first]':>10} {'[avg ms]':>10} {'[%]':>8} {'[cdf%]':>8} {'[times called]':>15}"
@@ -364,6 +370,9 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
         for row in summary:
             print(f"{row['op']:>26} {row['count']:10d} {row['avg_ms']:10.4f} {row['pct']:7.3f}% "
                   f"{row['cdf_pct']:7.3f}% {row['times_called']:15d}")
+    if args.per_layer:
+        print("Per-layer (simulated; the columns of a report's layers/<point>.csv):")
+        print(layers_csv(data["layers"]), end="")
     return 0
 
 
@@ -459,6 +468,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--num-runs", type=_positive, default=10, help="timed runs (default 10)")
     p.add_argument("--warmup-runs", type=_non_negative, default=1, help="untimed runs first (default 1)")
     p.add_argument("--enable-op-profiling", action="store_true", help="print the (simulated) op profile")
+    p.add_argument("--per-layer", action="store_true", help="print the simulated per-layer table (a report's "
+                   "layers/<point>.csv): target, MACs, cycles, utilisation, time, bound, bytes per level, energy")
     p.add_argument("--max-delegated-partitions", type=_non_negative, help="override every accelerator's limit")
     p.add_argument("--min-nodes-per-partition", type=_non_negative, help="override every accelerator's minimum")
     p.add_argument("--schedule", choices=("sequential", "dataflow"), default="sequential")

@@ -107,6 +107,8 @@ class Kind:
         summary: one line for listings.
         compute: frozen dataclass of the `compute:` block; every field made with `spec`.
         costs: the cost of a device's nodes, in model order (one Cost per NodeWork).
+        peak_macs_per_cycle: the most MACs per cycle the unit running a node can do (for its
+            utilisation in per-layer reports); None leaves utilisation unknown.
     """
 
     name: str
@@ -114,6 +116,7 @@ class Kind:
     summary: str
     compute: type
     costs: Callable[[Sequence[NodeWork], HardwareConfig], list[Cost]]
+    peak_macs_per_cycle: Callable[[NodeWork, HardwareConfig], float] | None = None
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:

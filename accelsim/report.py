@@ -7,6 +7,8 @@ Layout of `<out_dir>` (normally reports/<experiment>/):
     results.csv              one row per design point, columns accelsim.results.CSV_COLUMNS
     plots/                   breakdown.png, gantt_<slug>.png (points shown in detail), sweep_<key>.png
     traces/<slug>.json       Chrome trace events of every simulated point (Perfetto, chrome://tracing)
+    layers/<slug>.csv        with csv: one row per node of the point, accelsim.results.LAYER_COLUMNS and
+                             bytes.<level> for every memory level its nodes used
 
 Every number comes from the records (accelsim.results), so the files agree. Files are written
 atomically, and md/json/csv depend only on the inputs (no timestamps): the same records give
@@ -32,13 +34,14 @@ from pathlib import Path
 from typing import Any
 
 from accelsim import plots
-from accelsim.results import CSV_COLUMNS
+from accelsim.results import CSV_COLUMNS, LAYER_COLUMNS
 from accelsim.trace import trace_document
 
 FORMATS = ("md", "html", "json", "csv")
 TOP_BY_TIME = 10  # StatSummarizerOptions' default time_limit: benchmark_model lists the 10 slowest nodes
 _LONG_NODE_LIST = 8  # rejected nodes listed one by one up to this many, as index ranges beyond
-_GENERATED = (("plots", re.compile(r"^(gantt_.+|sweep_.+|breakdown)\.png$")), ("traces", re.compile(r"^.+\.json$")))
+_GENERATED = (("plots", re.compile(r"^(gantt_.+|sweep_.+|breakdown)\.png$")), ("traces", re.compile(r"^.+\.json$")),
+              ("layers", re.compile(r"^.+\.csv$")))
 
 
 # -- document model: built once, rendered as Markdown and as HTML ----------------------------------
@@ -576,6 +579,17 @@ def results_csv(points: Sequence[dict]) -> str:
     return buf.getvalue()
 
 
+def layers_csv(rows: Sequence[dict]) -> str:
+    """layers.csv of one point: LAYER_COLUMNS, then bytes.<level> per level in order of first use."""
+    levels = list(dict.fromkeys(level for r in rows for level in r["level_bytes"]))
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow([*LAYER_COLUMNS, *(f"bytes.{level}" for level in levels)])
+    for r in rows:
+        writer.writerow([*(_csv_value(r[c]) for c in LAYER_COLUMNS), *(r["level_bytes"].get(lv, 0) for lv in levels)])
+    return buf.getvalue()
+
+
 # -- writing ----------------------------------------------------------------------------------------
 
 
@@ -610,13 +624,15 @@ def write_report(out_dir: Path, name: str, records: list[dict], *, formats: Sequ
         out_dir: the report folder; created if needed.
         name: the experiment's name (title, results.json).
         records: one record per finished design point, ok or error, in any order.
-        formats: which of md, html, json, csv to write; plots come with md or html, traces always.
+        formats: which of md, html, json, csv to write; plots come with md or html, layers files
+            with csv, traces always.
         missing: design points that did not finish, each {id, model_name, variant, sweep}.
         experiment: optional {source: experiment file, ...} for the summary.
 
     Returns:
         What was written: "md", "html", "json", "csv" for those files, and the path relative to
-        `out_dir` (e.g. "plots/breakdown.png", "traces/<slug>.json") for every plot and trace.
+        `out_dir` (e.g. "plots/breakdown.png", "traces/<slug>.json", "layers/<slug>.csv") for every
+        plot, trace and layers file.
 
     Raises:
         ValueError: an unknown format.
@@ -640,6 +656,9 @@ def write_report(out_dir: Path, name: str, records: list[dict], *, formats: Sequ
             doc = trace_document(p, pid=pid, label=point_label(p))
             rel = f"traces/{slug}.json"
             written[rel] = _write(out / rel, (json.dumps(doc, sort_keys=True) + "\n").encode())
+            if "csv" in formats:
+                rel = f"layers/{slug}.csv"
+                written[rel] = _write(out / rel, layers_csv(p["layers"]).encode())
     blocks = build_document(name, points, missing, experiment, names, figures)
     if "md" in formats:
         written["md"] = _write(out / "report.md", render_markdown(blocks).encode())

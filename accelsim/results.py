@@ -39,6 +39,9 @@ Times are microseconds, sizes bytes, shares percent. Keys:
 | op_profile               | per node (benchmark_model's columns): node, op, unit, partition,          |
 |                          | first_ms, avg_ms, pct, cdf_pct, times_called; and energy_uj, bound        |
 | op_summary               | per op type: op, count, avg_ms, pct, cdf_pct, times_called                 |
+| layers                   | per node in run order (layers.csv): node, op, partition, target, macs,    |
+|                          | cycles, utilization_pct, time_us, compute_us, bound, level_bytes {level:  |
+|                          | bytes}, streamed_weight_bytes, energy_uj                                  |
 | rejected                 | per node an accelerator did not take: node, op, version, reason           |
 | events                   | the timeline: resource, kind, label, node, partition, start_us, end_us,   |
 |                          | bytes                                                                     |
@@ -134,6 +137,7 @@ def record(sim: Simulation, *, point_id: str, model: str, variant: str, sweep: d
         "partition_table": partition_table,
         "op_profile": profile,
         "op_summary": summary,
+        "layers": layers(sim),
         "rejected": rejected,
         "events": events,
         "numerics": _numerics(diff),
@@ -173,6 +177,29 @@ def op_profile(sim: Simulation) -> tuple[list[dict], list[dict]]:
         summary.append({"op": op, "count": len(times), "avg_ms": _r(sum(times) * 1e3, 6),
                         "pct": _r(pct, 3), "cdf_pct": _r(cdf, 3), "times_called": len(times)})
     return rows, summary
+
+
+LAYER_COLUMNS = ("node", "op", "partition", "target", "macs", "cycles", "utilization_pct", "time_us", "compute_us",
+                 "bound", "streamed_weight_bytes", "energy_uj")
+
+
+def layers(sim: Simulation) -> list[dict]:
+    """One row per node in run order: where it ran, its work, time, bound, bytes per level and energy.
+
+    `cycles` count the target's clock; `utilization_pct` is MACs over cycles x the target's peak
+    MACs per cycle (None when its kind gives no peak); `level_bytes` are named by the target's levels.
+    """
+    order = {e.node: k for k, e in enumerate(sim.result.events) if e.node is not None and e.kind == "compute"}
+    rows = []
+    for n in sorted(sim.nodes, key=lambda n: order.get(n.index, n.index)):
+        c = n.cost
+        rows.append({"node": n.index, "op": n.op, "partition": n.partition,
+                     "target": sim.host if n.unit == HOST else n.unit, "macs": n.macs, "cycles": c.cycles,
+                     "utilization_pct": None if n.utilization is None else _r(100 * n.utilization, 3),
+                     "time_us": _r(c.seconds * US), "compute_us": _r(c.compute_seconds * US), "bound": c.bound,
+                     "level_bytes": dict(c.level_bytes), "streamed_weight_bytes": c.param_bytes_streamed,
+                     "energy_uj": _uj(c.energy)})
+    return rows
 
 
 def _numerics(diff: DiffReport | None) -> dict[str, Any] | None:

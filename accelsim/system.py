@@ -23,7 +23,7 @@ from accelsim.cost import Cost
 from accelsim.energy import static_power
 from accelsim.sim import SimResult, Step, simulate
 from delegates.accelerator import AcceleratorDelegate
-from delegates.work import node_work
+from delegates.work import NodeWork, node_work
 from runtime.interpreter import Interpreter
 from runtime.ir import Model
 from runtime.read import load_model
@@ -44,6 +44,7 @@ class NodeTiming:
     seconds: float
     macs: int
     cost: Cost
+    utilization: float | None = None  # MACs / (cycles x the unit's peak MACs per cycle); None if unknown
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,20 @@ def _link_seconds(link, nbytes: int) -> float:
     return link.latency + nbytes / link.bandwidth
 
 
+def utilization(work: NodeWork, cost: Cost, device: HardwareConfig) -> float | None:
+    """Share of the unit's peak MAC throughput a node used over its whole time (None when the kind has no peak)."""
+    peak = device.kind_record.peak_macs_per_cycle
+    if peak is None or cost.cycles == 0:
+        return None
+    return work.macs / (cost.cycles * peak(work, device))
+
+
+def _device_costs(device: HardwareConfig, nodes: Sequence[int],
+                  works: Sequence[NodeWork]) -> dict[int, tuple[Cost, float | None]]:
+    """Cost and utilisation of each of a device's nodes (given in model order)."""
+    return {ni: (c, utilization(w, c, device)) for ni, w, c in zip(nodes, works, device.costs(works))}
+
+
 class _StepBuilder:
     """Accumulates steps with their dependencies, tracking where each tensor's value lives."""
 
@@ -189,13 +204,13 @@ def simulate_interpreter(interpreter: Interpreter, delegates: Sequence[Accelerat
 
     # Costs: every device's nodes in model order, through its kind (a kind may share state
     # between nodes, e.g. a parameter cache filled in model order).
-    node_cost: dict[int, Cost] = {}
+    node_cost: dict[int, tuple[Cost, float | None]] = {}
     for d in delegates:
         work = d.work_by_node()
         order = sorted(work)
-        node_cost.update(zip(order, accel_of[d.name()].costs([work[i] for i in order])))
+        node_cost.update(_device_costs(accel_of[d.name()], order, [work[i] for i in order]))
     on_host = sorted(ni for ni in graph.execution_plan if graph.nodes[ni].delegate is None)
-    node_cost.update(zip(on_host, system.host.costs([node_work(graph.nodes[ni], tensors) for ni in on_host])))
+    node_cost.update(_device_costs(system.host, on_host, [node_work(graph.nodes[ni], tensors) for ni in on_host]))
 
     b = _StepBuilder()
     for i in graph.inputs:
@@ -205,12 +220,12 @@ def simulate_interpreter(interpreter: Interpreter, delegates: Sequence[Accelerat
     for ni in graph.execution_plan:
         node = graph.nodes[ni]
         if node.delegate is None:
-            c = node_cost[ni]
+            c, util = node_cost[ni]
             deps = [b.producer(t, HOST) for t in node.inputs if t >= 0]
             sid = b.add(HOST, "compute", c.seconds, f"{node.op_name} #{ni}", deps, node=ni, stall=c.stall_seconds)
             for t in node.outputs:
                 b.ready_on[(t, HOST)] = sid
-            timings.append(NodeTiming(ni, node.op_name, HOST, None, c.seconds, c.macs, c))
+            timings.append(NodeTiming(ni, node.op_name, HOST, None, c.seconds, c.macs, c, util))
             continue
         accel = accel_of[node.delegate.name()]
         link = accel.link
@@ -234,12 +249,12 @@ def simulate_interpreter(interpreter: Interpreter, delegates: Sequence[Accelerat
         last = b.add(accel.name, "overhead", link.call_overhead, f"{label} call", ready, partition=p)
         inner_cost = Cost()
         for inner in params.nodes_to_replace:
-            c = node_cost[inner]
+            c, util = node_cost[inner]
             inner_cost += c
             op = graph.nodes[inner].op_name
             last = b.add(accel.name, "compute", c.seconds, f"{op} #{inner}", [last], node=inner, partition=p,
                          stall=c.stall_seconds)
-            timings.append(NodeTiming(inner, op, accel.name, p, c.seconds, c.macs, c))
+            timings.append(NodeTiming(inner, op, accel.name, p, c.seconds, c.macs, c, util))
             for t in graph.nodes[inner].outputs:
                 b.ready_on[(t, accel.name)] = last
         for t in params.output_tensors:

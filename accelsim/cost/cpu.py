@@ -54,5 +54,10 @@ def cost(work: NodeWork, hw: HardwareConfig) -> Cost:
     return costs([work], hw)[0]
 
 
+def peak_macs_per_cycle(work: NodeWork, hw: HardwareConfig) -> float:
+    """Peak MACs per cycle of the node's dtype (for utilisation)."""
+    return macs_per_cycle(work.dtype, hw)
+
+
 KIND = Kind("cpu", "host", "host CPU core: a roofline of SIMD MAC throughput and DRAM bandwidth",
-            CpuCompute, costs=costs)
+            CpuCompute, costs=costs, peak_macs_per_cycle=peak_macs_per_cycle)

@@ -87,5 +87,10 @@ def cost(work: NodeWork, hw: HardwareConfig) -> Cost:
     return costs([work], hw)[0]
 
 
+def peak_macs_per_cycle(work: NodeWork, hw: HardwareConfig) -> float:
+    """The array's MACs per cycle for a GEMM-shaped node, the vector path's lanes for any other."""
+    return hw.compute.rows * hw.compute.cols if work.gemm is not None else hw.compute.vector_lanes
+
+
 KIND = Kind("systolic", "accelerator", "MAC array timed as SCALE-Sim does, with a parameter cache",
-            SystolicCompute, costs=costs)
+            SystolicCompute, costs=costs, peak_macs_per_cycle=peak_macs_per_cycle)

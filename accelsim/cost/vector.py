@@ -52,5 +52,10 @@ def cost(work: NodeWork, hw: HardwareConfig) -> Cost:
     return costs([work], hw)[0]
 
 
+def peak_macs_per_cycle(work: NodeWork, hw: HardwareConfig) -> float:
+    """Lanes of the node's dtype on every context."""
+    return lanes_for(work.dtype, hw.compute.lanes) * hw.compute.contexts
+
+
 KIND = Kind("vector", "accelerator", "wide-vector DSP (Hexagon-HVX-like) sharing DRAM with the host",
-            VectorCompute, costs=costs)
+            VectorCompute, costs=costs, peak_macs_per_cycle=peak_macs_per_cycle)

@@ -9,6 +9,7 @@ import sys
 import pytest
 from support import FIXTURES
 
+from accelsim import report
 from accelsim.cli import main
 from runtime.read import load_model
 
@@ -121,6 +122,18 @@ def test_benchmark_json_and_text(capsys):
     assert main(["benchmark", model, "--hw", "hexagon_dsp", "--num-runs", "2", "--enable-op-profiling"]) == 0
     text = capsys.readouterr().out
     assert "count=2 first=" in text and "Simulated latency in us:" in text and "[node type]" in text
+
+
+def test_benchmark_per_layer_prints_the_layers_csv(capsys):
+    model = str(FIXTURES / "interleaved_int8.tflite")
+    assert main(["benchmark", model, "--hw", "edgetpu_usb", "--num-runs", "1", "--per-layer", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert len(data["layers"]) == data["total_nodes"] and data["energy_uj"] > 0
+    assert main(["benchmark", model, "--hw", "edgetpu_usb", "--num-runs", "1", "--per-layer"]) == 0
+    text = capsys.readouterr().out
+    table = text.split("Per-layer (simulated; the columns of a report's layers/<point>.csv):\n")[1]
+    assert table == report.layers_csv(data["layers"])
+    assert table.startswith("node,op,partition,target,macs,cycles,utilization_pct,time_us,compute_us,bound,")
 
 
 def test_diff_prints_inference_diff_layout(capsys):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 from accelsim.config import apply_overrides, load_hardware
 from accelsim.cost import Cost, cpu, systolic, vector
 from accelsim.memory import streamed_parameters
+from accelsim.system import utilization
 from delegates.work import Gemm, NodeWork, conv_output_size, conv_work, gemm_work, node_work
 from runtime import Interpreter
 from runtime.ir import make_operator, numpy_dtype
@@ -179,6 +181,19 @@ def test_the_same_model_is_fastest_on_the_systolic_array(tpu, dsp, host):
     assert on_tpu.macs == on_dsp.macs == on_cpu.macs == sum(w.macs for w in works)
     assert on_tpu.param_bytes_streamed == 0  # 0.4 MB of weights fit the 8 MiB cache
     assert on_tpu.seconds < on_dsp.seconds < on_cpu.seconds
+
+
+def test_utilization_is_macs_over_cycles_times_the_units_peak(tpu, dsp, host):
+    conv = conv_work(1, 16, 16, 32, 64, 3, 3, padding="SAME")
+    assert utilization(conv, systolic.cost(conv, tpu), tpu) == conv.macs / (2230 * 64 * 64)
+    dw = conv_work(1, 16, 16, 64, 64, 3, 3, padding="SAME", depthwise=True)  # vector path: 64 lanes, all busy
+    assert utilization(dw, systolic.cost(dw, tpu), tpu) == 1.0
+    work = NodeWork("CONV_2D", "int8", macs=1_000_000)  # 4 contexts x 128 lanes at efficiency 0.5
+    assert utilization(work, vector.cost(work, dsp), dsp) == 1_000_000 / (math.ceil(1_000_000 / 256) * 512)
+    work = NodeWork("CONV_2D", "int8", macs=32 * 6 * 1000)  # 10,000 cycles at 32 MACs/cycle peak
+    assert utilization(work, cpu.cost(work, host), host) == pytest.approx(0.6)
+    bare = dataclasses.replace(host, kind_record=dataclasses.replace(host.kind_record, peak_macs_per_cycle=None))
+    assert utilization(work, cpu.cost(work, host), bare) is None
 
 
 # -- node_work on fixture operators ------------------------------------------------------------------

@@ -25,7 +25,7 @@ from accelsim import plots, report
 from accelsim.config import System, apply_overrides, load_system
 from accelsim.diff import inference_diff
 from accelsim.report import write_report
-from accelsim.results import CSV_COLUMNS, error_record, record
+from accelsim.results import CSV_COLUMNS, LAYER_COLUMNS, error_record, record
 from accelsim.system import simulate_model
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -343,6 +343,30 @@ def test_traces_have_one_complete_event_per_timeline_event(written):
         assert got == want
 
 
+# -- layers ------------------------------------------------------------------------------------------------
+
+
+def test_layers_csv_has_one_row_per_node_with_bytes_per_level(written):
+    out, files, records = written
+    ok = [r for r in records if r["status"] == "ok"]
+    layer_files = sorted(k for k in files if k.startswith("layers/"))
+    assert len(layer_files) == len(ok)
+    usb = next(r for r in ok if r["variant"] == "edgetpu_usb" and r["sweep"] == {BANDWIDTH: "320 MB/s"}
+               and r["model_name"] == "interleaved_int8")
+    slug = next(k for k in layer_files if "interleaved_int8__edgetpu_usb" in k and "320" in k)
+    rows = list(csv.DictReader(io.StringIO((out / slug).read_text(encoding="utf-8"))))
+    order = [r["node"] for r in usb["op_profile"]]
+    assert [int(r["node"]) for r in rows] == [r["node"] for r in usb["layers"]] == order
+    assert list(rows[0])[:len(LAYER_COLUMNS)] == list(LAYER_COLUMNS)
+    assert "bytes.sram" in rows[0] and all(r["target"] == "edgetpu_usb" for r in rows)
+    assert sum(int(r["bytes.sram"]) for r in rows) == usb["level_bytes"]["edgetpu_usb.sram"]
+    assert sum(float(r["time_us"]) for r in rows) == pytest.approx(usb["compute_us"] + usb["memory_us"], abs=1e-3)
+    # the partition's energy is its nodes' plus its copies over the link at 250 pJ/B (edgetpu_usb.yaml)
+    part = usb["partition_table"][0]
+    copies_uj = (part["input_bytes"] + part["output_bytes"]) * 250e-12 * 1e6
+    assert sum(float(r["energy_uj"]) for r in rows) == pytest.approx(part["energy_uj"] - copies_uj, abs=1e-5)
+
+
 # -- writing -----------------------------------------------------------------------------------------------
 
 
@@ -368,11 +392,12 @@ def test_failed_write_keeps_the_old_file_and_no_temporary(tmp_path, monkeypatch)
 
 
 def test_stale_plots_and_traces_are_removed_other_files_kept(tmp_path):
-    for rel in ("plots/gantt_old.png", "traces/old.json", "plots/notes.txt"):
+    for rel in ("plots/gantt_old.png", "traces/old.json", "plots/notes.txt", "layers/old.csv"):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_bytes(b"x")
     write_report(tmp_path, NAME, golden_records()[:2])
     assert not (tmp_path / "plots/gantt_old.png").exists() and not (tmp_path / "traces/old.json").exists()
+    assert not (tmp_path / "layers/old.csv").exists()
     assert (tmp_path / "plots/notes.txt").exists()
 
 

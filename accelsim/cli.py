@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
+import accelsim
 from runtime.errors import AccelsimError
 
 log = logging.getLogger("accelsim")
@@ -179,7 +181,7 @@ _EPILOG_RUN = """examples:
 
 _EPILOG_BENCHMARK = """examples:
   accelsim benchmark tests/fixtures/models/mobilenet_v2_100_224_int8.tflite --hw edgetpu_usb
-  accelsim benchmark model.tflite --hw hw_configs/hexagon_dsp.yaml --num-runs 20 --enable-op-profiling
+  accelsim benchmark model.tflite --hw accelsim/hw_configs/hexagon_dsp.yaml --num-runs 20 --enable-op-profiling
   accelsim benchmark model.tflite --hw edgetpu_pcie --max-delegated-partitions 2 --json
 """
 
@@ -189,7 +191,7 @@ _EPILOG_DIFF = """examples:
 """
 
 _EPILOG_VALIDATE = """examples:
-  accelsim validate hw_configs/edgetpu_usb.yaml
+  accelsim validate my_accel.yaml
   accelsim validate examples/default.yaml my_accel.yaml
 """
 
@@ -229,31 +231,45 @@ def delegate_registry():
     return registry
 
 
-def _progress_printer(stream=None) -> Callable[[int, int, str], None]:
-    stream = stream or sys.stderr
-    tty = stream.isatty()
+@contextlib.contextmanager
+def _progress_bar(unit: str, stream=None) -> Iterator[Callable[[int, int, str], None]]:
+    """A progress callback (done, total, label) drawing a tqdm bar on a terminal, and nothing on a pipe or file."""
+    from tqdm import tqdm
+
+    bar = None
 
     def show(done: int, total: int, label: str) -> None:
-        width = 30
-        filled = int(width * done / total) if total else width
-        bar = "#" * filled + "." * (width - filled)
-        line = f"[{bar}] {done}/{total} {label}"
-        if tty:
-            stream.write("\r" + line[:120].ljust(120) + ("\n" if done == total else ""))
-        else:
-            stream.write(line + "\n")
-        stream.flush()
+        nonlocal bar
+        if bar is None:  # disable=None: tqdm stays silent unless the stream is a terminal
+            bar = tqdm(total=total, unit=unit, file=stream or sys.stderr, disable=None, dynamic_ncols=True)
+        bar.set_postfix_str(label, refresh=False)
+        bar.update(done - bar.n)
 
-    return show
+    try:
+        yield show
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+_DEFAULT_EXPERIMENT = Path(__file__).resolve().parent.parent / "examples" / "default.yaml"
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from accelsim.config import ConfigError
     from accelsim.experiment import load_experiment, run_experiment
 
-    path = args.experiment or str(Path(__file__).resolve().parent.parent / "examples" / "default.yaml")
+    path = args.experiment or str(_DEFAULT_EXPERIMENT)
+    if not args.experiment and not _DEFAULT_EXPERIMENT.is_file():
+        raise ConfigError([f"no experiment given, and the default {_DEFAULT_EXPERIMENT} is not there (it comes with "
+                           "the source checkout); pass an experiment YAML"])
     experiment = load_experiment(path)
-    outcome = run_experiment(experiment, args.out, jobs=args.jobs, use_cache=not args.no_cache,
-                             progress=_progress_printer(), should_stop=lambda: _STOP["requested"])
+    with _progress_bar("point") as progress:
+        outcome = run_experiment(experiment, args.out, jobs=args.jobs, use_cache=not args.no_cache,
+                                 prune_cache=args.prune_cache, progress=progress,
+                                 should_stop=lambda: _STOP["requested"])
+    for warning in outcome.warnings:
+        print(f"accelsim run: warning: {warning}", file=sys.stderr)
     print(f"{len(outcome.records)} design points ({outcome.cached} cached, {outcome.computed} run, "
           f"{outcome.failed} failed) -> {outcome.out_dir}")
     for kind in ("html", "md", "json", "csv"):
@@ -261,10 +277,32 @@ def _cmd_run(args: argparse.Namespace) -> int:
             print(f"  {kind}: {outcome.outputs[kind]}")
     plots = sum(1 for k in outcome.outputs if k.startswith("plots/"))
     traces = sum(1 for k in outcome.outputs if k.startswith("traces/"))
-    print(f"  {plots} plots in {outcome.out_dir / 'plots'}, {traces} Chrome traces in {outcome.out_dir / 'traces'}")
+    layers = sum(1 for k in outcome.outputs if k.startswith("layers/"))
+    print(f"  {plots} plots in {outcome.out_dir / 'plots'}, {traces} Chrome traces in {outcome.out_dir / 'traces'}, "
+          f"{layers} per-node tables in {outcome.out_dir / 'layers'}")
+    if outcome.pruned:
+        print(f"  cache: removed {outcome.stale} stale entries (design points no longer in the experiment)")
+    else:
+        print(f"  cache: {outcome.stale} stale entries (design points no longer in the experiment)"
+              + ("; --prune-cache removes them" if outcome.stale else ""))
     if outcome.missing:
         print(f"  {len(outcome.missing)} design points are missing; run again to complete them")
+    if outcome.failed:
+        print(_failure_line(outcome))
     return 1 if outcome.failed else 0
+
+
+def _failure_line(outcome) -> str:
+    """The last line of a run with failed points: how many, the first one's error, and where all are listed."""
+    from accelsim.report import point_label
+
+    first = next(r for r in outcome.records if r["status"] != "ok")
+    where = [str(outcome.outputs[k]) for k in ("md", "html") if k in outcome.outputs]
+    listed = (f"all are listed under 'Failed design points' in {' and '.join(where)}" if where else
+              f"all are in {outcome.outputs['json']}" if "json" in outcome.outputs else
+              f"all are in {outcome.outputs['csv']} (status error)")
+    return (f"{outcome.failed} of {len(outcome.records)} design points failed; first: {point_label(first)}: "
+            f"{first['error']}; {listed}")
 
 
 def _wallclock(interpreter, inputs, runs: int) -> list[float]:
@@ -288,6 +326,13 @@ def _stats_line(times: Sequence[float]) -> str:
             f"max={max(times):.0f} avg={statistics.fmean(times):.0f} std={std:.0f}")
 
 
+def _benchmark_model(args: argparse.Namespace) -> str:
+    """The model path, given as MODEL or as benchmark_model's --graph=PATH (exactly one of them)."""
+    if (args.model is None) == (args.graph is None):
+        raise ValueError("give the model once: accelsim benchmark MODEL (or benchmark_model's --graph=MODEL)")
+    return args.model or args.graph
+
+
 def _cmd_benchmark(args: argparse.Namespace) -> int:
     import statistics
     import time
@@ -296,10 +341,11 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
 
     from accelsim.diff import random_input
     from accelsim.report import layers_csv
-    from accelsim.results import layers, op_profile
+    from accelsim.results import layer_rows, op_profile, record
     from accelsim.system import build_interpreter, simulate_interpreter
     from runtime.read import load_model
 
+    args.model = _benchmark_model(args)
     system = _system(args.host, args.hw, args.max_delegated_partitions, args.min_nodes_per_partition)
     t0 = time.perf_counter()
     model = load_model(args.model)
@@ -331,8 +377,10 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     if args.enable_op_profiling:
         data["op_profile"] = profile
         data["op_summary"] = summary
-    if args.per_layer:
-        data["layers"] = layers(sim)
+    # the per-node rows of a report's layers/<point>.csv, from this run's record
+    rec = record(sim, point_id="", model=args.model, variant="", sweep={}) if args.per_layer else None
+    if rec is not None:
+        data["layers"] = layer_rows(rec)
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
@@ -361,18 +409,19 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
               f"{p.overhead * 1e6:.1f} us, energy {p.energy * 1e6:.3f} uJ")
     if args.enable_op_profiling:
         print("Operator-wise profiling (simulated):")
-        print(f"{'[node type]':>26} {'[first]':>10} {'[avg ms]':>10} {'[%]':>8} {'[cdf%]':>8} {'[times called]':>15}"
+        # µs with 3 decimals, not benchmark_model's ms with 4: simulated nodes often take under a microsecond.
+        print(f"{'[node type]':>26} {'[first]':>10} {'[avg us]':>10} {'[%]':>8} {'[cdf%]':>8} {'[times called]':>15}"
               f"  [name]")
         for row in profile:
-            print(f"{row['op']:>26} {row['first_ms']:10.4f} {row['avg_ms']:10.4f} {row['pct']:7.3f}% "
+            print(f"{row['op']:>26} {row['first_ms'] * 1e3:10.3f} {row['avg_ms'] * 1e3:10.3f} {row['pct']:7.3f}% "
                   f"{row['cdf_pct']:7.3f}% {row['times_called']:15d}  node {row['node']} on {row['unit']}")
         print("Summary by node type (simulated):")
         for row in summary:
-            print(f"{row['op']:>26} {row['count']:10d} {row['avg_ms']:10.4f} {row['pct']:7.3f}% "
+            print(f"{row['op']:>26} {row['count']:10d} {row['avg_ms'] * 1e3:10.3f} {row['pct']:7.3f}% "
                   f"{row['cdf_pct']:7.3f}% {row['times_called']:15d}")
-    if args.per_layer:
+    if rec is not None:
         print("Per-layer (simulated; the columns of a report's layers/<point>.csv):")
-        print(layers_csv(data["layers"]), end="")
+        print(layers_csv(rec), end="")
     return 0
 
 
@@ -380,7 +429,8 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     from accelsim.diff import inference_diff
 
     system = _system(args.host, args.hw)
-    report = inference_diff(args.model, system, args.num_runs, args.seed, progress=_progress_printer())
+    with _progress_bar("run") as progress:
+        report = inference_diff(args.model, system, args.num_runs, args.seed, progress=progress)
     if args.json:
         print(json.dumps({"model": report.model, "accelerators": list(report.accelerators),
                           "num_runs": report.num_runs,
@@ -406,14 +456,41 @@ def _cmd_validate(args: argparse.Namespace) -> int:
             if is_experiment:
                 e = load_experiment(path)
                 print(f"{path}: ok (experiment {e.name!r}, {len(e.variants)} variants)")
+                configs = dict.fromkeys([e.host, *(a for v in e.variants for a in v.accelerators)])
+                for config in (load_hardware(c) for c in configs):
+                    for note in config.notes():
+                        print(f"  note: {config.source}: {note}")
             else:
                 c = load_hardware(path)
                 print(f"{path}: ok ({c.kind} config {c.name!r})")
+                for note in c.notes():
+                    print(f"  note: {note}")
         except ConfigError as exc:
             bad += 1
             for line in exc.errors:
                 print(line)
     return 1 if bad else 0
+
+
+def _cmd_configs(args: argparse.Namespace) -> int:
+    from accelsim.experiment import SHIPPED_CONFIGS
+    from accelsim.reference import schema_markdown, shipped_lines
+
+    if args.schema:
+        print(schema_markdown())
+        return 0
+    print("\n".join(shipped_lines(SHIPPED_CONFIGS)))
+    print(f"(in {SHIPPED_CONFIGS}; give one by name: --hw edgetpu_usb; every key: accelsim configs --schema)")
+    return 0
+
+
+_EPILOG_CONFIGS = """examples:
+  accelsim configs                 # the shipped hardware configs, one line each
+  accelsim configs --schema        # every key of every kind, claim syntax and constraints
+"""
+
+_HW_HELP = ("an accelerator config (a YAML path or shipped name); repeat it to attach several: they join one "
+            "system, and in the order given each claims from the nodes the ones before it left")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -424,7 +501,12 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Run `accelsim COMMAND --help` for a command's options and examples.",
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logging")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.add_argument("--version", action="version", version=f"accelsim {accelsim.__version__}")
+    # --debug also after the verb; SUPPRESS keeps a value given before the verb.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show tracebacks and debug logging")
+    sub = _Subparsers(parser.add_subparsers(dest="command", metavar="COMMAND"), common)
     raw = argparse.RawDescriptionHelpFormatter
 
     p = sub.add_parser("inspect", help="list operators, versions and min runtime version of a model",
@@ -434,7 +516,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", help="path of a .tflite file")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument("--hw", action="append", default=[], metavar="CFG",
-                   help="an accelerator config (path or shipped name); shows which nodes it claims and why not")
+                   help=_HW_HELP + "; shows which nodes each claims and why not")
     p.add_argument("--delegate", action=_DelegateAction, dest="delegates", default=[], metavar="NAME",
                    help="a delegate provider (e.g. accelerator) or package.module:factory; repeatable, in order")
     p.add_argument("--delegate-option", action=_DelegateOptionAction, dest="delegates", metavar="KEY=VALUE",
@@ -456,23 +538,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="report folder (default: reports/<experiment name>)")
     p.add_argument("--jobs", type=_positive, default=None, help="worker processes (default: number of cores)")
     p.add_argument("--no-cache", action="store_true", help="recompute every design point")
+    p.add_argument("--prune-cache", action="store_true",
+                   help="remove cache entries of design points the experiment no longer has")
     p.set_defaults(func=_cmd_run)
 
     p = sub.add_parser("benchmark", help="benchmark_model's job: wall-clock statistics and simulated latency",
                        description="Run a model on random inputs: host wall-clock statistics of the NumPy "
                        "interpreter (count, first, min, max, avg, std in us) and the simulated latency on the "
                        "given system with its breakdown.", epilog=_EPILOG_BENCHMARK, formatter_class=raw)
-    p.add_argument("model", help="path of a .tflite file")
+    p.add_argument("model", nargs="?", help="path of a .tflite file")
+    p.add_argument("--graph", metavar="MODEL", help="benchmark_model's spelling of MODEL")
     p.add_argument("--host", default="host_cpu", help="host config (default: host_cpu)")
-    p.add_argument("--hw", action="append", default=[], metavar="CFG", help="accelerator config, repeatable")
-    p.add_argument("--num-runs", type=_positive, default=10, help="timed runs (default 10)")
-    p.add_argument("--warmup-runs", type=_non_negative, default=1, help="untimed runs first (default 1)")
-    p.add_argument("--enable-op-profiling", action="store_true", help="print the (simulated) op profile")
-    p.add_argument("--per-layer", action="store_true", help="print the simulated per-layer table (a report's "
-                   "layers/<point>.csv): target, MACs, cycles, utilisation, time, bound, bytes per level, energy")
-    p.add_argument("--max-delegated-partitions", type=_non_negative, help="override every accelerator's limit")
-    p.add_argument("--min-nodes-per-partition", type=_non_negative, help="override every accelerator's minimum")
-    p.add_argument("--schedule", choices=("sequential", "dataflow"), default="sequential")
+    p.add_argument("--hw", action="append", default=[], metavar="CFG", help=_HW_HELP)
+    # benchmark_model writes its flags with underscores; both spellings work.
+    p.add_argument("--num-runs", "--num_runs", type=_positive, default=10, help="timed runs (default 10)")
+    p.add_argument("--warmup-runs", "--warmup_runs", type=_non_negative, default=1,
+                   help="untimed runs first (default 1)")
+    p.add_argument("--enable-op-profiling", "--enable_op_profiling", action="store_true",
+                   help="print the (simulated) op profile")
+    p.add_argument("--per-layer", "--per_layer", action="store_true", help="print the simulated per-node table "
+                   "(a report's layers/<point>.csv): target, MACs, cycles, utilisation, time, bound, bytes per "
+                   "memory level, energy")
+    p.add_argument("--max-delegated-partitions", "--max_delegated_partitions", type=_non_negative,
+                   help="override every accelerator's limit")
+    p.add_argument("--min-nodes-per-partition", "--min_nodes_per_partition", type=_non_negative,
+                   help="override every accelerator's minimum")
+    p.add_argument("--schedule", choices=("sequential", "dataflow"), default="sequential",
+                   help="how the simulated time adds up: sequential (one node after another, default) or "
+                   "dataflow (host, links and accelerators overlap as data dependencies allow)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_cmd_benchmark)
 
@@ -481,9 +574,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "the delegated one; report per-output mean/std/max absolute error.",
                        epilog=_EPILOG_DIFF, formatter_class=raw)
     p.add_argument("model", help="path of a .tflite file")
-    p.add_argument("--hw", action="append", required=True, metavar="CFG", help="accelerator config, repeatable")
+    p.add_argument("--hw", action="append", required=True, metavar="CFG", help=_HW_HELP)
     p.add_argument("--host", default="host_cpu", help="host config (default: host_cpu)")
-    p.add_argument("--num-runs", type=_positive, default=50, help="random inputs to compare (default 50)")
+    p.add_argument("--num-runs", "--num_runs", type=_positive, default=50, help="random inputs to compare (default 50)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_cmd_diff)
@@ -493,7 +586,27 @@ def build_parser() -> argparse.ArgumentParser:
                        "problem as file:line: key: message.", epilog=_EPILOG_VALIDATE, formatter_class=raw)
     p.add_argument("files", nargs="+", help="YAML files")
     p.set_defaults(func=_cmd_validate)
+
+    p = sub.add_parser("configs", help="list the shipped hardware configs, or print every key (--schema)",
+                       description="List the shipped hardware configs, one line each; with --schema, print the "
+                       "reference of every key of every kind (unit, default, meaning), the claim syntax and the "
+                       "constraint vocabulary (docs/hw_configs.md is the same text).",
+                       epilog=_EPILOG_CONFIGS, formatter_class=raw)
+    p.add_argument("--schema", action="store_true", help="print the key reference as Markdown")
+    p.set_defaults(func=_cmd_configs)
     return parser
+
+
+class _Subparsers:
+    """add_parser with the options every verb shares (`--debug`)."""
+
+    def __init__(self, action, common: argparse.ArgumentParser):
+        self.action, self.common = action, common
+
+    def add_parser(self, name: str, **kwargs) -> argparse.ArgumentParser:
+        verb = self.action.add_parser(name, parents=[self.common], **kwargs)
+        verb.set_defaults(verb_parser=verb)  # so an unknown option is answered with this verb's usage
+        return verb
 
 
 class _DelegateAction(argparse.Action):
@@ -532,9 +645,25 @@ def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
+def _unknown_arguments(verb: argparse.ArgumentParser, unknown: Sequence[str]) -> str:
+    """argparse's 'unrecognized arguments' message, naming the closest option of the verb for each."""
+    import difflib
+
+    # Every spelling of an option points at its first one (--num_runs -> --num-runs).
+    options = {o: a.option_strings[0] for a in verb._actions for o in a.option_strings if o.startswith("--")}
+    words = []
+    for word in unknown:
+        close = difflib.get_close_matches(word.split("=", 1)[0], list(options), n=1, cutoff=0.6)
+        words.append(f"{word} (did you mean {options[close[0]]}?)" if word.startswith("-") and close else word)
+    return "unrecognized arguments: " + " ".join(words)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        verb = getattr(args, "verb_parser", parser)
+        verb.error(_unknown_arguments(verb, unknown))
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     func: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)

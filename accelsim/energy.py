@@ -48,5 +48,5 @@ def static_power(hw: HardwareConfig) -> float:
 def dynamic_energy(work: NodeWork, level_bytes: tuple[tuple[str, int], ...], hw: HardwareConfig,
                    levels: Mapping[str, Level]) -> float:
     """Joules of a node's MACs and of the bytes it moves on each level (the link included)."""
-    moved = sum(nbytes * levels[name].energy_per_byte for name, nbytes in level_bytes)
+    moved = sum(nbytes * levels[name].energy for name, nbytes in level_bytes)
     return work.macs * hw.energy.per_mac(work.dtype) + moved

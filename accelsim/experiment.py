@@ -1,7 +1,7 @@
 """Experiments: a YAML grid of design points, cached, run in parallel, turned into a report.
 
 An experiment file (paths are relative to the file; a bare config name such as
-`edgetpu_usb` means the shipped `hw_configs/edgetpu_usb.yaml`):
+`edgetpu_usb` means the shipped `accelsim/hw_configs/edgetpu_usb.yaml`):
 
 ```yaml
 name: default                      # report folder reports/<name>/ (default: the file's stem)
@@ -22,7 +22,12 @@ A sweep over an accelerator's key applies to the variants that contain that acce
 variants without it run once. `host.<key path>` sweeps the host. Every point is cached under
 `<out>/cache/<id>.json` by a hash of (model bytes, resolved configs, options, accelsim
 version), written atomically as soon as it finishes, so a re-run skips finished points and an
-interrupted run loses nothing. A failing point is recorded with its error.
+interrupted run loses nothing. Entries of points the experiment no longer has are counted as
+stale, and removed when asked (`prune_cache`). A failing point is recorded with its error.
+
+`<out>` defaults to reports/<name>/. `<out>/experiment.json` records which experiment file the
+report belongs to: when another file of the same name already owns reports/<name>/, the run
+writes to reports/<name>-<hash of its path>/ instead and says so, rather than overwrite it.
 """
 
 from __future__ import annotations
@@ -30,25 +35,27 @@ from __future__ import annotations
 import concurrent.futures
 import concurrent.futures.process
 import dataclasses
+import difflib
 import hashlib
 import itertools
 import json
 import logging
 import os
-import tempfile
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 import accelsim
-from accelsim.config import ConfigError, System, apply_overrides, load_system, read_document
+from accelsim.config import ConfigError, System, apply_overrides, load_hardware, load_system, read_document
+from accelsim.files import write_atomic
 from accelsim.sim import SCHEDULES
 from runtime.errors import AccelsimError
 
 log = logging.getLogger(__name__)
 
-SHIPPED_CONFIGS = Path(accelsim.__file__).resolve().parent.parent / "hw_configs"
+SHIPPED_CONFIGS = Path(accelsim.__file__).resolve().parent / "hw_configs"  # package data: ships in the wheel
 REPORT_FORMATS = ("md", "html", "json", "csv")
 OPTION_KEYS = ("max_delegated_partitions", "min_nodes_per_partition")
 _TOP_KEYS = ("name", "models", "host", "variants", "sweeps", "schedule", "numerics", "reports")
@@ -98,11 +105,26 @@ class DesignPoint:
 # -- loading ----------------------------------------------------------------------------------
 
 
+def shipped_configs() -> dict[str, Path]:
+    """The shipped hardware configs by name (the file's stem), sorted."""
+    return {path.stem: path for path in sorted(SHIPPED_CONFIGS.glob("*.yaml"))}
+
+
 def resolve_config(value: str, base: Path) -> str:
-    """A hardware config path: as written relative to `base`, or a shipped config's name."""
+    """A hardware config path: as written relative to `base`, or a shipped config's name.
+
+    Raises:
+        ConfigError: a bare name that is not a shipped config; lists them, with a did-you-mean.
+    """
     text = str(value)
     if "/" not in text and not text.endswith((".yaml", ".yml")):
-        return str(SHIPPED_CONFIGS / f"{text}.yaml")
+        shipped = shipped_configs()
+        if text not in shipped:
+            close = difflib.get_close_matches(text, list(shipped), n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ConfigError([f"{text!r} is not a shipped config (shipped: {', '.join(shipped)}){hint} "
+                               "A path to a .yaml file works too."])
+        return str(shipped[text])
     path = Path(text)
     return str(path if path.is_absolute() else (base / path))
 
@@ -121,7 +143,14 @@ class _Errors:
 
 
 def load_experiment(path: str | Path) -> Experiment:
-    """Read and check an experiment file; every problem is in one ConfigError with file:line: key."""
+    """Read and check an experiment file, its hardware configs, sweeps and models.
+
+    Every problem is collected first (unknown keys, bad values, unknown or broken configs,
+    sweep values a config refuses, missing or corrupt models) and raised together.
+
+    Raises:
+        ConfigError: every problem, one 'file:line: key: message' each, sorted by line.
+    """
     source = str(path)
     doc, read_errors = read_document(source, "experiment settings")
     if doc is None:
@@ -133,19 +162,27 @@ def load_experiment(path: str | Path) -> Experiment:
     if not isinstance(data, dict):
         errors.add((), f"expected a mapping of experiment settings, got {type(data).__name__}")
         raise ConfigError([m for _, m in sorted(errors.items)])
+    if "kind" in data and not {"models", "variants"} & data.keys():
+        raise ConfigError([f"{source}: this is a hardware config, not an experiment; pass it with --hw to "
+                           "benchmark, or name it in an experiment's variants"])
     for key in data:
         if key not in _TOP_KEYS:
-            errors.add((key,), f"unknown key; expected one of {', '.join(_TOP_KEYS)}")
+            hint = difflib.get_close_matches(str(key), _TOP_KEYS, n=1)
+            errors.add((key,), "unknown key; " + (f"did you mean {hint[0]!r}?" if hint else
+                                                    f"expected one of {', '.join(_TOP_KEYS)}"))
     name = data.get("name", Path(source).stem)
     if not isinstance(name, str) or not name or "/" in name:
         errors.add(("name",), f"expected a folder-safe name, got {name!r}")
     models = _paths(errors, data, "models", base)
     host = data.get("host")
+    host_path = ""
     if not isinstance(host, str):
         errors.add(("host",), f"expected a host config (a path or shipped name like host_cpu), got {host!r}")
-        host_path = ""
     else:
-        host_path = resolve_config(host, base)
+        try:
+            host_path = resolve_config(host, base)
+        except ConfigError as exc:
+            errors.add(("host",), exc.errors[0])
     variants = _variants(errors, data.get("variants"), base)
     sweeps = _sweeps(errors, data.get("sweeps", {}))
     schedule = data.get("schedule", "sequential")
@@ -156,14 +193,27 @@ def load_experiment(path: str | Path) -> Experiment:
     if not isinstance(reports, list) or not reports or any(r not in REPORT_FORMATS for r in reports):
         errors.add(("reports",), f"expected a list drawn from {', '.join(REPORT_FORMATS)}, got {reports!r}")
         reports = list(REPORT_FORMATS)
-    if errors.items:
-        raise ConfigError([m for _, m in sorted(errors.items)])
-    experiment = Experiment(name, source, tuple(models), host_path, tuple(variants), tuple(sweeps), schedule, runs,
-                            tuple(reports))
+    experiment = Experiment(str(name), source, tuple(models), host_path, tuple(variants), tuple(sweeps), schedule,
+                            runs, tuple(reports))
     _check_configs(experiment, errors)
+    _check_models(experiment, errors)
     if errors.items:
         raise ConfigError([m for _, m in sorted(errors.items)])
     return experiment
+
+
+def _check_models(experiment: Experiment, errors: _Errors) -> None:
+    """Every model that exists parses: a corrupt file fails here with the ModelError `run` would give."""
+    from runtime.errors import ModelError
+    from runtime.read import load_model
+
+    for i, model in enumerate(experiment.models):
+        if not Path(model).is_file():
+            continue  # already reported by _paths
+        try:
+            load_model(model)
+        except ModelError as exc:
+            errors.add(("models", i), f"ModelError: {' '.join(str(exc).split())}")
 
 
 def _paths(errors: _Errors, data: dict, key: str, base: Path) -> list[str]:
@@ -203,6 +253,12 @@ def _variants(errors: _Errors, value: Any, base: Path) -> list[Variant]:
         if not isinstance(accels, list) or not all(isinstance(a, str) for a in accels):
             errors.add(("variants", i, "accelerators"), f"expected a list of configs, got {accels!r}")
             accels = []
+        paths = []
+        for j, a in enumerate(accels):
+            try:
+                paths.append(resolve_config(a, base))
+            except ConfigError as exc:
+                errors.add(("variants", i, "accelerators", j), exc.errors[0])
         options = {}
         for key in OPTION_KEYS:
             if key in v:
@@ -210,7 +266,7 @@ def _variants(errors: _Errors, value: Any, base: Path) -> list[Variant]:
                     errors.add(("variants", i, key), f"expected a whole number >= 0, got {v[key]!r}")
                 else:
                     options[key] = v[key]
-        out.append(Variant(name, tuple(resolve_config(a, base) for a in accels), options))
+        out.append(Variant(name, tuple(paths), options))
     return out
 
 
@@ -248,27 +304,45 @@ def _numerics(errors: _Errors, value: Any) -> int:
 
 
 def _check_configs(experiment: Experiment, errors: _Errors) -> None:
-    """Every variant's system loads, and every sweep names an accelerator or the host that exists."""
-    names: set[str] = set()
+    """Every variant's system loads, and every sweep names an accelerator or the host that exists.
+
+    A broken config is reported once, under the first key that names it.
+    """
+    reported: set[str] = set()
+
+    def report(path: tuple, exc: ConfigError) -> None:
+        for message in exc.errors:
+            if message not in reported:
+                reported.add(message)
+                errors.add(path, message)
+
+    if not experiment.host:  # already reported; the accelerators are still checked, each alone
+        for i, v in enumerate(experiment.variants):
+            for accelerator in v.accelerators:
+                try:
+                    load_hardware(accelerator)
+                except ConfigError as exc:
+                    report(("variants", i), exc)
+        return
+    try:
+        load_system(experiment.host, ())  # the host alone, so its problems are reported under host:
+    except ConfigError as exc:
+        report(("host",), exc)
+    systems = {}
+    unreadable = False
     for i, v in enumerate(experiment.variants):
         try:
-            system = load_system(experiment.host, v.accelerators)
-        except ConfigError as exc:
-            for message in exc.errors:
-                errors.add(("variants", i), message)
-            continue
-        names.update(a.name for a in system.accelerators)
-    systems = {}
-    for v in experiment.variants:
-        try:
             systems[v.name] = load_system(experiment.host, v.accelerators)
-        except ConfigError:
-            continue
+        except ConfigError as exc:
+            report(("variants", i), exc)
+            unreadable = True
+    names = {a.name for system in systems.values() for a in system.accelerators}
     for key, values in experiment.sweeps:
         head = key.split(".", 1)[0]
         if "." in key and head != "host" and head not in names:
-            errors.add(("sweeps", key), f"no variant has an accelerator named {head!r}; "
-                       f"accelerators: {', '.join(sorted(names)) or 'none'}")
+            if not unreadable:  # a config that failed to load may be the one with that name
+                errors.add(("sweeps", key), f"no variant has an accelerator named {head!r}; "
+                           f"accelerators: {', '.join(sorted(names)) or 'none'}")
             continue
         if "." not in key:
             continue
@@ -424,19 +498,52 @@ class RunOutcome:
     failed: int
     outputs: dict[str, Path] = field(default_factory=dict)
     out_dir: Path | None = None
+    stale: int = 0  # cache entries of points this experiment no longer has
+    pruned: bool = False  # whether those entries were removed
+    warnings: tuple[str, ...] = ()
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file in the same folder and os.replace, so readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+OWNER_FILE = "experiment.json"
+_CACHE_ENTRY = re.compile(r"^[0-9a-f]{16}\.json$")
+
+
+def _owner(folder: Path) -> str | None:
+    """The experiment file whose report `folder` holds, if it says so."""
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        data = json.loads((folder / OWNER_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data.get("source") if isinstance(data, dict) else None
+
+
+def report_folder(experiment: Experiment, out_dir: str | Path | None = None) -> tuple[Path, str | None]:
+    """Where a run of `experiment` writes, and a warning when that folder holds another experiment file's report.
+
+    Without `out_dir`, reports/<name>/ — unless another file named the same owns it; then
+    reports/<name>-<8 hex digits of this file's path>/, so neither report overwrites the other.
+    """
+    source = str(Path(experiment.source).resolve())
+    if out_dir is not None:
+        folder = Path(out_dir)
+        owner = _owner(folder)
+        if owner is not None and owner != source:
+            return folder, f"{folder} held the report of {owner}; it now holds the report of {source}"
+        return folder, None
+    folder = Path("reports") / experiment.name
+    owner = _owner(folder)
+    if owner is None or owner == source:
+        return folder, None
+    own = folder.with_name(f"{experiment.name}-{hashlib.sha256(source.encode()).hexdigest()[:8]}")
+    return own, (f"{folder} holds the report of {owner}, another experiment named {experiment.name!r}; this "
+                 f"report goes to {own} (rename one of the experiments, or pass --out)")
+
+
+def stale_cache_entries(cache: Path, points: Sequence[DesignPoint]) -> list[Path]:
+    """Cache files of design points that are not among `points` (the experiment changed since they ran)."""
+    if not cache.is_dir():
+        return []
+    ids = {p.id for p in points}
+    return sorted(f for f in cache.iterdir() if _CACHE_ENTRY.match(f.name) and f.stem not in ids)
 
 
 def _load_cached(path: Path) -> dict | None:
@@ -448,7 +555,7 @@ def _load_cached(path: Path) -> dict | None:
 
 
 def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *, jobs: int | None = None,
-                   executor: Executor | None = None, use_cache: bool = True,
+                   executor: Executor | None = None, use_cache: bool = True, prune_cache: bool = False,
                    progress: Callable[[int, int, str], None] | None = None,
                    should_stop: Callable[[], bool] = lambda: False) -> RunOutcome:
     """Run every design point not already cached, then write the report.
@@ -457,12 +564,22 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
     which survives signals that land where Python swallows exceptions, such as finalizers)
     stops the run after saving what finished: the report is still written and lists the
     missing points, then KeyboardInterrupt propagates.
+
+    The report goes to report_folder(experiment, out_dir); its warning, if any, is in the
+    outcome's `warnings`. Cache entries of points the experiment no longer has are counted in
+    `stale`, and removed first with `prune_cache`.
     """
     from accelsim.report import write_report
 
-    out = Path(out_dir) if out_dir is not None else Path("reports") / experiment.name
+    out, warning = report_folder(experiment, out_dir)
     cache = out / "cache"
     points = design_points(experiment)
+    write_atomic(out / OWNER_FILE, json.dumps({"name": experiment.name,
+                                                "source": str(Path(experiment.source).resolve())}, indent=2) + "\n")
+    stale = stale_cache_entries(cache, points)
+    if prune_cache:
+        for f in stale:
+            f.unlink()
     options = {v.name: dict(v.options) for v in experiment.variants}
     done: dict[str, dict] = {}
     for p in points:
@@ -519,15 +636,23 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
     written = write_report(out, experiment.name, records, formats=experiment.reports,
                            missing=[{"id": p.id, "model_name": Path(p.model).stem, "variant": p.variant,
                                      "sweep": dict(p.sweep)} for p in missing],
-                           experiment={"source": experiment.source, "points": len(points)})
+                           experiment=report_context(experiment, len(points)))
     outcome = RunOutcome(records, missing, n_cached, len(records) - n_cached,
-                         sum(1 for r in records if r["status"] != "ok"), written, out)
+                         sum(1 for r in records if r["status"] != "ok"), written, out, len(stale), prune_cache,
+                         (warning,) if warning else ())
     if isinstance(interrupted, KeyboardInterrupt):
         raise interrupted
     if interrupted is not None:
         raise AccelsimError(f"a worker process died ({interrupted}); {len(missing)} design points are missing "
                             f"from {out}; run again to complete them") from interrupted
     return outcome
+
+
+def report_context(experiment: Experiment, n_points: int) -> dict[str, Any]:
+    """What write_report needs to know of the experiment: its file, size, and the file's order of names."""
+    return {"source": experiment.source, "points": n_points,
+            "models": list(dict.fromkeys(Path(m).stem for m in experiment.models)),
+            "variants": [v.name for v in experiment.variants], "sweep_keys": [k for k, _ in experiment.sweeps]}
 
 
 def _fill_speedups(records: Sequence[dict]) -> None:

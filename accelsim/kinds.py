@@ -13,8 +13,8 @@ alone, so adding a kind is one module plus a YAML file that names it:
 - in a script or a test: ``default_registry.with_kinds(my_kind)`` passed as ``kinds=`` to
   `accelsim.config.load_hardware` / `load_system`.
 
-Memory levels and the link are described the same way for every kind (`accelsim.memory`).
-Registries are immutable: `with_kinds` returns a new one.
+Memory levels, energy and the link are described the same way for every kind
+(`accelsim.memory`, `accelsim.energy`). Registries are immutable: `with_kinds` returns a new one.
 """
 
 from __future__ import annotations
@@ -96,6 +96,11 @@ def spec(type: str, meaning: str, default: Any = dataclasses.MISSING, **checks: 
     return dataclasses.field(default=default, metadata={"accelsim": Field(type, meaning, **checks)})
 
 
+def no_notes(config: HardwareConfig) -> list[str]:
+    """The default `Kind.notes`: a kind without silent rules has nothing to say."""
+    return []
+
+
 @dataclass(frozen=True)
 class Kind:
     """One hardware kind.
@@ -107,6 +112,10 @@ class Kind:
         summary: one line for listings.
         compute: frozen dataclass of the `compute:` block; every field made with `spec`.
         costs: the cost of a device's nodes, in model order (one Cost per NodeWork).
+        macs_per_cycle: how the compute fields give peak MACs per cycle, one line for the
+            reference (a user who knows "128 MACs per cycle" reads here which fields to set).
+        notes: what a config leaves to a silent rule (e.g. a dtype without its own rate),
+            one line each; `accelsim validate` prints them.
         peak_macs_per_cycle: the most MACs per cycle the unit running a node can do (for its
             utilisation in per-layer reports); None leaves utilisation unknown.
     """
@@ -116,6 +125,8 @@ class Kind:
     summary: str
     compute: type
     costs: Callable[[Sequence[NodeWork], HardwareConfig], list[Cost]]
+    macs_per_cycle: str = ""
+    notes: Callable[[HardwareConfig], list[str]] = no_notes
     peak_macs_per_cycle: Callable[[NodeWork, HardwareConfig], float] | None = None
 
     def __post_init__(self) -> None:

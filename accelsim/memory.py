@@ -43,7 +43,7 @@ class Level:
     bandwidth: float
     size: int | None = None
     latency: float = 0.0
-    energy_per_byte: float = 0.0
+    energy: float = 0.0  # joules per byte moved
     static_power: float = 0.0
 
 

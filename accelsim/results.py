@@ -37,11 +37,11 @@ Times are microseconds, sizes bytes, shares percent. Keys:
 |                          | pct_of_latency, level_bytes {level: bytes}, bound_us {bound: us}: node    |
 |                          | time by what bound it (compute or a level), energy_uj (nodes + transfers) |
 | op_profile               | per node (benchmark_model's columns): node, op, unit, partition,          |
-|                          | first_ms, avg_ms, pct, cdf_pct, times_called; and energy_uj, bound        |
+|                          | first_ms, avg_ms, pct, cdf_pct, times_called                              |
 | op_summary               | per op type: op, count, avg_ms, pct, cdf_pct, times_called                 |
-| layers                   | per node in run order (layers.csv): node, op, partition, target, macs,    |
-|                          | cycles, utilization_pct, time_us, compute_us, bound, level_bytes {level:  |
-|                          | bytes}, streamed_weight_bytes, energy_uj                                  |
+| node_costs               | per node in run order: node, macs, cycles, utilization_pct, compute_us,   |
+|                          | bound, level_bytes {level: bytes}, streamed_weight_bytes, energy_uj       |
+|                          | (layer_rows joins them to op_profile for layers/<point>.csv)              |
 | rejected                 | per node an accelerator did not take: node, op, version, reason           |
 | events                   | the timeline: resource, kind, label, node, partition, start_us, end_us,   |
 |                          | bytes                                                                     |
@@ -137,7 +137,7 @@ def record(sim: Simulation, *, point_id: str, model: str, variant: str, sweep: d
         "partition_table": partition_table,
         "op_profile": profile,
         "op_summary": summary,
-        "layers": layers(sim),
+        "node_costs": node_costs(sim),
         "rejected": rejected,
         "events": events,
         "numerics": _numerics(diff),
@@ -164,8 +164,7 @@ def op_profile(sim: Simulation) -> tuple[list[dict], list[dict]]:
         cdf += pct
         rows.append({"node": n.index, "op": n.op, "unit": n.unit if n.unit != HOST else "host",
                      "partition": n.partition, "first_ms": _r(n.seconds * 1e3, 6), "avg_ms": _r(n.seconds * 1e3, 6),
-                     "pct": _r(pct, 3), "cdf_pct": _r(cdf, 3), "times_called": 1,
-                     "energy_uj": _uj(n.cost.energy), "bound": n.cost.bound})
+                     "pct": _r(pct, 3), "cdf_pct": _r(cdf, 3), "times_called": 1})
     by_type: dict[str, list[float]] = defaultdict(list)
     for n in sim.nodes:
         by_type[n.op].append(n.seconds)
@@ -179,27 +178,20 @@ def op_profile(sim: Simulation) -> tuple[list[dict], list[dict]]:
     return rows, summary
 
 
-LAYER_COLUMNS = ("node", "op", "partition", "target", "macs", "cycles", "utilization_pct", "time_us", "compute_us",
-                 "bound", "streamed_weight_bytes", "energy_uj")
+def node_costs(sim: Simulation) -> list[dict]:
+    """Per node in run order, what the cost model says: MACs, cycles, utilisation, compute time, bound,
+    bytes per memory level, streamed weight bytes and energy (`layer_rows` joins them to the op profile).
 
-
-def layers(sim: Simulation) -> list[dict]:
-    """One row per node in run order: where it ran, its work, time, bound, bytes per level and energy.
-
-    `cycles` count the target's clock; `utilization_pct` is MACs over cycles x the target's peak
-    MACs per cycle (None when its kind gives no peak); `level_bytes` are named by the target's levels.
+    `cycles` count the node's unit's clock; `utilization_pct` is MACs over cycles x the unit's peak MACs
+    per cycle (None when its kind gives no peak); level names are the unit's own.
     """
     order = {e.node: k for k, e in enumerate(sim.result.events) if e.node is not None and e.kind == "compute"}
-    rows = []
-    for n in sorted(sim.nodes, key=lambda n: order.get(n.index, n.index)):
-        c = n.cost
-        rows.append({"node": n.index, "op": n.op, "partition": n.partition,
-                     "target": sim.host if n.unit == HOST else n.unit, "macs": n.macs, "cycles": c.cycles,
-                     "utilization_pct": None if n.utilization is None else _r(100 * n.utilization, 3),
-                     "time_us": _r(c.seconds * US), "compute_us": _r(c.compute_seconds * US), "bound": c.bound,
-                     "level_bytes": dict(c.level_bytes), "streamed_weight_bytes": c.param_bytes_streamed,
-                     "energy_uj": _uj(c.energy)})
-    return rows
+    return [{"node": n.index, "macs": n.macs, "cycles": n.cost.cycles,
+             "utilization_pct": None if n.utilization is None else _r(100 * n.utilization, 3),
+             "compute_us": _r(n.cost.compute_seconds * US), "bound": n.cost.bound,
+             "level_bytes": dict(n.cost.level_bytes), "streamed_weight_bytes": n.cost.param_bytes_streamed,
+             "energy_uj": _uj(n.cost.energy)}
+            for n in sorted(sim.nodes, key=lambda n: order.get(n.index, n.index))]
 
 
 def _numerics(diff: DiffReport | None) -> dict[str, Any] | None:
@@ -214,3 +206,26 @@ CSV_COLUMNS = ("id", "model_name", "variant", "accelerators", "sweep", "schedule
                "speedup", "init_us", "compute_us", "memory_us", "transfer_us", "overhead_us", "partition_overhead_pct",
                "partitions", "delegated_nodes", "total_nodes", "transfer_bytes", "init_param_bytes",
                "streamed_param_bytes", "energy_uj", "edp_uj_ms", "error")
+
+# One row per node of one design point (layers/<point>.csv and the HTML's per-layer tables).
+LAYER_COLUMNS = ("node", "op", "unit", "partition", "time_us", "pct", "cdf_pct", "macs", "cycles", "utilization_pct",
+                 "compute_us", "bound", "bytes_per_level", "streamed_weight_bytes", "energy_uj",
+                 "not_delegated_because")
+
+
+def layer_rows(rec: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per node of an ok record, in run order: the LAYER_COLUMNS values (partition None on the host).
+
+    The one place per-node results are gathered, so the CSV and the HTML tables agree.
+    time_us is the node's simulated time (compute_us of it computing, the rest waiting on the
+    memory level named by bound); pct and cdf_pct its share of all node time; bytes_per_level
+    names the unit's levels ('link': host memory over the link).
+    """
+    reasons = {r["node"]: r["reason"] or "not claimed" for r in rec.get("rejected", ())}
+    costs = {r["node"]: r for r in rec["node_costs"]}
+    return [{"node": r["node"], "op": r["op"], "unit": r["unit"], "partition": r["partition"],
+             "time_us": _r(r["avg_ms"] * 1e3, 3), "pct": r["pct"], "cdf_pct": r["cdf_pct"],
+             **{k: costs[r["node"]][k] for k in ("macs", "cycles", "utilization_pct", "compute_us", "bound",
+                                                 "streamed_weight_bytes", "energy_uj")},
+             "bytes_per_level": costs[r["node"]]["level_bytes"],
+             "not_delegated_because": reasons.get(r["node"])} for r in rec["op_profile"]]

@@ -270,12 +270,12 @@ def simulate_interpreter(interpreter: Interpreter, delegates: Sequence[Accelerat
                                            tuple(graph.nodes[i].op_name for i in params.nodes_to_replace),
                                            in_bytes, out_bytes, inner_cost.param_bytes_streamed, 0.0, 0.0, 0.0,
                                            cost=inner_cost,
-                                           transfer_energy=(in_bytes + out_bytes) * link.energy_per_byte))
+                                           transfer_energy=(in_bytes + out_bytes) * link.energy))
     result = simulate(b.steps, schedule)
     by_partition = _by_unit_partition(result)
     partitions = [dataclasses.replace(ps, **by_partition.get((ps.unit, ps.index), {})) for ps in partitions]
     init = simulate(_parameter_loads(delegates, accel_of))
-    init_energy = sum(e.bytes * accel_of[e.resource.removesuffix(".link")].link.energy_per_byte for e in init.events)
+    init_energy = sum(e.bytes * accel_of[e.resource.removesuffix(".link")].link.energy for e in init.events)
     timings.sort(key=lambda t: t.index)
     return Simulation(name, system.host.name, tuple(a.name for a in system.accelerators), schedule, result, init,
                       tuple(timings), tuple(partitions), tuple(interpreter.get_delegation_report()),

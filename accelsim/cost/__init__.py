@@ -105,7 +105,7 @@ def levels_of(hw: HardwareConfig) -> dict[str, Level]:
     """The device's memory levels by name, plus "link" when it has a link."""
     levels = {lvl.name: lvl for lvl in hw.memory.levels}
     if hw.link is not None:
-        levels[LINK] = Level(LINK, hw.link.bandwidth, None, hw.link.latency, hw.link.energy_per_byte)
+        levels[LINK] = Level(LINK, hw.link.bandwidth, None, hw.link.latency, hw.link.energy)
     return levels
 
 

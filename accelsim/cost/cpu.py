@@ -44,6 +44,18 @@ def node_cycles(work: NodeWork, hw: HardwareConfig) -> int:
     return math.ceil(work.macs / (macs_per_cycle(work.dtype, hw) * hw.compute.efficiency))
 
 
+# The dtypes nearly every model computes in; a host without a rate for one of them is told so.
+COMMON_DTYPES = ("float32", "int8")
+
+
+def notes(hw: HardwareConfig) -> list[str]:
+    """One line per common dtype that compute.macs_per_cycle leaves to the SIMD-width rule."""
+    rates = dict(hw.compute.macs_per_cycle)
+    return [f"compute.macs_per_cycle has no {dtype}: {dtype} nodes get one SIMD register per cycle, "
+            f"simd_bits / {8 * dtype_itemsize(dtype)} = {macs_per_cycle(dtype, hw):g} MACs per cycle"
+            for dtype in COMMON_DTYPES if dtype not in rates]
+
+
 def costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
     """Costs of a core's nodes in model order."""
     return roofline(works, hw, lambda w: node_cycles(w, hw))
@@ -60,4 +72,7 @@ def peak_macs_per_cycle(work: NodeWork, hw: HardwareConfig) -> float:
 
 
 KIND = Kind("cpu", "host", "host CPU core: a roofline of SIMD MAC throughput and DRAM bandwidth",
-            CpuCompute, costs=costs, peak_macs_per_cycle=peak_macs_per_cycle)
+            CpuCompute, costs=costs,
+            macs_per_cycle="compute.macs_per_cycle per dtype, times efficiency; a dtype it does not list gets "
+                           "simd_bits / element bits (one SIMD register per cycle)", notes=notes,
+            peak_macs_per_cycle=peak_macs_per_cycle)

@@ -93,4 +93,7 @@ def peak_macs_per_cycle(work: NodeWork, hw: HardwareConfig) -> float:
 
 
 KIND = Kind("systolic", "accelerator", "MAC array timed as SCALE-Sim does, with a parameter cache",
-            SystolicCompute, costs=costs, peak_macs_per_cycle=peak_macs_per_cycle)
+            SystolicCompute, costs=costs,
+            macs_per_cycle="rows x cols MACs per cycle on GEMMs (128 MACs: e.g. rows: 8, cols: 16; the shape "
+                           "matters, a GEMM dimension that is not a multiple of it leaves cells idle); "
+                           "vector_lanes per cycle on other ops", peak_macs_per_cycle=peak_macs_per_cycle)

@@ -58,4 +58,6 @@ def peak_macs_per_cycle(work: NodeWork, hw: HardwareConfig) -> float:
 
 
 KIND = Kind("vector", "accelerator", "wide-vector DSP (Hexagon-HVX-like) sharing DRAM with the host",
-            VectorCompute, costs=costs, peak_macs_per_cycle=peak_macs_per_cycle)
+            VectorCompute, costs=costs,
+            macs_per_cycle="lanes x contexts 8-bit MACs per cycle (16-bit: half, 32-bit: a quarter), times "
+                           "efficiency; 128 MACs: e.g. lanes: 64, contexts: 2", peak_macs_per_cycle=peak_macs_per_cycle)

@@ -13,7 +13,7 @@ from accelsim.results import CSV_COLUMNS, record
 from accelsim.system import HOST, simulate_model
 from delegates.work import NodeWork
 
-HW = Path(__file__).resolve().parents[2] / "hw_configs"
+HW = Path(__file__).resolve().parents[2] / "accelsim" / "hw_configs"
 KiB = 1024
 pJ = 1e-12
 
@@ -94,9 +94,9 @@ def test_records_carry_energy_per_inference_partition_and_node():
     assert sum(rec["energy_by_unit_uj"].values()) == pytest.approx(rec["energy_uj"], abs=1e-5)
     assert [p["energy_uj"] for p in rec["partition_table"]] == [pytest.approx(p.energy * 1e6, abs=1e-6)
                                                                 for p in sim.partitions]
-    assert sum(r["energy_uj"] for r in rec["op_profile"]) == pytest.approx(sum(n.cost.energy for n in sim.nodes) * 1e6,
+    assert sum(r["energy_uj"] for r in rec["node_costs"]) == pytest.approx(sum(n.cost.energy for n in sim.nodes) * 1e6,
                                                                            abs=1e-4)
-    assert {r["bound"] for r in rec["op_profile"]} <= {"compute", "sram", "dram", "link"}
+    assert {r["bound"] for r in rec["node_costs"]} <= {"compute", "sram", "dram", "link"}
     assert {"energy_uj", "edp_uj_ms", "memory_us"} <= set(CSV_COLUMNS)
 
 
@@ -128,4 +128,4 @@ def test_shipped_energies_reproduce_their_sources():
     # "4 TOPS, using 2 watts": the array at peak burns 2 W
     assert usb.energy.per_mac("int8") * usb.compute.rows * usb.compute.cols * usb.clock == pytest.approx(2, rel=0.03)
     assert host.energy.per_mac("int8") == pytest.approx((0.2 + 0.03) * pJ)  # Horowitz: 8-bit multiply + add
-    assert host.memory.level("dram").energy_per_byte == pytest.approx(1.3e-9 / 8)  # 1.3 nJ per 64-bit access
+    assert host.memory.level("dram").energy == pytest.approx(1.3e-9 / 8)  # 1.3 nJ per 64-bit access

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -14,10 +15,11 @@ from pathlib import Path
 import pytest
 
 from accelsim.config import ConfigError
-from accelsim.experiment import SerialExecutor, design_points, load_experiment, run_experiment
+from accelsim.experiment import SerialExecutor, design_points, load_experiment, run_experiment, shipped_configs
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "tests" / "fixtures" / "models"
+SHIPPED_NAMES = ", ".join(shipped_configs())
 
 
 def write(tmp_path: Path, text: str, name: str = "exp.yaml") -> Path:
@@ -78,7 +80,15 @@ def test_sweep_values_reach_the_simulation(tmp_path):
     ("models: [M]\nhost: host_cpu\nvariants: [{name: a, accelerators: []}]\nschedul: sequential\n",
      r"exp.yaml:4: schedul: unknown key"),
     ("models: [M]\nhost: host_cpu\nvariants:\n  - {name: a, accelerators: [no_such_accel]}\n",
-     r"exp.yaml:4: variants\[0\]: .*no_such_accel.yaml: cannot read"),
+     r"exp.yaml:4: variants\[0\].accelerators\[0\]: 'no_such_accel' is not a shipped config \(shipped: "
+     + re.escape(SHIPPED_NAMES) + r"\) A path to a .yaml file works too."),
+    ("models: [M]\nhost: host_cpu\nvariants:\n  - {name: a, accelerators: [edgetpu]}\n",
+     r"exp.yaml:4: variants\[0\].accelerators\[0\]: 'edgetpu' is not a shipped config \(shipped: "
+     + re.escape(SHIPPED_NAMES) + r"\); did you mean 'edgetpu_usb'\?"),
+    ("models: [M]\nhost: host_cpux\nvariants:\n  - {name: a, accelerators: []}\n",
+     r"exp.yaml:2: host: 'host_cpux' is not a shipped config \(shipped: .*\); did you mean 'host_cpu'\?"),
+    ("models: [M]\nhost: edgetpu_usb\nvariants:\n  - {name: a, accelerators: []}\n",
+     r"exp.yaml:2: host: .*edgetpu_usb.yaml:\d+: kind: edgetpu_usb is an accelerator config"),
     ("models: [M]\nhost: host_cpu\nvariants: [{name: a, accelerators: [edgetpu_usb]}]\nsweeps:\n"
      "  edgetpu_usb.link.bandwith: [1 GB/s]\n", r"link.bandwith"),
     ("models: [M]\nhost: host_cpu\nvariants: [{name: a, accelerators: []}]\nsweeps:\n  tpu.rows: [1]\n",
@@ -148,6 +158,33 @@ def test_numbers_agree_across_json_csv_and_md(tmp_path):
         assert f"{point['latency_us']:,.2f}" in md
 
 
+def test_the_report_follows_the_experiment_files_order(tmp_path):
+    sweep = "sweeps:\n  max_delegated_partitions: [2, 1]\n  edgetpu_usb.link.bandwidth: [1 GB/s]"
+    exp = load_experiment(small_experiment(tmp_path, sweep=sweep, models=("mobilenet_v2_035_96_int8",
+                                                                          "interleaved_int8")))
+    run_experiment(exp, tmp_path / "out", executor=SerialExecutor())
+    rows = list(csv.DictReader((tmp_path / "out" / "results.csv").open()))
+    assert [(r["model_name"], r["variant"]) for r in rows][:4] == [
+        ("mobilenet_v2_035_96_int8", "cpu_only"), ("mobilenet_v2_035_96_int8", "usb"),
+        ("mobilenet_v2_035_96_int8", "usb"), ("mobilenet_v2_035_96_int8", "dsp")]
+    assert rows[1]["sweep"] == "max_delegated_partitions=1; edgetpu_usb.link.bandwidth=1 GB/s"
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "on 3 variants (cpu_only, usb, dsp), sweeping max_delegated_partitions over 1, 2; " in md
+
+
+def test_every_written_file_honours_the_umask(tmp_path):
+    exp = load_experiment(small_experiment(tmp_path, models=("interleaved_int8",)))
+    old = os.umask(0o022)
+    try:
+        run_experiment(exp, tmp_path / "out", executor=SerialExecutor())
+    finally:
+        os.umask(old)
+    written = [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
+    kinds = {p.suffix for p in written} | {p.parent.name for p in written}
+    assert {".md", ".html", ".json", ".csv", ".png", "cache", "traces", "layers", "plots"} <= kinds
+    assert {oct(p.stat().st_mode & 0o777) for p in written} == {"0o644"}
+
+
 LONG_SWEEP = ("sweeps:\n  edgetpu_usb.compute.rows: [8, 16, 32, 64, 128, 256]\n"
               "  edgetpu_usb.compute.cols: [8, 16, 32, 64]")
 
@@ -201,3 +238,102 @@ def test_a_killed_worker_process_loses_nothing_finished(tmp_path):
     stdout, err = rerun.communicate(timeout=300)
     assert rerun.returncode == 0, err
     assert len(json.loads((out / "results.json").read_text())["points"]) == total
+
+
+def test_stale_cache_entries_are_counted_and_pruned_on_request(tmp_path):
+    sweep = "sweeps:\n  max_delegated_partitions: [1, 2]"
+    exp = load_experiment(small_experiment(tmp_path, sweep=sweep, models=("interleaved_int8",)))
+    first = run_experiment(exp, tmp_path / "out", executor=SerialExecutor())
+    assert first.stale == 0 and len(list((tmp_path / "out" / "cache").glob("*.json"))) == 5
+    narrower = load_experiment(small_experiment(tmp_path, sweep="sweeps:\n  max_delegated_partitions: [1]",
+                                                models=("interleaved_int8",)))
+    kept = run_experiment(narrower, tmp_path / "out", executor=SerialExecutor())
+    assert kept.stale == 2 and not kept.pruned and kept.cached == 3  # usb and dsp at 2 partitions
+    assert len(list((tmp_path / "out" / "cache").glob("*.json"))) == 5
+    (tmp_path / "out" / "cache" / "notes.txt").write_text("not a cache entry")
+    pruned = run_experiment(narrower, tmp_path / "out", executor=SerialExecutor(), prune_cache=True)
+    assert pruned.stale == 2 and pruned.pruned and pruned.cached == 3
+    assert sorted(p.stem for p in (tmp_path / "out" / "cache").glob("*.json")) == sorted(
+        r["id"] for r in pruned.records)
+    assert (tmp_path / "out" / "cache" / "notes.txt").exists()
+    assert run_experiment(narrower, tmp_path / "out", executor=SerialExecutor()).stale == 0
+
+
+def test_same_named_experiments_do_not_overwrite_each_others_report(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    one = load_experiment(small_experiment(tmp_path / "a", name="same", models=("interleaved_int8",)))
+    other = load_experiment(small_experiment(tmp_path / "b", name="same", models=("interleaved_int8",)))
+    first = run_experiment(one, executor=SerialExecutor())
+    assert first.out_dir == Path("reports/same") and first.warnings == ()
+    second = run_experiment(other, executor=SerialExecutor())
+    assert second.out_dir.parent == Path("reports") and second.out_dir.name.startswith("same-")
+    assert len(second.warnings) == 1 and str(tmp_path / "a" / "exp.yaml") in second.warnings[0]
+    assert "another experiment named 'same'" in second.warnings[0] and str(second.out_dir) in second.warnings[0]
+    assert run_experiment(one, executor=SerialExecutor()).out_dir == Path("reports/same")  # each keeps its own
+    assert run_experiment(other, executor=SerialExecutor()).out_dir == second.out_dir
+    sources = {json.loads((d / "experiment.json").read_text())["source"] for d in (first.out_dir, second.out_dir)}
+    assert sources == {str(tmp_path / "a" / "exp.yaml"), str(tmp_path / "b" / "exp.yaml")}
+    forced = run_experiment(other, "reports/same", executor=SerialExecutor())  # an explicit folder is obeyed
+    assert forced.out_dir == Path("reports/same") and "held the report of" in forced.warnings[0]
+
+
+def test_every_problem_of_an_experiment_is_reported_in_one_pass(tmp_path):
+    """Unknown keys, missing and corrupt models, broken and unknown configs and bad sweeps, all at once."""
+    (tmp_path / "trunc.tflite").write_bytes((MODELS / "interleaved_int8.tflite").read_bytes()[:1000])
+    (tmp_path / "bad_hw.yaml").write_text((ROOT / "accelsim" / "hw_configs" / "edgetpu_usb.yaml").read_text()
+                                          .replace("name: edgetpu_usb", "name: bad").replace("500 MHz", "500 MHZZ"))
+    path = write(tmp_path, """\
+name: bad
+models: [missing.tflite, trunc.tflite]
+host: host_cpu
+colour: blue
+variants:
+  - {name: b, accelerators: [bad_hw.yaml]}
+  - {name: c, accelerators: [edgetpu]}
+  - {name: d, accelerators: [edgetpu_usb]}
+sweeps:
+  edgetpu_usb.link.bandwidth: [fast]
+  max_delegated_partitions: [-1]
+""")
+    with pytest.raises(ConfigError) as info:
+        load_experiment(path)
+    errors = info.value.errors
+    assert [e.split(": ")[1] for e in errors] == [
+        "models[0]", "models[1]", "colour", "variants[0]", "variants[1].accelerators[0]",
+        "sweeps.edgetpu_usb.link.bandwidth", "sweeps.max_delegated_partitions"]
+    from runtime.errors import ModelError
+    from runtime.read import load_model
+    with pytest.raises(ModelError) as model_error:
+        load_model(tmp_path / "trunc.tflite")
+    assert errors[1] == f"{path}:2: models[1]: ModelError: {model_error.value}"
+    assert "bad_hw.yaml:" in errors[3] and "clock: expected a frequency" in errors[3]
+    assert errors[2].endswith("colour: unknown key; expected one of name, models, host, variants, sweeps, schedule, "
+                              "numerics, reports")
+
+
+def test_accelerators_are_checked_even_when_the_host_is_unknown(tmp_path):
+    (tmp_path / "hw.yaml").write_text("name: x\nkind: systolic\nclock: fast\n")
+    path = write(tmp_path, f"models: [{MODELS / 'interleaved_int8.tflite'}]\nhost: hots_cpu\n"
+                           "variants: [{name: a, accelerators: [hw.yaml]}]\n")
+    with pytest.raises(ConfigError) as info:
+        load_experiment(path)
+    assert "host: 'hots_cpu' is not a shipped config" in info.value.errors[0]
+    assert any("variants[0]: " in e and "hw.yaml:3: clock: expected a frequency" in e for e in info.value.errors)
+
+
+def test_an_unknown_experiment_key_gets_a_did_you_mean(tmp_path):
+    path = write(tmp_path, f"models: [{MODELS / 'interleaved_int8.tflite'}]\nhost: host_cpu\n"
+                           "variants: [{name: a, accelerators: []}]\nschedul: sequential\n")
+    with pytest.raises(ConfigError) as info:
+        load_experiment(path)
+    assert info.value.errors == (f"{path}:4: schedul: unknown key; did you mean 'schedule'?",)
+
+
+def test_a_hardware_config_given_as_an_experiment_says_so():
+    path = ROOT / "accelsim" / "hw_configs" / "edgetpu_usb.yaml"
+    with pytest.raises(ConfigError) as info:
+        load_experiment(path)
+    assert info.value.errors == (f"{path}: this is a hardware config, not an experiment; pass it with --hw to "
+                                 "benchmark, or name it in an experiment's variants",)

@@ -13,7 +13,7 @@ from accelsim.cost import Cost, systolic
 from accelsim.system import simulate_model
 from delegates.work import NodeWork
 
-HW = Path(__file__).resolve().parents[2] / "hw_configs"
+HW = Path(__file__).resolve().parents[2] / "accelsim" / "hw_configs"
 KiB = 1024
 
 TWO_LEVELS = """\

@@ -52,6 +52,7 @@ class Outcome:
     delegated_nodes: int | None
     partitions: int | None
     transfer_bytes: int | None
+    energy_uj: float | None
     error: str | None = None  # e.g. the WorkError of an op without a work model
 
 
@@ -90,6 +91,7 @@ class WhatIf:
     model: str
     accelerators: tuple[str, ...]
     base: Outcome
+    host_only: Outcome  # the same model on the host alone: what no accelerator costs
     candidates: tuple[Candidate, ...]  # best (most latency saved) first
     pair: Pair | None
     unclaimable: tuple[Unclaimable, ...]
@@ -100,8 +102,8 @@ def _outcome(model: Model, system: System, schedule: str, loops: LoopTrips | Non
     try:
         sim: Simulation = simulate_model(model, system, schedule, loops)
     except WorkError as exc:
-        return Outcome(None, None, None, None, f"no work model, not simulated: {exc}")
-    return Outcome(sim.latency * 1e6, sim.delegated_nodes, len(sim.partitions), sim.transfer_bytes)
+        return Outcome(None, None, None, None, None, f"no work model, not simulated: {exc}")
+    return Outcome(sim.latency * 1e6, sim.delegated_nodes, len(sim.partitions), sim.transfer_bytes, sim.energy * 1e6)
 
 
 def node_facts(model: Model) -> dict[int, NodeFacts]:
@@ -229,7 +231,8 @@ def whatif(model: Model, system: System, name: str = "<model>", schedule: str = 
     """
     base_sim = simulate_model(model, system, schedule, loops)
     base = Outcome(base_sim.latency * 1e6, base_sim.delegated_nodes, len(base_sim.partitions),
-                   base_sim.transfer_bytes)
+                   base_sim.transfer_bytes, base_sim.energy * 1e6)
+    host_only = _outcome(model, System(system.host, ()), schedule, loops)
     facts = node_facts(model)
     on_host = {n.index for n in base_sim.nodes if n.unit == HOST}
     candidates: list[Candidate] = []
@@ -255,7 +258,7 @@ def whatif(model: Model, system: System, name: str = "<model>", schedule: str = 
                                    -(c.outcome.delegated_nodes or 0)))
     prefix = tuple((a.name, first) for a in system.accelerators if a.partition.kind == "prefix"
                    and (first := _first_refusal(a, facts)) is not None)
-    return WhatIf(name, tuple(a.name for a in system.accelerators), base, tuple(candidates),
+    return WhatIf(name, tuple(a.name for a in system.accelerators), base, host_only, tuple(candidates),
                   _best_pair(model, system, candidates[:pair_pool], schedule, loops),
                   tuple(sorted(unclaimable.values(), key=lambda u: u.node)), prefix)
 
@@ -291,6 +294,7 @@ def as_dict(result: WhatIf) -> dict[str, Any]:
                                                                                   result.pair.second)],
                 **_delta(result.base, result.pair.outcome)}
     return {"model": result.model, "accelerators": list(result.accelerators), "base": vars(result.base),
+            "host_only": vars(result.host_only),
             "candidates": [candidate(c) for c in result.candidates], "best_pair": pair,
             "unclaimable": [vars(u) for u in result.unclaimable],
             "prefix_refusals": [{"accelerator": a, "node": n} for a, n in result.prefix_refusals]}
@@ -302,14 +306,16 @@ def _delta(base: Outcome, after: Outcome) -> dict[str, Any]:
             "saved_pct": None if saved is None else 100 * saved / base.latency_us,
             "nodes_gained": None if after.delegated_nodes is None else after.delegated_nodes - base.delegated_nodes,
             "partitions": [base.partitions, after.partitions],
-            "transfer_bytes": [base.transfer_bytes, after.transfer_bytes], "error": after.error}
+            "transfer_bytes": [base.transfer_bytes, after.transfer_bytes],
+            "energy_uj": [base.energy_uj, after.energy_uj], "error": after.error}
 
 
 def lines(result: WhatIf) -> list[str]:
     """The ranking as text: the base, then each candidate with its line to add, the best pair, the unclaimable."""
     b = result.base
     out = [f"{result.model} on {', '.join(result.accelerators)}: {b.latency_us:,.1f} us, {b.delegated_nodes} "
-           f"nodes delegated in {b.partitions} partitions, {b.transfer_bytes:,} bytes over links"]
+           f"nodes delegated in {b.partitions} partitions, {b.transfer_bytes:,} bytes over links, "
+           f"{b.energy_uj:,.2f} uJ (host alone: {result.host_only.latency_us:,.1f} us)"]
     if not result.candidates:
         out.append("no refused node can be admitted by a claim line" if result.unclaimable
                    else "every node is delegated: nothing to lift")
@@ -327,6 +333,11 @@ def lines(result: WhatIf) -> list[str]:
     if result.candidates and (result.candidates[0].outcome.latency_us or b.latency_us) >= b.latency_us:
         out.append("no line lowers the latency: what a line moves to the accelerator costs more there (compute, "
                    "transfers, call overhead) than on the host")
+    best = min([b.latency_us, *(c.outcome.latency_us for c in result.candidates if c.outcome.latency_us)])
+    if best > result.host_only.latency_us:
+        what = "even the best line leaves delegation" if result.candidates else "delegation is"
+        out.append(f"warning: {what} slower than the host alone ({best:,.1f} us against "
+                   f"{result.host_only.latency_us:,.1f} us)")
     for accel in result.prefix_refusals:
         out.append(f"note: {accel[0]} maps only the graph's prefix (partition policy 'prefix'): every node after "
                    f"node {accel[1]} stays on the host unless that node is claimed")
@@ -348,4 +359,5 @@ def _effect(base: Outcome, after: Outcome) -> str:
     return (f"latency {base.latency_us:,.1f} -> {after.latency_us:,.1f} us ({verb} {abs(saved):,.1f} us, "
             f"{100 * abs(saved) / base.latency_us:.1f}%); nodes {after.delegated_nodes - base.delegated_nodes:+d} "
             f"({base.delegated_nodes} -> {after.delegated_nodes} delegated); partitions {base.partitions} -> "
-            f"{after.partitions}; transfer {base.transfer_bytes:,} -> {after.transfer_bytes:,} bytes")
+            f"{after.partitions}; transfer {base.transfer_bytes:,} -> {after.transfer_bytes:,} bytes; energy "
+            f"{base.energy_uj:,.2f} -> {after.energy_uj:,.2f} uJ")

@@ -422,6 +422,13 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     rec = record(sim, point_id="", model=args.model, variant="", sweep={}) if args.per_layer else None
     if rec is not None:
         data["layers"] = layer_rows(rec)
+    if args.partition_plot:
+        from accelsim.files import write_atomic
+        from accelsim.partition_plot import partition_png
+
+        title = f"{Path(args.model).stem} on {', '.join(data['accelerators']) or system.host.name}"
+        rec = rec or record(sim, point_id="", model=args.model, variant="", sweep={})
+        data["partition_plot"] = str(write_atomic(Path(args.partition_plot), partition_png(rec, title)))
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
@@ -449,6 +456,8 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
             print(f"accelsim benchmark: warning: {warning}", file=sys.stderr)
     print(f"Delegated {sim.delegated_nodes} of {len(sim.nodes)} nodes in {len(sim.partitions)} partitions; "
           f"{sim.transfer_bytes} bytes over links per inference")
+    if args.partition_plot:
+        print(f"Partition picture: {data['partition_plot']}")
     for loop in sim.loops:
         print(f"  {loop.op} node {loop.where}: {loop.trips} trips ({loop.source})")
     for p in sim.partitions:
@@ -662,6 +671,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="override every accelerator's limit")
     p.add_argument("--min-nodes-per-partition", "--min_nodes_per_partition", type=_non_negative,
                    help="override every accelerator's minimum")
+    p.add_argument("--partition-plot", metavar="PNG",
+                   help="draw the nodes in run order, coloured by host or accelerator partition, with the bytes "
+                   "crossing each partition boundary and the reason of every refused node")
     p.add_argument("--schedule", choices=("sequential", "dataflow"), default="sequential",
                    help="how the simulated time adds up: sequential (one node after another, default) or "
                    "dataflow (host, links and accelerators overlap as data dependencies allow)")

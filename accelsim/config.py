@@ -537,6 +537,7 @@ def _count(check: _Checker, path: tuple, value: Any, spec: Field) -> int | None:
 _FIELD_CHECKS = {
     "count": _count,
     "fraction": lambda check, path, value, spec: check.fraction(path, value),
+    "number": lambda check, path, value, spec: check.positive(path, value),
     "choice": lambda check, path, value, spec: check.choice(path, value, spec.choices),
     "dtype_rates": lambda check, path, value, spec: _rates(check, path, value),
 }

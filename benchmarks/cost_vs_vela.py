@@ -1,0 +1,242 @@
+"""Compare accelsim's Ethos-U cost model (kind npu) with Vela's performance estimate, per model and per layer.
+
+Every int8 fixture (`tests/fixtures/models/*int8*.tflite`) is compiled by Vela (PyPI
+`ethos-u-vela`, run as `python -m ethosu.vela` from this interpreter) for both shipped NPU
+configs, each with the system config it mirrors and memory mode Shared_Sram:
+
+| hw config               | --accelerator-config | --system-config              |
+|-------------------------|----------------------|------------------------------|
+| ethos_u55_128.yaml      | ethos-u55-128        | Ethos_U55_High_End_Embedded  |
+| ethos_u65_256.yaml      | ethos-u65-256        | Ethos_U65_High_End           |
+
+Like with like: Vela's `cycles_total` (summary CSV) covers only the operators it places on
+the NPU (operators left to the CPU get no estimate), summed per layer as the longest of NPU
+and memory-access cycles. Ours is the sum of `accelsim.cost.npu.costs` over the nodes the
+config's claim rules take (the same ops Vela supports), in the NPU's cycles.
+
+Usage:
+    python benchmarks/cost_vs_vela.py [--layers] [MODEL.tflite ...]
+
+Prints per model and config: our cycles, Vela's, the ratio, and the bytes each puts on the
+SRAM and on the weights' level (flash or DRAM); with --layers, each Vela layer group (the Vela
+operators up to one writing a tensor of the original graph) next to our nodes that produce it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from accelsim.config import HardwareConfig, load_hardware, to_spec  # noqa: E402
+from accelsim.cost.npu import model_cycles  # noqa: E402
+from delegates.accelerator import AcceleratorDelegate  # noqa: E402
+from runtime.interpreter import Interpreter  # noqa: E402
+
+FIXTURES = ROOT / "tests" / "fixtures" / "models"
+# (our config, Vela accelerator, Vela system config)
+SYSTEMS = (
+    ("ethos_u55_128", "ethos-u55-128", "Ethos_U55_High_End_Embedded"),
+    ("ethos_u65_256", "ethos-u65-256", "Ethos_U65_High_End"),
+)
+MEMORY_MODE = "Shared_Sram"
+BOUND = 0.20  # the goal: every model's total within +-20% of Vela's
+
+
+@dataclass(frozen=True)
+class VelaLayer:
+    """One row of Vela's --verbose-performance table."""
+
+    original_op: str
+    vela_op: str
+    cycles: int
+    npu_cycles: int
+    name: str
+
+
+@dataclass(frozen=True)
+class VelaRun:
+    """Vela's estimate for one model and system: the summary CSV and the per-layer table."""
+
+    summary: dict[str, str]
+    layers: tuple[VelaLayer, ...]
+
+    @property
+    def cycles(self) -> int:
+        return int(float(self.summary["cycles_total"]))
+
+    def level_bytes(self, level: str) -> int:
+        """Bytes Vela moves on 'sram', 'dram' or 'off_chip_flash' per inference."""
+        return int(float(self.summary[f"{level}_total_bytes"]))
+
+
+@dataclass(frozen=True)
+class OurNode:
+    """One node the NPU config claims: its output tensor names and our cycles and bytes for it."""
+
+    op: str
+    outputs: tuple[str, ...]
+    cycles: int
+    sram_bytes: int
+    weight_bytes: int
+    bound: str
+
+
+def parse_layers(text: str) -> tuple[VelaLayer, ...]:
+    """The rows of the table Vela prints with --verbose-performance (columns as Vela 5.2 prints them)."""
+    rows, inside = [], False
+    for line in text.splitlines():
+        if line.startswith("-----"):
+            inside = True
+            continue
+        fields = line.split()
+        if not inside or len(fields) < 16 or not fields[5].isdigit():
+            inside = inside and bool(fields) and not rows
+            continue
+        rows.append(VelaLayer(fields[0], fields[1], int(fields[5]), int(fields[7]), " ".join(fields[15:])))
+    return tuple(rows)
+
+
+def run_vela(model: Path, accelerator: str, system: str, out_dir: Path) -> VelaRun:
+    """Compile `model` with Vela and read its estimate.
+
+    Raises:
+        RuntimeError: Vela failed; carries the end of its output.
+    """
+    command = [sys.executable, "-m", "ethosu.vela", "--accelerator-config", accelerator, "--system-config", system,
+               "--memory-mode", MEMORY_MODE, "--output-dir", str(out_dir), "--verbose-performance", str(model)]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} exited with {result.returncode}:\n{result.stdout[-3000:]}"
+                           f"\n{result.stderr[-3000:]}")
+    with (out_dir / f"{model.stem}_summary_{system}.csv").open() as f:
+        summary = next(csv.DictReader(f))
+    return VelaRun(summary, parse_layers(result.stdout))
+
+
+def our_nodes(model: Path, hw: HardwareConfig) -> list[OurNode]:
+    """Our cost of every node the config claims, in execution order."""
+    delegate = AcceleratorDelegate(to_spec(hw))
+    interpreter = Interpreter(model_path=str(model), experimental_delegates=[delegate])
+    interpreter.allocate_tensors()
+    graph = interpreter.primary
+    work = delegate.work_by_node()
+    order = sorted(work)
+    cycles = model_cycles([work[i] for i in order], hw.compute, hw.memory.onchip_bandwidth,
+                          hw.memory.dram_bandwidth, hw.clock)
+    return [OurNode(work[i].op, tuple(graph.tensors[t].name for t in graph.nodes[i].outputs if t >= 0),
+                    c.total, c.sram_bytes, c.weight_bytes, c.bound if c.total else "-")
+            for i, c in zip(order, cycles)]
+
+
+def layer_groups(nodes: Sequence[OurNode], layers: Sequence[VelaLayer]) -> list[tuple[list[OurNode], list[VelaLayer]]]:
+    """Vela's rows grouped up to each one writing a tensor one of our nodes writes, with those nodes.
+
+    Vela rewrites the graph (fuses activations and pads, splits softmax, ...) but keeps the
+    names of the original graph's output tensors on the operator that finally writes them.
+    """
+    producer = {name: i for i, node in enumerate(nodes) for name in node.outputs}
+    groups: list[tuple[list[OurNode], list[VelaLayer]]] = []
+    pending: list[VelaLayer] = []
+    done = -1
+    for layer in layers:
+        pending.append(layer)
+        i = producer.get(layer.name)
+        if i is not None and i > done:
+            groups.append((list(nodes[done + 1:i + 1]), pending))
+            pending, done = [], i
+        elif i is not None and i == done and groups:
+            groups[-1][1].extend(pending)
+            pending = []
+    if pending or done + 1 < len(nodes):
+        groups.append((list(nodes[done + 1:]), pending))
+    return groups
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One model on one system: our nodes and Vela's run."""
+
+    model: str
+    config: str
+    nodes: tuple[OurNode, ...]
+    vela: VelaRun
+
+    @property
+    def cycles(self) -> int:
+        return sum(n.cycles for n in self.nodes)
+
+    @property
+    def ratio(self) -> float:
+        return self.cycles / self.vela.cycles
+
+
+def compare(model: Path, config: str, accelerator: str, system: str, work_dir: Path) -> Comparison:
+    """Our estimate and Vela's for one model on one system."""
+    hw = load_hardware(ROOT / "hw_configs" / f"{config}.yaml")
+    out_dir = work_dir / f"{model.stem}_{accelerator}"
+    return Comparison(model.stem, config, tuple(our_nodes(model, hw)), run_vela(model, accelerator, system, out_dir))
+
+
+def compare_all(models: Sequence[Path], jobs: int = 2) -> list[Comparison]:
+    """Every model on every system; Vela runs `jobs` at a time (each is a separate process)."""
+    with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(jobs) as pool:
+        futures = [pool.submit(compare, m, *system, Path(tmp)) for m in models for system in SYSTEMS]
+        return [f.result() for f in futures]
+
+
+def summary_table(results: Sequence[Comparison]) -> list[str]:
+    weights_level = {"ethos_u55_128": "off_chip_flash", "ethos_u65_256": "dram"}
+    lines = [f"{'model':28} {'config':14} {'ours':>10} {'vela':>10} {'ratio':>6}  "
+             f"{'SRAM B ours':>11} {'vela':>9}  {'weights B ours':>14} {'vela':>9}"]
+    for r in results:
+        level = weights_level[r.config]
+        lines.append(f"{r.model:28} {r.config:14} {r.cycles:10d} {r.vela.cycles:10d} {r.ratio:6.2f}  "
+                     f"{sum(n.sram_bytes for n in r.nodes):11d} {r.vela.level_bytes('sram'):9d}  "
+                     f"{sum(n.weight_bytes for n in r.nodes):14d} {r.vela.level_bytes(level):9d}")
+    return lines
+
+
+def layer_table(result: Comparison) -> list[str]:
+    lines = [f"{result.model} on {result.config}",
+             f"  {'our nodes':44} {'ours':>9} {'bound':>7} {'vela':>9} {'ratio':>6}  vela ops"]
+    for nodes, layers in layer_groups(result.nodes, result.vela.layers):
+        ours = sum(n.cycles for n in nodes)
+        vela = sum(x.cycles for x in layers)
+        bounds = sorted({n.bound for n in nodes if n.cycles})
+        ratio = f"{ours / vela:6.2f}" if vela else "     -"
+        ops = "+".join(n.op for n in nodes) or "-"
+        vela_ops = "+".join(dict.fromkeys(x.vela_op for x in layers)) or "-"
+        lines.append(f"  {ops[:44]:44} {ours:9d} {','.join(bounds) or '-':>7} {vela:9d} {ratio}  {vela_ops}")
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("models", nargs="*", type=Path, help="models (default: every int8 fixture)")
+    parser.add_argument("--layers", action="store_true", help="print the per-layer comparison too")
+    args = parser.parse_args(argv)
+    models = args.models or sorted(FIXTURES.glob("*int8*.tflite"))
+    results = compare_all(models)
+    if args.layers:
+        for r in results:
+            print("\n".join(layer_table(r)), end="\n\n")
+    print("\n".join(summary_table(results)))
+    outside = [f"{r.model}/{r.config}" for r in results if abs(r.ratio - 1) > BOUND]
+    print(f"\nwithin +-{BOUND:.0%} of Vela: {len(results) - len(outside)}/{len(results)}"
+          + (f"; outside: {', '.join(outside)}" if outside else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

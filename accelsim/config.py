@@ -12,14 +12,16 @@ Keys (units as in `accelsim.units`: '500 MHz', '8 MiB', '320 MB/s', '2 us'):
 | key                                | kinds            | value                                                      |
 |------------------------------------|------------------|------------------------------------------------------------|
 | name                               | all, required    | non-empty string, unique within a system                   |
-| kind                               | all, required    | a registered kind (accelsim.kinds): systolic, vector, cpu  |
+| kind                               | all, required    | a registered kind (accelsim.kinds): systolic, vector, npu, |
+|                                    |                  | cpu                                                        |
 | clock                              | all, required    | frequency                                                  |
 | compute.*                          | per kind         | the kind's fields: `accelsim.kinds.schema_rows()` lists    |
 |                                    |                  | them (each kind declares them in its module)               |
 | memory.param_cache                 | systolic, req.   | size of on-chip parameter (weight) storage                 |
 | memory.onchip                      | optional         | size of on-chip activation memory (default 0)              |
-| memory.onchip_bandwidth            | systolic, req.   | rate of on-chip memory                                     |
-| memory.dram_bandwidth              | vector/cpu, req. | rate of (shared) DRAM as this device sees it               |
+| memory.onchip_bandwidth            | systolic/npu, r. | rate of on-chip memory (npu: the feature-map SRAM)         |
+| memory.dram_bandwidth              | vector/cpu/npu,  | rate of (shared) DRAM as this device sees it (npu, req.:   |
+|                                    | required         | the level holding the weights, flash or DRAM)              |
 | link.bandwidth                     | accelerators     | rate of host <-> device transfers (link optional for cpu)  |
 | link.latency                       | optional         | time per transfer (default 0 s)                            |
 | link.call_overhead                 | optional         | time per delegate invocation (default 0 s)                 |
@@ -35,7 +37,7 @@ Keys (units as in `accelsim.units`: '500 MHz', '8 MiB', '320 MB/s', '2 us'):
 | numerics.mode                      | optional         | reference (default), float16 or rounding                   |
 | numerics.rounding                  | with rounding    | one of delegates.spec.ROUNDING_MODES                       |
 
-A kind's role says what a file of it describes: an accelerator (systolic, vector) needs
+A kind's role says what a file of it describes: an accelerator (systolic, vector, npu) needs
 `link` and `claims`; a host (cpu) may omit both. `memory` keys a kind requires are listed
 in its record. `apply_overrides` changes keys by path for sweeps.
 """

@@ -127,7 +127,7 @@ def test_load_system_reports_roles_and_name_clashes(tmp_path):
     assert info.value.errors == (
         f"{usb}:{_line(usb, 'kind:')}: kind: a host must be kind cpu, got 'systolic'",
         f"{HW / 'host_cpu.yaml'}:{_line(HW / 'host_cpu.yaml', 'kind:')}: kind: "
-        "an accelerator must be kind systolic or vector, got 'cpu'",
+        "an accelerator must be kind systolic, vector or npu, got 'cpu'",
         f"{twin}:{_line(usb, 'name:')}: name: 'edgetpu_usb' is also the name in {usb}",
     )
 
@@ -168,7 +168,7 @@ def test_load_system_collects_errors_of_every_file(tmp_path):
                                        "'GB'; use one of Hz, kHz, MHz, GHz)"]),
     ("  param_cache: 1 MiB", "  param_cache: -1 MiB",
      ["10: memory.param_cache: expected a size like '8 MiB', got '-1 MiB' (must not be negative)"]),
-    ("kind: systolic", "kind: systolc", ["2: kind: expected one of systolic, vector, cpu, got 'systolc'; "
+    ("kind: systolic", "kind: systolc", ["2: kind: expected one of systolic, vector, cpu, npu, got 'systolc'; "
                                          "did you mean 'systolic'?"]),
     ("name: tiny", "name: ''", ["1: name: expected a one-line name, got ''"]),
     ("op: CONV_2D", "op: CONV2D", ["16: claims[0].op: expected a builtin op name like CONV_2D, got 'CONV2D'; "

@@ -1,0 +1,200 @@
+"""The npu (Ethos-U-like) cost kind: hand-computed cases, graph rewrites, config errors, and Vela's estimate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from accelsim.config import ConfigError, load_hardware, load_system
+from accelsim.cost import npu
+from accelsim.system import simulate_model
+from delegates.work import NodeWork, conv_work, gemm_work
+
+ROOT = Path(__file__).resolve().parents[2]
+HW = ROOT / "hw_configs"
+MODELS = ROOT / "tests" / "fixtures" / "models"
+
+# Round numbers so that every case below is checkable by hand.
+ENGINE = npu.NpuCompute(
+    ublock_height=2, ublock_width=1, ublock_depth=8, ifm_depth=8,
+    pointwise_efficiency=1.0, window_efficiency=0.5, output_elements_per_cycle=2.0,
+    add_cycles_per_element=1.5, mul_cycles_per_element=1.0, lut_cycles_per_element=2.0,
+    copy_cycles_per_element=1.0, reduce_cycles_per_element=2.0, matmul_cycles_per_mac=2.0,
+    mac_op_overhead_cycles=100, elementwise_op_overhead_cycles=20, softmax_passes=4,
+    bias_bytes_per_channel=10, sram_efficiency=0.5, weight_efficiency=1.0,
+)
+CLOCK = 500e6
+SRAM = 4e9  # 8 bytes per cycle at 500 MHz; 4 at efficiency 0.5
+FLASH = 0.5e9  # 1 byte per cycle
+
+
+def cycles(works, compute=ENGINE) -> list[npu.NpuCycles]:
+    return npu.model_cycles(works, compute, SRAM, FLASH, CLOCK)
+
+
+def elementwise(op: str, elements: int, inputs: int = 1) -> NodeWork:
+    return NodeWork(op=op, dtype="int8", macs=elements, input_bytes=inputs * elements, output_bytes=elements,
+                    elements=elements, kind="elementwise")
+
+
+def test_a_3x3_conv_is_counted_in_micro_block_steps_at_the_window_rate():
+    # 8x8x16 -> 8x8x32, 3x3 SAME: ceil(8/2) * ceil(8/1) * ceil(32/8) blocks x 9 taps x ceil(16/8) depth steps.
+    work = conv_work(1, 8, 8, 16, 32, 3, 3, padding="SAME")
+    steps = 4 * 8 * 4 * 9 * 2
+    assert npu.mac_steps(work, ENGINE.ofm_ublock, ENGINE.ifm_depth) == (steps, True)
+    (c,) = cycles([work])
+    # Window rate 0.5 steps/cycle beats the output unit (2048 outputs / 2 per cycle), plus the op overhead.
+    assert c.compute == steps * 2 + 100 == 4708
+    # SRAM: 1024 B in + 2048 B out at 4 B/cycle; flash: 4608 weights + 32 * 6 more bias/scale bytes at 1 B/cycle.
+    assert (c.sram_bytes, c.sram) == (3072, 768)
+    assert (c.weight_bytes, c.weights) == (4608 + 32 * 6, 4800)
+    assert (c.total, c.bound) == (4800, "weights")
+
+
+def test_depth_and_block_granularity_round_up_and_leave_a_pointwise_conv_output_bound():
+    # 5x5x3 -> 5x5x10, 1x1: 3 channels pay for 8, 10 outputs for 16, 5 rows for 6.
+    work = conv_work(1, 5, 5, 3, 10, 1, 1)
+    assert npu.mac_steps(work, ENGINE.ofm_ublock, ENGINE.ifm_depth) == (3 * 5 * 2 * 1 * 1, False)
+    (c,) = cycles([work])
+    assert c.compute == 125 + 100  # 250 outputs at 2 per cycle outlast 30 steps at 1 per cycle
+
+
+def test_a_depthwise_conv_takes_one_input_channel_per_output_channel():
+    work = conv_work(1, 8, 8, 16, 16, 3, 3, padding="SAME", depthwise=True)
+    steps = 4 * 8 * 2 * 9
+    assert npu.mac_steps(work, ENGINE.ofm_ublock, ENGINE.ifm_depth) == (steps, True)
+    assert cycles([work])[0].compute == steps * 2 + 100
+
+
+def test_a_fully_connected_layer_is_a_1x1_conv_over_its_rows():
+    work = gemm_work(1, 64, 10)
+    assert npu.mac_steps(work, ENGINE.ofm_ublock, ENGINE.ifm_depth) == (1 * 2 * 8, False)
+    (c,) = cycles([work])
+    assert c.compute == 16 + 100
+    assert c.weight_bytes == 640 + 10 * 6
+
+
+def test_elementwise_ops_run_at_their_class_rate_plus_the_small_op_overhead():
+    add, mul, tanh = elementwise("ADD", 1000, 2), elementwise("MUL", 1000, 2), elementwise("TANH", 1000)
+    assert [npu.elementwise_class(w) for w in (add, mul, tanh)] == ["add", "mul", "lut"]
+    assert [cycles([w])[0].compute for w in (add, mul, tanh)] == [1520, 1020, 2020]
+    # SRAM: 2000 B in + 1000 B out at 4 B/cycle; no weights.
+    assert [(c.sram, c.weights, c.total) for c in cycles([add])] == [(750, 0, 1520)]
+
+
+def test_softmax_is_a_chain_of_elementwise_passes_and_matmul_goes_mac_by_mac():
+    softmax = NodeWork(op="SOFTMAX", dtype="int8", macs=300, input_bytes=100, output_bytes=100, elements=100,
+                       kind="reduce")
+    assert cycles([softmax])[0].compute == 4 * (100 * 1.0 + 20)
+    matmul = NodeWork(op="BATCH_MATMUL", dtype="int8", macs=2048, input_bytes=512, output_bytes=256, elements=256,
+                      kind="gemm")
+    assert cycles([matmul])[0].compute == 2048 * 2 + 100
+
+
+def test_the_compiler_rewrites_reshapes_concats_pads_and_activations_away():
+    conv = conv_work(1, 8, 8, 8, 8, 3, 3, padding="VALID")
+    pad = NodeWork(op="PAD", dtype="int8", macs=0, input_bytes=conv.input_bytes - 100, weight_bytes=32,
+                   output_bytes=conv.input_bytes, elements=conv.input_bytes, kind="move")
+    relu = elementwise("RELU", conv.elements)
+    reshape = NodeWork(op="RESHAPE", dtype="int8", macs=0, input_bytes=288, output_bytes=288, elements=288,
+                       kind="move")
+    concat = NodeWork(op="CONCATENATION", dtype="int8", macs=0, input_bytes=576, output_bytes=576, elements=576,
+                      kind="move")
+    alone = cycles([conv])[0]
+    got = cycles([pad, conv, relu, reshape, concat])
+    assert [c.total for c in got] == [0, alone.total, 0, 0, 0]
+    # A TANH after its producer runs in that producer's output stage, at the LUT rate per element.
+    pointwise = conv_work(1, 16, 16, 8, 64, 1, 1)
+    fused = cycles([pointwise, elementwise("TANH", pointwise.elements)])
+    assert fused[1].total == 0
+    assert fused[0].compute == pointwise.elements / 2 + pointwise.elements * 2.0 + 100
+    # Not after an op whose output it does not take as is (here: a TANH of another tensor).
+    apart = cycles([pointwise, elementwise("TANH", 100)])
+    assert apart[1].compute == 100 * 2 + 20 and apart[0] == cycles([pointwise])[0]
+
+
+def test_costs_through_a_loaded_config_report_time_and_streamed_weights():
+    hw = load_hardware(HW / "ethos_u55_128.yaml")
+    work = conv_work(1, 8, 8, 16, 32, 3, 3, padding="SAME")
+    (cost,) = npu.KIND.costs([work], hw)
+    expected = npu.node_cycles(work, hw.compute, hw.memory.onchip_bandwidth, hw.memory.dram_bandwidth, hw.clock)
+    assert cost.cycles == expected.total and cost.seconds == pytest.approx(expected.total / 500e6)
+    assert cost.param_bytes_streamed == expected.weight_bytes == 4608 + 32 * 6
+    assert cost.bytes_read == work.input_bytes + expected.weight_bytes
+
+
+@pytest.mark.parametrize("config", ["ethos_u55_128", "ethos_u65_256"])
+def test_shipped_configs_simulate_a_model_on_the_npu_alone(config):
+    system = load_system(HW / "host_cpu.yaml", [HW / f"{config}.yaml"])
+    result = simulate_model(str(MODELS / "mobilenet_v2_035_96_int8.tflite"), system)
+    assert result.delegated_nodes == 65 and result.transfer_bytes == 0
+    assert result.latency > 0
+
+
+# -- config errors ---------------------------------------------------------------------------------
+
+U55 = (HW / "ethos_u55_128.yaml").read_text()
+
+
+def _errors(tmp_path: Path, text: str) -> tuple[str, list[str]]:
+    path = tmp_path / "npu.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_hardware(path)
+    return str(path), list(info.value.errors)
+
+
+def _line_of(text: str, prefix: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if line.strip().startswith(prefix))
+
+
+@pytest.mark.parametrize("old, new, key, message", [
+    ("  window_efficiency: 0.61", "  window_efficiency: 1.6", "compute.window_efficiency",
+     "expected a number in (0, 1] like 0.8, got 1.6"),
+    ("  output_elements_per_cycle: 2.8", "  output_elements_per_cycle: -2", "compute.output_elements_per_cycle",
+     "expected a number like '0.8', got -2 (must not be negative)"),
+    ("  lut_cycles_per_element: 1.7", "  lut_cycles_per_element: 0", "compute.lut_cycles_per_element",
+     "expected a number above 0, got 0"),
+    ("  add_cycles_per_element: 1.69", "  add_cycles_per_element: fast", "compute.add_cycles_per_element",
+     "expected a number like '0.8', got 'fast'"),
+    ("  ublock_height: 2", "  ublock_height: 0", "compute.ublock_height", "expected a whole number >= 1, got 0"),
+    ("  mac_op_overhead_cycles: 1140", "  mac_op_overhead_cycles: 1140.5", "compute.mac_op_overhead_cycles",
+     "expected a whole number like 500, got 1140.5"),
+    ("  softmax_passes: 27", "  softmax_pases: 27", "compute.softmax_pases",
+     "unknown key; did you mean 'softmax_passes'?"),
+])
+def test_bad_npu_compute_keys_name_file_line_and_key(tmp_path, old, new, key, message):
+    assert old in U55
+    text = U55.replace(old, new, 1)
+    path, errors = _errors(tmp_path, text)
+    assert f"{path}:{_line_of(text, new.strip())}: {key}: {message}" in errors
+
+
+def test_missing_npu_keys_are_listed(tmp_path):
+    text = U55.replace("  dram_bandwidth: 0.5 GB/s", "", 1).replace("  ifm_depth: 8", "", 1)
+    path, errors = _errors(tmp_path, text)
+    assert any(e.startswith(f"{path}:") and "compute.ifm_depth: required key missing" in e for e in errors)
+    assert any(e.startswith(f"{path}:") and "memory.dram_bandwidth: required key missing" in e for e in errors)
+
+
+def test_a_bare_number_where_a_rate_belongs_is_refused(tmp_path):
+    text = U55.replace("  onchip_bandwidth: 4 GB/s", "  onchip_bandwidth: 4", 1)
+    path, errors = _errors(tmp_path, text)
+    assert errors and errors[0].startswith(f"{path}:{_line_of(text, 'onchip_bandwidth: 4')}: memory.onchip_bandwidth:")
+
+
+# -- Vela ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("model", ["interleaved_int8", "dilated_cnn_int8"])
+def test_totals_are_within_20_percent_of_vela_on_both_configs(tmp_path, model):
+    from benchmarks.cost_vs_vela import BOUND, SYSTEMS, compare, layer_groups
+
+    for config, accelerator, system in SYSTEMS:
+        result = compare(MODELS / f"{model}.tflite", config, accelerator, system, tmp_path)
+        # Vela's total is the sum of its per-layer cycles (PERFORMANCE.md): the table was read whole.
+        assert sum(layer.cycles for layer in result.vela.layers) == result.vela.cycles > 0
+        groups = layer_groups(result.nodes, result.vela.layers)
+        assert sum(len(nodes) for nodes, _ in groups) == len(result.nodes)
+        assert abs(result.ratio - 1) <= BOUND, (config, result.cycles, result.vela.cycles)

@@ -17,8 +17,9 @@ config's claim rules take (the same ops Vela supports), in the NPU's cycles.
 Usage:
     python benchmarks/cost_vs_vela.py [--layers] [MODEL.tflite ...]
 
-Prints per model and config: our cycles, Vela's, the ratio, and the bytes each puts on the
-SRAM and on the weights' level (flash or DRAM); with --layers, each Vela layer group (the Vela
+Prints per model and config: our cycles, Vela's, the ratio, how many operators each leaves
+to the CPU (ours: nodes the claims refuse), and the bytes each puts on the SRAM and on the
+weights' level (flash or DRAM); with --layers, each Vela layer group (the Vela
 operators up to one writing a tensor of the original graph) next to our nodes that produce it.
 """
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import re
 import subprocess
 import sys
 import tempfile
@@ -70,6 +72,7 @@ class VelaRun:
 
     summary: dict[str, str]
     layers: tuple[VelaLayer, ...]
+    cpu_ops: int  # operators Vela leaves to the CPU ("CPU operators = N")
 
     @property
     def cycles(self) -> int:
@@ -121,11 +124,12 @@ def run_vela(model: Path, accelerator: str, system: str, out_dir: Path) -> VelaR
                            f"\n{result.stderr[-3000:]}")
     with (out_dir / f"{model.stem}_summary_{system}.csv").open() as f:
         summary = next(csv.DictReader(f))
-    return VelaRun(summary, parse_layers(result.stdout))
+    cpu_ops = re.search(r"^CPU operators = (\d+)", result.stdout, re.M)
+    return VelaRun(summary, parse_layers(result.stdout), int(cpu_ops.group(1)) if cpu_ops else 0)
 
 
-def our_nodes(model: Path, hw: HardwareConfig) -> list[OurNode]:
-    """Our cost of every node the config claims, in execution order."""
+def our_nodes(model: Path, hw: HardwareConfig) -> tuple[list[OurNode], int]:
+    """Our cost of every node the config claims, in execution order, and how many nodes it leaves to the CPU."""
     delegate = AcceleratorDelegate(to_spec(hw))
     interpreter = Interpreter(model_path=str(model), experimental_delegates=[delegate])
     interpreter.allocate_tensors()
@@ -134,9 +138,12 @@ def our_nodes(model: Path, hw: HardwareConfig) -> list[OurNode]:
     order = sorted(work)
     cycles = model_cycles([work[i] for i in order], hw.compute, hw.memory.onchip_bandwidth,
                           hw.memory.dram_bandwidth, hw.clock)
-    return [OurNode(work[i].op, tuple(graph.tensors[t].name for t in graph.nodes[i].outputs if t >= 0),
-                    c.total, c.sram_bytes, c.weight_bytes, c.bound if c.total else "-")
-            for i, c in zip(order, cycles)]
+    nodes = [OurNode(work[i].op, tuple(graph.tensors[t].name for t in graph.nodes[i].outputs if t >= 0),
+                     c.total, c.sram_bytes, c.weight_bytes, c.bound if c.total else "-")
+             for i, c in zip(order, cycles)]
+    # The delegate replaced its nodes by delegate nodes: what else remains in the plan runs on the CPU.
+    left = sum(1 for i in graph.execution_plan if graph.nodes[i].delegate is None)
+    return nodes, left
 
 
 def layer_groups(nodes: Sequence[OurNode], layers: Sequence[VelaLayer]) -> list[tuple[list[OurNode], list[VelaLayer]]]:
@@ -170,6 +177,7 @@ class Comparison:
     model: str
     config: str
     nodes: tuple[OurNode, ...]
+    cpu_ops: int
     vela: VelaRun
 
     @property
@@ -185,7 +193,8 @@ def compare(model: Path, config: str, accelerator: str, system: str, work_dir: P
     """Our estimate and Vela's for one model on one system."""
     hw = load_hardware(ROOT / "hw_configs" / f"{config}.yaml")
     out_dir = work_dir / f"{model.stem}_{accelerator}"
-    return Comparison(model.stem, config, tuple(our_nodes(model, hw)), run_vela(model, accelerator, system, out_dir))
+    nodes, cpu_ops = our_nodes(model, hw)
+    return Comparison(model.stem, config, tuple(nodes), cpu_ops, run_vela(model, accelerator, system, out_dir))
 
 
 def compare_all(models: Sequence[Path], jobs: int = 2) -> list[Comparison]:
@@ -197,11 +206,12 @@ def compare_all(models: Sequence[Path], jobs: int = 2) -> list[Comparison]:
 
 def summary_table(results: Sequence[Comparison]) -> list[str]:
     weights_level = {"ethos_u55_128": "off_chip_flash", "ethos_u65_256": "dram"}
-    lines = [f"{'model':28} {'config':14} {'ours':>10} {'vela':>10} {'ratio':>6}  "
+    lines = [f"{'model':28} {'config':14} {'ours':>10} {'vela':>10} {'ratio':>6}  {'CPU ops ours/vela':>17}  "
              f"{'SRAM B ours':>11} {'vela':>9}  {'weights B ours':>14} {'vela':>9}"]
     for r in results:
         level = weights_level[r.config]
         lines.append(f"{r.model:28} {r.config:14} {r.cycles:10d} {r.vela.cycles:10d} {r.ratio:6.2f}  "
+                     f"{f'{r.cpu_ops}/{r.vela.cpu_ops}':>17}  "
                      f"{sum(n.sram_bytes for n in r.nodes):11d} {r.vela.level_bytes('sram'):9d}  "
                      f"{sum(n.weight_bytes for n in r.nodes):14d} {r.vela.level_bytes(level):9d}")
     return lines

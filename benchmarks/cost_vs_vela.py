@@ -15,18 +15,22 @@ and memory-access cycles. Ours is the sum of `accelsim.cost.npu.costs` over the 
 config's claim rules take (the same ops Vela supports), in the NPU's cycles.
 
 Usage:
-    python benchmarks/cost_vs_vela.py [--layers] [MODEL.tflite ...]
+    python benchmarks/cost_vs_vela.py [--layers] [--fit] [MODEL.tflite ...]
 
 Prints per model and config: our cycles, Vela's, the ratio, how many operators each leaves
 to the CPU (ours: nodes the claims refuse), and the bytes each puts on the SRAM and on the
 weights' level (flash or DRAM); with --layers, each Vela layer group (the Vela
-operators up to one writing a tensor of the original graph) next to our nodes that produce it.
+operators up to one writing a tensor of the original graph) next to our nodes that produce it;
+with --fit, the values of each config's fitted compute fields (`FITTED`) that best match Vela
+on the given models, which is how the shipped configs' "fitted" numbers were set.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
+import math
 import re
 import subprocess
 import sys
@@ -41,8 +45,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from accelsim.config import HardwareConfig, load_hardware, to_spec  # noqa: E402
-from accelsim.cost.npu import model_cycles  # noqa: E402
+from accelsim.cost.npu import NpuCompute, model_cycles  # noqa: E402
 from delegates.accelerator import AcceleratorDelegate  # noqa: E402
+from delegates.work import NodeWork  # noqa: E402
 from runtime.interpreter import Interpreter  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "models"
@@ -128,8 +133,9 @@ def run_vela(model: Path, accelerator: str, system: str, out_dir: Path) -> VelaR
     return VelaRun(summary, parse_layers(result.stdout), int(cpu_ops.group(1)) if cpu_ops else 0)
 
 
-def our_nodes(model: Path, hw: HardwareConfig) -> tuple[list[OurNode], int]:
-    """Our cost of every node the config claims, in execution order, and how many nodes it leaves to the CPU."""
+def our_nodes(model: Path, hw: HardwareConfig) -> tuple[list[OurNode], list[NodeWork], int]:
+    """Our cost and work of every node the config claims, in execution order, and how many nodes it leaves
+    to the CPU."""
     delegate = AcceleratorDelegate(to_spec(hw))
     interpreter = Interpreter(model_path=str(model), experimental_delegates=[delegate])
     interpreter.allocate_tensors()
@@ -143,7 +149,7 @@ def our_nodes(model: Path, hw: HardwareConfig) -> tuple[list[OurNode], int]:
              for i, c in zip(order, cycles)]
     # The delegate replaced its nodes by delegate nodes: what else remains in the plan runs on the CPU.
     left = sum(1 for i in graph.execution_plan if graph.nodes[i].delegate is None)
-    return nodes, left
+    return nodes, [work[i] for i in order], left
 
 
 def layer_groups(nodes: Sequence[OurNode], layers: Sequence[VelaLayer]) -> list[tuple[list[OurNode], list[VelaLayer]]]:
@@ -179,6 +185,8 @@ class Comparison:
     nodes: tuple[OurNode, ...]
     cpu_ops: int
     vela: VelaRun
+    hw: HardwareConfig
+    works: tuple[NodeWork, ...]  # of `nodes`, for refitting
 
     @property
     def cycles(self) -> int:
@@ -193,8 +201,9 @@ def compare(model: Path, config: str, accelerator: str, system: str, work_dir: P
     """Our estimate and Vela's for one model on one system."""
     hw = load_hardware(ROOT / "hw_configs" / f"{config}.yaml")
     out_dir = work_dir / f"{model.stem}_{accelerator}"
-    nodes, cpu_ops = our_nodes(model, hw)
-    return Comparison(model.stem, config, tuple(nodes), cpu_ops, run_vela(model, accelerator, system, out_dir))
+    nodes, works, cpu_ops = our_nodes(model, hw)
+    return Comparison(model.stem, config, tuple(nodes), cpu_ops, run_vela(model, accelerator, system, out_dir), hw,
+                      tuple(works))
 
 
 def compare_all(models: Sequence[Path], jobs: int = 2) -> list[Comparison]:
@@ -202,6 +211,49 @@ def compare_all(models: Sequence[Path], jobs: int = 2) -> list[Comparison]:
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(jobs) as pool:
         futures = [pool.submit(compare, m, *system, Path(tmp)) for m in models for system in SYSTEMS]
         return [f.result() for f in futures]
+
+
+# The compute fields the shipped configs mark "fitted"; everything else is cited.
+FITTED = ("window_efficiency", "add_cycles_per_element", "mul_cycles_per_element", "lut_cycles_per_element",
+          "copy_cycles_per_element", "reduce_cycles_per_element", "matmul_cycles_per_mac", "mac_op_overhead_cycles",
+          "elementwise_op_overhead_cycles", "sram_efficiency", "weight_efficiency")
+_STEPS = (0.5, 0.7, 0.85, 0.93, 1.07, 1.18, 1.4, 2.0)
+
+
+def misfit(results: Sequence[Comparison], compute: NpuCompute) -> float:
+    """How far `compute` puts us from Vela: 20x the squared log ratio of each model's total plus the mean
+    squared log ratio of its layer groups (100 cycles added on both sides so that tiny layers weigh less)."""
+    error = 0.0
+    for r in results:
+        cycles = [c.total for c in model_cycles(r.works, compute, r.hw.memory.onchip_bandwidth,
+                                                r.hw.memory.dram_bandwidth, r.hw.clock)]
+        error += 20 * math.log(sum(cycles) / r.vela.cycles) ** 2
+        position = {id(n): i for i, n in enumerate(r.nodes)}
+        groups = [(sum(cycles[position[id(n)]] for n in nodes), sum(x.cycles for x in layers))
+                  for nodes, layers in layer_groups(r.nodes, r.vela.layers)]
+        error += sum(math.log((ours + 100) / (vela + 100)) ** 2 for ours, vela in groups) / len(groups)
+    return error
+
+
+def fit(results: Sequence[Comparison], compute: NpuCompute, rounds: int = 6) -> NpuCompute:
+    """The FITTED fields of `compute` that minimise `misfit` (coordinate descent by factors in _STEPS).
+
+    Fractions stay in (0, 1]; cycle counts stay whole.
+    """
+    best, error = compute, misfit(results, compute)
+    for _ in range(rounds):
+        for name in FITTED:
+            for step in _STEPS:
+                value = getattr(best, name) * step
+                if name.endswith("efficiency") and value > 1:
+                    continue
+                if name.endswith("overhead_cycles"):
+                    value = round(value)
+                trial = dataclasses.replace(best, **{name: value})
+                trial_error = misfit(results, trial)
+                if trial_error < error:
+                    best, error = trial, trial_error
+    return best
 
 
 def summary_table(results: Sequence[Comparison]) -> list[str]:
@@ -235,6 +287,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("models", nargs="*", type=Path, help="models (default: every int8 fixture)")
     parser.add_argument("--layers", action="store_true", help="print the per-layer comparison too")
+    parser.add_argument("--fit", action="store_true",
+                        help="refit each config's 'fitted' compute fields to these models and print them")
     args = parser.parse_args(argv)
     models = args.models or sorted(FIXTURES.glob("*int8*.tflite"))
     results = compare_all(models)
@@ -242,6 +296,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         for r in results:
             print("\n".join(layer_table(r)), end="\n\n")
     print("\n".join(summary_table(results)))
+    if args.fit:
+        for config, *_ in SYSTEMS:
+            mine = [r for r in results if r.config == config]
+            before = mine[0].hw.compute
+            after = fit(mine, before)
+            print(f"\n{config}: misfit {misfit(mine, before):.3f} -> {misfit(mine, after):.3f}")
+            for name in FITTED:
+                print(f"  {name}: {getattr(after, name):.3g}  (now {getattr(before, name):.3g})")
     outside = [f"{r.model}/{r.config}" for r in results if abs(r.ratio - 1) > BOUND]
     print(f"\nwithin +-{BOUND:.0%} of Vela: {len(results) - len(outside)}/{len(results)}"
           + (f"; outside: {', '.join(outside)}" if outside else ""))

@@ -189,7 +189,7 @@ def test_a_bare_number_where_a_rate_belongs_is_refused(tmp_path):
 
 @pytest.mark.parametrize("model", ["interleaved_int8", "dilated_cnn_int8"])
 def test_claims_and_totals_match_vela_on_both_configs(tmp_path, model):
-    from benchmarks.cost_vs_vela import BOUND, SYSTEMS, compare, layer_groups
+    from benchmarks.cost_vs_vela import BOUND, SYSTEMS, compare, fit, layer_groups, misfit
 
     for config, accelerator, system in SYSTEMS:
         result = compare(MODELS / f"{model}.tflite", config, accelerator, system, tmp_path)
@@ -200,3 +200,7 @@ def test_claims_and_totals_match_vela_on_both_configs(tmp_path, model):
         # Like with like: the claims leave to the CPU exactly as many ops as Vela does.
         assert result.cpu_ops == result.vela.cpu_ops
         assert abs(result.ratio - 1) <= BOUND, (config, result.cycles, result.vela.cycles)
+        # The calibration procedure only ever lowers the misfit, and keeps fractions and counts valid.
+        refit = fit([result], result.hw.compute, rounds=1)
+        assert misfit([result], refit) <= misfit([result], result.hw.compute)
+        assert 0 < refit.window_efficiency <= 1 and isinstance(refit.mac_op_overhead_cycles, int)

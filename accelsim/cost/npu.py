@@ -29,12 +29,15 @@ The engine as Arm documents it (Ethos-U55 TRM 102420 and Ethos-U65 TRM 102023, "
 * Every NPU operation pays a fixed cost (command stream, block setup, pipeline fill and
   drain): `mac_op_overhead_cycles` on the MAC engine, `elementwise_op_overhead_cycles` else.
 * Memory (the Shared_Sram memory mode): feature maps live in SRAM (AXI0, the config's
-  memory.onchip_bandwidth), weights in the constant area on AXI1 (memory.dram_bandwidth:
+  memory.onchip_bandwidth) in bricks of `brick_depth` channels (the TRM's NHCWB16 format: an
+  8-channel map moves as 16), counted where the node's geometry gives its channels (conv-like
+  ops), as is elsewhere; weights in the constant area on AXI1 (memory.dram_bandwidth:
   off-chip flash on the U55 system, DRAM on the U65 one) and are read from there every
-  inference, each at its `*_efficiency` fraction of peak. Weights are counted uncompressed plus `bias_bytes_per_channel`
-  per output channel (Vela packs bias and scale into 10 bytes per channel; TFLite's int32 bias
-  is 4 of them, already in `NodeWork.weight_bytes`). Vela's lossless weight compression is not
-  modelled: on our fixtures its encoded weights are 0.99-1.10x the original size.
+  inference, each at its `*_efficiency` fraction of peak. Weights are counted uncompressed
+  plus `bias_bytes_per_channel` per output channel (Vela packs bias and scale into 10 bytes
+  per channel; TFLite's int32 bias is 4 of them, already in `NodeWork.weight_bytes`). Vela's
+  lossless weight compression is not modelled: on our fixtures its encoded weights are
+  0.99-1.10x the original size.
 * A node takes the longest of compute, SRAM traffic and weight traffic, which is how Vela
   totals an estimate: "the sum of the single action that consumes the most cycles per pass"
   (PERFORMANCE.md, "Cycles").
@@ -99,6 +102,8 @@ class NpuCompute:
     softmax_passes: int = spec("count", "NPU ops one SOFTMAX becomes", example=27)
     bias_bytes_per_channel: int = spec("count", "bytes of packed bias and scale per output channel",
                                        default=10, example=10)
+    brick_depth: int = spec("count", "channels of one feature-map brick in SRAM (NHCWB16: 16)", default=1,
+                            example=16)
     sram_efficiency: float = spec("fraction", "fraction of memory.onchip_bandwidth reached", default=1.0)
     weight_efficiency: float = spec("fraction", "fraction of memory.dram_bandwidth reached", default=1.0)
 
@@ -199,6 +204,18 @@ def compute_cycles(work: NodeWork, compute: NpuCompute, fused: str | None = None
     return math.ceil(busy + compute.elementwise_op_overhead_cycles)
 
 
+def feature_map_bytes(work: NodeWork, brick_depth: int) -> int:
+    """Bytes a node reads and writes in SRAM, its conv-like feature maps padded to whole channel bricks."""
+    conv = work.conv
+    if conv is None or brick_depth == 1 or not work.elements:
+        return work.input_bytes + work.output_bytes
+    itemsize = work.output_bytes // work.elements
+    pixels_in = conv.batch * conv.in_h * conv.in_w
+    pixels_out = conv.batch * conv.out_h * conv.out_w
+    bricks = brick_depth * itemsize
+    return (pixels_in * math.ceil(conv.in_c / brick_depth) + pixels_out * math.ceil(conv.out_c / brick_depth)) * bricks
+
+
 def encoded_weight_bytes(work: NodeWork, compute: NpuCompute) -> int:
     """Bytes of a node's constants as the NPU reads them: weights plus packed bias and scale per channel."""
     if not work.weight_bytes:
@@ -216,7 +233,7 @@ def node_cycles(work: NodeWork, compute: NpuCompute, sram_bandwidth: float, weig
         sram_bandwidth, weight_bandwidth: peak bytes/s of the feature-map SRAM and of the
             level the weights are read from (the compute block's efficiencies apply).
     """
-    sram_bytes = work.input_bytes + work.output_bytes
+    sram_bytes = feature_map_bytes(work, compute.brick_depth)
     weight_bytes = encoded_weight_bytes(work, compute)
     return NpuCycles(
         compute=compute_cycles(work, compute, fused),

@@ -153,26 +153,31 @@ def our_nodes(model: Path, hw: HardwareConfig) -> tuple[list[OurNode], list[Node
 
 
 def layer_groups(nodes: Sequence[OurNode], layers: Sequence[VelaLayer]) -> list[tuple[list[OurNode], list[VelaLayer]]]:
-    """Vela's rows grouped up to each one writing a tensor one of our nodes writes, with those nodes.
+    """Our nodes in order, each run of them up to one that Vela's rows name, with those rows.
 
-    Vela rewrites the graph (fuses activations and pads, splits softmax, ...) but keeps the
-    names of the original graph's output tensors on the operator that finally writes them.
+    Vela rewrites the graph (fuses activations and pads, splits softmax, ...) and may reorder
+    it, but keeps the names of the original graph's output tensors on the operator that
+    finally writes them: a row belongs to the node writing its name, and rows naming no tensor
+    of ours (Vela's intermediates) to the next row that does. Rows naming nothing at the end
+    form a last group without nodes.
     """
     producer = {name: i for i, node in enumerate(nodes) for name in node.outputs}
-    groups: list[tuple[list[OurNode], list[VelaLayer]]] = []
+    rows: dict[int, list[VelaLayer]] = {}
     pending: list[VelaLayer] = []
-    done = -1
     for layer in layers:
         pending.append(layer)
-        i = producer.get(layer.name)
-        if i is not None and i > done:
-            groups.append((list(nodes[done + 1:i + 1]), pending))
-            pending, done = [], i
-        elif i is not None and i == done and groups:
-            groups[-1][1].extend(pending)
+        if layer.name in producer:
+            rows.setdefault(producer[layer.name], []).extend(pending)
             pending = []
-    if pending or done + 1 < len(nodes):
-        groups.append((list(nodes[done + 1:]), pending))
+    groups: list[tuple[list[OurNode], list[VelaLayer]]] = []
+    run: list[OurNode] = []
+    for i, node in enumerate(nodes):
+        run.append(node)
+        if i in rows:
+            groups.append((run, rows[i]))
+            run = []
+    if run or pending:
+        groups.append((run, pending))
     return groups
 
 

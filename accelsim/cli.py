@@ -63,7 +63,7 @@ def delegation_rows(path: str, delegates: Sequence) -> list[dict]:
 
 def inspect_model(path: str, delegates: Sequence = ()) -> dict:
     """Everything `accelsim inspect` shows, as plain data (the --json output)."""
-    from runtime.model import load_model
+    from runtime.read import load_model
     from runtime.resolver import BuiltinOpResolver
     from runtime.versioning import get_builtin_operator_version, min_runtime_version, op_signature
 
@@ -142,7 +142,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
 
 def registration_code(path: str) -> str:
     """Python that builds a resolver holding exactly the model's ops (selective registration)."""
-    from runtime.model import load_model
+    from runtime.read import load_model
     from runtime.resolver import BuiltinOpResolver, resolver_for_model
 
     model = load_model(path)
@@ -297,7 +297,7 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     from accelsim.diff import random_input
     from accelsim.results import op_profile
     from accelsim.system import build_interpreter, simulate_interpreter
-    from runtime.model import load_model
+    from runtime.read import load_model
 
     system = _system(args.host, args.hw, args.max_delegated_partitions, args.min_nodes_per_partition)
     t0 = time.perf_counter()

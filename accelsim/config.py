@@ -74,7 +74,7 @@ from delegates.spec import (
 )
 from delegates.work import NodeWork
 from runtime.errors import AccelsimError
-from runtime.model import BUILTIN_OPS, TENSOR_TYPES
+from runtime.ir import BUILTIN_OPS, TENSOR_TYPES
 
 DTYPES = tuple(sorted(name.lower() for name in TENSOR_TYPES))
 

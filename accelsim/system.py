@@ -23,7 +23,8 @@ from accelsim.sim import SimResult, Step, simulate
 from delegates.accelerator import AcceleratorDelegate
 from delegates.work import node_work
 from runtime.interpreter import Interpreter
-from runtime.model import Model, load_model
+from runtime.ir import Model
+from runtime.read import load_model
 
 log = logging.getLogger(__name__)
 

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from accelsim.config import load_system  # noqa: E402
 from accelsim.system import build_interpreter, simulate_interpreter, simulate_model  # noqa: E402
-from runtime.model import load_model  # noqa: E402
+from runtime.read import load_model  # noqa: E402
 
 CONFIGS = [[], ["edgetpu_usb"], ["edgetpu_pcie"], ["hexagon_dsp"]]
 

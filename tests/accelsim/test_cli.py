@@ -10,7 +10,7 @@ import pytest
 from support import FIXTURES
 
 from accelsim.cli import main
-from runtime.model import load_model
+from runtime.read import load_model
 
 FIXTURE_FILES = sorted(FIXTURES.glob("*.tflite"))
 

@@ -23,7 +23,7 @@ from accelsim.cost.vector import VectorCompute
 from delegates.spec import ClaimRule, NodeFacts, Numerics, PartitionPolicy, check_claim, facts_from_node
 from runtime import Interpreter
 from runtime.errors import AccelsimError
-from runtime.model import Quantization, make_operator
+from runtime.ir import Quantization, make_operator
 
 ROOT = Path(__file__).resolve().parents[2]
 HW = ROOT / "hw_configs"

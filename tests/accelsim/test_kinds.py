@@ -168,7 +168,8 @@ def test_a_malformed_kind_is_refused_when_it_is_defined():
         Kind("bare", "accelerator", "", Bare, (), toy_costs)
     with pytest.raises(ValueError, match="kind 'x': role must be one of host, accelerator, got 'device'"):
         Kind("x", "device", "", ToyCompute, (), toy_costs)
-    with pytest.raises(ValueError, match="field type must be one of count, fraction, number, choice, dtype_rates, got 'size'"):
+    with pytest.raises(ValueError,
+                       match="field type must be one of count, fraction, number, choice, dtype_rates, got 'size'"):
         Field("size", "bytes")
     with pytest.raises(ValueError, match="a choice field needs its choices"):
         Field("choice", "one of nothing")

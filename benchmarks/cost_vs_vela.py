@@ -18,8 +18,9 @@ Usage:
     python benchmarks/cost_vs_vela.py [--layers] [--fit] [MODEL.tflite ...]
 
 Prints per model and config: our cycles, Vela's, the ratio, how many operators each leaves
-to the CPU (ours: nodes the claims refuse), and the bytes each puts on the SRAM and on the
-weights' level (flash or DRAM); with --layers, each Vela layer group (the Vela
+to the CPU (ours: nodes the claims refuse), the bytes each puts on the SRAM and on the
+weights' level (flash or DRAM), and the share of our cycles in nodes bound by compute, SRAM
+or weight traffic; with --layers, each Vela layer group (the Vela
 operators up to one writing a tensor of the original graph) next to our nodes that produce it;
 with --fit, the values of each config's fitted compute fields (`FITTED`) that best match Vela
 on the given models, which is how the shipped configs' "fitted" numbers were set.
@@ -261,16 +262,24 @@ def fit(results: Sequence[Comparison], compute: NpuCompute, rounds: int = 6) -> 
     return best
 
 
+def bound_shares(nodes: Sequence[OurNode]) -> str:
+    """Percent of our cycles spent in nodes bound by compute, SRAM and weight traffic: 'c/s/w'."""
+    total = sum(n.cycles for n in nodes) or 1
+    return "/".join(f"{100 * sum(n.cycles for n in nodes if n.bound == b) / total:.0f}"
+                    for b in ("compute", "sram", "weights"))
+
+
 def summary_table(results: Sequence[Comparison]) -> list[str]:
     weights_level = {"ethos_u55_128": "off_chip_flash", "ethos_u65_256": "dram"}
     lines = [f"{'model':28} {'config':14} {'ours':>10} {'vela':>10} {'ratio':>6}  {'CPU ops ours/vela':>17}  "
-             f"{'SRAM B ours':>11} {'vela':>9}  {'weights B ours':>14} {'vela':>9}"]
+             f"{'SRAM B ours':>11} {'vela':>9}  {'weights B ours':>14} {'vela':>9}  {'bound c/s/w %':>13}"]
     for r in results:
         level = weights_level[r.config]
         lines.append(f"{r.model:28} {r.config:14} {r.cycles:10d} {r.vela.cycles:10d} {r.ratio:6.2f}  "
                      f"{f'{r.cpu_ops}/{r.vela.cpu_ops}':>17}  "
                      f"{sum(n.sram_bytes for n in r.nodes):11d} {r.vela.level_bytes('sram'):9d}  "
-                     f"{sum(n.weight_bytes for n in r.nodes):14d} {r.vela.level_bytes(level):9d}")
+                     f"{sum(n.weight_bytes for n in r.nodes):14d} {r.vela.level_bytes(level):9d}  "
+                     f"{bound_shares(r.nodes):>13}")
     return lines
 
 

@@ -25,7 +25,7 @@ The engine as Arm documents it (Ethos-U55 TRM 102420 and Ethos-U65 TRM 102023, "
   per-class number of cycles per element (`<class>_cycles_per_element`, classes add, mul, lut,
   copy, reduce: see `elementwise_class`). A product of two feature maps (BATCH_MATMUL) has no
   weight path to use and runs there too, at `matmul_cycles_per_mac`; a SOFTMAX (no exponential
-  unit) is `softmax_passes` elementwise passes.
+  unit) is `softmax_passes` elementwise passes, a SQUARED_DIFFERENCE `squared_difference_passes`.
 * Every NPU operation pays a fixed cost (command stream, block setup, pipeline fill and
   drain): `mac_op_overhead_cycles` on the MAC engine, `elementwise_op_overhead_cycles` else.
 * Memory (the Shared_Sram memory mode): feature maps live in SRAM (AXI0, the config's
@@ -75,7 +75,11 @@ _REMOVED = {"RESHAPE", "SQUEEZE", "EXPAND_DIMS"}
 _LUT_ACTIVATIONS = {"TANH", "LOGISTIC"}
 _FUSABLE_ACTIVATIONS = {"RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1", *_LUT_ACTIVATIONS}
 # Both operands (or the one) rescaled to a common scale before the operation.
-_ADD_OPS = {"ADD", "SUB", "SQUARED_DIFFERENCE", "QUANTIZE"}
+_ADD_OPS = {"ADD", "SUB", "QUANTIZE"}
+# Ops the elementwise unit has no instruction for (TRM: its operations are ADD, SUB, MUL, MIN,
+# MAX, ABS, LRELU, CLZ and shifts), run as a chain of passes: the compute field counting them.
+_PASSES = {"SOFTMAX": "softmax_passes", "LOG_SOFTMAX": "softmax_passes",
+           "SQUARED_DIFFERENCE": "squared_difference_passes"}
 _MUL_OPS = {"MUL", "MAXIMUM", "MINIMUM", "ABS", "RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1", "NEG"}
 
 
@@ -100,6 +104,7 @@ class NpuCompute:
                                        example=500)
     elementwise_op_overhead_cycles: int = spec("count", "fixed cycles of every other NPU op", minimum=0, example=30)
     softmax_passes: int = spec("count", "NPU ops one SOFTMAX becomes", example=27)
+    squared_difference_passes: int = spec("count", "NPU ops one SQUARED_DIFFERENCE becomes", default=1, example=8)
     bias_bytes_per_channel: int = spec("count", "bytes of packed bias and scale per output channel",
                                        default=10, example=10)
     brick_depth: int = spec("count", "channels of one feature-map brick in SRAM (NHCWB16: 16)", default=1,
@@ -193,10 +198,11 @@ def compute_cycles(work: NodeWork, compute: NpuCompute, fused: str | None = None
         per_step = 1 / (compute.window_efficiency if windowed else compute.pointwise_efficiency)
         output = work.elements / compute.output_elements_per_cycle + extra
         return math.ceil(max(steps * per_step, output) + compute.mac_op_overhead_cycles)
-    if work.op in ("SOFTMAX", "LOG_SOFTMAX"):
-        # No exponential unit: the compiler runs softmax as a chain of elementwise and LUT passes.
+    passes = _PASSES.get(work.op)
+    if passes is not None:
+        # No such unit: the compiler runs the op as a chain of elementwise (and LUT) passes.
         per_pass = work.elements * compute.mul_cycles_per_element + compute.elementwise_op_overhead_cycles
-        return math.ceil(compute.softmax_passes * per_pass)
+        return math.ceil(getattr(compute, passes) * per_pass)
     op_class = elementwise_class(work)
     # Reductions read every input element once: work.macs counts them.
     elements = work.macs if op_class == "reduce" else work.elements

@@ -94,10 +94,13 @@ def test_elementwise_ops_run_at_their_class_rate_plus_the_small_op_overhead():
     assert [(c.sram, c.weights, c.total) for c in cycles([add])] == [(750, 0, 1520)]
 
 
-def test_softmax_is_a_chain_of_elementwise_passes_and_matmul_goes_mac_by_mac():
+def test_ops_without_an_instruction_are_chains_of_passes_and_matmul_goes_mac_by_mac():
     softmax = NodeWork(op="SOFTMAX", dtype="int8", macs=300, input_bytes=100, output_bytes=100, elements=100,
                        kind="reduce")
     assert cycles([softmax])[0].compute == 4 * (100 * 1.0 + 20)
+    squared = elementwise("SQUARED_DIFFERENCE", 100, 2)
+    assert cycles([squared])[0].compute == 1 * (100 * 1.0 + 20)  # ENGINE's default: one pass
+    assert cycles([squared], dataclasses.replace(ENGINE, squared_difference_passes=8))[0].compute == 8 * 120
     matmul = NodeWork(op="BATCH_MATMUL", dtype="int8", macs=2048, input_bytes=512, output_bytes=256, elements=256,
                       kind="gemm")
     assert cycles([matmul])[0].compute == 2048 * 2 + 100

@@ -76,8 +76,8 @@ _LUT_ACTIVATIONS = {"TANH", "LOGISTIC"}
 _FUSABLE_ACTIVATIONS = {"RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1", *_LUT_ACTIVATIONS}
 # Both operands (or the one) rescaled to a common scale before the operation.
 _ADD_OPS = {"ADD", "SUB", "QUANTIZE"}
-# Ops the elementwise unit has no instruction for (TRM: its operations are ADD, SUB, MUL, MIN,
-# MAX, ABS, LRELU, CLZ and shifts), run as a chain of passes: the compute field counting them.
+# Ops the elementwise unit has no single instruction for, run as a chain of passes (Vela 5.2's
+# per-layer table shows the chains: Sub/Mul/Add/LUT/CLZ/shifts): the compute field counting them.
 _PASSES = {"SOFTMAX": "softmax_passes", "LOG_SOFTMAX": "softmax_passes",
            "SQUARED_DIFFERENCE": "squared_difference_passes"}
 _MUL_OPS = {"MUL", "MAXIMUM", "MINIMUM", "ABS", "RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1", "NEG"}

@@ -1,7 +1,9 @@
 """Cost of a node on an Arm Ethos-U-style NPU (U55/U65): block-based MAC engine, output stage, memory levels.
 
-The engine as Arm documents it (Ethos-U55 TRM 102420 and Ethos-U65 TRM 102023, "MAC unit" and
-"Output unit"; Vela's PERFORMANCE.md and OPTIONS.md for the system configuration):
+The engine as Arm describes it (Ethos-U55/U65 product descriptions: MACs per cycle per
+configuration; the per-configuration micro-blocks, the NHCWB16 feature-map format and the 10-byte
+bias/scale records as Vela encodes them, read for the facts; Vela's PERFORMANCE.md for how an
+estimate is totalled and vela.ini for the systems' clocks and bandwidths):
 
 * The MAC unit works on OFM micro-blocks (`ublock_height` x `ublock_width` x `ublock_depth`:
   2x1x8 on an Ethos-U55-128, 2x2x8 on a 256-MAC engine) and consumes `ifm_depth` (8) input
@@ -29,13 +31,14 @@ The engine as Arm documents it (Ethos-U55 TRM 102420 and Ethos-U65 TRM 102023, "
 * Every NPU operation pays a fixed cost (command stream, block setup, pipeline fill and
   drain): `mac_op_overhead_cycles` on the MAC engine, `elementwise_op_overhead_cycles` else.
 * Memory (the Shared_Sram memory mode): feature maps live in SRAM (AXI0, the config's
-  memory.onchip_bandwidth) in bricks of `brick_depth` channels (the TRM's NHCWB16 format: an
+  memory.onchip_bandwidth) in bricks of `brick_depth` channels (the NHCWB16 format: an
   8-channel map moves as 16), counted where the node's geometry gives its channels (conv-like
   ops), as is elsewhere; weights in the constant area on AXI1 (memory.dram_bandwidth:
   off-chip flash on the U55 system, DRAM on the U65 one) and are read from there every
   inference, each at its `*_efficiency` fraction of peak. Weights are counted uncompressed
-  plus `bias_bytes_per_channel` per output channel (Vela packs bias and scale into 10 bytes
-  per channel; TFLite's int32 bias is 4 of them, already in `NodeWork.weight_bytes`). Vela's
+  plus `bias_bytes_per_channel` per output channel (Vela packs a 40-bit bias, 32-bit scale and
+  6-bit shift into 10 bytes; TFLite's int32 bias is 4 of them, already in
+  `NodeWork.weight_bytes`). Vela's
   lossless weight compression is not modelled: on our fixtures its encoded weights are
   0.99-1.10x the original size.
 * A node takes the longest of compute, SRAM traffic and weight traffic, which is how Vela
@@ -87,7 +90,7 @@ _MUL_OPS = {"MUL", "MAXIMUM", "MINIMUM", "ABS", "RELU", "RELU6", "RELU_N1_TO_1",
 class NpuCompute:
     """The MAC engine, output unit and elementwise path of one Ethos-U configuration (NPU core cycles)."""
 
-    ublock_height: int = spec("count", "OFM micro-block height (TRM: MAC unit)", example=2)
+    ublock_height: int = spec("count", "OFM micro-block height", example=2)
     ublock_width: int = spec("count", "OFM micro-block width", example=2)
     ublock_depth: int = spec("count", "OFM micro-block depth (output channels)", example=8)
     ifm_depth: int = spec("count", "input channels consumed per MAC step", example=8)

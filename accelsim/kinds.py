@@ -98,6 +98,11 @@ def spec(type: str, meaning: str, default: Any = dataclasses.MISSING, **checks: 
     return dataclasses.field(default=default, metadata={"accelsim": Field(type, meaning, **checks)})
 
 
+def no_notes(config: HardwareConfig) -> list[str]:
+    """The default `Kind.notes`: a kind without silent rules has nothing to say."""
+    return []
+
+
 @dataclass(frozen=True)
 class Kind:
     """One hardware kind.
@@ -110,6 +115,10 @@ class Kind:
         compute: frozen dataclass of the `compute:` block; every field made with `spec`.
         memory: the `memory:` keys this kind requires (the others stay optional).
         costs: the cost of a device's nodes, in model order (one Cost per NodeWork).
+        macs_per_cycle: how the compute fields give peak MACs per cycle, one line for the
+            reference (a user who knows "128 MACs per cycle" reads here which fields to set).
+        notes: what a config leaves to a silent rule (e.g. a dtype without its own rate),
+            one line each; `accelsim validate` prints them.
     """
 
     name: str
@@ -118,6 +127,8 @@ class Kind:
     compute: type
     memory: tuple[str, ...]
     costs: Callable[[Sequence[NodeWork], HardwareConfig], list[Cost]]
+    macs_per_cycle: str = ""
+    notes: Callable[[HardwareConfig], list[str]] = no_notes
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:

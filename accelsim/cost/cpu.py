@@ -39,6 +39,18 @@ def macs_per_cycle(dtype: str, hw: HardwareConfig) -> float:
     return max(1, hw.compute.simd_bits // (8 * dtype_itemsize(dtype)))
 
 
+# The dtypes nearly every model computes in; a host without a rate for one of them is told so.
+COMMON_DTYPES = ("float32", "int8")
+
+
+def notes(hw: HardwareConfig) -> list[str]:
+    """One line per common dtype that compute.macs_per_cycle leaves to the SIMD-width rule."""
+    rates = dict(hw.compute.macs_per_cycle)
+    return [f"compute.macs_per_cycle has no {dtype}: {dtype} nodes get one SIMD register per cycle, "
+            f"simd_bits / {8 * dtype_itemsize(dtype)} = {macs_per_cycle(dtype, hw):g} MACs per cycle"
+            for dtype in COMMON_DTYPES if dtype not in rates]
+
+
 def cost(work: NodeWork, hw: HardwareConfig) -> Cost:
     """The Cost of one node on a `kind: cpu` host."""
     cycles = math.ceil(work.macs / (macs_per_cycle(work.dtype, hw) * hw.compute.efficiency))
@@ -51,4 +63,6 @@ def costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
 
 
 KIND = Kind("cpu", "host", "host CPU core: a roofline of SIMD MAC throughput and DRAM bandwidth",
-            CpuCompute, memory=("dram_bandwidth",), costs=costs)
+            CpuCompute, memory=("dram_bandwidth",), costs=costs,
+            macs_per_cycle="compute.macs_per_cycle per dtype, times efficiency; a dtype it does not list gets "
+                           "simd_bits / element bits (one SIMD register per cycle)", notes=notes)

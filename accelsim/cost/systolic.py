@@ -99,4 +99,7 @@ def costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
 
 
 KIND = Kind("systolic", "accelerator", "MAC array timed as SCALE-Sim does, with a parameter cache",
-            SystolicCompute, memory=("param_cache", "onchip_bandwidth"), costs=costs)
+            SystolicCompute, memory=("param_cache", "onchip_bandwidth"), costs=costs,
+            macs_per_cycle="rows x cols MACs per cycle on GEMMs (128 MACs: e.g. rows: 8, cols: 16; the shape "
+                           "matters, a GEMM dimension that is not a multiple of it leaves cells idle); "
+                           "vector_lanes per cycle on other ops")

@@ -51,4 +51,6 @@ def costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
 
 
 KIND = Kind("vector", "accelerator", "wide-vector DSP (Hexagon-HVX-like) sharing DRAM with the host",
-            VectorCompute, memory=("dram_bandwidth",), costs=costs)
+            VectorCompute, memory=("dram_bandwidth",), costs=costs,
+            macs_per_cycle="lanes x contexts 8-bit MACs per cycle (16-bit: half, 32-bit: a quarter), times "
+                           "efficiency; 128 MACs: e.g. lanes: 64, contexts: 2")

@@ -17,7 +17,7 @@ from accelsim.kinds import BUILTIN, Field, Kind, KindRegistry, default_registry,
 from accelsim.system import HOST, simulate_model
 from delegates.work import NodeWork
 
-HW = Path(__file__).resolve().parents[2] / "hw_configs"
+HW = Path(__file__).resolve().parents[2] / "accelsim" / "hw_configs"
 
 
 @dataclass(frozen=True)
@@ -99,8 +99,10 @@ def test_roles_are_checked_against_the_registry(toy_file):
     with pytest.raises(ConfigError) as info:
         load_system(toy_file, [HW / "host_cpu.yaml"], kinds=KINDS)
     assert info.value.errors == (
-        f"{toy_file}:2: kind: a host must be kind cpu, got 'toy'",
-        f"{HW / 'host_cpu.yaml'}:14: kind: an accelerator must be kind systolic, vector, npu or toy, got 'cpu'",
+        f"{toy_file}:2: kind: toy_engine is an accelerator config (kind toy), not a host; a host is kind cpu (give "
+        "accelerators with --hw, or in an experiment variant's accelerators)",
+        f"{HW / 'host_cpu.yaml'}:14: kind: host_cpu is a host config (kind cpu); use --host (in an experiment: "
+        "host:); an accelerator is kind systolic, vector, npu or toy",
     )
 
 

@@ -14,7 +14,7 @@ from accelsim.system import simulate_model
 from delegates.work import NodeWork, conv_work, gemm_work
 
 ROOT = Path(__file__).resolve().parents[2]
-HW = ROOT / "hw_configs"
+HW = ROOT / "accelsim" / "hw_configs"
 MODELS = ROOT / "tests" / "fixtures" / "models"
 
 # Round numbers so that every case below is checkable by hand.

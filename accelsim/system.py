@@ -7,6 +7,11 @@ copies its outputs device->host. Constants are parameters: cached ones are loade
 initialization (a separate phase in the results), the rest are streamed on every inference
 (their time is inside the node's cost, overlapped with compute as the cost models say).
 Shapes and types suffice: nothing is invoked unless numerics are asked for elsewhere.
+
+A control-flow node on the host (WHILE, IF, CALL_ONCE) costs what the nodes of the subgraphs
+it runs cost, times its trip count: counted by the last invoke if the interpreter ran, else
+fixed by the model's constants or shapes, else taken from `LoopTrips` (an override per node or
+a default); `Simulation.loops` lists every count used and where it came from.
 """
 
 from __future__ import annotations
@@ -21,10 +26,10 @@ from accelsim.config import HardwareConfig, System, to_spec
 from accelsim.cost import Cost
 from accelsim.sim import SimResult, Step, simulate
 from delegates.accelerator import AcceleratorDelegate
-from delegates.work import node_work
 from runtime.interpreter import Interpreter
 from runtime.ir import Model
 from runtime.read import load_model
+from runtime.work import LoopTrips, NodeWork, control_nodes, node_work, resolve_trips
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +47,16 @@ class NodeTiming:
     seconds: float
     macs: int
     cost: Cost
+
+
+@dataclass(frozen=True)
+class LoopCount:
+    """A control-flow node's trip count as costed: `where` is "<subgraph>:<node>", `source` how it was known."""
+
+    where: str
+    op: str
+    trips: int
+    source: str  # runtime.work.TRIPS_FROM
 
 
 @dataclass(frozen=True)
@@ -74,6 +89,7 @@ class Simulation:
     nodes: tuple[NodeTiming, ...]
     partitions: tuple[PartitionSummary, ...]
     delegation: tuple[Mapping[str, Any], ...]
+    loops: tuple[LoopCount, ...] = ()
 
     @property
     def latency(self) -> float:
@@ -109,6 +125,23 @@ def _link_seconds(link, nbytes: int) -> float:
     return link.latency + nbytes / link.bandwidth
 
 
+# How users set trip counts, named in the error for a loop nobody can count.
+_HOW_TO_SET_TRIPS = "experiment key loops: {default_trips: N, nodes: {'<subgraph>:<node>': N}} or --loop-trips"
+
+
+def _host_costs(works: Sequence[NodeWork], host: HardwareConfig) -> list[Cost]:
+    """Costs of host nodes in model order; a control-flow node's is its bodies' costs times its trips."""
+    leaves = iter(host.costs([w for w in works if w.kind != "control"]))
+    costs = []
+    for w in works:
+        if w.kind != "control":
+            costs.append(next(leaves))
+            continue
+        body = sum(_host_costs(w.body, host), Cost())
+        costs.append(body.times(w.trips) + sum(_host_costs(w.once, host), Cost()))
+    return costs
+
+
 class _StepBuilder:
     """Accumulates steps with their dependencies, tracking where each tensor's value lives."""
 
@@ -129,17 +162,27 @@ class _StepBuilder:
         return self.ready_on.get((tensor, place))
 
 
-def simulate_model(model: Model | str | bytes, system: System, schedule: str = "sequential") -> Simulation:
-    """Simulate one inference of `model` on `system` (cost only: shapes and types, no invoke)."""
+def simulate_model(model: Model | str | bytes, system: System, schedule: str = "sequential",
+                   loops: LoopTrips | None = None) -> Simulation:
+    """Simulate one inference of `model` on `system` (cost only: shapes and types, no invoke).
+
+    Raises:
+        WorkError: a node has no work model, or a loop's trip count is unknown and `loops` sets none.
+    """
     name = model if isinstance(model, str) else "<model>"
     ir = model if isinstance(model, Model) else load_model(model)
     interpreter, delegates = build_interpreter(ir, system)
-    return simulate_interpreter(interpreter, delegates, system, schedule, name)
+    return simulate_interpreter(interpreter, delegates, system, schedule, name, loops)
 
 
 def simulate_interpreter(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate], system: System,
-                         schedule: str = "sequential", name: str = "<model>") -> Simulation:
-    """Simulate one inference of an interpreter whose accelerators were applied with `delegates`."""
+                         schedule: str = "sequential", name: str = "<model>",
+                         loops: LoopTrips | None = None) -> Simulation:
+    """Simulate one inference of an interpreter whose accelerators were applied with `delegates`.
+
+    Loops the interpreter has run are costed with the trips that run counted (unless `loops` overrides them).
+    """
+    loops = loops if loops is not None else LoopTrips()
     graph = interpreter.primary
     tensors = graph.tensors
     accel_of = {d.name(): a for d, a in zip(delegates, system.accelerators)}
@@ -152,7 +195,9 @@ def simulate_interpreter(interpreter: Interpreter, delegates: Sequence[Accelerat
         order = sorted(work)
         node_cost.update(zip(order, accel_of[d.name()].costs([work[i] for i in order])))
     on_host = sorted(ni for ni in graph.execution_plan if graph.nodes[ni].delegate is None)
-    node_cost.update(zip(on_host, system.host.costs([node_work(graph.nodes[ni], tensors) for ni in on_host])))
+    host_work = [resolve_trips(node_work(graph.context, graph.nodes[ni]), loops, _HOW_TO_SET_TRIPS) for ni in on_host]
+    node_cost.update(zip(on_host, _host_costs(host_work, system.host)))
+    loop_counts = tuple(LoopCount(c.where, c.op, c.trips, c.trips_from) for w in host_work for c in control_nodes(w))
 
     b = _StepBuilder()
     for i in graph.inputs:
@@ -216,7 +261,7 @@ def simulate_interpreter(interpreter: Interpreter, delegates: Sequence[Accelerat
     init = simulate(_parameter_loads(delegates, accel_of))
     timings.sort(key=lambda t: t.index)
     return Simulation(name, system.host.name, tuple(a.name for a in system.accelerators), schedule, result, init,
-                      tuple(timings), tuple(partitions), tuple(interpreter.get_delegation_report()))
+                      tuple(timings), tuple(partitions), tuple(interpreter.get_delegation_report()), loop_counts)
 
 
 def _by_unit_partition(result: SimResult) -> dict[tuple[str, int], dict[str, float]]:

@@ -48,8 +48,8 @@ if str(ROOT) not in sys.path:
 from accelsim.config import HardwareConfig, load_hardware, to_spec  # noqa: E402
 from accelsim.cost.npu import NpuCompute, model_cycles  # noqa: E402
 from delegates.accelerator import AcceleratorDelegate  # noqa: E402
-from delegates.work import NodeWork  # noqa: E402
 from runtime.interpreter import Interpreter  # noqa: E402
+from runtime.work import NodeWork  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "models"
 # (our config, Vela accelerator, Vela system config)

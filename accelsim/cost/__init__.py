@@ -12,9 +12,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
-from delegates.work import NodeWork
 from runtime.errors import ModelError
 from runtime.ir import numpy_dtype
+from runtime.work import NodeWork
 
 # Relative float slack so that a whole cycle count computed through seconds does not round up by one.
 _SLACK = 1e-12
@@ -35,6 +35,11 @@ class Cost:
         if not isinstance(other, Cost):
             return NotImplemented
         return Cost(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(Cost)))
+
+    def times(self, count: int) -> Cost:
+        """This cost `count` times over (a loop body's cost times its trips)."""
+        return Cost(self.cycles * count, self.seconds * count, self.macs * count, self.bytes_read * count,
+                    self.bytes_written * count, self.param_bytes_streamed * count)
 
 
 def dtype_itemsize(dtype: str) -> int:

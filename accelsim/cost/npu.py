@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING
 
 from accelsim.cost import Cost
 from accelsim.kinds import Kind, spec
-from delegates.work import NodeWork
+from runtime.work import NodeWork
 
 if TYPE_CHECKING:
     from accelsim.config import HardwareConfig
@@ -162,7 +162,7 @@ def mac_steps(work: NodeWork, ublock: tuple[int, int, int], ifm_depth: int) -> t
         g = work.gemm
         return g.batch * math.ceil(g.m / (uh * uw)) * math.ceil(g.n / uc) * math.ceil(g.k / ifm_depth), False
     if (work.kind == "window" or work.op == "RESIZE_BILINEAR") and work.elements:
-        # One MAC per window tap per output (delegates.work), channels independent: a pool, or a
+        # One MAC per window tap per output (runtime.work), channels independent: a pool, or a
         # bilinear resize run as a 2x2 depthwise convolution of fixed weights.
         taps = work.macs // work.elements
         return math.ceil(work.elements / (uh * uw * uc)) * taps, True

@@ -11,7 +11,7 @@ import pytest
 from accelsim.config import ConfigError, load_hardware, load_system
 from accelsim.cost import npu
 from accelsim.system import simulate_model
-from delegates.work import NodeWork, conv_work, gemm_work
+from runtime.work import NodeWork, conv_work, gemm_work
 
 ROOT = Path(__file__).resolve().parents[2]
 HW = ROOT / "accelsim" / "hw_configs"

@@ -19,8 +19,8 @@ Usage:
 
 Prints per model and config: our cycles, Vela's, the ratio, how many operators each leaves
 to the CPU (ours: nodes the claims refuse), the bytes each puts on the SRAM and on the
-weights' level (flash or DRAM), and the share of our cycles in nodes bound by compute, SRAM
-or weight traffic; with --layers, each Vela layer group (the Vela
+weights' level (flash or DRAM), and the share of our cycles in nodes bound by compute, the SRAM
+(activations) or the weights' level; with --layers, each Vela layer group (the Vela
 operators up to one writing a tensor of the original graph) next to our nodes that produce it;
 with --fit, the values of each config's fitted compute fields (`FITTED`) that best match Vela
 on the given models, which is how the shipped configs' "fitted" numbers were set.
@@ -46,7 +46,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from accelsim.config import HardwareConfig, load_hardware, to_spec  # noqa: E402
-from accelsim.cost.npu import NpuCompute, model_cycles  # noqa: E402
+from accelsim.cost import npu  # noqa: E402
+from accelsim.cost.npu import NpuCompute  # noqa: E402
 from delegates.accelerator import AcceleratorDelegate  # noqa: E402
 from runtime.interpreter import Interpreter  # noqa: E402
 from runtime.work import NodeWork  # noqa: E402
@@ -96,9 +97,9 @@ class OurNode:
     op: str
     outputs: tuple[str, ...]
     cycles: int
-    sram_bytes: int
-    weight_bytes: int
-    bound: str
+    sram_bytes: int  # on the activations level
+    weight_bytes: int  # on the weights level
+    bound: str  # "compute" or the level that set its time; "-" for a node the compiler removes
 
 
 def parse_layers(text: str) -> tuple[VelaLayer, ...]:
@@ -143,11 +144,10 @@ def our_nodes(model: Path, hw: HardwareConfig) -> tuple[list[OurNode], list[Node
     graph = interpreter.primary
     work = delegate.work_by_node()
     order = sorted(work)
-    cycles = model_cycles([work[i] for i in order], hw.compute, hw.memory.onchip_bandwidth,
-                          hw.memory.dram_bandwidth, hw.clock)
+    costs = npu.costs([work[i] for i in order], hw)
     nodes = [OurNode(work[i].op, tuple(graph.tensors[t].name for t in graph.nodes[i].outputs if t >= 0),
-                     c.total, c.sram_bytes, c.weight_bytes, c.bound if c.total else "-")
-             for i, c in zip(order, cycles)]
+                     c.cycles, c.bytes_on(hw.memory.activations), c.bytes_on(hw.memory.weights), c.bound or "-")
+             for i, c in zip(order, costs)]
     # The delegate replaced its nodes by delegate nodes: what else remains in the plan runs on the CPU.
     left = sum(1 for i in graph.execution_plan if graph.nodes[i].delegate is None)
     return nodes, [work[i] for i in order], left
@@ -231,8 +231,7 @@ def misfit(results: Sequence[Comparison], compute: NpuCompute) -> float:
     squared log ratio of its layer groups (100 cycles added on both sides so that tiny layers weigh less)."""
     error = 0.0
     for r in results:
-        cycles = [c.total for c in model_cycles(r.works, compute, r.hw.memory.onchip_bandwidth,
-                                                r.hw.memory.dram_bandwidth, r.hw.clock)]
+        cycles = [c.cycles for c in npu.costs(r.works, dataclasses.replace(r.hw, compute=compute))]
         error += 20 * math.log(sum(cycles) / r.vela.cycles) ** 2
         position = {id(n): i for i, n in enumerate(r.nodes)}
         groups = [(sum(cycles[position[id(n)]] for n in nodes), sum(x.cycles for x in layers))
@@ -262,24 +261,24 @@ def fit(results: Sequence[Comparison], compute: NpuCompute, rounds: int = 6) -> 
     return best
 
 
-def bound_shares(nodes: Sequence[OurNode]) -> str:
-    """Percent of our cycles spent in nodes bound by compute, SRAM and weight traffic: 'c/s/w'."""
-    total = sum(n.cycles for n in nodes) or 1
-    return "/".join(f"{100 * sum(n.cycles for n in nodes if n.bound == b) / total:.0f}"
-                    for b in ("compute", "sram", "weights"))
+def bound_shares(result: Comparison) -> str:
+    """Percent of our cycles spent in nodes bound by compute, the activations level and the weights level: 'c/a/w'."""
+    total = sum(n.cycles for n in result.nodes) or 1
+    bounds = ("compute", result.hw.memory.activations, result.hw.memory.weights)
+    return "/".join(f"{100 * sum(n.cycles for n in result.nodes if n.bound == b) / total:.0f}" for b in bounds)
 
 
 def summary_table(results: Sequence[Comparison]) -> list[str]:
     weights_level = {"ethos_u55_128": "off_chip_flash", "ethos_u65_256": "dram"}
     lines = [f"{'model':28} {'config':14} {'ours':>10} {'vela':>10} {'ratio':>6}  {'CPU ops ours/vela':>17}  "
-             f"{'SRAM B ours':>11} {'vela':>9}  {'weights B ours':>14} {'vela':>9}  {'bound c/s/w %':>13}"]
+             f"{'SRAM B ours':>11} {'vela':>9}  {'weights B ours':>14} {'vela':>9}  {'bound c/a/w %':>13}"]
     for r in results:
         level = weights_level[r.config]
         lines.append(f"{r.model:28} {r.config:14} {r.cycles:10d} {r.vela.cycles:10d} {r.ratio:6.2f}  "
                      f"{f'{r.cpu_ops}/{r.vela.cpu_ops}':>17}  "
                      f"{sum(n.sram_bytes for n in r.nodes):11d} {r.vela.level_bytes('sram'):9d}  "
                      f"{sum(n.weight_bytes for n in r.nodes):14d} {r.vela.level_bytes(level):9d}  "
-                     f"{bound_shares(r.nodes):>13}")
+                     f"{bound_shares(r):>13}")
     return lines
 
 

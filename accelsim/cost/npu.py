@@ -30,18 +30,17 @@ estimate is totalled and vela.ini for the systems' clocks and bandwidths):
   unit) is `softmax_passes` elementwise passes, a SQUARED_DIFFERENCE `squared_difference_passes`.
 * Every NPU operation pays a fixed cost (command stream, block setup, pipeline fill and
   drain): `mac_op_overhead_cycles` on the MAC engine, `elementwise_op_overhead_cycles` else.
-* Memory (the Shared_Sram memory mode): feature maps live in SRAM (AXI0, the config's
-  memory.onchip_bandwidth) in bricks of `brick_depth` channels (the NHCWB16 format: an
-  8-channel map moves as 16), counted where the node's geometry gives its channels (conv-like
-  ops), as is elsewhere; weights in the constant area on AXI1 (memory.dram_bandwidth:
-  off-chip flash on the U55 system, DRAM on the U65 one) and are read from there every
-  inference, each at its `*_efficiency` fraction of peak. Weights are counted uncompressed
-  plus `bias_bytes_per_channel` per output channel (Vela packs a 40-bit bias, 32-bit scale and
-  6-bit shift into 10 bytes; TFLite's int32 bias is 4 of them, already in
-  `NodeWork.weight_bytes`). Vela's
-  lossless weight compression is not modelled: on our fixtures its encoded weights are
-  0.99-1.10x the original size.
-* A node takes the longest of compute, SRAM traffic and weight traffic, which is how Vela
+* Memory, through the config's levels (`accelsim.memory`): in Vela's Shared_Sram mode the
+  activations level is the SRAM on AXI0 and the weights level the constant area on AXI1
+  (off-chip flash on the U55 system, DRAM on the U65 one), read at every inference. The NPU
+  reaches `sram_efficiency` / `weight_efficiency` of those levels' peak bandwidths. Feature
+  maps move in bricks of `brick_depth` channels (the NHCWB16 format: an 8-channel map moves as
+  16), counted where the node's geometry gives its channels (conv-like ops), as is elsewhere.
+  Weights are counted uncompressed plus `bias_bytes_per_channel` per output channel (Vela
+  packs a 40-bit bias, 32-bit scale and 6-bit shift into 10 bytes; TFLite's int32 bias is 4
+  of them, already in `NodeWork.weight_bytes`); Vela's lossless weight compression is not
+  modelled: on our fixtures its encoded weights are 0.99-1.10x the original size.
+* A node takes the longest of compute and each level's traffic (`accelsim.cost.timed`), which is how Vela
   totals an estimate: "the sum of the single action that consumes the most cycles per pass"
   (PERFORMANCE.md, "Cycles").
 
@@ -56,13 +55,17 @@ per-class costs.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from accelsim.cost import Cost
+from accelsim import energy
+from accelsim import memory as mem
+from accelsim.cost import Cost, levels_of, timed
 from accelsim.kinds import Kind, spec
+from accelsim.memory import Level, Traffic
 from runtime.work import NodeWork
 
 if TYPE_CHECKING:
@@ -112,8 +115,9 @@ class NpuCompute:
                                        default=10, example=10)
     brick_depth: int = spec("count", "channels of one feature-map brick in SRAM (NHCWB16: 16)", default=1,
                             example=16)
-    sram_efficiency: float = spec("fraction", "fraction of memory.onchip_bandwidth reached", default=1.0)
-    weight_efficiency: float = spec("fraction", "fraction of memory.dram_bandwidth reached", default=1.0)
+    sram_efficiency: float = spec("fraction", "fraction of the activations level's bandwidth reached",
+                                  default=1.0)
+    weight_efficiency: float = spec("fraction", "fraction of the weights level's bandwidth reached", default=1.0)
 
     @property
     def ofm_ublock(self) -> tuple[int, int, int]:
@@ -122,31 +126,6 @@ class NpuCompute:
     def cycles_per_element(self, op_class: str) -> float:
         """Cycles per element of an elementwise class (one of ELEMENTWISE_CLASSES)."""
         return getattr(self, f"{op_class}_cycles_per_element")
-
-
-@dataclass(frozen=True)
-class NpuCycles:
-    """Where a node's time goes: compute (MAC, output and elementwise units), SRAM and weight traffic."""
-
-    compute: int
-    sram: int
-    weights: int
-    sram_bytes: int
-    weight_bytes: int
-
-    @property
-    def total(self) -> int:
-        """The slowest of compute and the two memory levels (they overlap)."""
-        return max(self.compute, self.sram, self.weights)
-
-    @property
-    def bound(self) -> str:
-        """Which of 'compute', 'sram' or 'weights' sets the node's time."""
-        return max(("compute", self.compute), ("sram", self.sram), ("weights", self.weights),
-                   key=lambda pair: pair[1])[0]
-
-
-_NOTHING = NpuCycles(0, 0, 0, 0, 0)
 
 
 def mac_steps(work: NodeWork, ublock: tuple[int, int, int], ifm_depth: int) -> tuple[int, bool]:
@@ -234,27 +213,12 @@ def encoded_weight_bytes(work: NodeWork, compute: NpuCompute) -> int:
     return work.weight_bytes + max(0, compute.bias_bytes_per_channel - 4) * channels
 
 
-def node_cycles(work: NodeWork, compute: NpuCompute, sram_bandwidth: float, weight_bandwidth: float,
-                clock_hz: float, fused: str | None = None) -> NpuCycles:
-    """Compute, SRAM and weight-level cycles of one node (with an activation of class `fused` in its output stage).
-
-    Args:
-        sram_bandwidth, weight_bandwidth: peak bytes/s of the feature-map SRAM and of the
-            level the weights are read from (the compute block's efficiencies apply).
-    """
-    sram_bytes = feature_map_bytes(work, compute.brick_depth)
-    weight_bytes = encoded_weight_bytes(work, compute)
-    return NpuCycles(
-        compute=compute_cycles(work, compute, fused),
-        sram=math.ceil(sram_bytes * clock_hz / (sram_bandwidth * compute.sram_efficiency)),
-        weights=math.ceil(weight_bytes * clock_hz / (weight_bandwidth * compute.weight_efficiency)),
-        sram_bytes=sram_bytes,
-        weight_bytes=weight_bytes,
-    )
+def absorbed(works: Sequence[NodeWork]) -> list[bool]:
+    """Which nodes the compiler folds into a neighbour or removes (see the module docstring), in model order."""
+    return [_absorbed(works, i) for i in range(len(works))]
 
 
 def _absorbed(works: Sequence[NodeWork], i: int) -> bool:
-    """Whether the compiler folds node i into a neighbour or removes it (see the module docstring)."""
     work = works[i]
     if work.op in _REMOVED or work.op == "CONCATENATION":
         return True
@@ -267,35 +231,76 @@ def _absorbed(works: Sequence[NodeWork], i: int) -> bool:
     return False
 
 
-def model_cycles(works: Sequence[NodeWork], compute: NpuCompute, sram_bandwidth: float, weight_bandwidth: float,
-                 clock_hz: float) -> list[NpuCycles]:
-    """NpuCycles of a model's NPU nodes in model order; absorbed nodes cost nothing.
+def model_compute_cycles(works: Sequence[NodeWork], compute: NpuCompute) -> list[int]:
+    """Compute cycles of a device's nodes in model order; an absorbed node's are 0.
 
     An absorbed activation's cost moves to its producer's output stage: nothing for a clamp
     (RELU*), the LUT rate per element for TANH and LOGISTIC.
     """
-    absorbed = [_absorbed(works, i) for i in range(len(works))]
+    gone = absorbed(works)
     out = []
     for i, work in enumerate(works):
-        if absorbed[i]:
-            out.append(_NOTHING)
-            continue
         nxt = works[i + 1] if i + 1 < len(works) else None
-        fused = "lut" if nxt is not None and absorbed[i + 1] and nxt.op in _LUT_ACTIVATIONS else None
-        out.append(node_cycles(work, compute, sram_bandwidth, weight_bandwidth, clock_hz, fused))
+        fused = "lut" if nxt is not None and gone[i + 1] and nxt.op in _LUT_ACTIVATIONS else None
+        out.append(0 if gone[i] else compute_cycles(work, compute, fused))
     return out
 
 
+def traffic(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Traffic]:
+    """Bytes per level of a device's nodes: `accelsim.memory`'s placement with the NPU's byte counts.
+
+    Activations go where the generic rules put them (spilling below a full level), counted in
+    whole bricks; weights are the encoded stream, cached or streamed from where they live as
+    the generic rules split them. An absorbed node moves nothing.
+    """
+    memory, compute = hw.memory, hw.compute
+    homes = mem.activation_levels(works, memory, hw.error)
+    streams = mem.streamed_parameters(works, mem.weight_cache(works, memory))
+    out = []
+    for work, home, stream, gone in zip(works, homes, streams, absorbed(works)):
+        if gone:
+            out.append(Traffic(()))
+            continue
+        weights = encoded_weight_bytes(work, compute)
+        streamed = weights if stream else 0
+        source = home.name if memory.weights == memory.activations else memory.weights
+        moved: dict[str, int] = {}
+        for name, nbytes in ((home.name, feature_map_bytes(work, compute.brick_depth)),
+                             (memory.cache, weights - streamed), (source, streamed)):
+            if nbytes:
+                moved[name] = moved.get(name, 0) + nbytes
+        out.append(Traffic(tuple(moved.items()), streamed))
+    return out
+
+
+def effective_levels(hw: HardwareConfig) -> dict[str, Level]:
+    """The device's levels with the bandwidth the NPU reaches on them (the compute block's efficiencies)."""
+    compute, memory = hw.compute, hw.memory
+    reached = {memory.weights: compute.weight_efficiency, memory.activations: compute.sram_efficiency}
+    return {name: dataclasses.replace(level, bandwidth=level.bandwidth * reached.get(name, 1.0))
+            for name, level in levels_of(hw).items()}
+
+
 def costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
-    """Costs of a model's NPU nodes in model order: memory.onchip_bandwidth is the SRAM, memory.dram_bandwidth
-    the level holding the weights (flash or DRAM)."""
-    cycles = model_cycles(works, hw.compute, hw.memory.onchip_bandwidth, hw.memory.dram_bandwidth, hw.clock)
-    return [Cost(cycles=c.total, seconds=c.total / hw.clock, macs=w.macs,
-                 bytes_read=w.input_bytes + c.weight_bytes if c is not _NOTHING else 0,
-                 bytes_written=w.output_bytes if c is not _NOTHING else 0,
-                 param_bytes_streamed=max(c.weight_bytes, w.weight_bytes))
-            for w, c in zip(works, cycles)]
+    """Costs of a device's nodes in model order: compute overlapped with its SRAM and weight traffic.
+
+    Raises:
+        ConfigError: a node's activations fit no memory level (see `accelsim.memory`).
+    """
+    levels = effective_levels(hw)
+    watts = energy.static_power(hw)
+    return [timed(work, cycles, hw, moved, levels, watts)
+            for work, cycles, moved in zip(works, model_compute_cycles(works, hw.compute), traffic(works, hw))]
+
+
+def peak_macs_per_cycle(work: NodeWork, hw: HardwareConfig) -> float:
+    """The MAC unit's MACs per cycle: one micro-block step (uh * uw * uc * ifm_depth)."""
+    c = hw.compute
+    return c.ublock_height * c.ublock_width * c.ublock_depth * c.ifm_depth
 
 
 KIND = Kind("npu", "accelerator", "Arm Ethos-U-style NPU: block-based MAC engine, output unit, SRAM + flash/DRAM",
-            NpuCompute, memory=("onchip_bandwidth", "dram_bandwidth"), costs=costs)
+            NpuCompute, costs=costs,
+            macs_per_cycle="ublock_height x ublock_width x ublock_depth x ifm_depth MACs per step (2 x 1 x 8 x 8 "
+                           "= 128 on an Ethos-U55-128), pointwise_efficiency steps per cycle on 1x1 kernels",
+            peak_macs_per_cycle=peak_macs_per_cycle)

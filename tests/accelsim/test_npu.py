@@ -26,13 +26,16 @@ ENGINE = npu.NpuCompute(
     mac_op_overhead_cycles=100, elementwise_op_overhead_cycles=20, softmax_passes=4,
     bias_bytes_per_channel=10, sram_efficiency=0.5, weight_efficiency=1.0,
 )
-CLOCK = 500e6
-SRAM = 4e9  # 8 bytes per cycle at 500 MHz; 4 at efficiency 0.5
-FLASH = 0.5e9  # 1 byte per cycle
+# The shipped U55 system around it: 500 MHz, sram 4 GB/s (4 B/cycle at efficiency 0.5), flash 0.5 GB/s (1 B/cycle).
+U55_HW = load_hardware(HW / "ethos_u55_128.yaml")
 
 
-def cycles(works, compute=ENGINE) -> list[npu.NpuCycles]:
-    return npu.model_cycles(works, compute, SRAM, FLASH, CLOCK)
+def compute(works, engine=ENGINE) -> list[int]:
+    return npu.model_compute_cycles(works, engine)
+
+
+def costs(works, engine=ENGINE):
+    return npu.costs(works, dataclasses.replace(U55_HW, compute=engine))
 
 
 def elementwise(op: str, elements: int, inputs: int = 1) -> NodeWork:
@@ -45,13 +48,16 @@ def test_a_3x3_conv_is_counted_in_micro_block_steps_at_the_window_rate():
     work = conv_work(1, 8, 8, 16, 32, 3, 3, padding="SAME")
     steps = 4 * 8 * 4 * 9 * 2
     assert npu.mac_steps(work, ENGINE.ofm_ublock, ENGINE.ifm_depth) == (steps, True)
-    (c,) = cycles([work])
     # Window rate 0.5 steps/cycle beats the output unit (2048 outputs / 2 per cycle), plus the op overhead.
-    assert c.compute == steps * 2 + 100 == 4708
-    # SRAM: 1024 B in + 2048 B out at 4 B/cycle; flash: 4608 weights + 32 * 6 more bias/scale bytes at 1 B/cycle.
-    assert (c.sram_bytes, c.sram) == (3072, 768)
-    assert (c.weight_bytes, c.weights) == (4608 + 32 * 6, 4800)
-    assert (c.total, c.bound) == (4800, "weights")
+    assert compute([work]) == [steps * 2 + 100] == [4708]
+    # SRAM: 1024 B in + 2048 B out at 4 B/cycle (768); flash: 4608 weights + 32 * 6 more bias/scale bytes
+    # at 1 B/cycle (4800): the flash sets the time.
+    (c,) = costs([work])
+    assert c.level_bytes == (("sram", 3072), ("flash", 4608 + 32 * 6))
+    assert (c.cycles, c.bound, c.param_bytes_streamed) == (4800, "flash", 4800)
+    assert c.compute_seconds == pytest.approx(4708 / 500e6)
+    # Energy (the shipped figures): MACs x 0.23 pJ, SRAM bytes x 12.5 pJ/B, flash bytes x 162.5 pJ/B.
+    assert c.energy == pytest.approx(work.macs * 0.23e-12 + 3072 * 12.5e-12 + 4800 * 162.5e-12)
 
 
 def test_sram_moves_conv_feature_maps_in_whole_channel_bricks():
@@ -60,50 +66,49 @@ def test_sram_moves_conv_feature_maps_in_whole_channel_bricks():
     assert npu.feature_map_bytes(work, 16) == 64 * 16 + 64 * 32
     assert npu.feature_map_bytes(work, 1) == work.input_bytes + work.output_bytes == 64 * 3 + 64 * 24
     add = elementwise("ADD", 1000, 2)  # no geometry: as is
-    assert [c.sram_bytes for c in cycles([work, add], bricked)] == [3072, 3000]
+    assert [c.bytes_on("sram") for c in costs([work, add], bricked)] == [3072, 3000]
 
 
 def test_depth_and_block_granularity_round_up_and_leave_a_pointwise_conv_output_bound():
     # 5x5x3 -> 5x5x10, 1x1: 3 channels pay for 8, 10 outputs for 16, 5 rows for 6.
     work = conv_work(1, 5, 5, 3, 10, 1, 1)
     assert npu.mac_steps(work, ENGINE.ofm_ublock, ENGINE.ifm_depth) == (3 * 5 * 2 * 1 * 1, False)
-    (c,) = cycles([work])
-    assert c.compute == 125 + 100  # 250 outputs at 2 per cycle outlast 30 steps at 1 per cycle
+    assert compute([work]) == [125 + 100]  # 250 outputs at 2 per cycle outlast 30 steps at 1 per cycle
 
 
 def test_a_depthwise_conv_takes_one_input_channel_per_output_channel():
     work = conv_work(1, 8, 8, 16, 16, 3, 3, padding="SAME", depthwise=True)
     steps = 4 * 8 * 2 * 9
     assert npu.mac_steps(work, ENGINE.ofm_ublock, ENGINE.ifm_depth) == (steps, True)
-    assert cycles([work])[0].compute == steps * 2 + 100
+    assert compute([work]) == [steps * 2 + 100]
 
 
 def test_a_fully_connected_layer_is_a_1x1_conv_over_its_rows():
     work = gemm_work(1, 64, 10)
     assert npu.mac_steps(work, ENGINE.ofm_ublock, ENGINE.ifm_depth) == (1 * 2 * 8, False)
-    (c,) = cycles([work])
-    assert c.compute == 16 + 100
-    assert c.weight_bytes == 640 + 10 * 6
+    assert compute([work]) == [16 + 100]
+    assert costs([work])[0].bytes_on("flash") == 640 + 10 * 6
 
 
 def test_elementwise_ops_run_at_their_class_rate_plus_the_small_op_overhead():
     add, mul, tanh = elementwise("ADD", 1000, 2), elementwise("MUL", 1000, 2), elementwise("TANH", 1000)
     assert [npu.elementwise_class(w) for w in (add, mul, tanh)] == ["add", "mul", "lut"]
-    assert [cycles([w])[0].compute for w in (add, mul, tanh)] == [1520, 1020, 2020]
+    assert [compute([w])[0] for w in (add, mul, tanh)] == [1520, 1020, 2020]
     # SRAM: 2000 B in + 1000 B out at 4 B/cycle; no weights.
-    assert [(c.sram, c.weights, c.total) for c in cycles([add])] == [(750, 0, 1520)]
+    (c,) = costs([add])
+    assert (c.level_bytes, c.cycles, c.bound) == ((("sram", 3000),), 1520, "compute")  # 750 cycles of SRAM
 
 
 def test_ops_without_an_instruction_are_chains_of_passes_and_matmul_goes_mac_by_mac():
     softmax = NodeWork(op="SOFTMAX", dtype="int8", macs=300, input_bytes=100, output_bytes=100, elements=100,
                        kind="reduce")
-    assert cycles([softmax])[0].compute == 4 * (100 * 1.0 + 20)
+    assert compute([softmax]) == [4 * (100 * 1.0 + 20)]
     squared = elementwise("SQUARED_DIFFERENCE", 100, 2)
-    assert cycles([squared])[0].compute == 1 * (100 * 1.0 + 20)  # ENGINE's default: one pass
-    assert cycles([squared], dataclasses.replace(ENGINE, squared_difference_passes=8))[0].compute == 8 * 120
+    assert compute([squared]) == [1 * (100 * 1.0 + 20)]  # ENGINE's default: one pass
+    assert compute([squared], dataclasses.replace(ENGINE, squared_difference_passes=8)) == [8 * 120]
     matmul = NodeWork(op="BATCH_MATMUL", dtype="int8", macs=2048, input_bytes=512, output_bytes=256, elements=256,
                       kind="gemm")
-    assert cycles([matmul])[0].compute == 2048 * 2 + 100
+    assert compute([matmul]) == [2048 * 2 + 100]
 
 
 def test_the_compiler_rewrites_reshapes_concats_pads_and_activations_away():
@@ -115,27 +120,30 @@ def test_the_compiler_rewrites_reshapes_concats_pads_and_activations_away():
                        kind="move")
     concat = NodeWork(op="CONCATENATION", dtype="int8", macs=0, input_bytes=576, output_bytes=576, elements=576,
                       kind="move")
-    alone = cycles([conv])[0]
-    got = cycles([pad, conv, relu, reshape, concat])
-    assert [c.total for c in got] == [0, alone.total, 0, 0, 0]
+    alone = costs([conv])[0]
+    got = costs([pad, conv, relu, reshape, concat])
+    assert [c.cycles for c in got] == [0, alone.cycles, 0, 0, 0]
+    assert [c.level_bytes for c in got[2:]] == [(), (), ()]
     # A TANH after its producer runs in that producer's output stage, at the LUT rate per element.
     pointwise = conv_work(1, 16, 16, 8, 64, 1, 1)
-    fused = cycles([pointwise, elementwise("TANH", pointwise.elements)])
-    assert fused[1].total == 0
-    assert fused[0].compute == pointwise.elements / 2 + pointwise.elements * 2.0 + 100
+    fused = compute([pointwise, elementwise("TANH", pointwise.elements)])
+    assert fused == [pointwise.elements / 2 + pointwise.elements * 2.0 + 100, 0]
     # Not after an op whose output it does not take as is (here: a TANH of another tensor).
-    apart = cycles([pointwise, elementwise("TANH", 100)])
-    assert apart[1].compute == 100 * 2 + 20 and apart[0] == cycles([pointwise])[0]
+    apart = compute([pointwise, elementwise("TANH", 100)])
+    assert apart == [compute([pointwise])[0], 100 * 2 + 20]
 
 
-def test_costs_through_a_loaded_config_report_time_and_streamed_weights():
-    hw = load_hardware(HW / "ethos_u55_128.yaml")
+def test_the_npu_reaches_its_efficiency_of_each_level_and_honours_the_generic_placement():
     work = conv_work(1, 8, 8, 16, 32, 3, 3, padding="SAME")
-    (cost,) = npu.KIND.costs([work], hw)
-    expected = npu.node_cycles(work, hw.compute, hw.memory.onchip_bandwidth, hw.memory.dram_bandwidth, hw.clock)
-    assert cost.cycles == expected.total and cost.seconds == pytest.approx(expected.total / 500e6)
-    assert cost.param_bytes_streamed == expected.weight_bytes == 4608 + 32 * 6
-    assert cost.bytes_read == work.input_bytes + expected.weight_bytes
+    # The shipped U65 reads weights from dram at weight_efficiency of 3.75 GB/s.
+    u65 = load_hardware(HW / "ethos_u65_256.yaml")
+    levels = npu.effective_levels(u65)
+    assert levels["dram"].bandwidth == pytest.approx(3.75e9 * u65.compute.weight_efficiency)
+    assert levels["sram"].bandwidth == pytest.approx(16e9 * u65.compute.sram_efficiency)
+    # A cache level above the weights (an override) keeps the layer's encoded weights on it: nothing streams.
+    cached = dataclasses.replace(U55_HW, compute=ENGINE, memory=dataclasses.replace(U55_HW.memory, cache="sram"))
+    (c,) = npu.costs([work], cached)
+    assert c.level_bytes == (("sram", 3072 + 4800),) and c.param_bytes_streamed == 0
 
 
 @pytest.mark.parametrize("config", ["ethos_u55_128", "ethos_u65_256"])
@@ -181,17 +189,20 @@ def test_bad_npu_compute_keys_name_file_line_and_key(tmp_path, key, new, message
     assert f"{path}:{_line_of(text, new)}: compute.{key}: {message}" in errors
 
 
-def test_missing_npu_keys_are_listed(tmp_path):
-    text = U55.replace("  dram_bandwidth: 0.5 GB/s", "", 1).replace("  ifm_depth: 8", "", 1)
+def test_missing_npu_keys_and_levels_are_named(tmp_path):
+    text = U55.replace("  ifm_depth: 8", "", 1)
+    text = re.sub(r"^    flash: .*\n", "", text, count=1, flags=re.M)
     path, errors = _errors(tmp_path, text)
-    assert any(e.startswith(f"{path}:") and "compute.ifm_depth: required key missing" in e for e in errors)
-    assert any(e.startswith(f"{path}:") and "memory.dram_bandwidth: required key missing" in e for e in errors)
+    assert errors == [f"{path}:{_line_of(text, 'compute:')}: compute.ifm_depth: required key missing",
+                      f"{path}:{_line_of(text, 'weights: flash')}: memory.weights: expected a level name (sram, link), "
+                      "got 'flash'"]
 
 
 def test_a_bare_number_where_a_rate_belongs_is_refused(tmp_path):
-    text = U55.replace("  onchip_bandwidth: 4 GB/s", "  onchip_bandwidth: 4", 1)
+    text = U55.replace("    sram: {bandwidth: 4 GB/s,", "    sram: {bandwidth: 4,", 1)
     path, errors = _errors(tmp_path, text)
-    assert errors and errors[0].startswith(f"{path}:{_line_of(text, 'onchip_bandwidth: 4')}: memory.onchip_bandwidth:")
+    line = _line_of(text, "sram: {bandwidth: 4,")
+    assert errors and errors[0].startswith(f"{path}:{line}: memory.levels.sram.bandwidth:")
 
 
 # -- Vela ------------------------------------------------------------------------------------------

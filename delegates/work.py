@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from delegates.spec import data_input
-from runtime.kernels.conv import SAME, VALID, out_size_and_padding
+from runtime.kernels.conv.geometry import SAME, VALID, out_size_and_padding
 
 _POOLS = {"AVERAGE_POOL_2D", "MAX_POOL_2D", "L2_POOL_2D"}
 _REDUCERS = {"MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD", "REDUCE_ANY", "REDUCE_ALL",

@@ -88,6 +88,15 @@ class RuntimeTensor:
             self.shape = value.shape
         self._data = value
 
+    def hand_over(self, value: np.ndarray) -> None:
+        """Store `value` without the setter's checks: for a producer that built this tensor's exact dtype
+        and shape by construction (a kernel's invoke plan, checked at prepare; a constant's buffer)."""
+        self._data = value
+
+    def release(self) -> None:
+        """Drop the data (the arena frees an intermediate after its last reader)."""
+        self._data = None
+
     @property
     def nbytes(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from runtime.kernels.common import check, is_known
-from runtime.kernels.conv import FLOAT_RANGES, fused_activation, out_size_and_padding
+from runtime.kernels.conv.geometry import out_size_and_padding
+from runtime.kernels.conv.stage import FLOAT_RANGES, fused_activation
 from runtime.registration import Registration
 
 

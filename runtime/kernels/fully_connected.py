@@ -1,7 +1,7 @@
 """FULLY_CONNECTED in float32, int8 (per-tensor or per-channel weights) and uint8, DEFAULT weights format.
 
 The input is read as [-1, input_size] rows (fully_connected.cc) and multiplied by the transposed
-[units, input_size] weights through BLAS; quantized products are exact in the GEMM (see conv.py) and
+[units, input_size] weights through BLAS; quantized products are exact in the GEMM (see conv/conv2d.py) and
 go through the same output stage as the convolutions. Sparse constant weights (version 8) are densified
 once in prepare (sparse.py) and then take the dense path.
 """
@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from runtime.kernels.common import check, fast_clip, is_known, store_plan
-from runtime.kernels.conv import (
+from runtime.kernels.conv.checks import check_bias, check_float_types, check_quantized_types
+from runtime.kernels.conv.stage import (
     FLOAT_RANGES,
     OPTIMIZED_ROUNDING,
     REFERENCE_ROUNDING,
@@ -22,9 +23,6 @@ from runtime.kernels.conv import (
     Requantizer,
     accumulator_bound,
     channel_bounds,
-    check_bias,
-    check_float_types,
-    check_quantized_types,
     clamp_float,
     finish_quantized,
     gemm_dtype,
@@ -125,7 +123,7 @@ def _prepare(ctx, node) -> None:
         exact = _weights(filter_data, np.float64, plan.filter_zp) if filter_data is not None else None
         plan.dtype = gemm_dtype(x, plan.input_zp, exact, axis=0)
         plan.weights = None if exact is None else exact.astype(plan.dtype)
-        rounding = REFERENCE_ROUNDING if f.sparsity is not None else OPTIMIZED_ROUNDING
+        rounding = node.numerics.requant_rounding(REFERENCE_ROUNDING if f.sparsity is not None else OPTIMIZED_ROUNDING)
         plan.requant = requantizer(_OP, x, f, b, out, act, units, channel_axis=0, rounding=rounding,
                                    float_product=not per_channel,
                                    acc_bound=accumulator_bound(x, plan.input_zp, exact, 0, b))
@@ -194,36 +192,26 @@ def _constant_float_runner(x, out, rows: int, depth: int, w: np.ndarray, bias: n
 
 
 def _quantized_runner(plan: _FcPlan, x, f, b, out) -> Callable[[], None]:
-    """(rows - input zp) @ weights through the plan's output stage; plan.stage and plan.requant are read
-    per call because a delegate may replace them after prepare."""
+    """(rows - input zp) @ weights through the plan's output stage (fused with the GEMM where that pays)."""
+    fused = _fused_stage(plan, x, b, out)
+    if fused is not None:
+        return store_plan(out, fused)
     rows, shape, depth, dtype, zp = plan.rows, out.shape, f.shape[1], plan.dtype, plan.input_zp
+    const_w, stage, requant, filter_zp = plan.weights, plan.stage, plan.requant, plan.filter_zp
 
     def run() -> None:
-        w = plan.weights if plan.weights is not None else _weights(f.data, dtype, plan.filter_zp)
+        w = const_w if const_w is not None else _weights(f.data, dtype, filter_zp)
         # A cast then an in-place subtraction is cheaper than a subtraction with a dtype (exact either way).
         lhs = x.data.reshape(rows, depth).astype(dtype)
         if zp:
             lhs -= zp
         acc = np.dot(lhs, w)
-        stage = plan.stage
         if stage is not None:
             out.data = stage(acc).reshape(shape)
         else:
-            out.data = finish_quantized(acc, read_bias(b, np.int64), plan.requant).reshape(shape)
+            out.data = finish_quantized(acc, read_bias(b, np.int64), requant).reshape(shape)
 
-    fused = _fused_stage(plan, x, b, out)
-    if fused is None:
-        return run
-    stage, compute = fused
-    fast = store_plan(out, compute)
-
-    def run_fused() -> None:
-        if plan.stage is stage:
-            fast()
-        else:  # a delegate replaced the output stage after prepare
-            run()
-
-    return run_fused
+    return run
 
 
 # The fused stage tiles its constants to the whole accumulator: only for small outputs.
@@ -231,9 +219,9 @@ _FUSED_MAX = 1 << 14
 
 
 def _fused_stage(plan: _FcPlan, x, b, out):
-    """plan.stage, with constant weights and bias, fused into the fewest NumPy calls: (stage, compute).
+    """plan.stage, with constant weights and bias, fused into the fewest NumPy calls: compute(), or None.
 
-    The GEMM sums raw inputs, with the zero point's share zp * sum(w) folded into the bias (as conv.py's
+    The GEMM sums raw inputs, with the zero point's share zp * sum(w) folded into the bias (as conv/conv2d.py's
     _fold_conv_zero_point does), and ExactStage's per-channel constants are tiled to the whole
     accumulator. The clamp and the cast are one lookup, take(table, k, mode="clip") with
     table[k] = clamp(k + base): clip mode sends every k below the table to its first entry and every k
@@ -275,7 +263,7 @@ def _fused_stage(plan: _FcPlan, x, b, out):
             acc += offset
             return lookup(acc.astype(intp), mode="clip").reshape(shape)
 
-        return stage, compute
+        return compute
     # Int64 form: (acc * q + offset) >> shift, with -lo << shift in the offset so that k = y - lo.
     shifts = np.broadcast_to(raw_stage.shift, raw_stage.multiplier.shape)[:units]
     multiplier = np.tile(raw_stage.multiplier[:units], (rows, 1))
@@ -293,7 +281,7 @@ def _fused_stage(plan: _FcPlan, x, b, out):
         acc >>= shift
         return lookup(acc, mode="clip").reshape(shape)
 
-    return stage, compute
+    return compute
 
 
 def _invoke(ctx, node) -> None:

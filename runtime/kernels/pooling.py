@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from runtime.kernels.common import check
-from runtime.kernels.conv import out_size_and_padding
+from runtime.kernels.conv.geometry import out_size_and_padding
 from runtime.quant import activation_name, activation_range_quantized
 from runtime.registration import Registration
 

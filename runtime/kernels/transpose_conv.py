@@ -6,7 +6,7 @@ output pixel (y * stride - pad_top + ky, x * stride - pad_left + kx). The taps o
 columns kx = stride_w * b + p (p < stride_w) differ only in p land side by side, so each (ky, b) group is
 its own GEMM whose rows, [out_w_span, out_c] per input row, are added to the output rows as contiguous
 runs. Quantized, the products are exact in the float GEMM, the sums exact in the float64 buffer, and the
-int32 sums go through the optimized Quantize output stage (conv.py's Requantizer).
+int32 sums go through the optimized Quantize output stage (conv/stage.py's Requantizer).
 """
 
 from __future__ import annotations
@@ -17,19 +17,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from runtime.kernels.common import check, is_known
-from runtime.kernels.conv import (
-    INT16_MAX,
+from runtime.kernels.conv.checks import check_bias, check_float_types, check_quantized_types, filter_zero_point
+from runtime.kernels.conv.geometry import INT16_MAX, SAME, VALID
+from runtime.kernels.conv.stage import (
     OPTIMIZED_ROUNDING,
     REFERENCE_ROUNDING,
-    SAME,
-    VALID,
     FloatStage,
     Requantizer,
-    check_bias,
-    check_float_types,
-    check_quantized_types,
     depthwise_int8_rounding,
-    filter_zero_point,
     finish_float,
     finish_quantized,
     fused_activation,

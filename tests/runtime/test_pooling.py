@@ -10,7 +10,7 @@ from support import Spec, check_against_litert, single_op_model
 
 from runtime.errors import KernelError, OpResolutionError
 from runtime.interpreter import Interpreter
-from runtime.kernels.conv import out_size_and_padding
+from runtime.kernels.conv.geometry import out_size_and_padding
 from runtime.resolver import BuiltinOpResolver
 
 SAME, VALID = 0, 1

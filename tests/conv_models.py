@@ -1,0 +1,81 @@
+"""One-node CONV_2D / DEPTHWISE_CONV_2D models with weights, bias and scales the way a converter makes them."""
+
+from __future__ import annotations
+
+import numpy as np
+from support import Spec, const, single_op_model
+
+from runtime.kernels.conv.geometry import SAME, out_size_and_padding
+
+ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
+
+
+
+def out_hw(in_hw, k_hw, padding, stride, dilation):
+    return tuple(out_size_and_padding(padding, i, k, s, d)[0] for i, k, s, d in zip(in_hw, k_hw, stride, dilation))
+
+
+def _quantize_weights(w: np.ndarray, kind: str, axis: int):
+    """int8 symmetric (per channel along `axis`, or per tensor) or uint8 asymmetric per tensor."""
+    if kind == "uint8":
+        lo, hi = min(float(w.min()), 0.0), max(float(w.max()), 0.0)
+        scale = np.float32((hi - lo) / 255)
+        zp = int(np.clip(np.round(-lo / scale), 0, 255))
+        q = np.clip(np.round(w / scale) + zp, 0, 255).astype(np.uint8)
+        return q, np.array([scale], np.float32), zp
+    reduce = tuple(i for i in range(w.ndim) if i != axis)
+    if kind == "int8_per_channel":
+        scales = (np.abs(w).max(axis=reduce) / 127).astype(np.float32)
+        shape = [1] * w.ndim
+        shape[axis] = -1
+        q = np.round(w / scales.reshape(shape))
+    else:
+        scales = np.array([np.abs(w).max() / 127], np.float32)
+        q = np.round(w / scales[0])
+    return np.clip(q, -127, 127).astype(np.int8), scales, 0
+
+
+def conv_model(op: str, in_shape, filter_shape, kind: str, *, seed: int = 0, bias: str = "random",
+               version: int | None = None, padding: int = SAME, stride=(1, 1), dilation=(1, 1),
+               activation: str = "NONE", out_scale_factor: float = 1.0) -> bytes:
+    """A one-node CONV_2D / DEPTHWISE_CONV_2D model; bias is 'random', 'zero' or 'none' (omitted)."""
+    rng = np.random.default_rng(seed)
+    depthwise = op == "DEPTHWISE_CONV_2D"
+    out_c = filter_shape[3] if depthwise else filter_shape[0]
+    axis = 3 if depthwise else 0
+    gains = rng.uniform(0.2, 2.0, out_c)
+    w = rng.standard_normal(filter_shape) * (gains if depthwise else gains[:, None, None, None])
+    b = rng.standard_normal(out_c)
+    oh, ow = out_hw(in_shape[1:3], filter_shape[1:3], padding, stride, dilation)
+    out_shape = (in_shape[0], oh, ow, out_c)
+    options = dict(padding=padding, stride_h=stride[0], stride_w=stride[1], dilation_h_factor=dilation[0],
+                   dilation_w_factor=dilation[1], fused_activation_function=ACTIVATIONS[activation])
+    if depthwise:
+        options["depth_multiplier"] = out_c // in_shape[3]
+    if kind == "float":
+        inputs = [Spec(tuple(in_shape)), const(w.astype(np.float32))]
+        bias_spec = const((b if bias == "random" else 0 * b).astype(np.float32))
+        output = Spec(out_shape)
+        default_version = 2 if depthwise and max(dilation) > 1 else 1
+    else:
+        qtype = "UINT8" if kind == "uint8" else "INT8"
+        in_scale = np.float32(rng.uniform(0.01, 0.1))
+        in_zp = int(rng.integers(100, 156)) if kind == "uint8" else int(rng.integers(-30, 31))
+        wq, w_scales, w_zp = _quantize_weights(w, kind, axis)
+        per_channel_scales = np.broadcast_to(w_scales, (out_c,)).astype(np.float64)
+        bias_scales = float(in_scale) * per_channel_scales
+        taps = int(np.prod(filter_shape[1:3])) * (1 if depthwise else filter_shape[3])
+        # Roughly what calibration gives: +-3 standard deviations of the accumulator over 255 steps.
+        acc_std = np.sqrt(taps) * 74 * (60 if kind == "uint8" else 42)
+        out_scale = np.float32(6 * acc_std * in_scale * per_channel_scales.mean() / 255 * out_scale_factor)
+        out_zp = int(rng.integers(100, 156)) if kind == "uint8" else int(rng.integers(-20, 21))
+        bq = np.round(b * 2 / bias_scales) if bias == "random" else np.zeros(out_c)
+        inputs = [Spec(tuple(in_shape), qtype, scale=float(in_scale), zero_point=in_zp),
+                  const(wq, scale=tuple(w_scales.tolist()), zero_point=w_zp, quantized_dimension=axis)]
+        bias_scale = tuple(bias_scales.astype(np.float32).tolist())[:w_scales.size]
+        bias_spec = const(bq.astype(np.int32), scale=bias_scale, zero_point=0)
+        output = Spec(out_shape, qtype, scale=float(out_scale), zero_point=out_zp)
+        default_version = 3 if kind.startswith("int8") else (2 if depthwise and max(dilation) > 1 else 1)
+    if bias != "none":
+        inputs.append(bias_spec)
+    return single_op_model(op, inputs, [output], version=version or default_version, **options)

@@ -17,7 +17,7 @@ from runtime import Interpreter
 from runtime.ir import make_operator, numpy_dtype
 
 ROOT = Path(__file__).resolve().parents[2]
-HW = ROOT / "hw_configs"
+HW = ROOT / "accelsim" / "hw_configs"
 MODELS = ROOT / "tests" / "fixtures" / "models"
 MiB = 1024**2
 

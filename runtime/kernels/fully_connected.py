@@ -1,5 +1,6 @@
 """FULLY_CONNECTED in float32, int8 (per-tensor or per-channel weights) and uint8, DEFAULT weights format.
 
+`fully_connected` is the specification; the kernel below implements it (tests/runtime/test_references.py).
 The input is read as [-1, input_size] rows (fully_connected.cc) and multiplied by the transposed
 [units, input_size] weights through BLAS; quantized products are exact in the GEMM (see conv/conv2d.py) and
 go through the same output stage as the convolutions. Sparse constant weights (version 8) are densified
@@ -15,6 +16,7 @@ import numpy as np
 
 from runtime.kernels.common import check, fast_clip, is_known, store_plan
 from runtime.kernels.conv.checks import check_bias, check_float_types, check_quantized_types
+from runtime.kernels.conv.reference import output_stage
 from runtime.kernels.conv.stage import (
     FLOAT_RANGES,
     OPTIMIZED_ROUNDING,
@@ -288,13 +290,36 @@ def _invoke(ctx, node) -> None:
     node.user_data.run()
 
 
+def fully_connected(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, stage: str | Requantizer, input_zp: int = 0,
+                    filter_zp: int = 0) -> np.ndarray:
+    """FULLY_CONNECTED's specification: output_stage((rows of x - input_zp) @ (w - filter_zp).T, b), [rows, units].
+
+    x is read as rows of w's input_size (fully_connected.cc); w is [units, input_size]. The stage is
+    conv/reference.py's output_stage (reference_ops::FullyConnected, reference_integer_ops::FullyConnected
+    with the rounding the node's Requantizer carries). Quantized sums are exact in int64.
+    """
+    acc_type = np.float32 if isinstance(stage, str) else np.int64
+    rows = x.reshape(-1, w.shape[1]).astype(acc_type) - input_zp
+    return output_stage(rows @ (w.astype(acc_type) - filter_zp).T, b, stage)
+
+
+def _reference(ctx, node) -> None:
+    """FULLY_CONNECTED through `fully_connected` (prepare checked the node and built its Requantizer)."""
+    plan: _FcPlan = node.user_data
+    x, f, b, out = ctx.input(node, 0), ctx.input(node, 1), ctx.input(node, 2), ctx.output(node, 0)
+    w = _sparse_weights(ctx, f, x.type) if f.sparsity is not None else f.data
+    stage = plan.requant if plan.quantized else plan.activation
+    bias = None if b is None else b.data.reshape(-1)
+    out.data = fully_connected(x.data, w, bias, stage, plan.input_zp, plan.filter_zp).reshape(out.shape)
+
+
 def register(resolver) -> None:
     """FULLY_CONNECTED v1 (float32, uint8), v4 (int8), v5 (keep_num_dims), v6 (no bias), v8 (sparse weights).
 
     Not registered (op_version.cc): v2 (shuffled weights), v3/v9/v12 (hybrid), v7/v11/v13 (int16),
     v10/v14 (int4/int2 weights).
     """
-    reg = Registration(prepare=_prepare, invoke=_invoke)
+    reg = Registration(prepare=_prepare, invoke=_invoke, reference=_reference)
     resolver.add_builtin(_OP, reg, 1, 1)
     resolver.add_builtin(_OP, reg, 4, 6)
     resolver.add_builtin(_OP, reg, 8, 8)

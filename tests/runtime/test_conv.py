@@ -6,7 +6,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from conv_models import ACTIVATIONS, conv_model, out_hw
+from op_models import ACTIVATIONS, conv_model, out_hw
 from support import (
     FIXTURES,
     Spec,

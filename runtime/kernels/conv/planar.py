@@ -1,6 +1,6 @@
 """PlanarPatches: CONV_2D's im2col for inputs with few channels, copied from channel planes in long runs.
 
-Implements `reference.conv2d`'s window sums; tests/runtime/test_conv_reference.py checks it.
+Implements `reference.conv2d`'s window sums; tests/runtime/test_references.py checks it.
 """
 
 from __future__ import annotations

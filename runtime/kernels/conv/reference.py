@@ -2,7 +2,7 @@
 
 Every fast path of this package (conv2d.py with im2col.py, planar.py and scaled.py; depthwise.py with
 tapsum.py; stage.ExactStage and stage.FloatStage) implements one of these, and
-tests/runtime/test_conv_reference.py checks that property; `Interpreter(reference=True)` runs these
+tests/runtime/test_references.py checks that property; `Interpreter(reference=True)` runs these
 alone. The rules are TFLite's reference kernels: reference_ops::Conv and
 reference_integer_ops::ConvPerChannel (conv.h), the DepthwiseConv kernels (depthwiseconv_float.h,
 depthwiseconv_uint8.h, integer_ops/depthwise_conv.h) and the output stage of kernel_util.cc and

@@ -1,6 +1,6 @@
 """ScaledGemm: a small pointwise quantized CONV_2D as one float64 GEMM with the output stage folded in.
 
-Implements `reference.conv2d` (through `stage.Requantizer`); tests/runtime/test_conv_reference.py checks it.
+Implements `reference.conv2d` (through `stage.Requantizer`); tests/runtime/test_references.py checks it.
 """
 
 from __future__ import annotations

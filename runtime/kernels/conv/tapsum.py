@@ -1,6 +1,6 @@
 """TapSum: DEPTHWISE_CONV_2D's window sums as one einsum over a view of every kernel tap.
 
-Implements `reference.depthwise_conv2d`'s window sums; tests/runtime/test_conv_reference.py checks it.
+Implements `reference.depthwise_conv2d`'s window sums; tests/runtime/test_references.py checks it.
 """
 
 from __future__ import annotations

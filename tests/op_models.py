@@ -1,4 +1,5 @@
-"""One-node CONV_2D / DEPTHWISE_CONV_2D models with weights, bias and scales the way a converter makes them."""
+"""One-node conv-family models (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, pools) with weights, bias and scales
+the way a converter makes them."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from support import Spec, const, single_op_model
 from runtime.kernels.conv.geometry import SAME, out_size_and_padding
 
 ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
+POOL_QUANT = {"FLOAT32": {}, "INT8": {"scale": 0.05, "zero_point": -3}, "UINT8": {"scale": 0.05, "zero_point": 120}}
 
 
 
@@ -79,3 +81,58 @@ def conv_model(op: str, in_shape, filter_shape, kind: str, *, seed: int = 0, bia
     if bias != "none":
         inputs.append(bias_spec)
     return single_op_model(op, inputs, [output], version=version or default_version, **options)
+
+
+def fc_model(in_shape, units: int, kind: str, *, depth: int | None = None, bias: bool = True,
+             keep_num_dims: bool = False, activation: str = "NONE", weight_zero_point: int = 0,
+             seed: int = 0) -> bytes:
+    """A one-node FULLY_CONNECTED model with converter-like quantization; weights are [units, depth]."""
+    rng = np.random.default_rng(seed)
+    depth = depth or in_shape[-1]
+    rows = int(np.prod(in_shape)) // depth
+    out_shape = (*in_shape[:-1], units) if keep_num_dims else (rows, units)
+    w = rng.standard_normal((units, depth)) * rng.uniform(0.2, 2.0, (units, 1))
+    b = rng.standard_normal(units)
+    if kind == "float":
+        inputs = [Spec(tuple(in_shape)), const(w.astype(np.float32)), const(b.astype(np.float32))]
+        output = Spec(out_shape)
+    else:
+        qtype, lo, hi = ("UINT8", 0, 255) if kind == "uint8" else ("INT8", -128, 127)
+        in_scale = np.float32(rng.uniform(0.01, 0.1))
+        in_zp = int(rng.integers(100, 156)) if kind == "uint8" else int(rng.integers(-30, 31))
+        if kind == "int8_per_channel":
+            w_scales = (np.abs(w).max(axis=1) / 127).astype(np.float32)
+            wq = np.round(w / w_scales[:, None])
+        else:
+            span = np.abs(w).max()
+            w_scales = np.array([span / 127 if kind != "uint8" else 2 * span / 255], np.float32)
+            weight_zero_point = weight_zero_point or (128 if kind == "uint8" else 0)
+            wq = np.round(w / w_scales[0]) + weight_zero_point
+        wq = np.clip(wq, lo, hi).astype(np.uint8 if kind == "uint8" else np.int8)
+        channel_scales = np.broadcast_to(w_scales, (units,)).astype(np.float64)
+        bias_scales = (float(in_scale) * channel_scales).astype(np.float32)
+        acc_std = np.sqrt(depth) * 74 * 42
+        out_scale = np.float32(6 * acc_std * in_scale * channel_scales.mean() / 255)
+        out_zp = int(rng.integers(100, 156)) if kind == "uint8" else int(rng.integers(-20, 21))
+        inputs = [Spec(tuple(in_shape), qtype, scale=float(in_scale), zero_point=in_zp),
+                  const(wq, scale=tuple(w_scales.tolist()), zero_point=weight_zero_point, quantized_dimension=0),
+                  const(np.round(b * 2 / bias_scales).astype(np.int32),
+                        scale=tuple(bias_scales.tolist())[:w_scales.size], zero_point=0)]
+        output = Spec(out_shape, qtype, scale=float(out_scale), zero_point=out_zp)
+    if not bias:
+        inputs[2] = None
+    version = 6 if not bias else 5 if keep_num_dims else 4 if kind.startswith("int8") else 1
+    return single_op_model("FULLY_CONNECTED", inputs, [output], version=version, keep_num_dims=keep_num_dims,
+                           fused_activation_function=ACTIVATIONS[activation])
+
+
+def pool_model(op, typ, in_shape, window, padding=SAME, activation="NONE") -> bytes:
+    fh, fw, sh, sw = window
+    oh = out_size_and_padding(padding, in_shape[1], fh, sh, 1)[0]
+    ow = out_size_and_padding(padding, in_shape[2], fw, sw, 1)[0]
+    quant = POOL_QUANT[typ]
+    out_shape = (in_shape[0], oh, ow, in_shape[3])
+    return single_op_model(
+        op, [Spec(tuple(in_shape), typ, **quant)], [Spec(out_shape, typ, **quant)],
+        version=2 if typ == "INT8" else 1, padding=padding, filter_height=fh, filter_width=fw, stride_h=sh,
+        stride_w=sw, fused_activation_function=ACTIVATIONS[activation])

@@ -1,5 +1,5 @@
-"""One-node conv-family models (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, pools) with weights, bias and scales
-the way a converter makes them."""
+"""One-node conv-family models (CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV, CONV_3D, FULLY_CONNECTED,
+pools) with weights, bias and scales the way a converter makes them."""
 
 from __future__ import annotations
 
@@ -136,3 +136,63 @@ def pool_model(op, typ, in_shape, window, padding=SAME, activation="NONE") -> by
         op, [Spec(tuple(in_shape), typ, **quant)], [Spec(out_shape, typ, **quant)],
         version=2 if typ == "INT8" else 1, padding=padding, filter_height=fh, filter_width=fw, stride_h=sh,
         stride_w=sw, fused_activation_function=ACTIVATIONS[activation])
+
+
+def tc_model(in_shape, cout, kernel, stride, padding, out_hw, kind="float", bias=True, activation="NONE",
+             seed=0, omit_bias_slot=False, shape_input=False) -> bytes:
+    """A one-node TRANSPOSE_CONV; weights [cout, kh, kw, cin], converter-like quantization."""
+    rng = np.random.default_rng(seed)
+    n, _, _, cin = in_shape
+    wf = rng.standard_normal((cout, *kernel, cin)) * rng.uniform(0.3, 2.0, (cout, 1, 1, 1))
+    bf = rng.standard_normal(cout)
+    out_shape = (n, *out_hw, cout)
+    shape_spec = Spec((4,), "INT32") if shape_input else const(np.array(out_shape, np.int32))
+    if kind == "float":
+        inputs = [shape_spec, const(wf.astype(np.float32)), Spec(in_shape), const(bf.astype(np.float32))]
+        output = Spec(out_shape)
+    else:
+        typ = "UINT8" if kind == "uint8" else "INT8"
+        s_in = float(rng.uniform(0.01, 0.05))
+        z_in = int(rng.integers(100, 156)) if typ == "UINT8" else int(rng.integers(-20, 21))
+        if kind == "int8_per_channel":
+            ws = np.abs(wf).reshape(cout, -1).max(axis=1) / 127
+        else:
+            ws = np.array([np.abs(wf).max() / (127 if typ == "INT8" else 127.5)])
+        wz = 128 if typ == "UINT8" else 0
+        wq = np.round(wf / ws.reshape(-1, 1, 1, 1)) + wz
+        wq = np.clip(wq, 0, 255).astype(np.uint8) if typ == "UINT8" else np.clip(wq, -127, 127).astype(np.int8)
+        bs = (s_in * ws).astype(np.float32)
+        bq = np.round(bf * 2 / np.broadcast_to(bs, (cout,))).astype(np.int32)
+        overlap = np.prod(kernel) / np.prod(stride)
+        s_out = float(s_in * ws.mean() * np.sqrt(cin * max(overlap, 1)) * 74 * 50 / 60)
+        z_out = 128 if typ == "UINT8" else int(rng.integers(-10, 11))
+        inputs = [shape_spec, const(wq, scale=tuple(ws.tolist()), zero_point=wz, quantized_dimension=0),
+                  Spec(in_shape, typ, scale=s_in, zero_point=z_in),
+                  const(bq, scale=tuple(bs.tolist()), zero_point=0)]
+        output = Spec(out_shape, typ, scale=s_out, zero_point=z_out)
+    if not bias:
+        inputs = inputs[:3] + [None] if omit_bias_slot else inputs[:3]
+    version = 4 if activation != "NONE" else 3 if bias else 2 if kind.startswith("int8") else 1
+    return single_op_model("TRANSPOSE_CONV", inputs, [output], version=version, padding=padding,
+                           stride_h=stride[0], stride_w=stride[1],
+                           fused_activation_function=ACTIVATIONS[activation])
+
+
+def out_size(n, k, s, d, padding):
+    effective = (k - 1) * d + 1
+    return -(-n // s) if padding == SAME else (n - effective + s) // s
+
+
+def conv3d_model(in_shape, kernel, cout, stride, dilation, padding, bias=True, activation="NONE", seed=0,
+                 filter_input=False) -> bytes:
+    rng = np.random.default_rng(seed)
+    w = rng.standard_normal((*kernel, in_shape[4], cout)).astype(np.float32)
+    out_shape = (in_shape[0], *(out_size(n, k, s, d, padding)
+                                for n, k, s, d in zip(in_shape[1:4], kernel, stride, dilation)), cout)
+    inputs = [Spec(in_shape), Spec(w.shape) if filter_input else const(w)]
+    if bias:
+        inputs.append(const(rng.standard_normal(cout).astype(np.float32)))
+    return single_op_model("CONV_3D", inputs, [Spec(out_shape)], padding=padding,
+                           stride_d=stride[0], stride_h=stride[1], stride_w=stride[2],
+                           dilation_d_factor=dilation[0], dilation_h_factor=dilation[1],
+                           dilation_w_factor=dilation[2], fused_activation_function=ACTIVATIONS[activation])

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from op_models import conv_model, fc_model, pool_model
+from op_models import conv3d_model, conv_model, fc_model, pool_model, tc_model
 from support import (
     FIXTURES,
     Spec,
@@ -31,8 +31,8 @@ from runtime.resolver import BuiltinOpResolver
 
 # Builtin ops whose kernels have a reference function; the rest (listed in the report of issue 17)
 # raise with reference=True.
-WITH_REFERENCE = ["ADD", "AVERAGE_POOL_2D", "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "MAX_POOL_2D", "MUL",
-                  "SUB"]
+WITH_REFERENCE = ["ADD", "AVERAGE_POOL_2D", "CONV_2D", "CONV_3D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED",
+                  "MAX_POOL_2D", "MUL", "SUB", "TRANSPOSE_CONV"]
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 QUANTIZED_KINDS = ("int8_per_channel", "int8_per_tensor", "uint8")
 ACTIVATION = st.sampled_from(["NONE", "RELU", "RELU6", "RELU_N1_TO_1"])
@@ -177,3 +177,36 @@ def test_numerics_profile_names_the_valid_choices(kwargs, message):
     with pytest.raises(ValueError) as err:
         NumericsProfile(**kwargs)
     assert str(err.value) == message
+
+
+@SETTINGS
+@given(kind=st.sampled_from(("float", "int8_per_channel", "int8_per_tensor", "uint8")), data=st.data())
+def test_transpose_conv_equals_its_reference(kind, data):
+    in_shape = (data.draw(st.integers(1, 2)), data.draw(st.integers(1, 5)), data.draw(st.integers(1, 5)),
+                data.draw(st.integers(1, 6)))
+    kernel = (data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4)))
+    stride = (data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3)))
+    padding = data.draw(st.sampled_from([SAME, VALID]))
+    # The output sizes whose implied input (transpose_conv.cc ComputePaddingHeightWidth) is in_shape's.
+    out_hw = tuple(data.draw(st.integers((i - 1) * s + 1, i * s) if padding == SAME else
+                             st.integers((i - 1) * s + k, (i - 1) * s + k + s - 1))
+                   for i, k, s in zip(in_shape[1:3], kernel, stride))
+    seed = data.draw(st.integers(0, 2**16))
+    model = tc_model(in_shape, data.draw(st.integers(1, 9)), kernel, stride, padding, out_hw, kind=kind,
+                     activation=data.draw(ACTIVATION), seed=seed)
+    check_fast_equals_reference(model, seed)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_conv3d_equals_its_reference(data):
+    kernel = tuple(data.draw(st.integers(1, 3)) for _ in range(3))
+    stride = tuple(data.draw(st.integers(1, 2)) for _ in range(3))
+    dilation = tuple(data.draw(st.integers(1, 2)) for _ in range(3))
+    spatial = tuple(data.draw(st.integers((k - 1) * d + 1, 7)) for k, d in zip(kernel, dilation))
+    in_shape = (data.draw(st.integers(1, 2)), *spatial, data.draw(st.integers(1, 4)))
+    seed = data.draw(st.integers(0, 2**16))
+    model = conv3d_model(in_shape, kernel, data.draw(st.integers(1, 5)), stride, dilation,
+                         data.draw(st.sampled_from([SAME, VALID])), bias=data.draw(st.booleans()),
+                         activation=data.draw(ACTIVATION), seed=seed)
+    check_fast_equals_reference(model, seed)

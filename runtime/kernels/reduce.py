@@ -193,6 +193,14 @@ def _mean_invoke(ctx, node) -> None:
     if plan.fast is not None:
         plan.fast()
         return
+    _mean_reference(ctx, node)
+
+
+def _mean_reference(ctx, node) -> None:
+    """MEAN's specification (reduce.cc, reduce.h Mean, reference_ops QuantizedMeanOrSum, and
+    optimized_integer_ops/mean.h's 4-D rule): the sum over the axes, divided as each type does;
+    the fast plans (_float_mean_plan, _mean_table_plan) implement it (tests/runtime/test_references.py)."""
+    plan: _MeanPlan = node.user_data
     x = ctx.input(node, 0)
     out = ctx.output(node, 0)
     keep_dims = node.options.keep_dims
@@ -423,7 +431,8 @@ def _arg_invoke(op: str):
 
 def register(resolver) -> None:
     # op_version.cc: MEAN v2 adds int8, v3 adds int16 (not implemented).
-    resolver.add_builtin("MEAN", Registration(prepare=_mean_prepare, invoke=_mean_invoke), 1, 2)
+    resolver.add_builtin("MEAN", Registration(prepare=_mean_prepare, invoke=_mean_invoke, reference=_mean_reference),
+                         1, 2)
     # SUM: v1 float32/int32/int64/uint8 (and int16, which op_version.cc leaves at 1), v2 int8.
     # REDUCE_MAX/MIN: v2 int8, v3 int16. REDUCE_PROD: v2 quantized int8/int16.
     for op, max_version in (("SUM", 2), ("REDUCE_MAX", 3), ("REDUCE_MIN", 3), ("REDUCE_PROD", 2)):

@@ -17,6 +17,7 @@ from support import (
     FIXTURES,
     Spec,
     assert_close_to_reference,
+    const,
     random_inputs,
     run_litert,
     run_ours,
@@ -31,8 +32,9 @@ from runtime.resolver import BuiltinOpResolver
 
 # Builtin ops whose kernels have a reference function; the rest (listed in the report of issue 17)
 # raise with reference=True.
-WITH_REFERENCE = ["ADD", "AVERAGE_POOL_2D", "CONV_2D", "CONV_3D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED",
-                  "MAX_POOL_2D", "MUL", "SUB", "TRANSPOSE_CONV"]
+WITH_REFERENCE = ["ADD", "AVERAGE_POOL_2D", "CONV_2D", "CONV_3D", "DEPTHWISE_CONV_2D", "EXPAND_DIMS",
+                  "FULLY_CONNECTED", "MAX_POOL_2D", "MEAN", "MUL", "RESHAPE", "SHAPE", "SOFTMAX", "SQUEEZE", "SUB",
+                  "TRANSPOSE_CONV"]
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 QUANTIZED_KINDS = ("int8_per_channel", "int8_per_tensor", "uint8")
 ACTIVATION = st.sampled_from(["NONE", "RELU", "RELU6", "RELU_N1_TO_1"])
@@ -144,8 +146,10 @@ def test_add_sub_mul_equal_their_reference(case):
     check_fast_equals_reference(model, seed)
 
 
-def test_reference_interpreter_runs_a_whole_fixture_model_like_litert():
-    model = (FIXTURES / "sparse_float.tflite").read_bytes()
+@pytest.mark.parametrize("name", ["mobilenet_v2_035_96_int8", "mobilenet_v2_035_96_float", "dilated_cnn_float",
+                                  "sparse_float"])
+def test_reference_interpreter_runs_whole_fixture_models_like_litert(name):
+    model = (FIXTURES / f"{name}.tflite").read_bytes()
     inputs = random_inputs(Interpreter(model_content=model).get_input_details(), seed=3)
     assert_close_to_reference(run_ours(model, inputs, reference=True), run_litert(model, inputs))
 
@@ -210,3 +214,38 @@ def test_conv3d_equals_its_reference(data):
                          data.draw(st.sampled_from([SAME, VALID])), bias=data.draw(st.booleans()),
                          activation=data.draw(ACTIVATION), seed=seed)
     check_fast_equals_reference(model, seed)
+
+
+@SETTINGS
+@given(typ=st.sampled_from(["FLOAT32", "INT8", "UINT8"]), shape=st.lists(st.integers(1, 12), min_size=1, max_size=3),
+       beta=st.sampled_from([1.0, 0.5, 2.0]), in_scale=st.floats(0.02, 0.3), zero_point=st.integers(-100, 100),
+       seed=st.integers(0, 2**16))
+def test_softmax_equals_its_reference(typ, shape, beta, in_scale, zero_point, seed):
+    quant_in = quant_out = {}
+    if typ != "FLOAT32":
+        offset = 128 if typ == "UINT8" else 0
+        quant_in = dict(scale=float(np.float32(in_scale)), zero_point=zero_point + offset)
+        quant_out = dict(scale=1 / 256, zero_point=-128 if typ == "INT8" else 0)
+    model = single_op_model("SOFTMAX", [Spec(tuple(shape), typ, **quant_in)], [Spec(tuple(shape), typ, **quant_out)],
+                            version=2 if typ == "INT8" else 1, beta=beta)
+    check_fast_equals_reference(model, seed)
+
+
+@SETTINGS
+@given(typ=st.sampled_from(["FLOAT32", "INT8", "UINT8", "INT32"]), data=st.data())
+def test_mean_equals_its_reference(typ, data):
+    shape = tuple(data.draw(st.lists(st.integers(1, 6), min_size=1, max_size=4)))
+    axes = sorted(data.draw(st.sets(st.integers(0, len(shape) - 1), min_size=1)))
+    keep_dims = data.draw(st.booleans())
+    quant_in = quant_out = {}
+    if typ in ("INT8", "UINT8"):
+        offset = 128 if typ == "UINT8" else 0
+        quant_in = dict(scale=float(np.float32(data.draw(st.floats(0.01, 0.2)))),
+                        zero_point=data.draw(st.integers(-20, 20)) + offset)
+        quant_out = dict(scale=float(np.float32(data.draw(st.floats(0.01, 0.2)))),
+                         zero_point=data.draw(st.integers(-20, 20)) + offset)
+    out_shape = tuple(1 if i in axes else d for i, d in enumerate(shape) if keep_dims or i not in axes)
+    model = single_op_model("MEAN", [Spec(shape, typ, **quant_in), const(np.array(axes, np.int32))],
+                            [Spec(out_shape, typ, **quant_out)], version=2 if typ == "INT8" else 1,
+                            keep_dims=keep_dims)
+    check_fast_equals_reference(model, data.draw(st.integers(0, 2**16)))

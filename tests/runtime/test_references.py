@@ -32,9 +32,9 @@ from runtime.resolver import BuiltinOpResolver
 
 # Builtin ops whose kernels have a reference function; the rest (listed in the report of issue 17)
 # raise with reference=True.
-WITH_REFERENCE = ["ADD", "AVERAGE_POOL_2D", "CONV_2D", "CONV_3D", "DEPTHWISE_CONV_2D", "EXPAND_DIMS",
-                  "FULLY_CONNECTED", "MAX_POOL_2D", "MEAN", "MUL", "RESHAPE", "SHAPE", "SOFTMAX", "SQUEEZE", "SUB",
-                  "TRANSPOSE_CONV"]
+WITH_REFERENCE = ["ADD", "AVERAGE_POOL_2D", "CONV_2D", "CONV_3D", "DEPTHWISE_CONV_2D", "DEQUANTIZE", "EXPAND_DIMS",
+                  "FULLY_CONNECTED", "MAX_POOL_2D", "MEAN", "MUL", "QUANTIZE", "RESHAPE", "SHAPE", "SOFTMAX", "SQUEEZE",
+                  "SUB", "TRANSPOSE_CONV"]
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 QUANTIZED_KINDS = ("int8_per_channel", "int8_per_tensor", "uint8")
 ACTIVATION = st.sampled_from(["NONE", "RELU", "RELU6", "RELU_N1_TO_1"])
@@ -146,8 +146,8 @@ def test_add_sub_mul_equal_their_reference(case):
     check_fast_equals_reference(model, seed)
 
 
-@pytest.mark.parametrize("name", ["mobilenet_v2_035_96_int8", "mobilenet_v2_035_96_float", "dilated_cnn_float",
-                                  "sparse_float"])
+@pytest.mark.parametrize("name", ["mobilenet_v2_035_96_int8", "mobilenet_v2_035_96_float", "mobilenet_v2_035_96_fp16",
+                                  "dilated_cnn_int8", "dilated_cnn_float", "sparse_float"])
 def test_reference_interpreter_runs_whole_fixture_models_like_litert(name):
     model = (FIXTURES / f"{name}.tflite").read_bytes()
     inputs = random_inputs(Interpreter(model_content=model).get_input_details(), seed=3)
@@ -160,9 +160,9 @@ def test_ops_with_a_reference_are_listed():
 
 def test_reference_refuses_an_op_without_one_by_name():
     with pytest.raises(OpResolutionError) as err:
-        Interpreter(model_path=FIXTURES / "dilated_cnn_int8.tflite", reference=True)
+        Interpreter(model_path=FIXTURES / "interleaved_int8.tflite", reference=True)
     message = str(err.value)
-    assert "reference=True, but QUANTIZE (operator 0) has no reference function" in message
+    assert "reference=True, but TANH (operator 1) has no reference function" in message
     assert "ops with references: " + ", ".join(WITH_REFERENCE) in message
 
 
@@ -249,3 +249,30 @@ def test_mean_equals_its_reference(typ, data):
                             [Spec(out_shape, typ, **quant_out)], version=2 if typ == "INT8" else 1,
                             keep_dims=keep_dims)
     check_fast_equals_reference(model, data.draw(st.integers(0, 2**16)))
+
+
+QUANTIZE_CASES = [("FLOAT32", "INT8"), ("FLOAT32", "UINT8"), ("FLOAT32", "INT16"), ("INT8", "INT8"), ("INT8", "UINT8"),
+                  ("UINT8", "INT8"), ("UINT8", "UINT8"), ("INT16", "INT8"), ("INT32", "INT8")]
+
+
+@SETTINGS
+@given(types=st.sampled_from(QUANTIZE_CASES), shape=st.lists(st.integers(1, 11), min_size=1, max_size=3),
+       scales=st.tuples(st.floats(0.01, 0.5), st.floats(0.01, 0.5)), zero_points=st.tuples(st.integers(-50, 50),
+                                                                                          st.integers(-50, 50)),
+       seed=st.integers(0, 2**16))
+def test_quantize_and_dequantize_equal_their_reference(types, shape, scales, zero_points, seed):
+    def quant(typ, scale, zp):
+        if typ == "FLOAT32":
+            return {}
+        return dict(scale=float(np.float32(scale)), zero_point=0 if typ in ("INT16", "INT32") else
+                    zp + (128 if typ == "UINT8" else 0))
+    src, dst = types
+    version = 2 if "INT16" in types else 1
+    shape = tuple(shape)
+    quantize = single_op_model("QUANTIZE", [Spec(shape, src, **quant(src, scales[0], zero_points[0]))],
+                               [Spec(shape, dst, **quant(dst, scales[1], zero_points[1]))], version=version)
+    check_fast_equals_reference(quantize, seed)
+    if src == "FLOAT32" and dst in ("INT8", "UINT8"):
+        dequantize = single_op_model("DEQUANTIZE", [Spec(shape, dst, **quant(dst, scales[1], zero_points[1]))],
+                                     [Spec(shape)], version=2 if dst == "INT8" else 1)
+        check_fast_equals_reference(dequantize, seed)

@@ -46,7 +46,14 @@ def _transpose_invoke(ctx, node) -> None:
     ctx.output(node, 0).data = np.ascontiguousarray(np.transpose(x.data, perm))
 
 
+def _transpose_reference(ctx, node) -> None:
+    """TRANSPOSE's specification: output dimension i is input dimension perm[i] (transpose.cc)."""
+    x = ctx.input(node, 0)
+    ctx.output(node, 0).data = np.ascontiguousarray(np.transpose(x.data, _transpose_perm(x, ctx.input(node, 1))))
+
+
 def register(resolver) -> None:
     # TRANSPOSE: v2 int8, v3 bool, v4 rank 5, v5 int16, v6 rank 6; v7 (int4), v8 (bfloat16, rank > 6) and
     # v9 (float16) are not implemented.
-    resolver.add_builtin("TRANSPOSE", Registration(prepare=_transpose_prepare, invoke=_transpose_invoke), 1, 6)
+    resolver.add_builtin("TRANSPOSE", Registration(prepare=_transpose_prepare, invoke=_transpose_invoke,
+                                                   reference=_transpose_reference), 1, 6)

@@ -32,9 +32,10 @@ from runtime.resolver import BuiltinOpResolver
 
 # Builtin ops whose kernels have a reference function; the rest (listed in the report of issue 17)
 # raise with reference=True.
-WITH_REFERENCE = ["ADD", "AVERAGE_POOL_2D", "CONV_2D", "CONV_3D", "DEPTHWISE_CONV_2D", "DEQUANTIZE", "EXPAND_DIMS",
-                  "FULLY_CONNECTED", "MAX_POOL_2D", "MEAN", "MUL", "QUANTIZE", "RESHAPE", "SHAPE", "SOFTMAX", "SQUEEZE",
-                  "SUB", "TRANSPOSE_CONV"]
+WITH_REFERENCE = ["ADD", "AVERAGE_POOL_2D", "BROADCAST_TO", "CONCATENATION", "CONV_2D", "CONV_3D",
+                  "DEPTHWISE_CONV_2D", "DEQUANTIZE", "EXPAND_DIMS", "FULLY_CONNECTED", "MAX_POOL_2D", "MEAN", "MUL",
+                  "PACK", "QUANTIZE", "RESHAPE", "SHAPE", "SOFTMAX", "SQUEEZE", "SUB", "TILE", "TRANSPOSE",
+                  "TRANSPOSE_CONV"]
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 QUANTIZED_KINDS = ("int8_per_channel", "int8_per_tensor", "uint8")
 ACTIVATION = st.sampled_from(["NONE", "RELU", "RELU6", "RELU_N1_TO_1"])
@@ -276,3 +277,29 @@ def test_quantize_and_dequantize_equal_their_reference(types, shape, scales, zer
         dequantize = single_op_model("DEQUANTIZE", [Spec(shape, dst, **quant(dst, scales[1], zero_points[1]))],
                                      [Spec(shape)], version=2 if dst == "INT8" else 1)
         check_fast_equals_reference(dequantize, seed)
+
+
+@SETTINGS
+@given(typ=st.sampled_from(["FLOAT32", "INT8", "UINT8", "INT32"]), data=st.data())
+def test_concatenation_and_transpose_equal_their_reference(typ, data):
+    shape = tuple(data.draw(st.lists(st.integers(1, 5), min_size=1, max_size=4)))
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    sizes = data.draw(st.lists(st.integers(1, 4), min_size=1, max_size=4))
+    quant = [{} for _ in range(len(sizes) + 1)]
+    if typ in ("INT8", "UINT8"):
+        # int8 inputs must share the output's quantization; uint8 ones are requantized to it.
+        common = dict(scale=0.05, zero_point=3 if typ == "INT8" else 128)
+        quant = [common if typ == "INT8" else dict(scale=float(np.float32(data.draw(st.floats(0.02, 0.2)))),
+                                                    zero_point=data.draw(st.integers(0, 255)))
+                 for _ in sizes] + [common]
+    inputs = [Spec(shape[:axis] + (n,) + shape[axis + 1:], typ, **q) for n, q in zip(sizes, quant)]
+    out_shape = shape[:axis] + (sum(sizes),) + shape[axis + 1:]
+    version = 2 if typ == "INT8" else 1
+    seed = data.draw(st.integers(0, 2**16))
+    concat = single_op_model("CONCATENATION", inputs, [Spec(out_shape, typ, **quant[-1])], version=version,
+                             axis=axis)
+    check_fast_equals_reference(concat, seed)
+    perm = data.draw(st.permutations(range(len(shape))))
+    transpose = single_op_model("TRANSPOSE", [Spec(shape, typ, **quant[-1]), const(np.array(perm, np.int32))],
+                                [Spec(tuple(shape[p] for p in perm), typ, **quant[-1])], version=version)
+    check_fast_equals_reference(transpose, seed)

@@ -32,6 +32,7 @@ from runtime.kernels.math import (
     _in_float64,
     _lookup,
     _lut_op_prepare,
+    _lut_op_reference,
     _lut_populate,
     _LutOp,
     _options_field,
@@ -44,6 +45,7 @@ from runtime.kernels.math import (
     _trunc_div,
     _unary,
     _unary_prepare,
+    lut_apply,
 )
 from runtime.quant import (
     INT32_MAX,
@@ -185,6 +187,21 @@ def _lut_prepare(op: str):
         node.user_data = _table_lookup(x, out, table)
 
     return prepare
+
+
+def _lut_reference(op: str):
+    """LOGISTIC's and TANH's specification: float32 tanh, or 1 / (1 + exp(-x)); 8-bit through
+    math.lut_apply (LUTPopulate's arithmetic) on the values themselves."""
+    def reference(ctx, node) -> None:
+        x, out = ctx.input(node, 0), ctx.output(node, 0)
+        if x.type != "FLOAT32":
+            out.data = lut_apply(_TRANSFORMS[op], x.data, x.scale, x.zero_point, out.scale, out.zero_point, x.dtype)
+        elif op == "TANH":
+            out.data = np.tanh(x.data)
+        else:
+            out.data = (_F32(1) / (_F32(1) + np.exp(-x.data))).astype(np.float32)
+
+    return reference
 
 
 # Float TANH/LOGISTIC: LiteRT's optimized kernels evaluate Eigen's float32 approximations, so
@@ -494,7 +511,8 @@ def register(resolver) -> None:
         resolver.add_builtin(op, Registration(prepare=_relu_prepare(op), invoke=run_plan), 1, 3)
     for op in ("LOGISTIC", "TANH"):
         # v1 float/uint8, v2 int8; v3 (int16 fixed point) is not implemented.
-        resolver.add_builtin(op, Registration(prepare=_lut_prepare(op), invoke=run_plan), 1, 2)
+        resolver.add_builtin(op, Registration(prepare=_lut_prepare(op), invoke=run_plan, reference=_lut_reference(op)),
+                             1, 2)
     # PRELU, HARD_SWISH, ELU have only version 1 (register.cc).
     resolver.add_builtin("PRELU", Registration(prepare=_prelu_prepare, invoke=_prelu_invoke), 1, 1)
     # LEAKY_RELU: v2 adds int16.
@@ -503,4 +521,4 @@ def register(resolver) -> None:
     # ELU: v1 only. GELU: v2 int8/uint8; v3 (float16) is not implemented.
     versions = {"ELU": 1, "GELU": 2}
     for spec in _LUT_OPS:
-        resolver.add_builtin(spec.name, _unary(_lut_op_prepare(spec)), 1, versions[spec.name])
+        resolver.add_builtin(spec.name, _unary(_lut_op_prepare(spec), _lut_op_reference(spec)), 1, versions[spec.name])

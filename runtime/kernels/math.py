@@ -265,6 +265,23 @@ class _LutOp:
     int16_zero_points: bool  # the int16 form needs zero points of 0
 
 
+def _lut_op_reference(spec: _LutOp):
+    """The LUT op's specification: float32 computed directly, int8/uint8 through `lut_apply` on the values
+    themselves, int16 through LUTLookup of LUTPopulateInt16 (that interpolation is the int16 rule)."""
+    def reference(ctx, node) -> None:
+        x, out = ctx.input(node, 0), ctx.output(node, 0)
+        if x.type == "FLOAT32":
+            out.data = spec.float_fn(node, x)(x.data.reshape(-1).copy()).reshape(x.shape)
+        elif x.type == "INT16":
+            lut = _lut_int16(spec.transform_for(node, out), x.scale, x.zero_point, out.scale, out.zero_point)
+            out.data = _clamp_to(_lut_lookup_int16(x.data.astype(np.int64), lut), np.int16)
+        else:
+            out.data = lut_apply(spec.transform_for(node, out), x.data, x.scale, x.zero_point, out.scale,
+                                 out.zero_point, x.dtype)
+
+    return reference
+
+
 def _lut_op_prepare(spec: _LutOp):
     def prepare(ctx, node) -> None:
         x, out = _unary_prepare(ctx, node, spec.name, spec.types)
@@ -659,9 +676,9 @@ def _floor_mod_invoke(ctx, node) -> None:
 # -- registration ----------------------------------------------------------------------------
 
 
-def _unary(prepare) -> Registration:
+def _unary(prepare, reference=None) -> Registration:
     """A unary op whose prepare leaves a function of the input array (of the output's dtype and shape)
-    in node.user_data; it becomes the invoke plan that applies it."""
+    in node.user_data; it becomes the invoke plan that applies it. `reference`: the op's reference hook."""
     def prepare_plan(ctx, node) -> None:
         prepare(ctx, node)
         fn, x, out = node.user_data, ctx.input(node, 0), ctx.output(node, 0)
@@ -674,13 +691,20 @@ def _unary(prepare) -> Registration:
 
         node.user_data = run
 
-    return Registration(prepare=prepare_plan, invoke=run_plan)
+    return Registration(prepare=prepare_plan, invoke=run_plan, reference=reference)
 
 
 def _lut_populate(transform, in_scale: float, in_zp: int, out_scale: float, out_zp: int, dtype) -> np.ndarray:
     """LUTPopulateInt8, reproduced in float32, over `integer_domain(dtype)`."""
+    return lut_apply(transform, integer_domain(dtype), in_scale, in_zp, out_scale, out_zp, dtype)
+
+
+def lut_apply(transform, q: np.ndarray, in_scale: float, in_zp: int, out_scale: float, out_zp: int,
+              dtype) -> np.ndarray:
+    """An 8-bit LUT op's specification on the values `q` themselves: LUTPopulateInt8's arithmetic in float32
+    (dequantize, `transform`, divide by the output scale, std::round, + zero point, clamp to dtype)."""
     info = np.iinfo(dtype)
-    q = integer_domain(dtype).astype(np.int64)
+    q = q.astype(np.int64)
     dequantized = _F32(in_scale) * (q - in_zp).astype(np.float32)
     inverse_scale = _F32(1) / _F32(out_scale)
     rescaled = tflite_round(transform(dequantized) * inverse_scale).astype(np.float32)
@@ -694,7 +718,7 @@ def register(resolver) -> None:
     # EXP, LOG: v2 int8/int16.
     versions = {"EXP": 2, "LOG": 2}
     for spec in _LUT_OPS:
-        add(spec.name, _unary(_lut_op_prepare(spec)), 1, versions[spec.name])
+        add(spec.name, _unary(_lut_op_prepare(spec), _lut_op_reference(spec)), 1, versions[spec.name])
     # SQRT: v2 int8/int16. RSQRT: v2 int8, v3 int16; v4 (float16) is not implemented.
     add("SQRT", _unary(_sqrt_prepare), 1, 2)
     add("RSQRT", _unary(_rsqrt_prepare), 1, 3)

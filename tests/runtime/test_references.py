@@ -33,9 +33,9 @@ from runtime.resolver import BuiltinOpResolver
 # Builtin ops whose kernels have a reference function; the rest (listed in the report of issue 17)
 # raise with reference=True.
 WITH_REFERENCE = ["ADD", "AVERAGE_POOL_2D", "BROADCAST_TO", "CONCATENATION", "CONV_2D", "CONV_3D",
-                  "DEPTHWISE_CONV_2D", "DEQUANTIZE", "EXPAND_DIMS", "FULLY_CONNECTED", "MAX_POOL_2D", "MEAN", "MUL",
-                  "PACK", "QUANTIZE", "RESHAPE", "SHAPE", "SOFTMAX", "SQUEEZE", "SUB", "TILE", "TRANSPOSE",
-                  "TRANSPOSE_CONV"]
+                  "DEPTHWISE_CONV_2D", "DEQUANTIZE", "ELU", "EXP", "EXPAND_DIMS", "FULLY_CONNECTED", "GELU", "LOG",
+                  "LOGISTIC", "MAX_POOL_2D", "MEAN", "MUL", "PACK", "QUANTIZE", "RESHAPE", "SHAPE", "SOFTMAX",
+                  "SQUEEZE", "SUB", "TANH", "TILE", "TRANSPOSE", "TRANSPOSE_CONV"]
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 QUANTIZED_KINDS = ("int8_per_channel", "int8_per_tensor", "uint8")
 ACTIVATION = st.sampled_from(["NONE", "RELU", "RELU6", "RELU_N1_TO_1"])
@@ -303,3 +303,34 @@ def test_concatenation_and_transpose_equal_their_reference(typ, data):
     transpose = single_op_model("TRANSPOSE", [Spec(shape, typ, **quant[-1]), const(np.array(perm, np.int32))],
                                 [Spec(tuple(shape[p] for p in perm), typ, **quant[-1])], version=version)
     check_fast_equals_reference(transpose, seed)
+
+
+# (op, type, version): the table ops (LUTPopulate) and the types their kernels take.
+LUT_CASES = [("EXP", "FLOAT32", 1), ("EXP", "INT8", 2), ("EXP", "INT16", 2), ("LOG", "FLOAT32", 1), ("LOG", "INT8", 2),
+             ("LOGISTIC", "FLOAT32", 1), ("LOGISTIC", "INT8", 2), ("LOGISTIC", "UINT8", 1), ("TANH", "FLOAT32", 1),
+             ("TANH", "INT8", 2), ("TANH", "UINT8", 1), ("ELU", "FLOAT32", 1), ("ELU", "INT8", 1),
+             ("GELU", "FLOAT32", 1), ("GELU", "INT8", 2), ("GELU", "UINT8", 2), ("GELU", "INT16", 2)]
+
+
+@SETTINGS
+@given(case=st.sampled_from(LUT_CASES), shape=st.lists(st.integers(1, 9), min_size=0, max_size=3),
+       scales=st.tuples(st.floats(0.01, 0.1), st.floats(0.005, 0.1)), zero_points=st.tuples(st.integers(-40, 40),
+                                                                                            st.integers(-40, 40)),
+       approximate=st.booleans(), seed=st.integers(0, 2**16))
+def test_table_ops_equal_their_reference(case, shape, scales, zero_points, approximate, seed):
+    op, typ, version = case
+    quant_in = quant_out = {}
+    if typ != "FLOAT32":
+        offset = 128 if typ == "UINT8" else 0
+        zps = (0, 0) if typ == "INT16" else (zero_points[0] + offset, zero_points[1] + offset)
+        quant_in = dict(scale=float(np.float32(scales[0])), zero_point=zps[0])
+        quant_out = dict(scale=float(np.float32(scales[1])), zero_point=zps[1])
+        if op == "LOGISTIC":  # SigmoidPrepare: the output covers [0, 1) in steps of 1/256
+            quant_out = dict(scale=1 / 256, zero_point=-128 if typ == "INT8" else 0)
+        if op == "TANH":
+            quant_out = dict(scale=1 / 128, zero_point=0 if typ == "INT8" else 128)
+    options = dict(approximate=approximate) if op == "GELU" else {}
+    shape = tuple(shape)
+    model = single_op_model(op, [Spec(shape, typ, **quant_in)], [Spec(shape, typ, **quant_out)], version=version,
+                            **options)
+    check_fast_equals_reference(model, seed)

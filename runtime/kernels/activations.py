@@ -216,6 +216,8 @@ def _float_tanh(x, out):
 def _float_logistic(x, out):
     """1 / (1 + exp(-x)) in float32, in place (exp overflows to inf for x < -88: the result is 0)."""
     one = np.asarray(_F32(1))  # a 0-d operand: no scalar conversion per call
+    if not x.shape:  # NumPy gives a scalar for a 0-d operand, which the in-place steps cannot write to
+        return store_plan(out, lambda: one / (one + np.exp(-x.data)))
 
     def logistic() -> np.ndarray:
         y = np.negative(x.data)

@@ -319,6 +319,9 @@ def _call_once_invoke(ctx, node) -> None:
 
 
 def register(resolver) -> None:
-    resolver.add_builtin("WHILE", Registration(_while_invoke, _while_prepare), 1, 1)
-    resolver.add_builtin("IF", Registration(_if_invoke, _if_prepare), 1, 1)
-    resolver.add_builtin("CALL_ONCE", Registration(_call_once_invoke, _call_once_prepare), 1, 1)
+    # The control-flow ops run their subgraphs (whose nodes run references under reference=True): each
+    # invoke is already the plain rule, its own reference.
+    resolver.add_builtin("WHILE", Registration(_while_invoke, _while_prepare, reference=_while_invoke), 1, 1)
+    resolver.add_builtin("IF", Registration(_if_invoke, _if_prepare, reference=_if_invoke), 1, 1)
+    resolver.add_builtin("CALL_ONCE", Registration(_call_once_invoke, _call_once_prepare,
+                                                   reference=_call_once_invoke), 1, 1)

@@ -132,7 +132,11 @@ def _logical_binary(op: str, fn) -> Registration:
             return
         out.data = fn(a.data, b.data)
 
-    return Registration(prepare=prepare, invoke=invoke)
+    def reference(ctx, node) -> None:
+        """The op's specification: the NumPy logical ufunc of the broadcast inputs."""
+        ctx.output(node, 0).data = fn(ctx.input(node, 0).data, ctx.input(node, 1).data)
+
+    return Registration(prepare=prepare, invoke=invoke, reference=reference)
 
 
 def _logical_not_prepare(ctx, node) -> None:
@@ -221,7 +225,10 @@ def register(resolver) -> None:
     add("GREATER", comparisons["GREATER"], 1, 2)
     add("LOGICAL_AND", _logical_binary("LOGICAL_AND", np.logical_and), 1, 1)
     add("LOGICAL_OR", _logical_binary("LOGICAL_OR", np.logical_or), 1, 1)
-    add("LOGICAL_NOT", Registration(prepare=_logical_not_prepare, invoke=_logical_not_invoke), 1, 1)
+    # LOGICAL_NOT, SELECT and SELECT_V2 have no fast path: each invoke is already the plain rule, its own reference.
+    add("LOGICAL_NOT", Registration(prepare=_logical_not_prepare, invoke=_logical_not_invoke,
+                                    reference=_logical_not_invoke), 1, 1)
     # SELECT: v2 int8, v3 5-D, v4 uint32. SELECT_V2: v2 uint32.
-    add("SELECT", Registration(prepare=_select_prepare(False), invoke=_select_invoke), 1, 4)
-    add("SELECT_V2", Registration(prepare=_select_prepare(True), invoke=_select_invoke), 1, 2)
+    add("SELECT", Registration(prepare=_select_prepare(False), invoke=_select_invoke, reference=_select_invoke), 1, 4)
+    add("SELECT_V2", Registration(prepare=_select_prepare(True), invoke=_select_invoke, reference=_select_invoke),
+        1, 2)

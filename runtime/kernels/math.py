@@ -415,6 +415,14 @@ def _square_float(x: np.ndarray) -> np.ndarray:
     return x * x
 
 
+def _direct(fn):
+    """The reference hook of a unary op that applies `fn` to its input with no table or plan."""
+    def reference(ctx, node) -> None:
+        ctx.output(node, 0).data = np.asarray(fn(ctx.input(node, 0).data))
+
+    return reference
+
+
 def _unary_prepare_with(op: str, supported, fn):
     def prepare(ctx, node) -> None:
         _unary_prepare(ctx, node, op, supported)
@@ -438,7 +446,8 @@ def _min_max(op: str) -> Registration:
         pick_first = a > b if op == "MAXIMUM" else a < b
         out.data = np.where(pick_first, a, b).astype(out.dtype).reshape(out.shape)
 
-    return Registration(prepare=prepare, invoke=invoke)
+    # No fast path: the invoke is already the plain rule, its own reference.
+    return Registration(prepare=prepare, invoke=invoke, reference=invoke)
 
 
 @dataclass(frozen=True)
@@ -722,19 +731,23 @@ def register(resolver) -> None:
     # SQRT: v2 int8/int16. RSQRT: v2 int8, v3 int16; v4 (float16) is not implemented.
     add("SQRT", _unary(_sqrt_prepare), 1, 2)
     add("RSQRT", _unary(_rsqrt_prepare), 1, 3)
-    add("SQUARE", _unary(_unary_prepare_with("SQUARE", ("FLOAT32",), _square_float)), 1, 1)
+    add("SQUARE", _unary(_unary_prepare_with("SQUARE", ("FLOAT32",), _square_float), _direct(_square_float)), 1, 1)
     # ABS: v2 int8, v3 quantized int16, v4 plain int16, v5 int32.
     add("ABS", _unary(_abs_prepare), 1, 5)
     # neg.cc: a plain negation for every type, integers wrapping (no requantization).
-    add("NEG", _unary(_unary_prepare_with("NEG", ("FLOAT32", "INT8", "INT16", "INT32", "INT64"), np.negative)), 1, 1)
+    add("NEG", _unary(_unary_prepare_with("NEG", ("FLOAT32", "INT8", "INT16", "INT32", "INT64"), np.negative),
+                      _direct(np.negative)), 1, 1)
     # MINIMUM, MAXIMUM: v2 int8, v3 broadcasting beyond 4-D, v4 int16.
     add("MINIMUM", _min_max("MINIMUM"), 1, 4)
     add("MAXIMUM", _min_max("MAXIMUM"), 1, 4)
     # SQUARED_DIFFERENCE: v2 int8.
     add("SQUARED_DIFFERENCE", Registration(prepare=_squared_difference_prepare, invoke=run_plan), 1, 2)
-    add("POW", Registration(prepare=_pow_prepare, invoke=_pow_invoke), 1, 1)
+    # POW, FLOOR_DIV and FLOOR_MOD have no fast path: each invoke is already the plain rule, its own reference.
+    add("POW", Registration(prepare=_pow_prepare, invoke=_pow_invoke, reference=_pow_invoke), 1, 1)
     # DIV: v2 broadcasting beyond 4-D (the quantized forms are version 1).
     add("DIV", Registration(prepare=_div_prepare, invoke=_div_invoke), 1, 2)
     # FLOOR_DIV: v2 float32, v3 int8/int16. FLOOR_MOD: v2 int8/int16.
-    add("FLOOR_DIV", Registration(prepare=_floor_div_prepare, invoke=_floor_div_invoke), 1, 3)
-    add("FLOOR_MOD", Registration(prepare=_floor_mod_prepare, invoke=_floor_mod_invoke), 1, 2)
+    add("FLOOR_DIV", Registration(prepare=_floor_div_prepare, invoke=_floor_div_invoke, reference=_floor_div_invoke),
+        1, 3)
+    add("FLOOR_MOD", Registration(prepare=_floor_mod_prepare, invoke=_floor_mod_invoke, reference=_floor_mod_invoke),
+        1, 2)

@@ -35,10 +35,12 @@ from runtime.resolver import BuiltinOpResolver
 # raise with reference=True.
 WITH_REFERENCE = ["ADD", "ASSIGN_VARIABLE", "AVERAGE_POOL_2D", "BROADCAST_TO", "CALL_ONCE", "CAST", "CONCATENATION",
                   "CONV_2D", "CONV_3D", "CUMSUM", "DEPTHWISE_CONV_2D", "DEQUANTIZE", "ELU", "EXP", "EXPAND_DIMS",
-                  "FILL", "FULLY_CONNECTED", "GATHER", "GATHER_ND", "GELU", "IF", "LOG", "LOGISTIC", "MAX_POOL_2D",
-                  "MEAN", "MIRROR_PAD", "MUL", "PACK", "PAD", "PADV2", "QUANTIZE", "RANGE", "READ_VARIABLE",
-                  "RESHAPE", "SHAPE", "SOFTMAX", "SPLIT", "SPLIT_V", "SQUEEZE", "SUB", "TANH", "TILE", "TRANSPOSE",
-                  "TRANSPOSE_CONV", "UNPACK", "VAR_HANDLE", "WHILE", "ZEROS_LIKE"]
+                  "FILL", "FLOOR_DIV", "FLOOR_MOD", "FULLY_CONNECTED", "GATHER", "GATHER_ND", "GELU", "IF", "LOG",
+                  "LOGICAL_AND", "LOGICAL_NOT", "LOGICAL_OR", "LOGISTIC", "MAXIMUM", "MAX_POOL_2D", "MEAN", "MINIMUM",
+                  "MIRROR_PAD", "MUL", "NEG", "PACK", "PAD", "PADV2", "POW", "QUANTIZE", "RANGE", "READ_VARIABLE",
+                  "RESHAPE", "SELECT", "SELECT_V2", "SHAPE", "SOFTMAX", "SPLIT", "SPLIT_V", "SQUARE", "SQUEEZE",
+                  "SUB", "TANH", "TILE", "TRANSPOSE", "TRANSPOSE_CONV", "UNPACK", "VAR_HANDLE", "WHILE",
+                  "ZEROS_LIKE"]
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 QUANTIZED_KINDS = ("int8_per_channel", "int8_per_tensor", "uint8")
 ACTIVATION = st.sampled_from(["NONE", "RELU", "RELU6", "RELU_N1_TO_1"])

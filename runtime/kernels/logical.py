@@ -61,13 +61,18 @@ def _check_output(op: str, out, expected: str) -> None:
 
 
 def _rescaled_table(op: str, t) -> np.ndarray:
-    """Every value of t's type as ComparisonQuantized rescales it: ((q - zero_point) << 8) times
-    the input's own scale in fixed point; applied with np.take(table, table_index(q))."""
+    """Every value of t's type rescaled (_rescaled); applied with np.take(table, table_index(q))."""
+    return _rescaled(op, t, integer_domain(t.dtype))
+
+
+def _rescaled(op: str, t, q: np.ndarray) -> np.ndarray:
+    """The values q of tensor t as ComparisonQuantized rescales them: ((q - zero_point) << 8) times
+    the input's own scale in fixed point."""
     # comparisons.cc quantizes the scale itself with QuantizeMultiplierSmallerThanOneExp, which is
     # only defined for scales in (0, 1).
     check(_quantized(t) and 0.0 < t.scale < 1.0,
           f"{op}: quantized {t.type} input {t.name!r} needs a per-tensor scale in (0, 1), got {t.scale}")
-    shifted = (integer_domain(t.dtype).astype(np.int64) - t.zero_point) << _LEFT_SHIFT
+    shifted = (q.astype(np.int64) - t.zero_point) << _LEFT_SHIFT
     return multiply_by_quantized_multiplier(shifted, *quantize_multiplier(t.scale))
 
 
@@ -107,7 +112,15 @@ def _comparison(op: str) -> Registration:
         # which the data setter turns into a 0-d array.
         out.data = fn(a, b)
 
-    return Registration(prepare=prepare, invoke=invoke)
+    def reference(ctx, node) -> None:
+        """The comparison's specification (comparisons.cc): of the raw values, or of both rescaled (_rescaled)."""
+        a_t, b_t = ctx.input(node, 0), ctx.input(node, 1)
+        a, b = a_t.data, b_t.data
+        if _uses_rescaling(op, a_t):
+            a, b = _rescaled(op, a_t, a), _rescaled(op, b_t, b)
+        ctx.output(node, 0).data = fn(a, b)
+
+    return Registration(prepare=prepare, invoke=invoke, reference=reference)
 
 
 # -- LOGICAL_AND, LOGICAL_OR, LOGICAL_NOT ----------------------------------------------------

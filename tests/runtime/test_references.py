@@ -34,13 +34,14 @@ from runtime.resolver import BuiltinOpResolver
 # Builtin ops whose kernels have a reference function; the rest (listed in the report of issue 17)
 # raise with reference=True.
 WITH_REFERENCE = ["ADD", "ASSIGN_VARIABLE", "AVERAGE_POOL_2D", "BROADCAST_TO", "CALL_ONCE", "CAST", "CONCATENATION",
-                  "CONV_2D", "CONV_3D", "CUMSUM", "DEPTHWISE_CONV_2D", "DEQUANTIZE", "ELU", "EXP", "EXPAND_DIMS",
-                  "FILL", "FLOOR_DIV", "FLOOR_MOD", "FULLY_CONNECTED", "GATHER", "GATHER_ND", "GELU", "IF", "LOG",
-                  "LOGICAL_AND", "LOGICAL_NOT", "LOGICAL_OR", "LOGISTIC", "MAXIMUM", "MAX_POOL_2D", "MEAN", "MINIMUM",
-                  "MIRROR_PAD", "MUL", "NEG", "PACK", "PAD", "PADV2", "POW", "QUANTIZE", "RANGE", "READ_VARIABLE",
-                  "RESHAPE", "SELECT", "SELECT_V2", "SHAPE", "SOFTMAX", "SPLIT", "SPLIT_V", "SQUARE", "SQUEEZE",
-                  "SUB", "TANH", "TILE", "TRANSPOSE", "TRANSPOSE_CONV", "UNPACK", "VAR_HANDLE", "WHILE",
-                  "ZEROS_LIKE"]
+                  "CONV_2D", "CONV_3D", "CUMSUM", "DEPTHWISE_CONV_2D", "DEQUANTIZE", "ELU", "EQUAL", "EXP",
+                  "EXPAND_DIMS", "FILL", "FLOOR_DIV", "FLOOR_MOD", "FULLY_CONNECTED", "GATHER", "GATHER_ND", "GELU",
+                  "GREATER", "GREATER_EQUAL", "IF", "LESS", "LESS_EQUAL", "LOG", "LOGICAL_AND", "LOGICAL_NOT",
+                  "LOGICAL_OR", "LOGISTIC", "MAXIMUM", "MAX_POOL_2D", "MEAN", "MINIMUM", "MIRROR_PAD", "MUL", "NEG",
+                  "NOT_EQUAL", "PACK", "PAD", "PADV2", "POW", "QUANTIZE", "RANGE", "READ_VARIABLE", "RESHAPE",
+                  "SELECT", "SELECT_V2", "SHAPE", "SLICE", "SOFTMAX", "SPLIT", "SPLIT_V", "SQUARE", "SQUEEZE",
+                  "STRIDED_SLICE", "SUB", "TANH", "TILE", "TRANSPOSE", "TRANSPOSE_CONV", "UNPACK", "VAR_HANDLE",
+                  "WHILE", "ZEROS_LIKE"]
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 QUANTIZED_KINDS = ("int8_per_channel", "int8_per_tensor", "uint8")
 ACTIVATION = st.sampled_from(["NONE", "RELU", "RELU6", "RELU_N1_TO_1"])
@@ -153,7 +154,7 @@ def test_add_sub_mul_equal_their_reference(case):
 
 
 @pytest.mark.parametrize("name", ["mobilenet_v2_035_96_int8", "mobilenet_v2_035_96_float", "mobilenet_v2_035_96_fp16",
-                                  "dilated_cnn_int8", "dilated_cnn_float", "sparse_float"])
+                                  "dilated_cnn_int8", "dilated_cnn_float", "sparse_float", "lstm_gru_float"])
 def test_reference_interpreter_runs_whole_fixture_models_like_litert(name):
     model = (FIXTURES / f"{name}.tflite").read_bytes()
     inputs = random_inputs(Interpreter(model_content=model).get_input_details(), seed=3)
@@ -373,3 +374,19 @@ def test_pad_split_gather_equal_their_reference(typ, data):
     gather = single_op_model("GATHER", [Spec(shape, typ, **quant), const(positions)], [Spec(gathered, typ, **quant)],
                              version=version, axis=axis)
     check_fast_equals_reference(gather, seed)
+
+
+@SETTINGS
+@given(op=st.sampled_from(["EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL"]),
+       typ=st.sampled_from(["FLOAT32", "INT32", "INT8", "UINT8"]), data=st.data())
+def test_comparisons_equal_their_reference(op, typ, data):
+    shape = tuple(data.draw(st.lists(st.integers(1, 6), min_size=0, max_size=3)))
+    other = shape[data.draw(st.integers(0, len(shape))):]
+    quant = [{}, {}]
+    if typ in ("INT8", "UINT8"):
+        offset = 128 if typ == "UINT8" else 0
+        quant = [dict(scale=float(np.float32(data.draw(st.floats(0.01, 0.5)))),
+                      zero_point=data.draw(st.integers(-20, 20)) + offset) for _ in range(2)]
+    model = single_op_model(op, [Spec(shape, typ, **quant[0]), Spec(other, typ, **quant[1])], [Spec(shape, "BOOL")],
+                            version=2 if typ == "INT8" else 1)
+    check_fast_equals_reference(model, data.draw(st.integers(0, 2**16)))

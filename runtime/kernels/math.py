@@ -340,8 +340,20 @@ def _sqrt_prepare(ctx, node) -> None:
         return
     _elementwise_quantized("SQRT", x, out)
     table = _tabulate(partial(_sqrt_quantized, x=x, out=out), x.dtype)
-    node.user_data = _checked(_lookup(table), x.dtype, x.zero_point, "SQRT: the quantized input has negative values "
-                                                           "(Sqrt is only defined for non-negative values)")
+    node.user_data = _checked(_lookup(table), x.dtype, x.zero_point, _SQRT_NEGATIVE)
+
+
+_SQRT_NEGATIVE = "SQRT: the quantized input has negative values (Sqrt is only defined for non-negative values)"
+
+
+def _sqrt_reference(ctx, node) -> None:
+    """SQRT's specification: float sqrt; quantized SqrtEvalQuantized (_sqrt_quantized) computed per value."""
+    x, out = ctx.input(node, 0), ctx.output(node, 0)
+    if x.type == "FLOAT32":
+        out.data = np.sqrt(x.data)
+        return
+    out.data = _checked(lambda q: _clamp_to(_sqrt_quantized(q.astype(np.int64), x, out), x.dtype), x.dtype,
+                        x.zero_point, _SQRT_NEGATIVE)(x.data)
 
 
 def _rsqrt_int8(q: np.ndarray, zero_point: int, multiplier: int, shift: int, out_zp: int) -> np.ndarray:
@@ -363,21 +375,47 @@ def _rsqrt_prepare(ctx, node) -> None:
         return
     _elementwise_quantized("RSQRT", x, out)
     if x.type == "INT8":
-        # SetRsqrtOutputMultiplier: 1 / (sqrtf(input_scale) * output_scale), the product in float.
-        mult, shift = quantize_multiplier(1.0 / float(np.sqrt(_F32(x.scale)) * _F32(out.scale)))
-        table = _tabulate(partial(_rsqrt_int8, zero_point=x.zero_point, multiplier=mult, shift=shift,
-                                  out_zp=out.zero_point), np.int8)
+        table = _tabulate(_rsqrt_int8_rule(x, out), np.int8)
     else:
-        # elementwise.cc: int16 RSQRT is a LUT; non-positive inputs give the largest output.
-        top = _F32(32767) * _F32(out.scale)
+        table = _lut_table(_rsqrt_int16_transform(out), x, out)
+    node.user_data = _checked(_lookup(table), x.dtype, x.zero_point, _RSQRT_BELOW_ZERO)
 
-        def transform(v):
-            safe = np.where(v > 0, v, _F32(1))
-            return np.where(v > 0, _F32(1) / np.sqrt(safe), top).astype(np.float32)
 
-        table = _lut_table(transform, x, out)
-    node.user_data = _checked(_lookup(table), x.dtype, x.zero_point, "RSQRT: the quantized input has values below its "
-                                                            "zero point (Rsqrt is only defined for positive values)")
+_RSQRT_BELOW_ZERO = ("RSQRT: the quantized input has values below its zero point (Rsqrt is only defined for "
+                     "positive values)")
+
+
+def _rsqrt_int8_rule(x, out):
+    """RsqrtEvalQuantizedInt8 for this node's scales, as a function of int64 values."""
+    # SetRsqrtOutputMultiplier: 1 / (sqrtf(input_scale) * output_scale), the product in float.
+    mult, shift = quantize_multiplier(1.0 / float(np.sqrt(_F32(x.scale)) * _F32(out.scale)))
+    return partial(_rsqrt_int8, zero_point=x.zero_point, multiplier=mult, shift=shift, out_zp=out.zero_point)
+
+
+def _rsqrt_int16_transform(out):
+    """elementwise.cc: int16 RSQRT is a LUT of this transform; non-positive inputs give the largest output."""
+    top = _F32(32767) * _F32(out.scale)
+
+    def transform(v):
+        safe = np.where(v > 0, v, _F32(1))
+        return np.where(v > 0, _F32(1) / np.sqrt(safe), top).astype(np.float32)
+
+    return transform
+
+
+def _rsqrt_reference(ctx, node) -> None:
+    """RSQRT's specification: float 1 / sqrt; int8 RsqrtEvalQuantizedInt8 computed per value; int16 LUTLookup."""
+    x, out = ctx.input(node, 0), ctx.output(node, 0)
+    if x.type == "FLOAT32":
+        out.data = np.divide(_ONE, np.sqrt(x.data))
+        return
+    if x.type == "INT8":
+        rule = _rsqrt_int8_rule(x, out)
+    else:
+        lut = _lut_int16(_rsqrt_int16_transform(out), x.scale, x.zero_point, out.scale, out.zero_point)
+        rule = partial(_lut_lookup_int16, lut=lut)
+    out.data = _checked(lambda q: _clamp_to(rule(q.astype(np.int64)), x.dtype), x.dtype, x.zero_point,
+                        _RSQRT_BELOW_ZERO)(x.data)
 
 
 def _rsqrt_float(x: np.ndarray) -> np.ndarray:
@@ -406,9 +444,21 @@ def _abs_prepare(ctx, node) -> None:
         node.user_data = np.abs  # float32, int32 and plain int16 (wrapping like std::abs)
         return
     _elementwise_quantized("ABS", x, out)
+    node.user_data = _lookup(_tabulate(partial(_abs_quantized, p=_abs_params(x, out)), x.dtype))
+
+
+def _abs_params(x, out) -> _AbsParams:
     sx, so = _F32(x.scale), _F32(out.scale)
-    p = _AbsParams(x.zero_point, out.zero_point, quantize_multiplier(float(sx / so)) if sx != so else None)
-    node.user_data = _lookup(_tabulate(partial(_abs_quantized, p=p), x.dtype))
+    return _AbsParams(x.zero_point, out.zero_point, quantize_multiplier(float(sx / so)) if sx != so else None)
+
+
+def _abs_reference(ctx, node) -> None:
+    """ABS's specification: std::abs (integers wrapping); quantized int8/int16 rescaled per value (_abs_quantized)."""
+    x, out = ctx.input(node, 0), ctx.output(node, 0)
+    if not (x.type == "INT8" or (x.type == "INT16" and _quantized(x))):
+        out.data = np.abs(x.data)
+        return
+    out.data = _clamp_to(_abs_quantized(x.data.astype(np.int64), _abs_params(x, out)), x.dtype)
 
 
 def _square_float(x: np.ndarray) -> np.ndarray:
@@ -493,14 +543,31 @@ def _squared_difference_prepare(ctx, node) -> None:
         node.user_data = _squared_difference_plain(a, b, out)
         return
     _require_per_tensor_quantized("SQUARED_DIFFERENCE", a, b, out)
+    p = _squared_difference_params(a, b, out)
+    node.user_data = pair_table_plan(_pair_table(partial(_squared_difference_quantized, p=p), np.int8), a, b, out)
+
+
+def _squared_difference_params(a, b, out) -> _SquaredDifferenceParams:
     twice_max = 2.0 * float(max(_F32(a.scale), _F32(b.scale)))
     output_real = twice_max * twice_max / float(_F32(1 << 14) * _F32(out.scale))
-    p = _SquaredDifferenceParams(
+    return _SquaredDifferenceParams(
         (a.zero_point, b.zero_point, out.zero_point),
         _smaller_than_one("SQUARED_DIFFERENCE", a.scale / twice_max),
         _smaller_than_one("SQUARED_DIFFERENCE", b.scale / twice_max),
         _smaller_than_one("SQUARED_DIFFERENCE", output_real))
-    node.user_data = pair_table_plan(_pair_table(partial(_squared_difference_quantized, p=p), np.int8), a, b, out)
+
+
+def _squared_difference_reference(ctx, node) -> None:
+    """SQUARED_DIFFERENCE's specification: (a - b)^2 in the input type; int8 per value pair
+    (_squared_difference_quantized) on the broadcast inputs."""
+    a, b, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+    if a.type != "INT8":
+        d = np.subtract(a.data, b.data)
+        out.data = np.asarray(d * d)
+        return
+    values = _squared_difference_quantized(a.data.astype(np.int64), b.data.astype(np.int64),
+                                           _squared_difference_params(a, b, out))
+    out.data = _clamp_to(values, np.int8).reshape(out.shape)
 
 
 def _apply_binary(ctx, node) -> None:
@@ -628,17 +695,37 @@ def _div_prepare(ctx, node) -> None:
         node.user_data = partial(_div_int32, lo=_int32_activation_range(act)[0], hi=_int32_activation_range(act)[1])
         return
     _require_per_tensor_quantized("DIV", a, b, out)
+    rule = partial(_div_quantized, p=_div_params(a, b, out, act))
+    if a.type in _EIGHT_BIT:
+        node.user_data = _pair_lookup(rule, a.dtype)
+    else:
+        node.user_data = lambda u, v: rule(u.astype(np.int64), v.astype(np.int64)).astype(np.int16)
+
+
+def _div_params(a, b, out, act) -> _DivQuantized:
     name = activation_name(act)
     lo, hi = activation_range_quantized(name if name in ("RELU", "RELU6", "RELU_N1_TO_1") else "NONE",
                                         out.scale, out.zero_point, out.dtype)
     # div.cc: input1_scale / (input2_scale * output_scale), all of it in float.
     mult, shift = quantize_multiplier(float(_F32(a.scale) / (_F32(b.scale) * _F32(out.scale))))
-    p = _DivQuantized((a.zero_point, b.zero_point, out.zero_point), mult, shift, lo, hi)
-    rule = partial(_div_quantized, p=p)
-    if a.type in _EIGHT_BIT:
-        node.user_data = _pair_lookup(rule, a.dtype)
+    return _DivQuantized((a.zero_point, b.zero_point, out.zero_point), mult, shift, lo, hi)
+
+
+def _div_reference(ctx, node) -> None:
+    """DIV's specification: float a / b and int32 truncating division, each clamped to the activation;
+    quantized, reference_ops DivElementwise (_div_quantized) per value pair of the broadcast inputs."""
+    a, b, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+    act = _options_field(node, "fused_activation_function", 0)
+    if a.type in _DIV_QUANTIZED:
+        zero = b.zero_point
+        check(bool(np.all(b.data != zero)), "DIV: division by zero (the divisor has a zero value)")
+        values = _div_quantized(a.data.astype(np.int64), b.data.astype(np.int64), _div_params(a, b, out, act))
+    elif a.type == "INT32":
+        check(bool(np.all(b.data != 0)), "DIV: division by zero (the divisor has a zero value)")
+        values = _div_int32(a.data, b.data, *_int32_activation_range(act))
     else:
-        node.user_data = lambda u, v: rule(u.astype(np.int64), v.astype(np.int64)).astype(np.int16)
+        values = _div_float(a.data, b.data, *_float_activation_range(act))
+    out.data = np.asarray(values).astype(out.dtype).reshape(out.shape)
 
 
 def _div_invoke(ctx, node) -> None:
@@ -729,11 +816,11 @@ def register(resolver) -> None:
     for spec in _LUT_OPS:
         add(spec.name, _unary(_lut_op_prepare(spec), _lut_op_reference(spec)), 1, versions[spec.name])
     # SQRT: v2 int8/int16. RSQRT: v2 int8, v3 int16; v4 (float16) is not implemented.
-    add("SQRT", _unary(_sqrt_prepare), 1, 2)
-    add("RSQRT", _unary(_rsqrt_prepare), 1, 3)
+    add("SQRT", _unary(_sqrt_prepare, _sqrt_reference), 1, 2)
+    add("RSQRT", _unary(_rsqrt_prepare, _rsqrt_reference), 1, 3)
     add("SQUARE", _unary(_unary_prepare_with("SQUARE", ("FLOAT32",), _square_float), _direct(_square_float)), 1, 1)
     # ABS: v2 int8, v3 quantized int16, v4 plain int16, v5 int32.
-    add("ABS", _unary(_abs_prepare), 1, 5)
+    add("ABS", _unary(_abs_prepare, _abs_reference), 1, 5)
     # neg.cc: a plain negation for every type, integers wrapping (no requantization).
     add("NEG", _unary(_unary_prepare_with("NEG", ("FLOAT32", "INT8", "INT16", "INT32", "INT64"), np.negative),
                       _direct(np.negative)), 1, 1)
@@ -741,11 +828,12 @@ def register(resolver) -> None:
     add("MINIMUM", _min_max("MINIMUM"), 1, 4)
     add("MAXIMUM", _min_max("MAXIMUM"), 1, 4)
     # SQUARED_DIFFERENCE: v2 int8.
-    add("SQUARED_DIFFERENCE", Registration(prepare=_squared_difference_prepare, invoke=run_plan), 1, 2)
+    add("SQUARED_DIFFERENCE", Registration(prepare=_squared_difference_prepare, invoke=run_plan,
+                                           reference=_squared_difference_reference), 1, 2)
     # POW, FLOOR_DIV and FLOOR_MOD have no fast path: each invoke is already the plain rule, its own reference.
     add("POW", Registration(prepare=_pow_prepare, invoke=_pow_invoke, reference=_pow_invoke), 1, 1)
     # DIV: v2 broadcasting beyond 4-D (the quantized forms are version 1).
-    add("DIV", Registration(prepare=_div_prepare, invoke=_div_invoke), 1, 2)
+    add("DIV", Registration(prepare=_div_prepare, invoke=_div_invoke, reference=_div_reference), 1, 2)
     # FLOOR_DIV: v2 float32, v3 int8/int16. FLOOR_MOD: v2 int8/int16.
     add("FLOOR_DIV", Registration(prepare=_floor_div_prepare, invoke=_floor_div_invoke, reference=_floor_div_invoke),
         1, 3)

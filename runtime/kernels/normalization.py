@@ -116,6 +116,8 @@ def _lrn_invoke(ctx, node) -> None:
 
 def register(resolver) -> None:
     # op_version.cc: L2_NORMALIZATION v1 float32/uint8, v2 int8.
-    resolver.add_builtin("L2_NORMALIZATION", Registration(prepare=_l2_prepare, invoke=_l2_invoke), 1, 2)
-    resolver.add_builtin("LOCAL_RESPONSE_NORMALIZATION", Registration(prepare=_lrn_prepare, invoke=_lrn_invoke),
-                         1, 1)
+    # Neither op has a fast path: each invoke is already the plain rule, its own reference.
+    resolver.add_builtin("L2_NORMALIZATION", Registration(prepare=_l2_prepare, invoke=_l2_invoke, reference=_l2_invoke),
+                         1, 2)
+    resolver.add_builtin("LOCAL_RESPONSE_NORMALIZATION", Registration(prepare=_lrn_prepare, invoke=_lrn_invoke,
+                                                                      reference=_lrn_invoke), 1, 1)

@@ -433,12 +433,16 @@ def register(resolver) -> None:
     # op_version.cc: MEAN v2 adds int8, v3 adds int16 (not implemented).
     resolver.add_builtin("MEAN", Registration(prepare=_mean_prepare, invoke=_mean_invoke, reference=_mean_reference),
                          1, 2)
+    # SUM, REDUCE_MAX/MIN/PROD and ARG_MAX/MIN have no fast path: each invoke is already the plain rule,
+    # its own reference.
     # SUM: v1 float32/int32/int64/uint8 (and int16, which op_version.cc leaves at 1), v2 int8.
     # REDUCE_MAX/MIN: v2 int8, v3 int16. REDUCE_PROD: v2 quantized int8/int16.
     for op, max_version in (("SUM", 2), ("REDUCE_MAX", 3), ("REDUCE_MIN", 3), ("REDUCE_PROD", 2)):
         reduction = _REDUCTIONS[op]
-        resolver.add_builtin(op, Registration(prepare=_reduce_prepare(reduction), invoke=_reduce_invoke(reduction)),
+        invoke = _reduce_invoke(reduction)
+        resolver.add_builtin(op, Registration(prepare=_reduce_prepare(reduction), invoke=invoke, reference=invoke),
                              1, max_version)
     # ARG_MAX/ARG_MIN: v1 float32/uint8/int32, v2 int8, v3 bool.
     for op in ("ARG_MAX", "ARG_MIN"):
-        resolver.add_builtin(op, Registration(prepare=_arg_prepare(op), invoke=_arg_invoke(op)), 1, 3)
+        invoke = _arg_invoke(op)
+        resolver.add_builtin(op, Registration(prepare=_arg_prepare(op), invoke=invoke, reference=invoke), 1, 3)

@@ -222,5 +222,6 @@ def register(resolver) -> None:
     resolver.add_builtin("SOFTMAX", Registration(prepare=_softmax_prepare, invoke=run_plan,
                                                  reference=_softmax_reference), 1, 2)
     # LOG_SOFTMAX v1 float32/uint8, v2 int8.
-    resolver.add_builtin("LOG_SOFTMAX", Registration(prepare=_log_softmax_prepare, invoke=_log_softmax_invoke),
-                         1, 2)
+    # LOG_SOFTMAX has no fast path (its 256-entry exp table is LiteRT's own): the invoke is its own reference.
+    resolver.add_builtin("LOG_SOFTMAX", Registration(prepare=_log_softmax_prepare, invoke=_log_softmax_invoke,
+                                                     reference=_log_softmax_invoke), 1, 2)

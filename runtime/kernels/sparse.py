@@ -146,5 +146,11 @@ def _densify_invoke(ctx, node) -> None:
     ctx.output(node, 0).data = node.user_data
 
 
+def _densify_reference(ctx, node) -> None:
+    """DENSIFY's specification: the dense values of the sparse constant (computed once in prepare otherwise)."""
+    ctx.output(node, 0).data = densify_constant(ctx, ctx.input(node, 0), "DENSIFY")
+
+
 def register(resolver) -> None:
-    resolver.add_builtin("DENSIFY", Registration(prepare=_densify_prepare, invoke=_densify_invoke), 1, 1)
+    resolver.add_builtin("DENSIFY", Registration(prepare=_densify_prepare, invoke=_densify_invoke,
+                                                 reference=_densify_reference), 1, 1)

@@ -203,7 +203,7 @@ class SubgraphRuntime:
             except ModelError as exc:
                 raise ModelError(f"subgraph {index} tensor {ti} ({t.name!r}): {exc}") from None
             if const is not None:
-                rt.hand_over(const)
+                rt.unchecked_data = const
             self.tensors.append(rt)
         self.context = Context(self)
         self.nodes: list[Node] = []
@@ -424,7 +424,7 @@ class SubgraphRuntime:
                 # only when the node resized an output (tensor_resized_since_op_invoke_).
                 next_to_prepare = self._next_to_prepare = step + 1
             for t in free:
-                t.release()
+                t.unchecked_data = None
 
 
 class Interpreter:

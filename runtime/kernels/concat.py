@@ -142,7 +142,7 @@ def _concat_invoke(ctx, node) -> None:
     if plan.plain:
         # The inputs' shapes are the ones prepare derived the output's from, and they share its
         # dtype: the result is stored without the setter's checks.
-        out.hand_over(np.concatenate([t.data for t in inputs], axis))
+        out.unchecked_data = np.concatenate([t.data for t in inputs], axis)
         return
     if not inputs[0].shape:
         out.data = np.asarray([t.data for t in inputs], dtype=out.dtype)

@@ -53,7 +53,7 @@ def _hand_over(graph, role: str, inputs: Sequence, values: Sequence[np.ndarray])
     for i, (t, v) in enumerate(zip(inputs, values)):
         if v.shape != t.shape:
             v = _same_size_reshape(v, t, f"{role} subgraph {graph.index} input {i}")
-        t.hand_over(v)
+        t.unchecked_data = v
 
 
 def _hand_over_resizing(graph, inputs: Sequence, values: Sequence[np.ndarray]) -> None:
@@ -64,7 +64,7 @@ def _hand_over_resizing(graph, inputs: Sequence, values: Sequence[np.ndarray]) -
         if t.shape != v.shape:
             graph.context.resize_tensor(t, v.shape)
             changed = True
-        t.hand_over(v)
+        t.unchecked_data = v
     if changed or not graph.prepared:
         graph.prepare()  # a prepare resizes no graph input, so the values handed over stay
 

@@ -77,7 +77,7 @@ def _gather_invoke(ctx, node) -> None:
     if plan.leading:
         i = plan.positions.data[()]
         if 0 <= i < x.shape[0]:
-            out.hand_over(x.data[i])
+            out.unchecked_data = x.data[i]
             return
     positions = tensor_values(plan.positions)
     if plan.batch_dims == 0 and positions.ndim == 0:

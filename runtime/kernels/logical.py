@@ -106,7 +106,7 @@ def _comparison(op: str) -> Registration:
             a, b = np.take(tables[0], table_index(a)), np.take(tables[1], table_index(b))
         elif not out.shape:
             # Two 0-d inputs: a NumPy scalar comparison (~0.3 us against the ufunc's ~0.9).
-            out.hand_over(np.array(_SCALAR_COMPARE[op](a[()], b[()])))
+            out.unchecked_data = np.array(_SCALAR_COMPARE[op](a[()], b[()]))
             return
         # The ufunc broadcasts to the output's shape; of two 0-d arrays it gives a NumPy scalar,
         # which the data setter turns into a 0-d array.
@@ -141,7 +141,7 @@ def _logical_binary(op: str, fn) -> Registration:
         a, b, out = node.user_data
         if not out.shape:
             # Two 0-d inputs: NumPy bool scalars (~0.3 us against the ufunc's ~0.9).
-            out.hand_over(np.array(scalar_fn(a.data[()], b.data[()])))
+            out.unchecked_data = np.array(scalar_fn(a.data[()], b.data[()]))
             return
         out.data = fn(a.data, b.data)
 

@@ -532,7 +532,7 @@ def _squared_difference_plain(a, b, out) -> Callable[[], None]:
 
     def run() -> None:
         d = np.subtract(a.data, b.data)
-        out.hand_over(np.multiply(d, d, out=d))  # store_plan's rule
+        out.unchecked_data = np.multiply(d, d, out=d)  # store_plan's rule
 
     return run
 
@@ -783,7 +783,7 @@ def _unary(prepare, reference=None) -> Registration:
             return
 
         def run() -> None:
-            out.hand_over(fn(x.data))  # store_plan's rule
+            out.unchecked_data = fn(x.data)  # store_plan's rule
 
         node.user_data = run
 

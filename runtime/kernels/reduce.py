@@ -102,7 +102,7 @@ def _float_mean_plan(x, out, axes, count: int, keep_dims: bool) -> Callable[[], 
 
         def run() -> None:
             total = np.dot(x.data, ones)
-            out.hand_over(np.divide(total, divisor, out=total))  # store_plan's rule
+            out.unchecked_data = np.divide(total, divisor, out=total)  # store_plan's rule
 
         return run
 

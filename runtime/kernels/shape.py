@@ -93,7 +93,7 @@ def _reshape_prepare(ctx, node) -> None:
 def _reshape_invoke(ctx, node) -> None:
     plan: _ReshapePlan = node.user_data
     if plan.static:
-        plan.out.hand_over(plan.x.data.reshape(plan.out_shape))
+        plan.out.unchecked_data = plan.x.data.reshape(plan.out_shape)
         return
     x, out = plan.x, plan.out
     shape = out.shape if not out.dynamic else _resolve_shape(x.shape, _reshape_target(ctx, node, at_invoke=True))

@@ -192,7 +192,7 @@ class _SlicePlan:
             data = data.reshape(self.post)
         if self.out.shape:
             # The output's dtype and shape, by the prepare that built this plan: no setter checks.
-            self.out.hand_over(data)
+            self.out.unchecked_data = data
         else:
             self.out.data = data  # indexing down to 0-d gives a NumPy scalar, which the setter wraps
 

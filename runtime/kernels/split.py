@@ -63,7 +63,7 @@ class _SplitPlan:
         if self.order is not None:
             parts = parts.transpose(self.order)
         for out, part in zip(self.outs, parts):
-            out.hand_over(part)
+            out.unchecked_data = part
 
 
 def _part_indices(outs, axis: int, sizes) -> list[tuple]:

@@ -39,7 +39,7 @@ def _transpose_prepare(ctx, node) -> None:
 def _transpose_invoke(ctx, node) -> None:
     if node.user_data is not None:
         x, out, perm = node.user_data
-        out.hand_over(x.data.transpose(perm).copy())  # a C-ordered copy, ~1.3 us below np.transpose's
+        out.unchecked_data = x.data.transpose(perm).copy()  # a C-ordered copy, ~1.3 us below np.transpose's
         return
     x = ctx.input(node, 0)
     perm = _transpose_perm(x, ctx.input(node, 1))

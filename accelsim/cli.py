@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import json
 import logging
 import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import accelsim
 from runtime.errors import AccelsimError
+from runtime.work import LoopTrips
 
 log = logging.getLogger("accelsim")
 
@@ -230,22 +233,25 @@ def delegate_registry():
     return registry
 
 
-def _progress_printer(stream=None) -> Callable[[int, int, str], None]:
-    stream = stream or sys.stderr
-    tty = stream.isatty()
+@contextlib.contextmanager
+def _progress_bar(unit: str, stream=None) -> Iterator[Callable[[int, int, str], None]]:
+    """A progress callback (done, total, label) drawing a tqdm bar on a terminal, and nothing on a pipe or file."""
+    from tqdm import tqdm
+
+    bar = None
 
     def show(done: int, total: int, label: str) -> None:
-        width = 30
-        filled = int(width * done / total) if total else width
-        bar = "#" * filled + "." * (width - filled)
-        line = f"[{bar}] {done}/{total} {label}"
-        if tty:
-            stream.write("\r" + line[:120].ljust(120) + ("\n" if done == total else ""))
-        else:
-            stream.write(line + "\n")
-        stream.flush()
+        nonlocal bar
+        if bar is None:  # disable=None: tqdm stays silent unless the stream is a terminal
+            bar = tqdm(total=total, unit=unit, file=stream or sys.stderr, disable=None, dynamic_ncols=True)
+        bar.set_postfix_str(label, refresh=False)
+        bar.update(done - bar.n)
 
-    return show
+    try:
+        yield show
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 _DEFAULT_EXPERIMENT = Path(__file__).resolve().parent.parent / "examples" / "default.yaml"
@@ -260,8 +266,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise ConfigError([f"no experiment given, and the default {_DEFAULT_EXPERIMENT} is not there (it comes with "
                            "the source checkout); pass an experiment YAML"])
     experiment = load_experiment(path)
-    outcome = run_experiment(experiment, args.out, jobs=args.jobs, use_cache=not args.no_cache,
-                             progress=_progress_printer(), should_stop=lambda: _STOP["requested"])
+    if args.loop_trips:
+        experiment = dataclasses.replace(experiment, loops=_merged_loops(experiment.loops, args.loop_trips))
+    with _progress_bar("point") as progress:
+        outcome = run_experiment(experiment, args.out, jobs=args.jobs, use_cache=not args.no_cache,
+                                 prune_cache=args.prune_cache, progress=progress,
+                                 should_stop=lambda: _STOP["requested"])
+    for warning in outcome.warnings:
+        print(f"accelsim run: warning: {warning}", file=sys.stderr)
     print(f"{len(outcome.records)} design points ({outcome.cached} cached, {outcome.computed} run, "
           f"{outcome.failed} failed) -> {outcome.out_dir}")
     for kind in ("html", "md", "json", "csv"):
@@ -269,10 +281,32 @@ def _cmd_run(args: argparse.Namespace) -> int:
             print(f"  {kind}: {outcome.outputs[kind]}")
     plots = sum(1 for k in outcome.outputs if k.startswith("plots/"))
     traces = sum(1 for k in outcome.outputs if k.startswith("traces/"))
-    print(f"  {plots} plots in {outcome.out_dir / 'plots'}, {traces} Chrome traces in {outcome.out_dir / 'traces'}")
+    layers = sum(1 for k in outcome.outputs if k.startswith("layers/"))
+    print(f"  {plots} plots in {outcome.out_dir / 'plots'}, {traces} Chrome traces in {outcome.out_dir / 'traces'}, "
+          f"{layers} per-node tables in {outcome.out_dir / 'layers'}")
+    if outcome.pruned:
+        print(f"  cache: removed {outcome.stale} stale entries (design points no longer in the experiment)")
+    else:
+        print(f"  cache: {outcome.stale} stale entries (design points no longer in the experiment)"
+              + ("; --prune-cache removes them" if outcome.stale else ""))
     if outcome.missing:
         print(f"  {len(outcome.missing)} design points are missing; run again to complete them")
+    if outcome.failed:
+        print(_failure_line(outcome))
     return 1 if outcome.failed else 0
+
+
+def _failure_line(outcome) -> str:
+    """The last line of a run with failed points: how many, the first one's error, and where all are listed."""
+    from accelsim.report import point_label
+
+    first = next(r for r in outcome.records if r["status"] != "ok")
+    where = [str(outcome.outputs[k]) for k in ("md", "html") if k in outcome.outputs]
+    listed = (f"all are listed under 'Failed design points' in {' and '.join(where)}" if where else
+              f"all are in {outcome.outputs['json']}" if "json" in outcome.outputs else
+              f"all are in {outcome.outputs['csv']} (status error)")
+    return (f"{outcome.failed} of {len(outcome.records)} design points failed; first: {point_label(first)}: "
+            f"{first['error']}; {listed}")
 
 
 def _wallclock(interpreter, inputs, runs: int) -> list[float]:
@@ -310,7 +344,8 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     import numpy as np
 
     from accelsim.diff import random_input
-    from accelsim.results import op_profile
+    from accelsim.report import layers_csv
+    from accelsim.results import layer_rows, op_profile, record
     from accelsim.system import build_interpreter, simulate_interpreter
     from runtime.read import load_model
 
@@ -324,7 +359,8 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     inputs = [random_input(d, rng) for d in interpreter.get_input_details()]
     warmup = _wallclock(interpreter, inputs, args.warmup_runs) if args.warmup_runs else []
     runs = _wallclock(interpreter, inputs, args.num_runs)
-    sim = simulate_interpreter(interpreter, delegates, system, args.schedule, args.model)
+    sim = simulate_interpreter(interpreter, delegates, system, args.schedule, args.model,
+                               _merged_loops(LoopTrips(), args.loop_trips))
     by_kind = sim.result.by_kind
     profile, summary = op_profile(sim)
     data = {
@@ -334,17 +370,23 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
         "wallclock_us": {"init": init_us, "warmup": warmup, "runs": runs,
                          "avg": statistics.fmean(runs), "min": min(runs), "max": max(runs)},
         "simulated_us": {"latency": sim.latency * 1e6, "init": sim.init.latency * 1e6,
-                         "compute": by_kind["compute"] * 1e6, "transfer": by_kind["transfer"] * 1e6,
-                         "overhead": by_kind["overhead"] * 1e6},
+                         "compute": by_kind["compute"] * 1e6, "memory": by_kind["memory"] * 1e6,
+                         "transfer": by_kind["transfer"] * 1e6, "overhead": by_kind["overhead"] * 1e6},
+        "energy_uj": sim.energy * 1e6,
         "partition_overhead_pct": 100 * sim.partition_overhead,
         "partitions": len(sim.partitions),
         "delegated_nodes": sim.delegated_nodes,
         "total_nodes": len(sim.nodes),
         "transfer_bytes": sim.transfer_bytes,
+        "loops": [dataclasses.asdict(loop) for loop in sim.loops],
     }
     if args.enable_op_profiling:
         data["op_profile"] = profile
         data["op_summary"] = summary
+    # the per-node rows of a report's layers/<point>.csv, from this run's record
+    rec = record(sim, point_id="", model=args.model, variant="", sweep={}) if args.per_layer else None
+    if rec is not None:
+        data["layers"] = layer_rows(rec)
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
@@ -361,25 +403,33 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
           f"First inference: {(warmup or runs)[0]:.0f}, Warmup (avg): {warm}, Inference (avg): "
           f"{statistics.fmean(runs):.0f}")
     sim_us = data["simulated_us"]
-    print(f"Simulated latency in us: {sim_us['latency']:.1f} (compute {sim_us['compute']:.1f}, transfer "
-          f"{sim_us['transfer']:.1f}, call overhead {sim_us['overhead']:.1f}; partition overhead "
-          f"{data['partition_overhead_pct']:.1f}%); initialization {sim_us['init']:.1f}")
+    print(f"Simulated latency in us: {sim_us['latency']:.1f} (compute {sim_us['compute']:.1f}, memory "
+          f"{sim_us['memory']:.1f}, transfer {sim_us['transfer']:.1f}, call overhead {sim_us['overhead']:.1f}; "
+          f"partition overhead {data['partition_overhead_pct']:.1f}%); initialization {sim_us['init']:.1f}")
+    print(f"Simulated energy per inference: {data['energy_uj']:.3f} uJ")
     print(f"Delegated {sim.delegated_nodes} of {len(sim.nodes)} nodes in {len(sim.partitions)} partitions; "
           f"{sim.transfer_bytes} bytes over links per inference")
+    for loop in sim.loops:
+        print(f"  {loop.op} node {loop.where}: {loop.trips} trips ({loop.source})")
     for p in sim.partitions:
         print(f"  partition {p.index} on {p.unit}: {len(p.nodes)} nodes, compute {p.compute * 1e6:.1f} us, "
-              f"transfer {p.transfer * 1e6:.1f} us, overhead {p.overhead * 1e6:.1f} us")
+              f"memory {p.memory * 1e6:.1f} us, transfer {p.transfer * 1e6:.1f} us, overhead "
+              f"{p.overhead * 1e6:.1f} us, energy {p.energy * 1e6:.3f} uJ")
     if args.enable_op_profiling:
         print("Operator-wise profiling (simulated):")
-        print(f"{'[node type]':>26} {'[first]':>10} {'[avg ms]':>10} {'[%]':>8} {'[cdf%]':>8} {'[times called]':>15}"
+        # µs with 3 decimals, not benchmark_model's ms with 4: simulated nodes often take under a microsecond.
+        print(f"{'[node type]':>26} {'[first]':>10} {'[avg us]':>10} {'[%]':>8} {'[cdf%]':>8} {'[times called]':>15}"
               f"  [name]")
         for row in profile:
-            print(f"{row['op']:>26} {row['first_ms']:10.4f} {row['avg_ms']:10.4f} {row['pct']:7.3f}% "
+            print(f"{row['op']:>26} {row['first_ms'] * 1e3:10.3f} {row['avg_ms'] * 1e3:10.3f} {row['pct']:7.3f}% "
                   f"{row['cdf_pct']:7.3f}% {row['times_called']:15d}  node {row['node']} on {row['unit']}")
         print("Summary by node type (simulated):")
         for row in summary:
-            print(f"{row['op']:>26} {row['count']:10d} {row['avg_ms']:10.4f} {row['pct']:7.3f}% "
+            print(f"{row['op']:>26} {row['count']:10d} {row['avg_ms'] * 1e3:10.3f} {row['pct']:7.3f}% "
                   f"{row['cdf_pct']:7.3f}% {row['times_called']:15d}")
+    if rec is not None:
+        print("Per-layer (simulated; the columns of a report's layers/<point>.csv):")
+        print(layers_csv(rec), end="")
     return 0
 
 
@@ -387,7 +437,8 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     from accelsim.diff import inference_diff
 
     system = _system(args.host, args.hw)
-    report = inference_diff(args.model, system, args.num_runs, args.seed, progress=_progress_printer())
+    with _progress_bar("run") as progress:
+        report = inference_diff(args.model, system, args.num_runs, args.seed, progress=progress)
     if args.json:
         print(json.dumps({"model": report.model, "accelerators": list(report.accelerators),
                           "num_runs": report.num_runs,
@@ -495,6 +546,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="report folder (default: reports/<experiment name>)")
     p.add_argument("--jobs", type=_positive, default=None, help="worker processes (default: number of cores)")
     p.add_argument("--no-cache", action="store_true", help="recompute every design point")
+    p.add_argument("--prune-cache", action="store_true",
+                   help="remove cache entries of design points the experiment no longer has")
+    _add_loop_trips(p)
     p.set_defaults(func=_cmd_run)
 
     p = sub.add_parser("benchmark", help="benchmark_model's job: wall-clock statistics and simulated latency",
@@ -511,6 +565,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="untimed runs first (default 1)")
     p.add_argument("--enable-op-profiling", "--enable_op_profiling", action="store_true",
                    help="print the (simulated) op profile")
+    p.add_argument("--per-layer", "--per_layer", action="store_true", help="print the simulated per-node table "
+                   "(a report's layers/<point>.csv): target, MACs, cycles, utilisation, time, bound, bytes per "
+                   "memory level, energy")
     p.add_argument("--max-delegated-partitions", "--max_delegated_partitions", type=_non_negative,
                    help="override every accelerator's limit")
     p.add_argument("--min-nodes-per-partition", "--min_nodes_per_partition", type=_non_negative,
@@ -519,6 +576,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how the simulated time adds up: sequential (one node after another, default) or "
                    "dataflow (host, links and accelerators overlap as data dependencies allow)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_loop_trips(p)
     p.set_defaults(func=_cmd_benchmark)
 
     p = sub.add_parser("diff", help="inference_diff's job: accelerator numerics against the reference",
@@ -571,6 +629,32 @@ class _DelegateOptionAction(argparse.Action):
         if not namespace.delegates:
             parser.error(f"--delegate-option {value} comes before any --delegate")
         namespace.delegates[-1][1].append(value)
+
+
+def _add_loop_trips(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--loop-trips", action="append", type=_loop_trip, default=[], metavar="[S:N=]TRIPS",
+                        help="trip count of loops the model does not fix: TRIPS for all of them, or S:N=TRIPS "
+                        "for node N of subgraph S (overrides any count); repeatable")
+
+
+def _loop_trip(text: str) -> tuple[str | None, int]:
+    """`--loop-trips` values: "TRIPS" (the default) or "S:N=TRIPS" (one node)."""
+    key, _, trips = text.rpartition("=")
+    parts = key.split(":")
+    if key and (len(parts) != 2 or not all(p.isdigit() for p in parts)):
+        raise argparse.ArgumentTypeError(f"expected TRIPS or SUBGRAPH:NODE=TRIPS such as 0:1=20, got {text!r}")
+    return (key or None), _non_negative(trips)
+
+
+def _merged_loops(base: LoopTrips, values: Sequence[tuple[str | None, int]]) -> LoopTrips:
+    """`base` with the --loop-trips values on top (the last default given wins)."""
+    default, nodes = base.default_trips, dict(base.nodes)
+    for key, trips in values:
+        if key is None:
+            default = trips
+        else:
+            nodes[key] = trips
+    return LoopTrips(default, nodes)
 
 
 def _positive(text: str) -> int:

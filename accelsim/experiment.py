@@ -15,14 +15,25 @@ sweeps:                            # optional; the design points are the cross p
   max_delegated_partitions: [1, 2, 4]                        # an option of every variant with accelerators
 schedule: sequential               # or dataflow (also sweepable as `schedule`)
 numerics: false                    # or true (5 runs) or {runs: N}: inference_diff per point
+loops: {default_trips: 16, nodes: {"0:1": 10}}   # optional: trip counts of loops the model does not fix
 reports: [md, html, json, csv]
 ```
+
+`loops` sets trip counts of WHILE loops: `nodes` ("<subgraph>:<node>" -> trips) overrides any
+count, `default_trips` applies to loops whose count neither constants nor shapes fix. There is no
+shipped default: a loop nobody can count is an error naming its node, since a guessed count
+would be a latency nobody chose. Reports list every trip count used and where it came from.
 
 A sweep over an accelerator's key applies to the variants that contain that accelerator;
 variants without it run once. `host.<key path>` sweeps the host. Every point is cached under
 `<out>/cache/<id>.json` by a hash of (model bytes, resolved configs, options, accelsim
 version), written atomically as soon as it finishes, so a re-run skips finished points and an
-interrupted run loses nothing. A failing point is recorded with its error.
+interrupted run loses nothing. Entries of points the experiment no longer has are counted as
+stale, and removed when asked (`prune_cache`). A failing point is recorded with its error.
+
+`<out>` defaults to reports/<name>/. `<out>/experiment.json` records which experiment file the
+report belongs to: when another file of the same name already owns reports/<name>/, the run
+writes to reports/<name>-<hash of its path>/ instead and says so, rather than overwrite it.
 """
 
 from __future__ import annotations
@@ -36,7 +47,7 @@ import itertools
 import json
 import logging
 import os
-import tempfile
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,15 +55,18 @@ from typing import Any, Protocol
 
 import accelsim
 from accelsim.config import ConfigError, System, apply_overrides, load_hardware, load_system, read_document
+from accelsim.files import write_atomic
 from accelsim.sim import SCHEDULES
 from runtime.errors import AccelsimError
+from runtime.work import LoopTrips
 
 log = logging.getLogger(__name__)
 
 SHIPPED_CONFIGS = Path(accelsim.__file__).resolve().parent / "hw_configs"  # package data: ships in the wheel
 REPORT_FORMATS = ("md", "html", "json", "csv")
 OPTION_KEYS = ("max_delegated_partitions", "min_nodes_per_partition")
-_TOP_KEYS = ("name", "models", "host", "variants", "sweeps", "schedule", "numerics", "reports")
+_TOP_KEYS = ("name", "models", "host", "variants", "sweeps", "schedule", "numerics", "loops", "reports")
+_LOOP_KEYS = ("default_trips", "nodes")
 _VARIANT_KEYS = ("name", "accelerators", *OPTION_KEYS)
 DEFAULT_NUMERICS_RUNS = 5
 
@@ -75,6 +89,7 @@ class Experiment:
     schedule: str = "sequential"
     numerics_runs: int = 0
     reports: tuple[str, ...] = REPORT_FORMATS
+    loops: LoopTrips = field(default_factory=LoopTrips)
 
 
 @dataclass(frozen=True)
@@ -89,6 +104,7 @@ class DesignPoint:
     sweep: Mapping[str, Any]  # key path -> value as written
     schedule: str
     numerics_runs: int
+    loops: LoopTrips = field(default_factory=LoopTrips)
 
     @property
     def label(self) -> str:
@@ -183,12 +199,13 @@ def load_experiment(path: str | Path) -> Experiment:
     if schedule not in SCHEDULES:
         errors.add(("schedule",), f"expected one of {', '.join(SCHEDULES)}, got {schedule!r}")
     runs = _numerics(errors, data.get("numerics", False))
+    loops = _loops(errors, data.get("loops", {}))
     reports = data.get("reports", list(REPORT_FORMATS))
     if not isinstance(reports, list) or not reports or any(r not in REPORT_FORMATS for r in reports):
         errors.add(("reports",), f"expected a list drawn from {', '.join(REPORT_FORMATS)}, got {reports!r}")
         reports = list(REPORT_FORMATS)
     experiment = Experiment(str(name), source, tuple(models), host_path, tuple(variants), tuple(sweeps), schedule,
-                            runs, tuple(reports))
+                            runs, tuple(reports), loops)
     _check_configs(experiment, errors)
     _check_models(experiment, errors)
     if errors.items:
@@ -297,6 +314,38 @@ def _numerics(errors: _Errors, value: Any) -> int:
     return 0
 
 
+def _trip_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _loops(errors: _Errors, value: Any) -> LoopTrips:
+    """The `loops` section: {default_trips: N, nodes: {"<subgraph>:<node>": N}}."""
+    if not isinstance(value, dict):
+        errors.add(("loops",), f"expected a mapping with {' and/or '.join(_LOOP_KEYS)}, got {value!r}")
+        return LoopTrips()
+    for key in value:
+        if key not in _LOOP_KEYS:
+            errors.add(("loops", key), f"unknown key; expected one of {', '.join(_LOOP_KEYS)}")
+    default = value.get("default_trips")
+    if default is not None and not _trip_count(default):
+        errors.add(("loops", "default_trips"), f"expected a whole number >= 0, got {default!r}")
+        default = None
+    nodes = value.get("nodes", {})
+    if not isinstance(nodes, dict):
+        errors.add(("loops", "nodes"), f"expected a mapping of '<subgraph>:<node>' -> trips, got {nodes!r}")
+        nodes = {}
+    checked = {}
+    for key, trips in nodes.items():
+        parts = str(key).split(":")
+        if len(parts) != 2 or not all(p.isdigit() for p in parts):
+            errors.add(("loops", "nodes", key), "expected a key '<subgraph>:<node>' such as '0:1'")
+        elif not _trip_count(trips):
+            errors.add(("loops", "nodes", key), f"expected a whole number >= 0, got {trips!r}")
+        else:
+            checked[str(key)] = trips
+    return LoopTrips(default, checked)
+
+
 def _check_configs(experiment: Experiment, errors: _Errors) -> None:
     """Every variant's system loads, and every sweep names an accelerator or the host that exists.
 
@@ -400,13 +449,15 @@ def design_points(experiment: Experiment) -> list[DesignPoint]:
                 sweep = {k: v for (k, _), v in zip(keys, combo)}
                 schedule = sweep.get("schedule", experiment.schedule)
                 draft = DesignPoint("", model, variant.name, experiment.host, variant.accelerators, sweep, schedule,
-                                    experiment.numerics_runs)
+                                    experiment.numerics_runs, experiment.loops)
                 system = resolved_system(draft, variant.options)
-                identity = json.dumps({"model": model_hash, "system": repr(_strip_sources(system)),
-                                       "variant": variant.name, "sweep": {k: str(v) for k, v in sweep.items()},
-                                       "options": dict(variant.options), "schedule": schedule,
-                                       "numerics": experiment.numerics_runs, "version": accelsim.__version__},
-                                      sort_keys=True)
+                facts = {"model": model_hash, "system": repr(_strip_sources(system)),
+                         "variant": variant.name, "sweep": {k: str(v) for k, v in sweep.items()},
+                         "options": dict(variant.options), "schedule": schedule,
+                         "numerics": experiment.numerics_runs, "version": accelsim.__version__}
+                if experiment.loops != LoopTrips():  # only then: the ids of loop-free experiments stay as they were
+                    facts["loops"] = [experiment.loops.default_trips, dict(experiment.loops.nodes)]
+                identity = json.dumps(facts, sort_keys=True)
                 point_id = hashlib.sha256(identity.encode()).hexdigest()[:16]
                 points.append(dataclasses.replace(draft, id=point_id))
     return points
@@ -430,7 +481,7 @@ def run_point(point: DesignPoint, options: Mapping[str, int]) -> dict[str, Any]:
 
     try:
         system = resolved_system(point, options)
-        sim = simulate_model(point.model, system, point.schedule)
+        sim = simulate_model(point.model, system, point.schedule, point.loops)
         diff = inference_diff(point.model, system, point.numerics_runs) if point.numerics_runs else None
         return record(sim, point_id=point.id, model=point.model, variant=point.variant, sweep=dict(point.sweep),
                       diff=diff)
@@ -492,19 +543,52 @@ class RunOutcome:
     failed: int
     outputs: dict[str, Path] = field(default_factory=dict)
     out_dir: Path | None = None
+    stale: int = 0  # cache entries of points this experiment no longer has
+    pruned: bool = False  # whether those entries were removed
+    warnings: tuple[str, ...] = ()
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file in the same folder and os.replace, so readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+OWNER_FILE = "experiment.json"
+_CACHE_ENTRY = re.compile(r"^[0-9a-f]{16}\.json$")
+
+
+def _owner(folder: Path) -> str | None:
+    """The experiment file whose report `folder` holds, if it says so."""
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        data = json.loads((folder / OWNER_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data.get("source") if isinstance(data, dict) else None
+
+
+def report_folder(experiment: Experiment, out_dir: str | Path | None = None) -> tuple[Path, str | None]:
+    """Where a run of `experiment` writes, and a warning when that folder holds another experiment file's report.
+
+    Without `out_dir`, reports/<name>/ — unless another file named the same owns it; then
+    reports/<name>-<8 hex digits of this file's path>/, so neither report overwrites the other.
+    """
+    source = str(Path(experiment.source).resolve())
+    if out_dir is not None:
+        folder = Path(out_dir)
+        owner = _owner(folder)
+        if owner is not None and owner != source:
+            return folder, f"{folder} held the report of {owner}; it now holds the report of {source}"
+        return folder, None
+    folder = Path("reports") / experiment.name
+    owner = _owner(folder)
+    if owner is None or owner == source:
+        return folder, None
+    own = folder.with_name(f"{experiment.name}-{hashlib.sha256(source.encode()).hexdigest()[:8]}")
+    return own, (f"{folder} holds the report of {owner}, another experiment named {experiment.name!r}; this "
+                 f"report goes to {own} (rename one of the experiments, or pass --out)")
+
+
+def stale_cache_entries(cache: Path, points: Sequence[DesignPoint]) -> list[Path]:
+    """Cache files of design points that are not among `points` (the experiment changed since they ran)."""
+    if not cache.is_dir():
+        return []
+    ids = {p.id for p in points}
+    return sorted(f for f in cache.iterdir() if _CACHE_ENTRY.match(f.name) and f.stem not in ids)
 
 
 def _load_cached(path: Path) -> dict | None:
@@ -516,7 +600,7 @@ def _load_cached(path: Path) -> dict | None:
 
 
 def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *, jobs: int | None = None,
-                   executor: Executor | None = None, use_cache: bool = True,
+                   executor: Executor | None = None, use_cache: bool = True, prune_cache: bool = False,
                    progress: Callable[[int, int, str], None] | None = None,
                    should_stop: Callable[[], bool] = lambda: False) -> RunOutcome:
     """Run every design point not already cached, then write the report.
@@ -525,12 +609,22 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
     which survives signals that land where Python swallows exceptions, such as finalizers)
     stops the run after saving what finished: the report is still written and lists the
     missing points, then KeyboardInterrupt propagates.
+
+    The report goes to report_folder(experiment, out_dir); its warning, if any, is in the
+    outcome's `warnings`. Cache entries of points the experiment no longer has are counted in
+    `stale`, and removed first with `prune_cache`.
     """
     from accelsim.report import write_report
 
-    out = Path(out_dir) if out_dir is not None else Path("reports") / experiment.name
+    out, warning = report_folder(experiment, out_dir)
     cache = out / "cache"
     points = design_points(experiment)
+    write_atomic(out / OWNER_FILE, json.dumps({"name": experiment.name,
+                                                "source": str(Path(experiment.source).resolve())}, indent=2) + "\n")
+    stale = stale_cache_entries(cache, points)
+    if prune_cache:
+        for f in stale:
+            f.unlink()
     options = {v.name: dict(v.options) for v in experiment.variants}
     done: dict[str, dict] = {}
     for p in points:
@@ -587,15 +681,23 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
     written = write_report(out, experiment.name, records, formats=experiment.reports,
                            missing=[{"id": p.id, "model_name": Path(p.model).stem, "variant": p.variant,
                                      "sweep": dict(p.sweep)} for p in missing],
-                           experiment={"source": experiment.source, "points": len(points)})
+                           experiment=report_context(experiment, len(points)))
     outcome = RunOutcome(records, missing, n_cached, len(records) - n_cached,
-                         sum(1 for r in records if r["status"] != "ok"), written, out)
+                         sum(1 for r in records if r["status"] != "ok"), written, out, len(stale), prune_cache,
+                         (warning,) if warning else ())
     if isinstance(interrupted, KeyboardInterrupt):
         raise interrupted
     if interrupted is not None:
         raise AccelsimError(f"a worker process died ({interrupted}); {len(missing)} design points are missing "
                             f"from {out}; run again to complete them") from interrupted
     return outcome
+
+
+def report_context(experiment: Experiment, n_points: int) -> dict[str, Any]:
+    """What write_report needs to know of the experiment: its file, size, and the file's order of names."""
+    return {"source": experiment.source, "points": n_points,
+            "models": list(dict.fromkeys(Path(m).stem for m in experiment.models)),
+            "variants": [v.name for v in experiment.variants], "sweep_keys": [k for k, _ in experiment.sweeps]}
 
 
 def _fill_speedups(records: Sequence[dict]) -> None:

@@ -11,15 +11,15 @@ for the nodes it runs; it never edits a kernel's state:
 - ``rounding``: quantized CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED requantize their
   accumulators with the declared rounding mode instead of TFLite's; other ops are unchanged.
 
-Every partition records the `NodeWork` of its nodes (shapes and types only) for the cost models.
+Every partition records the `NodeWork` its nodes' kernels report (shapes and types only) for the cost models.
 """
 
 from __future__ import annotations
 
 from delegates.api import DelegateOptions, SimpleDelegate, SimpleDelegateKernel, get_node_and_registration
 from delegates.spec import AcceleratorSpec, facts_from_node
-from delegates.work import NodeWork, node_work
 from runtime.numerics import invoker
+from runtime.work import NodeWork, node_work
 
 
 class AcceleratorDelegate(SimpleDelegate):
@@ -87,7 +87,7 @@ class AcceleratorKernel(SimpleDelegateKernel):
             if registration.prepare is not None:
                 if registration.prepare(context, inner) is False:
                     raise RuntimeError(f"node {ni} ({inner.op_name}) failed to prepare")
-            works.append(node_work(inner, context.tensors))
+            works.append(node_work(context, inner))
         self.work = tuple(works)
 
     def eval(self, context, node) -> None:

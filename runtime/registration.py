@@ -31,16 +31,20 @@ class Registration:
         reference: ``reference(context, node)`` computes the outputs with the op's plain reference
             function (the specification the fast `invoke` implements), after the same prepare;
             `Interpreter(reference=True)` runs these.
+        work: ``work(context, node) -> runtime.work.NodeWork`` reports the prepared node's work
+            from shapes, options and constant sizes (never tensor values); a node whose
+            registration has none cannot be costed (`runtime.work.node_work` raises).
     """
 
     invoke: Callable[[Any, Any], None]
     prepare: Callable[[Any, Any], None] | None = None
     init: Callable[[Any, Any], Any] | None = None
     free: Callable[[Any, Any], None] | None = None
-    reference: Callable[[Any, Any], None] | None = None
     builtin_code: int | None = None
     custom_name: str | None = None
     version: int = 1
+    work: Callable[[Any, Any], Any] | None = None
+    reference: Callable[[Any, Any], None] | None = None
 
     @property
     def op_name(self) -> str:

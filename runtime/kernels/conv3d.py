@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.common import check, is_known
 from runtime.kernels.conv.geometry import out_size_and_padding
 from runtime.kernels.conv.stage import FLOAT_RANGES, fused_activation
@@ -145,4 +146,5 @@ def _reference(ctx, node) -> None:
 
 def register(resolver) -> None:
     """CONV_3D v1 (float32; the only version op_version.cc defines)."""
-    resolver.add_builtin("CONV_3D", Registration(prepare=_prepare, invoke=_invoke, reference=_reference), 1, 1)
+    resolver.add_builtin("CONV_3D", Registration(prepare=_prepare, invoke=_invoke, reference=_reference,
+                                                 work=work.conv3d), 1, 1)

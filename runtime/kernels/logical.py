@@ -10,6 +10,7 @@ import operator
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.common import broadcast_shape, check, check_inputs, integer_domain, table_index
 from runtime.quant import multiply_by_quantized_multiplier, quantize_multiplier
 from runtime.registration import Registration
@@ -120,7 +121,7 @@ def _comparison(op: str) -> Registration:
             a, b = _rescaled(op, a_t, a), _rescaled(op, b_t, b)
         ctx.output(node, 0).data = fn(a, b)
 
-    return Registration(prepare=prepare, invoke=invoke, reference=reference)
+    return Registration(prepare=prepare, invoke=invoke, reference=reference, work=work.elementwise)
 
 
 # -- LOGICAL_AND, LOGICAL_OR, LOGICAL_NOT ----------------------------------------------------
@@ -149,7 +150,7 @@ def _logical_binary(op: str, fn) -> Registration:
         """The op's specification: the NumPy logical ufunc of the broadcast inputs."""
         ctx.output(node, 0).data = fn(ctx.input(node, 0).data, ctx.input(node, 1).data)
 
-    return Registration(prepare=prepare, invoke=invoke, reference=reference)
+    return Registration(prepare=prepare, invoke=invoke, reference=reference, work=work.elementwise)
 
 
 def _logical_not_prepare(ctx, node) -> None:
@@ -240,8 +241,10 @@ def register(resolver) -> None:
     add("LOGICAL_OR", _logical_binary("LOGICAL_OR", np.logical_or), 1, 1)
     # LOGICAL_NOT, SELECT and SELECT_V2 have no fast path: each invoke is already the plain rule, its own reference.
     add("LOGICAL_NOT", Registration(prepare=_logical_not_prepare, invoke=_logical_not_invoke,
-                                    reference=_logical_not_invoke), 1, 1)
+                                    reference=_logical_not_invoke, work=work.elementwise), 1, 1)
     # SELECT: v2 int8, v3 5-D, v4 uint32. SELECT_V2: v2 uint32.
-    add("SELECT", Registration(prepare=_select_prepare(False), invoke=_select_invoke, reference=_select_invoke), 1, 4)
-    add("SELECT_V2", Registration(prepare=_select_prepare(True), invoke=_select_invoke, reference=_select_invoke),
+    add("SELECT", Registration(prepare=_select_prepare(False), invoke=_select_invoke, reference=_select_invoke,
+                               work=work.elementwise), 1, 4)
+    add("SELECT_V2", Registration(prepare=_select_prepare(True), invoke=_select_invoke, reference=_select_invoke,
+                                  work=work.elementwise),
         1, 2)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.common import check, store_plan, tensor_values
 from runtime.quant import (
     dtype_range,
@@ -431,7 +432,8 @@ def _arg_invoke(op: str):
 
 def register(resolver) -> None:
     # op_version.cc: MEAN v2 adds int8, v3 adds int16 (not implemented).
-    resolver.add_builtin("MEAN", Registration(prepare=_mean_prepare, invoke=_mean_invoke, reference=_mean_reference),
+    resolver.add_builtin("MEAN", Registration(prepare=_mean_prepare, invoke=_mean_invoke, reference=_mean_reference,
+                                              work=work.reduce),
                          1, 2)
     # SUM, REDUCE_MAX/MIN/PROD and ARG_MAX/MIN have no fast path: each invoke is already the plain rule,
     # its own reference.
@@ -440,9 +442,11 @@ def register(resolver) -> None:
     for op, max_version in (("SUM", 2), ("REDUCE_MAX", 3), ("REDUCE_MIN", 3), ("REDUCE_PROD", 2)):
         reduction = _REDUCTIONS[op]
         invoke = _reduce_invoke(reduction)
-        resolver.add_builtin(op, Registration(prepare=_reduce_prepare(reduction), invoke=invoke, reference=invoke),
+        resolver.add_builtin(op, Registration(prepare=_reduce_prepare(reduction), invoke=invoke, reference=invoke,
+                                              work=work.reduce),
                              1, max_version)
     # ARG_MAX/ARG_MIN: v1 float32/uint8/int32, v2 int8, v3 bool.
     for op in ("ARG_MAX", "ARG_MIN"):
         invoke = _arg_invoke(op)
-        resolver.add_builtin(op, Registration(prepare=_arg_prepare(op), invoke=invoke, reference=invoke), 1, 3)
+        resolver.add_builtin(op, Registration(prepare=_arg_prepare(op), invoke=invoke, reference=invoke,
+                                              work=work.reduce), 1, 3)

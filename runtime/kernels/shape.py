@@ -6,6 +6,7 @@ from math import prod
 
 import numpy as np
 
+from runtime import work
 from runtime.errors import KernelError
 from runtime.kernels.common import (
     INDEX_TYPES,
@@ -167,12 +168,12 @@ def _expand_dims_invoke(ctx, node) -> None:
 
 def register(resolver) -> None:
     resolver.add_builtin("RESHAPE", Registration(prepare=_reshape_prepare, invoke=_reshape_invoke,
-                                                 reference=_reshape_reference), 1, 1)
+                                                 reference=_reshape_reference, work=work.move), 1, 1)
     # SQUEEZE, EXPAND_DIMS and SHAPE have no fast path: each invoke is already the plain rule, its own reference.
     # op_version.cc: SQUEEZE v2 adds string inputs (a reshape of the object array).
     resolver.add_builtin("SQUEEZE", Registration(prepare=_squeeze_prepare, invoke=_squeeze_invoke,
-                                                 reference=_squeeze_invoke), 1, 2)
+                                                 reference=_squeeze_invoke, work=work.move), 1, 2)
     resolver.add_builtin("EXPAND_DIMS", Registration(prepare=_expand_dims_prepare, invoke=_expand_dims_invoke,
-                                                     reference=_expand_dims_invoke), 1, 1)
+                                                     reference=_expand_dims_invoke, work=work.move), 1, 1)
     resolver.add_builtin("SHAPE", Registration(prepare=_shape_prepare, invoke=_shape_invoke,
-                                               reference=_shape_invoke), 1, 1)
+                                               reference=_shape_invoke, work=work.move), 1, 1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.common import check, check_types, int_values, size_outputs
 from runtime.registration import Registration
 
@@ -56,4 +57,4 @@ def register(resolver) -> None:
     # TRANSPOSE: v2 int8, v3 bool, v4 rank 5, v5 int16, v6 rank 6; v7 (int4), v8 (bfloat16, rank > 6) and
     # v9 (float16) are not implemented.
     resolver.add_builtin("TRANSPOSE", Registration(prepare=_transpose_prepare, invoke=_transpose_invoke,
-                                                   reference=_transpose_reference), 1, 6)
+                                                   reference=_transpose_reference, work=work.move), 1, 6)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.common import check, is_known
 from runtime.kernels.conv.checks import check_bias, check_float_types, check_quantized_types, filter_zero_point
 from runtime.kernels.conv.geometry import INT16_MAX, SAME, VALID
@@ -285,4 +286,5 @@ def register(resolver) -> None:
     Not registered (op_version.cc): v5 (int16 activations with quantized_bias_type); 16x8 models of
     v1-v4 are rejected in prepare.
     """
-    resolver.add_builtin(_OP, Registration(prepare=_prepare, invoke=_invoke, reference=_reference), 1, 4)
+    resolver.add_builtin(_OP, Registration(prepare=_prepare, invoke=_invoke, reference=_reference,
+                                           work=work.transpose_conv), 1, 4)

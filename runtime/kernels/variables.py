@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.common import check
 from runtime.registration import Registration
 
@@ -86,7 +87,9 @@ def _assign_invoke(ctx, node) -> None:
 def register(resolver) -> None:
     # The variable ops have no fast path: each invoke is already the plain rule, its own reference.
     resolver.add_builtin("VAR_HANDLE", Registration(_var_handle_invoke, _var_handle_prepare, _var_handle_init,
-                                                           reference=_var_handle_invoke), 1, 1)
-    resolver.add_builtin("READ_VARIABLE", Registration(_read_invoke, _read_prepare, reference=_read_invoke), 1, 1)
-    resolver.add_builtin("ASSIGN_VARIABLE", Registration(_assign_invoke, _assign_prepare, reference=_assign_invoke),
+                                                           reference=_var_handle_invoke, work=work.move), 1, 1)
+    resolver.add_builtin("READ_VARIABLE", Registration(_read_invoke, _read_prepare, reference=_read_invoke,
+                                                       work=work.move), 1, 1)
+    resolver.add_builtin("ASSIGN_VARIABLE", Registration(_assign_invoke, _assign_prepare, reference=_assign_invoke,
+                                                         work=work.move),
                          1, 1)

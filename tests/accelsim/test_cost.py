@@ -1,20 +1,19 @@
-"""Cost models (systolic, vector, cpu) on hand-computed cases, and node_work on real and built nodes."""
+"""Cost models (systolic, vector, cpu) on hand-computed cases (node work itself: tests/runtime/test_work.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 
-import numpy as np
 import pytest
 
 from accelsim.config import apply_overrides, load_hardware
-from accelsim.cost import Cost, cpu, streamed_parameters, systolic, vector
-from delegates.work import Gemm, NodeWork, conv_output_size, conv_work, gemm_work, node_work
+from accelsim.cost import Cost, cpu, systolic, total, vector
+from accelsim.memory import streamed_parameters
+from accelsim.system import utilization
 from runtime import Interpreter
-from runtime.ir import make_operator, numpy_dtype
+from runtime.work import Gemm, NodeWork, conv_output_size, conv_work, gemm_work, subgraph_work
 
 ROOT = Path(__file__).resolve().parents[2]
 HW = ROOT / "accelsim" / "hw_configs"
@@ -52,6 +51,26 @@ def test_cost_adds_field_by_field_and_sums():
         a + 1
 
 
+def test_total_is_the_sum():
+    costs = [Cost(3, 1e-6, 5, level_bytes=(("sram", 1),), bound_seconds=(("sram", 1e-6),), energy=2e-12),
+             Cost(4, 2e-6, 6, level_bytes=(("link", 2), ("sram", 3)), bound_seconds=(("compute", 2e-6),))]
+    assert total(costs) == sum(costs, Cost()) and total([]) == Cost()
+
+
+def test_cost_sums_bytes_per_level_and_time_per_bound_by_name():
+    a = Cost(seconds=3e-6, compute_seconds=1e-6, level_bytes=(("sram", 100), ("link", 50)),
+             bound_seconds=(("link", 3e-6),))
+    b = Cost(seconds=2e-6, compute_seconds=2e-6, level_bytes=(("sram", 10),), bound_seconds=(("compute", 2e-6),))
+    c = Cost(seconds=4e-6, compute_seconds=1e-6, level_bytes=(("link", 5), ("dram", 7)),
+             bound_seconds=(("link", 4e-6),))
+    total = a + b + c
+    assert total.level_bytes == (("sram", 110), ("link", 55), ("dram", 7))
+    assert total.bound_seconds == (("link", 7e-6), ("compute", 2e-6))
+    assert (total.bound, total.bytes_on("link"), total.bytes_on("flash")) == ("link", 55, 0)
+    assert total.stall_seconds == pytest.approx(5e-6)
+    assert Cost().bound == "" and b.bound == "compute"
+
+
 # -- systolic: SCALE-Sim's fold arithmetic -----------------------------------------------------------
 
 
@@ -81,18 +100,21 @@ def test_systolic_compute_bound_conv(tpu):
     cost = systolic.cost(work, tpu)
     # ws on 64x64: ceil(288/64)=5 row folds x 1 col fold, each 2*64 + 64 + 256 - 2 cycles.
     assert cost.cycles == 5 * (2 * 64 + 64 + 256 - 2) == 2230
-    assert cost.seconds == pytest.approx(2230 / 500e6)
+    assert cost.seconds == pytest.approx(2230 / 500e6) == cost.compute_seconds
     assert cost.macs == work.macs and cost.param_bytes_streamed == 0
     assert (cost.bytes_read, cost.bytes_written) == (work.input_bytes + work.weight_bytes, work.output_bytes)
+    assert cost.level_bytes == (("sram", work.bytes_moved),) and cost.bound == "compute"
 
 
-def test_systolic_memory_bound_when_onchip_bandwidth_is_low(tpu):
-    slow = apply_overrides(tpu, {"memory.onchip_bandwidth": "1 GB/s"})
+def test_systolic_memory_bound_when_sram_bandwidth_is_low(tpu):
+    slow = apply_overrides(tpu, {"memory.levels.sram.bandwidth": "1 GB/s"})
     work = conv_work(1, 16, 16, 32, 64, 3, 3, padding="SAME")
     onchip = work.input_bytes + work.output_bytes + work.weight_bytes  # 8192 + 16384 + 18432 bytes
     cost = systolic.cost(work, slow)
     assert cost.seconds == pytest.approx(onchip / 1e9)
     assert cost.cycles == math.ceil(onchip / 1e9 * 500e6) == 21504 > 2230
+    assert cost.bound == "sram" and cost.compute_seconds == pytest.approx(2230 / 500e6)
+    assert cost.stall_seconds == pytest.approx((21504 - 2230) / 500e6)
 
 
 def test_depthwise_and_elementwise_run_on_the_vector_path(tpu):
@@ -104,12 +126,15 @@ def test_depthwise_and_elementwise_run_on_the_vector_path(tpu):
 
 
 def test_parameters_beyond_the_cache_stream_over_the_link(tpu):
-    big = gemm_work(1, 4096, 4096)  # 16 MiB of int8 weights against an 8 MiB cache
+    big = gemm_work(1, 4096, 4096)  # 16 MiB of int8 weights against an 8 MiB cache: the whole layer streams
     cost = systolic.cost(big, tpu)
-    assert cost.param_bytes_streamed == 16 * MiB - 8 * MiB
-    assert cost.seconds == pytest.approx(8 * MiB / 320e6, rel=1e-6)
+    assert cost.param_bytes_streamed == 16 * MiB
+    assert cost.level_bytes == (("sram", 2 * 4096), ("link", 16 * MiB))
+    assert cost.seconds == pytest.approx(50e-6 + 16 * MiB / 320e6, rel=1e-6)  # one transfer: latency + bytes
+    assert cost.bound == "link" and cost.compute_seconds == pytest.approx(64 * 64 * 191 / 500e6)
     # With every weight on chip the GEMV is compute bound: 64 x 64 folds of 2*64 + 64 + 1 - 2 cycles.
-    assert systolic.cost(big, tpu, streamed_bytes=0).cycles == 64 * 64 * 191
+    roomy = apply_overrides(tpu, {"memory.levels.sram.size": "32 MiB"})
+    assert systolic.cost(big, roomy).cycles == 64 * 64 * 191
 
 
 def test_cache_is_filled_in_model_order_until_a_layer_does_not_fit(tpu):
@@ -151,7 +176,8 @@ def test_cpu_roofline(host):
 
 def test_the_same_model_is_fastest_on_the_systolic_array(tpu, dsp, host):
     it = Interpreter(model_path=str(MODELS / "mobilenet_v2_035_96_int8.tflite"))
-    works = [node_work(n, it.primary.tensors) for n in it.primary.nodes]
+    it.allocate_tensors()
+    works = subgraph_work(it, 0)
     on_tpu = sum(systolic.costs(works, tpu), Cost())
     on_dsp = sum((vector.cost(w, dsp) for w in works), Cost())
     on_cpu = sum((cpu.cost(w, host) for w in works), Cost())
@@ -160,114 +186,20 @@ def test_the_same_model_is_fastest_on_the_systolic_array(tpu, dsp, host):
     assert on_tpu.seconds < on_dsp.seconds < on_cpu.seconds
 
 
-# -- node_work on fixture operators ------------------------------------------------------------------
+def test_utilization_is_macs_over_cycles_times_the_units_peak(tpu, dsp, host):
+    conv = conv_work(1, 16, 16, 32, 64, 3, 3, padding="SAME")
+    assert utilization(conv, systolic.cost(conv, tpu), tpu) == conv.macs / (2230 * 64 * 64)
+    dw = conv_work(1, 16, 16, 64, 64, 3, 3, padding="SAME", depthwise=True)  # vector path: 64 lanes, all busy
+    assert utilization(dw, systolic.cost(dw, tpu), tpu) == 1.0
+    work = NodeWork("CONV_2D", "int8", macs=1_000_000)  # 4 contexts x 128 lanes at efficiency 0.5
+    assert utilization(work, vector.cost(work, dsp), dsp) == 1_000_000 / (math.ceil(1_000_000 / 256) * 512)
+    work = NodeWork("CONV_2D", "int8", macs=32 * 6 * 1000)  # 10,000 cycles at 32 MACs/cycle peak
+    assert utilization(work, cpu.cost(work, host), host) == pytest.approx(0.6)
+    bare = dataclasses.replace(host, kind_record=dataclasses.replace(host.kind_record, peak_macs_per_cycle=None))
+    assert utilization(work, cpu.cost(work, host), bare) is None
 
 
-@pytest.fixture(scope="module")
-def mobilenet():
-    it = Interpreter(model_path=str(MODELS / "mobilenet_v2_035_96_int8.tflite"))
-    return it.primary
-
-
-def test_node_work_of_mobilenet_conv_depthwise_and_fc(mobilenet):
-    nodes, tensors = mobilenet.nodes, mobilenet.tensors
-    conv = node_work(nodes[0], tensors)  # 96x96x3 -> 48x48x16, 3x3 stride 2, SAME
-    assert (conv.op, conv.dtype, conv.kind) == ("CONV_2D", "int8", "gemm")
-    assert conv.macs == 48 * 48 * 16 * 3 * 3 * 3
-    assert conv.gemm == Gemm(48 * 48, 27, 16)
-    assert (conv.conv.stride_h, conv.conv.out_h, conv.conv.in_c) == (2, 48, 3)
-    assert conv.weight_bytes == 16 * 27 + 16 * 4  # int8 filters + int32 bias
-    assert (conv.input_bytes, conv.output_bytes) == (96 * 96 * 3, 48 * 48 * 16)
-    dw = node_work(nodes[1], tensors)
-    assert (dw.kind, dw.gemm, dw.conv.depthwise) == ("depthwise", None, True)
-    assert dw.macs == 48 * 48 * 16 * 9
-    fc = next(node_work(n, tensors) for n in nodes if n.operator.op == "FULLY_CONNECTED")
-    assert fc.gemm == Gemm(1, 1280, 10) and fc.macs == 12800
-    mean = next(node_work(n, tensors) for n in nodes if n.operator.op == "MEAN")
-    assert (mean.kind, mean.macs, mean.elements) == ("reduce", 3 * 3 * 1280, 1280)
-    softmax = node_work(nodes[-1], tensors)
-    assert (softmax.kind, softmax.macs) == ("reduce", 3 * 10)
-    add = next(node_work(n, tensors) for n in nodes if n.operator.op == "ADD")
-    assert add.kind == "elementwise" and add.macs == add.elements
-
-
-def test_node_work_bytes_match_the_runtime_tensors(mobilenet):
-    for node in mobilenet.nodes:
-        work = node_work(node, mobilenet.tensors)
-        ins = [mobilenet.tensors[i] for i in node.inputs if i >= 0]
-        assert work.weight_bytes + work.input_bytes == sum(t.nbytes for t in ins)
-        assert work.output_bytes == sum(mobilenet.tensors[i].nbytes for i in node.outputs)
-
-
-@dataclass
-class _Tensor:
-    """The RuntimeTensor attributes node_work reads."""
-
-    shape: tuple[int, ...]
-    type: str = "INT8"
-    is_constant: bool = False
-    quantization: object = None
-
-    @property
-    def dtype(self) -> np.dtype:
-        return numpy_dtype(self.type)
-
-
-def _node(op: str, ins: list[_Tensor], outs: list[_Tensor], version: int = 1, **options):
-    operator = make_operator(op, range(len(ins)), range(len(ins), len(ins) + len(outs)), version=version, **options)
-    node = SimpleNamespace(operator=operator, options=operator.options, inputs=operator.inputs,
-                           outputs=operator.outputs)
-    return node, [*ins, *outs]
-
-
-def W(*shape, type="INT8"):
-    return _Tensor(shape, type, is_constant=True)
-
-
-@pytest.mark.parametrize("op, ins, outs, options, kind, macs", [
-    ("TRANSPOSE_CONV", [W(4, type="INT32"), W(8, 3, 3, 16), _Tensor((1, 5, 5, 16))], [_Tensor((1, 10, 10, 8))],
-     {"stride_h": 2, "stride_w": 2}, "gemm", 5 * 5 * 16 * 9 * 8),
-    ("BATCH_MATMUL", [_Tensor((2, 4, 6)), _Tensor((2, 6, 5))], [_Tensor((2, 4, 5))], {}, "gemm", 2 * 4 * 6 * 5),
-    ("BATCH_MATMUL", [_Tensor((2, 6, 4)), _Tensor((6, 5))], [_Tensor((2, 4, 5))], {"adj_x": True}, "gemm",
-     2 * 4 * 6 * 5),
-    ("AVERAGE_POOL_2D", [_Tensor((1, 8, 8, 4))], [_Tensor((1, 4, 4, 4))],
-     {"filter_height": 2, "filter_width": 2, "stride_h": 2, "stride_w": 2}, "window", 64 * 4),
-    ("MAX_POOL_2D", [_Tensor((1, 8, 8, 4))], [_Tensor((1, 6, 6, 4))], {"filter_height": 3, "filter_width": 3},
-     "window", 144 * 9),
-    ("RESHAPE", [_Tensor((1, 2, 3)), W(2, type="INT32")], [_Tensor((6, 1))], {}, "move", 0),
-    ("CONCATENATION", [_Tensor((1, 2, 2)), _Tensor((1, 2, 3))], [_Tensor((1, 2, 5))], {"axis": 2}, "move", 0),
-    ("PAD", [_Tensor((1, 4, 4, 2)), W(4, 2, type="INT32")], [_Tensor((1, 6, 6, 2))], {}, "move", 0),
-    ("RESIZE_BILINEAR", [_Tensor((1, 4, 4, 2)), W(2, type="INT32")], [_Tensor((1, 8, 8, 2))], {}, "elementwise",
-     4 * 128),
-    ("QUANTIZE", [_Tensor((1, 10), "FLOAT32")], [_Tensor((1, 10))], {}, "elementwise", 10),
-    ("DEQUANTIZE", [_Tensor((1, 10))], [_Tensor((1, 10), "FLOAT32")], {}, "elementwise", 10),
-    ("LOGISTIC", [_Tensor((3, 7))], [_Tensor((3, 7))], {}, "elementwise", 21),
-    ("SUM", [_Tensor((2, 3, 4)), W(1, type="INT32")], [_Tensor((2, 4))], {}, "reduce", 24),
-    ("SPLIT", [W(1, type="INT32"), _Tensor((4, 6))], [_Tensor((4, 3)), _Tensor((4, 3))], {"num_splits": 2},
-     "move", 0),
-    ("FLOOR", [_Tensor((5,), "FLOAT32")], [_Tensor((5,), "FLOAT32")], {}, "elementwise", 5),
-])
-def test_node_work_per_op(op, ins, outs, options, kind, macs):
-    node, tensors = _node(op, ins, outs, **options)
-    work = node_work(node, tensors)
-    assert (work.op, work.kind, work.macs) == (op, kind, macs)
-    itemsize = {t.type: t.dtype.itemsize for t in tensors}
-    assert work.weight_bytes == sum(math.prod(t.shape) * itemsize[t.type] for t in ins if t.is_constant)
-    assert work.output_bytes == sum(math.prod(t.shape) * itemsize[t.type] for t in outs)
-
-
-def test_node_work_dtype_is_the_data_input_and_gemm_views():
-    node, tensors = _node("SPLIT", [W(1, type="INT32"), _Tensor((4, 6))], [_Tensor((4, 3)), _Tensor((4, 3))],
-                          num_splits=2)
-    assert node_work(node, tensors).dtype == "int8"
-    node, tensors = _node("TRANSPOSE_CONV", [W(4, type="INT32"), W(8, 3, 3, 16), _Tensor((1, 5, 5, 16))],
-                          [_Tensor((1, 10, 10, 8))], stride_h=2, stride_w=2)
-    work = node_work(node, tensors)
-    assert work.gemm == Gemm(25, 16, 72) and work.conv.transposed and work.dtype == "int8"
-    shared, tensors = _node("BATCH_MATMUL", [_Tensor((2, 6, 4)), _Tensor((6, 5))], [_Tensor((2, 4, 5))], adj_x=True)
-    assert node_work(shared, tensors).gemm == Gemm(8, 6, 5)  # one RHS for the batch: one tall GEMM
-    batched, tensors = _node("BATCH_MATMUL", [_Tensor((2, 4, 6)), _Tensor((2, 6, 5))], [_Tensor((2, 4, 5))])
-    assert node_work(batched, tensors).gemm == Gemm(4, 6, 5, batch=2)
+# -- geometry without a model ---------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("size, kernel, stride, dilation, padding, out", [
@@ -276,3 +208,37 @@ def test_node_work_dtype_is_the_data_input_and_gemm_views():
 ])
 def test_conv_output_size_follows_tflite_padding(size, kernel, stride, dilation, padding, out):
     assert conv_output_size(size, kernel, stride, dilation, padding) == out
+
+
+def test_cpu_classes_dispatch_and_cache_by_hand(host):
+    """Each mechanism of the cpu kind alone, on a host whose defaults give the plain roofline."""
+    x86 = apply_overrides(host, {"clock": "1 GHz", "compute.row_cycles": {"float32": 10},
+                                 "compute.vector_per_cycle": {"float32": 4}, "compute.lookups_per_cycle": {"int8": 2},
+                                 "compute.move_per_cycle": {"float32": 0.5}, "compute.node_cycles": 100,
+                                 "memory.levels": {"l2": {"size": "1 MiB", "bandwidth": "100 GB/s"},
+                                                   "dram": {"bandwidth": "1 GB/s"}},
+                                 "memory.weights": "l2", "memory.activations": "l2"})
+    # GEMM: 8 float32 MACs/cycle at 60% (host_cpu), plus 10 cycles per output row, plus dispatch.
+    fc = gemm_work(4, 48, 10, dtype="float32", itemsize=4)
+    assert cpu.cost(fc, x86).cycles == 100 + math.ceil(4 * 48 * 10 / (8 * 0.6) + 4 * 10)
+    # A fused activation is 40 more vector ops at 4 per cycle.
+    assert cpu.cost(dataclasses.replace(fc, activation_ops=40), x86).cycles == cpu.cost(fc, x86).cycles + 10
+    # Vector, lookup and move classes at their own rates (data in cache: memory is not the bound).
+    assert cpu.cost(NodeWork("ADD", "float32", macs=400, kind="elementwise"), x86).cycles == 100 + 100
+    assert cpu.cost(NodeWork("TANH", "int8", macs=400, kind="lookup"), x86).cycles == 100 + 200
+    assert cpu.cost(NodeWork("PAD", "float32", macs=0, elements=400, kind="move"), x86).cycles == 100 + 800
+    assert cpu.cost(NodeWork("PAD", "int8", macs=0, elements=400, kind="move"), x86).cycles == 100  # no int8 rate
+    # Bytes within the 1 MiB cache move at 100 GB/s; beyond it, at DRAM's 1 GB/s.
+    small = NodeWork("RESHAPE", "int8", macs=0, input_bytes=50_000, output_bytes=50_000, kind="move")
+    big = dataclasses.replace(small, input_bytes=2 * MiB)
+    assert cpu.cost(small, x86).cycles == 100 + 1000 and cpu.cost(small, x86).bound == "l2"
+    assert cpu.cost(big, x86).cycles == 100 + math.ceil((2 * MiB + 50_000) / 1e9 * 1e9)
+    assert cpu.cost(big, x86).level_bytes == (("dram", 2 * MiB + 50_000),) and cpu.cost(big, x86).bound == "dram"
+    assert cpu.cost(big, x86).seconds == pytest.approx((100 + 2 * MiB + 50_000) / 1e9)
+
+
+def test_cpu_defaults_are_the_plain_roofline(host):
+    # host_cpu sets none of the class rates: every class at the GEMM rate, moves cost only bytes.
+    add = NodeWork("ADD", "float32", macs=480, kind="elementwise")
+    lookup = NodeWork("TANH", "float32", macs=480, kind="lookup")
+    assert cpu.cost(add, host).cycles == cpu.cost(lookup, host).cycles == 100

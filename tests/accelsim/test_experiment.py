@@ -97,12 +97,37 @@ def test_sweep_values_reach_the_simulation(tmp_path):
      r"exp.yaml:4: numerics: expected true, false or \{runs: N\}"),
     ("models: [M]\nhost: host_cpu\nvariants: [{name: a}, {name: a}]\n", r"variant 'a' is defined twice"),
     ("", r"exp.yaml:1: expected a mapping of experiment settings, got an empty file"),
+    ("models: [M]\nhost: host_cpu\nvariants: [{name: a, accelerators: []}]\nloops: {default_trip: 3}\n",
+     r"exp.yaml:4: loops.default_trip: unknown key; expected one of default_trips, nodes"),
+    ("models: [M]\nhost: host_cpu\nvariants: [{name: a, accelerators: []}]\nloops: {default_trips: -1}\n",
+     r"exp.yaml:4: loops.default_trips: expected a whole number >= 0, got -1"),
+    ("models: [M]\nhost: host_cpu\nvariants: [{name: a, accelerators: []}]\nloops:\n  nodes: {while: 3}\n",
+     r"exp.yaml:5: loops.nodes.while: expected a key '<subgraph>:<node>' such as '0:1'"),
+    ("models: [M]\nhost: host_cpu\nvariants: [{name: a, accelerators: []}]\nloops:\n  nodes: {'0:1': many}\n",
+     r"exp.yaml:5: loops.nodes.0:1: expected a whole number >= 0, got 'many'"),
+    ("models: [M]\nhost: host_cpu\nvariants: [{name: a, accelerators: []}]\nloops: [3]\n",
+     r"exp.yaml:4: loops: expected a mapping with default_trips and/or nodes"),
 ])
 def test_bad_experiments_say_file_line_and_key(tmp_path, text, expected):
     path = write(tmp_path, text.replace("[M]", f"[{MODELS / 'interleaved_int8.tflite'}]"))
     with pytest.raises(ConfigError, match=expected):
         exp = load_experiment(path)
         design_points(exp)  # a sweep key path that does not exist fails when the point is built
+
+
+def test_loop_trips_reach_the_simulation_and_the_record(tmp_path):
+    plain = load_experiment(small_experiment(tmp_path, models=("lstm_gru_float",)))
+    doubled = load_experiment(small_experiment(tmp_path, models=("lstm_gru_float",), name="doubled",
+                                               extra="loops:\n  nodes: {'0:1': 20, '0:2': 20}\n"))
+    assert doubled.loops.nodes == {"0:1": 20, "0:2": 20}
+    assert {p.id for p in design_points(plain)}.isdisjoint(p.id for p in design_points(doubled))
+    runs = [run_experiment(e, tmp_path / e.name, executor=SerialExecutor()) for e in (plain, doubled)]
+    plain_cpu, doubled_cpu = (next(r for r in o.records if r["variant"] == "cpu_only") for o in runs)
+    assert plain_cpu["loops"] == [{"node": "0:1", "op": "WHILE", "trips": 10, "source": "constant"},
+                                  {"node": "0:2", "op": "WHILE", "trips": 10, "source": "constant"}]
+    assert [loop["source"] for loop in doubled_cpu["loops"]] == ["override", "override"]
+    assert doubled_cpu["latency_us"] > 1.8 * plain_cpu["latency_us"]
+    assert "Loop trip counts" in (tmp_path / "doubled" / "report.md").read_text()
 
 
 def test_rerun_skips_cached_points(tmp_path):
@@ -156,6 +181,33 @@ def test_numbers_agree_across_json_csv_and_md(tmp_path):
         assert row["id"] == point["id"]
         assert float(row["latency_us"]) == pytest.approx(point["latency_us"])
         assert f"{point['latency_us']:,.2f}" in md
+
+
+def test_the_report_follows_the_experiment_files_order(tmp_path):
+    sweep = "sweeps:\n  max_delegated_partitions: [2, 1]\n  edgetpu_usb.link.bandwidth: [1 GB/s]"
+    exp = load_experiment(small_experiment(tmp_path, sweep=sweep, models=("mobilenet_v2_035_96_int8",
+                                                                          "interleaved_int8")))
+    run_experiment(exp, tmp_path / "out", executor=SerialExecutor())
+    rows = list(csv.DictReader((tmp_path / "out" / "results.csv").open()))
+    assert [(r["model_name"], r["variant"]) for r in rows][:4] == [
+        ("mobilenet_v2_035_96_int8", "cpu_only"), ("mobilenet_v2_035_96_int8", "usb"),
+        ("mobilenet_v2_035_96_int8", "usb"), ("mobilenet_v2_035_96_int8", "dsp")]
+    assert rows[1]["sweep"] == "max_delegated_partitions=1; edgetpu_usb.link.bandwidth=1 GB/s"
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "on 3 variants (cpu_only, usb, dsp), sweeping max_delegated_partitions over 1, 2; " in md
+
+
+def test_every_written_file_honours_the_umask(tmp_path):
+    exp = load_experiment(small_experiment(tmp_path, models=("interleaved_int8",)))
+    old = os.umask(0o022)
+    try:
+        run_experiment(exp, tmp_path / "out", executor=SerialExecutor())
+    finally:
+        os.umask(old)
+    written = [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
+    kinds = {p.suffix for p in written} | {p.parent.name for p in written}
+    assert {".md", ".html", ".json", ".csv", ".png", "cache", "traces", "layers", "plots"} <= kinds
+    assert {oct(p.stat().st_mode & 0o777) for p in written} == {"0o644"}
 
 
 LONG_SWEEP = ("sweeps:\n  edgetpu_usb.compute.rows: [8, 16, 32, 64, 128, 256]\n"
@@ -213,6 +265,45 @@ def test_a_killed_worker_process_loses_nothing_finished(tmp_path):
     assert len(json.loads((out / "results.json").read_text())["points"]) == total
 
 
+def test_stale_cache_entries_are_counted_and_pruned_on_request(tmp_path):
+    sweep = "sweeps:\n  max_delegated_partitions: [1, 2]"
+    exp = load_experiment(small_experiment(tmp_path, sweep=sweep, models=("interleaved_int8",)))
+    first = run_experiment(exp, tmp_path / "out", executor=SerialExecutor())
+    assert first.stale == 0 and len(list((tmp_path / "out" / "cache").glob("*.json"))) == 5
+    narrower = load_experiment(small_experiment(tmp_path, sweep="sweeps:\n  max_delegated_partitions: [1]",
+                                                models=("interleaved_int8",)))
+    kept = run_experiment(narrower, tmp_path / "out", executor=SerialExecutor())
+    assert kept.stale == 2 and not kept.pruned and kept.cached == 3  # usb and dsp at 2 partitions
+    assert len(list((tmp_path / "out" / "cache").glob("*.json"))) == 5
+    (tmp_path / "out" / "cache" / "notes.txt").write_text("not a cache entry")
+    pruned = run_experiment(narrower, tmp_path / "out", executor=SerialExecutor(), prune_cache=True)
+    assert pruned.stale == 2 and pruned.pruned and pruned.cached == 3
+    assert sorted(p.stem for p in (tmp_path / "out" / "cache").glob("*.json")) == sorted(
+        r["id"] for r in pruned.records)
+    assert (tmp_path / "out" / "cache" / "notes.txt").exists()
+    assert run_experiment(narrower, tmp_path / "out", executor=SerialExecutor()).stale == 0
+
+
+def test_same_named_experiments_do_not_overwrite_each_others_report(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    one = load_experiment(small_experiment(tmp_path / "a", name="same", models=("interleaved_int8",)))
+    other = load_experiment(small_experiment(tmp_path / "b", name="same", models=("interleaved_int8",)))
+    first = run_experiment(one, executor=SerialExecutor())
+    assert first.out_dir == Path("reports/same") and first.warnings == ()
+    second = run_experiment(other, executor=SerialExecutor())
+    assert second.out_dir.parent == Path("reports") and second.out_dir.name.startswith("same-")
+    assert len(second.warnings) == 1 and str(tmp_path / "a" / "exp.yaml") in second.warnings[0]
+    assert "another experiment named 'same'" in second.warnings[0] and str(second.out_dir) in second.warnings[0]
+    assert run_experiment(one, executor=SerialExecutor()).out_dir == Path("reports/same")  # each keeps its own
+    assert run_experiment(other, executor=SerialExecutor()).out_dir == second.out_dir
+    sources = {json.loads((d / "experiment.json").read_text())["source"] for d in (first.out_dir, second.out_dir)}
+    assert sources == {str(tmp_path / "a" / "exp.yaml"), str(tmp_path / "b" / "exp.yaml")}
+    forced = run_experiment(other, "reports/same", executor=SerialExecutor())  # an explicit folder is obeyed
+    assert forced.out_dir == Path("reports/same") and "held the report of" in forced.warnings[0]
+
+
 def test_every_problem_of_an_experiment_is_reported_in_one_pass(tmp_path):
     """Unknown keys, missing and corrupt models, broken and unknown configs and bad sweeps, all at once."""
     (tmp_path / "trunc.tflite").write_bytes((MODELS / "interleaved_int8.tflite").read_bytes()[:1000])
@@ -244,7 +335,7 @@ sweeps:
     assert errors[1] == f"{path}:2: models[1]: ModelError: {model_error.value}"
     assert "bad_hw.yaml:" in errors[3] and "clock: expected a frequency" in errors[3]
     assert errors[2].endswith("colour: unknown key; expected one of name, models, host, variants, sweeps, schedule, "
-                              "numerics, reports")
+                              "numerics, loops, reports")
 
 
 def test_accelerators_are_checked_even_when_the_host_is_unknown(tmp_path):

@@ -17,6 +17,7 @@ kernels; LiteRT's builtin conv kernels reject a missing bias (and its DEPTHWISE_
 
 from __future__ import annotations
 
+from runtime import work
 from runtime.kernels.conv.conv2d import conv_invoke, conv_prepare
 from runtime.kernels.conv.depthwise import depthwise_invoke, depthwise_prepare
 from runtime.kernels.conv.reference import conv2d_node, depthwise_conv2d_node
@@ -29,9 +30,10 @@ def register(resolver) -> None:
     Not registered (op_version.cc): CONV_2D v2/v5 and DEPTHWISE v4/v6 (hybrid float x int8), CONV_2D v4/v8
     and DEPTHWISE v5 (int16 activations), CONV_2D and DEPTHWISE v7 (int4 weights).
     """
-    conv = Registration(prepare=conv_prepare, invoke=conv_invoke, reference=conv2d_node)
+    conv = Registration(prepare=conv_prepare, invoke=conv_invoke, reference=conv2d_node, work=work.conv)
     resolver.add_builtin("CONV_2D", conv, 1, 1)
     resolver.add_builtin("CONV_2D", conv, 3, 3)
     resolver.add_builtin("CONV_2D", conv, 6, 6)
-    depthwise = Registration(prepare=depthwise_prepare, invoke=depthwise_invoke, reference=depthwise_conv2d_node)
+    depthwise = Registration(prepare=depthwise_prepare, invoke=depthwise_invoke, reference=depthwise_conv2d_node,
+                             work=work.depthwise_conv)
     resolver.add_builtin("DEPTHWISE_CONV_2D", depthwise, 1, 3)

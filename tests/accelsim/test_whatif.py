@@ -45,6 +45,7 @@ def _predicted(outcome) -> tuple:
     ("interleaved_int8", "hexagon_dsp"),      # a version above the rule's range
     ("dilated_cnn_int8", "hexagon_dsp"),      # a constraint (max_dilation), a dtype, an op not claimed
     ("transformer_block_int8", "edgetpu_pcie"),  # prefix policy: one line alone often gains nothing
+    ("transformer_block_int8", "ethos_u55_128"),  # an npu kind: dtype lines and an op not claimed
 ])
 def test_applying_each_line_and_rerunning_gives_the_predicted_numbers(model, config, tmp_path):
     path = str(FIXTURES / f"{model}.tflite")

@@ -8,7 +8,9 @@ speed-up is measured against; a point slower than the host alone is said to be s
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,6 +121,9 @@ def compare(sides: Sequence[Side]) -> Comparison:
     if len(sides) < 2:
         raise ValueError(f"compare needs two or more columns (--hw given twice or more, or two results.json), "
                          f"got {len(sides)}")
+    labels = Counter(s.label for s in sides)
+    # two experiments of the same name (or one file given twice): tell their columns apart by file
+    sides = [dataclasses.replace(s, label=f"{s.source}: {s.label}") if labels[s.label] > 1 else s for s in sides]
     models = tuple(dict.fromkeys(m for s in sides for m in s.records))
     metrics = tuple(m for m in METRICS if any(r.get(m[0]) is not None for s in sides for r in s.records.values()))
     notes = []

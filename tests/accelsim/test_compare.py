@@ -107,6 +107,13 @@ def test_compare_results_files_side_by_side(tmp_path, capsys):
     assert data["models"][0]["latency_us"][1]["value"] == pytest.approx(pcie, abs=1e-3)
 
 
+def test_columns_of_same_named_experiments_are_told_apart_by_file(tmp_path):
+    x = _results_file(tmp_path / "x.json", "same", "0.1.0", [INTERLEAVED], "edgetpu_usb")
+    y = _results_file(tmp_path / "y.json", "same", "0.1.0", [INTERLEAVED], "edgetpu_usb")
+    labels = [s.label for s in compare([*load_results(x), *load_results(y)]).sides]
+    assert labels == [f"{x}: same: edgetpu_usb", f"{y}: same: edgetpu_usb"]
+
+
 def test_compare_says_when_versions_or_models_differ(tmp_path):
     x = _results_file(tmp_path / "x.json", "x", "0.1.0", [MOBILENET], "edgetpu_usb")
     y = _results_file(tmp_path / "y.json", "y", None, [INTERLEAVED], "edgetpu_usb")
@@ -163,3 +170,19 @@ def test_report_lists_points_slower_than_the_host():
     host = {"status": "ok", "accelerators": [], "speedup": 1.0}
     failed = {"status": "error", "accelerators": ["a"], "speedup": None}
     assert slower_than_host_points([fast, slow, host, failed]) == [slow]
+
+
+def test_run_warns_about_points_slower_than_the_host(tmp_path, capsys):
+    experiment = tmp_path / "slow.yaml"
+    experiment.write_text(f"name: slow\nmodels: [{INTERLEAVED}]\nhost: host_cpu\nvariants:\n"
+                          "  - {name: cpu_only, accelerators: []}\n  - {name: dsp, accelerators: [hexagon_dsp]}\n")
+    assert main(["run", str(experiment), "--out", str(tmp_path / "out"), "--jobs", "1"]) == 0
+    err = capsys.readouterr().err
+    points = json.loads((tmp_path / "out" / "results.json").read_text())["points"]
+    dsp = next(p for p in points if p["variant"] == "dsp")
+    assert dsp["speedup"] < 1
+    assert ("accelsim run: warning: delegation makes 1 of 1 accelerated design points slower than the host alone: "
+            f"interleaved_int8 | dsp ({dsp['speedup']:.2f}x)") in err
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "Warning: delegation makes 1 of 1 accelerated points slower than the host alone" in md
+    assert "slower than the host alone);" in md or "slower than the host alone)." in md

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import accelsim
 from runtime.errors import AccelsimError
 
 log = logging.getLogger("accelsim")
@@ -63,7 +64,7 @@ def delegation_rows(path: str, delegates: Sequence) -> list[dict]:
 
 def inspect_model(path: str, delegates: Sequence = ()) -> dict:
     """Everything `accelsim inspect` shows, as plain data (the --json output)."""
-    from runtime.model import load_model
+    from runtime.read import load_model
     from runtime.resolver import BuiltinOpResolver
     from runtime.versioning import get_builtin_operator_version, min_runtime_version, op_signature
 
@@ -142,7 +143,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
 
 def registration_code(path: str) -> str:
     """Python that builds a resolver holding exactly the model's ops (selective registration)."""
-    from runtime.model import load_model
+    from runtime.read import load_model
     from runtime.resolver import BuiltinOpResolver, resolver_for_model
 
     model = load_model(path)
@@ -179,7 +180,7 @@ _EPILOG_RUN = """examples:
 
 _EPILOG_BENCHMARK = """examples:
   accelsim benchmark tests/fixtures/models/mobilenet_v2_100_224_int8.tflite --hw edgetpu_usb
-  accelsim benchmark model.tflite --hw hw_configs/hexagon_dsp.yaml --num-runs 20 --enable-op-profiling
+  accelsim benchmark model.tflite --hw accelsim/hw_configs/hexagon_dsp.yaml --num-runs 20 --enable-op-profiling
   accelsim benchmark model.tflite --hw edgetpu_pcie --max-delegated-partitions 2 --json
 """
 
@@ -189,7 +190,7 @@ _EPILOG_DIFF = """examples:
 """
 
 _EPILOG_VALIDATE = """examples:
-  accelsim validate hw_configs/edgetpu_usb.yaml
+  accelsim validate my_accel.yaml
   accelsim validate examples/default.yaml my_accel.yaml
 """
 
@@ -247,10 +248,17 @@ def _progress_printer(stream=None) -> Callable[[int, int, str], None]:
     return show
 
 
+_DEFAULT_EXPERIMENT = Path(__file__).resolve().parent.parent / "examples" / "default.yaml"
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
+    from accelsim.config import ConfigError
     from accelsim.experiment import load_experiment, run_experiment
 
-    path = args.experiment or str(Path(__file__).resolve().parent.parent / "examples" / "default.yaml")
+    path = args.experiment or str(_DEFAULT_EXPERIMENT)
+    if not args.experiment and not _DEFAULT_EXPERIMENT.is_file():
+        raise ConfigError([f"no experiment given, and the default {_DEFAULT_EXPERIMENT} is not there (it comes with "
+                           "the source checkout); pass an experiment YAML"])
     experiment = load_experiment(path)
     outcome = run_experiment(experiment, args.out, jobs=args.jobs, use_cache=not args.no_cache,
                              progress=_progress_printer(), should_stop=lambda: _STOP["requested"])
@@ -288,6 +296,13 @@ def _stats_line(times: Sequence[float]) -> str:
             f"max={max(times):.0f} avg={statistics.fmean(times):.0f} std={std:.0f}")
 
 
+def _benchmark_model(args: argparse.Namespace) -> str:
+    """The model path, given as MODEL or as benchmark_model's --graph=PATH (exactly one of them)."""
+    if (args.model is None) == (args.graph is None):
+        raise ValueError("give the model once: accelsim benchmark MODEL (or benchmark_model's --graph=MODEL)")
+    return args.model or args.graph
+
+
 def _cmd_benchmark(args: argparse.Namespace) -> int:
     import statistics
     import time
@@ -297,8 +312,9 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     from accelsim.diff import random_input
     from accelsim.results import op_profile
     from accelsim.system import build_interpreter, simulate_interpreter
-    from runtime.model import load_model
+    from runtime.read import load_model
 
+    args.model = _benchmark_model(args)
     system = _system(args.host, args.hw, args.max_delegated_partitions, args.min_nodes_per_partition)
     t0 = time.perf_counter()
     model = load_model(args.model)
@@ -397,14 +413,41 @@ def _cmd_validate(args: argparse.Namespace) -> int:
             if is_experiment:
                 e = load_experiment(path)
                 print(f"{path}: ok (experiment {e.name!r}, {len(e.variants)} variants)")
+                configs = dict.fromkeys([e.host, *(a for v in e.variants for a in v.accelerators)])
+                for config in (load_hardware(c) for c in configs):
+                    for note in config.notes():
+                        print(f"  note: {config.source}: {note}")
             else:
                 c = load_hardware(path)
                 print(f"{path}: ok ({c.kind} config {c.name!r})")
+                for note in c.notes():
+                    print(f"  note: {note}")
         except ConfigError as exc:
             bad += 1
             for line in exc.errors:
                 print(line)
     return 1 if bad else 0
+
+
+def _cmd_configs(args: argparse.Namespace) -> int:
+    from accelsim.experiment import SHIPPED_CONFIGS
+    from accelsim.reference import schema_markdown, shipped_lines
+
+    if args.schema:
+        print(schema_markdown())
+        return 0
+    print("\n".join(shipped_lines(SHIPPED_CONFIGS)))
+    print(f"(in {SHIPPED_CONFIGS}; give one by name: --hw edgetpu_usb; every key: accelsim configs --schema)")
+    return 0
+
+
+_EPILOG_CONFIGS = """examples:
+  accelsim configs                 # the shipped hardware configs, one line each
+  accelsim configs --schema        # every key of every kind, claim syntax and constraints
+"""
+
+_HW_HELP = ("an accelerator config (a YAML path or shipped name); repeat it to attach several: they join one "
+            "system, and in the order given each claims from the nodes the ones before it left")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -415,7 +458,12 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Run `accelsim COMMAND --help` for a command's options and examples.",
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logging")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.add_argument("--version", action="version", version=f"accelsim {accelsim.__version__}")
+    # --debug also after the verb; SUPPRESS keeps a value given before the verb.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show tracebacks and debug logging")
+    sub = _Subparsers(parser.add_subparsers(dest="command", metavar="COMMAND"), common)
     raw = argparse.RawDescriptionHelpFormatter
 
     p = sub.add_parser("inspect", help="list operators, versions and min runtime version of a model",
@@ -425,7 +473,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", help="path of a .tflite file")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument("--hw", action="append", default=[], metavar="CFG",
-                   help="an accelerator config (path or shipped name); shows which nodes it claims and why not")
+                   help=_HW_HELP + "; shows which nodes each claims and why not")
     p.add_argument("--delegate", action=_DelegateAction, dest="delegates", default=[], metavar="NAME",
                    help="a delegate provider (e.g. accelerator) or package.module:factory; repeatable, in order")
     p.add_argument("--delegate-option", action=_DelegateOptionAction, dest="delegates", metavar="KEY=VALUE",
@@ -453,15 +501,23 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Run a model on random inputs: host wall-clock statistics of the NumPy "
                        "interpreter (count, first, min, max, avg, std in us) and the simulated latency on the "
                        "given system with its breakdown.", epilog=_EPILOG_BENCHMARK, formatter_class=raw)
-    p.add_argument("model", help="path of a .tflite file")
+    p.add_argument("model", nargs="?", help="path of a .tflite file")
+    p.add_argument("--graph", metavar="MODEL", help="benchmark_model's spelling of MODEL")
     p.add_argument("--host", default="host_cpu", help="host config (default: host_cpu)")
-    p.add_argument("--hw", action="append", default=[], metavar="CFG", help="accelerator config, repeatable")
-    p.add_argument("--num-runs", type=_positive, default=10, help="timed runs (default 10)")
-    p.add_argument("--warmup-runs", type=_non_negative, default=1, help="untimed runs first (default 1)")
-    p.add_argument("--enable-op-profiling", action="store_true", help="print the (simulated) op profile")
-    p.add_argument("--max-delegated-partitions", type=_non_negative, help="override every accelerator's limit")
-    p.add_argument("--min-nodes-per-partition", type=_non_negative, help="override every accelerator's minimum")
-    p.add_argument("--schedule", choices=("sequential", "dataflow"), default="sequential")
+    p.add_argument("--hw", action="append", default=[], metavar="CFG", help=_HW_HELP)
+    # benchmark_model writes its flags with underscores; both spellings work.
+    p.add_argument("--num-runs", "--num_runs", type=_positive, default=10, help="timed runs (default 10)")
+    p.add_argument("--warmup-runs", "--warmup_runs", type=_non_negative, default=1,
+                   help="untimed runs first (default 1)")
+    p.add_argument("--enable-op-profiling", "--enable_op_profiling", action="store_true",
+                   help="print the (simulated) op profile")
+    p.add_argument("--max-delegated-partitions", "--max_delegated_partitions", type=_non_negative,
+                   help="override every accelerator's limit")
+    p.add_argument("--min-nodes-per-partition", "--min_nodes_per_partition", type=_non_negative,
+                   help="override every accelerator's minimum")
+    p.add_argument("--schedule", choices=("sequential", "dataflow"), default="sequential",
+                   help="how the simulated time adds up: sequential (one node after another, default) or "
+                   "dataflow (host, links and accelerators overlap as data dependencies allow)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_cmd_benchmark)
 
@@ -470,9 +526,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "the delegated one; report per-output mean/std/max absolute error.",
                        epilog=_EPILOG_DIFF, formatter_class=raw)
     p.add_argument("model", help="path of a .tflite file")
-    p.add_argument("--hw", action="append", required=True, metavar="CFG", help="accelerator config, repeatable")
+    p.add_argument("--hw", action="append", required=True, metavar="CFG", help=_HW_HELP)
     p.add_argument("--host", default="host_cpu", help="host config (default: host_cpu)")
-    p.add_argument("--num-runs", type=_positive, default=50, help="random inputs to compare (default 50)")
+    p.add_argument("--num-runs", "--num_runs", type=_positive, default=50, help="random inputs to compare (default 50)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_cmd_diff)
@@ -482,7 +538,27 @@ def build_parser() -> argparse.ArgumentParser:
                        "problem as file:line: key: message.", epilog=_EPILOG_VALIDATE, formatter_class=raw)
     p.add_argument("files", nargs="+", help="YAML files")
     p.set_defaults(func=_cmd_validate)
+
+    p = sub.add_parser("configs", help="list the shipped hardware configs, or print every key (--schema)",
+                       description="List the shipped hardware configs, one line each; with --schema, print the "
+                       "reference of every key of every kind (unit, default, meaning), the claim syntax and the "
+                       "constraint vocabulary (docs/hw_configs.md is the same text).",
+                       epilog=_EPILOG_CONFIGS, formatter_class=raw)
+    p.add_argument("--schema", action="store_true", help="print the key reference as Markdown")
+    p.set_defaults(func=_cmd_configs)
     return parser
+
+
+class _Subparsers:
+    """add_parser with the options every verb shares (`--debug`)."""
+
+    def __init__(self, action, common: argparse.ArgumentParser):
+        self.action, self.common = action, common
+
+    def add_parser(self, name: str, **kwargs) -> argparse.ArgumentParser:
+        verb = self.action.add_parser(name, parents=[self.common], **kwargs)
+        verb.set_defaults(verb_parser=verb)  # so an unknown option is answered with this verb's usage
+        return verb
 
 
 class _DelegateAction(argparse.Action):
@@ -521,9 +597,25 @@ def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
+def _unknown_arguments(verb: argparse.ArgumentParser, unknown: Sequence[str]) -> str:
+    """argparse's 'unrecognized arguments' message, naming the closest option of the verb for each."""
+    import difflib
+
+    # Every spelling of an option points at its first one (--num_runs -> --num-runs).
+    options = {o: a.option_strings[0] for a in verb._actions for o in a.option_strings if o.startswith("--")}
+    words = []
+    for word in unknown:
+        close = difflib.get_close_matches(word.split("=", 1)[0], list(options), n=1, cutoff=0.6)
+        words.append(f"{word} (did you mean {options[close[0]]}?)" if word.startswith("-") and close else word)
+    return "unrecognized arguments: " + " ".join(words)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        verb = getattr(args, "verb_parser", parser)
+        verb.error(_unknown_arguments(verb, unknown))
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     func: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)

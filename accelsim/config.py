@@ -7,42 +7,15 @@ raised together (first line: the first error). Files are read as UTF-8 with
 `yaml.compose` (SafeLoader) so every key keeps its line; only plain scalars, lists and
 mappings are accepted (no tags that construct objects, no duplicate keys).
 
-Keys (units as in `accelsim.units`: '500 MHz', '8 MiB', '320 MB/s', '2 us'):
+Keys: `KEYS` below (everything outside `compute:`) and each kind's compute fields
+(`accelsim.kinds`); claim syntax in `_claim`, constraints in `delegates.spec.CONSTRAINT_DOCS`.
+`accelsim configs --schema` prints them all as one reference (`accelsim.reference`), and
+`docs/hw_configs.md` is that text. Units as in `accelsim.units`: '500 MHz', '8 MiB',
+'320 MB/s', '2 us'.
 
-| key                                | kinds            | value                                                      |
-|------------------------------------|------------------|------------------------------------------------------------|
-| name                               | all, required    | non-empty string, unique within a system                   |
-| kind                               | all, required    | systolic, vector or cpu                                    |
-| clock                              | all, required    | frequency                                                  |
-| compute.rows, compute.cols         | systolic, req.   | whole number >= 1: rows and columns of MAC cells           |
-| compute.dataflow                   | systolic, req.   | os, ws or is (SCALE-Sim's output/weight/input stationary)  |
-| compute.vector_lanes               | systolic, req.   | whole number >= 1: lanes of the array's vector path        |
-| compute.lanes                      | vector, req.     | whole number >= 1: 8-bit lanes of one vector unit          |
-| compute.contexts                   | vector, req.     | whole number >= 1: vector units working in parallel        |
-| compute.efficiency                 | vector, cpu      | number in (0, 1], fraction of peak reached (default 1)     |
-| compute.simd_bits                  | cpu, required    | whole number, multiple of 8: SIMD register width           |
-| compute.macs_per_cycle             | cpu, required    | mapping dtype -> MACs per cycle (e.g. float32: 8, int8: 32)|
-| memory.param_cache                 | systolic, req.   | size of on-chip parameter (weight) storage                 |
-| memory.onchip                      | optional         | size of on-chip activation memory (default 0)              |
-| memory.onchip_bandwidth            | systolic, req.   | rate of on-chip memory                                     |
-| memory.dram_bandwidth              | vector/cpu, req. | rate of (shared) DRAM as this device sees it               |
-| link.bandwidth                     | accelerators     | rate of host <-> device transfers (link optional for cpu)  |
-| link.latency                       | optional         | time per transfer (default 0 s)                            |
-| link.call_overhead                 | optional         | time per delegate invocation (default 0 s)                 |
-| link.shared_memory                 | optional         | bool: tensors are shared with the host, not copied         |
-| claims                             | accelerators     | non-empty list of claim rules (below); optional for cpu    |
-| claims[i].op                       | required         | builtin op name (runtime.model.BUILTIN_OPS)                |
-| claims[i].versions                 | required         | '1-3', [1, 3] or 2                                         |
-| claims[i].dtypes                   | required         | list of tensor types, lower case: [int8, uint8]            |
-| claims[i].constraints              | optional         | mapping; vocabulary in delegates.spec                      |
-| partition.policy                   | optional         | tflite (default) or prefix                                 |
-| partition.max_delegated_partitions | optional         | whole number >= 0 (0 = no limit)                           |
-| partition.min_nodes_per_partition  | optional         | whole number >= 0                                          |
-| numerics.mode                      | optional         | reference (default), float16 or rounding                   |
-| numerics.rounding                  | with rounding    | one of delegates.spec.ROUNDING_MODES                       |
-
-Accelerators are kinds systolic and vector: they need `link` and `claims`; a cpu config
-describes a host and may omit both. `apply_overrides` changes keys by path for sweeps.
+A kind's role says what a file of it describes: an accelerator (systolic, vector) needs
+`link` and `claims`; a host (cpu) may omit both. `memory` keys a kind requires are listed
+in its record. `apply_overrides` changes keys by path for sweeps.
 """
 
 from __future__ import annotations
@@ -60,9 +33,13 @@ from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from accelsim import units
+from accelsim.cost import Cost
+from accelsim.kinds import Field, Kind, KindRegistry, default_registry, or_list
 from delegates.spec import (
+    ANY_OP,
     BOOL_CONSTRAINTS,
     INT_CONSTRAINTS,
+    MAX_VERSION,
     NAME_CONSTRAINTS,
     NUMERICS_MODES,
     PADDINGS,
@@ -73,12 +50,10 @@ from delegates.spec import (
     Numerics,
     PartitionPolicy,
 )
+from delegates.work import NodeWork
 from runtime.errors import AccelsimError
-from runtime.model import BUILTIN_OPS, TENSOR_TYPES
+from runtime.ir import BUILTIN_OPS, TENSOR_TYPES
 
-KINDS = ("systolic", "vector", "cpu")
-ACCELERATOR_KINDS = ("systolic", "vector")
-DATAFLOWS = ("os", "ws", "is")
 DTYPES = tuple(sorted(name.lower() for name in TENSOR_TYPES))
 
 _YAML = "tag:yaml.org,2002:"
@@ -100,28 +75,6 @@ class ConfigError(AccelsimError, ValueError):
     def __init__(self, errors: Sequence[str]):
         self.errors = tuple(errors)
         super().__init__("\n".join(self.errors))
-
-
-@dataclass(frozen=True)
-class SystolicCompute:
-    rows: int
-    cols: int
-    dataflow: str
-    vector_lanes: int
-
-
-@dataclass(frozen=True)
-class VectorCompute:
-    lanes: int
-    contexts: int
-    efficiency: float = 1.0
-
-
-@dataclass(frozen=True)
-class CpuCompute:
-    simd_bits: int
-    macs_per_cycle: tuple[tuple[str, float], ...]  # (dtype, MACs per cycle), sorted by dtype
-    efficiency: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -155,8 +108,9 @@ class HardwareConfig:
     name: str
     kind: str
     clock: float
-    compute: SystolicCompute | VectorCompute | CpuCompute
+    compute: Any  # the kind's compute dataclass (kind_record.compute)
     memory: Memory
+    kind_record: Kind = field(compare=False, repr=False)
     link: Link | None = None
     claims: tuple[ClaimRule, ...] = ()
     partition: PartitionPolicy = PartitionPolicy()
@@ -166,7 +120,22 @@ class HardwareConfig:
 
     @property
     def is_accelerator(self) -> bool:
-        return self.kind in ACCELERATOR_KINDS
+        return self.kind_record.is_accelerator
+
+    def costs(self, works: Sequence[NodeWork]) -> list[Cost]:
+        """The cost of each of `works` (this device's nodes, in model order) by the kind's cost model.
+
+        Raises:
+            ValueError: the kind's cost function did not return one Cost per node.
+        """
+        costs = self.kind_record.costs(works, self)
+        if len(costs) != len(works):
+            raise ValueError(f"kind {self.kind!r}: costs() returned {len(costs)} costs for {len(works)} nodes")
+        return costs
+
+    def notes(self) -> list[str]:
+        """What this config leaves to a silent rule of its kind, one line each (validate prints them)."""
+        return self.kind_record.notes(self)
 
 
 @dataclass(frozen=True)
@@ -337,7 +306,9 @@ def read_document(path: str, what: str = "hardware settings") -> tuple[_Document
 
 
 def _suggest(word: str, choices: Iterable[str]) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6) if isinstance(word, str) else []
+    # Short words need a closer match: 'npu' is two letters from 'cpu' but means something else.
+    cutoff = 0.6 if isinstance(word, str) and len(word) > 3 else 0.8
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff) if isinstance(word, str) else []
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
@@ -449,15 +420,17 @@ class _Checker:
             return None
         return value
 
-    def names(self, path: tuple, value: Any, choices: Sequence[str], what: str, example: str) -> tuple[str, ...] | None:
-        """A non-empty list of names from `choices`."""
+    def names(self, path: tuple, value: Any, choices: Sequence[str], what: str, example: str,
+              listed: bool = False) -> tuple[str, ...] | None:
+        """A non-empty list of names from `choices` (`listed`: an unknown name's error lists them all)."""
         if value is _INVALID:
             return None
         if not isinstance(value, list) or not value:
             self.error(path, f"expected a list of {what} like [{example}], got {value!r}")
             return None
-        good = [self.choice((*path, i), v, choices, f"a {what[:-1] if what.endswith('s') else what}")
-                for i, v in enumerate(value)]
+        one = f"a {what[:-1] if what.endswith('s') else what}"
+        one = f"{one} ({_choices_text(choices)})" if listed else one
+        good = [self.choice((*path, i), v, choices, one) for i, v in enumerate(value)]
         return tuple(good) if None not in good else None
 
 
@@ -470,30 +443,81 @@ def _describe(value: Any) -> str:
 
 
 _VERSION_RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
-_VERSION_EXPECT = "expected a version range like '1-3', [1, 3] or 2"
+VERSION_WORDS = ("any", "all")
+_VERSION_EXPECT = "expected versions like 'any', '1-3' (a range), [1, 3] (those versions) or 2"
 
 
-def _versions(check: _Checker, path: tuple, value: Any) -> tuple[int, int] | None:
+def _version_item(value: Any) -> tuple[int, int] | None:
+    """(lo, hi) of one version or 'lo-hi' range; None if it is neither."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (value, value)
+    if isinstance(value, str) and (m := _VERSION_RANGE.match(value)):
+        return (int(m.group(1)), int(m.group(2) or m.group(1)))
+    return None
+
+
+def _versions(check: _Checker, path: tuple, value: Any) -> tuple[tuple[int, int], ...] | None:
+    """Inclusive version ranges: 'any'/'all', a single version, 'lo-hi', or a list of versions and ranges."""
     if value is _INVALID:
         return None
-    pair = None
-    if isinstance(value, int) and not isinstance(value, bool):
-        pair = (value, value)
-    elif isinstance(value, list) and len(value) == 2 and all(
-            isinstance(v, int) and not isinstance(v, bool) for v in value):
-        pair = (value[0], value[1])
-    elif isinstance(value, str) and (m := _VERSION_RANGE.match(value)):
-        pair = (int(m.group(1)), int(m.group(2) or m.group(1)))
-    if pair is None:
+    if isinstance(value, str) and value.strip().lower() in VERSION_WORDS:
+        return ((1, MAX_VERSION),)
+    items = value if isinstance(value, list) and value else [value]
+    ranges = [_version_item(v) for v in items]
+    if None in ranges:
         check.error(path, f"{_VERSION_EXPECT}, got {value!r}")
         return None
-    if min(pair) < 1:
+    if min(lo for lo, _ in ranges) < 1:
         check.error(path, f"{_VERSION_EXPECT}, got {value!r} (versions start at 1)")
         return None
-    if pair[0] > pair[1]:
+    if any(lo > hi for lo, hi in ranges):
         check.error(path, f"{_VERSION_EXPECT}, got {value!r} (min above max)")
         return None
-    return pair
+    return tuple(sorted(ranges))
+
+
+# TensorFlow's names (tf.raw_ops, Keras) for ops that TFLite names differently; only for error
+# messages. Keys are upper case without underscores; sources: TFLite's converter legalizations
+# (tensorflow/compiler/mlir/lite/transforms/legalize_patterns.td) map these TF ops to these TFLite ops.
+TF_OP_NAMES = {
+    "REDUCEMEAN": "MEAN", "REDUCESUM": "SUM", "MATMUL": "FULLY_CONNECTED or BATCH_MATMUL",
+    "DENSE": "FULLY_CONNECTED", "SIGMOID": "LOGISTIC", "BIASADD": "ADD", "ADDV2": "ADD",
+    "AVGPOOL": "AVERAGE_POOL_2D", "MAXPOOL": "MAX_POOL_2D", "CONCAT": "CONCATENATION",
+    "CONCATV2": "CONCATENATION", "CONV2DBACKPROPINPUT": "TRANSPOSE_CONV",
+    "CONV2DTRANSPOSE": "TRANSPOSE_CONV", "DEPTHWISECONV2DNATIVE": "DEPTHWISE_CONV_2D",
+    "DEPTHWISECONV2D": "DEPTHWISE_CONV_2D", "REALDIV": "DIV", "RSQRT": "RSQRT", "SELECTV2": "SELECT_V2",
+}
+_BUILTIN_BY_LOOSE_NAME = {name.replace("_", ""): name for name in BUILTIN_OPS}
+
+
+def _op_name(check: _Checker, path: tuple, value: Any, allow_any: bool) -> str | None:
+    """A builtin op name, matched case-insensitively; errors name TFLite's spelling of TF names."""
+    if value is _INVALID:
+        return None
+    if isinstance(value, str):
+        upper = value.strip().upper()
+        if upper in BUILTIN_OPS:
+            return upper
+        if allow_any and value.strip().lower() == ANY_OP:
+            return ANY_OP
+        loose = upper.replace("_", "")
+        if loose in TF_OP_NAMES:
+            check.error(path, f"{value!r} is TensorFlow's name; TFLite calls it {TF_OP_NAMES[loose]}")
+            return None
+        if loose in _BUILTIN_BY_LOOSE_NAME:
+            check.error(path, f"unknown op {value!r}; did you mean {_BUILTIN_BY_LOOSE_NAME[loose]!r}?")
+            return None
+    words = "a builtin op name like CONV_2D" + (f" or {ANY_OP!r}" if allow_any else "")
+    hint = _suggest(value.upper(), BUILTIN_OPS) if isinstance(value, str) else ""
+    check.error(path, f"expected {words}, got {value!r}{hint or ' (every name: accelsim configs --schema)'}")
+    return None
+
+
+def _dtypes(check: _Checker, path: tuple, value: Any) -> tuple[str, ...] | None:
+    """A non-empty list of tensor types, matched case-insensitively."""
+    if isinstance(value, list):
+        value = [v.lower() if isinstance(v, str) and v.lower() in DTYPES else v for v in value]
+    return check.names(path, value, DTYPES, "dtypes", "int8", listed=True)
 
 
 def _constraints(check: _Checker, path: tuple, value: Any) -> dict | None:
@@ -515,20 +539,37 @@ def _constraints(check: _Checker, path: tuple, value: Any) -> dict | None:
 
 
 def _claim(check: _Checker, path: tuple, value: Any) -> ClaimRule | None:
-    body = check.mapping(path, value, ("op", "versions", "dtypes"), ("constraints",))
+    if isinstance(value, dict) and isinstance(value.get("op"), str) and value["op"].strip().lower() == ANY_OP:
+        body = check.mapping(path, value, ("op", "dtypes"), ("versions", "constraints", "except"))
+    else:
+        body = check.mapping(path, value, ("op", "versions", "dtypes"), ("constraints",))
     if body is None:
         return None
     op = versions = dtypes = None
     if "op" in body:
-        op = check.choice((*path, "op"), body["op"], tuple(BUILTIN_OPS), "a builtin op name like CONV_2D")
+        op = _op_name(check, (*path, "op"), body["op"], allow_any=True)
     if "versions" in body:
         versions = _versions(check, (*path, "versions"), body["versions"])
+    elif op == ANY_OP:
+        versions = ((1, MAX_VERSION),)
     if "dtypes" in body:
-        dtypes = check.names((*path, "dtypes"), body["dtypes"], DTYPES, "dtypes", "int8")
+        dtypes = _dtypes(check, (*path, "dtypes"), body["dtypes"])
     constraints = _constraints(check, (*path, "constraints"), body.get("constraints", {}))
-    if None in (op, versions, dtypes, constraints):
+    excluded: list | None = []
+    if "except" in body:
+        excluded = _op_list(check, (*path, "except"), body["except"])
+    if None in (op, versions, dtypes, constraints, excluded):
         return None
-    return ClaimRule(op, versions, frozenset(dtypes), constraints)
+    return ClaimRule(op, versions, frozenset(dtypes), constraints, frozenset(excluded))
+
+
+def _op_list(check: _Checker, path: tuple, value: Any) -> list[str] | None:
+    """A non-empty list of builtin op names."""
+    if not isinstance(value, list) or not value:
+        check.error(path, f"expected a list of op names like [SOFTMAX], got {value!r}")
+        return None
+    ops = [_op_name(check, (*path, i), v, allow_any=False) for i, v in enumerate(value)]
+    return ops if None not in ops else None
 
 
 def _claims(check: _Checker, value: Any) -> tuple[ClaimRule, ...] | None:
@@ -540,40 +581,92 @@ def _claims(check: _Checker, value: Any) -> tuple[ClaimRule, ...] | None:
     return tuple(rules) if None not in rules else None
 
 
-def _compute(check: _Checker, kind: str, value: Any):
+@dataclass(frozen=True)
+class Key:
+    """One key outside `compute:` as the loader accepts it; `accelsim configs --schema` prints these.
+
+    Args:
+        path: dotted key path ('link.bandwidth').
+        value: what it takes ('rate', 'whole number >= 0', 'tflite or prefix').
+        needed: 'required', 'accelerators', 'per kind' or 'optional'.
+        default: the value an optional key has when left out ('' when it has none).
+        meaning: one line.
+        parse: the units parser for a quantity, else None (the checker is in the section's function).
+    """
+
+    path: str
+    value: str
+    needed: str
+    default: str
+    meaning: str
+    parse: Any = None
+
+
+# Every key outside `compute:`; the section parsers below take their key sets (and the units
+# of quantities) from here, so the reference printed from this table is what the loader checks.
+KEYS = (
+    Key("name", "one-line text", "required", "", "unique within a system; reports name the device by it"),
+    Key("kind", "a registered kind", "required", "", "what the file describes; the kinds are listed below"),
+    Key("clock", "frequency", "required", "", "clock of the compute units", units.parse_frequency),
+    Key("compute", "mapping", "required", "", "the kind's compute fields (below)"),
+    Key("memory.param_cache", "size", "per kind", "0 B", "on-chip parameter (weight) storage; weights that "
+        "do not fit are streamed over the link at every inference", units.parse_size),
+    Key("memory.onchip", "size", "optional", "0 B", "on-chip activation memory", units.parse_size),
+    Key("memory.onchip_bandwidth", "rate", "per kind", "", "bandwidth of on-chip memory", units.parse_rate),
+    Key("memory.dram_bandwidth", "rate", "per kind", "", "bandwidth of (shared) DRAM as this device sees it",
+        units.parse_rate),
+    Key("link.bandwidth", "rate", "accelerators", "", "host <-> device transfers", units.parse_rate),
+    Key("link.latency", "time", "optional", "0 s", "fixed time per transfer", units.parse_time),
+    Key("link.call_overhead", "time", "optional", "0 s", "driver/runtime time per delegate invocation",
+        units.parse_time),
+    Key("link.shared_memory", "true or false", "optional", "false", "tensors are shared with the host, not "
+        "copied over the link"),
+    Key("claims", "list of claim rules", "accelerators", "", "which nodes the accelerator takes (syntax below)"),
+    Key("partition.policy", or_list(PARTITION_KINDS), "optional", "tflite", "tflite: every claimed node, "
+        "grouped as TFLite does; prefix: only claimed nodes before the first unclaimed one (Edge TPU)"),
+    Key("partition.max_delegated_partitions", "whole number >= 0", "optional", "0", "keep the largest N "
+        "partitions; 0 keeps all"),
+    Key("partition.min_nodes_per_partition", "whole number >= 0", "optional", "0", "smaller partitions stay "
+        "on the host"),
+    Key("numerics.mode", or_list(NUMERICS_MODES), "optional", "reference", "reference: bit-exact; float16: "
+        "float math in half precision; rounding: requantization rounds with numerics.rounding"),
+    Key("numerics.rounding", or_list(ROUNDING_MODES), "with mode rounding", "", "how requantization rounds"),
+)
+
+
+def _section(name: str) -> dict[str, Key]:
+    """The keys of one top-level section ('memory' -> {'param_cache': Key, ...})."""
+    return {k.path.split(".", 1)[1]: k for k in KEYS if k.path.startswith(name + ".")}
+
+
+def _count(check: _Checker, path: tuple, value: Any, spec: Field) -> int | None:
+    number = check.whole(path, value, spec.minimum, spec.example)
+    if number is not None and number % spec.multiple_of:
+        check.error(path, f"expected a multiple of {spec.multiple_of}, got {number}")
+        return None
+    return number
+
+
+# One checker per accelsim.kinds.FIELD_TYPES entry: (checker, path, value, field) -> value or None.
+_FIELD_CHECKS = {
+    "count": _count,
+    "fraction": lambda check, path, value, spec: check.fraction(path, value),
+    "choice": lambda check, path, value, spec: check.choice(path, value, spec.choices),
+    "dtype_rates": lambda check, path, value, spec: _rates(check, path, value),
+}
+
+
+def _compute(check: _Checker, kind: Kind, value: Any):
+    """The kind's compute dataclass from the `compute:` mapping, checked field by field."""
     path = ("compute",)
-    if kind == "systolic":
-        body = check.mapping(path, value, ("rows", "cols", "dataflow", "vector_lanes"), ())
-        if body is None:
-            return None
-        parts = {k: check.whole((*path, k), body[k], 1) for k in ("rows", "cols", "vector_lanes") if k in body}
-        if "dataflow" in body:
-            parts["dataflow"] = check.choice((*path, "dataflow"), body["dataflow"], DATAFLOWS)
-        return SystolicCompute(**parts) if len(parts) == 4 and None not in parts.values() else None
-    if kind == "vector":
-        body = check.mapping(path, value, ("lanes", "contexts"), ("efficiency",))
-        if body is None:
-            return None
-        parts = {k: check.whole((*path, k), body[k], 1, 128) for k in ("lanes", "contexts") if k in body}
-        if "efficiency" in body:
-            parts["efficiency"] = check.fraction((*path, "efficiency"), body["efficiency"])
-        return VectorCompute(**parts) if {"lanes", "contexts"} <= parts.keys() and None not in parts.values() else None
-    body = check.mapping(path, value, ("simd_bits", "macs_per_cycle"), ("efficiency",))
+    fields = kind.fields
+    body = check.mapping(path, value, [f.name for f in fields if f.required],
+                         [f.name for f in fields if not f.required])
     if body is None:
         return None
-    parts: dict[str, Any] = {}
-    if "simd_bits" in body:
-        bits = check.whole((*path, "simd_bits"), body["simd_bits"], 8, 128)
-        if bits is not None and bits % 8:
-            check.error((*path, "simd_bits"), f"expected a multiple of 8, got {bits}")
-            bits = None
-        parts["simd_bits"] = bits
-    if "macs_per_cycle" in body:
-        parts["macs_per_cycle"] = _rates(check, (*path, "macs_per_cycle"), body["macs_per_cycle"])
-    if "efficiency" in body:
-        parts["efficiency"] = check.fraction((*path, "efficiency"), body["efficiency"])
-    complete = {"simd_bits", "macs_per_cycle"} <= parts.keys() and None not in parts.values()
-    return CpuCompute(**parts) if complete else None
+    parts = {f.name: _FIELD_CHECKS[f.type](check, (*path, f.name), body[f.name], f) for f in fields if f.name in body}
+    complete = all(f.name in parts for f in fields if f.required) and None not in parts.values()
+    return kind.compute(**parts) if complete else None
 
 
 def _rates(check: _Checker, path: tuple, value: Any) -> tuple[tuple[str, float], ...] | None:
@@ -589,37 +682,25 @@ def _rates(check: _Checker, path: tuple, value: Any) -> tuple[tuple[str, float],
     return tuple(sorted(rates.items()))
 
 
-_MEMORY_REQUIRED = {
-    "systolic": ("param_cache", "onchip_bandwidth"),
-    "vector": ("dram_bandwidth",),
-    "cpu": ("dram_bandwidth",),
-}
-_MEMORY_KEYS = ("param_cache", "onchip", "onchip_bandwidth", "dram_bandwidth")
-
-
-def _memory(check: _Checker, kind: str, value: Any) -> Memory | None:
-    required = _MEMORY_REQUIRED[kind]
-    body = check.mapping(("memory",), value, required, [k for k in _MEMORY_KEYS if k not in required])
+def _memory(check: _Checker, kind: Kind, value: Any) -> Memory | None:
+    required = kind.memory
+    keys = _section("memory")
+    body = check.mapping(("memory",), value, required, [k for k in keys if k not in required])
     if body is None:
         return None
-    parsers = {"param_cache": units.parse_size, "onchip": units.parse_size,
-               "onchip_bandwidth": units.parse_rate, "dram_bandwidth": units.parse_rate}
-    parts = {k: check.unit(("memory", k), v, parsers[k]) for k, v in body.items()}
+    parts = {k: check.unit(("memory", k), v, keys[k].parse) for k, v in body.items()}
     if None in parts.values() or not set(required) <= parts.keys():
         return None
     return Memory(**parts)
 
 
 def _link(check: _Checker, value: Any) -> Link | None:
-    body = check.mapping(("link",), value, ("bandwidth",), ("latency", "call_overhead", "shared_memory"))
+    keys = _section("link")
+    body = check.mapping(("link",), value, ("bandwidth",), [k for k in keys if k != "bandwidth"])
     if body is None:
         return None
-    parts: dict[str, Any] = {}
-    if "bandwidth" in body:
-        parts["bandwidth"] = check.unit(("link", "bandwidth"), body["bandwidth"], units.parse_rate)
-    for key in ("latency", "call_overhead"):
-        if key in body:
-            parts[key] = check.unit(("link", key), body[key], units.parse_time)
+    parts: dict[str, Any] = {k: check.unit(("link", k), v, keys[k].parse) for k, v in body.items()
+                             if keys[k].parse is not None}
     if "shared_memory" in body:
         parts["shared_memory"] = check.boolean(("link", "shared_memory"), body["shared_memory"])
     return Link(**parts) if "bandwidth" in parts and None not in parts.values() else None
@@ -627,7 +708,7 @@ def _link(check: _Checker, value: Any) -> Link | None:
 
 def _partition(check: _Checker, value: Any) -> PartitionPolicy | None:
     path = ("partition",)
-    body = check.mapping(path, value, (), ("policy", "max_delegated_partitions", "min_nodes_per_partition"))
+    body = check.mapping(path, value, (), tuple(_section("partition")))
     if body is None:
         return None
     parts: dict[str, Any] = {}
@@ -641,7 +722,7 @@ def _partition(check: _Checker, value: Any) -> PartitionPolicy | None:
 
 def _numerics(check: _Checker, value: Any) -> Numerics | None:
     path = ("numerics",)
-    body = check.mapping(path, value, (), ("mode", "rounding"))
+    body = check.mapping(path, value, (), tuple(_section("numerics")))
     if body is None:
         return None
     mode = check.choice((*path, "mode"), body["mode"], NUMERICS_MODES) if "mode" in body else "reference"
@@ -659,10 +740,10 @@ def _numerics(check: _Checker, value: Any) -> Numerics | None:
     return Numerics(mode, rounding)
 
 
-_TOP_KEYS = ("name", "kind", "clock", "compute", "memory", "link", "claims", "partition", "numerics")
+_TOP_KEYS = tuple(dict.fromkeys(k.path.split(".")[0] for k in KEYS))
 
 
-def _check_document(doc: _Document, source: str, overridden: frozenset = frozenset(),
+def _check_document(doc: _Document, source: str, kinds: KindRegistry, overridden: frozenset = frozenset(),
                     prior: Sequence[tuple[int, str]] = ()) -> HardwareConfig:
     """Validate a whole document and build its HardwareConfig, or raise one ConfigError with every problem."""
     check = _Checker(source, doc.lines, overridden)
@@ -673,9 +754,12 @@ def _check_document(doc: _Document, source: str, overridden: frozenset = frozens
         pass  # the reader already said why
     elif not isinstance(data, dict):
         check.error((), f"expected a mapping of hardware settings at the top level, got {_describe(data)}")
+    elif "kind" not in data and {"models", "variants"} & data.keys():
+        check.error((), f"this is an experiment, not a hardware config; run it with `accelsim run {source}`")
     else:
-        kind = check.choice(("kind",), data.get("kind", _INVALID), KINDS)
-        accelerator = kind in ACCELERATOR_KINDS
+        name = check.choice(("kind",), data.get("kind", _INVALID), kinds.names())
+        kind = kinds.get(name) if name is not None else None
+        accelerator = kind is not None and kind.is_accelerator
         required = ("name", "kind", "clock", "compute", "memory", *(("link", "claims") if accelerator else ()))
         body = check.mapping((), data, required, [k for k in _TOP_KEYS if k not in required])
         parts: dict[str, Any] = {}
@@ -684,7 +768,8 @@ def _check_document(doc: _Document, source: str, overridden: frozenset = frozens
         if "clock" in body:
             parts["clock"] = check.unit(("clock",), body["clock"], units.parse_frequency)
         if kind is not None:
-            parts["kind"] = kind
+            parts["kind"] = kind.name
+            parts["kind_record"] = kind
             if "compute" in body:
                 parts["compute"] = _compute(check, kind, body["compute"])
             if "memory" in body:
@@ -708,8 +793,11 @@ def _check_document(doc: _Document, source: str, overridden: frozenset = frozens
 # Public API.
 
 
-def load_hardware(path: str | Path) -> HardwareConfig:
+def load_hardware(path: str | Path, kinds: KindRegistry = default_registry) -> HardwareConfig:
     """Read and check one hardware YAML file.
+
+    Args:
+        kinds: the kinds a file may name.
 
     Raises:
         ConfigError: the file cannot be read or breaks any rule; lists every problem.
@@ -718,34 +806,52 @@ def load_hardware(path: str | Path) -> HardwareConfig:
     doc, errors = read_document(source)
     if doc is None:
         raise ConfigError([message for _, message in errors])
-    return _check_document(doc, source, prior=errors)
+    return _check_document(doc, source, kinds, prior=errors)
 
 
-def load_system(host_path: str | Path, accel_paths: Iterable[str | Path]) -> System:
-    """Load a host (kind cpu) and its accelerators; names must be unique.
+def load_system(host_path: str | Path, accel_paths: Iterable[str | Path],
+                kinds: KindRegistry = default_registry) -> System:
+    """Load a host (a kind whose role is host) and its accelerators; names must be unique.
+
+    Args:
+        kinds: the kinds the files may name.
 
     Raises:
         ConfigError: every problem of every file, plus role and name clashes.
     """
     errors: list[str] = []
-    loaded: list[HardwareConfig | None] = []
-    for path in (host_path, *accel_paths):
+
+    def load(path) -> HardwareConfig | None:
         try:
-            loaded.append(load_hardware(path))
+            return load_hardware(path, kinds)
         except ConfigError as exc:
             errors.extend(exc.errors)
-            loaded.append(None)
-    host, accelerators = loaded[0], loaded[1:]
-    if host is not None and host.kind != "cpu":
-        errors.append(_located(host, ("kind",), f"a host must be kind cpu, got {host.kind!r}"))
+            return None
+
+    host = load(host_path)
+    accelerators: list[HardwareConfig | None] = []
+    given: set[str] = set()
+    for path in accel_paths:
+        if str(path) in given:
+            errors.append(f"{path}: given twice; each accelerator joins the system once (to run it twice, "
+                          "copy the file and give the copy another name)")
+            continue
+        given.add(str(path))
+        accelerators.append(load(path))
+    if host is not None and host.is_accelerator:
+        errors.append(_located(host, ("kind",), f"{host.name} is an accelerator config (kind {host.kind}), not a "
+                                                f"host; a host is kind {or_list(kinds.names_with_role('host'))} "
+                                                "(give accelerators with --hw, or in an experiment variant's "
+                                                "accelerators)"))
     for accel in accelerators:
         if accel is not None and not accel.is_accelerator:
-            errors.append(_located(accel, ("kind",), f"an accelerator must be kind systolic or vector, "
-                                                     f"got {accel.kind!r}"))
+            errors.append(_located(accel, ("kind",), f"{accel.name} is a host config (kind {accel.kind}); use "
+                                                     "--host (in an experiment: host:); an accelerator is kind "
+                                                     f"{or_list(kinds.names_with_role('accelerator'))}"))
     seen: dict[str, HardwareConfig] = {}
-    for config in loaded:
-        if config is None:
-            continue
+    for config in (host, *accelerators):
+        if config is None or config.name in seen and seen[config.name].source == config.source:
+            continue  # the host file given as an accelerator too: its role error says enough
         if config.name in seen:
             other = seen[config.name].source
             errors.append(_located(config, ("name",), f"{config.name!r} is also the name in {other}"))
@@ -840,18 +946,16 @@ def apply_overrides(config: HardwareConfig, overrides: Mapping[str, Any]) -> Har
         raise ConfigError(errors)
     lines = {p: line for p, line in config.document.lines.items()
              if not any(p[:len(o)] == o for o in overridden)}
-    return _check_document(_Document(data, lines), config.source, frozenset(overridden))
+    kinds = default_registry.with_kinds(config.kind_record)
+    return _check_document(_Document(data, lines), config.source, kinds, frozenset(overridden))
 
 
 __all__ = [
     "ConfigError",
-    "CpuCompute",
     "HardwareConfig",
     "Link",
     "Memory",
     "System",
-    "SystolicCompute",
-    "VectorCompute",
     "apply_overrides",
     "load_hardware",
     "load_system",

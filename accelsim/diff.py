@@ -19,7 +19,8 @@ import numpy as np
 from accelsim.config import System
 from accelsim.system import build_interpreter
 from runtime.interpreter import Interpreter
-from runtime.model import Model, load_model
+from runtime.ir import Model
+from runtime.read import load_model
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Experiments: a YAML grid of design points, cached, run in parallel, turned into a report.
 
 An experiment file (paths are relative to the file; a bare config name such as
-`edgetpu_usb` means the shipped `hw_configs/edgetpu_usb.yaml`):
+`edgetpu_usb` means the shipped `accelsim/hw_configs/edgetpu_usb.yaml`):
 
 ```yaml
 name: default                      # report folder reports/<name>/ (default: the file's stem)
@@ -30,6 +30,7 @@ from __future__ import annotations
 import concurrent.futures
 import concurrent.futures.process
 import dataclasses
+import difflib
 import hashlib
 import itertools
 import json
@@ -42,14 +43,14 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import accelsim
-from accelsim.config import ConfigError, System, apply_overrides, load_system, read_document
+from accelsim.config import ConfigError, System, apply_overrides, load_hardware, load_system, read_document
+from accelsim.sim import SCHEDULES
 from runtime.errors import AccelsimError
 
 log = logging.getLogger(__name__)
 
-SHIPPED_CONFIGS = Path(accelsim.__file__).resolve().parent.parent / "hw_configs"
+SHIPPED_CONFIGS = Path(accelsim.__file__).resolve().parent / "hw_configs"  # package data: ships in the wheel
 REPORT_FORMATS = ("md", "html", "json", "csv")
-SCHEDULES = ("sequential", "dataflow")
 OPTION_KEYS = ("max_delegated_partitions", "min_nodes_per_partition")
 _TOP_KEYS = ("name", "models", "host", "variants", "sweeps", "schedule", "numerics", "reports")
 _VARIANT_KEYS = ("name", "accelerators", *OPTION_KEYS)
@@ -98,11 +99,26 @@ class DesignPoint:
 # -- loading ----------------------------------------------------------------------------------
 
 
+def shipped_configs() -> dict[str, Path]:
+    """The shipped hardware configs by name (the file's stem), sorted."""
+    return {path.stem: path for path in sorted(SHIPPED_CONFIGS.glob("*.yaml"))}
+
+
 def resolve_config(value: str, base: Path) -> str:
-    """A hardware config path: as written relative to `base`, or a shipped config's name."""
+    """A hardware config path: as written relative to `base`, or a shipped config's name.
+
+    Raises:
+        ConfigError: a bare name that is not a shipped config; lists them, with a did-you-mean.
+    """
     text = str(value)
     if "/" not in text and not text.endswith((".yaml", ".yml")):
-        return str(SHIPPED_CONFIGS / f"{text}.yaml")
+        shipped = shipped_configs()
+        if text not in shipped:
+            close = difflib.get_close_matches(text, list(shipped), n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ConfigError([f"{text!r} is not a shipped config (shipped: {', '.join(shipped)}){hint} "
+                               "A path to a .yaml file works too."])
+        return str(shipped[text])
     path = Path(text)
     return str(path if path.is_absolute() else (base / path))
 
@@ -121,7 +137,14 @@ class _Errors:
 
 
 def load_experiment(path: str | Path) -> Experiment:
-    """Read and check an experiment file; every problem is in one ConfigError with file:line: key."""
+    """Read and check an experiment file, its hardware configs, sweeps and models.
+
+    Every problem is collected first (unknown keys, bad values, unknown or broken configs,
+    sweep values a config refuses, missing or corrupt models) and raised together.
+
+    Raises:
+        ConfigError: every problem, one 'file:line: key: message' each, sorted by line.
+    """
     source = str(path)
     doc, read_errors = read_document(source, "experiment settings")
     if doc is None:
@@ -133,19 +156,27 @@ def load_experiment(path: str | Path) -> Experiment:
     if not isinstance(data, dict):
         errors.add((), f"expected a mapping of experiment settings, got {type(data).__name__}")
         raise ConfigError([m for _, m in sorted(errors.items)])
+    if "kind" in data and not {"models", "variants"} & data.keys():
+        raise ConfigError([f"{source}: this is a hardware config, not an experiment; pass it with --hw to "
+                           "benchmark, or name it in an experiment's variants"])
     for key in data:
         if key not in _TOP_KEYS:
-            errors.add((key,), f"unknown key; expected one of {', '.join(_TOP_KEYS)}")
+            hint = difflib.get_close_matches(str(key), _TOP_KEYS, n=1)
+            errors.add((key,), "unknown key; " + (f"did you mean {hint[0]!r}?" if hint else
+                                                    f"expected one of {', '.join(_TOP_KEYS)}"))
     name = data.get("name", Path(source).stem)
     if not isinstance(name, str) or not name or "/" in name:
         errors.add(("name",), f"expected a folder-safe name, got {name!r}")
     models = _paths(errors, data, "models", base)
     host = data.get("host")
+    host_path = ""
     if not isinstance(host, str):
         errors.add(("host",), f"expected a host config (a path or shipped name like host_cpu), got {host!r}")
-        host_path = ""
     else:
-        host_path = resolve_config(host, base)
+        try:
+            host_path = resolve_config(host, base)
+        except ConfigError as exc:
+            errors.add(("host",), exc.errors[0])
     variants = _variants(errors, data.get("variants"), base)
     sweeps = _sweeps(errors, data.get("sweeps", {}))
     schedule = data.get("schedule", "sequential")
@@ -156,14 +187,27 @@ def load_experiment(path: str | Path) -> Experiment:
     if not isinstance(reports, list) or not reports or any(r not in REPORT_FORMATS for r in reports):
         errors.add(("reports",), f"expected a list drawn from {', '.join(REPORT_FORMATS)}, got {reports!r}")
         reports = list(REPORT_FORMATS)
-    if errors.items:
-        raise ConfigError([m for _, m in sorted(errors.items)])
-    experiment = Experiment(name, source, tuple(models), host_path, tuple(variants), tuple(sweeps), schedule, runs,
-                            tuple(reports))
+    experiment = Experiment(str(name), source, tuple(models), host_path, tuple(variants), tuple(sweeps), schedule,
+                            runs, tuple(reports))
     _check_configs(experiment, errors)
+    _check_models(experiment, errors)
     if errors.items:
         raise ConfigError([m for _, m in sorted(errors.items)])
     return experiment
+
+
+def _check_models(experiment: Experiment, errors: _Errors) -> None:
+    """Every model that exists parses: a corrupt file fails here with the ModelError `run` would give."""
+    from runtime.errors import ModelError
+    from runtime.read import load_model
+
+    for i, model in enumerate(experiment.models):
+        if not Path(model).is_file():
+            continue  # already reported by _paths
+        try:
+            load_model(model)
+        except ModelError as exc:
+            errors.add(("models", i), f"ModelError: {' '.join(str(exc).split())}")
 
 
 def _paths(errors: _Errors, data: dict, key: str, base: Path) -> list[str]:
@@ -203,6 +247,12 @@ def _variants(errors: _Errors, value: Any, base: Path) -> list[Variant]:
         if not isinstance(accels, list) or not all(isinstance(a, str) for a in accels):
             errors.add(("variants", i, "accelerators"), f"expected a list of configs, got {accels!r}")
             accels = []
+        paths = []
+        for j, a in enumerate(accels):
+            try:
+                paths.append(resolve_config(a, base))
+            except ConfigError as exc:
+                errors.add(("variants", i, "accelerators", j), exc.errors[0])
         options = {}
         for key in OPTION_KEYS:
             if key in v:
@@ -210,7 +260,7 @@ def _variants(errors: _Errors, value: Any, base: Path) -> list[Variant]:
                     errors.add(("variants", i, key), f"expected a whole number >= 0, got {v[key]!r}")
                 else:
                     options[key] = v[key]
-        out.append(Variant(name, tuple(resolve_config(a, base) for a in accels), options))
+        out.append(Variant(name, tuple(paths), options))
     return out
 
 
@@ -248,27 +298,45 @@ def _numerics(errors: _Errors, value: Any) -> int:
 
 
 def _check_configs(experiment: Experiment, errors: _Errors) -> None:
-    """Every variant's system loads, and every sweep names an accelerator or the host that exists."""
-    names: set[str] = set()
+    """Every variant's system loads, and every sweep names an accelerator or the host that exists.
+
+    A broken config is reported once, under the first key that names it.
+    """
+    reported: set[str] = set()
+
+    def report(path: tuple, exc: ConfigError) -> None:
+        for message in exc.errors:
+            if message not in reported:
+                reported.add(message)
+                errors.add(path, message)
+
+    if not experiment.host:  # already reported; the accelerators are still checked, each alone
+        for i, v in enumerate(experiment.variants):
+            for accelerator in v.accelerators:
+                try:
+                    load_hardware(accelerator)
+                except ConfigError as exc:
+                    report(("variants", i), exc)
+        return
+    try:
+        load_system(experiment.host, ())  # the host alone, so its problems are reported under host:
+    except ConfigError as exc:
+        report(("host",), exc)
+    systems = {}
+    unreadable = False
     for i, v in enumerate(experiment.variants):
         try:
-            system = load_system(experiment.host, v.accelerators)
-        except ConfigError as exc:
-            for message in exc.errors:
-                errors.add(("variants", i), message)
-            continue
-        names.update(a.name for a in system.accelerators)
-    systems = {}
-    for v in experiment.variants:
-        try:
             systems[v.name] = load_system(experiment.host, v.accelerators)
-        except ConfigError:
-            continue
+        except ConfigError as exc:
+            report(("variants", i), exc)
+            unreadable = True
+    names = {a.name for system in systems.values() for a in system.accelerators}
     for key, values in experiment.sweeps:
         head = key.split(".", 1)[0]
         if "." in key and head != "host" and head not in names:
-            errors.add(("sweeps", key), f"no variant has an accelerator named {head!r}; "
-                       f"accelerators: {', '.join(sorted(names)) or 'none'}")
+            if not unreadable:  # a config that failed to load may be the one with that name
+                errors.add(("sweeps", key), f"no variant has an accelerator named {head!r}; "
+                           f"accelerators: {', '.join(sorted(names)) or 'none'}")
             continue
         if "." not in key:
             continue

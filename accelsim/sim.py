@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import simpy
 
-KINDS = ("compute", "transfer", "overhead", "param_load")
+STEP_KINDS = ("compute", "transfer", "overhead", "param_load")
 SCHEDULES = ("sequential", "dataflow")
 
 
@@ -52,8 +52,8 @@ class Step:
     deps: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"step {self.id}: kind {self.kind!r} is not one of {KINDS}")
+        if self.kind not in STEP_KINDS:
+            raise ValueError(f"step {self.id}: kind {self.kind!r} is not one of {STEP_KINDS}")
         if not self.duration >= 0:
             raise ValueError(f"step {self.id} ({self.label}): duration must be >= 0 seconds, got {self.duration}")
 
@@ -103,7 +103,7 @@ class SimResult:
 
     def by_partition(self) -> dict[int, dict[str, float]]:
         """Seconds per kind for each delegate partition."""
-        out: dict[int, dict[str, float]] = defaultdict(lambda: dict.fromkeys(KINDS, 0.0))
+        out: dict[int, dict[str, float]] = defaultdict(lambda: dict.fromkeys(STEP_KINDS, 0.0))
         for e in self.events:
             if e.partition is not None:
                 out[e.partition][e.kind] += e.duration
@@ -173,7 +173,7 @@ def simulate(steps: Sequence[Step], schedule: str = "sequential") -> SimResult:
             env.process(run(step, sorted(set(step.deps))))
     env.run()
     events.sort(key=lambda e: (e.start, e.end, e.step))
-    by_kind = dict.fromkeys(KINDS, 0.0)
+    by_kind = dict.fromkeys(STEP_KINDS, 0.0)
     busy: dict[str, float] = dict.fromkeys(resources, 0.0)
     for e in events:
         by_kind[e.kind] += e.duration

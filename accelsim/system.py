@@ -18,12 +18,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from accelsim.config import HardwareConfig, System, to_spec
-from accelsim.cost import Cost, cpu, systolic, vector
+from accelsim.cost import Cost
 from accelsim.sim import SimResult, Step, simulate
 from delegates.accelerator import AcceleratorDelegate
-from delegates.work import NodeWork, node_work
+from delegates.work import node_work
 from runtime.interpreter import Interpreter
-from runtime.model import Model, load_model
+from runtime.ir import Model
+from runtime.read import load_model
 
 log = logging.getLogger(__name__)
 
@@ -108,12 +109,6 @@ def _link_seconds(link, nbytes: int) -> float:
     return link.latency + nbytes / link.bandwidth
 
 
-def _accelerator_costs(accel: HardwareConfig, works: Sequence[NodeWork]) -> list[Cost]:
-    if accel.kind == "systolic":
-        return systolic.costs(works, accel)  # the parameter cache is shared in model order
-    return [vector.cost(w, accel) for w in works]
-
-
 class _StepBuilder:
     """Accumulates steps with their dependencies, tracking where each tensor's value lives."""
 
@@ -149,14 +144,15 @@ def simulate_interpreter(interpreter: Interpreter, delegates: Sequence[Accelerat
     tensors = graph.tensors
     accel_of = {d.name(): a for d, a in zip(delegates, system.accelerators)}
 
-    # Costs: every accelerator's claimed nodes in model order (they share its parameter cache).
+    # Costs: every device's nodes in model order, through its kind (a kind may share state
+    # between nodes, e.g. a parameter cache filled in model order).
     node_cost: dict[int, Cost] = {}
     for d in delegates:
-        accel = accel_of[d.name()]
         work = d.work_by_node()
         order = sorted(work)
-        for ni, c in zip(order, _accelerator_costs(accel, [work[i] for i in order])):
-            node_cost[ni] = c
+        node_cost.update(zip(order, accel_of[d.name()].costs([work[i] for i in order])))
+    on_host = sorted(ni for ni in graph.execution_plan if graph.nodes[ni].delegate is None)
+    node_cost.update(zip(on_host, system.host.costs([node_work(graph.nodes[ni], tensors) for ni in on_host])))
 
     b = _StepBuilder()
     for i in graph.inputs:
@@ -166,7 +162,7 @@ def simulate_interpreter(interpreter: Interpreter, delegates: Sequence[Accelerat
     for ni in graph.execution_plan:
         node = graph.nodes[ni]
         if node.delegate is None:
-            c = cpu.cost(node_work(node, tensors), system.host)
+            c = node_cost[ni]
             deps = [b.producer(t, HOST) for t in node.inputs if t >= 0]
             sid = b.add(HOST, "compute", c.seconds, f"{node.op_name} #{ni}", deps, node=ni)
             for t in node.outputs:
@@ -244,7 +240,7 @@ def _parameter_loads(delegates: Sequence[AcceleratorDelegate], accel_of: Mapping
             continue
         works = d.work_by_node()
         order = sorted(works)
-        costs = _accelerator_costs(accel, [works[i] for i in order])
+        costs = accel.costs([works[i] for i in order])
         cached = sum(works[i].weight_bytes - c.param_bytes_streamed for i, c in zip(order, costs))
         if cached > 0:
             steps.append(Step(len(steps), f"{accel.name}.link", "param_load", _link_seconds(accel.link, cached),

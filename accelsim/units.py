@@ -5,6 +5,12 @@ ValueError saying what was expected, e.g. "expected a rate like '320 MB/s', got 
 
 Prefixes are exact: kB/MB/GB/TB are powers of 1000, KiB/MiB/GiB/TiB powers of 1024.
 Rates count bytes with "B" and bits with "b" (or "bit", "bps"): "5 Gb/s" is 625e6 bytes/s.
+
+The case of a unit matters only where it changes the meaning, bytes ("B") against bits
+("b"): "500 mhz", "8 mB" and "2 MS" are read as MHz, MB and ms (there are no millibytes
+or megaseconds). A unit written all in lower case means bytes ("1 gb/s" is 1 GB/s), except
+"kb/s", SI's spelling of kilobits; write "Gb/s", "Gbit/s" or "Gbps" for bits. Zero needs no
+unit ("0" is zero of any quantity; rates and frequencies must still be above zero).
 """
 
 from __future__ import annotations
@@ -49,23 +55,43 @@ def _fail(kind: str, value, why: str | None = None) -> ValueError:
     return ValueError(f"{message} ({why})" if why else message)
 
 
+def _unit(unit: str, units: Mapping[str, float]) -> str | None:
+    """The key of `units` that `unit` means, reading case loosely where that is unambiguous."""
+    if unit in units:
+        return unit
+    # The byte/bit letter keeps its meaning as written ('Mb' is not 'MB'); all lower case means
+    # bytes, except in 'bps' and 'bit', which are bits however they are written.
+    letters = "".join(c for c in unit if c in "Bb")
+    if unit.islower() and not unit.endswith("bps") and "bit" not in unit:
+        letters = letters.upper()
+    same = [u for u in units if u.lower() == unit.lower() and "".join(c for c in u if c in "Bb") == letters]
+    return same[0] if len(same) == 1 else None
+
+
 def _quantity(kind: str, value, units: Mapping[str, float], divide: bool = False) -> float:
     """Number times (or, with `divide`, over) the unit's factor.
 
-    Rejects non-strings, missing or unknown units, negatives and non-finite values.
+    Rejects non-strings, missing or unknown units, negatives and non-finite values; zero
+    needs no unit.
     """
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise _fail(kind, value)
     if not isinstance(value, str):
+        if value == 0:
+            return 0.0
         raise _fail(kind, value, "missing unit")
     match = _QUANTITY.fullmatch(value.strip())
     if match is None:
         raise _fail(kind, value)
     number, unit = float(match.group(1)), match.group(2)
     if unit is None:
+        if number == 0:
+            return 0.0
         raise _fail(kind, value, "missing unit")
-    if unit not in units:
+    known = _unit(unit, units)
+    if known is None:
         raise _fail(kind, value, f"unknown unit {unit!r}; use one of {', '.join(units)}")
+    unit = known
     result = number / units[unit] if divide else number * units[unit]
     if not math.isfinite(result):
         raise _fail(kind, value, "not a finite number")

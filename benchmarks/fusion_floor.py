@@ -42,8 +42,8 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.interpreter import FIXTURES, _inputs, _ref_in_subprocess, litert, time_side_by_side  # noqa: E402
 from runtime import Interpreter  # noqa: E402
-from runtime.kernels.math import gelu_float_for  # noqa: E402
-from runtime.model import load_model  # noqa: E402
+from runtime.kernels.activations import gelu_float_for  # noqa: E402
+from runtime.read import load_model  # noqa: E402
 
 
 class _Constants:

@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from runtime.errors import AccelsimError, ModelError  # noqa: E402
 from runtime.interpreter import Interpreter  # noqa: E402
-from runtime.model import load_model  # noqa: E402
+from runtime.read import load_model  # noqa: E402
 from runtime.verify import layout  # noqa: E402
 
 # Models whose tensors need more than this are loaded but not invoked (invoke time stays bounded).

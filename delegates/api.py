@@ -21,7 +21,7 @@ import numpy as np
 
 from delegates.partition import NodeSubset, Selection, describe_plan, partition_graph, select_partitions
 from runtime.errors import DelegateError, KernelError
-from runtime.model import BUILTIN_OPS, Options, Quantization, numpy_dtype
+from runtime.ir import BUILTIN_OPS, Options, Quantization, numpy_dtype
 from runtime.resolver import Registration
 
 log = logging.getLogger(__name__)

@@ -2,21 +2,12 @@
 
 Plain frozen dataclasses (no YAML here; `accelsim.config` builds them from files). A node is
 claimed when some `ClaimRule` for its op accepts its `NodeFacts`; `check_claim` says why not.
+A rule for `ANY_OP` covers every builtin op except those it lists in `excluded` and the ops
+in `NEVER_ANY` (custom ops and control flow, whose bodies are other subgraphs).
 
-Constraint vocabulary of `ClaimRule.constraints` (a constraint that does not apply to an op,
-e.g. `max_kernel_size` on ADD, is ignored):
-
-| constraint            | value          | a node is refused when                                                |
-|-----------------------|----------------|-----------------------------------------------------------------------|
-| `max_kernel_size`     | int >= 1       | kernel height or width is above it (conv filters, pool windows)        |
-| `max_stride`          | int >= 1       | stride height or width is above it (convs, pools)                     |
-| `max_dilation`        | int >= 1       | dilation height or width factor is above it (CONV_2D, DEPTHWISE)      |
-| `max_channels`        | int >= 1       | input or output channels are above it (convs, pools, FULLY_CONNECTED) |
-| `max_rank`            | int >= 1       | a non-constant input or an output has more dimensions                 |
-| `max_input_elements`  | int >= 1       | the first input holds more elements                                   |
-| `allowed_paddings`    | list of names  | its padding (SAME, VALID) is not listed                               |
-| `allowed_activations` | list of names  | its fused activation (NONE, RELU, RELU6, ...) is not listed           |
-| `per_channel`         | bool           | false, and a constant input (weights) is quantized per channel        |
+Constraint vocabulary of `ClaimRule.constraints`: `CONSTRAINT_DOCS` (what each takes, when a
+node is refused, an example); `accelsim configs --schema` prints it. A constraint that does
+not apply to an op (e.g. `max_kernel_size` on ADD) is ignored.
 """
 
 from __future__ import annotations
@@ -37,11 +28,32 @@ NUMERICS_MODES = ("reference", "float16", "rounding")
 # How a `rounding` accelerator rounds when it requantizes (the reference kernels follow TFLite).
 ROUNDING_MODES = ("half_away_from_zero", "half_up", "half_even", "truncate")
 MAX_VERSION = 2**31 - 1
+ANY_OP = "any"
+# `op: any` does not reach these: a custom op needs its own kernel, and control flow runs other subgraphs.
+NEVER_ANY = frozenset({"CUSTOM", "DELEGATE", "CALL", "CALL_ONCE", "IF", "WHILE"})
 
 INT_CONSTRAINTS = ("max_kernel_size", "max_stride", "max_dilation", "max_channels", "max_rank", "max_input_elements")
 NAME_CONSTRAINTS = {"allowed_paddings": PADDINGS, "allowed_activations": ACTIVATIONS}
 BOOL_CONSTRAINTS = ("per_channel",)
 CONSTRAINTS = (*INT_CONSTRAINTS, *NAME_CONSTRAINTS, *BOOL_CONSTRAINTS)
+# name -> (value, a node is refused when, example); one entry per CONSTRAINTS name (tests check).
+CONSTRAINT_DOCS = {
+    "max_kernel_size": ("int >= 1", "kernel height or width is above it (conv filters, pool windows)",
+                        "{max_kernel_size: 5}"),
+    "max_stride": ("int >= 1", "stride height or width is above it (convs, pools)", "{max_stride: 2}"),
+    "max_dilation": ("int >= 1", "dilation height or width factor is above it (CONV_2D, DEPTHWISE_CONV_2D)",
+                     "{max_dilation: 1}"),
+    "max_channels": ("int >= 1", "input or output channels are above it (convs, pools, FULLY_CONNECTED)",
+                     "{max_channels: 2048}"),
+    "max_rank": ("int >= 1", "a non-constant input or an output has more dimensions", "{max_rank: 4}"),
+    "max_input_elements": ("int >= 1", "the first input holds more elements", "{max_input_elements: 16000}"),
+    "allowed_paddings": ("list of " + ", ".join(PADDINGS), "its padding is not listed",
+                         "{allowed_paddings: [SAME]}"),
+    "allowed_activations": ("list of " + ", ".join(ACTIVATIONS), "its fused activation is not listed",
+                            "{allowed_activations: [NONE, RELU]}"),
+    "per_channel": ("true or false", "false, and a constant input (weights) is quantized per channel",
+                    "{per_channel: false}"),
+}
 
 _KERNEL_INPUT_OPS = {"CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV"}
 _POOL_OPS = {"AVERAGE_POOL_2D", "MAX_POOL_2D", "L2_POOL_2D"}
@@ -69,25 +81,46 @@ def _check_constraint(name: str, value: Any) -> Any:
 
 @dataclass(frozen=True)
 class ClaimRule:
-    """Claim nodes of `op` whose version is in `versions` (inclusive) and data dtype in `dtypes`.
+    """Claim nodes of `op` whose version is in `versions` and data dtype in `dtypes`.
 
-    `dtypes` are lower-case tensor type names ('int8', 'float32'); empty means any.
+    `versions` is one inclusive range `(lo, hi)` or a tuple of such ranges; it is stored as a
+    sorted tuple of disjoint ranges (`(1, 3)` becomes `((1, 3),)`). `op` may be `ANY_OP`: every
+    builtin op outside `excluded` and `NEVER_ANY`. `dtypes` are lower-case tensor type names
+    ('int8', 'float32'); empty means any.
     `constraints` use the vocabulary in this module's docstring.
     """
 
     op: str
-    versions: tuple[int, int] = (1, MAX_VERSION)
+    versions: tuple = (1, MAX_VERSION)
     dtypes: frozenset[str] = frozenset()
     constraints: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    excluded: frozenset[str] = frozenset()
 
     def __post_init__(self):
-        lo, hi = self.versions
-        if not 1 <= lo <= hi:
-            raise ValueError(f"{self.op}: version range {lo}-{hi} must satisfy 1 <= min <= max")
-        object.__setattr__(self, "versions", (int(lo), int(hi)))
+        ranges = (self.versions,) if all(isinstance(v, int) for v in self.versions) else self.versions
+        merged: list[tuple[int, int]] = []
+        for lo, hi in sorted(ranges):
+            if not 1 <= lo <= hi:
+                raise ValueError(f"{self.op}: version range {lo}-{hi} must satisfy 1 <= min <= max")
+            if merged and lo <= merged[-1][1] + 1:  # overlapping or adjacent: one range
+                merged[-1] = (merged[-1][0], max(merged[-1][1], int(hi)))
+            else:
+                merged.append((int(lo), int(hi)))
+        if not merged:
+            raise ValueError(f"{self.op}: no versions")
+        object.__setattr__(self, "versions", tuple(merged))
         object.__setattr__(self, "dtypes", frozenset(d.lower() for d in self.dtypes))
+        if self.excluded and self.op != ANY_OP:
+            raise ValueError(f"{self.op}: only a rule for op {ANY_OP!r} can exclude ops")
+        object.__setattr__(self, "excluded", frozenset(self.excluded))
         checked = {name: _check_constraint(name, value) for name, value in self.constraints.items()}
         object.__setattr__(self, "constraints", MappingProxyType(checked))
+
+    def covers(self, op: str) -> bool:
+        """Whether this rule speaks about `op` at all (before versions, dtypes and constraints)."""
+        if self.op == ANY_OP:
+            return op not in self.excluded and op not in NEVER_ANY
+        return self.op == op
 
 
 @dataclass(frozen=True)
@@ -287,12 +320,18 @@ def _constraint_failure(name: str, limit: Any, facts: NodeFacts) -> str | None:
     return None
 
 
+def _versions_text(ranges: tuple[tuple[int, int], ...]) -> str:
+    return ", ".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in ranges)
+
+
 def _rule_failure(rule: ClaimRule, facts: NodeFacts) -> str | None:
-    lo, hi = rule.versions
-    if facts.version > hi:
-        return f"version {facts.version} above max {hi}"
-    if facts.version < lo:
-        return f"version {facts.version} below min {lo}"
+    ranges = rule.versions
+    if not any(lo <= facts.version <= hi for lo, hi in ranges):
+        if len(ranges) > 1 and ranges[0][0] <= facts.version <= ranges[-1][1]:
+            return f"version {facts.version} not in {_versions_text(ranges)}"
+        if facts.version > ranges[-1][1]:
+            return f"version {facts.version} above max {ranges[-1][1]}"
+        return f"version {facts.version} below min {ranges[0][0]}"
     if rule.dtypes and facts.dtype not in rule.dtypes:
         return f"dtype {facts.dtype} not in {_names(rule.dtypes)}"
     for name, limit in rule.constraints.items():
@@ -309,11 +348,14 @@ def check_claim(rules: Iterable[ClaimRule], facts: NodeFacts) -> tuple[bool, str
     """
     reasons: list[str] = []
     for rule in rules:
-        if rule.op != facts.op:
+        if rule.covers(facts.op):
+            why = _rule_failure(rule, facts)
+            if why is None:
+                return True, ""
+        elif rule.op == ANY_OP and facts.op in rule.excluded:
+            why = f"op {facts.op} is excluded from op {ANY_OP}"
+        else:
             continue
-        why = _rule_failure(rule, facts)
-        if why is None:
-            return True, ""
         if why not in reasons:
             reasons.append(why)
     if not reasons:

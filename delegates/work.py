@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from delegates.spec import data_input
+from runtime.kernels.conv import SAME, VALID, out_size_and_padding
 
 _POOLS = {"AVERAGE_POOL_2D", "MAX_POOL_2D", "L2_POOL_2D"}
 _REDUCERS = {"MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD", "REDUCE_ANY", "REDUCE_ALL",
@@ -106,14 +107,14 @@ def _count(shape: Sequence[int]) -> int:
     return math.prod(shape) if min(shape, default=0) >= 0 else 0
 
 
+_PADDINGS = {"SAME": SAME, "VALID": VALID}
+
+
 def conv_output_size(size: int, kernel: int, stride: int, dilation: int, padding: str) -> int:
-    """TFLite's ComputeOutSize (kernels/padding.h): SAME keeps ceil(size/stride), VALID drops the rim."""
-    effective = (kernel - 1) * dilation + 1
-    if padding == "SAME":
-        return (size + stride - 1) // stride
-    if padding == "VALID":
-        return max((size - effective + stride) // stride, 0)
-    raise ValueError(f"padding must be SAME or VALID, got {padding!r}")
+    """TFLite's ComputeOutSize (kernels/padding.h), as the interpreter's conv kernels compute it."""
+    if padding not in _PADDINGS:
+        raise ValueError(f"padding must be SAME or VALID, got {padding!r}")
+    return out_size_and_padding(_PADDINGS[padding], size, kernel, stride, dilation)[0]
 
 
 def conv_work(batch: int, in_h: int, in_w: int, in_c: int, out_c: int, kernel_h: int, kernel_w: int, *,

@@ -32,8 +32,9 @@ import numpy as np
 
 from delegates import SimpleDelegate, SimpleDelegateKernel, delegation_report, get_node_and_registration
 from runtime.interpreter import Interpreter
-from runtime.model import Model, Subgraph, Tensor, load_model, make_operator
+from runtime.ir import Model, Subgraph, Tensor, make_operator
 from runtime.quant import activation_name
+from runtime.read import load_model
 
 SUPPORTED_OPS = ("ADD", "SUB")
 

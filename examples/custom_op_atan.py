@@ -25,8 +25,9 @@ import numpy as np
 
 from runtime import BuiltinOpResolver, Interpreter, OpResolutionError, Registration, load_model
 from runtime.custom import decode_options, encode_options
+from runtime.ir import Model, Subgraph, Tensor, make_operator
 from runtime.kernels.common import check
-from runtime.model import Model, Subgraph, Tensor, make_operator, save_model
+from runtime.write import save_model
 
 
 def _atan_init(context, buffer: bytes | None) -> dict:

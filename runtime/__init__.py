@@ -2,8 +2,10 @@
 
 from runtime.errors import InterpreterStateError, KernelError, ModelError, OpResolutionError
 from runtime.interpreter import Interpreter
-from runtime.model import Model, load_model, save_model
+from runtime.ir import Model
+from runtime.read import load_model
 from runtime.resolver import BuiltinOpResolver, MutableOpResolver, Registration, resolver_for_model
+from runtime.write import save_model
 
 __all__ = [
     "BuiltinOpResolver",

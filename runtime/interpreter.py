@@ -22,109 +22,14 @@ from runtime.errors import (
     ModelError,
     OpResolutionError,
 )
-from runtime.model import (
-    DEFAULT_MAX_TENSOR_BYTES,
-    Model,
-    Operator,
-    Quantization,
-    load_model,
-    numpy_dtype,
-    tensor_type_for_dtype,
-)
+from runtime.ir import Model, Operator, tensor_type_for_dtype
+from runtime.read import DEFAULT_MAX_TENSOR_BYTES, load_model
 from runtime.resolver import BuiltinOpResolver, MutableOpResolver, Registration
+from runtime.tensor import ARENA, CONSTANT, PERSISTENT, TEMPORARY, RuntimeTensor
 
 log = logging.getLogger(__name__)
 
 _INT32_MAX = 2**31 - 1
-
-# How a tensor's memory is handled (TfLiteAllocationType, simplified).
-CONSTANT = "constant"  # a read-only view of the model's buffer
-ARENA = "arena"  # an intermediate: freed after its last consumer ran
-PERSISTENT = "persistent"  # graph inputs/outputs and variables: kept across invokes
-TEMPORARY = "temporary"  # a kernel's scratch tensor
-PERSISTENT_RO = "persistent_ro"  # computed once by a prepare from constants (kTfLitePersistentRo)
-
-
-class RuntimeTensor:
-    """A tensor at run time: IR facts plus its current shape and data."""
-
-    __slots__ = (
-        "index", "name", "type", "dtype", "shape", "shape_signature", "quantization",
-        "allocation", "is_variable", "dynamic", "sparsity", "_data",
-    )
-
-    def __init__(self, index: int, name: str, type_name: str, shape: tuple[int, ...],
-                 quantization: Quantization | None = None, shape_signature=None,
-                 allocation: str = ARENA, is_variable: bool = False, sparsity=None):
-        self.index = index
-        self.name = name
-        self.type = type_name
-        self.dtype = numpy_dtype(type_name)
-        self.shape = tuple(shape)
-        self.shape_signature = tuple(shape_signature) if shape_signature is not None else tuple(shape)
-        self.quantization = quantization
-        self.allocation = allocation
-        self.is_variable = is_variable
-        self.dynamic = False
-        self.sparsity = sparsity
-        self._data: np.ndarray | None = None
-
-    @property
-    def is_constant(self) -> bool:
-        return self.allocation == CONSTANT
-
-    @property
-    def scale(self) -> float:
-        """The per-tensor scale (0.0 when not quantized)."""
-        q = self.quantization
-        return float(q.scales[0]) if q is not None and q.scales else 0.0
-
-    @property
-    def zero_point(self) -> int:
-        q = self.quantization
-        return int(q.zero_points[0]) if q is not None and q.zero_points else 0
-
-    @property
-    def scales(self) -> np.ndarray:
-        q = self.quantization
-        return np.asarray(q.scales if q is not None else (), dtype=np.float64)
-
-    @property
-    def zero_points(self) -> np.ndarray:
-        q = self.quantization
-        return np.asarray(q.zero_points if q is not None else (), dtype=np.int64)
-
-    @property
-    def data(self) -> np.ndarray | None:
-        return self._data
-
-    @data.setter
-    def data(self, value: np.ndarray | None) -> None:
-        if value is None:
-            self._data = None
-            return
-        if type(value) is not np.ndarray:
-            value = np.asarray(value)
-        if value.dtype != self.dtype:
-            raise KernelError(
-                f"tensor {self.index} ({self.name!r}) is {self.type} but a kernel wrote {value.dtype}"
-            )
-        if value.shape != self.shape:
-            if not self.dynamic:
-                raise KernelError(
-                    f"tensor {self.index} ({self.name!r}) has shape {list(self.shape)} but a kernel "
-                    f"wrote shape {list(value.shape)}"
-                )
-            self.shape = value.shape
-        self._data = value
-
-    @property
-    def nbytes(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
-
-    def __repr__(self) -> str:
-        return f"RuntimeTensor({self.index}, {self.name!r}, {self.type}, {list(self.shape)})"
-
 
 class Node:
     """One node of the execution plan, as a kernel sees it (TfLiteNode)."""
@@ -495,7 +400,7 @@ class Interpreter:
         op_resolver: a `MutableOpResolver` (default: every builtin kernel).
         num_threads: accepted for LiteRT compatibility; kernels are single-threaded.
         experimental_preserve_all_tensors: keep every intermediate for `get_tensor`.
-        model: an already-parsed `runtime.model.Model` instead of a path or bytes.
+        model: an already-parsed `runtime.ir.Model` instead of a path or bytes.
 
     Raises:
         ModelError: the model cannot be read.

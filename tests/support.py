@@ -10,17 +10,9 @@ from pathlib import Path
 import numpy as np
 
 from runtime.interpreter import Interpreter
-from runtime.model import (
-    Model,
-    Quantization,
-    Subgraph,
-    Tensor,
-    load_model,
-    make_operator,
-    numpy_dtype,
-    save_model,
-    tensor_type_for_dtype,
-)
+from runtime.ir import Model, Quantization, Subgraph, Tensor, make_operator, numpy_dtype, tensor_type_for_dtype
+from runtime.read import load_model
+from runtime.write import save_model
 
 FIXTURES = Path(__file__).parent / "fixtures" / "models"
 
@@ -75,7 +67,7 @@ def single_op_ir(op: str, inputs: list[Spec | None], outputs: list[Spec], *, ver
             continue
         buf = 0
         if spec.data is not None:
-            from runtime.model import numpy_dtype
+            from runtime.ir import numpy_dtype
 
             buffers.append(np.ascontiguousarray(spec.data, dtype=numpy_dtype(spec.type)).tobytes())
             buf = len(buffers) - 1

@@ -53,3 +53,46 @@ def _readme_python_blocks() -> list[str]:
 def test_readme_python_snippets_run(index, monkeypatch):
     monkeypatch.chdir(ROOT)
     exec(compile(_readme_python_blocks()[index], f"README.md python block {index}", "exec"), {})
+
+
+def _package_data() -> set[Path]:
+    """The files pyproject's package-data puts into the wheel (patterns are relative to each package)."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    return {path for package, patterns in config.items() for pattern in patterns
+            for path in (ROOT / package.replace(".", "/")).glob(pattern)}
+
+
+def test_the_wheel_carries_every_data_file_the_code_reads():
+    """Shipped hardware configs and tflite.fbs are package data (.ci/run builds and runs the wheel itself)."""
+    from accelsim.experiment import SHIPPED_CONFIGS, shipped_configs
+
+    shipped = set(shipped_configs().values())
+    assert shipped and SHIPPED_CONFIGS.is_relative_to(ROOT / "accelsim")
+    assert shipped | {ROOT / "schema" / "tflite.fbs"} <= _package_data()
+
+
+def test_ci_builds_the_wheel_and_runs_it_outside_the_checkout():
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "pip wheel -q --no-deps" in ci and "venv/bin/accelsim run" in ci
+    assert (ROOT / ".ci" / "wheel_check.yaml").is_file()
+
+
+def test_readme_walkthrough_from_nothing_to_a_benchmark(tmp_path, monkeypatch, capsys):
+    """The README's 'Describing an accelerator' config and its commands work as written."""
+    from accelsim.cli import main
+
+    section = (ROOT / "README.md").read_text().split("## Describing an accelerator", 1)[1].split("\n## ", 1)[0]
+    (config,) = re.findall(r"```yaml\n(.+?)```", section, re.S)
+    (tmp_path / "my_npu.yaml").write_text(config)
+    commands = [line.split("#")[0].split() for block in re.findall(r"```sh\n(.+?)```", section, re.S)
+                for line in block.strip().splitlines()]
+    assert [c[1] for c in commands] == ["configs", "configs", "validate", "inspect", "benchmark"]
+    monkeypatch.chdir(ROOT)
+    for words in commands:
+        argv = [str(tmp_path / w) if w == "my_npu.yaml" else w for w in words[1:]]
+        assert main(argv) == 0, words
+    out = capsys.readouterr().out
+    assert "my_npu.yaml: ok (systolic config 'my_npu')" in out and "Simulated latency in us:" in out
+    assert "host: my_npu: op SOFTMAX is excluded from op any" in out

@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields
 
 from delegates.work import NodeWork
 from runtime.errors import ModelError
-from runtime.model import numpy_dtype
+from runtime.ir import numpy_dtype
 
 # Relative float slack so that a whole cycle count computed through seconds does not round up by one.
 _SLACK = 1e-12

@@ -9,10 +9,26 @@ takes the longer of the two.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from accelsim.config import HardwareConfig
 from accelsim.cost import Cost, bounded, dtype_itemsize
+from accelsim.kinds import Kind, spec
 from delegates.work import NodeWork
+
+if TYPE_CHECKING:
+    from accelsim.config import HardwareConfig
+
+
+@dataclass(frozen=True)
+class CpuCompute:
+    """The `compute:` block of a `kind: cpu` config."""
+
+    simd_bits: int = spec("count", "SIMD register width in bits", minimum=8, multiple_of=8, example=128)
+    macs_per_cycle: tuple[tuple[str, float], ...] = spec(
+        "dtype_rates", "peak MACs per cycle by dtype (e.g. float32: 8, int8: 32); others get one SIMD register")
+    efficiency: float = spec("fraction", "fraction of peak reached", default=1.0)
 
 
 def macs_per_cycle(dtype: str, hw: HardwareConfig) -> float:
@@ -23,7 +39,30 @@ def macs_per_cycle(dtype: str, hw: HardwareConfig) -> float:
     return max(1, hw.compute.simd_bits // (8 * dtype_itemsize(dtype)))
 
 
+# The dtypes nearly every model computes in; a host without a rate for one of them is told so.
+COMMON_DTYPES = ("float32", "int8")
+
+
+def notes(hw: HardwareConfig) -> list[str]:
+    """One line per common dtype that compute.macs_per_cycle leaves to the SIMD-width rule."""
+    rates = dict(hw.compute.macs_per_cycle)
+    return [f"compute.macs_per_cycle has no {dtype}: {dtype} nodes get one SIMD register per cycle, "
+            f"simd_bits / {8 * dtype_itemsize(dtype)} = {macs_per_cycle(dtype, hw):g} MACs per cycle"
+            for dtype in COMMON_DTYPES if dtype not in rates]
+
+
 def cost(work: NodeWork, hw: HardwareConfig) -> Cost:
     """The Cost of one node on a `kind: cpu` host."""
     cycles = math.ceil(work.macs / (macs_per_cycle(work.dtype, hw) * hw.compute.efficiency))
     return bounded(work, cycles, hw.clock, (work.bytes_moved, hw.memory.dram_bandwidth))
+
+
+def costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
+    """Costs of a core's nodes in model order (each node on its own)."""
+    return [cost(w, hw) for w in works]
+
+
+KIND = Kind("cpu", "host", "host CPU core: a roofline of SIMD MAC throughput and DRAM bandwidth",
+            CpuCompute, memory=("dram_bandwidth",), costs=costs,
+            macs_per_cycle="compute.macs_per_cycle per dtype, times efficiency; a dtype it does not list gets "
+                           "simd_bits / element bits (one SIMD register per cycle)", notes=notes)

@@ -26,12 +26,27 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from accelsim.config import HardwareConfig
 from accelsim.cost import Cost, bounded, streamed_parameters
+from accelsim.kinds import Kind, spec
 from delegates.work import Gemm, NodeWork
 
+if TYPE_CHECKING:
+    from accelsim.config import HardwareConfig
+
 DATAFLOWS = ("os", "ws", "is")
+
+
+@dataclass(frozen=True)
+class SystolicCompute:
+    """The `compute:` block of a `kind: systolic` config."""
+
+    rows: int = spec("count", "rows of MAC cells")
+    cols: int = spec("count", "columns of MAC cells")
+    dataflow: str = spec("choice", "SCALE-Sim's output, weight or input stationary dataflow", choices=DATAFLOWS)
+    vector_lanes: int = spec("count", "lanes of the array's vector path (depthwise, pools, elementwise)")
 
 
 def fold_shape(gemm: Gemm, rows: int, cols: int, dataflow: str) -> tuple[int, int]:
@@ -81,3 +96,10 @@ def costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
     """Costs of a model's nodes in order, sharing the parameter cache as the Edge TPU compiler does."""
     streamed = streamed_parameters(works, hw.memory.param_cache)
     return [cost(w, hw, streamed_bytes=s) for w, s in zip(works, streamed)]
+
+
+KIND = Kind("systolic", "accelerator", "MAC array timed as SCALE-Sim does, with a parameter cache",
+            SystolicCompute, memory=("param_cache", "onchip_bandwidth"), costs=costs,
+            macs_per_cycle="rows x cols MACs per cycle on GEMMs (128 MACs: e.g. rows: 8, cols: 16; the shape "
+                           "matters, a GEMM dimension that is not a multiple of it leaves cells idle); "
+                           "vector_lanes per cycle on other ops")

@@ -11,10 +11,25 @@ the node takes the longer of compute and memory time.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from accelsim.config import HardwareConfig
 from accelsim.cost import Cost, bounded, dtype_itemsize
+from accelsim.kinds import Kind, spec
 from delegates.work import NodeWork
+
+if TYPE_CHECKING:
+    from accelsim.config import HardwareConfig
+
+
+@dataclass(frozen=True)
+class VectorCompute:
+    """The `compute:` block of a `kind: vector` config."""
+
+    lanes: int = spec("count", "8-bit lanes of one vector unit", example=128)
+    contexts: int = spec("count", "vector units working in parallel", example=128)
+    efficiency: float = spec("fraction", "fraction of peak reached", default=1.0)
 
 
 def lanes_for(dtype: str, lanes_8bit: int) -> int:
@@ -28,3 +43,14 @@ def cost(work: NodeWork, hw: HardwareConfig) -> Cost:
     per_cycle = lanes_for(work.dtype, c.lanes) * c.contexts * c.efficiency
     cycles = math.ceil(work.macs / per_cycle)
     return bounded(work, cycles, hw.clock, (work.bytes_moved, hw.memory.dram_bandwidth))
+
+
+def costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
+    """Costs of a device's nodes in model order (each node on its own)."""
+    return [cost(w, hw) for w in works]
+
+
+KIND = Kind("vector", "accelerator", "wide-vector DSP (Hexagon-HVX-like) sharing DRAM with the host",
+            VectorCompute, memory=("dram_bandwidth",), costs=costs,
+            macs_per_cycle="lanes x contexts 8-bit MACs per cycle (16-bit: half, 32-bit: a quarter), times "
+                           "efficiency; 128 MACs: e.g. lanes: 64, contexts: 2")

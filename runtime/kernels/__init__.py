@@ -1,13 +1,57 @@
-"""Builtin kernels, one module per op family; each module's `register` adds its ops explicitly."""
+"""Builtin kernels, one module per op family; each module's `register` adds its ops explicitly.
+
+Where each builtin op's kernel lives (tests/runtime/test_layers.py checks this table against the
+registrations):
+
+    activations     ELU, GELU, HARD_SWISH, LEAKY_RELU, LOGISTIC, PRELU, RELU, RELU6, TANH
+    cast            CAST
+    concat          CONCATENATION, PACK
+    control_flow    CALL_ONCE, IF, WHILE
+    conv            CONV_2D, DEPTHWISE_CONV_2D
+    conv3d          CONV_3D
+    cumsum          CUMSUM
+    elementwise     ADD, MUL, SUB
+    fill            FILL, RANGE, ZEROS_LIKE
+    fully_connected FULLY_CONNECTED
+    gather          GATHER, GATHER_ND
+    logical         EQUAL, GREATER, GREATER_EQUAL, LESS, LESS_EQUAL, LOGICAL_AND, LOGICAL_NOT, LOGICAL_OR,
+                    NOT_EQUAL, SELECT, SELECT_V2
+    lstm            LSTM, UNIDIRECTIONAL_SEQUENCE_LSTM
+    math            ABS, DIV, EXP, FLOOR_DIV, FLOOR_MOD, LOG, MAXIMUM, MINIMUM, NEG, POW, RSQRT, SQRT,
+                    SQUARE, SQUARED_DIFFERENCE
+    matmul          BATCH_MATMUL
+    normalization   L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION
+    pad             MIRROR_PAD, PAD, PADV2
+    pooling         AVERAGE_POOL_2D, MAX_POOL_2D
+    quantize        DEQUANTIZE, QUANTIZE
+    reduce          ARG_MAX, ARG_MIN, MEAN, REDUCE_MAX, REDUCE_MIN, REDUCE_PROD, SUM
+    resize          RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR
+    shape           EXPAND_DIMS, RESHAPE, SHAPE, SQUEEZE
+    slicing         SLICE, STRIDED_SLICE
+    softmax         LOG_SOFTMAX, SOFTMAX
+    space           BATCH_TO_SPACE_ND, DEPTH_TO_SPACE, SPACE_TO_BATCH_ND, SPACE_TO_DEPTH
+    sparse          DENSIFY
+    split           SPLIT, SPLIT_V, UNPACK
+    tile            BROADCAST_TO, TILE
+    transpose       TRANSPOSE
+    transpose_conv  TRANSPOSE_CONV
+    variables       ASSIGN_VARIABLE, READ_VARIABLE, VAR_HANDLE
+
+`common.py` holds helpers shared by the kernels and registers nothing.
+"""
 
 from __future__ import annotations
 
 from runtime.kernels import (
     activations,
+    cast,
+    concat,
     control_flow,
     conv,
     conv3d,
+    cumsum,
     elementwise,
+    fill,
     fully_connected,
     gather,
     logical,
@@ -15,24 +59,38 @@ from runtime.kernels import (
     math,
     matmul,
     normalization,
+    pad,
     pooling,
     quantize,
     reduce,
     resize,
     shape,
     slicing,
+    softmax,
+    space,
     sparse,
-    tensor,
+    split,
+    tile,
+    transpose,
     transpose_conv,
     variables,
 )
+from runtime.registration import MutableOpResolver
 
-_FAMILIES = (shape, pooling, reduce, conv, fully_connected, quantize, slicing, activations, resize, elementwise,
-             math, logical, control_flow, variables, lstm, tensor, gather,
-             matmul, transpose_conv, normalization, sparse, conv3d)
+FAMILIES = (activations, cast, concat, control_flow, conv, conv3d, cumsum, elementwise, fill, fully_connected,
+            gather, logical, lstm, math, matmul, normalization, pad, pooling, quantize, reduce, resize, shape,
+            slicing, softmax, space, sparse, split, tile, transpose, transpose_conv, variables)
 
 
 def register_builtins(resolver) -> None:
     """Add every builtin kernel, each with the exact version range it implements."""
-    for family in _FAMILIES:
+    for family in FAMILIES:
         family.register(resolver)
+
+
+class BuiltinOpResolver(MutableOpResolver):
+    """Every builtin kernel of the reference interpreter, each with the versions it implements."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        register_builtins(self)

@@ -1,21 +1,59 @@
-"""Activations: RELU, RELU6, LOGISTIC, TANH, SOFTMAX (float32 and 8-bit quantized, int16 ReLUs).
+"""Activations: RELU, RELU6, LOGISTIC, TANH, ELU, GELU, PRELU, LEAKY_RELU, HARD_SWISH.
 
 The quantized forms follow LiteRT's optimized builtin kernels (activations.cc):
 RELU/RELU6 requantize with MultiplyByQuantizedMultiplier (QuantizedReluX),
-LOGISTIC/TANH look values up in a 256-entry table built in float (LUTPopulate),
-and SOFTMAX scales an exp table built with expf (PopulateSoftmaxLookupTable; on x86
-LiteRT takes this float-table path, not the uint16 LUT of aarch64). The unary ops are
-tabulated over every input value in prepare. expf/tanhf are computed in double and
+LOGISTIC/TANH look values up in a 256-entry table built in float (LUTPopulate);
+ELU, GELU, PRELU, LEAKY_RELU and HARD_SWISH share math.py's table machinery (see there).
+The unary ops are tabulated over every input value in prepare. expf/tanhf are computed in double and
 rounded once; that matched glibc's tables in every one of 6000 random parameter sets.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+
 import numpy as np
 
-from runtime.kernels.common import check, check_inputs, integer_domain, store_plan, table_index
-from runtime.quant import cast_to_int32, multiply_by_quantized_multiplier, quantize_multiplier, tflite_round
-from runtime.resolver import Registration
+from runtime.kernels.common import (
+    broadcast_shape,
+    check,
+    check_inputs,
+    integer_domain,
+    run_plan,
+    store_plan,
+    table_index,
+)
+from runtime.kernels.math import (
+    _check_type,
+    _clamp_to,
+    _in_float64,
+    _lookup,
+    _lut_op_prepare,
+    _lut_populate,
+    _LutOp,
+    _options_field,
+    _pair_lookup,
+    _require_per_tensor_quantized,
+    _require_zero_points,
+    _saturating_shift_left,
+    _srdhm16,
+    _tabulate,
+    _trunc_div,
+    _unary,
+    _unary_prepare,
+)
+from runtime.quant import (
+    INT32_MAX,
+    cast_to_int32,
+    multiply_by_quantized_multiplier,
+    quantize_multiplier,
+    rounding_divide_by_pot,
+    tflite_round,
+)
+from runtime.registration import Registration
 
 _EIGHT_BIT = ("INT8", "UINT8")
 _F32 = np.float32
@@ -114,11 +152,6 @@ def _table_lookup(x, out, table: np.ndarray):
     return lookup
 
 
-def _run_plan(ctx, node) -> None:
-    """Invoke the closure that prepare specialized for this node."""
-    node.user_data()
-
-
 def _relu_range(op: str, out) -> tuple[int, int]:
     """QuantizedReluX: zero_point + (int)roundf(limit / scale) in float, within the type's range."""
     info = np.iinfo(out.dtype)
@@ -131,17 +164,6 @@ def _relu_range(op: str, out) -> tuple[int, int]:
 
 
 # -- LOGISTIC, TANH --------------------------------------------------------------------------
-
-
-def _lut_populate(transform, in_scale: float, in_zp: int, out_scale: float, out_zp: int, dtype) -> np.ndarray:
-    """LUTPopulateInt8, reproduced in float32, over `integer_domain(dtype)`."""
-    info = np.iinfo(dtype)
-    q = integer_domain(dtype).astype(np.int64)
-    dequantized = _F32(in_scale) * (q - in_zp).astype(np.float32)
-    inverse_scale = _F32(1) / _F32(out_scale)
-    rescaled = tflite_round(transform(dequantized) * inverse_scale).astype(np.float32)
-    quantized = cast_to_int32(rescaled + _F32(out_zp))
-    return np.clip(quantized, info.min, info.max).astype(dtype)
 
 
 _TRANSFORMS = {"LOGISTIC": _f32_logistic, "TANH": _f32_tanh}
@@ -187,131 +209,298 @@ def _float_logistic(x, out):
     return store_plan(out, logistic)
 
 
-# -- SOFTMAX ---------------------------------------------------------------------------------
+# -- ELU, GELU, PRELU, LEAKY_RELU, HARD_SWISH -------------------------------------------------
 
-_SOFTMAX_OUTPUTS = {"INT8": ("INT8", "INT16"), "UINT8": ("UINT8", "INT16")}
-
-
-def _softmax_prepare(ctx, node) -> None:
-    check_inputs(node, 1)
-    x, out = ctx.input(node, 0), ctx.output(node, 0)
-    check(len(x.shape) >= 1, "SOFTMAX: the input must have at least one dimension")
-    beta = _F32(node.options.beta)
-    ctx.resize_tensor(out, x.shape)
-    if x.type == "FLOAT32":
-        check(out.type == "FLOAT32", f"SOFTMAX: FLOAT32 input needs a FLOAT32 output, not {out.type}")
-        node.user_data = _softmax_float(x, out, beta)
-        return
-    allowed = _SOFTMAX_OUTPUTS.get(x.type)
-    check(allowed is not None, f"SOFTMAX: input type {x.type} is not supported (supported: FLOAT32, INT8, UINT8)")
-    check(out.type in allowed, f"SOFTMAX: {x.type} input needs an output of type {' or '.join(allowed)}, "
-                               f"not {out.type}")
-    _require_quantized("SOFTMAX", x, out)
-    if x.type == "INT8" and out.type == "INT8":
-        check(out.zero_point == -128, f"SOFTMAX: INT8 output zero point must be -128, got {out.zero_point}")
-        check(abs(float(out.scale) - 1.0 / 256) <= 0.001 / 256,
-              f"SOFTMAX: INT8 output scale must be 1/256, got {out.scale}")
-    # PopulateSoftmaxLookupTable: table[255 - d] = expf(scale * d) with scale = -input_scale * beta.
-    scale = -_F32(x.scale) * beta
-    table = _f32_exp(scale * np.arange(256, dtype=np.float32))
-    node.user_data = _softmax_quantized(x, out, table)
+def _expm1_f32(v):
+    return _in_float64(np.expm1, v)
 
 
-def _softmax_float(x, out, beta: np.float32):
-    """optimized_ops::Softmax (float): (x - max) * beta, exp and the normalization, all in float32."""
-    rows, shape = _softmax_rows(x), out.shape
-    scale = None if beta == 1 else np.asarray(beta)
-    row_max, row_sum, subtract, exp = np.maximum.reduce, np.add.reduce, np.subtract, np.exp
-
-    def softmax() -> np.ndarray:
-        d = x.data.reshape(rows)  # 2-D: NumPy's per-call cost grows with the rank
-        z = subtract(d, row_max(d, axis=1, keepdims=True))
-        if scale is not None:
-            z *= scale
-        exp(z, out=z)
-        z /= row_sum(z, axis=1, keepdims=True)
-        return z.reshape(shape)
-
-    return store_plan(out, softmax)
+def _erfc_exact(v: np.ndarray) -> np.ndarray:
+    """erfcf of float32 values, correctly rounded (math.erfc over at most 1539 table points)."""
+    flat = np.asarray(v, dtype=np.float64).reshape(-1)
+    return np.array([math.erfc(float(t)) for t in flat], dtype=np.float64).reshape(np.shape(v)).astype(np.float32)
 
 
-def _softmax_rows(x) -> tuple[int, int]:
-    """The input as [rows, last dim]."""
-    return int(np.prod(x.shape[:-1], dtype=np.int64)), x.shape[-1]
+_SQRT1_2 = _F32(-math.sqrt(0.5))  # static_cast<float>(-M_SQRT1_2)
+_SQRT_2_OVER_PI = _F32(2.0 / math.sqrt(math.pi) * math.sqrt(0.5))  # kSqrt2dPi = M_2_SQRTPI * M_SQRT1_2
 
 
-def _softmax_quantized(x, out, table: np.ndarray):
-    """optimized_ops::Softmax for 8-bit input (the float-table path LiteRT uses on x86)."""
-    out_scale, zp, dtype = _F32(out.scale), out.zero_point, out.dtype
-    info = np.iinfo(dtype)
-    # Every table value in [0, 1] (table[0] = expf(0) = 1 is the row max's entry, so sum_exp >= 1) bounds
-    # each probability: p <= (1 / out_scale) * (1 + 2**-23). For a moderate 1 / out_scale, std::round(p) + zp
-    # clamped to the type is then a lookup (see _softmax_lookup).
-    k_max = int(float(_F32(1) / out_scale) * (1 + 2.0**-20)) + 2
-    if bool(np.all((table >= 0) & (table <= 1))) and k_max <= 2**17 and out.type != "UINT8":
-        return _softmax_lookup(x, out, table, k_max)
-    round_up_half = out.type == "UINT8"  # uint8 output on x86: (int)(p + 0.5f) instead of std::round
-    one = _F32(1)
-    rows, shape = _softmax_rows(x), out.shape
-
-    def softmax() -> None:
-        q = x.data.reshape(rows)  # 2-D: NumPy's per-call cost grows with the rank
-        # max - q in [0, 255] as uint8: the wrapping difference of the unsigned bit patterns.
-        row_max = q.max(axis=-1, keepdims=True)
-        e = table[np.subtract(table_index(row_max), table_index(q))]
-        # The C++ sums the row left to right in float; accumulate keeps that order.
-        sum_exp = np.add.accumulate(e, axis=-1)[:, -1:]
-        sum_exp *= out_scale
-        prob = e * np.divide(one, sum_exp, out=sum_exp)  # inv_sum_exp = 1.0f / (sum_exp * scale)
-        rounded = np.floor(prob + _F32(0.5)) if round_up_half else tflite_round(prob)
-        out.data = np.clip(cast_to_int32(rounded) + zp, info.min, info.max).astype(dtype).reshape(shape)
-
-    return softmax
+def _gelu_transform(v: np.ndarray) -> np.ndarray:
+    """gelu.h GeluTransform: 0.5f * in * erfc(in * -M_SQRT1_2) in float32."""
+    return (_F32(0.5) * v) * _erfc_exact(v * _SQRT1_2)
 
 
-def _softmax_lookup(x, out, table: np.ndarray, k_max: int):
-    """The 8-bit Softmax with std::round(p) + zp and the clamp as one lookup of floor(2p).
+def _gelu_approximate_transform(v: np.ndarray) -> np.ndarray:
+    """gelu.h GeluTransformApproximate: 0.5f*in*(1+tanh(sqrt(2/pi)*(in+0.044715f*in^3))) in float32."""
+    cube = ((_F32(0.044715) * v) * v) * v
+    inner = _in_float64(np.tanh, _SQRT_2_OVER_PI * (v + cube))
+    return (_F32(0.5) * v) * (_F32(1) + inner)
 
-    For p >= 0, std::round(p) = floor(p + 0.5) = (floor(2p) + 1) // 2, and 2p is exact in float32:
-    2 * (e * inv_sum_exp) = e * (2 / (sum_exp * scale)), both divisions and products correctly
-    rounded (a factor of two commutes with the rounding; a subnormal p gives 0 either way). So the
-    probabilities are computed doubled, truncated (the floor, as p >= 0) and looked up in a table of
-    clamp((j + 1) // 2 + zp) over every j; take's clip mode is only a guard (the last entry is already
-    the type's max). When float32(out_scale) is a power of two, sum_exp * scale is exact and the two
-    steps of 2 / (sum_exp * scale) are one division of 2 / scale (measured fixtures use 1/256).
+
+def _f32_constants(*values) -> tuple[np.ndarray, ...]:
+    # 0-d float32 arrays: the cheapest scalar operand of a float32 ufunc call.
+    return tuple(np.array(v, dtype=np.float32) for v in values)
+
+
+_HALF, _ONE, _TWO, _ZERO, _NEG_SQRT1_2, _GELU_CUBIC, _GELU_TANH_SCALE = _f32_constants(
+    0.5, 1, 2, 0, -_SQRT1_2, 0.044715, _SQRT_2_OVER_PI)
+
+
+# Numerical Recipes' Chebyshev fit erfcc: erfc(z) = t * exp(-z^2 + P(t)), t = 1 / (1 + z / 2) for
+# z >= 0, relative error below 1.2e-7 in exact arithmetic. Here the coefficients of t^0..t^9, with
+# ln 2 taken from the constant one so that the exponential gives erfc(z) / 2, and a last -1 for z^2.
+_HALF_ERFCC = np.array([-1.26551223 - math.log(2.0), 1.00002368, 0.37409196, 0.09678418, -0.18628806,
+                        0.27886807, -1.13520398, 1.48851587, -0.82215223, 0.17087277, -1.0], dtype=np.float32)
+
+
+# How t^2..t^9 are built from lower powers (rows of the scratch): two products per power at most.
+_POWER_FACTORS = ((2, 1, 1), (3, 2, 1), (4, 2, 2), (5, 4, 1), (6, 3, 3), (7, 6, 1), (8, 4, 4), (9, 8, 1))
+
+
+# GELU's scratch holds 11 rows of at most this many values (704 KiB): larger inputs go block by block,
+# so that prepare never allocates a multiple of the tensor (11 rows of a 67M-value input were 2.9 GB).
+_GELU_BLOCK = 16384
+
+
+def gelu_float_for(size: int) -> Callable[[np.ndarray], np.ndarray]:
+    """reference_ops::Gelu (Eigen, float32): 0.5f * x * erfc(x * -M_SQRT1_2), erfc from erfcc in
+    float32 (within a few ulps of erfcf), for inputs of `size` values.
+
+    Few NumPy calls: the powers of t fill the rows of a scratch array owned by this node (never
+    handed out), and one matrix-vector product sums the polynomial and -z^2 (about 16 us for
+    1024 values against 24 for Horner's 18 calls). Inputs over _GELU_BLOCK values run in blocks.
     """
-    out_scale, zp, info = _F32(out.scale), out.zero_point, np.iinfo(out.dtype)
-    requantized = np.clip((np.arange(2 * k_max + 2) + 1) // 2 + zp, info.min, info.max).astype(out.dtype)
-    mantissa, _ = np.frexp(out_scale)
-    if mantissa == 0.5:
-        numerator, scale = np.asarray(_F32(2) / out_scale), None
+    block = max(1, min(size, _GELU_BLOCK))
+    scratch = np.empty((len(_HALF_ERFCC), block), dtype=np.float32)
+    scratch[0] = 1
+    full = (scratch, list(scratch))
+
+    def gelu_block(v: np.ndarray, out: np.ndarray) -> None:
+        """out = GELU(v) for a flat block of at most `block` values."""
+        rows, row = full if v.size == block else (scratch[:, :v.size], list(scratch[:, :v.size]))
+        t, square = row[1], row[-1]
+        z = np.multiply(v, _NEG_SQRT1_2)  # w = x * -M_SQRT1_2, made |w| after its square is taken
+        np.multiply(z, z, out=square)
+        np.abs(z, out=z)
+        # t = 1 / (1 + z / 2), computed as 2 / (2 + z): scaling by 2 is exact, so the bits are the same.
+        np.add(z, _TWO, out=t)
+        np.divide(_TWO, t, out=t)
+        for k, i, j in _POWER_FACTORS:
+            np.multiply(row[i], row[j], out=row[k])
+        half = np.dot(_HALF_ERFCC, rows)
+        np.exp(half, out=half)
+        half *= t  # erfc(|w|) / 2, in [0, 1/2]
+        # erfc(w) = 2 - erfc(-w): for x > 0 (w < 0) the half is 1 - half, which |1 - half| gives
+        # exactly as |0 - half| gives half itself otherwise (a bool operand is 0 or 1).
+        np.subtract(np.greater(v, _ZERO), half, out=half)
+        np.abs(half, out=half)
+        np.multiply(v, half, out=out)
+
+    def gelu(x: np.ndarray) -> np.ndarray:
+        v = x.reshape(-1)
+        y = np.empty(v.shape, np.float32)
+        if v.size == block:
+            gelu_block(v, y)
+        else:
+            for start in range(0, v.size, block):
+                gelu_block(v[start:start + block], y[start:start + block])
+        return y.reshape(x.shape)
+
+    return gelu
+
+
+def _gelu_approximate_float(x: np.ndarray) -> np.ndarray:
+    """reference_ops::Gelu with approximate: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))),
+    each step in float32 in the C++'s order, in place."""
+    inner = np.multiply(x, _GELU_CUBIC)
+    inner *= x
+    inner *= x
+    inner += x
+    inner *= _GELU_TANH_SCALE
+    np.tanh(inner, out=inner)
+    inner += _ONE
+    y = np.multiply(x, _HALF)
+    y *= inner
+    return y
+
+
+def _elu_f32(v):
+    return np.where(v < 0, _expm1_f32(v), v).astype(np.float32)
+
+
+def _gelu_approximate(node) -> bool:
+    return bool(_options_field(node, "approximate", False))
+
+
+_PRELU_TYPES = ("FLOAT32", "INT8", "UINT8", "INT16")
+
+
+@dataclass(frozen=True)
+class _PreluParams:
+    input_zp: int
+    alpha_zp: int
+    output_zp: int
+    identity: tuple[int, int]
+    alpha: tuple[int, int]
+
+
+def _prelu_float(x: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    return np.where(x >= 0, x, x * alpha)
+
+
+def _prelu_quantized(q: np.ndarray, alpha: np.ndarray, p: _PreluParams) -> np.ndarray:
+    """reference_ops Prelu: x * input/output scale, or x * alpha * input*alpha/output scale."""
+    v = q - p.input_zp
+    positive = multiply_by_quantized_multiplier(v, *p.identity)
+    negative = multiply_by_quantized_multiplier(v * (alpha - p.alpha_zp), *p.alpha)
+    return np.where(v >= 0, positive, negative) + p.output_zp
+
+
+def _prelu_prepare(ctx, node) -> None:
+    check_inputs(node, 2)
+    x, alpha, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+    _check_type("PRELU", x, _PRELU_TYPES)
+    check(out.type == x.type, f"PRELU: output type {out.type} differs from input type {x.type}")
+    # activations.cc PreluEval: int16 inputs take an int8 alpha, the other types their own.
+    alpha_type = "INT8" if x.type == "INT16" else x.type
+    check(alpha.type == alpha_type, f"PRELU: a {x.type} input needs a {alpha_type} alpha, got {alpha.type}")
+    shape = broadcast_shape(x.shape, alpha.shape)
+    check(shape == tuple(x.shape),
+          f"PRELU: alpha shape {list(alpha.shape)} broadcasts input {list(x.shape)} to {list(shape)}")
+    ctx.resize_tensor(out, shape)
+    if x.type == "FLOAT32":
+        node.user_data = _prelu_float
+        return
+    _require_per_tensor_quantized("PRELU", x, alpha, out)
+    # PreluPrepare: input_scale / output_scale and input_scale * alpha_scale / output_scale, in float.
+    sx, sa, so = _F32(x.scale), _F32(alpha.scale), _F32(out.scale)
+    p = _PreluParams(x.zero_point, alpha.zero_point, out.zero_point, quantize_multiplier(float(sx / so)),
+                     quantize_multiplier(float(sx * sa / so)))
+    rule = partial(_prelu_quantized, p=p)
+    if x.type in _EIGHT_BIT:
+        node.user_data = _pair_lookup(rule, x.dtype)
     else:
-        numerator, scale = np.asarray(_F32(2)), np.asarray(out_scale)
-    rows, shape = _softmax_rows(x), out.shape
-    row_max, accumulate, subtract, divide = np.maximum.reduce, np.add.accumulate, np.subtract, np.divide
-    exp_of, lookup, intp = table.take, requantized.take, np.intp
+        node.user_data = lambda q, a: _clamp_to(rule(q.astype(np.int64), a.astype(np.int64)), np.int16)
 
-    def softmax() -> np.ndarray:
-        q = x.data.reshape(rows)  # 2-D: NumPy's per-call cost grows with the rank
-        # max - q in [0, 255], wrapped to the input's type: as an int8, d - 256 for d > 127, which take
-        # reads from the table's end (a negative index), i.e. table[d] again.
-        e = exp_of(subtract(row_max(q, axis=1, keepdims=True), q))
-        # The C++ sums the row left to right in float; accumulate keeps that order.
-        sum_exp = accumulate(e, axis=1)[:, -1:]
-        if scale is not None:
-            sum_exp = sum_exp * scale
-        e *= divide(numerator, sum_exp)
-        return lookup(e.astype(intp), mode="clip").reshape(shape)
 
-    return store_plan(out, softmax)
+def _prelu_invoke(ctx, node) -> None:
+    x, alpha, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+    out.data = node.user_data(x.data, np.broadcast_to(alpha.data, x.shape))
+
+
+@dataclass(frozen=True)
+class _LeakyParams:
+    input_zp: int
+    output_zp: int
+    identity: tuple[int, int]
+    alpha: tuple[int, int]
+
+
+def _leaky_relu_quantized(q: np.ndarray, p: _LeakyParams) -> np.ndarray:
+    v = q - p.input_zp
+    identity = multiply_by_quantized_multiplier(v, *p.identity)
+    # leaky_relu.h: a negative alpha multiplies by its magnitude and negates the product.
+    mult, shift = p.alpha
+    scaled = np.sign(mult) * multiply_by_quantized_multiplier(v, abs(mult), shift)
+    return np.where(v >= 0, identity, scaled) + p.output_zp
+
+
+def _leaky_relu_prepare(ctx, node) -> None:
+    x, out = _unary_prepare(ctx, node, "LEAKY_RELU", ("FLOAT32", "INT8", "UINT8", "INT16"))
+    alpha = _F32(_options_field(node, "alpha", 0.0))
+    if x.type == "FLOAT32":
+        node.user_data = lambda v: np.where(v > 0, v, v * alpha)
+        return
+    _require_per_tensor_quantized("LEAKY_RELU", x, out)
+    if x.type == "INT16":
+        _require_zero_points("LEAKY_RELU", x, out)
+    # LeakyReluPrepare: input_scale * alpha / output_scale and input_scale / output_scale, in float.
+    sx, so = _F32(x.scale), _F32(out.scale)
+    p = _LeakyParams(x.zero_point, out.zero_point, quantize_multiplier(float(sx / so)),
+                     quantize_multiplier(float(sx * alpha / so)))
+    node.user_data = _lookup(_tabulate(partial(_leaky_relu_quantized, p=p), x.dtype))
+
+
+@dataclass(frozen=True)
+class _HardSwishParams:
+    input_zp: int
+    output_zp: int
+    output_multiplier: int  # int16 fixed point
+    output_exponent: int
+    reluish_multiplier: int
+    reluish_exponent: int
+
+
+def _downscale_to_int16(multiplier: int) -> int:
+    """common.h DownScaleInt32ToInt16Multiplier: round the Q0.31 multiplier to Q0.15."""
+    if multiplier >= INT32_MAX - (1 << 15):
+        return 32767
+    return (multiplier + (1 << 15)) >> 16
+
+
+def _hard_swish_quantized(q: np.ndarray, p: _HardSwishParams) -> np.ndarray:
+    """reference_ops::HardSwish (x86 runs the reference: the NEON form needs true ARM NEON)."""
+    hires = (q - p.input_zp) * 128
+    preshift_output = _srdhm16(hires, p.output_multiplier)
+    # The "reluish" factor: x rescaled from [-3, 3] to [-1, 1] (saturating), then to [0, 1].
+    reluish = hires
+    if p.reluish_exponent > 0:
+        reluish = _saturating_shift_left(reluish, p.reluish_exponent - 1, bits=16)
+    reluish = _srdhm16(reluish, p.reluish_multiplier)
+    if p.reluish_exponent > 0:
+        reluish = _saturating_shift_left(reluish, 1, bits=16)
+    elif p.reluish_exponent < 0:
+        reluish = rounding_divide_by_pot(reluish, -p.reluish_exponent)
+    reluish = (reluish + (1 << 15)) >> 1
+    # SaturatingDoublingHighMul: like the rounding form but truncating, to cancel its bias.
+    product = _trunc_div(reluish * preshift_output, 1 << 15)
+    preshift = np.where((reluish == -32768) & (preshift_output == -32768), 32767, product)
+    return rounding_divide_by_pot(preshift, -p.output_exponent) + p.output_zp
+
+
+def _hard_swish_float(v: np.ndarray) -> np.ndarray:
+    # optimized_ops HardSwish (NEON blocks): (x / 6) * clamp(x + 3, 0, 6) in float32.
+    return (v * _F32(1.0 / 6.0)) * np.minimum(_F32(6), np.maximum(_F32(0), v + _F32(3)))
+
+
+def _hard_swish_prepare(ctx, node) -> None:
+    x, out = _unary_prepare(ctx, node, "HARD_SWISH", ("FLOAT32", *_EIGHT_BIT))
+    if x.type == "FLOAT32":
+        node.user_data = _hard_swish_float
+        return
+    _require_per_tensor_quantized("HARD_SWISH", x, out)
+    # HardSwishPrepare: the input on a 128x finer scale, rescaled to the output and to [-3, 3].
+    hires = _F32(1.0 / 128.0) * _F32(x.scale)
+    out_mult, out_exp = quantize_multiplier(float(hires / _F32(out.scale)))
+    check(out_exp <= 0, f"HARD_SWISH: input scale {x.scale} is too large for output scale {out.scale}")
+    relu_mult, relu_exp = quantize_multiplier(float(hires / _F32(3.0 / 32768.0)))
+    p = _HardSwishParams(x.zero_point, out.zero_point, _downscale_to_int16(out_mult), out_exp,
+                         _downscale_to_int16(relu_mult), relu_exp)
+    node.user_data = _lookup(_tabulate(partial(_hard_swish_quantized, p=p), x.dtype))
+
+
+# ELU and GELU: float32 computed directly, quantized through LUTPopulate's table (math.py's LUT ops).
+_LUT_OPS = (
+    _LutOp("ELU", ("FLOAT32", "INT8"), lambda node, x: _elu_f32, lambda node, out: _elu_f32, False),
+    _LutOp("GELU", ("FLOAT32", "INT8", "UINT8", "INT16"),
+           lambda node, x: _gelu_approximate_float if _gelu_approximate(node) else gelu_float_for(math.prod(x.shape)),
+           lambda node, out: _gelu_approximate_transform if _gelu_approximate(node) else _gelu_transform, False),
+)
 
 
 def register(resolver) -> None:
     for op in ("RELU", "RELU6"):
         # v1 float, v2 int8/uint8, v3 int16 (zero points 0).
-        resolver.add_builtin(op, Registration(prepare=_relu_prepare(op), invoke=_run_plan), 1, 3)
+        resolver.add_builtin(op, Registration(prepare=_relu_prepare(op), invoke=run_plan), 1, 3)
     for op in ("LOGISTIC", "TANH"):
         # v1 float/uint8, v2 int8; v3 (int16 fixed point) is not implemented.
-        resolver.add_builtin(op, Registration(prepare=_lut_prepare(op), invoke=_run_plan), 1, 2)
-    # v1 float/uint8, v2 int8; v3 (int16) and v4 (float16) are not implemented.
-    resolver.add_builtin("SOFTMAX", Registration(prepare=_softmax_prepare, invoke=_run_plan), 1, 2)
+        resolver.add_builtin(op, Registration(prepare=_lut_prepare(op), invoke=run_plan), 1, 2)
+    # PRELU, HARD_SWISH, ELU have only version 1 (register.cc).
+    resolver.add_builtin("PRELU", Registration(prepare=_prelu_prepare, invoke=_prelu_invoke), 1, 1)
+    # LEAKY_RELU: v2 adds int16.
+    resolver.add_builtin("LEAKY_RELU", _unary(_leaky_relu_prepare), 1, 2)
+    resolver.add_builtin("HARD_SWISH", _unary(_hard_swish_prepare), 1, 1)
+    # ELU: v1 only. GELU: v2 int8/uint8; v3 (float16) is not implemented.
+    versions = {"ELU": 1, "GELU": 2}
+    for spec in _LUT_OPS:
+        resolver.add_builtin(spec.name, _unary(_lut_op_prepare(spec)), 1, versions[spec.name])

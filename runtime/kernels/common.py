@@ -7,8 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from runtime.errors import KernelError
-from runtime.interpreter import PERSISTENT_RO
 from runtime.quant import tflite_round
+from runtime.tensor import PERSISTENT_RO
 
 # fast_clip(x, lo, hi, out=...) is the ufunc ndarray.clip and np.clip end in, without their ~1-3 us of
 # Python argument handling (measured, NumPy 2.4: 64 float32 values 1.4 -> 0.9 us; 64 int32 with int
@@ -18,6 +18,9 @@ try:
 except ImportError:  # NumPy 1.x
     from numpy.core import umath as _umath
 fast_clip = _umath.clip
+
+# The index types TFLite accepts for shape-like inputs (paddings, multiples, dims, axis).
+INDEX_TYPES = ("INT32", "INT64")
 
 
 def check(condition: bool, message: str) -> None:
@@ -117,3 +120,48 @@ def store_plan(out, compute):
 def run_plan(ctx, node) -> None:
     """The invoke of a kernel whose prepare left an invoke plan in node.user_data."""
     node.user_data()
+
+
+def int_values(t) -> list[int]:
+    """A tensor's values as Python ints, flattened."""
+    return [int(v) for v in np.asarray(tensor_values(t)).reshape(-1)]
+
+
+def node_outputs(ctx, node) -> list:
+    """Every output tensor of the node."""
+    return [ctx.output(node, i) for i in range(len(node.outputs))]
+
+
+def size_outputs(ctx, node, inputs, shapes_fn) -> None:
+    """Resize the outputs to shapes_fn() when `inputs` are constants; otherwise defer to invoke."""
+    outs = node_outputs(ctx, node)
+    if not all(t.is_constant for t in inputs):
+        for out in outs:
+            ctx.set_dynamic(out)
+        return
+    for out, shape in zip(outs, shapes_fn()):
+        ctx.resize_tensor(out, shape)
+
+
+def axis_value(op: str, t, rank: int) -> int:
+    """A one-element axis tensor, made non-negative and checked against [-rank, rank)."""
+    check(int(np.prod(t.shape, dtype=np.int64)) == 1, f"{op}: axis must hold one value, got shape {list(t.shape)}")
+    value = int_values(t)[0]
+    axis = value + rank if value < 0 else value
+    check(0 <= axis < rank, f"{op}: axis {value} is out of range [-{rank}, {rank})")
+    return axis
+
+
+def check_types(op: str, x, outs, allowed=None) -> None:
+    """x's type is one of `allowed` (when given) and every output has it."""
+    check(allowed is None or x.type in allowed, f"{op}: type {x.type} is not supported ({', '.join(allowed or ())})")
+    for i, out in enumerate(outs):
+        check(out.type == x.type, f"{op}: output {i} type {out.type} differs from input type {x.type}")
+
+
+def check_same_quantization(op: str, x, outs) -> None:
+    """Every output carries x's scale and zero point (values are copied, never rescaled)."""
+    for i, out in enumerate(outs):
+        check(x.scale == out.scale and x.zero_point == out.zero_point,
+              f"{op}: output {i} quantization ({out.scale}, {out.zero_point}) differs from the input's "
+              f"({x.scale}, {x.zero_point})")

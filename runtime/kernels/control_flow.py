@@ -8,7 +8,7 @@ import numpy as np
 
 from runtime.errors import KernelError
 from runtime.kernels.common import check, tensor_values
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 
 def _subgraph(ctx, index: int, role: str):

@@ -36,7 +36,7 @@ from runtime.quant import (
     quantize_multipliers,
     rounding_divide_by_pot,
 )
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 SAME, VALID = 0, 1  # schema enum Padding
 INT16_MAX = 32767

@@ -18,7 +18,7 @@ import numpy as np
 
 from runtime.kernels.common import check, is_known
 from runtime.kernels.conv import FLOAT_RANGES, fused_activation, out_size_and_padding
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 
 @dataclass

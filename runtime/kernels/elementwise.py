@@ -35,7 +35,7 @@ from runtime.quant import (
     rounding_divide_by_pot,
     saturating_rounding_doubling_high_mul,
 )
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 _F32 = np.float32
 _QUANTIZED = ("INT8", "UINT8")

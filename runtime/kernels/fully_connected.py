@@ -34,7 +34,7 @@ from runtime.kernels.conv import (
 )
 from runtime.kernels.sparse import densify_constant
 from runtime.quant import activation_name
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 _OP = "FULLY_CONNECTED"
 

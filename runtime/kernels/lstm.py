@@ -13,7 +13,7 @@ import numpy as np
 
 from runtime.kernels.common import check
 from runtime.quant import activation_name, apply_float_activation
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 # lstm_shared.h: the full kernel's input tensors.
 _INPUT = 0

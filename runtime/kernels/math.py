@@ -1,7 +1,7 @@
-"""Elementwise math and parametric activations, float32 and 8/16-bit quantized.
+"""Elementwise math, float32 and 8/16-bit quantized, and the table helpers activations.py shares.
 
-Ops: PRELU, LEAKY_RELU, HARD_SWISH, GELU, ELU, EXP, LOG, SQRT, RSQRT, SQUARE, ABS, NEG,
-POW, SQUARED_DIFFERENCE, MINIMUM, MAXIMUM, DIV, FLOOR_DIV, FLOOR_MOD.
+Ops: EXP, LOG, SQRT, RSQRT, SQUARE, ABS, NEG, POW, SQUARED_DIFFERENCE, MINIMUM, MAXIMUM, DIV,
+FLOOR_DIV, FLOOR_MOD (ADD, SUB, MUL are in elementwise.py).
 
 Quantized forms follow the kernels LiteRT's builtin resolver runs on x86: LUTs are built in
 float32 exactly as LUTPopulate builds them (8-bit: one entry per value; int16: 513 entries
@@ -14,14 +14,12 @@ table; prepare leaves invoke a function of the input arrays in `node.user_data`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
 
-from runtime.kernels.activations import _lut_populate
 from runtime.kernels.common import broadcast_shape, check, check_inputs, integer_domain, run_plan, store_plan
 from runtime.kernels.elementwise import pair_table_plan
 from runtime.quant import (
@@ -33,13 +31,13 @@ from runtime.quant import (
     inv_sqrt_quantized_multiplier_exp,
     multiply_by_quantized_multiplier,
     quantize_multiplier,
-    rounding_divide_by_pot,
     saturating_rounding_doubling_high_mul,
     tflite_round,
 )
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 _F32 = np.float32
+_ONE = np.array(1, dtype=np.float32)  # a 0-d float32: the cheapest scalar operand of a float32 ufunc
 _FLT_MAX = float(np.finfo(np.float32).max)
 _EIGHT_BIT = ("INT8", "UINT8")
 
@@ -55,7 +53,7 @@ def _check_type(op: str, t, supported) -> None:
     check(t.type in supported, f"{op}: type {t.type} is not supported (supported: {', '.join(supported)})")
 
 
-def _require_quantized(op: str, *tensors) -> None:
+def _require_per_tensor_quantized(op: str, *tensors) -> None:
     for t in tensors:
         check(_quantized(t) and t.scale > 0,
               f"{op}: {t.type} tensor {t.name!r} needs per-tensor quantization with a positive scale")
@@ -251,116 +249,9 @@ def _exp_f32(v):
     return _in_float64(np.exp, v)
 
 
-def _expm1_f32(v):
-    return _in_float64(np.expm1, v)
 
 
-def _erfc_exact(v: np.ndarray) -> np.ndarray:
-    """erfcf of float32 values, correctly rounded (math.erfc over at most 1539 table points)."""
-    flat = np.asarray(v, dtype=np.float64).reshape(-1)
-    return np.array([math.erfc(float(t)) for t in flat], dtype=np.float64).reshape(np.shape(v)).astype(np.float32)
-
-
-_SQRT1_2 = _F32(-math.sqrt(0.5))  # static_cast<float>(-M_SQRT1_2)
-_SQRT_2_OVER_PI = _F32(2.0 / math.sqrt(math.pi) * math.sqrt(0.5))  # kSqrt2dPi = M_2_SQRTPI * M_SQRT1_2
-
-
-def _gelu_transform(v: np.ndarray) -> np.ndarray:
-    """gelu.h GeluTransform: 0.5f * in * erfc(in * -M_SQRT1_2) in float32."""
-    return (_F32(0.5) * v) * _erfc_exact(v * _SQRT1_2)
-
-
-def _gelu_approximate_transform(v: np.ndarray) -> np.ndarray:
-    """gelu.h GeluTransformApproximate: 0.5f*in*(1+tanh(sqrt(2/pi)*(in+0.044715f*in^3))) in float32."""
-    cube = ((_F32(0.044715) * v) * v) * v
-    inner = _in_float64(np.tanh, _SQRT_2_OVER_PI * (v + cube))
-    return (_F32(0.5) * v) * (_F32(1) + inner)
-
-
-def _f32_constants(*values) -> tuple[np.ndarray, ...]:
-    # 0-d float32 arrays: the cheapest scalar operand of a float32 ufunc call.
-    return tuple(np.array(v, dtype=np.float32) for v in values)
-
-
-_HALF, _ONE, _TWO, _ZERO, _NEG_SQRT1_2, _GELU_CUBIC, _GELU_TANH_SCALE = _f32_constants(
-    0.5, 1, 2, 0, -_SQRT1_2, 0.044715, _SQRT_2_OVER_PI)
-# Numerical Recipes' Chebyshev fit erfcc: erfc(z) = t * exp(-z^2 + P(t)), t = 1 / (1 + z / 2) for
-# z >= 0, relative error below 1.2e-7 in exact arithmetic. Here the coefficients of t^0..t^9, with
-# ln 2 taken from the constant one so that the exponential gives erfc(z) / 2, and a last -1 for z^2.
-_HALF_ERFCC = np.array([-1.26551223 - math.log(2.0), 1.00002368, 0.37409196, 0.09678418, -0.18628806,
-                        0.27886807, -1.13520398, 1.48851587, -0.82215223, 0.17087277, -1.0], dtype=np.float32)
-# How t^2..t^9 are built from lower powers (rows of the scratch): two products per power at most.
-_POWER_FACTORS = ((2, 1, 1), (3, 2, 1), (4, 2, 2), (5, 4, 1), (6, 3, 3), (7, 6, 1), (8, 4, 4), (9, 8, 1))
-
-
-# GELU's scratch holds 11 rows of at most this many values (704 KiB): larger inputs go block by block,
-# so that prepare never allocates a multiple of the tensor (11 rows of a 67M-value input were 2.9 GB).
-_GELU_BLOCK = 16384
-
-
-def gelu_float_for(size: int) -> Callable[[np.ndarray], np.ndarray]:
-    """reference_ops::Gelu (Eigen, float32): 0.5f * x * erfc(x * -M_SQRT1_2), erfc from erfcc in
-    float32 (within a few ulps of erfcf), for inputs of `size` values.
-
-    Few NumPy calls: the powers of t fill the rows of a scratch array owned by this node (never
-    handed out), and one matrix-vector product sums the polynomial and -z^2 (about 16 us for
-    1024 values against 24 for Horner's 18 calls). Inputs over _GELU_BLOCK values run in blocks.
-    """
-    block = max(1, min(size, _GELU_BLOCK))
-    scratch = np.empty((len(_HALF_ERFCC), block), dtype=np.float32)
-    scratch[0] = 1
-    full = (scratch, list(scratch))
-
-    def gelu_block(v: np.ndarray, out: np.ndarray) -> None:
-        """out = GELU(v) for a flat block of at most `block` values."""
-        rows, row = full if v.size == block else (scratch[:, :v.size], list(scratch[:, :v.size]))
-        t, square = row[1], row[-1]
-        z = np.multiply(v, _NEG_SQRT1_2)  # w = x * -M_SQRT1_2, made |w| after its square is taken
-        np.multiply(z, z, out=square)
-        np.abs(z, out=z)
-        # t = 1 / (1 + z / 2), computed as 2 / (2 + z): scaling by 2 is exact, so the bits are the same.
-        np.add(z, _TWO, out=t)
-        np.divide(_TWO, t, out=t)
-        for k, i, j in _POWER_FACTORS:
-            np.multiply(row[i], row[j], out=row[k])
-        half = np.dot(_HALF_ERFCC, rows)
-        np.exp(half, out=half)
-        half *= t  # erfc(|w|) / 2, in [0, 1/2]
-        # erfc(w) = 2 - erfc(-w): for x > 0 (w < 0) the half is 1 - half, which |1 - half| gives
-        # exactly as |0 - half| gives half itself otherwise (a bool operand is 0 or 1).
-        np.subtract(np.greater(v, _ZERO), half, out=half)
-        np.abs(half, out=half)
-        np.multiply(v, half, out=out)
-
-    def gelu(x: np.ndarray) -> np.ndarray:
-        v = x.reshape(-1)
-        y = np.empty(v.shape, np.float32)
-        if v.size == block:
-            gelu_block(v, y)
-        else:
-            for start in range(0, v.size, block):
-                gelu_block(v[start:start + block], y[start:start + block])
-        return y.reshape(x.shape)
-
-    return gelu
-
-
-def _gelu_approximate_float(x: np.ndarray) -> np.ndarray:
-    """reference_ops::Gelu with approximate: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))),
-    each step in float32 in the C++'s order, in place."""
-    inner = np.multiply(x, _GELU_CUBIC)
-    inner *= x
-    inner *= x
-    inner += x
-    inner *= _GELU_TANH_SCALE
-    np.tanh(inner, out=inner)
-    inner += _ONE
-    y = np.multiply(x, _HALF)
-    y *= inner
-    return y
-
-
-# -- LUT ops: EXP, LOG, ELU, GELU ------------------------------------------------------------
+# -- LUT ops: EXP, LOG (activations.py adds ELU, GELU) ------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -382,7 +273,7 @@ def _lut_op_prepare(spec: _LutOp):
             # NumPy gives scalars for 0-d operands, which the in-place steps cannot write to.
             node.user_data = fn if x.shape else lambda v: fn(v.reshape(1)).reshape(())
             return
-        _require_quantized(spec.name, x, out)
+        _require_per_tensor_quantized(spec.name, x, out)
         if x.type == "INT16" and spec.int16_zero_points:
             _require_zero_points(spec.name, x, out)
         node.user_data = _lookup(_lut_table(spec.transform_for(node, out), x, out))
@@ -402,180 +293,19 @@ def _log_transform(node, out):
     return transform
 
 
-def _elu_f32(v):
-    return np.where(v < 0, _expm1_f32(v), v).astype(np.float32)
-
-
-def _gelu_approximate(node) -> bool:
-    return bool(_options_field(node, "approximate", False))
-
-
 _LUT_OPS = (
     # exp.cc: int16 needs zero points of 0.
     _LutOp("EXP", ("FLOAT32", "INT8", "INT16"), lambda node, x: _exp_f32, lambda node, out: _exp_f32, True),
     # elementwise.cc GenericPrepare: quantized int16 needs zero points of 0.
     _LutOp("LOG", ("FLOAT32", "INT8", "INT16"), lambda node, x: partial(_in_float64, np.log), _log_transform, True),
-    _LutOp("ELU", ("FLOAT32", "INT8"), lambda node, x: _elu_f32, lambda node, out: _elu_f32, False),
-    _LutOp("GELU", ("FLOAT32", "INT8", "UINT8", "INT16"),
-           lambda node, x: _gelu_approximate_float if _gelu_approximate(node) else gelu_float_for(math.prod(x.shape)),
-           lambda node, out: _gelu_approximate_transform if _gelu_approximate(node) else _gelu_transform, False),
 )
-
-# -- PRELU, LEAKY_RELU, HARD_SWISH -----------------------------------------------------------
-
-_PRELU_TYPES = ("FLOAT32", "INT8", "UINT8", "INT16")
-
-
-@dataclass(frozen=True)
-class _PreluParams:
-    input_zp: int
-    alpha_zp: int
-    output_zp: int
-    identity: tuple[int, int]
-    alpha: tuple[int, int]
-
-
-def _prelu_float(x: np.ndarray, alpha: np.ndarray) -> np.ndarray:
-    return np.where(x >= 0, x, x * alpha)
-
-
-def _prelu_quantized(q: np.ndarray, alpha: np.ndarray, p: _PreluParams) -> np.ndarray:
-    """reference_ops Prelu: x * input/output scale, or x * alpha * input*alpha/output scale."""
-    v = q - p.input_zp
-    positive = multiply_by_quantized_multiplier(v, *p.identity)
-    negative = multiply_by_quantized_multiplier(v * (alpha - p.alpha_zp), *p.alpha)
-    return np.where(v >= 0, positive, negative) + p.output_zp
-
-
-def _prelu_prepare(ctx, node) -> None:
-    check_inputs(node, 2)
-    x, alpha, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
-    _check_type("PRELU", x, _PRELU_TYPES)
-    check(out.type == x.type, f"PRELU: output type {out.type} differs from input type {x.type}")
-    # activations.cc PreluEval: int16 inputs take an int8 alpha, the other types their own.
-    alpha_type = "INT8" if x.type == "INT16" else x.type
-    check(alpha.type == alpha_type, f"PRELU: a {x.type} input needs a {alpha_type} alpha, got {alpha.type}")
-    shape = broadcast_shape(x.shape, alpha.shape)
-    check(shape == tuple(x.shape),
-          f"PRELU: alpha shape {list(alpha.shape)} broadcasts input {list(x.shape)} to {list(shape)}")
-    ctx.resize_tensor(out, shape)
-    if x.type == "FLOAT32":
-        node.user_data = _prelu_float
-        return
-    _require_quantized("PRELU", x, alpha, out)
-    # PreluPrepare: input_scale / output_scale and input_scale * alpha_scale / output_scale, in float.
-    sx, sa, so = _F32(x.scale), _F32(alpha.scale), _F32(out.scale)
-    p = _PreluParams(x.zero_point, alpha.zero_point, out.zero_point, quantize_multiplier(float(sx / so)),
-                     quantize_multiplier(float(sx * sa / so)))
-    rule = partial(_prelu_quantized, p=p)
-    if x.type in _EIGHT_BIT:
-        node.user_data = _pair_lookup(rule, x.dtype)
-    else:
-        node.user_data = lambda q, a: _clamp_to(rule(q.astype(np.int64), a.astype(np.int64)), np.int16)
-
-
-def _prelu_invoke(ctx, node) -> None:
-    x, alpha, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
-    out.data = node.user_data(x.data, np.broadcast_to(alpha.data, x.shape))
-
-
-@dataclass(frozen=True)
-class _LeakyParams:
-    input_zp: int
-    output_zp: int
-    identity: tuple[int, int]
-    alpha: tuple[int, int]
-
-
-def _leaky_relu_quantized(q: np.ndarray, p: _LeakyParams) -> np.ndarray:
-    v = q - p.input_zp
-    identity = multiply_by_quantized_multiplier(v, *p.identity)
-    # leaky_relu.h: a negative alpha multiplies by its magnitude and negates the product.
-    mult, shift = p.alpha
-    scaled = np.sign(mult) * multiply_by_quantized_multiplier(v, abs(mult), shift)
-    return np.where(v >= 0, identity, scaled) + p.output_zp
-
-
-def _leaky_relu_prepare(ctx, node) -> None:
-    x, out = _unary_prepare(ctx, node, "LEAKY_RELU", ("FLOAT32", "INT8", "UINT8", "INT16"))
-    alpha = _F32(_options_field(node, "alpha", 0.0))
-    if x.type == "FLOAT32":
-        node.user_data = lambda v: np.where(v > 0, v, v * alpha)
-        return
-    _require_quantized("LEAKY_RELU", x, out)
-    if x.type == "INT16":
-        _require_zero_points("LEAKY_RELU", x, out)
-    # LeakyReluPrepare: input_scale * alpha / output_scale and input_scale / output_scale, in float.
-    sx, so = _F32(x.scale), _F32(out.scale)
-    p = _LeakyParams(x.zero_point, out.zero_point, quantize_multiplier(float(sx / so)),
-                     quantize_multiplier(float(sx * alpha / so)))
-    node.user_data = _lookup(_tabulate(partial(_leaky_relu_quantized, p=p), x.dtype))
-
-
-@dataclass(frozen=True)
-class _HardSwishParams:
-    input_zp: int
-    output_zp: int
-    output_multiplier: int  # int16 fixed point
-    output_exponent: int
-    reluish_multiplier: int
-    reluish_exponent: int
-
-
-def _downscale_to_int16(multiplier: int) -> int:
-    """common.h DownScaleInt32ToInt16Multiplier: round the Q0.31 multiplier to Q0.15."""
-    if multiplier >= INT32_MAX - (1 << 15):
-        return 32767
-    return (multiplier + (1 << 15)) >> 16
-
-
-def _hard_swish_quantized(q: np.ndarray, p: _HardSwishParams) -> np.ndarray:
-    """reference_ops::HardSwish (x86 runs the reference: the NEON form needs true ARM NEON)."""
-    hires = (q - p.input_zp) * 128
-    preshift_output = _srdhm16(hires, p.output_multiplier)
-    # The "reluish" factor: x rescaled from [-3, 3] to [-1, 1] (saturating), then to [0, 1].
-    reluish = hires
-    if p.reluish_exponent > 0:
-        reluish = _saturating_shift_left(reluish, p.reluish_exponent - 1, bits=16)
-    reluish = _srdhm16(reluish, p.reluish_multiplier)
-    if p.reluish_exponent > 0:
-        reluish = _saturating_shift_left(reluish, 1, bits=16)
-    elif p.reluish_exponent < 0:
-        reluish = rounding_divide_by_pot(reluish, -p.reluish_exponent)
-    reluish = (reluish + (1 << 15)) >> 1
-    # SaturatingDoublingHighMul: like the rounding form but truncating, to cancel its bias.
-    product = _trunc_div(reluish * preshift_output, 1 << 15)
-    preshift = np.where((reluish == -32768) & (preshift_output == -32768), 32767, product)
-    return rounding_divide_by_pot(preshift, -p.output_exponent) + p.output_zp
-
-
-def _hard_swish_float(v: np.ndarray) -> np.ndarray:
-    # optimized_ops HardSwish (NEON blocks): (x / 6) * clamp(x + 3, 0, 6) in float32.
-    return (v * _F32(1.0 / 6.0)) * np.minimum(_F32(6), np.maximum(_F32(0), v + _F32(3)))
-
-
-def _hard_swish_prepare(ctx, node) -> None:
-    x, out = _unary_prepare(ctx, node, "HARD_SWISH", ("FLOAT32", *_EIGHT_BIT))
-    if x.type == "FLOAT32":
-        node.user_data = _hard_swish_float
-        return
-    _require_quantized("HARD_SWISH", x, out)
-    # HardSwishPrepare: the input on a 128x finer scale, rescaled to the output and to [-3, 3].
-    hires = _F32(1.0 / 128.0) * _F32(x.scale)
-    out_mult, out_exp = quantize_multiplier(float(hires / _F32(out.scale)))
-    check(out_exp <= 0, f"HARD_SWISH: input scale {x.scale} is too large for output scale {out.scale}")
-    relu_mult, relu_exp = quantize_multiplier(float(hires / _F32(3.0 / 32768.0)))
-    p = _HardSwishParams(x.zero_point, out.zero_point, _downscale_to_int16(out_mult), out_exp,
-                         _downscale_to_int16(relu_mult), relu_exp)
-    node.user_data = _lookup(_tabulate(partial(_hard_swish_quantized, p=p), x.dtype))
-
 
 # -- SQRT, RSQRT, SQUARE, ABS, NEG -----------------------------------------------------------
 
 
 def _elementwise_quantized(op: str, x, out) -> None:
     """elementwise.cc GenericPrepare: int8 always, int16 when quantized, with int16 zero points 0."""
-    _require_quantized(op, x, out)
+    _require_per_tensor_quantized(op, x, out)
     if x.type == "INT16":
         _require_zero_points(op, x, out)
 
@@ -736,7 +466,7 @@ def _squared_difference_prepare(ctx, node) -> None:
     if a.type != "INT8":
         node.user_data = _squared_difference_plain(a, b, out)
         return
-    _require_quantized("SQUARED_DIFFERENCE", a, b, out)
+    _require_per_tensor_quantized("SQUARED_DIFFERENCE", a, b, out)
     twice_max = 2.0 * float(max(_F32(a.scale), _F32(b.scale)))
     output_real = twice_max * twice_max / float(_F32(1 << 14) * _F32(out.scale))
     p = _SquaredDifferenceParams(
@@ -871,7 +601,7 @@ def _div_prepare(ctx, node) -> None:
     if a.type == "INT32":
         node.user_data = partial(_div_int32, lo=_int32_activation_range(act)[0], hi=_int32_activation_range(act)[1])
         return
-    _require_quantized("DIV", a, b, out)
+    _require_per_tensor_quantized("DIV", a, b, out)
     name = activation_name(act)
     lo, hi = activation_range_quantized(name if name in ("RELU", "RELU6", "RELU_N1_TO_1") else "NONE",
                                         out.scale, out.zero_point, out.dtype)
@@ -947,15 +677,22 @@ def _unary(prepare) -> Registration:
     return Registration(prepare=prepare_plan, invoke=run_plan)
 
 
+def _lut_populate(transform, in_scale: float, in_zp: int, out_scale: float, out_zp: int, dtype) -> np.ndarray:
+    """LUTPopulateInt8, reproduced in float32, over `integer_domain(dtype)`."""
+    info = np.iinfo(dtype)
+    q = integer_domain(dtype).astype(np.int64)
+    dequantized = _F32(in_scale) * (q - in_zp).astype(np.float32)
+    inverse_scale = _F32(1) / _F32(out_scale)
+    rescaled = tflite_round(transform(dequantized) * inverse_scale).astype(np.float32)
+    quantized = cast_to_int32(rescaled + _F32(out_zp))
+    return np.clip(quantized, info.min, info.max).astype(dtype)
+
+
 def register(resolver) -> None:
     add = resolver.add_builtin
-    # PRELU, HARD_SWISH, ELU, SQUARE, NEG, POW have only version 1 (register.cc).
-    add("PRELU", Registration(prepare=_prelu_prepare, invoke=_prelu_invoke), 1, 1)
-    # LEAKY_RELU: v2 adds int16.
-    add("LEAKY_RELU", _unary(_leaky_relu_prepare), 1, 2)
-    add("HARD_SWISH", _unary(_hard_swish_prepare), 1, 1)
-    # EXP, LOG: v2 int8/int16. ELU: v1 only. GELU: v2 int8/uint8; v3 (float16) is not implemented.
-    versions = {"EXP": 2, "LOG": 2, "ELU": 1, "GELU": 2}
+    # SQUARE, NEG, POW have only version 1 (register.cc).
+    # EXP, LOG: v2 int8/int16.
+    versions = {"EXP": 2, "LOG": 2}
     for spec in _LUT_OPS:
         add(spec.name, _unary(_lut_op_prepare(spec)), 1, versions[spec.name])
     # SQRT: v2 int8/int16. RSQRT: v2 int8, v3 int16; v4 (float16) is not implemented.

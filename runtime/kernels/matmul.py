@@ -20,7 +20,7 @@ from runtime.quant import (
     multiply_by_quantized_multiplier_int64,
     quantize_multiplier,
 )
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 _OP = "BATCH_MATMUL"
 # (lhs, rhs) -> allowed output types; float32 x int8 is the hybrid path (not implemented).

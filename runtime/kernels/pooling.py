@@ -15,7 +15,7 @@ import numpy as np
 from runtime.kernels.common import check
 from runtime.kernels.conv import out_size_and_padding
 from runtime.quant import activation_name, activation_range_quantized
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 _QUANTIZED = ("UINT8", "INT8")
 

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime.interpreter import ARENA, PERSISTENT_RO
-from runtime.kernels.common import check, check_inputs, fast_clip, integer_domain, store_plan
+from runtime.kernels.common import check, check_inputs, fast_clip, integer_domain, run_plan, store_plan
 from runtime.quant import (
     cast_to_int32,
     multiply_by_quantized_multiplier,
@@ -22,7 +21,8 @@ from runtime.quant import (
     quantize_multiplier,
     tflite_round,
 )
-from runtime.resolver import Registration
+from runtime.registration import Registration
+from runtime.tensor import ARENA, PERSISTENT_RO
 
 # quantize.cc Prepare: which integer types may be requantized into which.
 _REQUANTIZE_OUTPUTS = {
@@ -286,10 +286,6 @@ def _positional_lookup(x, out, head: np.ndarray, tail: np.ndarray, body: int):
     return store_plan(out, split)
 
 
-def _run_plan(ctx, node) -> None:
-    """Invoke the closure that prepare specialized for this node."""
-    node.user_data()
-
 
 def _dequantize_values(tensor) -> np.ndarray:
     """real = scale * (q - zero_point) as LiteRT's optimized Dequantize rounds it."""
@@ -369,10 +365,10 @@ def _tabulated_dequantize(x, out):
 
 
 def register(resolver) -> None:
-    quantize = Registration(prepare=_quantize_prepare, invoke=_run_plan)
+    quantize = Registration(prepare=_quantize_prepare, invoke=run_plan)
     # v1 float->(u)int8 and (u)int8 requantize, v2 int16, v3 per-channel; v4+ are int4/uint4.
     resolver.add_builtin("QUANTIZE", quantize, 1, 3)
-    dequantize = Registration(prepare=_dequantize_prepare, invoke=_run_plan)
+    dequantize = Registration(prepare=_dequantize_prepare, invoke=run_plan)
     # v1 uint8, v2 int8, v3 int16 and float16, v5 per-channel int8; v4 (sparse input) and
     # v6+ (int4, int2, uint4, float8) are not implemented.
     resolver.add_builtin("DEQUANTIZE", dequantize, 1, 3)

@@ -22,7 +22,7 @@ from runtime.quant import (
     quantize_multiplier,
     tflite_round,
 )
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 _QUANTIZED = ("UINT8", "INT8")
 _TYPES = ("FLOAT32", "INT32", "INT64", *_QUANTIZED)

@@ -6,7 +6,7 @@ import numpy as np
 
 from runtime.kernels.common import check, store_plan
 from runtime.quant import tflite_round
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 
 def _output_size(size, op: str = "RESIZE_BILINEAR") -> tuple[int, int]:

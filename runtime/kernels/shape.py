@@ -1,4 +1,4 @@
-"""Shape and stacking ops: RESHAPE, SQUEEZE, SHAPE, PACK, CONCATENATION."""
+"""Ops that change or read a shape without moving values: RESHAPE, SQUEEZE, EXPAND_DIMS, SHAPE."""
 
 from __future__ import annotations
 
@@ -7,9 +7,16 @@ from math import prod
 import numpy as np
 
 from runtime.errors import KernelError
-from runtime.kernels.common import check, tensor_values
-from runtime.quant import activation_name, tflite_round
-from runtime.resolver import Registration
+from runtime.kernels.common import (
+    INDEX_TYPES,
+    axis_value,
+    check,
+    check_same_quantization,
+    check_types,
+    size_outputs,
+    tensor_values,
+)
+from runtime.registration import Registration
 
 # schema TensorType codes accepted by ShapeOptions.out_type.
 _SHAPE_OUT_TYPES = {2: "INT32", 4: "INT64"}
@@ -130,157 +137,30 @@ def _shape_invoke(ctx, node) -> None:
     out.data = np.asarray(ctx.input(node, 0).shape, dtype=out.dtype).reshape(out.shape)
 
 
-_PACK_TYPES = ("FLOAT32", "INT32", "UINT8", "INT64", "INT8", "INT16", "UINT32")
+def _expanded_shape(x, axis_t) -> tuple[int, ...]:
+    """expand_dims.cc ExpandTensorDim: a negative axis counts from rank + 1."""
+    axis = axis_value("EXPAND_DIMS", axis_t, len(x.shape) + 1)
+    return x.shape[:axis] + (1,) + x.shape[axis:]
 
 
-def _same_quantization(t, out) -> bool:
-    return t.scale == out.scale and t.zero_point == out.zero_point
-
-
-def _pack_prepare(ctx, node) -> None:
-    count = node.options.values_count
-    check(len(node.inputs) == count, f"PACK: values_count is {count} but the node has {len(node.inputs)} inputs")
-    check(len(node.outputs) == 1, "PACK takes one output")
-    inputs = [ctx.input(node, i) for i in range(count)]
-    first = inputs[0]
-    rank = len(first.shape) + 1
-    axis = node.options.axis + rank if node.options.axis < 0 else node.options.axis
-    check(0 <= axis < rank, f"PACK: axis {node.options.axis} is out of range for inputs of rank {rank - 1}")
-    check(first.type in _PACK_TYPES, f"PACK: type {first.type} is not supported ({', '.join(_PACK_TYPES)})")
+def _expand_dims_prepare(ctx, node) -> None:
+    check(len(node.inputs) == 2 and len(node.outputs) == 1, "EXPAND_DIMS takes 2 inputs and one output")
+    x, axis_t = ctx.input(node, 0), ctx.input(node, 1)
     out = ctx.output(node, 0)
-    check(out.type == first.type, f"PACK: output type {out.type} differs from input type {first.type}")
-    for i, t in enumerate(inputs):
-        check(t.shape == first.shape, f"PACK: input {i} has shape {list(t.shape)}, input 0 {list(first.shape)}")
-        check(t.type == first.type, f"PACK: input {i} is {t.type}, input 0 {first.type}")
-        # pack.cc: every input must carry the output's scale and zero point (no requantization).
-        check(_same_quantization(t, out), f"PACK: input {i} quantization ({t.scale}, {t.zero_point}) differs "
-                                          f"from the output's ({out.scale}, {out.zero_point})")
-    node.user_data = axis
-    ctx.resize_tensor(out, first.shape[:axis] + (count,) + first.shape[axis:])
+    check_types("EXPAND_DIMS", x, [out])
+    check_same_quantization("EXPAND_DIMS", x, [out])
+    check(axis_t.type in INDEX_TYPES, f"EXPAND_DIMS: axis must be INT32 or INT64, got {axis_t.type}")
+    size_outputs(ctx, node, [axis_t], lambda: [_expanded_shape(x, axis_t)])
 
 
-def _pack_invoke(ctx, node) -> None:
-    values = [ctx.input(node, i).data for i in range(len(node.inputs))]
-    ctx.output(node, 0).data = np.stack(values, axis=node.user_data)
-
-
-_CONCAT_TYPES = ("FLOAT32", "UINT8", "INT8", "INT16", "INT32", "INT64", "BOOL", "UINT32")
-
-
-class _ConcatPlan:
-    """CONCATENATION's inputs and axis, with the input and output shapes its last prepare checked."""
-
-    __slots__ = ("axis", "inputs", "in_shapes", "out_shape", "plain")
-
-    def __init__(self, axis: int, inputs: list, out_shape: tuple[int, ...], plain: bool):
-        self.axis, self.inputs, self.out_shape = axis, inputs, out_shape
-        self.in_shapes = tuple(t.shape for t in inputs)
-        self.plain = plain  # a plain np.concatenate of non-scalars into a static output
-
-
-def _concat_prepare(ctx, node) -> None:
-    if len(node.outputs) != 1:
-        raise KernelError("CONCATENATION takes one output")
-    out = ctx.output(node, 0)
-    plan: _ConcatPlan | None = node.user_data
-    if plan is None:
-        inputs = [ctx.input(node, i) for i in range(len(node.inputs))]
-        _check_concat_types(node, inputs, out)
-    elif plan.out_shape == out.shape and plan.in_shapes == tuple(t.shape for t in plan.inputs):
-        # Prepared again after an upstream resize, with the input shapes it was prepared for.
-        return
-    else:
-        # The same tensors, whose types and quantization were checked: only shapes can have changed
-        # (every loop step of a converted LSTM, so this path is kept short).
-        inputs = plan.inputs
-    first = inputs[0]
-    rank = len(first.shape)
-    axis = node.options.axis
-    axis += rank if axis < 0 else 0
-    if not (0 <= axis < rank or (rank == 0 and axis == 0)):
-        raise KernelError(f"CONCATENATION: axis {node.options.axis} is out of range for inputs of rank {rank}")
-    if rank == 0:
-        # concatenation.cc: scalars concatenate only when all are constants, into a vector.
-        check(all(t.is_constant and not t.shape for t in inputs),
-              "CONCATENATION: scalar inputs are only supported when they are all constants")
-        shape = (len(inputs),)
-    else:
-        before, after = first.shape[:axis], first.shape[axis + 1:]
-        total = 0
-        for i, t in enumerate(inputs):
-            s = t.shape
-            if len(s) != rank:
-                raise KernelError(f"CONCATENATION: input {i} is {t.type}{list(s)}, input 0 "
-                                  f"{first.type}{list(first.shape)}")
-            if s[:axis] != before or s[axis + 1:] != after:
-                raise KernelError(f"CONCATENATION: input {i} shape {list(s)} differs from input 0 shape "
-                                  f"{list(first.shape)} outside axis {axis}")
-            total += s[axis]
-        shape = (*before, total, *after)
-    if plan is None or out.shape != shape:
-        ctx.resize_tensor(out, shape)
-    node.user_data = _ConcatPlan(axis, inputs, out.shape, rank > 0 and out.type != "UINT8" and not out.dynamic)
-
-
-def _check_concat_types(node, inputs, out) -> None:
-    """concatenation.cc Prepare's type, quantization and activation rules (shapes are checked apart)."""
-    act = node.options.fused_activation_function
-    if act:
-        raise KernelError(f"CONCATENATION: fused activation {activation_name(act)} is not supported "
-                          "(concatenation.cc needs NONE)")
-    first = inputs[0]
-    if first.type not in _CONCAT_TYPES:
-        raise KernelError(f"CONCATENATION: type {first.type} is not supported")
-    if out.type != first.type:
-        raise KernelError(f"CONCATENATION: output type {out.type} differs from input type {first.type}")
-    for i, t in enumerate(inputs):
-        if t.type != first.type:
-            raise KernelError(f"CONCATENATION: input {i} is {t.type}{list(t.shape)}, input 0 "
-                              f"{first.type}{list(first.shape)}")
-        if first.type == "INT8" and not _same_quantization(t, out):
-            # concatenation.cc: int8 inputs must already be in the output's scale and zero point.
-            raise KernelError(f"CONCATENATION: int8 input {i} quantization ({t.scale}, {t.zero_point}) differs "
-                              f"from the output's ({out.scale}, {out.zero_point})")
-        if first.type == "INT16":
-            check(t.zero_point == 0 and out.zero_point == 0, "CONCATENATION: int16 zero points must be 0")
-
-
-def _requantize_uint8(t, out) -> np.ndarray:
-    """concatenation.h ConcatenationWithScaling: float32 q * (s_in / s_out) - z_in * ratio, rounded, + z_out."""
-    if t.scale == out.scale and t.zero_point == out.zero_point:
-        return t.data
-    f32 = np.float32
-    ratio = f32(t.scale) * (f32(1.0) / f32(out.scale))
-    bias = f32(-t.zero_point) * ratio
-    value = tflite_round(t.data.astype(f32) * ratio + bias) + out.zero_point
-    return np.clip(value, 0, 255).astype(np.uint8)
-
-
-def _concat_invoke(ctx, node) -> None:
-    plan: _ConcatPlan = node.user_data
-    axis, inputs = plan.axis, plan.inputs
-    out = ctx.output(node, 0)
-    if plan.plain:
-        # The inputs' shapes are the ones prepare derived the output's from, and they share its
-        # dtype: the result is stored without the setter's checks.
-        out._data = np.concatenate([t.data for t in inputs], axis)
-        return
-    if not inputs[0].shape:
-        out.data = np.asarray([t.data for t in inputs], dtype=out.dtype)
-        return
-    if out.type == "UINT8":
-        values = [_requantize_uint8(t, out) for t in inputs]
-    else:
-        values = [t.data for t in inputs]
-    out.data = np.concatenate(values, axis=axis)
+def _expand_dims_invoke(ctx, node) -> None:
+    x = ctx.input(node, 0)
+    ctx.output(node, 0).data = x.data.reshape(_expanded_shape(x, ctx.input(node, 1)))
 
 
 def register(resolver) -> None:
     resolver.add_builtin("RESHAPE", Registration(prepare=_reshape_prepare, invoke=_reshape_invoke), 1, 1)
     # op_version.cc: SQUEEZE v2 adds string inputs (a reshape of the object array).
     resolver.add_builtin("SQUEEZE", Registration(prepare=_squeeze_prepare, invoke=_squeeze_invoke), 1, 2)
+    resolver.add_builtin("EXPAND_DIMS", Registration(prepare=_expand_dims_prepare, invoke=_expand_dims_invoke), 1, 1)
     resolver.add_builtin("SHAPE", Registration(prepare=_shape_prepare, invoke=_shape_invoke), 1, 1)
-    # PACK: v2 int8, v3 int16, v4 uint32; v5 (float8) is not implemented.
-    resolver.add_builtin("PACK", Registration(prepare=_pack_prepare, invoke=_pack_invoke), 1, 4)
-    # CONCATENATION: v2 int8, v3 int16, v4 uint32; v5 int4, v6 float16, v7 float8 are not implemented.
-    resolver.add_builtin("CONCATENATION", Registration(prepare=_concat_prepare, invoke=_concat_invoke), 1, 4)

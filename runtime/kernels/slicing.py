@@ -1,4 +1,4 @@
-"""Padding and slicing ops: PAD, STRIDED_SLICE, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND."""
+"""Slicing ops: SLICE (begin and size) and STRIDED_SLICE (begin, end, strides and masks)."""
 
 from __future__ import annotations
 
@@ -6,92 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from runtime.errors import KernelError
 from runtime.kernels.common import check, tensor_values
-from runtime.resolver import Registration
-
-_PAD_MAX_DIMS = 5  # reference_ops::PadKernelMaxDimensionCount
-_PAD_TYPES = ("FLOAT32", "UINT8", "INT8", "INT16", "INT32", "INT64", "BOOL")
-_PADDING_TYPES = ("INT32", "INT64", "INT8", "INT16", "BOOL")
-
-
-def _is_quantized(t) -> bool:
-    return t.quantization is not None and len(t.quantization.scales) > 0
-
-
-def _pad_amounts(paddings, rank: int) -> np.ndarray:
-    """The (rank, 2) [before, after] amounts, checked as pad.cc GetPadParams checks them."""
-    check(paddings.type in _PADDING_TYPES, f"PAD: paddings type {paddings.type} is not supported")
-    check(len(paddings.shape) == 2 and paddings.shape[1] == 2 and paddings.shape[0] == rank,
-          f"PAD: paddings must have shape [{rank}, 2], got {list(paddings.shape)}")
-    amounts = np.asarray(tensor_values(paddings), dtype=np.int64).reshape(rank, 2)
-    check(bool(np.all(amounts >= 0)), f"PAD: paddings must be >= 0, got {amounts.tolist()}")
-    return amounts
-
-
-def _pad_prepare(ctx, node) -> None:
-    check(len(node.inputs) in (2, 3) and len(node.outputs) == 1, "PAD takes 2 or 3 inputs and one output")
-    x = ctx.input(node, 0)
-    paddings = ctx.input(node, 1)
-    value = ctx.input(node, 2)
-    out = ctx.output(node, 0)
-    rank = len(x.shape)
-    check(rank <= _PAD_MAX_DIMS, f"PAD supports up to {_PAD_MAX_DIMS} dimensions, got {rank}")
-    check(x.type in _PAD_TYPES, f"PAD: type {x.type} is not supported ({', '.join(_PAD_TYPES)})")
-    check(out.type == x.type, f"PAD: output type {out.type} differs from input type {x.type}")
-    if value is not None:
-        check(value.type == x.type, f"PAD: constant_values type {value.type} differs from input type {x.type}")
-        check(int(np.prod(value.shape, dtype=np.int64)) == 1, "PAD: constant_values must hold one value")
-        if _is_quantized(x) or x.type == "UINT8":
-            check(value.scale == out.scale and value.zero_point == out.zero_point,
-                  "PAD: constant_values must share the output's scale and zero point")
-    node.user_data = None
-    if rank == 0 or not paddings.is_constant:
-        ctx.set_dynamic(out)
-        return
-    amounts = _pad_amounts(paddings, rank)
-    ctx.resize_tensor(out, tuple(int(d) for d in np.asarray(x.shape) + amounts.sum(axis=1)))
-    if value is None or value.is_constant:
-        fill = _pad_value(x, value, out)
-        zeros = fill == 0 and not np.signbit(fill)
-        node.user_data = _PadPlan(_interior(x.shape, amounts), fill, bool(zeros))
-
-
-@dataclass(frozen=True)
-class _PadPlan:
-    """A static PAD's constants: where the input goes in the output, and the fill value."""
-
-    interior: tuple[slice, ...]
-    fill: object
-    zeros: bool  # the fill is +0 (np.zeros gets pre-zeroed memory, faster than np.full)
-
-
-def _interior(shape, amounts: np.ndarray) -> tuple[slice, ...]:
-    return tuple(slice(int(before), int(before) + d) for d, before in zip(shape, amounts[:, 0]))
-
-
-def _pad_value(x, value, out):
-    """pad.cc: an explicit constant_values, else the output zero point for quantized 8/16-bit, else 0."""
-    if value is not None:
-        return value.data.reshape(-1)[0]
-    if x.type == "UINT8" or (x.type in ("INT8", "INT16") and _is_quantized(x)):
-        info = np.iinfo(out.dtype)
-        check(info.min <= out.zero_point <= info.max, f"PAD: zero point {out.zero_point} is out of range")
-        return out.zero_point
-    return 0
-
-
-def _pad_invoke(ctx, node) -> None:
-    x = ctx.input(node, 0)
-    out = ctx.output(node, 0)
-    plan: _PadPlan | None = node.user_data
-    if plan is not None:
-        padded = np.zeros(out.shape, out.dtype) if plan.zeros else np.full(out.shape, plan.fill, dtype=out.dtype)
-        padded[plan.interior] = x.data
-        out.data = padded
-        return
-    amounts = _pad_amounts(ctx.input(node, 1), len(x.shape))
-    fill = _pad_value(x, ctx.input(node, 2), out)
-    out.data = np.pad(x.data, amounts, constant_values=np.asarray(fill, dtype=out.dtype))
+from runtime.registration import Registration
 
 
 @dataclass(frozen=True)
@@ -324,104 +241,121 @@ def _strided_slice_invoke(ctx, node) -> None:
     out.data = picked.reshape(shape)
 
 
-def _block_inputs(ctx, node, what: str):
-    """(input, block_shape values, paddings/crops values) with the shared shape checks."""
-    x, block, pads = (ctx.input(node, i) for i in range(3))
-    spatial = len(x.shape) - 2
-    check(block.type == "INT32" and pads.type == "INT32", f"block_shape and {what} must be INT32")
-    check(block.shape == (spatial,), f"block_shape must have shape [{spatial}], got {list(block.shape)}")
-    check(pads.shape == (spatial, 2), f"{what} must have shape [{spatial}, 2], got {list(pads.shape)}")
-    block_values = [int(v) for v in tensor_values(block)]
-    check(all(v > 0 for v in block_values), f"block_shape values must be positive, got {block_values}")
-    return x, block_values, np.asarray(tensor_values(pads), dtype=np.int64).reshape(spatial, 2)
+def _slice_window(x, begin, size) -> tuple[tuple[slice, ...], tuple[int, ...]]:
+    """slice.cc CalculateOutputShapeVector: (NumPy index, output shape); begin >= 0, size -1 runs to
+    the end of the axis."""
+    index, shape = [], []
+    for axis, (dim, b, s) in enumerate(zip(x.shape, tensor_values(begin).tolist(), tensor_values(size).tolist())):
+        if s == -1:
+            s = dim - b
+        if not (0 <= b <= dim and 0 <= s <= dim - b):
+            _slice_error(axis, dim, b, s)
+        index.append(slice(b, b + s))
+        shape.append(s)
+    return tuple(index), tuple(shape)
 
 
-def _space_batch_prepare(shape_fn, what: str):
-    """A prepare for SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND: 3-D or 4-D input, same quantization in and out."""
-    def prepare(ctx, node) -> None:
-        check(len(node.inputs) == 3 and len(node.outputs) == 1, "takes 3 inputs and one output")
-        x = ctx.input(node, 0)
-        out = ctx.output(node, 0)
-        check(3 <= len(x.shape) <= 4, f"input must be 3-D or 4-D, got shape {list(x.shape)}")
-        check(out.type == x.type, f"output type {out.type} differs from input type {x.type}")
-        check(x.dtype != np.dtype(object), f"type {x.type} is not supported")
-        if x.type in ("UINT8", "INT8", "INT16"):
-            check(x.scale == out.scale and x.zero_point == out.zero_point,
-                  "input and output must share scale and zero point")
-        if x.type == "INT16":
-            check(x.zero_point == 0 and out.zero_point == 0, "int16 zero points must be 0")
-        if not (ctx.input(node, 1).is_constant and ctx.input(node, 2).is_constant):
-            ctx.set_dynamic(out)
-            return
-        ctx.resize_tensor(out, shape_fn(*_block_inputs(ctx, node, what)))
-    return prepare
+def _slice_index(shape, begin: list, size: list) -> tuple[slice, ...]:
+    """_slice_window's index alone, for invoke (begin and size as Python ints): a short loop, as
+    the window of a converted LSTM's SLICE changes every step."""
+    index = []
+    for dim, b, s in zip(shape, begin, size):
+        if s == -1:
+            s = dim - b
+        if not (0 <= b <= dim and 0 <= s <= dim - b):
+            _slice_error(len(index), dim, b, s)
+        index.append(slice(b, b + s))
+    return tuple(index)
 
 
-def _space_to_batch_shape(x, block, pads) -> tuple[int, ...]:
-    batch, *spatial, depth = x.shape
-    check(bool(np.all(pads >= 0)), f"paddings must be >= 0, got {pads.tolist()}")
-    out_spatial = []
-    for size, b, (before, after) in zip(spatial, block, pads.tolist()):
-        padded = size + before + after
-        check(padded % b == 0, f"padded size {padded} is not a multiple of block size {b}")
-        out_spatial.append(padded // b)
-    return (batch * int(np.prod(block)), *out_spatial, depth)
+def _slice_error(axis: int, dim: int, b: int, s: int) -> None:
+    """The message for a begin/size pair that does not fit the axis (only built on failure)."""
+    check(b >= 0, f"SLICE: begin {b} for axis {axis} is negative")
+    check(b <= dim, f"SLICE: begin {b} is past the end of axis {axis} (size {dim})")
+    check(s >= 0, f"SLICE: size {s} for axis {axis} is invalid (must be >= 0 or -1)")
+    raise KernelError(f"SLICE: begin {b} + size {s} exceeds axis {axis} of size {dim}")
 
 
-def _batch_to_space_shape(x, block, crops) -> tuple[int, ...]:
-    batch, *spatial, depth = x.shape
-    check(bool(np.all(crops >= 0)), f"crops must be >= 0, got {crops.tolist()}")
-    total = int(np.prod(block))
-    check(batch % total == 0, f"batch {batch} is not divisible by the block shape product {total}")
-    out_spatial = [size * b - before - after for size, b, (before, after) in zip(spatial, block, crops.tolist())]
-    return (batch // total, *out_spatial, depth)
+class _SliceWindowPlan:
+    """SLICE's tensors, the NumPy index when begin and size are constants, and the shapes prepared for."""
+
+    __slots__ = ("x", "begin", "size", "out", "index", "shapes", "out_shape", "begin_values", "size_values")
+
+    def __init__(self, x, begin, size, out):
+        self.x, self.begin, self.size, self.out, self.index = x, begin, size, out, None
+        self.shapes = (x.shape, begin.shape, size.shape)
+        self.out_shape = out.shape
+        # A constant begin or size as Python ints, read once (the other one changes at run time).
+        self.begin_values = tensor_values(begin).tolist() if begin.is_constant else None
+        self.size_values = tensor_values(size).tolist() if size.is_constant else None
+
+    def still_holds(self) -> bool:
+        """No input shape changed, nor the output's unless invoke sets it (dynamic)."""
+        return self.shapes == (self.x.shape, self.begin.shape, self.size.shape) and (
+            self.out.dynamic or self.out.shape == self.out_shape)
 
 
-def _as_4d(data: np.ndarray) -> np.ndarray:
-    """space_to_batch_nd.h ExtendShapeSpaceToBatch: NHC is handled as NH1C."""
-    return data if data.ndim == 4 else data[:, :, None, :]
-
-
-def _space_to_batch_invoke(ctx, node) -> None:
-    x, block, pads = _block_inputs(ctx, node, "paddings")
+def _slice_prepare(ctx, node) -> None:
+    # Runs again whenever an upstream shape changes (every loop step in a converted LSTM): the
+    # messages are only formatted on failure.
+    plan: _SliceWindowPlan | None = node.user_data
+    if plan is not None and plan.still_holds():
+        return
+    check(len(node.inputs) == 3 and len(node.outputs) == 1, "SLICE takes 3 inputs and one output")
+    x, begin, size = ctx.input(node, 0), ctx.input(node, 1), ctx.input(node, 2)
     out = ctx.output(node, 0)
-    shape = _space_to_batch_shape(x, block, pads) if out.dynamic else out.shape
-    bh, bw = (block + [1])[:2]
-    pad_hw = np.vstack([pads, np.zeros((2 - len(block), 2), np.int64)])
-    # space_to_batch_nd.cc pads with the output zero point for 8/16-bit types, else 0.
-    fill = out.zero_point if x.dtype.itemsize <= 2 else 0
-    padded = np.pad(_as_4d(x.data), ((0, 0), tuple(pad_hw[0]), tuple(pad_hw[1]), (0, 0)),
-                    constant_values=np.asarray(fill, dtype=x.dtype))
-    n, h, w, c = padded.shape
-    # Output batch (sh * bw + sw) * N + n holds padded[n, y * bh + sh, x * bw + sw].
-    blocks = padded.reshape(n, h // bh, bh, w // bw, bw, c).transpose(2, 4, 0, 1, 3, 5)
-    out.data = blocks.reshape(shape)
+    if out.type != x.type:
+        raise KernelError(f"SLICE: output type {out.type} differs from input type {x.type}")
+    if begin.type not in ("INT32", "INT64") or size.type != begin.type:
+        raise KernelError(f"SLICE: begin and size must both be INT32 or INT64, got {begin.type} and {size.type}")
+    rank = len(x.shape)
+    for name, t in (("begin", begin), ("size", size)):
+        if len(t.shape) != 1 or t.shape[0] != rank:
+            raise KernelError(f"SLICE: {name} must have shape [{rank}] for an input of rank {rank}, "
+                              f"got {list(t.shape)}")
+    plan = _SliceWindowPlan(x, begin, size, out)
+    constant = begin.is_constant and size.is_constant
+    if out.shape and -1 not in out.shape_signature:
+        # slice.cc: an output whose shape the model fully specifies keeps it; invoke checks the slice fits.
+        pass
+    elif not constant or -1 in x.shape_signature:
+        # The output size depends on begin/size values (or an input shape) known only at invoke.
+        ctx.set_dynamic(out)
+        node.user_data = plan
+        return
+    else:
+        ctx.resize_tensor(out, _slice_window(x, begin, size)[1])
+        plan.out_shape = out.shape
+    if constant:
+        index, shape = _slice_window(x, begin, size)
+        if shape == out.shape:
+            plan.index = index
+    node.user_data = plan
 
 
-def _batch_to_space_invoke(ctx, node) -> None:
-    x, block, crops = _block_inputs(ctx, node, "crops")
-    out = ctx.output(node, 0)
-    shape = _batch_to_space_shape(x, block, crops) if out.dynamic else out.shape
-    bh, bw = (block + [1])[:2]
-    crop_hw = np.vstack([crops, np.zeros((2 - len(block), 2), np.int64)])
-    data = _as_4d(x.data)
-    nb, h, w, c = data.shape
-    n = nb // (bh * bw)
-    full = data.reshape(bh, bw, n, h, w, c).transpose(2, 3, 0, 4, 1, 5).reshape(n, h * bh, w * bw, c)
-    top, left = int(crop_hw[0, 0]), int(crop_hw[1, 0])
-    out_h, out_w = shape[1], (shape[2] if len(shape) == 4 else 1)
-    out.data = full[:, top:top + out_h, left:left + out_w, :].reshape(shape)
+def _slice_invoke(ctx, node) -> None:
+    plan: _SliceWindowPlan = node.user_data
+    out = plan.out
+    if plan.index is not None:
+        out.data = plan.x.data[plan.index]
+        return
+    x, begin, size = plan.x, plan.begin_values, plan.size_values
+    if begin is None:
+        begin = tensor_values(plan.begin).tolist()
+    if size is None:
+        size = tensor_values(plan.size).tolist()
+    picked = x.data[_slice_index(x.shape, begin, size)]
+    if not (out.dynamic or picked.shape == out.shape):
+        raise KernelError(f"SLICE: the slice has shape {list(picked.shape)} but the output's shape is fixed at "
+                          f"{list(out.shape)}")
+    out.data = picked
 
 
 def register(resolver) -> None:
-    # PAD: v2 int8, v3 int16, v4 rank 5, v5 bool; v6 (float8) is not implemented.
-    resolver.add_builtin("PAD", Registration(prepare=_pad_prepare, invoke=_pad_invoke), 1, 5)
+    # SLICE: v2 int8, v3 string, v4 int16, v5 rank > 4, v6 uint32; v7 (int4) and v8 (float16) are not
+    # implemented.
+    resolver.add_builtin("SLICE", Registration(prepare=_slice_prepare, invoke=_slice_invoke), 1, 6)
     # STRIDED_SLICE: v2 int8, v3 bool, v4 rank > 4, v5 string, v6 ellipsis/new-axis masks, v7 uint32,
     # v8 offset.
     resolver.add_builtin("STRIDED_SLICE", Registration(prepare=_strided_slice_prepare,
                                                        invoke=_strided_slice_invoke), 1, 8)
-    # SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND: v2 int8, v3 3-D inputs, v4 int16.
-    resolver.add_builtin("SPACE_TO_BATCH_ND", Registration(
-        prepare=_space_batch_prepare(_space_to_batch_shape, "paddings"), invoke=_space_to_batch_invoke), 1, 4)
-    resolver.add_builtin("BATCH_TO_SPACE_ND", Registration(
-        prepare=_space_batch_prepare(_batch_to_space_shape, "crops"), invoke=_batch_to_space_invoke), 1, 4)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.kernels.common import check
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 _DENSIFY_TYPES = ("FLOAT32", "FLOAT16", "INT8")
 

@@ -37,7 +37,7 @@ from runtime.kernels.conv import (
     read_bias,
     requantizer,
 )
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 _OP = "TRANSPOSE_CONV"
 _QUANTIZED = ("INT8", "UINT8")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.kernels.common import check
-from runtime.resolver import Registration
+from runtime.registration import Registration
 
 
 def _var_handle_init(ctx, options) -> int:

@@ -10,7 +10,8 @@ import pytest
 from support import FIXTURES
 
 from accelsim.cli import main
-from runtime.model import load_model
+from accelsim.experiment import shipped_configs
+from runtime.read import load_model
 
 FIXTURE_FILES = sorted(FIXTURES.glob("*.tflite"))
 
@@ -133,7 +134,7 @@ def test_diff_prints_inference_diff_layout(capsys):
 def test_validate_reports_every_error_with_file_and_line(tmp_path, capsys):
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: x\nkind: systolic\nclock: fast\n")
-    assert main(["validate", str(bad), "hw_configs/edgetpu_usb.yaml"]) == 1
+    assert main(["validate", str(bad), "accelsim/hw_configs/edgetpu_usb.yaml"]) == 1
     out = capsys.readouterr().out
     assert f"{bad}:3: clock: expected a frequency" in out and "edgetpu_usb.yaml: ok" in out
 
@@ -149,3 +150,141 @@ def test_inspect_with_hw_and_delegate_shows_claims_and_reasons(capsys):
     assert all(r["claimed"] and r["delegate"] == "edgetpu_usb" for r in rows)
     assert main(["inspect", model, "--delegate", "nope"]) == 1
     assert "Unknown delegate 'nope'; available: accelerator" in capsys.readouterr().err
+
+
+# -- issue 16: configs, validation in one pass, messages with choices, flags -----------------------
+
+ROOT = FIXTURES.parents[2]
+SHIPPED = tuple(shipped_configs())
+
+
+def test_configs_lists_each_shipped_config_on_one_line(capsys):
+    assert main(["configs"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines[:-1]] == list(SHIPPED) and len(SHIPPED) >= 4
+    usb = lines[SHIPPED.index("edgetpu_usb")]
+    assert usb.split()[:4] == ["edgetpu_usb", "systolic", "500", "MHz"]
+    assert "Coral USB Accelerator" in usb and "accelsim configs --schema" in lines[-1]
+
+
+def test_configs_schema_is_the_committed_reference_page(capsys):
+    """docs/hw_configs.md is `accelsim configs --schema`; regenerate it with that command when this fails."""
+    assert main(["configs", "--schema"]) == 0
+    assert capsys.readouterr().out == (ROOT / "docs" / "hw_configs.md").read_text(encoding="utf-8")
+
+
+def test_the_schema_names_every_key_the_loader_accepts():
+    """Each key, kind field, claim key and constraint the loader checks appears in the reference."""
+    from accelsim.config import KEYS
+    from accelsim.kinds import default_registry
+    from accelsim.reference import schema_markdown
+    from delegates.spec import CONSTRAINT_DOCS, CONSTRAINTS
+
+    text = schema_markdown()
+    assert list(CONSTRAINT_DOCS) == list(CONSTRAINTS)
+    names = [k.path for k in KEYS] + [f"compute.{f.name}" for kind in default_registry.kinds() for f in kind.fields]
+    names += ["op", "versions", "dtypes", "except", "constraints", *CONSTRAINTS]
+    assert [n for n in names if f"`{n}`" not in text] == []
+    for kind in default_registry.kinds():
+        assert f"### `kind: {kind.name}`" in text and kind.macs_per_cycle in text
+
+
+def test_validate_reports_every_problem_of_an_experiment_in_one_run(tmp_path, capsys):
+    (tmp_path / "trunc.tflite").write_bytes((FIXTURES / "interleaved_int8.tflite").read_bytes()[:1000])
+    (tmp_path / "hw.yaml").write_text("name: x\nkind: systolic\nclock: fast\n")
+    exp = tmp_path / "exp.yaml"
+    exp.write_text("models: [missing.tflite, trunc.tflite]\nhost: host_cpu\ncolour: blue\nvariants:\n"
+                   "  - {name: a, accelerators: [hw.yaml]}\n  - {name: b, accelerators: [edgetpu]}\n"
+                   "  - {name: c, accelerators: [edgetpu_usb]}\n"
+                   "sweeps:\n  edgetpu_usb.link.bandwidth: [fast]\n")
+    assert main(["validate", str(exp), str(tmp_path / "hw.yaml")]) == 1
+    out = capsys.readouterr().out.splitlines()
+    keys = [line.split(": ")[1] for line in out if line.startswith(str(exp))]
+    assert list(dict.fromkeys(keys)) == ["models[0]", "models[1]", "colour", "variants[0]",
+                                         "variants[1].accelerators[0]", "sweeps.edgetpu_usb.link.bandwidth"]
+    assert "models[1]: ModelError: " in out[1] and "trunc.tflite" in out[1]
+    own = [line for line in out if line.startswith(f"{tmp_path / 'hw.yaml'}:")]
+    assert len(own) == keys.count("variants[0]") == 5  # clock and four missing sections, also under variants[0]
+
+
+def test_run_validates_before_any_work(tmp_path, capsys):
+    (tmp_path / "trunc.tflite").write_bytes((FIXTURES / "interleaved_int8.tflite").read_bytes()[:1000])
+    exp = tmp_path / "exp.yaml"
+    exp.write_text("models: [trunc.tflite]\nhost: host_cpu\nvariants: [{name: a, accelerators: []}]\n")
+    assert main(["run", str(exp), "--out", str(tmp_path / "out")]) == 1
+    assert "models[0]: ModelError: " in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_validate_says_what_a_host_leaves_to_the_simd_width_rule(tmp_path, capsys):
+    host = tmp_path / "host.yaml"
+    host.write_text((ROOT / "accelsim" / "hw_configs" / "host_cpu.yaml").read_text().replace("    float32: 8\n", ""))
+    assert main(["validate", str(host)]) == 0
+    note = ("compute.macs_per_cycle has no float32: float32 nodes get one SIMD register per cycle, "
+            "simd_bits / 32 = 4 MACs per cycle")
+    assert capsys.readouterr().out.splitlines()[1:] == [f"  note: {note}"]
+    exp = tmp_path / "exp.yaml"
+    exp.write_text(f"models: [{FIXTURES / 'interleaved_int8.tflite'}]\nhost: host.yaml\n"
+                   "variants: [{name: a, accelerators: [edgetpu_usb]}]\n")
+    assert main(["validate", str(exp)]) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == [f"  note: {host}: {note}"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "accelsim/hw_configs/edgetpu_usb.yaml"], "accelsim/hw_configs/edgetpu_usb.yaml: this is a hardware "
+     "config, not an experiment; pass it with --hw to benchmark, or name it in an experiment's variants"),
+    (["benchmark", "M", "--hw", "examples/default.yaml"], "this is an experiment, not a hardware config; run it "
+     "with `accelsim run "),
+    (["benchmark", "M", "--hw", "edgetpu"], f"'edgetpu' is not a shipped config (shipped: {', '.join(SHIPPED)}); "
+     "did you mean 'edgetpu_usb'?"),
+    (["benchmark", "M", "--hw", "host_cpu"], "kind: host_cpu is a host config (kind cpu); use --host"),
+    (["benchmark", "M", "--hw", "edgetpu_usb", "--hw", "edgetpu_usb"], "edgetpu_usb.yaml: given twice; each "
+     "accelerator joins the system once"),
+    (["benchmark", "M", "--host", "edgetpu_usb"], "kind: edgetpu_usb is an accelerator config (kind systolic), "
+     "not a host"),
+    (["benchmark", "M", "--graph", "M"], "give the model once: accelsim benchmark MODEL (or benchmark_model's "
+     "--graph=MODEL)"),
+])
+def test_misplaced_configs_and_names_say_what_to_do(argv, message, capsys):
+    model = str(FIXTURES / "interleaved_int8.tflite")
+    assert main([model if a == "M" else a for a in argv]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"accelsim {argv[0]}: error: ") and message in err
+
+
+def test_version_and_debug_after_the_verb(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0 and capsys.readouterr().out == "accelsim 0.1.0\n"
+    with pytest.raises(ValueError, match="give the model once"):
+        main(["benchmark", "--debug"])  # --debug after the verb re-raises instead of printing one line
+    with pytest.raises(ValueError, match="give the model once"):
+        main(["--debug", "benchmark"])
+
+
+def test_benchmark_model_spellings_work_and_unknown_flags_get_a_suggestion(capsys):
+    model = str(FIXTURES / "interleaved_int8.tflite")
+    assert main(["benchmark", f"--graph={model}", "--num_runs=2", "--warmup_runs=0", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["wallclock_us"]["runs"]) == 2
+    with pytest.raises(SystemExit) as info:
+        main(["benchmark", model, "--numruns=2"])
+    assert info.value.code == 2
+    assert "unrecognized arguments: --numruns=2 (did you mean --num-runs?)" in capsys.readouterr().err
+
+
+def test_help_explains_schedule_and_repeated_hw(capsys):
+    with pytest.raises(SystemExit):
+        main(["benchmark", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "they join one system, and in the order given each claims from the nodes the ones before it left" in out
+    assert "--schedule {sequential,dataflow} how the simulated time adds up" in out
+
+
+def test_run_without_an_experiment_outside_a_checkout_says_what_to_pass(tmp_path, monkeypatch, capsys):
+    import accelsim.cli
+
+    monkeypatch.setattr(accelsim.cli, "_DEFAULT_EXPERIMENT", tmp_path / "examples" / "default.yaml")
+    assert main(["run"]) == 1
+    assert capsys.readouterr().err == (f"accelsim run: error: no experiment given, and the default {tmp_path}/examples/"
+                                       "default.yaml is not there (it comes with the source checkout); pass an "
+                                       "experiment YAML\n")

@@ -12,21 +12,24 @@ import pytest
 
 from accelsim.config import (
     ConfigError,
-    CpuCompute,
-    SystolicCompute,
-    VectorCompute,
     apply_overrides,
     load_hardware,
     load_system,
     to_spec,
 )
-from delegates.spec import ClaimRule, NodeFacts, Numerics, PartitionPolicy, check_claim, facts_from_node
+from accelsim.cost.cpu import CpuCompute
+from accelsim.cost.systolic import SystolicCompute
+from accelsim.cost.vector import VectorCompute
+from delegates.spec import MAX_VERSION, ClaimRule, NodeFacts, Numerics, PartitionPolicy, check_claim, facts_from_node
 from runtime import Interpreter
 from runtime.errors import AccelsimError
-from runtime.model import Quantization, make_operator
+from runtime.ir import Quantization, make_operator
 
 ROOT = Path(__file__).resolve().parents[2]
-HW = ROOT / "hw_configs"
+HW = ROOT / "accelsim" / "hw_configs"
+VERSIONS = "expected versions like 'any', '1-3' (a range), [1, 3] (those versions) or 2"
+DTYPE_LIST = ("bfloat16, bool, complex128, complex64, float16, float32, float64, float8_e4m3fn, float8_e5m2, int16, "
+              "int2, int32, int4, int64, int8, resource, string, uint16, uint32, uint4, uint64, uint8, variant")
 MODELS = ROOT / "tests" / "fixtures" / "models"
 
 BASE = """\
@@ -101,7 +104,7 @@ def test_hexagon_and_host_numbers():
     assert dsp.link.shared_memory and dsp.link.call_overhead == 300e-6
     assert dsp.partition.min_nodes_per_partition == 2
     conv = next(r for r in dsp.claims if r.op == "CONV_2D")
-    assert conv.versions == (1, 3) and conv.constraints["max_stride"] == 3
+    assert conv.versions == ((1, 3),) and conv.constraints["max_stride"] == 3
     assert host.compute == CpuCompute(simd_bits=128, macs_per_cycle=(("float32", 8.0), ("int8", 32.0)), efficiency=0.6)
     assert host.clock == 2.8e9 and host.memory.dram_bandwidth == 15e9
     assert host.link is None and host.claims == () and not host.is_accelerator
@@ -125,12 +128,34 @@ def test_load_system_reports_roles_and_name_clashes(tmp_path):
     with pytest.raises(ConfigError) as info:
         load_system(usb, [HW / "host_cpu.yaml", twin])
     assert info.value.errors == (
-        f"{usb}:{_line(usb, 'kind:')}: kind: a host must be kind cpu, got 'systolic'",
+        f"{usb}:{_line(usb, 'kind:')}: kind: edgetpu_usb is an accelerator config (kind systolic), not a host; a "
+        "host is kind cpu (give accelerators with --hw, or in an experiment variant's accelerators)",
         f"{HW / 'host_cpu.yaml'}:{_line(HW / 'host_cpu.yaml', 'kind:')}: kind: "
-        "an accelerator must be kind systolic or vector, got 'cpu'",
+        "host_cpu is a host config (kind cpu); use --host (in an experiment: host:); an accelerator is kind "
+        "systolic or vector",
         f"{twin}:{_line(usb, 'name:')}: name: 'edgetpu_usb' is also the name in {usb}",
     )
 
+
+
+def test_load_system_names_the_host_given_as_an_accelerator_and_duplicates():
+    host, usb = HW / "host_cpu.yaml", HW / "edgetpu_usb.yaml"
+    with pytest.raises(ConfigError) as info:
+        load_system(host, [host, usb, usb])
+    assert info.value.errors == (
+        f"{usb}: given twice; each accelerator joins the system once (to run it twice, copy the file and give "
+        "the copy another name)",
+        f"{host}:{_line(host, 'kind:')}: kind: host_cpu is a host config (kind cpu); use --host (in an "
+        "experiment: host:); an accelerator is kind systolic or vector",
+    )
+
+
+def test_an_experiment_given_as_a_hardware_config_says_so():
+    path = ROOT / "examples" / "default.yaml"
+    with pytest.raises(ConfigError) as info:
+        load_hardware(path)
+    assert info.value.errors == (f"{path}:{_line(path, 'name:')}: this is an experiment, not a hardware config; "
+                                 f"run it with `accelsim run {path}`",)
 
 
 def test_load_system_collects_errors_of_every_file(tmp_path):
@@ -171,18 +196,41 @@ def test_load_system_collects_errors_of_every_file(tmp_path):
     ("kind: systolic", "kind: systolc", ["2: kind: expected one of systolic, vector, cpu, got 'systolc'; "
                                          "did you mean 'systolic'?"]),
     ("name: tiny", "name: ''", ["1: name: expected a one-line name, got ''"]),
-    ("op: CONV_2D", "op: CONV2D", ["16: claims[0].op: expected a builtin op name like CONV_2D, got 'CONV2D'; "
-                                   "did you mean 'CONV_2D'?"]),
-    ("versions: 1-3", "versions: 3-1", ["16: claims[0].versions: expected a version range like '1-3', [1, 3] or 2, "
-                                        "got '3-1' (min above max)"]),
-    ("versions: 1-3", "versions: 0", ["16: claims[0].versions: expected a version range like '1-3', [1, 3] or 2, "
-                                      "got 0 (versions start at 1)"]),
-    ("versions: 1-3", "versions: x", ["16: claims[0].versions: expected a version range like '1-3', [1, 3] or 2, "
-                                      "got 'x'"]),
-    ("versions: 1-3", "versions: [1, 2, 3]", ["16: claims[0].versions: expected a version range like '1-3', "
-                                              "[1, 3] or 2, got [1, 2, 3]"]),
-    ("dtypes: [int8]}", "dtypes: [int9]}", ["16: claims[0].dtypes[0]: expected a dtype, got 'int9'; "
-                                            "did you mean 'int8'?"]),
+    ("op: CONV_2D", "op: CONV2D", ["16: claims[0].op: unknown op 'CONV2D'; did you mean 'CONV_2D'?"]),
+    ("op: CONV_2D", "op: CONV_2E", ["16: claims[0].op: expected a builtin op name like CONV_2D or 'any', "
+                                    "got 'CONV_2E'; did you mean 'CONV_2D'?"]),
+    ("op: CONV_2D", "op: FROBNICATE", ["16: claims[0].op: expected a builtin op name like CONV_2D or 'any', "
+                                       "got 'FROBNICATE' (every name: accelsim configs --schema)"]),
+    ("op: CONV_2D", "op: REDUCE_MEAN", ["16: claims[0].op: 'REDUCE_MEAN' is TensorFlow's name; TFLite calls it "
+                                        "MEAN"]),
+    ("op: CONV_2D", "op: MatMul", ["16: claims[0].op: 'MatMul' is TensorFlow's name; TFLite calls it "
+                                   "FULLY_CONNECTED or BATCH_MATMUL"]),
+    ("op: CONV_2D", "op: 3", ["16: claims[0].op: expected a builtin op name like CONV_2D or 'any', got 3 "
+                              "(every name: accelsim configs --schema)"]),
+    ("versions: 1-3", "versions: 3-1", ["16: claims[0].versions: " + VERSIONS + ", got '3-1' (min above max)"]),
+    ("versions: 1-3", "versions: 0", ["16: claims[0].versions: " + VERSIONS + ", got 0 (versions start at 1)"]),
+    ("versions: 1-3", "versions: x", ["16: claims[0].versions: " + VERSIONS + ", got 'x'"]),
+    ("versions: 1-3", "versions: [1, x]", ["16: claims[0].versions: " + VERSIONS + ", got [1, 'x']"]),
+    ("versions: 1-3", "versions: [0, 2]", ["16: claims[0].versions: " + VERSIONS
+                                              + ", got [0, 2] (versions start at 1)"]),
+    ("versions: 1-3", "versions: [true]", ["16: claims[0].versions: " + VERSIONS + ", got [True]"]),
+    ("dtypes: [int8]}", "dtypes: [int9]}", ["16: claims[0].dtypes[0]: expected a dtype (" + DTYPE_LIST
+                                            + "), got 'int9'; did you mean 'int8'?"]),
+    ("dtypes: [int8]}", "dtypes: [INT9]}", ["16: claims[0].dtypes[0]: expected a dtype (" + DTYPE_LIST
+                                            + "), got 'INT9'"]),
+    ("kind: systolic", "kind: gpu", ["2: kind: expected one of systolic, vector, cpu, got 'gpu'"]),
+    ("  - {op: CONV_2D, versions: 1-3, dtypes: [int8]}", "  - {op: any, dtypes: [int8], except: SOFTMAX}",
+     ["16: claims[0].except: expected a list of op names like [SOFTMAX], got 'SOFTMAX'"]),
+    ("  - {op: CONV_2D, versions: 1-3, dtypes: [int8]}", "  - {op: any, dtypes: [int8], except: [SOFTMX]}",
+     ["16: claims[0].except[0]: expected a builtin op name like CONV_2D, got 'SOFTMX'; did you mean 'SOFTMAX'?"]),
+    ("  - {op: CONV_2D, versions: 1-3, dtypes: [int8]}", "  - {op: any, dtypes: [int8], except: [any]}",
+     ["16: claims[0].except[0]: expected a builtin op name like CONV_2D, got 'any' "
+      "(every name: accelsim configs --schema)"]),
+    ("  - {op: CONV_2D, versions: 1-3, dtypes: [int8]}", "  - {op: CONV_2D, versions: 1, dtypes: [int8], "
+                                                        "except: [ADD]}",
+     ["16: claims[0].except: unknown key; expected one of: op, versions, dtypes, constraints"]),
+    ("  - {op: CONV_2D, versions: 1-3, dtypes: [int8]}", "  - {op: any, versions: 1}",
+     ["16: claims[0].dtypes: required key missing"]),
     ("dtypes: [int8]}", "dtypes: int8}", ["16: claims[0].dtypes: expected a list of dtypes like [int8], "
                                           "got 'int8'"]),
     ("{max_rank: 4}", "{max_rnk: 4}", ["17: claims[1].constraints.max_rnk: unknown key; did you mean 'max_rank'?"]),
@@ -256,7 +304,7 @@ def test_all_errors_are_collected_sorted_by_line_and_nothing_is_built(tmp_path):
     assert errors == [
         f"{path}:3: clock: expected a frequency like '500 MHz', got 'fast'",
         f"{path}:7: compute.dataflow: expected one of os, ws, is, got 'diagonal'",
-        f"{path}:17: claims[1].op: expected a builtin op name like CONV_2D, got 'ADDD'; did you mean 'ADD'?",
+        f"{path}:17: claims[1].op: expected a builtin op name like CONV_2D or 'any', got 'ADDD'; did you mean 'ADD'?",
     ]
 
 
@@ -267,13 +315,55 @@ def test_config_error_is_an_accelsim_error_and_a_value_error(tmp_path):
     assert isinstance(info.value, AccelsimError) and isinstance(info.value, ValueError)
 
 
-def test_version_ranges_in_every_accepted_form(tmp_path):
+@pytest.mark.parametrize("written, ranges", [
+    ("1-3", ((1, 3),)), ("'2-4'", ((2, 4),)), ("2", ((2, 2),)), ("[1, 3]", ((1, 1), (3, 3))),
+    ("[1, 2, 3]", ((1, 3),)), ("[3, '5-6', 1]", ((1, 1), (3, 3), (5, 6))), ("any", ((1, MAX_VERSION),)),
+    ("all", ((1, MAX_VERSION),)), ("ANY", ((1, MAX_VERSION),)),
+])
+def test_versions_in_every_accepted_form(tmp_path, written, ranges):
+    """'1-3' is a range, a list names exactly those versions, an integer one version, any/all every one."""
     path = tmp_path / "ok.yaml"
-    path.write_text(BASE.replace("versions: 1-3", "versions: [1, 3]").replace("versions: 2", "versions: '2-4'"))
-    config = load_hardware(path)
-    assert [r.versions for r in config.claims] == [(1, 3), (2, 4)]
-    path.write_text(BASE)
-    assert [r.versions for r in load_hardware(path).claims] == [(1, 3), (2, 2)]
+    path.write_text(BASE.replace("versions: 1-3", f"versions: {written}"))
+    assert load_hardware(path).claims[0].versions == ranges
+
+
+def test_a_list_of_versions_claims_only_those(tmp_path):
+    path = tmp_path / "ok.yaml"
+    path.write_text(BASE.replace("versions: 1-3", "versions: [1, 3]"))
+    rules = load_hardware(path).claims
+    assert check_claim(rules, NodeFacts("CONV_2D", 2, "int8")) == (False, "version 2 not in 1, 3")
+    assert check_claim(rules, NodeFacts("CONV_2D", 3, "int8"))[0]
+    assert check_claim(rules, NodeFacts("CONV_2D", 4, "int8")) == (False, "version 4 above max 3")
+
+
+def test_op_and_dtypes_are_matched_case_insensitively(tmp_path):
+    path = tmp_path / "ok.yaml"
+    path.write_text(BASE.replace("op: CONV_2D", "op: Conv_2d").replace("dtypes: [int8]}", "dtypes: [INT8]}"))
+    rule = load_hardware(path).claims[0]
+    assert rule.op == "CONV_2D" and rule.dtypes == {"int8"}
+    path.write_text(BASE.replace("op: CONV_2D", "op: Mean"))
+    assert load_hardware(path).claims[0].op == "MEAN"
+
+
+def test_op_any_claims_every_op_of_its_dtypes_except_the_listed_ones(tmp_path):
+    path = tmp_path / "ok.yaml"
+    path.write_text(BASE.replace("  - {op: CONV_2D, versions: 1-3, dtypes: [int8]}",
+                                 "  - {op: any, dtypes: [int8], except: [SOFTMAX, Mean]}"))
+    rules = load_hardware(path).claims
+    assert rules[0].op == "any" and rules[0].excluded == {"SOFTMAX", "MEAN"}
+    assert rules[0].versions == ((1, MAX_VERSION),)
+    assert check_claim(rules, NodeFacts("TANH", 7, "int8")) == (True, "")
+    assert check_claim(rules, NodeFacts("TANH", 1, "float32")) == (False, "dtype float32 not in [int8]")
+    assert check_claim(rules, NodeFacts("SOFTMAX", 1, "int8")) == (False, "op SOFTMAX is excluded from op any")
+    assert check_claim(rules, NodeFacts("WHILE", 1, "int8")) == (False, "op WHILE not supported")
+    assert check_claim(rules, NodeFacts("CUSTOM", 1, "int8", custom_code="Atan")) == (
+        False, "op CUSTOM 'Atan' not supported")
+
+
+def test_claim_rule_refuses_exclusions_on_a_named_op():
+    with pytest.raises(ValueError, match="only a rule for op 'any' can exclude ops"):
+        ClaimRule("ADD", excluded=frozenset({"SUB"}))
+
 
 
 VECTOR = """\
@@ -324,9 +414,9 @@ def test_overrides_return_a_new_checked_config():
     usb = load_hardware(HW / "edgetpu_usb.yaml")
     swept = apply_overrides(usb, {"link.bandwidth": "1 GB/s", "compute.rows": 32, "claims[0].versions": [1, 2],
                                   "memory.onchip": "2 MiB"})
-    assert swept.link.bandwidth == 1e9 and swept.compute.rows == 32 and swept.claims[0].versions == (1, 2)
+    assert swept.link.bandwidth == 1e9 and swept.compute.rows == 32 and swept.claims[0].versions == ((1, 2),)
     assert swept.memory.onchip == 2 * 1024**2
-    assert usb.link.bandwidth == 320e6 and usb.compute.rows == 64 and usb.claims[0].versions == (1, 3)
+    assert usb.link.bandwidth == 320e6 and usb.compute.rows == 64 and usb.claims[0].versions == ((1, 3),)
     assert swept != usb and apply_overrides(usb, {}) == usb
     assert apply_overrides(swept, {"compute.rows": 64}).compute.rows == 64
 
@@ -457,3 +547,11 @@ def test_facts_read_the_data_input_not_leading_constants():
     assert (facts.dtype, facts.kernel, facts.stride, facts.padding) == ("int8", (3, 3), (2, 2), "VALID")
     assert (facts.in_channels, facts.out_channels, facts.per_channel, facts.rank) == (16, 8, True, 4)
     assert facts.input_elements == 5 * 5 * 16 and facts.activation == "NONE"
+
+
+def test_unit_case_and_unitless_zero_in_a_file(tmp_path):
+    path = tmp_path / "ok.yaml"
+    path.write_text(BASE.replace("clock: 500 MHz", "clock: 500 mhz").replace("param_cache: 1 MiB", "param_cache: 0")
+                    .replace("bandwidth: 320 MB/s", "bandwidth: 1 gb/s"))
+    config = load_hardware(path)
+    assert (config.clock, config.memory.param_cache, config.link.bandwidth) == (500e6, 0, 1e9)

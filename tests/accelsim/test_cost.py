@@ -14,10 +14,10 @@ from accelsim.config import apply_overrides, load_hardware
 from accelsim.cost import Cost, cpu, streamed_parameters, systolic, vector
 from delegates.work import Gemm, NodeWork, conv_output_size, conv_work, gemm_work, node_work
 from runtime import Interpreter
-from runtime.model import make_operator, numpy_dtype
+from runtime.ir import make_operator, numpy_dtype
 
 ROOT = Path(__file__).resolve().parents[2]
-HW = ROOT / "hw_configs"
+HW = ROOT / "accelsim" / "hw_configs"
 MODELS = ROOT / "tests" / "fixtures" / "models"
 MiB = 1024**2
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -14,10 +15,11 @@ from pathlib import Path
 import pytest
 
 from accelsim.config import ConfigError
-from accelsim.experiment import SerialExecutor, design_points, load_experiment, run_experiment
+from accelsim.experiment import SerialExecutor, design_points, load_experiment, run_experiment, shipped_configs
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "tests" / "fixtures" / "models"
+SHIPPED_NAMES = ", ".join(shipped_configs())
 
 
 def write(tmp_path: Path, text: str, name: str = "exp.yaml") -> Path:
@@ -78,7 +80,15 @@ def test_sweep_values_reach_the_simulation(tmp_path):
     ("models: [M]\nhost: host_cpu\nvariants: [{name: a, accelerators: []}]\nschedul: sequential\n",
      r"exp.yaml:4: schedul: unknown key"),
     ("models: [M]\nhost: host_cpu\nvariants:\n  - {name: a, accelerators: [no_such_accel]}\n",
-     r"exp.yaml:4: variants\[0\]: .*no_such_accel.yaml: cannot read"),
+     r"exp.yaml:4: variants\[0\].accelerators\[0\]: 'no_such_accel' is not a shipped config \(shipped: "
+     + re.escape(SHIPPED_NAMES) + r"\) A path to a .yaml file works too."),
+    ("models: [M]\nhost: host_cpu\nvariants:\n  - {name: a, accelerators: [edgetpu]}\n",
+     r"exp.yaml:4: variants\[0\].accelerators\[0\]: 'edgetpu' is not a shipped config \(shipped: "
+     + re.escape(SHIPPED_NAMES) + r"\); did you mean 'edgetpu_usb'\?"),
+    ("models: [M]\nhost: host_cpux\nvariants:\n  - {name: a, accelerators: []}\n",
+     r"exp.yaml:2: host: 'host_cpux' is not a shipped config \(shipped: .*\); did you mean 'host_cpu'\?"),
+    ("models: [M]\nhost: edgetpu_usb\nvariants:\n  - {name: a, accelerators: []}\n",
+     r"exp.yaml:2: host: .*edgetpu_usb.yaml:\d+: kind: edgetpu_usb is an accelerator config"),
     ("models: [M]\nhost: host_cpu\nvariants: [{name: a, accelerators: [edgetpu_usb]}]\nsweeps:\n"
      "  edgetpu_usb.link.bandwith: [1 GB/s]\n", r"link.bandwith"),
     ("models: [M]\nhost: host_cpu\nvariants: [{name: a, accelerators: []}]\nsweeps:\n  tpu.rows: [1]\n",
@@ -201,3 +211,63 @@ def test_a_killed_worker_process_loses_nothing_finished(tmp_path):
     stdout, err = rerun.communicate(timeout=300)
     assert rerun.returncode == 0, err
     assert len(json.loads((out / "results.json").read_text())["points"]) == total
+
+
+def test_every_problem_of_an_experiment_is_reported_in_one_pass(tmp_path):
+    """Unknown keys, missing and corrupt models, broken and unknown configs and bad sweeps, all at once."""
+    (tmp_path / "trunc.tflite").write_bytes((MODELS / "interleaved_int8.tflite").read_bytes()[:1000])
+    (tmp_path / "bad_hw.yaml").write_text((ROOT / "accelsim" / "hw_configs" / "edgetpu_usb.yaml").read_text()
+                                          .replace("name: edgetpu_usb", "name: bad").replace("500 MHz", "500 MHZZ"))
+    path = write(tmp_path, """\
+name: bad
+models: [missing.tflite, trunc.tflite]
+host: host_cpu
+colour: blue
+variants:
+  - {name: b, accelerators: [bad_hw.yaml]}
+  - {name: c, accelerators: [edgetpu]}
+  - {name: d, accelerators: [edgetpu_usb]}
+sweeps:
+  edgetpu_usb.link.bandwidth: [fast]
+  max_delegated_partitions: [-1]
+""")
+    with pytest.raises(ConfigError) as info:
+        load_experiment(path)
+    errors = info.value.errors
+    assert [e.split(": ")[1] for e in errors] == [
+        "models[0]", "models[1]", "colour", "variants[0]", "variants[1].accelerators[0]",
+        "sweeps.edgetpu_usb.link.bandwidth", "sweeps.max_delegated_partitions"]
+    from runtime.errors import ModelError
+    from runtime.read import load_model
+    with pytest.raises(ModelError) as model_error:
+        load_model(tmp_path / "trunc.tflite")
+    assert errors[1] == f"{path}:2: models[1]: ModelError: {model_error.value}"
+    assert "bad_hw.yaml:" in errors[3] and "clock: expected a frequency" in errors[3]
+    assert errors[2].endswith("colour: unknown key; expected one of name, models, host, variants, sweeps, schedule, "
+                              "numerics, reports")
+
+
+def test_accelerators_are_checked_even_when_the_host_is_unknown(tmp_path):
+    (tmp_path / "hw.yaml").write_text("name: x\nkind: systolic\nclock: fast\n")
+    path = write(tmp_path, f"models: [{MODELS / 'interleaved_int8.tflite'}]\nhost: hots_cpu\n"
+                           "variants: [{name: a, accelerators: [hw.yaml]}]\n")
+    with pytest.raises(ConfigError) as info:
+        load_experiment(path)
+    assert "host: 'hots_cpu' is not a shipped config" in info.value.errors[0]
+    assert any("variants[0]: " in e and "hw.yaml:3: clock: expected a frequency" in e for e in info.value.errors)
+
+
+def test_an_unknown_experiment_key_gets_a_did_you_mean(tmp_path):
+    path = write(tmp_path, f"models: [{MODELS / 'interleaved_int8.tflite'}]\nhost: host_cpu\n"
+                           "variants: [{name: a, accelerators: []}]\nschedul: sequential\n")
+    with pytest.raises(ConfigError) as info:
+        load_experiment(path)
+    assert info.value.errors == (f"{path}:4: schedul: unknown key; did you mean 'schedule'?",)
+
+
+def test_a_hardware_config_given_as_an_experiment_says_so():
+    path = ROOT / "accelsim" / "hw_configs" / "edgetpu_usb.yaml"
+    with pytest.raises(ConfigError) as info:
+        load_experiment(path)
+    assert info.value.errors == (f"{path}: this is a hardware config, not an experiment; pass it with --hw to "
+                                 "benchmark, or name it in an experiment's variants",)

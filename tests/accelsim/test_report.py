@@ -44,8 +44,8 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 def _point(model: str, variant: str, accelerators: list[str], sweep: dict, numerics_runs: int = 0) -> dict:
     """A real record, made as an experiment makes one: sweep values applied to the named accelerator."""
-    system = load_system(str(ROOT / "hw_configs/host_cpu.yaml"),
-                         [str(ROOT / f"hw_configs/{a}.yaml") for a in accelerators])
+    system = load_system(str(ROOT / "accelsim/hw_configs/host_cpu.yaml"),
+                         [str(ROOT / f"accelsim/hw_configs/{a}.yaml") for a in accelerators])
     accels = []
     for a in system.accelerators:
         changes = {k.split(".", 1)[1]: v for k, v in sweep.items() if k.split(".", 1)[0] == a.name}

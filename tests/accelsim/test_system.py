@@ -14,9 +14,9 @@ from accelsim.diff import inference_diff
 from accelsim.system import HOST, build_interpreter, simulate_model
 from delegates.spec import ClaimRule, Numerics, PartitionPolicy
 from runtime.interpreter import Interpreter
-from runtime.model import load_model
+from runtime.read import load_model
 
-HW = Path(__file__).resolve().parents[2] / "hw_configs"
+HW = Path(__file__).resolve().parents[2] / "accelsim" / "hw_configs"
 HOST_CFG = HW / "host_cpu.yaml"
 ACCELERATORS = ["edgetpu_usb", "edgetpu_pcie", "hexagon_dsp"]
 MODELS = ["mobilenet_v2_035_96_float", "mobilenet_v2_035_96_int8", "interleaved_float", "interleaved_int8"]

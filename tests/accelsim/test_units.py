@@ -41,6 +41,24 @@ def test_time_accepts_both_micro_signs_and_is_exact(text, seconds):
     assert parse_time(text) == seconds
 
 
+@pytest.mark.parametrize("parse, text, value", [
+    (parse_frequency, "500 mhz", 500e6), (parse_frequency, "1 GHZ", 1e9), (parse_size, "8 mB", 8_000_000),
+    (parse_size, "8 mib", 8 * 1024**2), (parse_time, "2 MS", 2e-3), (parse_time, "3 US", 3e-6),
+    (parse_rate, "1 gb/s", 1e9), (parse_rate, "1 gB/s", 1e9), (parse_rate, "1 GB/S", 1e9),
+    (parse_rate, "1 Gb/s", 125e6), (parse_rate, "1 gbps", 125e6), (parse_rate, "8 kb/s", 1e3),
+    (parse_rate, "8 Kb/s", 1e3), (parse_rate, "8 KB/s", 8e3),
+])
+def test_unit_case_is_free_except_bytes_against_bits(parse, text, value):
+    assert parse(text) == value
+
+
+@pytest.mark.parametrize("parse, value", [
+    (parse_size, 0), (parse_size, "0"), (parse_size, 0.0), (parse_time, 0), (parse_time, " 0 "),
+])
+def test_zero_needs_no_unit(parse, value):
+    assert parse(value) == 0
+
+
 def test_plain_numbers_are_yaml_numbers_only():
     assert parse_number(0.8) == 0.8
     assert parse_number(3) == 3.0
@@ -56,8 +74,12 @@ def test_plain_numbers_are_yaml_numbers_only():
                           "GB, TB, KiB, MiB, GiB, TiB)"),
     (parse_time, "2 MB", "expected a time like '2 us', got '2 MB' (unknown unit 'MB'; use one of s, ms, us, "
                          "\u00b5s, \u03bcs, ns)"),
-    (parse_frequency, "1 mhz", "expected a frequency like '500 MHz', got '1 mhz' (unknown unit 'mhz'; use one of "
-                               "Hz, kHz, MHz, GHz)"),
+    (parse_frequency, "1 mhzz", "expected a frequency like '500 MHz', got '1 mhzz' (unknown unit 'mhzz'; use one of "
+                                "Hz, kHz, MHz, GHz)"),
+    (parse_size, "1 Mb", "expected a size like '8 MiB', got '1 Mb' (unknown unit 'Mb'; use one of B, kB, MB, GB, "
+                         "TB, KiB, MiB, GiB, TiB)"),
+    (parse_size, 5, "expected a size like '8 MiB', got 5 (missing unit)"),
+    (parse_rate, 0, "expected a rate like '320 MB/s', got 0 (must be above zero)"),
     (parse_size, "0.5 B", "expected a size like '8 MiB', got '0.5 B' (not a whole number of bytes)"),
     (parse_frequency, "0 Hz", "expected a frequency like '500 MHz', got '0 Hz' (must be above zero)"),
     (parse_rate, "0 MB/s", "expected a rate like '320 MB/s', got '0 MB/s' (must be above zero)"),

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from runtime.model import Model, Subgraph, Tensor, make_operator
+from runtime.ir import Model, Subgraph, Tensor, make_operator
 from runtime.resolver import BuiltinOpResolver, MutableOpResolver, Registration
 
 SHAPE = (2, 3)

@@ -24,7 +24,8 @@ from delegates import (
 )
 from delegates.partition import describe_plan
 from runtime.interpreter import Interpreter
-from runtime.model import Model, Quantization, Subgraph, Tensor, load_model, make_operator
+from runtime.ir import Model, Quantization, Subgraph, Tensor, make_operator
+from runtime.read import load_model
 from runtime.resolver import MutableOpResolver, Registration
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "models"

@@ -16,7 +16,9 @@ import pytest
 
 from delegates import DelegateNodeView, TensorView, delegation_report
 from runtime.interpreter import Interpreter
-from runtime.model import Quantization, default_options, load_model, save_model
+from runtime.ir import Quantization, default_options
+from runtime.read import load_model
+from runtime.write import save_model
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "examples" / "add_sub_delegate.py"

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from delegates.partition import GraphNode, might_have_side_effect, partition_graph
-from runtime.model import TENSOR_TYPES, Model, Subgraph, Tensor, make_operator, save_model
+from runtime.ir import TENSOR_TYPES, Model, Subgraph, Tensor, make_operator
+from runtime.write import save_model
 
 XNNPACK_OPS = {"ADD", "SUB", "MUL", "VAR_HANDLE", "ASSIGN_VARIABLE", "READ_VARIABLE"}
 

@@ -10,7 +10,7 @@ from support import FIXTURES, Graph, build, check_against_litert, prepare_error,
 
 from runtime.errors import KernelError, ModelError
 from runtime.interpreter import Interpreter
-from runtime.model import Model, make_operator
+from runtime.ir import Model, make_operator
 from runtime.resolver import BuiltinOpResolver
 
 

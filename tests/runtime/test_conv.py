@@ -20,11 +20,12 @@ from support import (
     single_op_model,
 )
 
-from runtime.errors import OpResolutionError
+from runtime.errors import KernelError, OpResolutionError
 from runtime.interpreter import Interpreter
 from runtime.kernels.conv import SAME, VALID, Requantizer, out_size_and_padding
-from runtime.model import load_model, save_model
 from runtime.quant import multiply_by_quantized_multiplier_half_up, quantize_multipliers
+from runtime.read import load_model
+from runtime.write import save_model
 
 ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
 KINDS = ("float", "int8_per_channel", "int8_per_tensor")
@@ -613,3 +614,11 @@ def test_conv_scaled_gemm_matches_litert_and_falls_back(kind, in_shape, filter_s
             interpreter.invoke()
             np.testing.assert_array_equal(interpreter.get_tensor(interpreter.get_output_details()[0]["index"]),
                                           expected[0])
+
+
+
+def test_out_size_refuses_a_window_larger_than_the_input_plus_a_stride():
+    """ComputeOutSizeChecked: VALID with a window one step too large gives 0 outputs; a larger one fails."""
+    assert out_size_and_padding(VALID, 2, 3, 1, 1)[0] == 0
+    with pytest.raises(KernelError, match="window 5 does not fit input size 1"):
+        out_size_and_padding(VALID, 1, 5, 1, 1)

@@ -176,7 +176,7 @@ def test_invoke_error_names_node_and_leaves_interpreter_usable():
 
 def test_selective_resolver_registration_list():
     from runtime import resolver_for_model
-    from runtime.model import load_model
+    from runtime.read import load_model
 
     model = load_model(scale_model())
     base = resolver_with(Recorder())

@@ -20,7 +20,7 @@ from support import (
 
 from runtime.errors import OpResolutionError
 from runtime.interpreter import Interpreter
-from runtime.model import load_model
+from runtime.read import load_model
 from runtime.resolver import BuiltinOpResolver
 
 ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}

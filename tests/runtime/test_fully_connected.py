@@ -10,7 +10,9 @@ from support import FIXTURES, Spec, check_against_litert, const, fixture_node_mo
 
 from runtime.errors import OpResolutionError
 from runtime.interpreter import Interpreter
-from runtime.model import DimensionMetadata, Sparsity, load_model, save_model
+from runtime.ir import DimensionMetadata, Sparsity
+from runtime.read import load_model
+from runtime.write import save_model
 
 ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
 KINDS = ("float", "int8_per_channel", "int8_per_tensor", "uint8")

@@ -28,8 +28,10 @@ from support import FIXTURES
 
 from runtime import Interpreter
 from runtime.errors import AccelsimError, KernelError, ModelError
-from runtime.model import Model, Quantization, Subgraph, Tensor, load_model, make_operator, save_model
+from runtime.ir import Model, Quantization, Subgraph, Tensor, make_operator
+from runtime.read import load_model
 from runtime.verify import layout, parse_schema, tflite_schema, verify_model
+from runtime.write import save_model
 
 FIXTURE_FILES = sorted(FIXTURES.glob("*.tflite"))
 # Fixtures cheap enough to run through the interpreter on every example.

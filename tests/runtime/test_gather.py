@@ -20,7 +20,9 @@ from support import (
 
 from runtime.errors import KernelError
 from runtime.interpreter import Interpreter
-from runtime.model import Model, Subgraph, load_model, numpy_dtype, save_model
+from runtime.ir import Model, Subgraph, numpy_dtype
+from runtime.read import load_model
+from runtime.write import save_model
 
 INT8 = {"scale": 0.05, "zero_point": -3}
 RNG = np.random.default_rng(11)

@@ -163,7 +163,9 @@ def test_resize_errors(reshape_model):
 
 def test_intermediates_are_freed_unless_preserved():
     # x -> RESHAPE -> t -> RESHAPE -> y: t is freed after its last reader unless preserve-all is on.
-    from runtime.model import Model, Subgraph, Tensor, load_model, make_operator, save_model
+    from runtime.ir import Model, Subgraph, Tensor, make_operator
+    from runtime.read import load_model
+    from runtime.write import save_model
 
     tensors = (Tensor("x", "FLOAT32", (2, 3)), Tensor("s1", "INT32", (1,), buffer=1),
                Tensor("t", "FLOAT32", (6,)), Tensor("s2", "INT32", (2,), buffer=2), Tensor("y", "FLOAT32", (3, 2)))

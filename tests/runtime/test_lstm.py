@@ -7,7 +7,9 @@ import pytest
 from support import assert_close_to_reference, check_against_litert, prepare_error
 
 from runtime.interpreter import Interpreter
-from runtime.model import Model, Subgraph, Tensor, load_model, make_operator, save_model
+from runtime.ir import Model, Subgraph, Tensor, make_operator
+from runtime.read import load_model
+from runtime.write import save_model
 
 NONE, RELU, RELU_N1_TO_1, RELU6, TANH, SIGN_BIT = range(6)
 

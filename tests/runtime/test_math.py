@@ -18,7 +18,7 @@ from support import (
 
 from runtime.errors import KernelError
 from runtime.interpreter import Interpreter
-from runtime.model import load_model
+from runtime.read import load_model
 from runtime.resolver import BuiltinOpResolver
 
 RNG = np.random.default_rng(1234)

@@ -9,7 +9,9 @@ import pytest
 from support import FIXTURES, Spec, const, random_inputs, run_litert, single_op_model
 
 from runtime.errors import ModelError
-from runtime.model import Operator, Options, Quantization, load_model, make_operator, save_model
+from runtime.ir import Operator, Options, Quantization, make_operator
+from runtime.read import load_model
+from runtime.write import save_model
 
 FIXTURE_FILES = sorted(FIXTURES.glob("*.tflite"))
 RUNNABLE = [f for f in FIXTURE_FILES if f.stem != "atan_custom"]  # LiteRT lacks the Atan kernel

@@ -17,7 +17,8 @@ from support import (
 
 from runtime.errors import KernelError, ModelError, OpResolutionError
 from runtime.interpreter import Interpreter
-from runtime.model import load_model, save_model
+from runtime.read import load_model
+from runtime.write import save_model
 
 INT_RANGE = {"INT8": (-128, 127), "UINT8": (0, 255), "INT16": (-32768, 32767), "INT32": (-(2**31), 2**31 - 1)}
 

@@ -10,8 +10,10 @@ from support import Spec, check_against_litert, const, single_op_model
 
 from runtime.errors import KernelError
 from runtime.interpreter import Interpreter
+from runtime.ir import DimensionMetadata, Sparsity
 from runtime.kernels.sparse import densify
-from runtime.model import DimensionMetadata, Sparsity, load_model, save_model
+from runtime.read import load_model
+from runtime.write import save_model
 
 
 def encode(dense: np.ndarray, traversal_order, formats, block_map=(), block_sizes=()):
@@ -191,7 +193,7 @@ def test_a_corrupted_dense_size_is_refused_before_expanding():
 
     from runtime.errors import KernelError
     from runtime.interpreter import Interpreter
-    from runtime.model import load_model
+    from runtime.read import load_model
 
     model = load_model(FIXTURES / "sparse_float.tflite")
     sg = model.subgraphs[0]

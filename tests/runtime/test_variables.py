@@ -10,7 +10,8 @@ from support import Graph, assert_close_to_reference, build
 
 from runtime.errors import KernelError
 from runtime.interpreter import Interpreter
-from runtime.model import SignatureDef, save_model, tensor_type_for_dtype
+from runtime.ir import SignatureDef, tensor_type_for_dtype
+from runtime.write import save_model
 
 
 def _litert(model: bytes):

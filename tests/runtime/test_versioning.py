@@ -12,16 +12,8 @@ import numpy as np
 import pytest
 from support import FIXTURES, Spec, const, run_litert, single_op_ir, single_op_model
 
-from runtime.model import (
-    DimensionMetadata,
-    Model,
-    Sparsity,
-    Subgraph,
-    Tensor,
-    load_model,
-    make_operator,
-    save_model,
-)
+from runtime.ir import DimensionMetadata, Model, Sparsity, Subgraph, Tensor, make_operator
+from runtime.read import load_model
 from runtime.versioning import (
     MIN_RUNTIME_VERSION_KEY,
     OpSignature,
@@ -36,6 +28,7 @@ from runtime.versioning import (
     stamp_versions,
     unknown_runtime_versions,
 )
+from runtime.write import save_model
 
 # ---------------------------------------------------------------------------
 # Fixture models from TensorFlow's converter: our rules must reproduce the versions it wrote.
@@ -130,7 +123,7 @@ def _w(type: str, shape, scale=None, qdim: int = 0) -> Spec:
     """A constant (weights); 2- and 4-bit types have no NumPy dtype, so they stay graph inputs."""
     if type in ("INT4", "INT2", "UINT4"):
         return _t(type, shape, scale=scale, qdim=qdim)
-    from runtime.model import numpy_dtype
+    from runtime.ir import numpy_dtype
 
     return const(np.zeros(shape, numpy_dtype(type)), type, scale=scale, quantized_dimension=qdim)
 

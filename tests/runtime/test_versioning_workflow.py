@@ -13,8 +13,8 @@ import pytest
 from support import Spec, check_against_litert, const, random_inputs, single_op_model
 
 from runtime import BuiltinOpResolver, Interpreter, MutableOpResolver, OpResolutionError, load_model
-from runtime.model import save_model
 from runtime.versioning import stamp_versions
+from runtime.write import save_model
 from schema.tflite.DepthwiseConv2DOptions import DepthwiseConv2DOptions
 from schema.tflite.Model import Model as RawModel
 
@@ -94,7 +94,7 @@ def _registered_ranges():
 
 @pytest.mark.parametrize(("op", "max_version"), _registered_ranges(), ids=lambda v: str(v))
 def test_every_builtin_refuses_the_version_above_what_it_implements(op, max_version):
-    from runtime.model import Model, Subgraph, Tensor, make_operator
+    from runtime.ir import Model, Subgraph, Tensor, make_operator
 
     operator = make_operator(op, [0], [1], version=max_version + 1)
     tensors = (Tensor("x", "FLOAT32", (1,)), Tensor("y", "FLOAT32", (1,)))

@@ -1,0 +1,64 @@
+"""Ops that repeat a tensor: TILE, BROADCAST_TO."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from runtime.kernels.common import INDEX_TYPES, check, check_types, int_values, size_outputs
+from runtime.registration import Registration
+
+
+def _tile_shape(x, multiples) -> tuple[int, ...]:
+    """tile.cc MultiplyShapeDims: one non-negative multiple per dimension."""
+    values = int_values(multiples)
+    check(len(values) == len(x.shape), f"TILE: {len(values)} multiples for an input of rank {len(x.shape)}")
+    check(all(m >= 0 for m in values), f"TILE: multiples {values} must be >= 0")
+    return tuple(d * m for d, m in zip(x.shape, values))
+
+
+def _tile_prepare(ctx, node) -> None:
+    check(len(node.inputs) == 2 and len(node.outputs) == 1, "TILE takes 2 inputs and one output")
+    x, multiples = ctx.input(node, 0), ctx.input(node, 1)
+    check_types("TILE", x, [ctx.output(node, 0)])
+    check(multiples.type in INDEX_TYPES, f"TILE: multiples of type {multiples.type} are not supported")
+    size_outputs(ctx, node, [multiples], lambda: [_tile_shape(x, multiples)])
+
+
+def _tile_invoke(ctx, node) -> None:
+    x, multiples = ctx.input(node, 0), ctx.input(node, 1)
+    _tile_shape(x, multiples)
+    ctx.output(node, 0).data = np.tile(x.data, int_values(multiples))
+
+
+def _broadcast_shape(x, shape_t) -> tuple[int, ...]:
+    """broadcast_to.cc ResizeOutputTensor: each input dimension is 1 or the target's trailing one."""
+    check(len(shape_t.shape) == 1, f"BROADCAST_TO: shape must be 1-D, got shape {list(shape_t.shape)}")
+    target = int_values(shape_t)
+    check(all(d >= 0 for d in target), f"BROADCAST_TO: shape {target} has a negative dimension")
+    extra = len(target) - len(x.shape)
+    check(extra >= 0 and all(d in (1, target[extra + i]) for i, d in enumerate(x.shape)),
+          f"BROADCAST_TO: shape {target} is not broadcastable from input shape {list(x.shape)}")
+    return tuple(target)
+
+
+def _broadcast_to_prepare(ctx, node) -> None:
+    check(len(node.inputs) == 2 and len(node.outputs) == 1, "BROADCAST_TO takes 2 inputs and one output")
+    x, shape_t = ctx.input(node, 0), ctx.input(node, 1)
+    check_types("BROADCAST_TO", x, [ctx.output(node, 0)])
+    check(x.type != "STRING", "BROADCAST_TO: type STRING is not supported")
+    check(shape_t.type in INDEX_TYPES, f"BROADCAST_TO: shape must be INT32 or INT64, got {shape_t.type}")
+    size_outputs(ctx, node, [shape_t], lambda: [_broadcast_shape(x, shape_t)])
+
+
+def _broadcast_to_invoke(ctx, node) -> None:
+    x = ctx.input(node, 0)
+    shape = _broadcast_shape(x, ctx.input(node, 1))
+    ctx.output(node, 0).data = np.broadcast_to(x.data, shape).copy()
+
+
+def register(resolver) -> None:
+    # TILE: v2 string, v3 int8.
+    resolver.add_builtin("TILE", Registration(prepare=_tile_prepare, invoke=_tile_invoke), 1, 3)
+    # BROADCAST_TO starts at v2 (v1 was rolled back upstream); v3 int8/int16; v4 (float8) is not implemented.
+    resolver.add_builtin("BROADCAST_TO", Registration(prepare=_broadcast_to_prepare, invoke=_broadcast_to_invoke),
+                         2, 3)

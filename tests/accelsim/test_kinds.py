@@ -1,0 +1,179 @@
+"""accelsim.kinds: a kind is one record; a toy kind from this file alone loads, checks and simulates."""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from support import FIXTURES
+
+from accelsim.config import ConfigError, HardwareConfig, apply_overrides, load_hardware, load_system
+from accelsim.cost import Cost, bounded
+from accelsim.kinds import BUILTIN, Field, Kind, KindRegistry, default_registry, schema_rows, spec
+from accelsim.system import HOST, simulate_model
+from delegates.work import NodeWork
+
+HW = Path(__file__).resolve().parents[2] / "accelsim" / "hw_configs"
+
+
+@dataclass(frozen=True)
+class ToyCompute:
+    macs_per_cycle: int = spec("count", "MACs per cycle, whatever the dtype", multiple_of=4, example=16)
+    efficiency: float = spec("fraction", "fraction of peak reached", default=1.0)
+
+
+def toy_costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
+    """A roofline: MACs at macs_per_cycle * efficiency, every byte once over dram_bandwidth."""
+    c = hw.compute
+    return [bounded(w, math.ceil(w.macs / (c.macs_per_cycle * c.efficiency)), hw.clock,
+                    (w.bytes_moved, hw.memory.dram_bandwidth)) for w in works]
+
+
+TOY = Kind("toy", "accelerator", "a scalar MAC engine for the registry test", ToyCompute,
+           memory=("dram_bandwidth",), costs=toy_costs)
+KINDS = default_registry.with_kinds(TOY)
+
+TOY_YAML = """\
+name: toy_engine
+kind: toy
+clock: 1 GHz
+compute: {macs_per_cycle: 16, efficiency: 0.5}
+memory: {dram_bandwidth: 4 GB/s}
+link: {bandwidth: 1 GB/s, call_overhead: 10 us}
+claims:
+  - {op: CONV_2D, versions: 1-3, dtypes: [int8]}
+  - {op: DEPTHWISE_CONV_2D, versions: 1-3, dtypes: [int8]}
+"""
+
+
+@pytest.fixture
+def toy_file(tmp_path):
+    path = tmp_path / "toy.yaml"
+    path.write_text(TOY_YAML)
+    return path
+
+
+def test_a_toy_kind_registered_from_test_code_loads_and_simulates(toy_file):
+    system = load_system(HW / "host_cpu.yaml", [toy_file], kinds=KINDS)
+    toy = system.accelerators[0]
+    assert (toy.kind, toy.compute, toy.is_accelerator) == ("toy", ToyCompute(16, 0.5), True)
+    sim = simulate_model(str(FIXTURES / "mobilenet_v2_035_96_int8.tflite"), system)
+    on_toy = [n for n in sim.nodes if n.unit == "toy_engine"]
+    assert on_toy and {n.op for n in on_toy} == {"CONV_2D", "DEPTHWISE_CONV_2D"}
+    assert any(n.unit == HOST for n in sim.nodes) and sim.partitions
+    for node in on_toy:  # 8 MACs per cycle (16 at 50%) or 4 bytes per cycle (4 GB/s at 1 GHz), the slower
+        moved = node.cost.bytes_read + node.cost.bytes_written
+        assert node.cost.cycles == max(math.ceil(node.macs / 8), math.ceil(moved / 4)) > 0
+        assert node.seconds == pytest.approx(node.cost.cycles / 1e9)
+    compute = sum(p.compute for p in sim.partitions)
+    assert compute == pytest.approx(sum(n.seconds for n in on_toy))
+
+
+def test_a_toy_kind_is_checked_from_its_field_specs(tmp_path, toy_file):
+    swept = apply_overrides(load_hardware(toy_file, KINDS), {"compute.macs_per_cycle": 32})
+    assert swept.compute.macs_per_cycle == 32 and swept.kind_record is TOY
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(TOY_YAML.replace("macs_per_cycle: 16", "macs_per_cycle: 6").replace("0.5", "2")
+                   .replace("dram_bandwidth", "dram_bandwith"))
+    with pytest.raises(ConfigError) as info:
+        load_hardware(bad, KINDS)
+    assert info.value.errors == (
+        f"{bad}:4: compute.macs_per_cycle: expected a multiple of 4, got 6",
+        f"{bad}:4: compute.efficiency: expected a number in (0, 1] like 0.8, got 2",
+        f"{bad}:5: memory.dram_bandwith: unknown key; did you mean 'dram_bandwidth'?",
+        f"{bad}:5: memory.dram_bandwidth: required key missing",
+    )
+
+
+def test_a_kind_unknown_to_the_registry_lists_the_known_ones(toy_file):
+    with pytest.raises(ConfigError) as info:
+        load_hardware(toy_file)
+    assert info.value.errors == (f"{toy_file}:2: kind: expected one of systolic, vector, cpu, got 'toy'",)
+
+
+def test_roles_are_checked_against_the_registry(toy_file):
+    with pytest.raises(ConfigError) as info:
+        load_system(toy_file, [HW / "host_cpu.yaml"], kinds=KINDS)
+    assert info.value.errors == (
+        f"{toy_file}:2: kind: toy_engine is an accelerator config (kind toy), not a host; a host is kind cpu (give "
+        "accelerators with --hw, or in an experiment variant's accelerators)",
+        f"{HW / 'host_cpu.yaml'}:14: kind: host_cpu is a host config (kind cpu); use --host (in an experiment: "
+        "host:); an accelerator is kind systolic, vector or toy",
+    )
+
+
+def test_a_kind_from_an_entry_point_is_imported_when_named(tmp_path, monkeypatch, toy_file):
+    (tmp_path / "toy_kind_plugin.py").write_text(textwrap.dedent("""\
+        from dataclasses import dataclass
+        from accelsim.cost import vector
+        from accelsim.kinds import Kind, spec
+
+        @dataclass(frozen=True)
+        class PluginCompute:
+            lanes: int = spec("count", "8-bit lanes")
+            contexts: int = spec("count", "vector units")
+            efficiency: float = spec("fraction", "share of peak", default=1.0)
+
+        KIND = Kind("plugin", "accelerator", "a vector unit from a plugin", PluginCompute,
+                    memory=("dram_bandwidth",), costs=vector.costs)
+        NOT_A_KIND = 42
+        """))
+    info = tmp_path / "toy_kind_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-kind-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[accelsim.kinds]\nplugin = toy_kind_plugin:KIND\n"
+                                           "broken = toy_kind_plugin:NOT_A_KIND\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert default_registry.names()[:3] == ("systolic", "vector", "cpu")
+    assert {"plugin", "broken"} <= set(default_registry.names())
+    path = tmp_path / "plugin.yaml"
+    path.write_text(TOY_YAML.replace("kind: toy", "kind: plugin")
+                    .replace("{macs_per_cycle: 16, efficiency: 0.5}", "{lanes: 64, contexts: 2}"))
+    config = load_hardware(path)
+    assert config.kind == "plugin" and config.compute.lanes == 64
+    with pytest.raises(TypeError, match="toy_kind_plugin:NOT_A_KIND is 42, not the Kind named 'broken'"):
+        default_registry.get("broken")
+
+
+def test_the_builtin_kinds_are_one_line_each_and_match_their_records():
+    registry = KindRegistry(BUILTIN, group=None)
+    assert registry.names() == ("systolic", "vector", "cpu")
+    assert [k.role for k in registry.kinds()] == ["accelerator", "accelerator", "host"]
+    assert registry.get("npu") is None
+    assert registry.names_with_role("host") == ("cpu",)
+
+
+def test_schema_rows_come_from_the_field_specs():
+    rows = {key: (kinds, text) for key, kinds, text in schema_rows(KindRegistry(BUILTIN, group=None))}
+    assert rows["compute.rows"] == ("systolic", "whole number >= 1: rows of MAC cells")
+    assert rows["compute.dataflow"][1].startswith("os, ws or is: ")
+    assert rows["compute.simd_bits"] == ("cpu", "whole number >= 8, multiple of 8: SIMD register width in bits")
+    assert rows["compute.efficiency"] == ("vector, cpu", "number in (0, 1] (default 1.0): fraction of peak reached")
+    assert set(rows) == {"compute.rows", "compute.cols", "compute.dataflow", "compute.vector_lanes", "compute.lanes",
+                         "compute.contexts", "compute.efficiency", "compute.simd_bits", "compute.macs_per_cycle"}
+
+
+def test_a_malformed_kind_is_refused_when_it_is_defined():
+    @dataclass(frozen=True)
+    class Bare:
+        rows: int
+
+    with pytest.raises(TypeError, match=r"kind 'bare': compute fields \['rows'\] are not declared with"):
+        Kind("bare", "accelerator", "", Bare, (), toy_costs)
+    with pytest.raises(ValueError, match="kind 'x': role must be one of host, accelerator, got 'device'"):
+        Kind("x", "device", "", ToyCompute, (), toy_costs)
+    with pytest.raises(ValueError, match="field type must be one of count, fraction, choice, dtype_rates, got 'size'"):
+        Field("size", "bytes")
+    with pytest.raises(ValueError, match="a choice field needs its choices"):
+        Field("choice", "one of nothing")
+
+
+def test_a_cost_function_must_return_one_cost_per_node(toy_file):
+    short = Kind("toy", "accelerator", "", ToyCompute, ("dram_bandwidth",), lambda works, hw: [])
+    config = load_hardware(toy_file, default_registry.with_kinds(short))
+    with pytest.raises(ValueError, match="kind 'toy': costs\\(\\) returned 0 costs for 1 nodes"):
+        config.costs([NodeWork("ADD", "int8", macs=1)])

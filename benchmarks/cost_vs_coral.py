@@ -39,9 +39,10 @@ if str(ROOT) not in sys.path:
 
 from accelsim.config import HardwareConfig, load_system  # noqa: E402
 from accelsim.cost import systolic  # noqa: E402
+from accelsim.experiment import SHIPPED_CONFIGS  # noqa: E402
 from accelsim.system import HOST, Simulation, build_interpreter, simulate_interpreter  # noqa: E402
 from delegates.work import NodeWork  # noqa: E402
-from runtime.model import load_model  # noqa: E402
+from runtime.read import load_model  # noqa: E402
 
 CACHE = Path.home() / ".cache" / "accelsim" / "coral"
 CONFIGS = ("edgetpu_usb", "edgetpu_pcie")
@@ -169,8 +170,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     rows = [r for r in ROWS if not args.models or r.key in args.models]
     paths = ensure_models(rows, args.cache)
-    hw = ROOT / "hw_configs"
-    systems = {c: load_system(hw / "host_cpu.yaml", [hw / f"{c}.yaml"]) for c in CONFIGS}
+    systems = {c: load_system(SHIPPED_CONFIGS / "host_cpu.yaml", [SHIPPED_CONFIGS / f"{c}.yaml"]) for c in CONFIGS}
     header = f"{'model':<27}" + "".join(f"{c + ' ms':>17} {'Coral ms':>9} {'ratio':>6}" for c in CONFIGS)
     print(header)
     print("-" * len(header))

@@ -17,19 +17,29 @@ demand matrices do. SCALE-Sim's COMPUTE_REPORT prints one cycle less than this c
 Depthwise convolutions, pools, elementwise ops and reductions run on the array's vector
 path: MACs / compute.vector_lanes cycles. Memory: the node's activations and cached
 weights move at memory.onchip_bandwidth; weights that do not fit the parameter cache
-(memory.param_cache, filled in model order: see `accelsim.cost.streamed_parameters`)
 come over the link at link.bandwidth every inference. Transfers overlap compute, so the
 node takes the longest of the three.
+
+What the parameter cache holds (`costs`): activations come first. The largest working set
+of any node (its inputs and outputs, which must be on chip together) takes whatever it
+needs beyond memory.onchip out of memory.param_cache; the rest is filled with weights in
+model order (see `accelsim.cost.streamed_parameters`). That is what the Edge TPU compiler
+reports: "on-chip memory available for caching model parameters" is ~7-8 MiB for small
+activations and drops to ~1-2 MiB for models with large ones.
+
+The node's program (compute.instruction_bytes) crosses the link before it runs, at every
+invocation; the Edge TPU's runtime sends the instruction stream with each inference.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from accelsim.cost import Cost, bounded, streamed_parameters
+from accelsim.cost import Cost, bounded, cycles_for, streamed_parameters
 from accelsim.kinds import Kind, spec
 from delegates.work import Gemm, NodeWork
 
@@ -47,6 +57,8 @@ class SystolicCompute:
     cols: int = spec("count", "columns of MAC cells")
     dataflow: str = spec("choice", "SCALE-Sim's output, weight or input stationary dataflow", choices=DATAFLOWS)
     vector_lanes: int = spec("count", "lanes of the array's vector path (depthwise, pools, elementwise)")
+    instruction_bytes: int = spec("count", "bytes of program per node sent over the link every invocation",
+                                  default=0, minimum=0, example=1750)
 
 
 def fold_shape(gemm: Gemm, rows: int, cols: int, dataflow: str) -> tuple[int, int]:
@@ -88,13 +100,22 @@ def cost(work: NodeWork, hw: HardwareConfig, *, streamed_bytes: int | None = Non
     else:
         cycles = math.ceil(work.macs / compute.vector_lanes)
     onchip = work.input_bytes + work.output_bytes + work.weight_bytes - streamed_bytes
-    return bounded(work, cycles, hw.clock, (onchip, hw.memory.onchip_bandwidth),
-                   (streamed_bytes, hw.link.bandwidth), streamed=streamed_bytes)
+    run = bounded(work, cycles, hw.clock, (onchip, hw.memory.onchip_bandwidth),
+                  (streamed_bytes, hw.link.bandwidth), streamed=streamed_bytes)
+    # The program arrives before the node can start, so its transfer adds to the node's time.
+    total = run.cycles + cycles_for(compute.instruction_bytes / hw.link.bandwidth, hw.clock)
+    return dataclasses.replace(run, cycles=total, seconds=total / hw.clock)
+
+
+def parameter_cache_left(works: Sequence[NodeWork], hw: HardwareConfig) -> int:
+    """Bytes of memory.param_cache left for weights once the largest activation working set is on chip."""
+    working_set = max((w.input_bytes + w.output_bytes for w in works), default=0)
+    return max(0, hw.memory.param_cache - max(0, working_set - hw.memory.onchip))
 
 
 def costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
     """Costs of a model's nodes in order, sharing the parameter cache as the Edge TPU compiler does."""
-    streamed = streamed_parameters(works, hw.memory.param_cache)
+    streamed = streamed_parameters(works, parameter_cache_left(works, hw))
     return [cost(w, hw, streamed_bytes=s) for w, s in zip(works, streamed)]
 
 

@@ -153,7 +153,8 @@ def test_schema_rows_come_from_the_field_specs():
     assert rows["compute.dataflow"][1].startswith("os, ws or is: ")
     assert rows["compute.simd_bits"] == ("cpu", "whole number >= 8, multiple of 8: SIMD register width in bits")
     assert rows["compute.efficiency"] == ("vector, cpu", "number in (0, 1] (default 1.0): fraction of peak reached")
-    assert set(rows) == {"compute.rows", "compute.cols", "compute.dataflow", "compute.vector_lanes", "compute.lanes",
+    assert set(rows) == {"compute.rows", "compute.cols", "compute.dataflow", "compute.vector_lanes",
+                         "compute.instruction_bytes", "compute.lanes",
                          "compute.contexts", "compute.efficiency", "compute.simd_bits", "compute.macs_per_cycle"}
 
 

@@ -23,9 +23,9 @@ node takes the longest of the three.
 What the parameter cache holds (`costs`): activations come first. The largest working set
 of any node (its inputs and outputs, which must be on chip together) takes whatever it
 needs beyond memory.onchip out of memory.param_cache; the rest is filled with weights in
-model order (see `accelsim.cost.streamed_parameters`). That is what the Edge TPU compiler
-reports: "on-chip memory available for caching model parameters" is ~7-8 MiB for small
-activations and drops to ~1-2 MiB for models with large ones.
+model order (see `accelsim.cost.streamed_parameters`). The Edge TPU compiler behaves so: its
+"on-chip memory available for caching model parameters" is 7-8 MiB for most models, as low
+as 1.1-1.9 MiB for some, and a model whose activations do not fit fails to compile.
 
 The node's program (compute.instruction_bytes) crosses the link before it runs, at every
 invocation; the Edge TPU's runtime sends the instruction stream with each inference.

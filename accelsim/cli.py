@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import accelsim
@@ -230,22 +231,25 @@ def delegate_registry():
     return registry
 
 
-def _progress_printer(stream=None) -> Callable[[int, int, str], None]:
-    stream = stream or sys.stderr
-    tty = stream.isatty()
+@contextlib.contextmanager
+def _progress_bar(unit: str, stream=None) -> Iterator[Callable[[int, int, str], None]]:
+    """A progress callback (done, total, label) drawing a tqdm bar on a terminal, and nothing on a pipe or file."""
+    from tqdm import tqdm
+
+    bar = None
 
     def show(done: int, total: int, label: str) -> None:
-        width = 30
-        filled = int(width * done / total) if total else width
-        bar = "#" * filled + "." * (width - filled)
-        line = f"[{bar}] {done}/{total} {label}"
-        if tty:
-            stream.write("\r" + line[:120].ljust(120) + ("\n" if done == total else ""))
-        else:
-            stream.write(line + "\n")
-        stream.flush()
+        nonlocal bar
+        if bar is None:  # disable=None: tqdm stays silent unless the stream is a terminal
+            bar = tqdm(total=total, unit=unit, file=stream or sys.stderr, disable=None, dynamic_ncols=True)
+        bar.set_postfix_str(label, refresh=False)
+        bar.update(done - bar.n)
 
-    return show
+    try:
+        yield show
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 _DEFAULT_EXPERIMENT = Path(__file__).resolve().parent.parent / "examples" / "default.yaml"
@@ -260,8 +264,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise ConfigError([f"no experiment given, and the default {_DEFAULT_EXPERIMENT} is not there (it comes with "
                            "the source checkout); pass an experiment YAML"])
     experiment = load_experiment(path)
-    outcome = run_experiment(experiment, args.out, jobs=args.jobs, use_cache=not args.no_cache,
-                             progress=_progress_printer(), should_stop=lambda: _STOP["requested"])
+    with _progress_bar("point") as progress:
+        outcome = run_experiment(experiment, args.out, jobs=args.jobs, use_cache=not args.no_cache,
+                                 prune_cache=args.prune_cache, progress=progress,
+                                 should_stop=lambda: _STOP["requested"])
+    for warning in outcome.warnings:
+        print(f"accelsim run: warning: {warning}", file=sys.stderr)
     print(f"{len(outcome.records)} design points ({outcome.cached} cached, {outcome.computed} run, "
           f"{outcome.failed} failed) -> {outcome.out_dir}")
     for kind in ("html", "md", "json", "csv"):
@@ -269,10 +277,32 @@ def _cmd_run(args: argparse.Namespace) -> int:
             print(f"  {kind}: {outcome.outputs[kind]}")
     plots = sum(1 for k in outcome.outputs if k.startswith("plots/"))
     traces = sum(1 for k in outcome.outputs if k.startswith("traces/"))
-    print(f"  {plots} plots in {outcome.out_dir / 'plots'}, {traces} Chrome traces in {outcome.out_dir / 'traces'}")
+    layers = sum(1 for k in outcome.outputs if k.startswith("layers/"))
+    print(f"  {plots} plots in {outcome.out_dir / 'plots'}, {traces} Chrome traces in {outcome.out_dir / 'traces'}, "
+          f"{layers} per-node tables in {outcome.out_dir / 'layers'}")
+    if outcome.pruned:
+        print(f"  cache: removed {outcome.stale} stale entries (design points no longer in the experiment)")
+    else:
+        print(f"  cache: {outcome.stale} stale entries (design points no longer in the experiment)"
+              + ("; --prune-cache removes them" if outcome.stale else ""))
     if outcome.missing:
         print(f"  {len(outcome.missing)} design points are missing; run again to complete them")
+    if outcome.failed:
+        print(_failure_line(outcome))
     return 1 if outcome.failed else 0
+
+
+def _failure_line(outcome) -> str:
+    """The last line of a run with failed points: how many, the first one's error, and where all are listed."""
+    from accelsim.report import point_label
+
+    first = next(r for r in outcome.records if r["status"] != "ok")
+    where = [str(outcome.outputs[k]) for k in ("md", "html") if k in outcome.outputs]
+    listed = (f"all are listed under 'Failed design points' in {' and '.join(where)}" if where else
+              f"all are in {outcome.outputs['json']}" if "json" in outcome.outputs else
+              f"all are in {outcome.outputs['csv']} (status error)")
+    return (f"{outcome.failed} of {len(outcome.records)} design points failed; first: {point_label(first)}: "
+            f"{first['error']}; {listed}")
 
 
 def _wallclock(interpreter, inputs, runs: int) -> list[float]:
@@ -371,14 +401,15 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
               f"transfer {p.transfer * 1e6:.1f} us, overhead {p.overhead * 1e6:.1f} us")
     if args.enable_op_profiling:
         print("Operator-wise profiling (simulated):")
-        print(f"{'[node type]':>26} {'[first]':>10} {'[avg ms]':>10} {'[%]':>8} {'[cdf%]':>8} {'[times called]':>15}"
+        # µs with 3 decimals, not benchmark_model's ms with 4: simulated nodes often take under a microsecond.
+        print(f"{'[node type]':>26} {'[first]':>10} {'[avg us]':>10} {'[%]':>8} {'[cdf%]':>8} {'[times called]':>15}"
               f"  [name]")
         for row in profile:
-            print(f"{row['op']:>26} {row['first_ms']:10.4f} {row['avg_ms']:10.4f} {row['pct']:7.3f}% "
+            print(f"{row['op']:>26} {row['first_ms'] * 1e3:10.3f} {row['avg_ms'] * 1e3:10.3f} {row['pct']:7.3f}% "
                   f"{row['cdf_pct']:7.3f}% {row['times_called']:15d}  node {row['node']} on {row['unit']}")
         print("Summary by node type (simulated):")
         for row in summary:
-            print(f"{row['op']:>26} {row['count']:10d} {row['avg_ms']:10.4f} {row['pct']:7.3f}% "
+            print(f"{row['op']:>26} {row['count']:10d} {row['avg_ms'] * 1e3:10.3f} {row['pct']:7.3f}% "
                   f"{row['cdf_pct']:7.3f}% {row['times_called']:15d}")
     return 0
 
@@ -387,7 +418,8 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     from accelsim.diff import inference_diff
 
     system = _system(args.host, args.hw)
-    report = inference_diff(args.model, system, args.num_runs, args.seed, progress=_progress_printer())
+    with _progress_bar("run") as progress:
+        report = inference_diff(args.model, system, args.num_runs, args.seed, progress=progress)
     if args.json:
         print(json.dumps({"model": report.model, "accelerators": list(report.accelerators),
                           "num_runs": report.num_runs,
@@ -495,6 +527,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="report folder (default: reports/<experiment name>)")
     p.add_argument("--jobs", type=_positive, default=None, help="worker processes (default: number of cores)")
     p.add_argument("--no-cache", action="store_true", help="recompute every design point")
+    p.add_argument("--prune-cache", action="store_true",
+                   help="remove cache entries of design points the experiment no longer has")
     p.set_defaults(func=_cmd_run)
 
     p = sub.add_parser("benchmark", help="benchmark_model's job: wall-clock statistics and simulated latency",

@@ -22,7 +22,12 @@ A sweep over an accelerator's key applies to the variants that contain that acce
 variants without it run once. `host.<key path>` sweeps the host. Every point is cached under
 `<out>/cache/<id>.json` by a hash of (model bytes, resolved configs, options, accelsim
 version), written atomically as soon as it finishes, so a re-run skips finished points and an
-interrupted run loses nothing. A failing point is recorded with its error.
+interrupted run loses nothing. Entries of points the experiment no longer has are counted as
+stale, and removed when asked (`prune_cache`). A failing point is recorded with its error.
+
+`<out>` defaults to reports/<name>/. `<out>/experiment.json` records which experiment file the
+report belongs to: when another file of the same name already owns reports/<name>/, the run
+writes to reports/<name>-<hash of its path>/ instead and says so, rather than overwrite it.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ import itertools
 import json
 import logging
 import os
-import tempfile
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +49,7 @@ from typing import Any, Protocol
 
 import accelsim
 from accelsim.config import ConfigError, System, apply_overrides, load_hardware, load_system, read_document
+from accelsim.files import write_atomic
 from accelsim.sim import SCHEDULES
 from runtime.errors import AccelsimError
 
@@ -492,19 +498,52 @@ class RunOutcome:
     failed: int
     outputs: dict[str, Path] = field(default_factory=dict)
     out_dir: Path | None = None
+    stale: int = 0  # cache entries of points this experiment no longer has
+    pruned: bool = False  # whether those entries were removed
+    warnings: tuple[str, ...] = ()
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file in the same folder and os.replace, so readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+OWNER_FILE = "experiment.json"
+_CACHE_ENTRY = re.compile(r"^[0-9a-f]{16}\.json$")
+
+
+def _owner(folder: Path) -> str | None:
+    """The experiment file whose report `folder` holds, if it says so."""
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        data = json.loads((folder / OWNER_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data.get("source") if isinstance(data, dict) else None
+
+
+def report_folder(experiment: Experiment, out_dir: str | Path | None = None) -> tuple[Path, str | None]:
+    """Where a run of `experiment` writes, and a warning when that folder holds another experiment file's report.
+
+    Without `out_dir`, reports/<name>/ — unless another file named the same owns it; then
+    reports/<name>-<8 hex digits of this file's path>/, so neither report overwrites the other.
+    """
+    source = str(Path(experiment.source).resolve())
+    if out_dir is not None:
+        folder = Path(out_dir)
+        owner = _owner(folder)
+        if owner is not None and owner != source:
+            return folder, f"{folder} held the report of {owner}; it now holds the report of {source}"
+        return folder, None
+    folder = Path("reports") / experiment.name
+    owner = _owner(folder)
+    if owner is None or owner == source:
+        return folder, None
+    own = folder.with_name(f"{experiment.name}-{hashlib.sha256(source.encode()).hexdigest()[:8]}")
+    return own, (f"{folder} holds the report of {owner}, another experiment named {experiment.name!r}; this "
+                 f"report goes to {own} (rename one of the experiments, or pass --out)")
+
+
+def stale_cache_entries(cache: Path, points: Sequence[DesignPoint]) -> list[Path]:
+    """Cache files of design points that are not among `points` (the experiment changed since they ran)."""
+    if not cache.is_dir():
+        return []
+    ids = {p.id for p in points}
+    return sorted(f for f in cache.iterdir() if _CACHE_ENTRY.match(f.name) and f.stem not in ids)
 
 
 def _load_cached(path: Path) -> dict | None:
@@ -516,7 +555,7 @@ def _load_cached(path: Path) -> dict | None:
 
 
 def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *, jobs: int | None = None,
-                   executor: Executor | None = None, use_cache: bool = True,
+                   executor: Executor | None = None, use_cache: bool = True, prune_cache: bool = False,
                    progress: Callable[[int, int, str], None] | None = None,
                    should_stop: Callable[[], bool] = lambda: False) -> RunOutcome:
     """Run every design point not already cached, then write the report.
@@ -525,12 +564,22 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
     which survives signals that land where Python swallows exceptions, such as finalizers)
     stops the run after saving what finished: the report is still written and lists the
     missing points, then KeyboardInterrupt propagates.
+
+    The report goes to report_folder(experiment, out_dir); its warning, if any, is in the
+    outcome's `warnings`. Cache entries of points the experiment no longer has are counted in
+    `stale`, and removed first with `prune_cache`.
     """
     from accelsim.report import write_report
 
-    out = Path(out_dir) if out_dir is not None else Path("reports") / experiment.name
+    out, warning = report_folder(experiment, out_dir)
     cache = out / "cache"
     points = design_points(experiment)
+    write_atomic(out / OWNER_FILE, json.dumps({"name": experiment.name,
+                                                "source": str(Path(experiment.source).resolve())}, indent=2) + "\n")
+    stale = stale_cache_entries(cache, points)
+    if prune_cache:
+        for f in stale:
+            f.unlink()
     options = {v.name: dict(v.options) for v in experiment.variants}
     done: dict[str, dict] = {}
     for p in points:
@@ -587,15 +636,23 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
     written = write_report(out, experiment.name, records, formats=experiment.reports,
                            missing=[{"id": p.id, "model_name": Path(p.model).stem, "variant": p.variant,
                                      "sweep": dict(p.sweep)} for p in missing],
-                           experiment={"source": experiment.source, "points": len(points)})
+                           experiment=report_context(experiment, len(points)))
     outcome = RunOutcome(records, missing, n_cached, len(records) - n_cached,
-                         sum(1 for r in records if r["status"] != "ok"), written, out)
+                         sum(1 for r in records if r["status"] != "ok"), written, out, len(stale), prune_cache,
+                         (warning,) if warning else ())
     if isinstance(interrupted, KeyboardInterrupt):
         raise interrupted
     if interrupted is not None:
         raise AccelsimError(f"a worker process died ({interrupted}); {len(missing)} design points are missing "
                             f"from {out}; run again to complete them") from interrupted
     return outcome
+
+
+def report_context(experiment: Experiment, n_points: int) -> dict[str, Any]:
+    """What write_report needs to know of the experiment: its file, size, and the file's order of names."""
+    return {"source": experiment.source, "points": n_points,
+            "models": list(dict.fromkeys(Path(m).stem for m in experiment.models)),
+            "variants": [v.name for v in experiment.variants], "sweep_keys": [k for k, _ in experiment.sweeps]}
 
 
 def _fill_speedups(records: Sequence[dict]) -> None:

@@ -2,7 +2,8 @@
 
 Figures are drawn on matplotlib's Agg canvas directly (no pyplot, no global backend switch)
 inside a fixed rc context, and saved without the "Software" metadata, so the same records
-give the same PNG on the same matplotlib and fonts.
+give the same PNG on the same matplotlib and fonts. A sweep plot also says where each of its
+data points landed in the image (`Spot`), so that the HTML report can name them on hover.
 """
 
 from __future__ import annotations
@@ -45,6 +46,24 @@ _PARSERS = (units.parse_rate, units.parse_size, units.parse_time, units.parse_fr
 _FLAT_STYLES = ("--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)))
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 _UNIT = re.compile(r"^\s*[-+0-9.eE]*\s*(.*?)\s*$")
+LOG_SPAN = 30.0  # a y axis whose values span more than this factor is logarithmic, so small models stay visible
+
+
+@dataclass(frozen=True)
+class Spot:
+    """Where a data point landed in a figure, as fractions of the image's width and height from its top left."""
+
+    x: float
+    y: float
+    label: str
+
+
+@dataclass(frozen=True)
+class Picture:
+    """A figure as PNG bytes and the data points it shows, for hover labels."""
+
+    png: bytes
+    spots: tuple[Spot, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -176,56 +195,124 @@ def sweep_axis(key: str, values: Sequence[Any]) -> SweepAxis:
 
 @dataclass(frozen=True)
 class SweepLine:
-    """One model × variant (× other swept values) across the swept key; `flat` is a point that was not swept."""
+    """One model × variant (× other swept values) across the swept key; `flat` is a point that was not swept.
+
+    `speedup` holds None where the point has no CPU-only baseline; `names` is each point's full
+    name for hover labels.
+    """
 
     model: str
     label: str
     values: tuple[Any, ...]
     latency_us: tuple[float, ...]
     overhead_pct: tuple[float, ...]
+    speedup: tuple[float | None, ...] = ()
+    names: tuple[str, ...] = ()
     flat: bool = False
 
 
-def sweep_png(key: str, lines: Sequence[SweepLine], axis: SweepAxis) -> bytes:
-    """Latency (top) and partition overhead % (bottom) against the swept value, one line per SweepLine."""
-    with matplotlib.rc_context(_RC):
-        fig = Figure(figsize=(11, 7), layout="constrained")
-        top, bottom = fig.subplots(2, 1, sharex=True)
-        models = list(dict.fromkeys(line.model for line in lines))
-        palette = matplotlib.colormaps["tab10" if len(models) <= 10 else "tab20"].colors
-        color = {m: palette[k % len(palette)] for k, m in enumerate(models)}
-        xs_all = sorted(set(axis.positions.values()))
-        swept_seen: dict[str, int] = defaultdict(int)
-        flat_seen: dict[str, int] = defaultdict(int)
-        for line in lines:
-            # Colour says which model; solid lines with markers are swept, dashed styles are not.
-            if line.flat:
-                style = _FLAT_STYLES[flat_seen[line.model] % len(_FLAT_STYLES)]
-                flat_seen[line.model] += 1
-                top.axhline(line.latency_us[0], color=color[line.model], linestyle=style, linewidth=1.2,
-                            label=f"{line.label} (not swept)")
-                continue
-            marker = _MARKERS[swept_seen[line.model] % len(_MARKERS)]
-            swept_seen[line.model] += 1
-            xs = [axis.positions[str(v)] for v in line.values]
-            top.plot(xs, line.latency_us, marker=marker, color=color[line.model], label=line.label)
-            bottom.plot(xs, line.overhead_pct, marker=marker, color=color[line.model])
-        for ax in (top, bottom):
-            if axis.log:
-                ax.set_xscale("log")
-            ax.set_xticks(xs_all)
-            ax.minorticks_off()
-        labels = {x: v for v, x in axis.positions.items()}
-        bottom.set_xticklabels([labels[x] for x in xs_all])
-        top.set_ylabel("end-to-end latency (µs)")
-        top.set_ylim(bottom=0)
-        bottom.set_ylabel("partition overhead (% of latency)")
-        top_pct = max([1.0, *(p for ln in lines if not ln.flat for p in ln.overhead_pct)]) * 1.15
-        bottom.set_ylim(-0.03 * top_pct, top_pct)  # a little below 0 so points at 0 % show whole
-        bottom.set_xlabel(axis.label)
-        top.set_title(f"Sweep of {key}", loc="left")
-        if len(xs_all) == 1:  # one value: centre it instead of matplotlib's degenerate limits
-            bottom.set_xlim(xs_all[0] - 1, xs_all[0] + 1)
-        fig.legend(*top.get_legend_handles_labels(), loc="outside right upper", frameon=False)
-        return _png(fig)
+def _log_worthy(values: Sequence[float]) -> bool:
+    positive = [v for v in values if v > 0]
+    return bool(positive) and max(positive) / min(positive) > LOG_SPAN
 
+
+def _spots(fig: Figure, placed: Sequence[tuple[Any, float, float, str]]) -> tuple[Spot, ...]:
+    """Data points (axes, x, y, label) as fractions of the drawn figure, top left origin."""
+    width, height = fig.bbox.width, fig.bbox.height
+    out = []
+    for ax, x, y, label in placed:
+        px, py = ax.transData.transform((x, y))
+        out.append(Spot(round(float(px / width), 4), round(float(1 - py / height), 4), label))
+    return tuple(out)
+
+
+def sweep_png(key: str, lines: Sequence[SweepLine], axis: SweepAxis) -> Picture:
+    """The sweep figure (see sweep_figure) as a PNG, with where each data point landed in it."""
+    with matplotlib.rc_context(_RC):
+        fig, placed = sweep_figure(key, lines, axis)
+        png = _png(fig)  # draws the final layout, which the spots are read from
+        return Picture(png, _spots(fig, placed))
+
+
+def sweep_figure(key: str, lines: Sequence[SweepLine], axis: SweepAxis) -> tuple[Figure, list[tuple]]:
+    """Latency, speed-up vs CPU only (when there is a baseline) and partition overhead % against the swept value.
+
+    Latency and speed-up axes turn logarithmic when their values span more than LOG_SPAN, so a
+    fast small model is not flattened against a slow big one.
+
+    Returns:
+        The figure (draw it inside matplotlib.rc_context(_RC), as sweep_png does), and each data
+        point as (axes, x, y, hover label).
+    """
+    has_speedup = any(s is not None for ln in lines for s in ln.speedup)
+    fig = Figure(figsize=(11, 9.5 if has_speedup else 7), dpi=DPI, layout="constrained")
+    axes = fig.subplots(3 if has_speedup else 2, 1, sharex=True)
+    top, bottom = axes[0], axes[-1]
+    middle = axes[1] if has_speedup else None
+    models = list(dict.fromkeys(line.model for line in lines))
+    palette = matplotlib.colormaps["tab10" if len(models) <= 10 else "tab20"].colors
+    color = {m: palette[k % len(palette)] for k, m in enumerate(models)}
+    xs_all = sorted(set(axis.positions.values()))
+    swept_seen: dict[str, int] = defaultdict(int)
+    flat_seen: dict[str, int] = defaultdict(int)
+    placed: list[tuple[Any, float, float, str]] = []
+    for line in lines:
+        names = line.names or (line.label,) * len(line.latency_us)
+        speedups = line.speedup or (None,) * len(line.latency_us)
+        # Colour says which model; solid lines with markers are swept, dashed styles are not.
+        if line.flat:
+            style = _FLAT_STYLES[flat_seen[line.model] % len(_FLAT_STYLES)]
+            flat_seen[line.model] += 1
+            top.axhline(line.latency_us[0], color=color[line.model], linestyle=style, linewidth=1.2,
+                        label=f"{line.label} (not swept)")
+            placed.append((top, xs_all[0], line.latency_us[0], _tip(names[0], line.latency_us[0], speedups[0])))
+            if middle is not None and speedups[0] is not None:
+                middle.axhline(speedups[0], color=color[line.model], linestyle=style, linewidth=1.2)
+            continue
+        marker = _MARKERS[swept_seen[line.model] % len(_MARKERS)]
+        swept_seen[line.model] += 1
+        xs = [axis.positions[str(v)] for v in line.values]
+        top.plot(xs, line.latency_us, marker=marker, color=color[line.model], label=line.label)
+        bottom.plot(xs, line.overhead_pct, marker=marker, color=color[line.model])
+        placed += [(top, x, y, _tip(n, y, s)) for x, y, n, s in zip(xs, line.latency_us, names, speedups)]
+        if middle is not None and any(s is not None for s in speedups):
+            known = [(x, s, n, y) for x, s, n, y in zip(xs, speedups, names, line.latency_us) if s is not None]
+            middle.plot([k[0] for k in known], [k[1] for k in known], marker=marker, color=color[line.model])
+            placed += [(middle, x, sp, _tip(n, y, sp)) for x, sp, n, y in known]
+    for ax in axes:
+        if axis.log:
+            ax.set_xscale("log")
+        ax.set_xticks(xs_all)
+        ax.minorticks_off()
+    labels = {x: v for v, x in axis.positions.items()}
+    bottom.set_xticklabels([labels[x] for x in xs_all])
+    latencies = [v for ln in lines for v in ln.latency_us]
+    top.set_ylabel("end-to-end latency (µs)")
+    if _log_worthy(latencies):
+        top.set_yscale("log")
+        top.set_ylabel("end-to-end latency (µs, log scale)")
+    else:
+        top.set_ylim(bottom=0)
+    if middle is not None:
+        speeds = [s for ln in lines for s in ln.speedup if s is not None]
+        middle.axhline(1.0, color="black", linewidth=0.8, alpha=0.6)
+        middle.set_ylabel("speed-up vs CPU only (×)")
+        if _log_worthy([*speeds, 1.0]):
+            middle.set_yscale("log")
+            middle.set_ylabel("speed-up vs CPU only (×, log scale)")
+        else:
+            middle.set_ylim(bottom=0)
+    bottom.set_ylabel("partition overhead (% of latency)")
+    top_pct = max([1.0, *(p for ln in lines if not ln.flat for p in ln.overhead_pct)]) * 1.15
+    bottom.set_ylim(-0.03 * top_pct, top_pct)  # a little below 0 so points at 0 % show whole
+    bottom.set_xlabel(axis.label)
+    top.set_title(f"Sweep of {key}", loc="left")
+    if len(xs_all) == 1:  # one value: centre it instead of matplotlib's degenerate limits
+        bottom.set_xlim(xs_all[0] - 1, xs_all[0] + 1)
+    fig.legend(*top.get_legend_handles_labels(), loc="outside right upper", frameon=False)
+    return fig, placed
+
+
+def _tip(name: str, latency_us: float, speedup: float | None) -> str:
+    speed = f", {speedup:.2f}× vs CPU only" if speedup is not None else ""
+    return f"{name}\n{latency_us:,.2f} µs{speed}"

@@ -2,16 +2,22 @@
 
 Layout of `<out_dir>` (normally reports/<experiment>/):
 
-    report.md, report.html   summary, per-point details, rejected nodes, numerics, failures, missing points
+    report.md                summary, breakdown, sweeps, and per shown point its totals, partitions,
+                             rejected nodes and numerics; failures; missing points
+    report.html              the same plus every shown point's per-node table and op profile (collapsed);
+                             tables sort on a click on their heading and filter as you type; sweep plot
+                             points name themselves on hover; one self-contained file
     results.json             {"experiment", "points": every record, "missing": points that did not finish}
     results.csv              one row per design point, columns accelsim.results.CSV_COLUMNS
+    layers/<slug>.csv        one row per node of every simulated point, columns accelsim.results.LAYER_COLUMNS
     plots/                   breakdown.png, gantt_<slug>.png (points shown in detail), sweep_<key>.png
     traces/<slug>.json       Chrome trace events of every simulated point (Perfetto, chrome://tracing)
 
-Every number comes from the records (accelsim.results), so the files agree. Files are written
-atomically, and md/json/csv depend only on the inputs (no timestamps): the same records give
-the same bytes. Plots and traces from an earlier report that this one does not produce are
-removed, so the folder never mixes two runs.
+Every number comes from the records (accelsim.results), so the files agree. Models, variants and
+sweep keys appear in the experiment file's order when the caller passes it (else alphabetically).
+Files are written atomically, and md/json/csv depend only on the inputs (no timestamps): the same
+records give the same bytes. Plots, traces and layer tables from an earlier report that this one
+does not produce are removed, so the folder never mixes two runs.
 """
 
 from __future__ import annotations
@@ -22,9 +28,7 @@ import html
 import io
 import itertools
 import json
-import os
 import re
-import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -32,13 +36,17 @@ from pathlib import Path
 from typing import Any
 
 from accelsim import plots
-from accelsim.results import CSV_COLUMNS
+from accelsim.files import write_atomic
+from accelsim.results import CSV_COLUMNS, LAYER_COLUMNS, layer_rows
 from accelsim.trace import trace_document
 
 FORMATS = ("md", "html", "json", "csv")
 TOP_BY_TIME = 10  # StatSummarizerOptions' default time_limit: benchmark_model lists the 10 slowest nodes
 _LONG_NODE_LIST = 8  # rejected nodes listed one by one up to this many, as index ranges beyond
-_GENERATED = (("plots", re.compile(r"^(gantt_.+|sweep_.+|breakdown)\.png$")), ("traces", re.compile(r"^.+\.json$")))
+_LONG_VALUE_LIST = 8  # sweep values listed one by one in the summary up to this many, as a range beyond
+BREAKDOWN_MAX_BARS = 40  # more ok points than this: the breakdown chart shows only the points shown in detail
+_GENERATED = (("plots", re.compile(r"^(gantt_.+|sweep_.+|breakdown)\.png$")), ("traces", re.compile(r"^.+\.json$")),
+              ("layers", re.compile(r"^.+\.csv$")))
 
 
 # -- document model: built once, rendered as Markdown and as HTML ----------------------------------
@@ -60,7 +68,8 @@ class Para:
 class Table:
     headers: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
-    numeric: tuple[bool, ...]  # right-aligned columns
+    numeric: tuple[bool, ...]  # right-aligned columns, sorted as numbers
+    interactive: bool = False  # in HTML: sorts on a click on a heading, with a filter box
 
 
 @dataclass(frozen=True)
@@ -72,20 +81,39 @@ class Pre:
 class Image:
     path: str  # relative to the report folder
     alt: str
+    spots: tuple[plots.Spot, ...] = ()  # in HTML: points that name themselves on hover
 
 
-Block = Heading | Para | Table | Pre | Image
+@dataclass(frozen=True)
+class Section:
+    """A titled part that HTML shows as a collapsible <details>; Markdown shows it unless `html_only`."""
+
+    heading: Heading
+    body: tuple[Block, ...]
+    open: bool = True
+    html_only: bool = False
 
 
-def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], numeric: Sequence[bool]) -> Table:
-    return Table(tuple(headers), tuple(tuple(r) for r in rows), tuple(numeric))
+Block = Heading | Para | Table | Pre | Image | Section
+
+
+def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], numeric: Sequence[bool], *,
+           interactive: bool = False) -> Table:
+    return Table(tuple(headers), tuple(tuple(r) for r in rows), tuple(numeric), interactive)
 
 
 def render_markdown(blocks: Sequence[Block]) -> str:
     """GitHub-flavoured Markdown: padded pipe tables, fenced text blocks, images by relative path."""
+    return "\n\n".join(_markdown_blocks(blocks)) + "\n"
+
+
+def _markdown_blocks(blocks: Sequence[Block]) -> list[str]:
     out: list[str] = []
     for b in blocks:
-        if isinstance(b, Heading):
+        if isinstance(b, Section):
+            if not b.html_only:
+                out += _markdown_blocks([b.heading, *b.body])
+        elif isinstance(b, Heading):
             out.append(f"{'#' * b.level} {b.text}")
         elif isinstance(b, Para):
             out.append(b.text)
@@ -95,7 +123,7 @@ def render_markdown(blocks: Sequence[Block]) -> str:
             out.append(f"![{b.alt}]({b.path})")
         else:
             out.append(_markdown_table(b))
-    return "\n\n".join(out) + "\n"
+    return out
 
 
 def _markdown_table(t: Table) -> str:
@@ -120,38 +148,126 @@ body { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans
 h1 { border-bottom: 2px solid #d0d7de; padding-bottom: .3em; }
 h2 { border-bottom: 1px solid #d0d7de; padding-bottom: .2em; margin-top: 2em; }
 h3 { margin-top: 2em; background: #f6f8fa; padding: .3em .5em; border-left: 4px solid #4C72B0; }
+details > summary { cursor: pointer; }
+details > summary > h2, details > summary > h3, details > summary > h4 { display: inline-block; margin-bottom: .3em; }
+details > summary > h2 { width: calc(100% - 1.5em); }
+details > summary > h3 { width: calc(100% - 2.5em); margin-top: 1.2em; }
 table { border-collapse: collapse; margin: .8em 0; font-size: 13px; max-width: 100%; }
 th, td { border: 1px solid #d0d7de; padding: 3px 9px; vertical-align: top; }
 th { background: #eef1f4; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 th.num { text-align: right; }
 tbody tr:nth-child(even) { background: #f8f9fa; }
+table.interactive th { cursor: pointer; user-select: none; }
+table.interactive th::after { content: " \\2195"; color: #8c959f; }
+table.interactive th[aria-sort="ascending"]::after { content: " \\25B2"; color: #1f2328; }
+table.interactive th[aria-sort="descending"]::after { content: " \\25BC"; color: #1f2328; }
+input.filter { font: inherit; font-size: 13px; padding: 2px 6px; margin-top: .5em; width: 22em; }
+span.count { font-size: 13px; color: #57606a; margin-left: .8em; }
 pre { background: #f6f8fa; border: 1px solid #d0d7de; padding: .8em; overflow-x: auto; font-size: 12px;
       line-height: 1.3; tab-size: 8; }
-img { max-width: 100%; height: auto; border: 1px solid #d0d7de; margin: .5em 0; }
+figure { margin: .5em 0; }
+div.plot { position: relative; display: inline-block; max-width: 100%; border: 1px solid #d0d7de; }
+div.plot img { display: block; max-width: 100%; height: auto; }
+span.spot { position: absolute; width: 16px; height: 16px; margin: -8px 0 0 -8px; border-radius: 50%; cursor: help; }
+span.spot:hover, span.spot:focus { outline: 2px solid #1f2328; }
+span.spot:hover::after, span.spot:focus::after { content: attr(data-tip); position: absolute; left: 20px; top: -4px;
+      white-space: pre; background: #1f2328; color: #fff; padding: 3px 7px; border-radius: 4px; font-size: 12px;
+      z-index: 2; pointer-events: none; }
+"""
+
+# Sorting and filtering of table.interactive: a click on a heading sorts its rows (numbers as numbers,
+# blanks and dashes last; again to reverse), a filter box above hides rows that do not contain its text.
+# Rows are moved in one DocumentFragment, so a table of thousands of rows re-renders once per action.
+_SCRIPT = """
+"use strict";
+document.querySelectorAll("table.interactive").forEach(function (table) {
+  var body = table.tBodies[0];
+  var rows = Array.prototype.slice.call(body.rows);
+  var texts = rows.map(function (r) { return r.textContent.toLowerCase(); });
+  var filter = document.createElement("input");
+  filter.type = "search";
+  filter.className = "filter";
+  filter.placeholder = "filter " + rows.length + " rows";
+  filter.setAttribute("aria-label", "filter the rows of the table below");
+  var count = document.createElement("span");
+  count.className = "count";
+  table.parentNode.insertBefore(filter, table);
+  table.parentNode.insertBefore(count, table);
+  filter.addEventListener("input", function () {
+    var q = filter.value.trim().toLowerCase(), shown = 0;
+    rows.forEach(function (r, i) { r.hidden = q !== "" && texts[i].indexOf(q) < 0; shown += r.hidden ? 0 : 1; });
+    count.textContent = q === "" ? "" : shown + " of " + rows.length + " rows";
+  });
+  var heads = Array.prototype.slice.call(table.tHead.rows[0].cells);
+  heads.forEach(function (th, col) {
+    th.tabIndex = 0;
+    th.title = "sort by this column";
+    function sort() {
+      var up = th.getAttribute("aria-sort") !== "ascending";
+      var numeric = th.classList.contains("num");
+      var keys = rows.map(function (r, i) {
+        var t = r.cells[col].textContent.trim();
+        var n = numeric ? parseFloat(t.replace(/[,\\u00d7%\\s]/g, "")) : NaN;
+        return {row: r, i: i, blank: numeric ? isNaN(n) : t === "" || t === "\\u2014", n: n, t: t};
+      });
+      keys.sort(function (a, b) {
+        if (a.blank !== b.blank) { return a.blank ? 1 : -1; }
+        var c = a.blank ? 0 : numeric ? a.n - b.n : a.t.localeCompare(b.t, undefined, {numeric: true});
+        return (up ? c : -c) || a.i - b.i;
+      });
+      var fragment = document.createDocumentFragment();
+      keys.forEach(function (k) { fragment.appendChild(k.row); });
+      body.appendChild(fragment);
+      heads.forEach(function (h) { h.removeAttribute("aria-sort"); });
+      th.setAttribute("aria-sort", up ? "ascending" : "descending");
+    }
+    th.addEventListener("click", sort);
+    th.addEventListener("keydown", function (e) {
+      if (e.key === "Enter" || e.key === " ") { e.preventDefault(); sort(); }
+    });
+  });
+});
 """
 
 
 def render_html(blocks: Sequence[Block], title: str, images: dict[str, bytes]) -> str:
-    """One self-contained page: inline CSS, PNGs embedded as data URIs."""
+    """One self-contained page: inline CSS and script, PNGs embedded as data URIs, nothing fetched."""
     esc = html.escape
     out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
-           f"<title>{esc(title)}</title>", f"<style>{_CSS}</style>", "</head>", "<body>"]
+           '<meta name="viewport" content="width=device-width, initial-scale=1">',
+           f"<title>{esc(title)}</title>", f"<style>{_CSS}</style>", "</head>", "<body>",
+           *_html_blocks(blocks, images), f"<script>{_SCRIPT}</script>", "</body>", "</html>"]
+    return "\n".join(out) + "\n"
+
+
+def _html_heading(b: Heading) -> str:
+    anchor = f' id="{html.escape(b.anchor)}"' if b.anchor else ""
+    return f"<h{b.level}{anchor}>{html.escape(b.text)}</h{b.level}>"
+
+
+def _html_blocks(blocks: Sequence[Block], images: dict[str, bytes]) -> list[str]:
+    esc = html.escape
+    out: list[str] = []
     for b in blocks:
-        if isinstance(b, Heading):
-            anchor = f' id="{esc(b.anchor)}"' if b.anchor else ""
-            out.append(f"<h{b.level}{anchor}>{esc(b.text)}</h{b.level}>")
+        if isinstance(b, Section):
+            out += [f"<details{' open' if b.open else ''}>", f"<summary>{_html_heading(b.heading)}</summary>",
+                    *_html_blocks(b.body, images), "</details>"]
+        elif isinstance(b, Heading):
+            out.append(_html_heading(b))
         elif isinstance(b, Para):
             out.append(f"<p>{esc(b.text)}</p>")
         elif isinstance(b, Pre):
             out.append(f"<pre>{esc(b.text)}</pre>")
         elif isinstance(b, Image):
             data = base64.b64encode(images[b.path]).decode("ascii")
-            out.append(f'<figure><img src="data:image/png;base64,{data}" alt="{esc(b.alt)}"></figure>')
+            spots = "".join(f'<span class="spot" tabindex="0" style="left:{s.x * 100:.2f}%;top:{s.y * 100:.2f}%" '
+                            f'data-tip="{esc(s.label)}" aria-label="{esc(s.label)}"></span>' for s in b.spots)
+            out.append(f'<figure><div class="plot"><img src="data:image/png;base64,{data}" alt="{esc(b.alt)}">'
+                       f"{spots}</div></figure>")
         else:
             out.append(_html_table(b))
-    out += ["</body>", "</html>"]
-    return "\n".join(out) + "\n"
+    return out
 
 
 def _html_table(t: Table) -> str:
@@ -161,7 +277,8 @@ def _html_table(t: Table) -> str:
     head = "".join(f"<th{cls(k)}>{html.escape(h)}</th>" for k, h in enumerate(t.headers))
     body = "\n".join("<tr>" + "".join(f"<td{cls(k)}>{html.escape(c)}</td>" for k, c in enumerate(r)) + "</tr>"
                      for r in t.rows)
-    return f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>"
+    table = ' class="interactive"' if t.interactive else ""
+    return f"<table{table}>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>"
 
 
 # -- formatting -------------------------------------------------------------------------------------
@@ -180,8 +297,8 @@ def fmt_speedup(x: float | None) -> str:
 
 
 def sweep_text(sweep: dict[str, Any], sep: str = ", ") -> str:
-    """'k1=v1, k2=v2' in key order, values as written."""
-    return sep.join(f"{k}={v}" for k, v in sorted(sweep.items()))
+    """'k1=v1, k2=v2' in the dict's key order (write_report puts it in the experiment's), values as written."""
+    return sep.join(f"{k}={v}" for k, v in sweep.items())
 
 
 def point_label(rec: dict[str, Any], *, short: bool = False) -> str:
@@ -195,7 +312,7 @@ def point_label(rec: dict[str, Any], *, short: bool = False) -> str:
         head, _, rest = k.partition(".")
         return rest if short and rest and len(accels) == 1 and head == accels[0] else k
 
-    return " | ".join([rec["model_name"], rec["variant"], *(f"{key(k)}={v}" for k, v in sorted(rec["sweep"].items()))])
+    return " | ".join([rec["model_name"], rec["variant"], *(f"{key(k)}={v}" for k, v in rec["sweep"].items())])
 
 
 def ranges(indices: Iterable[int]) -> str:
@@ -223,10 +340,41 @@ def _value_key(value: Any) -> tuple:
     return (0, number[0], str(value)) if number is not None else (1, 0.0, str(value))
 
 
-def sort_key(rec: dict[str, Any]) -> tuple:
-    """(model_name, variant, sweep items with numeric values compared as numbers, model path, id)."""
-    sweep = tuple((k, _value_key(v)) for k, v in sorted(rec["sweep"].items()))
-    return rec["model_name"], rec["variant"], sweep, rec.get("model", ""), rec.get("id", "")
+@dataclass(frozen=True)
+class Order:
+    """The experiment file's order of models (file stems), variants and sweep keys.
+
+    Names it does not list (or all of them, when no order is given) come after, alphabetically.
+    """
+
+    models: tuple[str, ...] = ()
+    variants: tuple[str, ...] = ()
+    keys: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, experiment: dict | None) -> Order:
+        """The order an experiment dict gives under "models", "variants" and "sweep_keys"."""
+        experiment = experiment or {}
+        return cls(*(tuple(experiment.get(k, ())) for k in ("models", "variants", "sweep_keys")))
+
+    @staticmethod
+    def _rank(listed: tuple[str, ...], name: str) -> tuple[int, str]:
+        return (listed.index(name) if name in listed else len(listed)), name
+
+    def sorted(self, names: Iterable[str], kind: str) -> list[str]:
+        """Distinct `names` of one kind ("models", "variants" or "keys") in this order."""
+        listed = getattr(self, kind)
+        return sorted(set(names), key=lambda n: self._rank(listed, n))
+
+    def sweep(self, sweep: dict[str, Any]) -> dict[str, Any]:
+        """The same sweep with its keys in this order."""
+        return {k: sweep[k] for k in self.sorted(sweep, "keys")}
+
+    def key(self, rec: dict[str, Any]) -> tuple:
+        """Sort key: model, variant, sweep values (numbers compared as numbers) in key order, model path, id."""
+        sweep = tuple((self._rank(self.keys, k), _value_key(v)) for k, v in self.sweep(rec["sweep"]).items())
+        return (self._rank(self.models, rec["model_name"]), self._rank(self.variants, rec["variant"]), sweep,
+                rec.get("model", ""), rec.get("id", ""))
 
 
 def _slug(text: str) -> str:
@@ -264,24 +412,30 @@ def _field(text: str, width: int) -> str:
     return "\t" + text.rjust(width)
 
 
+def _us(ms: float) -> str:
+    # The records keep node times to the nanosecond (ms with 6 decimals): µs with 3 decimals shows all of it,
+    # where benchmark_model's ms with 4 decimals would print 0.0000 for most nodes of a small model.
+    return f"{ms * 1e3:.3f}"
+
+
 def _profile_row(row: dict[str, Any], cdf: float) -> str:
     where = row["unit"] if row["partition"] is None else f"{row['unit']} partition {row['partition']}"
-    return (_field(row["op"], 40) + _field(f"{row['first_ms']:.4f}", 9) + _field(f"{row['avg_ms']:.4f}", 9)
+    return (_field(row["op"], 40) + _field(_us(row["first_ms"]), 9) + _field(_us(row["avg_ms"]), 9)
             + _field(f"{row['pct']:.3f}", 7) + "%" + _field(f"{cdf:.3f}", 7) + "%"
             + _field(str(row["times_called"]), 9) + f"\t[{where}]:{row['node']}")
 
 
 def _profile_header(title: str) -> list[str]:
     return [f"============================== {title} ==============================",
-            _field("[node type]", 40) + _field("[first]", 9) + _field("[avg ms]", 9) + _field("[%]", 8)
+            _field("[node type]", 40) + _field("[first]", 9) + _field("[avg µs]", 9) + _field("[%]", 8)
             + _field("[cdf%]", 8) + _field("[times called]", 9) + "\t[Name]"]
 
 
 def op_profile_text(rec: dict[str, Any]) -> str:
-    """The op profile as benchmark_model prints it: Run Order, Top by Computation Time, Summary by node type.
+    """The op profile in benchmark_model's layout: Run Order, Top by Computation Time, Summary by node type.
 
-    The [mem KB] column is left out (nothing is measured); times are ms with 4 decimals, since
-    simulated accelerator nodes often take well under a microsecond.
+    The [mem KB] column is left out (nothing is measured). Times are µs with 3 decimals instead of
+    benchmark_model's ms with 4: simulated accelerator nodes often take well under a microsecond.
     """
     rows = rec["op_profile"]
     lines = ["Operator-wise Profiling Info for Regular Benchmark Runs:", *_profile_header("Run Order")]
@@ -293,10 +447,10 @@ def op_profile_text(rec: dict[str, Any]) -> str:
         lines.append(_profile_row(r, cdf))
     lines += ["", f"Number of nodes executed: {len(rows)}",
               "============================== Summary by node type ==============================",
-              _field("[Node type]", 40) + _field("[count]", 9) + _field("[avg ms]", 10) + _field("[avg %]", 11)
+              _field("[Node type]", 40) + _field("[count]", 9) + _field("[avg µs]", 10) + _field("[avg %]", 11)
               + _field("[cdf %]", 11) + _field("[times called]", 10)]
     for s in rec["op_summary"]:
-        lines.append(_field(s["op"], 40) + _field(str(s["count"]), 9) + _field(f"{s['avg_ms']:.4f}", 10)
+        lines.append(_field(s["op"], 40) + _field(str(s["count"]), 9) + _field(_us(s["avg_ms"]), 10)
                      + _field(f"{s['pct']:.3f}", 10) + "%" + _field(f"{s['cdf_pct']:.3f}", 10) + "%"
                      + _field(str(s["times_called"]), 9))
     return "\n".join(lines)
@@ -305,14 +459,19 @@ def op_profile_text(rec: dict[str, Any]) -> str:
 # -- report sections --------------------------------------------------------------------------------
 
 
-def _names(items: Iterable[str]) -> list[str]:
-    return sorted(set(items))
+def _values_text(values: Iterable[Any]) -> str:
+    """Sweep values in order, or their count and range when there are too many to read."""
+    ordered = sorted(values, key=_value_key)
+    if len(ordered) <= _LONG_VALUE_LIST:
+        return ", ".join(str(v) for v in ordered)
+    return f"{len(ordered)} values from {ordered[0]} to {ordered[-1]}"
 
 
-def _summary_paragraph(name: str, points: Sequence[dict], missing: Sequence[dict], experiment: dict | None) -> str:
+def _summary_paragraph(name: str, points: Sequence[dict], missing: Sequence[dict], experiment: dict | None,
+                       order: Order) -> str:
     everything = [*points, *missing]
-    models = _names(p["model_name"] for p in everything)
-    variants = _names(p["variant"] for p in everything)
+    models = order.sorted((p["model_name"] for p in everything), "models")
+    variants = order.sorted((p["variant"] for p in everything), "variants")
     swept: dict[str, dict[str, Any]] = defaultdict(dict)  # by str(value): values may be lists, not hashable
     for p in everything:
         for k, v in p["sweep"].items():
@@ -323,10 +482,9 @@ def _summary_paragraph(name: str, points: Sequence[dict], missing: Sequence[dict
     text = (f"Experiment {name}{source}: {len(models)} model{'s' * (len(models) != 1)} ({', '.join(models)}) "
             f"on {len(variants)} variant{'s' * (len(variants) != 1)} ({', '.join(variants)})")
     if swept:
-        text += ", sweeping " + "; ".join(
-            f"{k} over {', '.join(str(v) for v in sorted(vals.values(), key=_value_key))}"
-            for k, vals in sorted(swept.items()))
-    schedules = _names(p["schedule"] for p in points)
+        text += ", sweeping " + "; ".join(f"{k} over {_values_text(swept[k].values())}"
+                                          for k in order.sorted(swept, "keys"))
+    schedules = sorted({p["schedule"] for p in points})
     if schedules and "schedule" not in swept:
         text += f"; schedule {', '.join(schedules)}"
     text += (f". {len(everything)} design points: {len(ok)} simulated, {failed} failed, {len(missing)} missing.")
@@ -339,7 +497,7 @@ def _summary_paragraph(name: str, points: Sequence[dict], missing: Sequence[dict
     for model in models:
         accelerated = [p for p in ok if p["model_name"] == model and p["accelerators"]]
         if accelerated:
-            b = min(accelerated, key=lambda p: (p["latency_us"], sort_key(p)))
+            b = min(accelerated, key=lambda p: p["latency_us"])  # ties: the first in report order
             speed = f", speed-up {fmt_speedup(b['speedup'])}" if b["speedup"] is not None else ""
             swept_at = f" at {sweep_text(b['sweep'])}" if b["sweep"] else ""
             best.append(f"{model} on {b['variant']}{swept_at} ({fmt_us(b['latency_us'])} µs{speed})")
@@ -363,7 +521,8 @@ def _summary_table(points: Sequence[dict], keys: Sequence[str]) -> Table:
         else:
             numbers = ["error", "—", "—", "—", "—", "—"]
         rows.append([p["model_name"], p["variant"], *sweep, *numbers])
-    return _table(headers, rows, [False, False, *(False for _ in keys), True, True, True, True, True, True])
+    return _table(headers, rows, [False, False, *(False for _ in keys), True, True, True, True, True, True],
+                  interactive=True)
 
 
 def _point_table(p: dict) -> Table:
@@ -417,17 +576,30 @@ def _numerics_blocks(p: dict) -> list[Block]:
             _table(["Output", "Name", "Avg error", "Std dev", "Max error"], rows, [True, False, True, True, True])]
 
 
-def _detail_blocks(p: dict, slug: str, gantt: str | None) -> list[Block]:
-    blocks: list[Block] = [Heading(3, point_label(p), slug), Para(_point_paragraph(p, f"traces/{slug}.json")),
-                           _point_table(p)]
+_LAYER_HEADERS = {"node": "Node", "op": "Op", "unit": "Unit", "partition": "Partition", "time_us": "Time (µs)",
+                  "pct": "% of node time", "cdf_pct": "Cumulative %", "not_delegated_because": "Not delegated because"}
+
+
+def _layer_table(p: dict) -> Table:
+    """Every node of the point, LAYER_COLUMNS (the columns of layers/<slug>.csv), sortable in HTML."""
+    rows = layer_rows(p)
+    numeric = [bool(rows) and all(isinstance(r[c], (int, float)) or r[c] is None for r in rows)
+               and any(isinstance(r[c], (int, float)) for r in rows) for c in LAYER_COLUMNS]
+    return _table([_LAYER_HEADERS.get(c, c) for c in LAYER_COLUMNS],
+                  [["—" if r[c] is None else str(r[c]) for c in LAYER_COLUMNS] for r in rows], numeric,
+                  interactive=True)
+
+
+def _detail_section(p: dict, slug: str, gantt: plots.Picture | None) -> Section:
+    label = point_label(p)
+    blocks: list[Block] = [Para(_point_paragraph(p, f"traces/{slug}.json")), _point_table(p)]
     if gantt:
-        blocks.append(Image(gantt, f"timeline of {point_label(p)}"))
+        blocks.append(Image(f"plots/gantt_{slug}.png", f"timeline of {label}"))
     blocks.append(Heading(4, "Partitions"))
     if p["partition_table"]:
         blocks.append(_partition_table(p))
     else:
         blocks.append(Para("No delegate partitions: every node ran on the host."))
-    blocks += [Heading(4, "Op profile"), Pre(op_profile_text(p))]
     if p["accelerators"]:
         blocks.append(Heading(4, "Nodes not delegated"))
         if p["rejected"]:
@@ -438,7 +610,13 @@ def _detail_blocks(p: dict, slug: str, gantt: str | None) -> list[Block]:
             blocks.append(Para("None: the accelerators took every node."))
     if p.get("numerics"):
         blocks += _numerics_blocks(p)
-    return blocks
+    blocks += [Para(f"Per node: layers/{slug}.csv (report.html also shows that table and the op profile in "
+                    "benchmark_model's layout)."),
+               Section(Heading(4, f"Per node ({p['total_nodes']} nodes)"), (_layer_table(p),), open=False,
+                       html_only=True),
+               Section(Heading(4, "Op profile (benchmark_model's layout)"), (Pre(op_profile_text(p)),), open=False,
+                       html_only=True)]
+    return Section(Heading(3, label, slug), tuple(blocks))
 
 
 def _sweep_lines(points: Sequence[dict], key: str) -> list[plots.SweepLine]:
@@ -453,24 +631,32 @@ def _sweep_lines(points: Sequence[dict], key: str) -> list[plots.SweepLine]:
         group = sorted(group, key=lambda p: _value_key(p["sweep"][key]))
         lines.append(plots.SweepLine(model, label, tuple(p["sweep"][key] for p in group),
                                      tuple(p["latency_us"] for p in group),
-                                     tuple(p["partition_overhead_pct"] for p in group)))
+                                     tuple(p["partition_overhead_pct"] for p in group),
+                                     tuple(p["speedup"] for p in group), tuple(point_label(p) for p in group)))
     models = {m for m, _, _ in swept}
     for p in points:
         if p["status"] == "ok" and key not in p["sweep"] and p["model_name"] in models:
             lines.append(plots.SweepLine(p["model_name"], point_label(p, short=True), (), (p["latency_us"],),
-                                         (p["partition_overhead_pct"],), flat=True))
+                                         (p["partition_overhead_pct"],), (p["speedup"],), (point_label(p),),
+                                         flat=True))
     return lines
 
 
-def _figures(points: Sequence[dict], names: Sequence[str], shown: Sequence[int],
-             keys: Sequence[str]) -> dict[str, bytes]:
-    """Every plot of the report, by path relative to the report folder."""
+def _breakdown_points(points: Sequence[dict], shown: Sequence[int]) -> list[dict]:
+    """The points of the breakdown chart: every ok point, or those shown in detail when there are too many."""
     ok = [p for p in points if p["status"] == "ok"]
-    figures: dict[str, bytes] = {}
-    if ok:
-        figures["plots/breakdown.png"] = plots.breakdown_png([
+    return ok if len(ok) <= BREAKDOWN_MAX_BARS else [points[k] for k in shown]
+
+
+def _figures(points: Sequence[dict], names: Sequence[str], shown: Sequence[int],
+             keys: Sequence[str]) -> dict[str, plots.Picture]:
+    """Every plot of the report, by path relative to the report folder."""
+    figures: dict[str, plots.Picture] = {}
+    bars = _breakdown_points(points, shown)
+    if bars:
+        figures["plots/breakdown.png"] = plots.Picture(plots.breakdown_png([
             plots.Bar(point_label(p, short=True), p["compute_us"], p["transfer_us"], p["overhead_us"], p["latency_us"],
-                      p["speedup"]) for p in ok])
+                      p["speedup"]) for p in bars]))
     for key in keys:
         lines = _sweep_lines(points, key)
         if any(not ln.flat for ln in lines):
@@ -479,7 +665,7 @@ def _figures(points: Sequence[dict], names: Sequence[str], shown: Sequence[int],
     for k in shown:
         p = points[k]
         title = f"{point_label(p)}: one inference, {fmt_us(p['latency_us'])} µs"
-        figures[f"plots/gantt_{names[k]}.png"] = plots.gantt_png(p, title)
+        figures[f"plots/gantt_{names[k]}.png"] = plots.Picture(plots.gantt_png(p, title))
     return figures
 
 
@@ -487,56 +673,65 @@ _DETAIL_INTRO = (
     "Each point: its totals (compute, transfer and call overhead are busy times summed over resources; "
     "initialization loads the cached parameters once and is not part of the latency; streamed parameters are "
     f"reloaded on every inference), its timeline (events narrower than {plots.MIN_BAR_PX:g} pixels are drawn that "
-    "wide; the trace file opens in https://ui.perfetto.dev or chrome://tracing), its delegate partitions, the op "
-    "profile in benchmark_model's layout (ms; no memory column), the nodes the accelerators did not take and why, "
-    "and the numerics check when the experiment asked for one.")
+    "wide; the trace file opens in https://ui.perfetto.dev or chrome://tracing), its delegate partitions, the "
+    "nodes the accelerators did not take and why, and the numerics check when the experiment asked for one. "
+    "The time of every node is in layers/<point>.csv, and in report.html with the op profile in "
+    "benchmark_model's layout (µs; no memory column).")
 
 
 def build_document(name: str, points: Sequence[dict], missing: Sequence[dict], experiment: dict | None,
-                   names: Sequence[str], figures: dict[str, bytes]) -> list[Block]:
-    """The report's blocks in reading order; `figures` (path -> PNG) decides which images appear."""
-    keys = sorted({k for p in points for k in p["sweep"]})
+                   names: Sequence[str], figures: dict[str, plots.Picture]) -> list[Block]:
+    """The report's blocks in reading order; `figures` decides which images appear.
+
+    `points` and `missing` are in report order with their sweeps in key order (as write_report
+    passes them); `experiment` may give that order (see Order.of).
+    """
+    order = Order.of(experiment)
+    keys = order.sorted((k for p in points for k in p["sweep"]), "keys")
     shown = detailed(points)
     blocks: list[Block] = [Heading(1, f"accelsim report: {name}"),
-                           Para(_summary_paragraph(name, points, missing, experiment)),
-                           Heading(2, "Summary")]
-    if points:
-        blocks.append(_summary_table(points, keys))
-    else:
-        blocks.append(Para("No design point finished."))
+                           Para(_summary_paragraph(name, points, missing, experiment, order))]
+    blocks.append(Section(Heading(2, "Summary"),
+                          (_summary_table(points, keys),) if points else (Para("No design point finished."),)))
     if "plots/breakdown.png" in figures:
-        blocks += [Heading(2, "Latency breakdown"),
-                   Para("Busy time by kind, summed over host, accelerators and links (it exceeds the end-to-end "
-                        "latency, the black mark, where resources overlap)."),
-                   Image("plots/breakdown.png", "latency breakdown per design point")]
+        n_ok = sum(1 for p in points if p["status"] == "ok")
+        n_bars = len(_breakdown_points(points, shown))
+        subset = (f" It shows the {n_bars} points shown in detail below; all {n_ok} are in the summary table."
+                  if n_bars < n_ok else "")
+        blocks.append(Section(Heading(2, "Latency breakdown"), (
+            Para("Busy time by kind, summed over host, accelerators and links (it exceeds the end-to-end "
+                 f"latency, the black mark, where resources overlap).{subset}"),
+            Image("plots/breakdown.png", "latency breakdown per design point"))))
     sweep_plots = [(k, f"plots/sweep_{_slug(k)}.png") for k in keys if f"plots/sweep_{_slug(k)}.png" in figures]
     if sweep_plots:
-        blocks.append(Heading(2, "Sweeps"))
-        for key, path in sweep_plots:
-            blocks.append(Image(path, f"latency and partition overhead against {key}"))
+        blocks.append(Section(Heading(2, "Sweeps"), (
+            Para(f"Latency, speed-up over the CPU-only run of the same model (when the experiment has one) and "
+                 f"partition overhead against each swept key; a latency or speed-up axis is logarithmic when its "
+                 f"values span more than {plots.LOG_SPAN:g}×. In report.html, hovering over a point names it."),
+            *(Image(path, f"latency, speed-up and partition overhead against {key}", figures[path].spots)
+              for key, path in sweep_plots))))
     if shown:
-        blocks += [Heading(2, "Design points in detail"), Para(_DETAIL_INTRO)]
+        body: list[Block] = [Para(_DETAIL_INTRO)]
         n_ok = sum(1 for p in points if p["status"] == "ok")
         if len(shown) < n_ok:
-            blocks.append(Para(f"Swept model × variant pairs are shown at their first and last sweep point only "
-                               f"({len(shown)} of {n_ok} simulated points); every point is in the summary table, "
-                               "results.json, results.csv and traces/."))
-        for k in shown:
-            gantt = f"plots/gantt_{names[k]}.png"
-            blocks += _detail_blocks(points[k], names[k], gantt if gantt in figures else None)
+            body.append(Para(f"Swept model × variant pairs are shown at their first and last sweep point only "
+                             f"({len(shown)} of {n_ok} simulated points); every point is in the summary table, "
+                             "results.json, results.csv, layers/ and traces/."))
+        body += [_detail_section(points[k], names[k], figures.get(f"plots/gantt_{names[k]}.png")) for k in shown]
+        blocks.append(Section(Heading(2, "Design points in detail"), tuple(body)))
     failed = [p for p in points if p["status"] != "ok"]
     if failed:
-        blocks += [Heading(2, "Failed design points"),
-                   _table(["Model", "Variant", "Sweep", "Error"],
-                          [[p["model_name"], p["variant"], sweep_text(p["sweep"]) or "—", p["error"] or "unknown"]
-                           for p in failed], [False] * 4)]
+        blocks.append(Section(Heading(2, "Failed design points"), (
+            _table(["Model", "Variant", "Sweep", "Error"],
+                   [[p["model_name"], p["variant"], sweep_text(p["sweep"]) or "—", p["error"] or "unknown"]
+                    for p in failed], [False] * 4, interactive=True),)))
     if missing:
-        blocks += [Heading(2, "Missing design points"),
-                   Para(f"{len(missing)} design point{'s' * (len(missing) != 1)} did not finish before the run "
-                        f"stopped; run the experiment again to complete {'them' if len(missing) != 1 else 'it'}."),
-                   _table(["Model", "Variant", "Sweep", "Id"],
-                          [[m["model_name"], m["variant"], sweep_text(m["sweep"]) or "—", m["id"]] for m in missing],
-                          [False] * 4)]
+        blocks.append(Section(Heading(2, "Missing design points"), (
+            Para(f"{len(missing)} design point{'s' * (len(missing) != 1)} did not finish before the run "
+                 f"stopped; run the experiment again to complete {'them' if len(missing) != 1 else 'it'}."),
+            _table(["Model", "Variant", "Sweep", "Id"],
+                   [[m["model_name"], m["variant"], sweep_text(m["sweep"]) or "—", m["id"]] for m in missing],
+                   [False] * 4))))
     return blocks
 
 
@@ -572,20 +767,6 @@ def results_csv(points: Sequence[dict]) -> str:
 # -- writing ----------------------------------------------------------------------------------------
 
 
-def _write(path: Path, data: bytes) -> Path:
-    """Write via a temporary file in the same folder and os.replace, so readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
 def _remove_stale(out: Path, keep: set[Path]) -> None:
     for folder, pattern in _GENERATED:
         directory = out / folder
@@ -593,6 +774,16 @@ def _remove_stale(out: Path, keep: set[Path]) -> None:
             for f in directory.iterdir():
                 if f.is_file() and pattern.match(f.name) and f not in keep:
                     f.unlink()
+
+
+def layers_csv(rec: dict[str, Any]) -> str:
+    """layers/<slug>.csv of an ok record: one row per node in run order, accelsim.results.LAYER_COLUMNS."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(LAYER_COLUMNS)
+    for row in layer_rows(rec):
+        writer.writerow([_csv_value(row[c]) for c in LAYER_COLUMNS])
+    return buf.getvalue()
 
 
 def write_report(out_dir: Path, name: str, records: list[dict], *, formats: Sequence[str] = FORMATS,
@@ -603,13 +794,16 @@ def write_report(out_dir: Path, name: str, records: list[dict], *, formats: Sequ
         out_dir: the report folder; created if needed.
         name: the experiment's name (title, results.json).
         records: one record per finished design point, ok or error, in any order.
-        formats: which of md, html, json, csv to write; plots come with md or html, traces always.
+        formats: which of md, html, json, csv to write; plots come with md or html, traces and layer
+            tables always.
         missing: design points that did not finish, each {id, model_name, variant, sweep}.
-        experiment: optional {source: experiment file, ...} for the summary.
+        experiment: optional {source: experiment file, models: file stems, variants: names,
+            sweep_keys: key paths}; the lists give the report's order (see Order).
 
     Returns:
         What was written: "md", "html", "json", "csv" for those files, and the path relative to
-        `out_dir` (e.g. "plots/breakdown.png", "traces/<slug>.json") for every plot and trace.
+        `out_dir` (e.g. "plots/breakdown.png", "traces/<slug>.json", "layers/<slug>.csv") for every
+        plot, trace and layer table.
 
     Raises:
         ValueError: an unknown format.
@@ -618,30 +812,34 @@ def write_report(out_dir: Path, name: str, records: list[dict], *, formats: Sequ
     if unknown:
         raise ValueError(f"unknown report formats {unknown}; expected some of {', '.join(FORMATS)}")
     out = Path(out_dir)
-    points = sorted(records, key=sort_key)
-    missing = sorted(missing, key=sort_key)
+    order = Order.of(experiment)
+    # Copies with each sweep in the experiment's key order, which every label and table then follows.
+    points = sorted(({**r, "sweep": order.sweep(r["sweep"])} for r in records), key=order.key)
+    missing = sorted(({**m, "sweep": order.sweep(m["sweep"])} for m in missing), key=order.key)
     names = slugs(points)
     written: dict[str, Path] = {}
-    figures: dict[str, bytes] = {}
+    figures: dict[str, plots.Picture] = {}
     if "md" in formats or "html" in formats:
-        keys = sorted({k for p in points for k in p["sweep"]})
+        keys = order.sorted((k for p in points for k in p["sweep"]), "keys")
         figures = _figures(points, names, detailed(points), keys)
-        for rel, png in figures.items():
-            written[rel] = _write(out / rel, png)
+        for rel, picture in figures.items():
+            written[rel] = write_atomic(out / rel, picture.png)
     for pid, (p, slug) in enumerate(zip(points, names), start=1):
         if p["status"] == "ok":
             doc = trace_document(p, pid=pid, label=point_label(p))
             rel = f"traces/{slug}.json"
-            written[rel] = _write(out / rel, (json.dumps(doc, sort_keys=True) + "\n").encode())
+            written[rel] = write_atomic(out / rel, (json.dumps(doc, sort_keys=True) + "\n").encode())
+            rel = f"layers/{slug}.csv"
+            written[rel] = write_atomic(out / rel, layers_csv(p))
     blocks = build_document(name, points, missing, experiment, names, figures)
     if "md" in formats:
-        written["md"] = _write(out / "report.md", render_markdown(blocks).encode())
+        written["md"] = write_atomic(out / "report.md", render_markdown(blocks).encode())
     if "html" in formats:
-        page = render_html(blocks, f"accelsim report: {name}", figures)
-        written["html"] = _write(out / "report.html", page.encode())
+        page = render_html(blocks, f"accelsim report: {name}", {rel: f.png for rel, f in figures.items()})
+        written["html"] = write_atomic(out / "report.html", page.encode())
     if "json" in formats:
-        written["json"] = _write(out / "results.json", results_json(name, points, missing).encode())
+        written["json"] = write_atomic(out / "results.json", results_json(name, points, missing).encode())
     if "csv" in formats:
-        written["csv"] = _write(out / "results.csv", results_csv(points).encode())
+        written["csv"] = write_atomic(out / "results.csv", results_csv(points).encode())
     _remove_stale(out, set(written.values()))
     return written

@@ -158,3 +158,18 @@ CSV_COLUMNS = ("id", "model_name", "variant", "accelerators", "sweep", "schedule
                "speedup", "init_us", "compute_us", "transfer_us", "overhead_us", "partition_overhead_pct",
                "partitions", "delegated_nodes", "total_nodes", "transfer_bytes", "init_param_bytes",
                "streamed_param_bytes", "error")
+
+# One row per node of one design point (layers/<point>.csv and the HTML's per-layer tables).
+LAYER_COLUMNS = ("node", "op", "unit", "partition", "time_us", "pct", "cdf_pct", "not_delegated_because")
+
+
+def layer_rows(rec: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per node of an ok record, in run order: the LAYER_COLUMNS values (partition None on the host).
+
+    The one place per-node results are gathered, so the CSV and the HTML tables agree.
+    time_us is the node's simulated compute time; pct and cdf_pct its share of all node time.
+    """
+    reasons = {r["node"]: r["reason"] or "not claimed" for r in rec.get("rejected", ())}
+    return [{"node": r["node"], "op": r["op"], "unit": r["unit"], "partition": r["partition"],
+             "time_us": _r(r["avg_ms"] * 1e3, 3), "pct": r["pct"], "cdf_pct": r["cdf_pct"],
+             "not_delegated_because": reasons.get(r["node"])} for r in rec["op_profile"]]

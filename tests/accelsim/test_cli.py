@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from support import FIXTURES
 
-from accelsim.cli import main
+from accelsim.cli import _progress_bar, main
 from accelsim.experiment import shipped_configs
 from runtime.read import load_model
 
 FIXTURE_FILES = sorted(FIXTURES.glob("*.tflite"))
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.stem)
@@ -122,6 +125,9 @@ def test_benchmark_json_and_text(capsys):
     assert main(["benchmark", model, "--hw", "hexagon_dsp", "--num-runs", "2", "--enable-op-profiling"]) == 0
     text = capsys.readouterr().out
     assert "count=2 first=" in text and "Simulated latency in us:" in text and "[node type]" in text
+    assert "[avg us]" in text and " 0.0000 " not in text  # µs with 3 decimals: small nodes keep their digits
+    profile = text[text.index("[node type]"):text.index("Summary by node type")].splitlines()[1:]
+    assert len(profile) == 20 and all(float(line.split()[2]) > 0 for line in profile)
 
 
 def test_diff_prints_inference_diff_layout(capsys):
@@ -152,9 +158,86 @@ def test_inspect_with_hw_and_delegate_shows_claims_and_reasons(capsys):
     assert "Unknown delegate 'nope'; available: accelerator" in capsys.readouterr().err
 
 
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_is_a_bar_on_a_terminal_and_silent_on_a_pipe():
+    piped, terminal = io.StringIO(), _Terminal()
+    for stream in (piped, terminal):
+        with _progress_bar("run", stream) as show:
+            for k in range(1, 51):
+                show(k, 50, "inference_diff runs")
+    assert piped.getvalue() == ""  # the hand-written bar wrote 50 lines here
+    text = terminal.getvalue()
+    assert "50/50" in text and "\r" in text and text.count("\n") <= 1
+
+
+def test_diff_to_a_pipe_prints_no_progress_lines():
+    model = FIXTURES / "interleaved_int8.tflite"
+    result = subprocess.run([sys.executable, "-m", "accelsim", "diff", str(model), "--hw", "edgetpu_usb",
+                             "--num-runs", "20"], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0 and result.stderr == ""
+    assert result.stdout.splitlines()[0] == "Num evaluation runs: 20"
+
+
+def test_a_failed_run_ends_with_the_first_error_and_where_the_rest_are(tmp_path, capsys):
+    path = tmp_path / "failing.yaml"
+    path.write_text(f"""\
+models: [{FIXTURES / 'atan_custom.tflite'}, {FIXTURES / 'interleaved_int8.tflite'}]
+host: host_cpu
+variants: [{{name: cpu_only, accelerators: []}}, {{name: usb, accelerators: [edgetpu_usb]}}]
+""")
+    out = tmp_path / "out"
+    assert main(["run", str(path), "--out", str(out), "--jobs", "1"]) == 1
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("2 of 4 design points failed; first: atan_custom | cpu_only: OpResolutionError: "
+                           "Encountered unresolved custom op: Atan.")
+    assert last.endswith(f"all are listed under 'Failed design points' in {out / 'report.md'} and "
+                         f"{out / 'report.html'}")
+
+
+def test_run_summary_counts_stale_cache_entries_and_prunes_them(tmp_path, capsys):
+    def experiment(limits: str) -> str:
+        path = tmp_path / "exp.yaml"
+        path.write_text(f"""\
+models: [{FIXTURES / 'interleaved_int8.tflite'}]
+host: host_cpu
+variants: [{{name: cpu_only, accelerators: []}}, {{name: usb, accelerators: [edgetpu_usb]}}]
+sweeps: {{max_delegated_partitions: {limits}}}
+""")
+        return str(path)
+
+    out = str(tmp_path / "out")
+    assert main(["run", experiment("[1, 2, 3]"), "--out", out, "--jobs", "1"]) == 0
+    assert "  cache: 0 stale entries (design points no longer in the experiment)\n" in capsys.readouterr().out
+    assert main(["run", experiment("[1]"), "--out", out, "--jobs", "1"]) == 0
+    assert "cache: 2 stale entries (design points no longer in the experiment); --prune-cache removes them" in \
+        capsys.readouterr().out
+    assert main(["run", experiment("[1]"), "--out", out, "--jobs", "1", "--prune-cache"]) == 0
+    assert "cache: removed 2 stale entries" in capsys.readouterr().out
+    assert len(list((tmp_path / "out" / "cache").glob("*.json"))) == 2
+
+
+def test_run_warns_when_an_experiment_of_the_same_name_owns_the_folder(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    paths = []
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        paths.append(tmp_path / folder / "exp.yaml")
+        paths[-1].write_text(f"name: same\nmodels: [{FIXTURES / 'interleaved_int8.tflite'}]\nhost: host_cpu\n"
+                             "variants: [{name: cpu_only, accelerators: []}]\n")
+    assert main(["run", str(paths[0]), "--jobs", "1"]) == 0
+    assert capsys.readouterr().err == ""
+    assert main(["run", str(paths[1]), "--jobs", "1"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.startswith("accelsim run: warning: reports/same holds the report of ")
+    assert "-> reports/same-" in captured.out
+
+
 # -- issue 16: configs, validation in one pass, messages with choices, flags -----------------------
 
-ROOT = FIXTURES.parents[2]
 SHIPPED = tuple(shipped_configs())
 
 
@@ -288,3 +371,18 @@ def test_run_without_an_experiment_outside_a_checkout_says_what_to_pass(tmp_path
     assert capsys.readouterr().err == (f"accelsim run: error: no experiment given, and the default {tmp_path}/examples/"
                                        "default.yaml is not there (it comes with the source checkout); pass an "
                                        "experiment YAML\n")
+
+
+def test_the_failure_line_points_to_whichever_report_files_were_written(tmp_path):
+    from accelsim.cli import _failure_line
+    from accelsim.experiment import RunOutcome
+    from accelsim.results import error_record
+
+    failed = error_record(point_id="0" * 16, model="m/atan_custom.tflite", variant="usb", sweep={"x.y": 2},
+                          host="host_cpu", accelerators=["edgetpu_usb"], schedule="sequential", error="E: boom")
+    ok = {**failed, "status": "ok", "error": None, "model_name": "other"}
+    line = _failure_line(RunOutcome([ok, failed], [], 0, 2, 1, {"json": tmp_path / "results.json"}, tmp_path))
+    assert line == f"1 of 2 design points failed; first: atan_custom | usb | x.y=2: E: boom; all are in " \
+                   f"{tmp_path / 'results.json'}"
+    line = _failure_line(RunOutcome([failed], [], 0, 1, 1, {"csv": tmp_path / "results.csv"}, tmp_path))
+    assert line.endswith(f"all are in {tmp_path / 'results.csv'} (status error)")

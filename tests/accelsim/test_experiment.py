@@ -158,6 +158,33 @@ def test_numbers_agree_across_json_csv_and_md(tmp_path):
         assert f"{point['latency_us']:,.2f}" in md
 
 
+def test_the_report_follows_the_experiment_files_order(tmp_path):
+    sweep = "sweeps:\n  max_delegated_partitions: [2, 1]\n  edgetpu_usb.link.bandwidth: [1 GB/s]"
+    exp = load_experiment(small_experiment(tmp_path, sweep=sweep, models=("mobilenet_v2_035_96_int8",
+                                                                          "interleaved_int8")))
+    run_experiment(exp, tmp_path / "out", executor=SerialExecutor())
+    rows = list(csv.DictReader((tmp_path / "out" / "results.csv").open()))
+    assert [(r["model_name"], r["variant"]) for r in rows][:4] == [
+        ("mobilenet_v2_035_96_int8", "cpu_only"), ("mobilenet_v2_035_96_int8", "usb"),
+        ("mobilenet_v2_035_96_int8", "usb"), ("mobilenet_v2_035_96_int8", "dsp")]
+    assert rows[1]["sweep"] == "max_delegated_partitions=1; edgetpu_usb.link.bandwidth=1 GB/s"
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "on 3 variants (cpu_only, usb, dsp), sweeping max_delegated_partitions over 1, 2; " in md
+
+
+def test_every_written_file_honours_the_umask(tmp_path):
+    exp = load_experiment(small_experiment(tmp_path, models=("interleaved_int8",)))
+    old = os.umask(0o022)
+    try:
+        run_experiment(exp, tmp_path / "out", executor=SerialExecutor())
+    finally:
+        os.umask(old)
+    written = [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
+    kinds = {p.suffix for p in written} | {p.parent.name for p in written}
+    assert {".md", ".html", ".json", ".csv", ".png", "cache", "traces", "layers", "plots"} <= kinds
+    assert {oct(p.stat().st_mode & 0o777) for p in written} == {"0o644"}
+
+
 LONG_SWEEP = ("sweeps:\n  edgetpu_usb.compute.rows: [8, 16, 32, 64, 128, 256]\n"
               "  edgetpu_usb.compute.cols: [8, 16, 32, 64]")
 
@@ -211,6 +238,45 @@ def test_a_killed_worker_process_loses_nothing_finished(tmp_path):
     stdout, err = rerun.communicate(timeout=300)
     assert rerun.returncode == 0, err
     assert len(json.loads((out / "results.json").read_text())["points"]) == total
+
+
+def test_stale_cache_entries_are_counted_and_pruned_on_request(tmp_path):
+    sweep = "sweeps:\n  max_delegated_partitions: [1, 2]"
+    exp = load_experiment(small_experiment(tmp_path, sweep=sweep, models=("interleaved_int8",)))
+    first = run_experiment(exp, tmp_path / "out", executor=SerialExecutor())
+    assert first.stale == 0 and len(list((tmp_path / "out" / "cache").glob("*.json"))) == 5
+    narrower = load_experiment(small_experiment(tmp_path, sweep="sweeps:\n  max_delegated_partitions: [1]",
+                                                models=("interleaved_int8",)))
+    kept = run_experiment(narrower, tmp_path / "out", executor=SerialExecutor())
+    assert kept.stale == 2 and not kept.pruned and kept.cached == 3  # usb and dsp at 2 partitions
+    assert len(list((tmp_path / "out" / "cache").glob("*.json"))) == 5
+    (tmp_path / "out" / "cache" / "notes.txt").write_text("not a cache entry")
+    pruned = run_experiment(narrower, tmp_path / "out", executor=SerialExecutor(), prune_cache=True)
+    assert pruned.stale == 2 and pruned.pruned and pruned.cached == 3
+    assert sorted(p.stem for p in (tmp_path / "out" / "cache").glob("*.json")) == sorted(
+        r["id"] for r in pruned.records)
+    assert (tmp_path / "out" / "cache" / "notes.txt").exists()
+    assert run_experiment(narrower, tmp_path / "out", executor=SerialExecutor()).stale == 0
+
+
+def test_same_named_experiments_do_not_overwrite_each_others_report(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    one = load_experiment(small_experiment(tmp_path / "a", name="same", models=("interleaved_int8",)))
+    other = load_experiment(small_experiment(tmp_path / "b", name="same", models=("interleaved_int8",)))
+    first = run_experiment(one, executor=SerialExecutor())
+    assert first.out_dir == Path("reports/same") and first.warnings == ()
+    second = run_experiment(other, executor=SerialExecutor())
+    assert second.out_dir.parent == Path("reports") and second.out_dir.name.startswith("same-")
+    assert len(second.warnings) == 1 and str(tmp_path / "a" / "exp.yaml") in second.warnings[0]
+    assert "another experiment named 'same'" in second.warnings[0] and str(second.out_dir) in second.warnings[0]
+    assert run_experiment(one, executor=SerialExecutor()).out_dir == Path("reports/same")  # each keeps its own
+    assert run_experiment(other, executor=SerialExecutor()).out_dir == second.out_dir
+    sources = {json.loads((d / "experiment.json").read_text())["source"] for d in (first.out_dir, second.out_dir)}
+    assert sources == {str(tmp_path / "a" / "exp.yaml"), str(tmp_path / "b" / "exp.yaml")}
+    forced = run_experiment(other, "reports/same", executor=SerialExecutor())  # an explicit folder is obeyed
+    assert forced.out_dir == Path("reports/same") and "held the report of" in forced.warnings[0]
 
 
 def test_every_problem_of_an_experiment_is_reported_in_one_pass(tmp_path):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import csv
 import hashlib
+import html
 import io
 import json
 import random
@@ -21,11 +22,11 @@ from pathlib import Path
 
 import pytest
 
-from accelsim import plots, report
+from accelsim import files, plots, report
 from accelsim.config import System, apply_overrides, load_system
 from accelsim.diff import inference_diff
 from accelsim.report import write_report
-from accelsim.results import CSV_COLUMNS, error_record, record
+from accelsim.results import CSV_COLUMNS, LAYER_COLUMNS, error_record, record
 from accelsim.system import simulate_model
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,7 +34,10 @@ GOLDEN = Path(__file__).resolve().parent / "golden"
 MODELS = "tests/fixtures/models"
 BANDWIDTH = "edgetpu_usb.link.bandwidth"
 NAME = "golden"
-EXPERIMENT = {"source": "tests/accelsim/golden/experiment.yaml", "points": 8}
+# The experiment file's order, which the report follows (not the alphabet: the baseline comes first).
+EXPERIMENT = {"source": "tests/accelsim/golden/experiment.yaml", "points": 8,
+              "models": ["interleaved_int8", "dilated_cnn_int8", "transformer_block_int8"],
+              "variants": ["cpu_only", "hexagon_dsp", "edgetpu_usb"], "sweep_keys": [BANDWIDTH]}
 MISSING = [{"id": "0123456789abcdef", "model_name": "interleaved_int8", "variant": "edgetpu_usb",
             "sweep": {BANDWIDTH: "4 GB/s"}}]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -202,7 +206,7 @@ def test_partition_and_numerics_tables_show_record_values(written):
     md = files["md"].read_text(encoding="utf-8")
     dsp = next(r for r in records if r["variant"] == "hexagon_dsp")
     section = _md_point(md, "interleaved_int8 | hexagon_dsp")
-    rows = _md_table(section[section.index("#### Partitions"):section.index("#### Op profile")])
+    rows = _md_table(section[section.index("#### Partitions"):section.index("#### Nodes not delegated")])
     assert len(rows) == len(dsp["partition_table"]) == 2
     for row, part in zip(rows, dsp["partition_table"]):
         assert int(row["Partition"]) == part["partition"] and row["Unit"] == part["unit"]
@@ -217,23 +221,30 @@ def test_partition_and_numerics_tables_show_record_values(written):
     assert [float(r["Max error"]) for r in numerics] == [o["max_abs_error"] for o in dsp["numerics"]["outputs"]]
 
 
-def test_op_profile_is_in_benchmark_model_layout(written):
+def _html_details(page: str, point_anchor: str, summary: str) -> str:
+    """The unescaped body of the <details> titled `summary` inside the detail section of one point."""
+    start = page.index(f'id="{point_anchor}"')
+    start = page.index(f">{html.escape(summary)}</h4></summary>", start)
+    return html.unescape(page[start:page.index("</details>", start)])
+
+
+def test_op_profile_is_in_benchmark_model_layout_in_microseconds(written):
     _, files, records = written
-    md = files["md"].read_text(encoding="utf-8")
+    page = files["html"].read_text(encoding="utf-8")
     cpu = next(r for r in records if r["variant"] == "cpu_only")
-    section = _md_point(md, "interleaved_int8 | cpu_only")
-    start = section.index("```text\n") + len("```text\n")
-    block = section[start:section.index("\n```", start)]
-    lines = block.splitlines()
+    text = _html_details(page, "interleaved_int8__cpu_only", "Op profile (benchmark_model's layout)")
+    assert report.op_profile_text(cpu) in text and "<details>" in page  # collapsed: no `open`
+    lines = report.op_profile_text(cpu).splitlines()
     run_order = lines.index("============================== Run Order ==============================")
-    assert lines[run_order + 1].split("\t")[1:] == [f"{'[node type]':>40}", f"{'[first]':>9}", f"{'[avg ms]':>9}",
+    assert lines[run_order + 1].split("\t")[1:] == [f"{'[node type]':>40}", f"{'[first]':>9}", f"{'[avg µs]':>9}",
                                                     f"{'[%]':>8}", f"{'[cdf%]':>8}", f"{'[times called]':>9}",
                                                     "[Name]"]
     body = lines[run_order + 2:run_order + 2 + len(cpu["op_profile"])]
     for line, row in zip(body, cpu["op_profile"]):
         fields = [f.strip() for f in line.split("\t")[1:]]
         assert fields[0] == row["op"]
-        assert float(fields[2]) == pytest.approx(row["avg_ms"], abs=5e-5)
+        assert float(fields[2]) == pytest.approx(row["avg_ms"] * 1e3, abs=5e-4)
+        assert float(fields[2]) > 0 or row["avg_ms"] == 0  # a small model's nodes do not round to zero
         assert float(fields[3].rstrip("%")) == pytest.approx(row["pct"], abs=5e-4)
         assert float(fields[4].rstrip("%")) == pytest.approx(row["cdf_pct"], abs=5e-4)
         assert fields[6] == f"[host]:{row['node']}"
@@ -244,6 +255,67 @@ def test_op_profile_is_in_benchmark_model_layout(written):
     assert f"Number of nodes executed: {len(cpu['op_profile'])}" in lines
     summary = lines.index("============================== Summary by node type ==============================")
     assert [ln.split("\t")[1].strip() for ln in lines[summary + 2:]] == [s["op"] for s in cpu["op_summary"]]
+
+
+def test_small_node_times_keep_their_digits():
+    rec = {"op_profile": [{"node": 0, "op": "ADD", "unit": "host", "partition": None, "first_ms": 2.1e-05,
+                           "avg_ms": 2.1e-05, "pct": 100.0, "cdf_pct": 100.0, "times_called": 1}],
+           "op_summary": [{"op": "ADD", "count": 1, "avg_ms": 2.1e-05, "pct": 100.0, "cdf_pct": 100.0,
+                           "times_called": 1}]}
+    text = report.op_profile_text(rec)
+    assert "\t    0.021\t    0.021\t" in text and "0.0000" not in text  # 21 ns, as µs
+
+
+def test_markdown_leaves_per_node_tables_to_layers_csv_and_html(written):
+    out, files, records = written
+    md = files["md"].read_text(encoding="utf-8")
+    page = files["html"].read_text(encoding="utf-8")
+    ok = [r for r in records if r["status"] == "ok"]
+    assert "Operator-wise Profiling" not in md and "Run Order" not in md
+    assert len(md.splitlines()) < 200  # it was 442 with three per-node tables per point
+    for heading in ("## Summary", "## Latency breakdown", "## Sweeps", "#### Partitions"):
+        assert f"\n{heading}\n" in md
+    layer_files = sorted((out / "layers").iterdir())
+    assert len(layer_files) == len(ok) == sum(1 for k in files if k.startswith("layers/"))
+    by_name = {f"{slug}.csv": r for slug, r in zip(report.slugs(sorted(ok, key=report.Order().key)),
+                                                    sorted(ok, key=report.Order().key))}
+    for path in layer_files:
+        rec = by_name[path.name]
+        rows = list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))
+        assert tuple(rows[0]) == LAYER_COLUMNS and len(rows) == rec["total_nodes"]
+        assert [int(r["node"]) for r in rows] == [r["node"] for r in rec["op_profile"]]
+        total_ms = sum(r["avg_ms"] for r in rec["op_profile"])
+        assert sum(float(r["time_us"]) for r in rows) == pytest.approx(total_ms * 1e3, abs=1e-3 * len(rows))
+        rejected = {r["node"] for r in rec["rejected"]}
+        assert {int(r["node"]) for r in rows if r["not_delegated_because"]} == rejected
+        assert f"layers/{path.name}" in md or "bandwidth-320_MB_s" in path.name  # named by each point in detail
+    dsp = next(r for r in records if r["variant"] == "hexagon_dsp")
+    table = _html_details(page, "interleaved_int8__hexagon_dsp", "Per node (20 nodes)")
+    assert table.count("<tr>") == 1 + dsp["total_nodes"] and 'class="interactive"' in table
+    assert "hexagon_dsp: version 3 above max 2" in table
+
+
+def test_the_report_follows_the_experiment_order(written, tmp_path):
+    _, files, records = written
+    md = files["md"].read_text(encoding="utf-8")
+    rows = _md_table(_md_section(md, "## Summary"))
+    usb = ("interleaved_int8", "edgetpu_usb")
+    assert [(r["Model"], r["Variant"]) for r in rows] == [
+        ("interleaved_int8", "cpu_only"), ("interleaved_int8", "hexagon_dsp"), usb, usb, usb,
+        ("dilated_cnn_int8", "edgetpu_usb"), ("transformer_block_int8", "edgetpu_usb")]
+    assert "on 3 variants (cpu_only, hexagon_dsp, edgetpu_usb)" in md
+    alphabetical = write_report(tmp_path, NAME, records, formats=("md",))["md"].read_text(encoding="utf-8")
+    rows = _md_table(_md_section(alphabetical, "## Summary"))
+    assert [r["Variant"] for r in rows[:4]] == ["edgetpu_usb", "cpu_only", "edgetpu_usb", "edgetpu_usb"]
+
+
+def test_sweep_keys_follow_the_experiment_order():
+    order = report.Order(keys=("z.rows", "a.cols"))
+    rec = {"model_name": "m", "variant": "v", "sweep": {"a.cols": 8, "z.rows": 16, "b.other": 1}}
+    assert list(order.sweep(rec["sweep"])) == ["z.rows", "a.cols", "b.other"]
+    assert report.point_label({**rec, "sweep": order.sweep(rec["sweep"]), "accelerators": []}) == \
+        "m | v | z.rows=16 | a.cols=8 | b.other=1"
+    assert order.sorted(["b", "a.cols", "z.rows"], "keys") == ["z.rows", "a.cols", "b"]
 
 
 # -- what the report says ------------------------------------------------------------------------------
@@ -272,9 +344,10 @@ def test_sweeps_show_first_and_last_value_in_detail(written):
     _, files, _ = written
     md = files["md"].read_text(encoding="utf-8")
     headings = [ln[4:] for ln in md.splitlines() if ln.startswith("### ")]
-    assert headings == [f"dilated_cnn_int8 | edgetpu_usb | {BANDWIDTH}=320 MB/s", "interleaved_int8 | cpu_only",
+    assert headings == ["interleaved_int8 | cpu_only", "interleaved_int8 | hexagon_dsp",
                         f"interleaved_int8 | edgetpu_usb | {BANDWIDTH}=40 MB/s",
-                        f"interleaved_int8 | edgetpu_usb | {BANDWIDTH}=1 GB/s", "interleaved_int8 | hexagon_dsp"]
+                        f"interleaved_int8 | edgetpu_usb | {BANDWIDTH}=1 GB/s",
+                        f"dilated_cnn_int8 | edgetpu_usb | {BANDWIDTH}=320 MB/s"]
     assert "first and last sweep point only (5 of 6 simulated points)" in md
 
 
@@ -284,7 +357,9 @@ def test_html_is_self_contained(written):
     md = files["md"].read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and "<style>" in page
     assert page.count('<img src="data:image/png;base64,') == md.count("![") == len(list((out / "plots").iterdir()))
-    assert 'src="plots/' not in page and "<script" not in page
+    assert 'src="plots/' not in page and "<script src" not in page and page.count("<script>") == 1
+    assert "http://" not in page.replace("https://ui.perfetto.dev", "") and "https://" not in page.replace(
+        "https://ui.perfetto.dev", "")
     assert "Missing design points" in page and "BATCH_MATMUL" in page
 
 
@@ -315,6 +390,45 @@ def test_sweep_axis_is_numeric_in_the_smallest_values_unit():
     assert plots.sweep_axis("compute.rows", [16, 32]).label == "compute.rows"
     categorical = plots.sweep_axis("schedule", ["sequential", "dataflow"])
     assert categorical.positions == {"dataflow": 0.0, "sequential": 1.0} and not categorical.log
+
+
+def _two_models(speedup: bool) -> tuple[list[plots.SweepLine], plots.SweepAxis]:
+    """A 3 µs model and a 5 ms model swept over the same bandwidths, with their CPU-only baselines."""
+    values = ("40 MB/s", "320 MB/s", "1 GB/s")
+    lines = [plots.SweepLine("tiny", "tiny | usb", values, (3.0, 2.5, 2.4), (50.0, 40.0, 38.0),
+                             (2.0, 2.4, 2.5) if speedup else (), tuple(f"tiny | usb | bw={v}" for v in values)),
+             plots.SweepLine("big", "big | usb", values, (5300.0, 1980.0, 1660.0), (75.0, 34.0, 21.0),
+                             (1.09, 2.92, 3.48) if speedup else (), tuple(f"big | usb | bw={v}" for v in values)),
+             plots.SweepLine("tiny", "tiny | cpu_only", (), (6.0,), (0.0,), (1.0,) if speedup else (),
+                             ("tiny | cpu_only",), flat=True)]
+    return lines, plots.sweep_axis("usb.link.bandwidth", list(values))
+
+
+def test_sweep_plot_turns_logarithmic_when_latencies_span_more_than_30x():
+    lines, axis = _two_models(speedup=True)
+    fig, placed = plots.sweep_figure("usb.link.bandwidth", lines, axis)
+    latency, speedup, overhead = fig.axes
+    assert latency.get_yscale() == "log" and speedup.get_yscale() == "linear" and overhead.get_yscale() == "linear"
+    assert "speed-up vs CPU only" in speedup.get_ylabel()
+    assert len(placed) == 3 + 3 + 1 + 3 + 3  # latency points, the baseline, speed-up points
+    near, _ = plots.sweep_figure("usb.link.bandwidth", lines[:1], axis)
+    assert near.axes[0].get_yscale() == "linear" and len(near.axes) == 3
+    without, _ = plots.sweep_figure("usb.link.bandwidth", _two_models(speedup=False)[0], axis)
+    assert len(without.axes) == 2  # no baseline, no speed-up panel
+
+
+def test_sweep_plot_spots_land_on_their_points():
+    lines, axis = _two_models(speedup=True)
+    picture = plots.sweep_png("usb.link.bandwidth", lines, axis)
+    assert picture.png.startswith(PNG_SIGNATURE)
+    spots: dict[str, plots.Spot] = {}
+    for spot in picture.spots:  # the latency panel's come first, then the speed-up panel's
+        spots.setdefault(spot.label.split("\n")[0], spot)
+    assert all(0 < s.x < 1 and 0 < s.y < 1 for s in picture.spots)
+    tiny, big = spots["tiny | usb | bw=40 MB/s"], spots["big | usb | bw=40 MB/s"]
+    assert tiny.x == big.x and tiny.y - big.y > 0.1  # the 3 µs point is far below the 5 ms one, not flattened
+    assert spots["tiny | usb | bw=1 GB/s"].x > spots["tiny | usb | bw=320 MB/s"].x > tiny.x
+    assert "5,300.00 µs, 1.09× vs CPU only" in big.label
 
 
 # -- traces ------------------------------------------------------------------------------------------------
@@ -360,7 +474,7 @@ def test_failed_write_keeps_the_old_file_and_no_temporary(tmp_path, monkeypatch)
     def broken_replace(src, dst):
         raise OSError("disk full")
 
-    monkeypatch.setattr(report.os, "replace", broken_replace)
+    monkeypatch.setattr(files.os, "replace", broken_replace)
     with pytest.raises(OSError, match="disk full"):
         write_report(tmp_path, "renamed", records, formats=("json",))
     assert (tmp_path / "results.json").read_bytes() == before
@@ -368,11 +482,12 @@ def test_failed_write_keeps_the_old_file_and_no_temporary(tmp_path, monkeypatch)
 
 
 def test_stale_plots_and_traces_are_removed_other_files_kept(tmp_path):
-    for rel in ("plots/gantt_old.png", "traces/old.json", "plots/notes.txt"):
+    for rel in ("plots/gantt_old.png", "traces/old.json", "layers/old.csv", "plots/notes.txt"):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_bytes(b"x")
     write_report(tmp_path, NAME, golden_records()[:2])
     assert not (tmp_path / "plots/gantt_old.png").exists() and not (tmp_path / "traces/old.json").exists()
+    assert not (tmp_path / "layers/old.csv").exists()
     assert (tmp_path / "plots/notes.txt").exists()
 
 

@@ -37,8 +37,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from accelsim import memory  # noqa: E402
 from accelsim.config import HardwareConfig, load_system  # noqa: E402
-from accelsim.cost import systolic  # noqa: E402
 from accelsim.experiment import SHIPPED_CONFIGS  # noqa: E402
 from accelsim.system import HOST, Simulation, build_interpreter, simulate_interpreter  # noqa: E402
 from delegates.work import NodeWork  # noqa: E402
@@ -149,7 +149,7 @@ def detail(works: Sequence[NodeWork], sim: Simulation, accel: HardwareConfig) ->
     nodes = [n for n in sim.nodes if n.unit != HOST]
     return Detail(weight_bytes=sum(w.weight_bytes for w in works),
                   working_set=max(w.input_bytes + w.output_bytes for w in works),
-                  cache_left=systolic.parameter_cache_left(works, accel),
+                  cache_left=memory.weight_cache(works, accel.memory) or 0,
                   streamed_bytes=sum(n.cost.param_bytes_streamed for n in nodes),
                   accel_ms=sum(n.seconds for n in nodes) * 1e3,
                   io_ms=sum(p.transfer + p.overhead for p in sim.partitions) * 1e3)

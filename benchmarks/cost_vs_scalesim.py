@@ -187,7 +187,7 @@ def array_config(dataflow: str, rows: int = ROWS, cols: int = COLS) -> HardwareC
     no program transfer (SCALE-Sim times the array alone)."""
     base = load_hardware(ROOT / "accelsim" / "hw_configs" / "edgetpu_usb.yaml")
     return apply_overrides(base, {"compute.rows": rows, "compute.cols": cols, "compute.dataflow": dataflow,
-                                  "compute.instruction_bytes": 0, "memory.onchip_bandwidth": "1000 TB/s"})
+                                  "compute.instruction_bytes": 0, "memory.levels.sram.bandwidth": "1000 TB/s"})
 
 
 def our_cycles(layers, dataflow: str) -> tuple[tuple[int, ...], float]:

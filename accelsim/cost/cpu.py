@@ -2,8 +2,8 @@
 
 Compute: MACs / (macs_per_cycle[dtype] * efficiency) cycles. A dtype missing from
 compute.macs_per_cycle gets one SIMD register of lanes per cycle (simd_bits / element bits).
-Memory: every byte the node reads or writes crosses memory.dram_bandwidth once. The node
-takes the longer of the two.
+Memory traffic follows the config's levels (`accelsim.memory`); the node takes the longest
+of compute and each level's time.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from accelsim.cost import Cost, bounded, dtype_itemsize
+from accelsim.cost import Cost, dtype_itemsize, roofline
 from accelsim.kinds import Kind, spec
 from delegates.work import NodeWork
 
@@ -39,6 +39,11 @@ def macs_per_cycle(dtype: str, hw: HardwareConfig) -> float:
     return max(1, hw.compute.simd_bits // (8 * dtype_itemsize(dtype)))
 
 
+def node_cycles(work: NodeWork, hw: HardwareConfig) -> int:
+    """Cycles of one node's MACs at the core's peak rate for its dtype times efficiency."""
+    return math.ceil(work.macs / (macs_per_cycle(work.dtype, hw) * hw.compute.efficiency))
+
+
 # The dtypes nearly every model computes in; a host without a rate for one of them is told so.
 COMMON_DTYPES = ("float32", "int8")
 
@@ -51,18 +56,23 @@ def notes(hw: HardwareConfig) -> list[str]:
             for dtype in COMMON_DTYPES if dtype not in rates]
 
 
-def cost(work: NodeWork, hw: HardwareConfig) -> Cost:
-    """The Cost of one node on a `kind: cpu` host."""
-    cycles = math.ceil(work.macs / (macs_per_cycle(work.dtype, hw) * hw.compute.efficiency))
-    return bounded(work, cycles, hw.clock, (work.bytes_moved, hw.memory.dram_bandwidth))
-
-
 def costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
-    """Costs of a core's nodes in model order (each node on its own)."""
-    return [cost(w, hw) for w in works]
+    """Costs of a core's nodes in model order."""
+    return roofline(works, hw, lambda w: node_cycles(w, hw))
+
+
+def cost(work: NodeWork, hw: HardwareConfig) -> Cost:
+    """The Cost of one node alone on a `kind: cpu` host."""
+    return costs([work], hw)[0]
+
+
+def peak_macs_per_cycle(work: NodeWork, hw: HardwareConfig) -> float:
+    """Peak MACs per cycle of the node's dtype (for utilisation)."""
+    return macs_per_cycle(work.dtype, hw)
 
 
 KIND = Kind("cpu", "host", "host CPU core: a roofline of SIMD MAC throughput and DRAM bandwidth",
-            CpuCompute, memory=("dram_bandwidth",), costs=costs,
+            CpuCompute, costs=costs,
             macs_per_cycle="compute.macs_per_cycle per dtype, times efficiency; a dtype it does not list gets "
-                           "simd_bits / element bits (one SIMD register per cycle)", notes=notes)
+                           "simd_bits / element bits (one SIMD register per cycle)", notes=notes,
+            peak_macs_per_cycle=peak_macs_per_cycle)

@@ -15,32 +15,28 @@ demand matrices do. SCALE-Sim's COMPUTE_REPORT prints one cycle less than this c
 (its "Total Cycles" is the zero-based index of the last cycle).
 
 Depthwise convolutions, pools, elementwise ops and reductions run on the array's vector
-path: MACs / compute.vector_lanes cycles. Memory: the node's activations and cached
-weights move at memory.onchip_bandwidth; weights that do not fit the parameter cache
-come over the link at link.bandwidth every inference. Transfers overlap compute, so the
-node takes the longest of the three.
+path: MACs / compute.vector_lanes cycles. Memory traffic follows the config's levels
+(`accelsim.memory`): activations and cached weights on their levels, weights that do not
+fit the cache streamed from the level below (or over the link) every inference. Traffic
+overlaps compute, so the node takes the longest of compute and each level's time.
 
-What the parameter cache holds (`costs`): activations come first. The largest working set
-of any node (its inputs and outputs, which must be on chip together) takes whatever it
-needs beyond memory.onchip out of memory.param_cache; the rest is filled with weights in
-model order (see `accelsim.cost.streamed_parameters`). The Edge TPU compiler behaves so: its
-"on-chip memory available for caching model parameters" is 7-8 MiB for most models, as low
-as 1.1-1.9 MiB for some, and a model whose activations do not fit fails to compile.
-
-The node's program (compute.instruction_bytes) crosses the link before it runs, at every
-invocation; the Edge TPU's runtime sends the instruction stream with each inference.
+A node's program (compute.instruction_bytes) crosses the link before the node can start, on
+every invocation: the Edge TPU runtime sends the instruction stream with each inference. It
+adds bytes / link bandwidth to the node's time and its bytes to the link's traffic; the
+stream goes as one transfer per invocation, so it pays no per-node link latency.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from accelsim.cost import Cost, bounded, cycles_for, streamed_parameters
+from accelsim import energy
+from accelsim.cost import Cost, cycles_for, roofline
 from accelsim.kinds import Kind, spec
+from accelsim.memory import LINK
 from delegates.work import Gemm, NodeWork
 
 if TYPE_CHECKING:
@@ -83,44 +79,43 @@ def compute_cycles(gemm: Gemm, rows: int, cols: int, dataflow: str) -> int:
     return gemm.batch * folds * per_fold
 
 
-def cost(work: NodeWork, hw: HardwareConfig, *, streamed_bytes: int | None = None) -> Cost:
-    """The Cost of one node on a systolic accelerator.
-
-    Args:
-        work: the node's work.
-        hw: a `kind: systolic` config.
-        streamed_bytes: weight bytes fetched over the link this inference; default: whatever
-            of this node's weights exceeds the whole parameter cache.
-    """
-    compute = hw.compute
-    if streamed_bytes is None:
-        streamed_bytes = max(0, work.weight_bytes - hw.memory.param_cache)
+def node_cycles(work: NodeWork, compute: SystolicCompute) -> int:
+    """Cycles of one node on the array (GEMM-shaped) or on its vector path (everything else)."""
     if work.gemm is not None:
-        cycles = compute_cycles(work.gemm, compute.rows, compute.cols, compute.dataflow)
-    else:
-        cycles = math.ceil(work.macs / compute.vector_lanes)
-    onchip = work.input_bytes + work.output_bytes + work.weight_bytes - streamed_bytes
-    run = bounded(work, cycles, hw.clock, (onchip, hw.memory.onchip_bandwidth),
-                  (streamed_bytes, hw.link.bandwidth), streamed=streamed_bytes)
-    # The program arrives before the node can start, so its transfer adds to the node's time.
-    total = run.cycles + cycles_for(compute.instruction_bytes / hw.link.bandwidth, hw.clock)
-    return dataclasses.replace(run, cycles=total, seconds=total / hw.clock)
+        return compute_cycles(work.gemm, compute.rows, compute.cols, compute.dataflow)
+    return math.ceil(work.macs / compute.vector_lanes)
 
 
-def parameter_cache_left(works: Sequence[NodeWork], hw: HardwareConfig) -> int:
-    """Bytes of memory.param_cache left for weights once the largest activation working set is on chip."""
-    working_set = max((w.input_bytes + w.output_bytes for w in works), default=0)
-    return max(0, hw.memory.param_cache - max(0, working_set - hw.memory.onchip))
+def program(hw: HardwareConfig) -> Cost:
+    """The time, link bytes and energy of sending one node's program (compute.instruction_bytes) over the link."""
+    nbytes = hw.compute.instruction_bytes
+    if not nbytes:
+        return Cost()
+    cycles = cycles_for(nbytes / hw.link.bandwidth, hw.clock)
+    seconds = cycles / hw.clock
+    static = energy.static_power(hw) * seconds
+    return Cost(cycles=cycles, seconds=seconds, level_bytes=((LINK, nbytes),),
+                bound_seconds=((LINK, seconds),), energy=nbytes * hw.link.energy + static, static_energy=static)
 
 
 def costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
-    """Costs of a model's nodes in order, sharing the parameter cache as the Edge TPU compiler does."""
-    streamed = streamed_parameters(works, parameter_cache_left(works, hw))
-    return [cost(w, hw, streamed_bytes=s) for w, s in zip(works, streamed)]
+    """Costs of a device's nodes in model order (they share the weights level as the Edge TPU compiler does)."""
+    each = program(hw)
+    return [c + each for c in roofline(works, hw, lambda w: node_cycles(w, hw.compute))]
+
+
+def cost(work: NodeWork, hw: HardwareConfig) -> Cost:
+    """The Cost of one node alone on a systolic accelerator (its weights cached if the whole layer fits)."""
+    return costs([work], hw)[0]
+
+
+def peak_macs_per_cycle(work: NodeWork, hw: HardwareConfig) -> float:
+    """The array's MACs per cycle for a GEMM-shaped node, the vector path's lanes for any other."""
+    return hw.compute.rows * hw.compute.cols if work.gemm is not None else hw.compute.vector_lanes
 
 
 KIND = Kind("systolic", "accelerator", "MAC array timed as SCALE-Sim does, with a parameter cache",
-            SystolicCompute, memory=("param_cache", "onchip_bandwidth"), costs=costs,
+            SystolicCompute, costs=costs,
             macs_per_cycle="rows x cols MACs per cycle on GEMMs (128 MACs: e.g. rows: 8, cols: 16; the shape "
                            "matters, a GEMM dimension that is not a multiple of it leaves cells idle); "
-                           "vector_lanes per cycle on other ops")
+                           "vector_lanes per cycle on other ops", peak_macs_per_cycle=peak_macs_per_cycle)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,8 +11,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from accelsim import memory
 from accelsim.config import apply_overrides, load_hardware
-from accelsim.cost import Cost, cpu, streamed_parameters, systolic, vector
+from accelsim.cost import Cost, cpu, systolic, vector
+from accelsim.memory import streamed_parameters
+from accelsim.system import utilization
 from delegates.work import Gemm, NodeWork, conv_output_size, conv_work, gemm_work, node_work
 from runtime import Interpreter
 from runtime.ir import make_operator, numpy_dtype
@@ -59,6 +63,20 @@ def test_cost_adds_field_by_field_and_sums():
         a + 1
 
 
+def test_cost_sums_bytes_per_level_and_time_per_bound_by_name():
+    a = Cost(seconds=3e-6, compute_seconds=1e-6, level_bytes=(("sram", 100), ("link", 50)),
+             bound_seconds=(("link", 3e-6),))
+    b = Cost(seconds=2e-6, compute_seconds=2e-6, level_bytes=(("sram", 10),), bound_seconds=(("compute", 2e-6),))
+    c = Cost(seconds=4e-6, compute_seconds=1e-6, level_bytes=(("link", 5), ("dram", 7)),
+             bound_seconds=(("link", 4e-6),))
+    total = a + b + c
+    assert total.level_bytes == (("sram", 110), ("link", 55), ("dram", 7))
+    assert total.bound_seconds == (("link", 7e-6), ("compute", 2e-6))
+    assert (total.bound, total.bytes_on("link"), total.bytes_on("flash")) == ("link", 55, 0)
+    assert total.stall_seconds == pytest.approx(5e-6)
+    assert Cost().bound == "" and b.bound == "compute"
+
+
 # -- systolic: SCALE-Sim's fold arithmetic -----------------------------------------------------------
 
 
@@ -88,18 +106,21 @@ def test_systolic_compute_bound_conv(tpu):
     cost = systolic.cost(work, tpu)
     # ws on 64x64: ceil(288/64)=5 row folds x 1 col fold, each 2*64 + 64 + 256 - 2 cycles.
     assert cost.cycles == 5 * (2 * 64 + 64 + 256 - 2) == 2230
-    assert cost.seconds == pytest.approx(2230 / 500e6)
+    assert cost.seconds == pytest.approx(2230 / 500e6) == cost.compute_seconds
     assert cost.macs == work.macs and cost.param_bytes_streamed == 0
     assert (cost.bytes_read, cost.bytes_written) == (work.input_bytes + work.weight_bytes, work.output_bytes)
+    assert cost.level_bytes == (("sram", work.bytes_moved),) and cost.bound == "compute"
 
 
-def test_systolic_memory_bound_when_onchip_bandwidth_is_low(tpu):
-    slow = apply_overrides(tpu, {"memory.onchip_bandwidth": "1 GB/s"})
+def test_systolic_memory_bound_when_sram_bandwidth_is_low(tpu):
+    slow = apply_overrides(tpu, {"memory.levels.sram.bandwidth": "1 GB/s"})
     work = conv_work(1, 16, 16, 32, 64, 3, 3, padding="SAME")
     onchip = work.input_bytes + work.output_bytes + work.weight_bytes  # 8192 + 16384 + 18432 bytes
     cost = systolic.cost(work, slow)
     assert cost.seconds == pytest.approx(onchip / 1e9)
     assert cost.cycles == math.ceil(onchip / 1e9 * 500e6) == 21504 > 2230
+    assert cost.bound == "sram" and cost.compute_seconds == pytest.approx(2230 / 500e6)
+    assert cost.stall_seconds == pytest.approx((21504 - 2230) / 500e6)
 
 
 def test_depthwise_and_elementwise_run_on_the_vector_path(tpu):
@@ -111,12 +132,15 @@ def test_depthwise_and_elementwise_run_on_the_vector_path(tpu):
 
 
 def test_parameters_beyond_the_cache_stream_over_the_link(tpu):
-    big = gemm_work(1, 4096, 4096)  # 16 MiB of int8 weights against an 8 MiB cache
+    big = gemm_work(1, 4096, 4096)  # 16 MiB of int8 weights against an 8 MiB cache: the whole layer streams
     cost = systolic.cost(big, tpu)
-    assert cost.param_bytes_streamed == 16 * MiB - 8 * MiB
-    assert cost.seconds == pytest.approx(8 * MiB / 320e6, rel=1e-6)
+    assert cost.param_bytes_streamed == 16 * MiB
+    assert cost.level_bytes == (("sram", 2 * 4096), ("link", 16 * MiB))
+    assert cost.seconds == pytest.approx(50e-6 + 16 * MiB / 320e6, rel=1e-6)  # one transfer: latency + bytes
+    assert cost.bound == "link" and cost.compute_seconds == pytest.approx(64 * 64 * 191 / 500e6)
     # With every weight on chip the GEMV is compute bound: 64 x 64 folds of 2*64 + 64 + 1 - 2 cycles.
-    assert systolic.cost(big, tpu, streamed_bytes=0).cycles == 64 * 64 * 191
+    roomy = apply_overrides(tpu, {"memory.levels.sram.size": "32 MiB"})
+    assert systolic.cost(big, roomy).cycles == 64 * 64 * 191
 
 
 def test_cache_is_filled_in_model_order_until_a_layer_does_not_fit(tpu):
@@ -129,30 +153,24 @@ def test_cache_is_filled_in_model_order_until_a_layer_does_not_fit(tpu):
     assert sum(costs, Cost()).param_bytes_streamed == 5 * MiB
 
 
-def test_activations_take_their_share_of_the_parameter_cache(tpu):
-    # A 3 MiB activation working set (2 MiB in, 1 MiB out) must sit on chip beside the weights.
+def test_activations_take_their_share_of_the_edgetpu_cache(usb):
+    # A 3 MiB activation working set (2 MiB in, 1 MiB out) sits in the same SRAM as the cached weights.
     act = NodeWork("ADD", "int8", macs=MiB, input_bytes=2 * MiB, output_bytes=MiB, elements=MiB)
     fc = gemm_work(1, 1024, 6 * 1024)  # 6 MiB of weights, 7 KiB of activations
-    works = [act, fc]
-    assert systolic.parameter_cache_left(works, tpu) == 8 * MiB - 3 * MiB
-    assert [c.param_bytes_streamed for c in systolic.costs(works, tpu)] == [0, 6 * MiB]
+    assert memory.weight_cache([act, fc], usb.memory) == 8 * MiB - 3 * MiB
+    assert [c.param_bytes_streamed for c in systolic.costs([act, fc], usb)] == [0, 6 * MiB]
     # Alone, the layer's own 7 KiB of activations leave room for its weights.
-    assert systolic.costs([fc], tpu)[0].param_bytes_streamed == 0
-    # A dedicated activation memory (memory.onchip) keeps the working set out of the cache.
-    roomy = apply_overrides(tpu, {"memory.onchip": "3 MiB"})
-    assert systolic.parameter_cache_left(works, roomy) == 8 * MiB
-    assert [c.param_bytes_streamed for c in systolic.costs(works, roomy)] == [0, 0]
-    huge = NodeWork("ADD", "int8", macs=1, input_bytes=9 * MiB, output_bytes=MiB)
-    assert systolic.parameter_cache_left([huge, fc], tpu) == 0
+    assert systolic.costs([fc], usb)[0].param_bytes_streamed == 0
 
 
 def test_streamed_weights_take_the_link_time_on_the_shipped_configs(usb):
     pcie = load_hardware(HW / "edgetpu_pcie.yaml")
-    big = gemm_work(1, 4096, 4096)  # 16 MiB of weights: 8 MiB beyond the cache cross the link
-    for hw, rate in ((usb, 480e6), (pcie, 420e6)):
+    big = gemm_work(1, 4096, 4096)  # 16 MiB of weights: the whole layer streams
+    for hw, rate, latency in ((usb, 480e6, 50e-6), (pcie, 420e6, 2e-6)):
         cost = systolic.cost(big, hw)
-        assert cost.param_bytes_streamed == 8 * MiB
-        assert cost.seconds == pytest.approx(8 * MiB / rate + 1750 / rate, rel=1e-6)
+        assert cost.param_bytes_streamed == 16 * MiB and cost.bound == "link"
+        # its weights, then its 1750-byte program, over the link
+        assert cost.seconds == pytest.approx(latency + 16 * MiB / rate + 1750 / rate, rel=1e-6)
 
 
 def test_narrow_layers_use_a_fraction_of_the_wide_array(usb, tpu):
@@ -179,6 +197,9 @@ def test_each_node_waits_for_its_program_over_the_link(tpu):
     assert cost.cycles == 100 + math.ceil(1750 / 320e6 * 500e6) == 2835
     assert cost.seconds == pytest.approx(2835 / 500e6)
     assert (cost.macs, cost.bytes_read, cost.param_bytes_streamed) == (bare.macs, bare.bytes_read, 0)
+    assert cost.level_bytes == (("sram", 12800), ("link", 1750)) and cost.bound == "link"
+    assert cost.compute_seconds == bare.compute_seconds == pytest.approx(100 / 500e6)
+    assert cost.energy == pytest.approx(bare.energy + 1750 * 250e-12)
 
 
 # -- vector and cpu ----------------------------------------------------------------------------------
@@ -217,6 +238,19 @@ def test_the_same_model_is_fastest_on_the_systolic_array(tpu, dsp, host):
     assert on_tpu.macs == on_dsp.macs == on_cpu.macs == sum(w.macs for w in works)
     assert on_tpu.param_bytes_streamed == 0  # 0.4 MB of weights fit the 8 MiB cache
     assert on_tpu.seconds < on_dsp.seconds < on_cpu.seconds
+
+
+def test_utilization_is_macs_over_cycles_times_the_units_peak(tpu, dsp, host):
+    conv = conv_work(1, 16, 16, 32, 64, 3, 3, padding="SAME")
+    assert utilization(conv, systolic.cost(conv, tpu), tpu) == conv.macs / (2230 * 64 * 64)
+    dw = conv_work(1, 16, 16, 64, 64, 3, 3, padding="SAME", depthwise=True)  # vector path: 64 lanes, all busy
+    assert utilization(dw, systolic.cost(dw, tpu), tpu) == 1.0
+    work = NodeWork("CONV_2D", "int8", macs=1_000_000)  # 4 contexts x 128 lanes at efficiency 0.5
+    assert utilization(work, vector.cost(work, dsp), dsp) == 1_000_000 / (math.ceil(1_000_000 / 256) * 512)
+    work = NodeWork("CONV_2D", "int8", macs=32 * 6 * 1000)  # 10,000 cycles at 32 MACs/cycle peak
+    assert utilization(work, cpu.cost(work, host), host) == pytest.approx(0.6)
+    bare = dataclasses.replace(host, kind_record=dataclasses.replace(host.kind_record, peak_macs_per_cycle=None))
+    assert utilization(work, cpu.cost(work, host), bare) is None
 
 
 # -- node_work on fixture operators ------------------------------------------------------------------

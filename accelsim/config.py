@@ -135,8 +135,12 @@ class HardwareConfig:
         return ConfigError([_located(self, path, message)])
 
     def notes(self) -> list[str]:
-        """What this config leaves to a silent rule of its kind, one line each (validate prints them)."""
-        return self.kind_record.notes(self)
+        """What this config leaves to a silent rule, one line each (validate prints them).
+
+        Its kind's notes, then energy left out (which counts as zero).
+        """
+        silent = [] if self.energy.mac else ["energy.mac is not given: this device's MACs count no energy"]
+        return [*self.kind_record.notes(self), *silent]
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from accelsim.config import HardwareConfig, System, to_spec
-from accelsim.cost import Cost
+from accelsim.cost import Cost, total
 from accelsim.energy import static_power
+from accelsim.memory import LINK
 from accelsim.sim import SimResult, Step, simulate
 from delegates.accelerator import AcceleratorDelegate
 from delegates.work import NodeWork, node_work
@@ -247,10 +248,8 @@ def simulate_interpreter(interpreter: Interpreter, delegates: Sequence[Accelerat
             b.ready_on[(t, accel.name)] = sid
             ready.append(sid)
         last = b.add(accel.name, "overhead", link.call_overhead, f"{label} call", ready, partition=p)
-        inner_cost = Cost()
         for inner in params.nodes_to_replace:
             c, util = node_cost[inner]
-            inner_cost += c
             op = graph.nodes[inner].op_name
             last = b.add(accel.name, "compute", c.seconds, f"{op} #{inner}", [last], node=inner, partition=p,
                          stall=c.stall_seconds)
@@ -266,6 +265,7 @@ def simulate_interpreter(interpreter: Interpreter, delegates: Sequence[Accelerat
             sid = b.add(f"{accel.name}.link", "transfer", _link_seconds(link, tensor.nbytes),
                         f"{label} out: {tensor.name}", [last], partition=p, bytes=tensor.nbytes)
             b.ready_on[(t, HOST)] = sid
+        inner_cost = total([node_cost[i][0] for i in params.nodes_to_replace])
         partitions.append(PartitionSummary(p, accel.name, ni, tuple(params.nodes_to_replace),
                                            tuple(graph.nodes[i].op_name for i in params.nodes_to_replace),
                                            in_bytes, out_bytes, inner_cost.param_bytes_streamed, 0.0, 0.0, 0.0,
@@ -274,7 +274,7 @@ def simulate_interpreter(interpreter: Interpreter, delegates: Sequence[Accelerat
     result = simulate(b.steps, schedule)
     by_partition = _by_unit_partition(result)
     partitions = [dataclasses.replace(ps, **by_partition.get((ps.unit, ps.index), {})) for ps in partitions]
-    init = simulate(_parameter_loads(delegates, accel_of))
+    init = simulate(_parameter_loads(delegates, accel_of, {ni: c for ni, (c, _) in node_cost.items()}))
     init_energy = sum(e.bytes * accel_of[e.resource.removesuffix(".link")].link.energy for e in init.events)
     timings.sort(key=lambda t: t.index)
     return Simulation(name, system.host.name, tuple(a.name for a in system.accelerators), schedule, result, init,
@@ -304,17 +304,22 @@ def _by_unit_partition(result: SimResult) -> dict[tuple[str, int], dict[str, flo
     return out
 
 
-def _parameter_loads(delegates: Sequence[AcceleratorDelegate], accel_of: Mapping[str, HardwareConfig]) -> list[Step]:
-    """Initialization: each accelerator's cached weights cross its link once (none with shared memory)."""
+def _parameter_loads(delegates: Sequence[AcceleratorDelegate], accel_of: Mapping[str, HardwareConfig],
+                     node_cost: Mapping[int, Cost]) -> list[Step]:
+    """Initialization: weights an accelerator keeps cross its link once (none with shared memory).
+
+    Weights living in host memory (`memory.weights: link`) are loaded only as far as they are
+    cached; weights living on a device level are all loaded there. `node_cost` gives each
+    claimed node's cost.
+    """
     steps = []
     for d in delegates:
         accel = accel_of[d.name()]
         if accel.link.shared_memory:
             continue
         works = d.work_by_node()
-        order = sorted(works)
-        costs = accel.costs([works[i] for i in order])
-        cached = sum(works[i].weight_bytes - c.param_bytes_streamed for i, c in zip(order, costs))
+        streamed = {i: node_cost[i].param_bytes_streamed if accel.memory.weights == LINK else 0 for i in works}
+        cached = sum(w.weight_bytes - streamed[i] for i, w in works.items())
         if cached > 0:
             steps.append(Step(len(steps), f"{accel.name}.link", "param_load", _link_seconds(accel.link, cached),
                               f"{accel.name} parameters", bytes=cached))

@@ -110,10 +110,11 @@ def levels_of(hw: HardwareConfig) -> dict[str, Level]:
 
 
 def timed(work: NodeWork, compute_cycles: int, hw: HardwareConfig, traffic: Traffic,
-          levels: Mapping[str, Level]) -> Cost:
+          levels: Mapping[str, Level], static_power: float) -> Cost:
     """The Cost of `work` when compute overlaps the traffic on every level: the slowest wins.
 
     A level with bytes to move takes its latency plus bytes / bandwidth; on a tie compute is the bound.
+    `static_power` (W) is the device's, burnt over the node's time.
     """
     bound, cycles = COMPUTE, compute_cycles
     for name, nbytes in traffic.level_bytes:
@@ -122,7 +123,7 @@ def timed(work: NodeWork, compute_cycles: int, hw: HardwareConfig, traffic: Traf
         if level_cycles > cycles:
             bound, cycles = name, level_cycles
     seconds = cycles / hw.clock
-    static = energy.static_power(hw) * seconds
+    static = static_power * seconds
     return Cost(cycles=cycles, seconds=seconds, macs=work.macs, bytes_read=work.input_bytes + work.weight_bytes,
                 bytes_written=work.output_bytes, param_bytes_streamed=traffic.streamed,
                 compute_seconds=min(seconds, compute_cycles / hw.clock), level_bytes=traffic.level_bytes,
@@ -138,4 +139,17 @@ def roofline(works: Sequence[NodeWork], hw: HardwareConfig, compute_cycles: Call
     """
     levels = levels_of(hw)
     placed = memory.traffic(works, hw.memory, hw.error)
-    return [timed(w, compute_cycles(w), hw, t, levels) for w, t in zip(works, placed)]
+    watts = energy.static_power(hw)
+    return [timed(w, compute_cycles(w), hw, t, levels, watts) for w, t in zip(works, placed)]
+
+
+def total(costs: Sequence[Cost]) -> Cost:
+    """The sum of `costs` in one pass: what `sum(costs, Cost())` gives, without a Cost per addition."""
+    if not costs:
+        return Cost()
+    sums: dict[str, object] = {}
+    for f in fields(Cost):
+        values = [getattr(c, f.name) for c in costs]
+        sums[f.name] = _merged((), tuple(pair for pairs in values for pair in pairs)) \
+            if isinstance(f.default, tuple) else sum(values)
+    return Cost(**sums)

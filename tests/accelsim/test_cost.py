@@ -13,7 +13,7 @@ import pytest
 
 from accelsim import memory
 from accelsim.config import apply_overrides, load_hardware
-from accelsim.cost import Cost, cpu, systolic, vector
+from accelsim.cost import Cost, cpu, systolic, total, vector
 from accelsim.memory import streamed_parameters
 from accelsim.system import utilization
 from delegates.work import Gemm, NodeWork, conv_output_size, conv_work, gemm_work, node_work
@@ -61,6 +61,12 @@ def test_cost_adds_field_by_field_and_sums():
     assert total.seconds == pytest.approx(5e-6)
     with pytest.raises(TypeError):
         a + 1
+
+
+def test_total_is_the_sum():
+    costs = [Cost(3, 1e-6, 5, level_bytes=(("sram", 1),), bound_seconds=(("sram", 1e-6),), energy=2e-12),
+             Cost(4, 2e-6, 6, level_bytes=(("link", 2), ("sram", 3)), bound_seconds=(("compute", 2e-6),))]
+    assert total(costs) == sum(costs, Cost()) and total([]) == Cost()
 
 
 def test_cost_sums_bytes_per_level_and_time_per_bound_by_name():

@@ -123,6 +123,20 @@ def test_bad_energies_name_file_line_and_key(tmp_path, old, new, expected):
     assert len(info.value.errors) == 1 and info.value.errors[0].startswith(f"{path}:{expected}")
 
 
+def test_energy_left_out_counts_zero_and_validate_says_so(tmp_path, device, capsys):
+    from accelsim.cli import main
+
+    assert device.notes() == []
+    path = tmp_path / "silent.yaml"
+    path.write_text(DEVICE.replace("energy: {mac: {int8: 0.5 pJ, float32: 4 pJ}, static_power: 20 mW}\n", ""))
+    silent = load_hardware(path)
+    cost = silent.costs([NodeWork("ADD", "int8", macs=16)])[0]  # one cycle: only the sram's 5 mW of static power
+    assert silent.energy == Energy() and cost.energy == pytest.approx(0.005 * 1e-9) == cost.static_energy
+    assert main(["validate", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == [
+        "  note: energy.mac is not given: this device's MACs count no energy"]
+
+
 def test_shipped_energies_reproduce_their_sources():
     usb, host = load_hardware(HW / "edgetpu_usb.yaml"), load_hardware(HW / "host_cpu.yaml")
     # "4 TOPS, using 2 watts": the array at peak burns 2 W

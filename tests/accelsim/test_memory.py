@@ -131,6 +131,17 @@ def test_a_shared_memory_device_reading_dram_does_not_care_about_the_link(tmp_pa
     assert "edgetpu_usb.link" not in slow.level_bytes() and slow.level_bytes()["edgetpu_usb.dram"] > 0
 
 
+def test_weights_on_a_device_level_are_all_loaded_at_initialization(tmp_path):
+    on_device = ("  levels:\n    sram: {size: 8 MiB, bandwidth: 64 GB/s}\n    dram: {bandwidth: 10 GB/s}\n"
+                 "  weights: dram\n")
+    sim = _run(tmp_path, on_device, "320 MB/s", shared=False)
+    weights = sum(p.cost.param_bytes_streamed for p in sim.partitions)  # no cache: all stream from dram
+    assert weights > 0 and sim.init.bytes_moved == weights  # and all crossed the link once, at initialization
+    cached = _run(tmp_path, "  levels: {sram: {size: 8 MiB, bandwidth: 64 GB/s}}\n  weights: link\n  cache: sram\n",
+                  "320 MB/s", shared=False)
+    assert sim.init.bytes_moved == cached.init.bytes_moved  # every weight of this model fits the cache
+
+
 def test_single_node_cost_uses_the_same_rules(tmp_path):
     hw = _config(tmp_path, TWO_LEVELS)
     work = _work(40 * KiB, 16 * KiB)

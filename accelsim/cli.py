@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import accelsim
 from runtime.errors import AccelsimError
+from runtime.work import LoopTrips
 
 log = logging.getLogger("accelsim")
 
@@ -264,6 +266,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise ConfigError([f"no experiment given, and the default {_DEFAULT_EXPERIMENT} is not there (it comes with "
                            "the source checkout); pass an experiment YAML"])
     experiment = load_experiment(path)
+    if args.loop_trips:
+        experiment = dataclasses.replace(experiment, loops=_merged_loops(experiment.loops, args.loop_trips))
     with _progress_bar("point") as progress:
         outcome = run_experiment(experiment, args.out, jobs=args.jobs, use_cache=not args.no_cache,
                                  prune_cache=args.prune_cache, progress=progress,
@@ -355,7 +359,8 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     inputs = [random_input(d, rng) for d in interpreter.get_input_details()]
     warmup = _wallclock(interpreter, inputs, args.warmup_runs) if args.warmup_runs else []
     runs = _wallclock(interpreter, inputs, args.num_runs)
-    sim = simulate_interpreter(interpreter, delegates, system, args.schedule, args.model)
+    sim = simulate_interpreter(interpreter, delegates, system, args.schedule, args.model,
+                               _merged_loops(LoopTrips(), args.loop_trips))
     by_kind = sim.result.by_kind
     profile, summary = op_profile(sim)
     data = {
@@ -373,6 +378,7 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
         "delegated_nodes": sim.delegated_nodes,
         "total_nodes": len(sim.nodes),
         "transfer_bytes": sim.transfer_bytes,
+        "loops": [dataclasses.asdict(loop) for loop in sim.loops],
     }
     if args.enable_op_profiling:
         data["op_profile"] = profile
@@ -403,6 +409,8 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     print(f"Simulated energy per inference: {data['energy_uj']:.3f} uJ")
     print(f"Delegated {sim.delegated_nodes} of {len(sim.nodes)} nodes in {len(sim.partitions)} partitions; "
           f"{sim.transfer_bytes} bytes over links per inference")
+    for loop in sim.loops:
+        print(f"  {loop.op} node {loop.where}: {loop.trips} trips ({loop.source})")
     for p in sim.partitions:
         print(f"  partition {p.index} on {p.unit}: {len(p.nodes)} nodes, compute {p.compute * 1e6:.1f} us, "
               f"memory {p.memory * 1e6:.1f} us, transfer {p.transfer * 1e6:.1f} us, overhead "
@@ -540,6 +548,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="recompute every design point")
     p.add_argument("--prune-cache", action="store_true",
                    help="remove cache entries of design points the experiment no longer has")
+    _add_loop_trips(p)
     p.set_defaults(func=_cmd_run)
 
     p = sub.add_parser("benchmark", help="benchmark_model's job: wall-clock statistics and simulated latency",
@@ -567,6 +576,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how the simulated time adds up: sequential (one node after another, default) or "
                    "dataflow (host, links and accelerators overlap as data dependencies allow)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_loop_trips(p)
     p.set_defaults(func=_cmd_benchmark)
 
     p = sub.add_parser("diff", help="inference_diff's job: accelerator numerics against the reference",
@@ -619,6 +629,32 @@ class _DelegateOptionAction(argparse.Action):
         if not namespace.delegates:
             parser.error(f"--delegate-option {value} comes before any --delegate")
         namespace.delegates[-1][1].append(value)
+
+
+def _add_loop_trips(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--loop-trips", action="append", type=_loop_trip, default=[], metavar="[S:N=]TRIPS",
+                        help="trip count of loops the model does not fix: TRIPS for all of them, or S:N=TRIPS "
+                        "for node N of subgraph S (overrides any count); repeatable")
+
+
+def _loop_trip(text: str) -> tuple[str | None, int]:
+    """`--loop-trips` values: "TRIPS" (the default) or "S:N=TRIPS" (one node)."""
+    key, _, trips = text.rpartition("=")
+    parts = key.split(":")
+    if key and (len(parts) != 2 or not all(p.isdigit() for p in parts)):
+        raise argparse.ArgumentTypeError(f"expected TRIPS or SUBGRAPH:NODE=TRIPS such as 0:1=20, got {text!r}")
+    return (key or None), _non_negative(trips)
+
+
+def _merged_loops(base: LoopTrips, values: Sequence[tuple[str | None, int]]) -> LoopTrips:
+    """`base` with the --loop-trips values on top (the last default given wins)."""
+    default, nodes = base.default_trips, dict(base.nodes)
+    for key, trips in values:
+        if key is None:
+            default = trips
+        else:
+            nodes[key] = trips
+    return LoopTrips(default, nodes)
 
 
 def _positive(text: str) -> int:

@@ -53,9 +53,9 @@ from delegates.spec import (
     Numerics,
     PartitionPolicy,
 )
-from delegates.work import NodeWork
 from runtime.errors import AccelsimError
 from runtime.ir import BUILTIN_OPS, TENSOR_TYPES
+from runtime.work import NodeWork
 
 DTYPES = tuple(sorted(name.lower() for name in TENSOR_TYPES))
 

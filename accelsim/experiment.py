@@ -15,8 +15,14 @@ sweeps:                            # optional; the design points are the cross p
   max_delegated_partitions: [1, 2, 4]                        # an option of every variant with accelerators
 schedule: sequential               # or dataflow (also sweepable as `schedule`)
 numerics: false                    # or true (5 runs) or {runs: N}: inference_diff per point
+loops: {default_trips: 16, nodes: {"0:1": 10}}   # optional: trip counts of loops the model does not fix
 reports: [md, html, json, csv]
 ```
+
+`loops` sets trip counts of WHILE loops: `nodes` ("<subgraph>:<node>" -> trips) overrides any
+count, `default_trips` applies to loops whose count neither constants nor shapes fix. There is no
+shipped default: a loop nobody can count is an error naming its node, since a guessed count
+would be a latency nobody chose. Reports list every trip count used and where it came from.
 
 A sweep over an accelerator's key applies to the variants that contain that accelerator;
 variants without it run once. `host.<key path>` sweeps the host. Every point is cached under
@@ -52,13 +58,15 @@ from accelsim.config import ConfigError, System, apply_overrides, load_hardware,
 from accelsim.files import write_atomic
 from accelsim.sim import SCHEDULES
 from runtime.errors import AccelsimError
+from runtime.work import LoopTrips
 
 log = logging.getLogger(__name__)
 
 SHIPPED_CONFIGS = Path(accelsim.__file__).resolve().parent / "hw_configs"  # package data: ships in the wheel
 REPORT_FORMATS = ("md", "html", "json", "csv")
 OPTION_KEYS = ("max_delegated_partitions", "min_nodes_per_partition")
-_TOP_KEYS = ("name", "models", "host", "variants", "sweeps", "schedule", "numerics", "reports")
+_TOP_KEYS = ("name", "models", "host", "variants", "sweeps", "schedule", "numerics", "loops", "reports")
+_LOOP_KEYS = ("default_trips", "nodes")
 _VARIANT_KEYS = ("name", "accelerators", *OPTION_KEYS)
 DEFAULT_NUMERICS_RUNS = 5
 
@@ -81,6 +89,7 @@ class Experiment:
     schedule: str = "sequential"
     numerics_runs: int = 0
     reports: tuple[str, ...] = REPORT_FORMATS
+    loops: LoopTrips = field(default_factory=LoopTrips)
 
 
 @dataclass(frozen=True)
@@ -95,6 +104,7 @@ class DesignPoint:
     sweep: Mapping[str, Any]  # key path -> value as written
     schedule: str
     numerics_runs: int
+    loops: LoopTrips = field(default_factory=LoopTrips)
 
     @property
     def label(self) -> str:
@@ -189,12 +199,13 @@ def load_experiment(path: str | Path) -> Experiment:
     if schedule not in SCHEDULES:
         errors.add(("schedule",), f"expected one of {', '.join(SCHEDULES)}, got {schedule!r}")
     runs = _numerics(errors, data.get("numerics", False))
+    loops = _loops(errors, data.get("loops", {}))
     reports = data.get("reports", list(REPORT_FORMATS))
     if not isinstance(reports, list) or not reports or any(r not in REPORT_FORMATS for r in reports):
         errors.add(("reports",), f"expected a list drawn from {', '.join(REPORT_FORMATS)}, got {reports!r}")
         reports = list(REPORT_FORMATS)
     experiment = Experiment(str(name), source, tuple(models), host_path, tuple(variants), tuple(sweeps), schedule,
-                            runs, tuple(reports))
+                            runs, tuple(reports), loops)
     _check_configs(experiment, errors)
     _check_models(experiment, errors)
     if errors.items:
@@ -303,6 +314,38 @@ def _numerics(errors: _Errors, value: Any) -> int:
     return 0
 
 
+def _trip_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _loops(errors: _Errors, value: Any) -> LoopTrips:
+    """The `loops` section: {default_trips: N, nodes: {"<subgraph>:<node>": N}}."""
+    if not isinstance(value, dict):
+        errors.add(("loops",), f"expected a mapping with {' and/or '.join(_LOOP_KEYS)}, got {value!r}")
+        return LoopTrips()
+    for key in value:
+        if key not in _LOOP_KEYS:
+            errors.add(("loops", key), f"unknown key; expected one of {', '.join(_LOOP_KEYS)}")
+    default = value.get("default_trips")
+    if default is not None and not _trip_count(default):
+        errors.add(("loops", "default_trips"), f"expected a whole number >= 0, got {default!r}")
+        default = None
+    nodes = value.get("nodes", {})
+    if not isinstance(nodes, dict):
+        errors.add(("loops", "nodes"), f"expected a mapping of '<subgraph>:<node>' -> trips, got {nodes!r}")
+        nodes = {}
+    checked = {}
+    for key, trips in nodes.items():
+        parts = str(key).split(":")
+        if len(parts) != 2 or not all(p.isdigit() for p in parts):
+            errors.add(("loops", "nodes", key), "expected a key '<subgraph>:<node>' such as '0:1'")
+        elif not _trip_count(trips):
+            errors.add(("loops", "nodes", key), f"expected a whole number >= 0, got {trips!r}")
+        else:
+            checked[str(key)] = trips
+    return LoopTrips(default, checked)
+
+
 def _check_configs(experiment: Experiment, errors: _Errors) -> None:
     """Every variant's system loads, and every sweep names an accelerator or the host that exists.
 
@@ -406,13 +449,15 @@ def design_points(experiment: Experiment) -> list[DesignPoint]:
                 sweep = {k: v for (k, _), v in zip(keys, combo)}
                 schedule = sweep.get("schedule", experiment.schedule)
                 draft = DesignPoint("", model, variant.name, experiment.host, variant.accelerators, sweep, schedule,
-                                    experiment.numerics_runs)
+                                    experiment.numerics_runs, experiment.loops)
                 system = resolved_system(draft, variant.options)
-                identity = json.dumps({"model": model_hash, "system": repr(_strip_sources(system)),
-                                       "variant": variant.name, "sweep": {k: str(v) for k, v in sweep.items()},
-                                       "options": dict(variant.options), "schedule": schedule,
-                                       "numerics": experiment.numerics_runs, "version": accelsim.__version__},
-                                      sort_keys=True)
+                facts = {"model": model_hash, "system": repr(_strip_sources(system)),
+                         "variant": variant.name, "sweep": {k: str(v) for k, v in sweep.items()},
+                         "options": dict(variant.options), "schedule": schedule,
+                         "numerics": experiment.numerics_runs, "version": accelsim.__version__}
+                if experiment.loops != LoopTrips():  # only then: the ids of loop-free experiments stay as they were
+                    facts["loops"] = [experiment.loops.default_trips, dict(experiment.loops.nodes)]
+                identity = json.dumps(facts, sort_keys=True)
                 point_id = hashlib.sha256(identity.encode()).hexdigest()[:16]
                 points.append(dataclasses.replace(draft, id=point_id))
     return points
@@ -436,7 +481,7 @@ def run_point(point: DesignPoint, options: Mapping[str, int]) -> dict[str, Any]:
 
     try:
         system = resolved_system(point, options)
-        sim = simulate_model(point.model, system, point.schedule)
+        sim = simulate_model(point.model, system, point.schedule, point.loops)
         diff = inference_diff(point.model, system, point.numerics_runs) if point.numerics_runs else None
         return record(sim, point_id=point.id, model=point.model, variant=point.variant, sweep=dict(point.sweep),
                       diff=diff)

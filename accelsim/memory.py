@@ -11,7 +11,10 @@ Rules, node by node in model order:
 - Activations: a node reads its non-constant inputs and writes its outputs (its working
   set) on the activations level. A bounded level that cannot hold the working set spills
   it to the next level below; a working set that fits no level is a ConfigError, since
-  nothing would hold it.
+  nothing would hold it. When weights live on the activations level too, the level acts as
+  a cache of the one below for each node: a node whose working set and weights fit runs
+  from it, any other moves all its bytes on the first level below that holds them (a CPU's
+  L2 in front of DRAM).
 - Weights: with a cache, they are cached in model order, a whole layer at a time, until the
   next layer's weights do not fit; that layer and every later one are streamed: read from
   where the weights live on every inference. This is the Edge TPU compiler's split between
@@ -27,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from delegates.work import NodeWork
+from runtime.work import NodeWork
 
 LINK = "link"
 
@@ -82,6 +85,11 @@ def working_set(work: NodeWork) -> int:
     return work.input_bytes + work.output_bytes
 
 
+def footprint(work: NodeWork, memory: Memory) -> int:
+    """What must fit where the node's activations live: its working set, plus its weights when they live there too."""
+    return working_set(work) + (work.weight_bytes if memory.weights == memory.activations else 0)
+
+
 def _fits(level: Level, nbytes: int) -> bool:
     return level.size is None or nbytes <= level.size
 
@@ -98,16 +106,17 @@ def activation_levels(works: Sequence[NodeWork], memory: Memory,
     """
     out = []
     for i, work in enumerate(works):
-        need = working_set(work)
+        need = footprint(work, memory)
         level: Level | None = memory.level(memory.activations)
         while level is not None and not _fits(level, need):
             level = memory.below(level.name)
         if level is None:
             home = memory.level(memory.activations)
             below = "there is no level below it" if memory.below(home.name) is None else "no level below holds it"
+            what = "activations and weights" if memory.weights == memory.activations else "activations"
             raise refuse(("memory", "activations"),
                          f"{work.op} (node {i} of this device, in model order) reads and writes {need} bytes of "
-                         f"activations, more than {home.name!r} holds ({home.size} bytes), and {below}; "
+                         f"{what}, more than {home.name!r} holds ({home.size} bytes), and {below}; "
                          f"make {home.name!r} larger or add a larger level below it")
         out.append(level)
     return out
@@ -154,8 +163,10 @@ def traffic(works: Sequence[NodeWork], memory: Memory, refuse: Callable[[tuple, 
     out = []
     for work, home, stream in zip(works, homes, streamed):
         moved: dict[str, int] = {}
+        # weights living with the activations move where the node's activations went (spilled or not)
+        source = home.name if memory.weights == memory.activations else memory.weights
         for name, nbytes in ((home.name, working_set(work)), (memory.cache, work.weight_bytes - stream),
-                             (memory.weights, stream)):
+                             (source, stream)):
             if nbytes:
                 moved[name] = moved.get(name, 0) + nbytes
         out.append(Traffic(tuple(moved.items()), stream))

@@ -611,6 +611,14 @@ def _detail_section(p: dict, slug: str, gantt: plots.Picture | None) -> Section:
         blocks.append(_partition_table(p))
     else:
         blocks.append(Para("No delegate partitions: every node ran on the host."))
+    if p.get("loops"):
+        blocks += [Heading(4, "Loop trip counts"),
+                   Para("Control-flow nodes are costed as the nodes of the subgraphs they run times these trips "
+                        "(run: counted by an invoke; constant / shape: fixed by the model; branch: the costlier "
+                        "IF branch; override / default: set by the experiment)."),
+                   _table(["Node", "Op", "Trips", "From"],
+                          [[loop["node"], loop["op"], str(loop["trips"]), loop["source"]] for loop in p["loops"]],
+                          [False, False, True, False])]
     if p["accelerators"]:
         blocks.append(Heading(4, "Nodes not delegated"))
         if p["rejected"]:

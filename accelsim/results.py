@@ -43,6 +43,8 @@ Times are microseconds, sizes bytes, shares percent. Keys:
 |                          | bound, level_bytes {level: bytes}, streamed_weight_bytes, energy_uj       |
 |                          | (layer_rows joins them to op_profile for layers/<point>.csv)              |
 | rejected                 | per node an accelerator did not take: node, op, version, reason           |
+| loops                    | per control-flow node costed: node ("<subgraph>:<node>"), op, trips,      |
+|                          | source (run, constant, shape, branch, override, default)                  |
 | events                   | the timeline: resource, kind, label, node, partition, start_us, end_us,   |
 |                          | bytes                                                                     |
 | numerics                 | null, or inference_diff's result: runs, outputs [{index, name,            |
@@ -139,6 +141,7 @@ def record(sim: Simulation, *, point_id: str, model: str, variant: str, sweep: d
         "op_summary": summary,
         "node_costs": node_costs(sim),
         "rejected": rejected,
+        "loops": [{"node": c.where, "op": c.op, "trips": c.trips, "source": c.source} for c in sim.loops],
         "events": events,
         "numerics": _numerics(diff),
         "speedup": None,

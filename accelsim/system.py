@@ -8,6 +8,11 @@ initialization (a separate phase in the results), the rest are streamed on every
 (traffic on the memory level they come from, inside the node's time; what a node spends
 beyond its compute time is reported as memory time, with the level that bound it).
 Shapes and types suffice: nothing is invoked unless numerics are asked for elsewhere.
+
+A control-flow node on the host (WHILE, IF, CALL_ONCE) costs what the nodes of the subgraphs
+it runs cost, times its trip count: counted by the last invoke if the interpreter ran, else
+fixed by the model's constants or shapes, else taken from `LoopTrips` (an override per node or
+a default); `Simulation.loops` lists every count used and where it came from.
 """
 
 from __future__ import annotations
@@ -24,10 +29,10 @@ from accelsim.energy import static_power
 from accelsim.memory import LINK
 from accelsim.sim import SimResult, Step, simulate
 from delegates.accelerator import AcceleratorDelegate
-from delegates.work import NodeWork, node_work
 from runtime.interpreter import Interpreter
 from runtime.ir import Model
 from runtime.read import load_model
+from runtime.work import LoopTrips, NodeWork, control_nodes, node_work, resolve_trips
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +51,16 @@ class NodeTiming:
     macs: int
     cost: Cost
     utilization: float | None = None  # MACs / (cycles x the unit's peak MACs per cycle); None if unknown
+
+
+@dataclass(frozen=True)
+class LoopCount:
+    """A control-flow node's trip count as costed: `where` is "<subgraph>:<node>", `source` how it was known."""
+
+    where: str
+    op: str
+    trips: int
+    source: str  # runtime.work.TRIPS_FROM
 
 
 @dataclass(frozen=True)
@@ -88,6 +103,7 @@ class Simulation:
     delegation: tuple[Mapping[str, Any], ...]
     idle_energy: tuple[tuple[str, float], ...] = ()  # (unit, joules of static power while not running nodes)
     init_energy: float = 0.0  # joules of the parameter loads at initialization
+    loops: tuple[LoopCount, ...] = ()
 
     @property
     def latency(self) -> float:
@@ -168,6 +184,22 @@ def _device_costs(device: HardwareConfig, nodes: Sequence[int],
     return {ni: (c, utilization(w, c, device)) for ni, w, c in zip(nodes, works, device.costs(works))}
 
 
+# How users set trip counts, named in the error for a loop nobody can count.
+_HOW_TO_SET_TRIPS = "experiment key loops: {default_trips: N, nodes: {'<subgraph>:<node>': N}} or --loop-trips"
+
+
+def _host_costs(works: Sequence[NodeWork], host: HardwareConfig) -> list[Cost]:
+    """Costs of host nodes in model order; a control-flow node's is its bodies' costs times its trips."""
+    leaves = iter(host.costs([w for w in works if w.kind != "control"]))
+    costs = []
+    for w in works:
+        if w.kind != "control":
+            costs.append(next(leaves))
+            continue
+        costs.append(total(_host_costs(w.body, host)).times(w.trips) + total(_host_costs(w.once, host)))
+    return costs
+
+
 class _StepBuilder:
     """Accumulates steps with their dependencies, tracking where each tensor's value lives."""
 
@@ -188,17 +220,27 @@ class _StepBuilder:
         return self.ready_on.get((tensor, place))
 
 
-def simulate_model(model: Model | str | bytes, system: System, schedule: str = "sequential") -> Simulation:
-    """Simulate one inference of `model` on `system` (cost only: shapes and types, no invoke)."""
+def simulate_model(model: Model | str | bytes, system: System, schedule: str = "sequential",
+                   loops: LoopTrips | None = None) -> Simulation:
+    """Simulate one inference of `model` on `system` (cost only: shapes and types, no invoke).
+
+    Raises:
+        WorkError: a node has no work model, or a loop's trip count is unknown and `loops` sets none.
+    """
     name = model if isinstance(model, str) else "<model>"
     ir = model if isinstance(model, Model) else load_model(model)
     interpreter, delegates = build_interpreter(ir, system)
-    return simulate_interpreter(interpreter, delegates, system, schedule, name)
+    return simulate_interpreter(interpreter, delegates, system, schedule, name, loops)
 
 
 def simulate_interpreter(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate], system: System,
-                         schedule: str = "sequential", name: str = "<model>") -> Simulation:
-    """Simulate one inference of an interpreter whose accelerators were applied with `delegates`."""
+                         schedule: str = "sequential", name: str = "<model>",
+                         loops: LoopTrips | None = None) -> Simulation:
+    """Simulate one inference of an interpreter whose accelerators were applied with `delegates`.
+
+    Loops the interpreter has run are costed with the trips that run counted (unless `loops` overrides them).
+    """
+    loops = loops if loops is not None else LoopTrips()
     graph = interpreter.primary
     tensors = graph.tensors
     accel_of = {d.name(): a for d, a in zip(delegates, system.accelerators)}
@@ -211,7 +253,10 @@ def simulate_interpreter(interpreter: Interpreter, delegates: Sequence[Accelerat
         order = sorted(work)
         node_cost.update(_device_costs(accel_of[d.name()], order, [work[i] for i in order]))
     on_host = sorted(ni for ni in graph.execution_plan if graph.nodes[ni].delegate is None)
-    node_cost.update(_device_costs(system.host, on_host, [node_work(graph.nodes[ni], tensors) for ni in on_host]))
+    host_work = [resolve_trips(node_work(graph.context, graph.nodes[ni]), loops, _HOW_TO_SET_TRIPS) for ni in on_host]
+    host_costs = _host_costs(host_work, system.host)
+    node_cost.update({ni: (c, utilization(w, c, system.host)) for ni, w, c in zip(on_host, host_work, host_costs)})
+    loop_counts = tuple(LoopCount(c.where, c.op, c.trips, c.trips_from) for w in host_work for c in control_nodes(w))
 
     b = _StepBuilder()
     for i in graph.inputs:
@@ -279,7 +324,8 @@ def simulate_interpreter(interpreter: Interpreter, delegates: Sequence[Accelerat
     timings.sort(key=lambda t: t.index)
     return Simulation(name, system.host.name, tuple(a.name for a in system.accelerators), schedule, result, init,
                       tuple(timings), tuple(partitions), tuple(interpreter.get_delegation_report()),
-                      _idle_energy(system, timings, result.latency), init_energy)
+                      idle_energy=_idle_energy(system, timings, result.latency), init_energy=init_energy,
+                      loops=loop_counts)
 
 
 def _idle_energy(system: System, timings: Sequence[NodeTiming], latency: float) -> tuple[tuple[str, float], ...]:

@@ -41,8 +41,8 @@ from accelsim import memory  # noqa: E402
 from accelsim.config import HardwareConfig, load_system  # noqa: E402
 from accelsim.experiment import SHIPPED_CONFIGS  # noqa: E402
 from accelsim.system import HOST, Simulation, build_interpreter, simulate_interpreter  # noqa: E402
-from delegates.work import NodeWork  # noqa: E402
 from runtime.read import load_model  # noqa: E402
+from runtime.work import NodeWork  # noqa: E402
 
 CACHE = Path.home() / ".cache" / "accelsim" / "coral"
 CONFIGS = ("edgetpu_usb", "edgetpu_pcie")

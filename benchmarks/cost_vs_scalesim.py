@@ -30,7 +30,7 @@ if str(ROOT) not in sys.path:
 from accelsim.config import HardwareConfig, apply_overrides, load_hardware  # noqa: E402
 from accelsim.cost import systolic  # noqa: E402
 from accelsim.cost.systolic import DATAFLOWS  # noqa: E402
-from delegates.work import NodeWork, conv_work  # noqa: E402
+from runtime.work import NodeWork, conv_work  # noqa: E402
 
 VENV = ROOT / ".venv-scalesim"
 ROWS, COLS = 32, 16

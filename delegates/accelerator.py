@@ -10,7 +10,7 @@ plus the hardware's declared deviation:
 - ``rounding``: quantized CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED requantize their
   accumulators with the declared rounding mode instead of TFLite's; other ops are reference.
 
-Every partition records the `NodeWork` of its nodes (shapes and types only) for the cost models.
+Every partition records the `NodeWork` its nodes' kernels report (shapes and types only) for the cost models.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import numpy as np
 
 from delegates.api import DelegateOptions, SimpleDelegate, SimpleDelegateKernel, get_node_and_registration
 from delegates.spec import AcceleratorSpec, facts_from_node
-from delegates.work import NodeWork, node_work
+from runtime.work import NodeWork, node_work
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +143,7 @@ class AcceleratorKernel(SimpleDelegateKernel):
                     raise RuntimeError(f"node {ni} ({inner.op_name}) failed to prepare")
             if self.spec.numerics.mode == "rounding" and inner.operator.op in _REQUANTIZING_OPS:
                 self._use_declared_rounding(inner)
-            works.append(node_work(inner, context.tensors))
+            works.append(node_work(context, inner))
         self.work = tuple(works)
 
     def eval(self, context, node) -> None:

@@ -27,3 +27,7 @@ class InterpreterStateError(AccelsimError, RuntimeError):
 
 class DelegateError(AccelsimError, RuntimeError):
     """A delegate misbehaved while claiming, preparing or running nodes."""
+
+
+class WorkError(AccelsimError, ValueError):
+    """A node's work cannot be reported: no work hook, or a loop whose trip count nobody set."""

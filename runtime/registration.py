@@ -28,6 +28,9 @@ class Registration:
         init: ``init(context, buffer) -> user_data`` runs once per node; ``buffer``
             is the raw custom options for custom ops, the parsed options for builtins.
         free: ``free(context, user_data)`` runs once for every ``init``.
+        work: ``work(context, node) -> runtime.work.NodeWork`` reports the prepared node's work
+            from shapes, options and constant sizes (never tensor values); a node whose
+            registration has none cannot be costed (`runtime.work.node_work` raises).
         name: a readable name for messages (the resolver fills op and version).
     """
 
@@ -38,6 +41,7 @@ class Registration:
     builtin_code: int | None = None
     custom_name: str | None = None
     version: int = 1
+    work: Callable[[Any, Any], Any] | None = None
 
     @property
     def op_name(self) -> str:

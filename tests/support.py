@@ -249,6 +249,39 @@ def build(*graphs: tuple[Graph, list[int], list[int]], ir: bool = False) -> byte
     return model if ir else save_model(model)
 
 
+def counter_loop_model(start: int | None, limit, step: int = 1, compare: str = "LESS", x_shape=(2, 3)) -> bytes:
+    """WHILE over (i, bound, x): cond `i compare bound`, body i += step, x = x * 1.5.
+
+    `start` None makes i a model input (unknown before a run); `limit` "shape" makes the bound
+    x's first dimension, read through SHAPE and STRIDED_SLICE; else the bound is a constant.
+    """
+    buffers: list[bytes] = [b""]
+    main = Graph(buffers)
+    x = main.tensor(x_shape)
+    i = main.tensor((), "INT32") if start is None else main.const(np.int32(start))
+    if limit == "shape":
+        shape, bound = main.tensor((len(x_shape),), "INT32"), main.tensor((), "INT32")
+        main.op("SHAPE", [x], [shape], out_type=2)
+        one = np.array([1], np.int32)
+        main.op("STRIDED_SLICE", [shape, main.const(np.array([0], np.int32)), main.const(one), main.const(one)],
+                [bound], shrink_axis_mask=1)
+    else:
+        bound = main.const(np.int32(limit))
+    outs = [main.tensor((), "INT32"), main.tensor((), "INT32"), main.tensor(x_shape)]
+    main.op("WHILE", [i, bound, x], outs, cond_subgraph_index=1, body_subgraph_index=2)
+    cond = Graph(buffers)
+    c_in = [cond.tensor((), "INT32"), cond.tensor((), "INT32"), cond.tensor(x_shape)]
+    flag = cond.tensor((), "BOOL")
+    cond.op(compare, [c_in[0], c_in[1]], [flag])
+    body = Graph(buffers)
+    b_in = [body.tensor((), "INT32"), body.tensor((), "INT32"), body.tensor(x_shape)]
+    i1, x1 = body.tensor((), "INT32"), body.tensor(x_shape)
+    body.op("ADD", [b_in[0], body.const(np.int32(step))], [i1])
+    body.op("MUL", [b_in[2], body.const(np.float32(1.5))], [x1])
+    inputs = ([i] if start is None else []) + [x]
+    return build((main, inputs, [outs[2]]), (cond, c_in, [flag]), (body, b_in, [i1, b_in[1], x1]))
+
+
 def prepare_error(model: bytes | Model) -> str:
     """The KernelError message allocate_tensors() raises for `model` (fails the test if it raises none)."""
     import pytest

@@ -48,3 +48,19 @@ def test_fusion_floor_networks_compute_the_fixtures_they_time(name):
     got = NETWORKS[name](path)(x)
     assert got.shape == expected.shape
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5 * np.abs(expected).max())
+
+
+def test_cost_vs_litert_simulates_on_the_shipped_host_and_reports_loops():
+    from benchmarks.cost_vs_litert import Row, simulated, spread
+
+    latency_us, loops = simulated(FIXTURES / "lstm_gru_float.tflite", "host_x86")
+    assert latency_us > 0 and loops == "0:1: 10 (constant), 0:2: 10 (constant)"
+    rows = [Row("a", 10.0, 12.0, 5.0, ""), Row("b", 10.0, 11.0, 20.0, "")]
+    assert [r.ratio for r in rows] == [0.5, 2.0] and spread(rows) == 4.0
+
+
+def test_cost_vs_litert_times_litert_by_thread_cpu_time():
+    from benchmarks.cost_vs_litert import litert_interpreter, round_median
+
+    it = litert_interpreter(FIXTURES / "sparse_float.tflite", warmup=1)
+    assert round_median(it, runs=3, min_time=0.0) > 0

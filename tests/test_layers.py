@@ -21,7 +21,7 @@ RUNTIME_LAYERS = (
     ("runtime.ir", "runtime.quant", "runtime.verify", "runtime.custom"),
     ("runtime.versioning",),
     ("runtime.read", "runtime.write", "runtime.tensor", "runtime.registration"),
-    ("runtime.kernels",),  # the package and every module in it
+    ("runtime.kernels", "runtime.work"),  # the kernels package and every module in it; the work they report
     ("runtime.resolver",),
     ("runtime.interpreter",),
     ("runtime",),  # the package's __init__, which exports the public names

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 
 from accelsim import energy, memory
 from accelsim.memory import LINK, Level, Traffic
-from delegates.work import NodeWork
 from runtime.errors import ModelError
 from runtime.ir import numpy_dtype
+from runtime.work import NodeWork
 
 if TYPE_CHECKING:
     from accelsim.config import HardwareConfig
@@ -74,6 +74,11 @@ class Cost:
         pairs = ((getattr(self, f.name), getattr(other, f.name)) for f in fields(Cost))
         return Cost(*(_merged(a, b) if isinstance(a, tuple) else a + b for a, b in pairs))
 
+    def times(self, count: int) -> Cost:
+        """This cost `count` times over (a loop body's cost times its trips)."""
+        return Cost(*(tuple((k, v * count) for k, v in value) if isinstance(value, tuple) else value * count
+                      for value in (getattr(self, f.name) for f in fields(Cost))))
+
     @property
     def stall_seconds(self) -> float:
         """Time beyond compute: waiting on the slowest memory level."""
@@ -110,11 +115,12 @@ def levels_of(hw: HardwareConfig) -> dict[str, Level]:
 
 
 def timed(work: NodeWork, compute_cycles: int, hw: HardwareConfig, traffic: Traffic,
-          levels: Mapping[str, Level], static_power: float) -> Cost:
+          levels: Mapping[str, Level], static_power: float, fixed_cycles: int = 0) -> Cost:
     """The Cost of `work` when compute overlaps the traffic on every level: the slowest wins.
 
     A level with bytes to move takes its latency plus bytes / bandwidth; on a tie compute is the bound.
-    `static_power` (W) is the device's, burnt over the node's time.
+    `static_power` (W) is the device's, burnt over the node's time; `fixed_cycles` (a runtime's
+    per-node dispatch) come on top, outside the overlap, and count as compute.
     """
     bound, cycles = COMPUTE, compute_cycles
     for name, nbytes in traffic.level_bytes:
@@ -122,17 +128,24 @@ def timed(work: NodeWork, compute_cycles: int, hw: HardwareConfig, traffic: Traf
         level_cycles = cycles_for(level.latency + nbytes / level.bandwidth, hw.clock)
         if level_cycles > cycles:
             bound, cycles = name, level_cycles
+    cycles += fixed_cycles
     seconds = cycles / hw.clock
     static = static_power * seconds
     return Cost(cycles=cycles, seconds=seconds, macs=work.macs, bytes_read=work.input_bytes + work.weight_bytes,
                 bytes_written=work.output_bytes, param_bytes_streamed=traffic.streamed,
-                compute_seconds=min(seconds, compute_cycles / hw.clock), level_bytes=traffic.level_bytes,
+                compute_seconds=min(seconds, (compute_cycles + fixed_cycles) / hw.clock),
+                level_bytes=traffic.level_bytes,
                 bound_seconds=((bound, seconds),),
                 energy=energy.dynamic_energy(work, traffic.level_bytes, hw, levels) + static, static_energy=static)
 
 
-def roofline(works: Sequence[NodeWork], hw: HardwareConfig, compute_cycles: Callable[[NodeWork], int]) -> list[Cost]:
-    """Costs of a device's nodes (model order): `compute_cycles` of each, overlapped with its memory traffic.
+def roofline(works: Sequence[NodeWork], hw: HardwareConfig, compute_cycles: Callable[[NodeWork], int],
+             fixed_cycles: int = 0) -> list[Cost]:
+    """Costs of a device's nodes (model order): compute overlapped with memory traffic, plus fixed cycles.
+
+    Args:
+        compute_cycles: a node's cycles of compute alone.
+        fixed_cycles: cycles every node pays outside the overlap (a runtime's dispatch).
 
     Raises:
         ConfigError: a node's activations fit no memory level (see `accelsim.memory`).
@@ -140,7 +153,7 @@ def roofline(works: Sequence[NodeWork], hw: HardwareConfig, compute_cycles: Call
     levels = levels_of(hw)
     placed = memory.traffic(works, hw.memory, hw.error)
     watts = energy.static_power(hw)
-    return [timed(w, compute_cycles(w), hw, t, levels, watts) for w, t in zip(works, placed)]
+    return [timed(w, compute_cycles(w), hw, t, levels, watts, fixed_cycles) for w, t in zip(works, placed)]
 
 
 def total(costs: Sequence[Cost]) -> Cost:

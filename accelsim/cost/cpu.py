@@ -1,9 +1,23 @@
-"""Cost of a node on a host CPU core: a roofline of MAC throughput and DRAM bandwidth.
+"""Cost of a node on a host CPU core: per-class compute against a cache-or-DRAM roofline, plus dispatch.
 
-Compute: MACs / (macs_per_cycle[dtype] * efficiency) cycles. A dtype missing from
-compute.macs_per_cycle gets one SIMD register of lanes per cycle (simd_bits / element bits).
-Memory traffic follows the config's levels (`accelsim.memory`); the node takes the longest
-of compute and each level's time.
+A node takes node_cycles (the runtime's per-node dispatch) plus the longer of compute and memory:
+
+- compute, by the class of its work (`runtime.work`):
+  - gemm: MACs / (macs_per_cycle[dtype] * efficiency), plus row_cycles[dtype] per output row
+    (M of the GEMM: the per-pixel work of a convolution driver — indirection, requantizing
+    and storing one row of outputs — which dominates layers with few channels);
+  - depthwise, window, reduce, elementwise and a fused activation: ops / vector_per_cycle[dtype];
+  - lookup: lookups / lookups_per_cycle[dtype];
+  - move: output elements / move_per_cycle[dtype] (nothing when the dtype is not listed).
+  A dtype missing from macs_per_cycle gets one SIMD register of lanes per cycle (simd_bits /
+  element bits); one missing from vector_per_cycle runs at the GEMM rate (macs_per_cycle *
+  efficiency); one missing from lookups_per_cycle is costed as a vector op.
+- memory: the config's levels (`accelsim.memory`). A core's cache is a bounded level that
+  weights and activations both live on, above DRAM: a node whose bytes fit it moves them at
+  its bandwidth, any other at DRAM's.
+
+Left at their defaults (no row, vector, lookup or move rates, no dispatch) with one DRAM level,
+a node costs max(ops / macs_per_cycle, bytes / DRAM bandwidth): the plain roofline.
 """
 
 from __future__ import annotations
@@ -15,10 +29,12 @@ from typing import TYPE_CHECKING
 
 from accelsim.cost import Cost, dtype_itemsize, roofline
 from accelsim.kinds import Kind, spec
-from delegates.work import NodeWork
+from runtime.work import NodeWork
 
 if TYPE_CHECKING:
     from accelsim.config import HardwareConfig
+
+_VECTOR_KINDS = ("depthwise", "window", "reduce", "elementwise")
 
 
 @dataclass(frozen=True)
@@ -27,21 +43,46 @@ class CpuCompute:
 
     simd_bits: int = spec("count", "SIMD register width in bits", minimum=8, multiple_of=8, example=128)
     macs_per_cycle: tuple[tuple[str, float], ...] = spec(
-        "dtype_rates", "peak MACs per cycle by dtype (e.g. float32: 8, int8: 32); others get one SIMD register")
+        "dtype_rates", "peak GEMM MACs per cycle by dtype (e.g. float32: 8, int8: 32); others get one SIMD register")
     efficiency: float = spec("fraction", "fraction of peak reached", default=1.0)
+    row_cycles: tuple[tuple[str, float], ...] = spec(
+        "dtype_rates", "cycles per GEMM output row (pixel) by dtype, on top of the MACs", default=())
+    vector_per_cycle: tuple[tuple[str, float], ...] = spec(
+        "dtype_rates", "elementwise/window/reduce/depthwise ops per cycle by dtype (default: as macs_per_cycle)",
+        default=())
+    lookups_per_cycle: tuple[tuple[str, float], ...] = spec(
+        "dtype_rates", "table lookups per cycle by dtype (default: as vector ops)", default=())
+    move_per_cycle: tuple[tuple[str, float], ...] = spec(
+        "dtype_rates", "elements a data-movement op writes per cycle by dtype (default: bytes only)", default=())
+    node_cycles: int = spec("count", "cycles of dispatch per node the runtime runs", default=0, minimum=0,
+                            example=300)
 
 
-def macs_per_cycle(dtype: str, hw: HardwareConfig) -> float:
-    """Peak MACs per cycle for `dtype` on this core."""
-    rates = dict(hw.compute.macs_per_cycle)
-    if dtype in rates:
-        return rates[dtype]
+def simd_lanes(dtype: str, hw: HardwareConfig) -> int:
+    """Lanes of one SIMD register for `dtype` (at least one)."""
     return max(1, hw.compute.simd_bits // (8 * dtype_itemsize(dtype)))
 
 
-def node_cycles(work: NodeWork, hw: HardwareConfig) -> int:
-    """Cycles of one node's MACs at the core's peak rate for its dtype times efficiency."""
-    return math.ceil(work.macs / (macs_per_cycle(work.dtype, hw) * hw.compute.efficiency))
+def macs_per_cycle(dtype: str, hw: HardwareConfig) -> float:
+    """Peak GEMM MACs per cycle for `dtype` on this core."""
+    return dict(hw.compute.macs_per_cycle).get(dtype) or simd_lanes(dtype, hw)
+
+
+def compute_cycles(work: NodeWork, hw: HardwareConfig) -> float:
+    """Cycles of the node's compute alone, by the class of its work (see the module docstring)."""
+    c, dtype = hw.compute, work.dtype
+    vector = dict(c.vector_per_cycle).get(dtype) or macs_per_cycle(dtype, hw) * c.efficiency
+    cycles = work.activation_ops / vector
+    if work.kind == "gemm":
+        rows = work.gemm.m * work.gemm.batch if work.gemm is not None else 0
+        cycles += work.macs / (macs_per_cycle(dtype, hw) * c.efficiency) + rows * dict(c.row_cycles).get(dtype, 0)
+    elif work.kind in _VECTOR_KINDS:
+        cycles += work.macs / vector
+    elif work.kind == "lookup":
+        cycles += work.macs / (dict(c.lookups_per_cycle).get(dtype) or vector)
+    elif work.kind == "move" and dtype in dict(c.move_per_cycle):
+        cycles += work.elements / dict(c.move_per_cycle)[dtype]
+    return cycles
 
 
 # The dtypes nearly every model computes in; a host without a rate for one of them is told so.
@@ -57,8 +98,8 @@ def notes(hw: HardwareConfig) -> list[str]:
 
 
 def costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
-    """Costs of a core's nodes in model order."""
-    return roofline(works, hw, lambda w: node_cycles(w, hw))
+    """Costs of a core's nodes in model order: the roofline of compute and memory, plus dispatch."""
+    return roofline(works, hw, lambda w: math.ceil(compute_cycles(w, hw)), fixed_cycles=hw.compute.node_cycles)
 
 
 def cost(work: NodeWork, hw: HardwareConfig) -> Cost:
@@ -67,12 +108,12 @@ def cost(work: NodeWork, hw: HardwareConfig) -> Cost:
 
 
 def peak_macs_per_cycle(work: NodeWork, hw: HardwareConfig) -> float:
-    """Peak MACs per cycle of the node's dtype (for utilisation)."""
+    """Peak GEMM MACs per cycle of the node's dtype (for utilisation)."""
     return macs_per_cycle(work.dtype, hw)
 
 
-KIND = Kind("cpu", "host", "host CPU core: a roofline of SIMD MAC throughput and DRAM bandwidth",
-            CpuCompute, costs=costs,
+KIND = Kind("cpu", "host", "host CPU core: per-class compute (GEMM, vector, lookup, move) against a cache/DRAM "
+            "roofline, plus per-node dispatch", CpuCompute, costs=costs,
             macs_per_cycle="compute.macs_per_cycle per dtype, times efficiency; a dtype it does not list gets "
                            "simd_bits / element bits (one SIMD register per cycle)", notes=notes,
             peak_macs_per_cycle=peak_macs_per_cycle)

@@ -1,6 +1,6 @@
 """Cost of a node on a systolic array, after SCALE-Sim's analytical compute model.
 
-A GEMM-shaped layer (M output pixels x K window x N filters; see delegates.work) is mapped
+A GEMM-shaped layer (M output pixels x K window x N filters; see runtime.work) is mapped
 on an R x C array as SCALE-Sim's operand matrices are (scalesim/compute/systolic_compute_*.py):
 
 | dataflow | on rows (Sr) | on cols (Sc) | streamed in time (T) | cycles per fold |
@@ -37,7 +37,7 @@ from accelsim import energy
 from accelsim.cost import Cost, cycles_for, roofline
 from accelsim.kinds import Kind, spec
 from accelsim.memory import LINK
-from delegates.work import Gemm, NodeWork
+from runtime.work import Gemm, NodeWork
 
 if TYPE_CHECKING:
     from accelsim.config import HardwareConfig

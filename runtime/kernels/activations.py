@@ -17,6 +17,7 @@ from functools import partial
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.common import (
     broadcast_shape,
     check,
@@ -491,16 +492,19 @@ _LUT_OPS = (
 def register(resolver) -> None:
     for op in ("RELU", "RELU6"):
         # v1 float, v2 int8/uint8, v3 int16 (zero points 0).
-        resolver.add_builtin(op, Registration(prepare=_relu_prepare(op), invoke=run_plan), 1, 3)
+        resolver.add_builtin(op, Registration(prepare=_relu_prepare(op), invoke=run_plan, work=work.elementwise), 1, 3)
     for op in ("LOGISTIC", "TANH"):
         # v1 float/uint8, v2 int8; v3 (int16 fixed point) is not implemented.
-        resolver.add_builtin(op, Registration(prepare=_lut_prepare(op), invoke=run_plan), 1, 2)
+        resolver.add_builtin(op, Registration(prepare=_lut_prepare(op), invoke=run_plan, work=work.lookup_if_quantized),
+                             1, 2)
     # PRELU, HARD_SWISH, ELU have only version 1 (register.cc).
-    resolver.add_builtin("PRELU", Registration(prepare=_prelu_prepare, invoke=_prelu_invoke), 1, 1)
+    resolver.add_builtin("PRELU", Registration(prepare=_prelu_prepare, invoke=_prelu_invoke, work=work.elementwise),
+                         1, 1)
     # LEAKY_RELU: v2 adds int16.
-    resolver.add_builtin("LEAKY_RELU", _unary(_leaky_relu_prepare), 1, 2)
-    resolver.add_builtin("HARD_SWISH", _unary(_hard_swish_prepare), 1, 1)
+    resolver.add_builtin("LEAKY_RELU", _unary(_leaky_relu_prepare, work.elementwise), 1, 2)
+    resolver.add_builtin("HARD_SWISH", _unary(_hard_swish_prepare, work.elementwise), 1, 1)
     # ELU: v1 only. GELU: v2 int8/uint8; v3 (float16) is not implemented.
     versions = {"ELU": 1, "GELU": 2}
     for spec in _LUT_OPS:
-        resolver.add_builtin(spec.name, _unary(_lut_op_prepare(spec)), 1, versions[spec.name])
+        # 8-bit ELU and GELU read a table, as TFLite's LUTPopulate kernels do.
+        resolver.add_builtin(spec.name, _unary(_lut_op_prepare(spec), work.lookup_if_quantized), 1, versions[spec.name])

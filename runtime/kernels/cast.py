@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.common import check, check_inputs
 from runtime.kernels.logical import _check_type
 from runtime.registration import Registration
@@ -56,4 +57,4 @@ def _cast_invoke(ctx, node) -> None:
 def register(resolver) -> None:
     # CAST: v2 uint32, v3 int8, v4 uint16, v5 float16/float64; v6+ (int4, bfloat16, int2/uint4,
     # float8) are not implemented.
-    resolver.add_builtin("CAST", Registration(prepare=_cast_prepare, invoke=_cast_invoke), 1, 5)
+    resolver.add_builtin("CAST", Registration(prepare=_cast_prepare, invoke=_cast_invoke, work=work.elementwise), 1, 5)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from runtime import work
 from runtime.errors import KernelError
 from runtime.kernels.common import check
 from runtime.quant import activation_name, tflite_round
@@ -156,6 +157,7 @@ def _concat_invoke(ctx, node) -> None:
 
 def register(resolver) -> None:
     # CONCATENATION: v2 int8, v3 int16, v4 uint32; v5 int4, v6 float16, v7 float8 are not implemented.
-    resolver.add_builtin("CONCATENATION", Registration(prepare=_concat_prepare, invoke=_concat_invoke), 1, 4)
+    resolver.add_builtin("CONCATENATION", Registration(prepare=_concat_prepare, invoke=_concat_invoke,
+                                                       work=work.move), 1, 4)
     # PACK: v2 int8, v3 int16, v4 uint32; v5 (float8) is not implemented.
-    resolver.add_builtin("PACK", Registration(prepare=_pack_prepare, invoke=_pack_invoke), 1, 4)
+    resolver.add_builtin("PACK", Registration(prepare=_pack_prepare, invoke=_pack_invoke, work=work.move), 1, 4)

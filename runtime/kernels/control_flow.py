@@ -1,4 +1,10 @@
-"""Control flow: WHILE, IF and CALL_ONCE, which run other subgraphs of the model."""
+"""Control flow: WHILE, IF and CALL_ONCE, which run other subgraphs of the model.
+
+Their work is the work of the subgraphs they run, times how often they run them: counted by
+the last invoke when there was one, else folded from the model (a WHILE counter with a constant
+start and step against a constant or shape-derived bound; an IF condition fixed by constants),
+else left unknown for `runtime.work.resolve_trips` to take from an override or a default.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,7 @@ import numpy as np
 from runtime.errors import KernelError
 from runtime.kernels.common import check, tensor_values
 from runtime.registration import Registration
+from runtime.work import Folded, NodeWork, fold, measured, subgraph_work, where
 
 
 def _subgraph(ctx, index: int, role: str):
@@ -115,11 +122,12 @@ class _WhilePlan:
     """What a WHILE invoke needs, fixed by its prepare: the subgraphs and every tensor it moves values between."""
 
     __slots__ = ("cond", "body", "inputs", "outputs", "cond_inputs", "body_inputs", "body_outputs", "flag",
-                 "dynamic", "overwritten")
+                 "dynamic", "overwritten", "trips")
 
     def __init__(self, ctx, node, cond, body, dynamic: bool):
         n = len(node.inputs)
         self.cond, self.body, self.dynamic = cond, body, dynamic
+        self.trips: int | None = None  # body runs in the last invoke (None: not invoked since prepare)
         self.inputs = [ctx.input(node, i) for i in range(n)]
         self.outputs = [ctx.output(node, i) for i in range(n)]
         self.cond_inputs = [cond.tensors[ti] for ti in cond.inputs]
@@ -213,6 +221,7 @@ def _static_loop(plan: _WhilePlan, values: list[np.ndarray]) -> list[np.ndarray]
     cond, body = plan.cond, plan.body
     cond_inputs, body_inputs, body_outputs = plan.cond_inputs, plan.body_inputs, plan.body_outputs
     _hand_over(cond, "cond", cond_inputs, values)
+    trips = 0
     while _cond_holds(plan):
         _hand_over(body, "body", body_inputs, values)
         if not body.prepared:
@@ -221,6 +230,8 @@ def _static_loop(plan: _WhilePlan, values: list[np.ndarray]) -> list[np.ndarray]
         results = [t.data for t in body_outputs]
         _hand_over(cond, "cond", cond_inputs, results)
         values = _as_loop_variables(plan, results)
+        trips += 1
+    plan.trips = trips
     return values
 
 
@@ -229,12 +240,15 @@ def _dynamic_loop(plan: _WhilePlan, values: list[np.ndarray]) -> list[np.ndarray
     cond, body = plan.cond, plan.body
     cond_inputs, body_inputs, body_outputs = plan.cond_inputs, plan.body_inputs, plan.body_outputs
     _hand_over_resizing(cond, cond_inputs, values)
+    trips = 0
     while _cond_holds(plan):
         _hand_over_resizing(body, body_inputs, values)
         body.invoke_nested()
         results = [t.data for t in body_outputs]
         _hand_over_resizing(cond, cond_inputs, results)
         values = _as_loop_variables(plan, results)
+        trips += 1
+    plan.trips = trips
     return values
 
 
@@ -247,6 +261,105 @@ def _while_invoke(ctx, node) -> None:
         return
     for i, (out, v) in enumerate(zip(plan.outputs, _static_loop(plan, values))):
         out.data = v if v.shape == out.shape else _same_size_reshape(v, out, f"WHILE output {i}")
+
+
+# The comparisons a cond subgraph bounds its counter with, and the same test with its sides swapped.
+_SWAPPED = {"LESS": "GREATER", "LESS_EQUAL": "GREATER_EQUAL", "GREATER": "LESS", "GREATER_EQUAL": "LESS_EQUAL",
+            "NOT_EQUAL": "NOT_EQUAL"}
+
+
+def _scalar(value: np.ndarray) -> int | None:
+    """The integer a single-element value holds, else None (loop counters are int32 scalars)."""
+    if value.size != 1 or value.dtype.kind not in "iu":
+        return None
+    return int(value.reshape(-1)[0])
+
+
+def _counter_trips(op: str, start: int, step: int, bound: int) -> int | None:
+    """Body runs of a loop while `counter op bound`, the counter going start, start+step, ...; None if endless."""
+    gap = bound - start
+    if op == "NOT_EQUAL":
+        return gap // step if step and gap % step == 0 and gap // step >= 0 else None
+    if op in ("GREATER", "GREATER_EQUAL"):  # counting down is counting up on the negated values
+        op, gap, step = ("LESS" if op == "GREATER" else "LESS_EQUAL"), -gap, -step
+    if gap <= 0 if op == "LESS" else gap < 0:
+        return 0
+    if step <= 0:
+        return None
+    return -(-gap // step) if op == "LESS" else gap // step + 1
+
+
+def _counter_step(body, index: int) -> int | None:
+    """The constant a body adds to loop variable `index` each run (ADD or SUB of a constant), else None."""
+    source, result = body.inputs[index], body.outputs[index]
+    producer = next((body.nodes[ni] for ni in body.execution_plan if result in body.nodes[ni].outputs), None)
+    if producer is None or producer.operator is None or producer.operator.op not in ("ADD", "SUB"):
+        return None
+    if producer.options is not None and int(producer.options.get("fused_activation_function", 0) or 0):
+        return None
+    a, b = producer.inputs[:2]
+    other = b if a == source else a if b == source and producer.operator.op == "ADD" else None
+    step = fold(body, other) if other is not None else None
+    value = _scalar(step.value) if step is not None else None
+    if value is None:
+        return None
+    return -value if producer.operator.op == "SUB" else value
+
+
+def _bound_trips(cond, tensor: int, counters: dict, invariants: dict) -> tuple[int, bool] | None:
+    """(trips, whether a shape fixed them) of the cond flag `tensor`, or None when the model does not fix it."""
+    producer = next((cond.nodes[ni] for ni in cond.execution_plan if tensor in cond.nodes[ni].outputs), None)
+    if producer is None or producer.operator is None:
+        return None
+    op = producer.operator.op
+    if op == "LOGICAL_AND":
+        sides = [_bound_trips(cond, t, counters, invariants) for t in producer.inputs]
+        if any(side is None for side in sides):
+            return None
+        return min(t for t, _ in sides), any(shape for _, shape in sides)
+    if op not in _SWAPPED:
+        return None
+    a, b = producer.inputs[:2]
+    if a not in counters:
+        a, b, op = b, a, _SWAPPED[op]
+    bound = fold(cond, b, invariants) if a in counters else None
+    value = _scalar(bound.value) if bound is not None else None
+    if value is None:
+        return None
+    (start, start_from_shape), step = counters[a]
+    trips = _counter_trips(op, start, step, value)
+    return None if trips is None else (trips, start_from_shape or bound.from_shape)
+
+
+def _folded_trips(ctx, node, cond, body) -> tuple[int | None, str]:
+    """A WHILE's trip count from its model alone: (trips, "constant" | "shape"), or (None, "")."""
+    parent = ctx.interpreter.subgraph(ctx.subgraph_index)
+    counters: dict[int, tuple[tuple[int, bool], int]] = {}
+    invariants: dict[int, Folded] = {}
+    for k, t in enumerate(node.inputs):
+        start = fold(parent, t) if t >= 0 else None
+        if start is None:
+            continue
+        if body.outputs[k] == body.inputs[k]:
+            invariants[cond.inputs[k]] = start
+            continue
+        step, first = _counter_step(body, k), _scalar(start.value)
+        if step is not None and first is not None:
+            counters[cond.inputs[k]] = ((first, start.from_shape), step)
+    found = _bound_trips(cond, cond.outputs[0], counters, invariants)
+    if found is None:
+        return None, ""
+    return found[0], "shape" if found[1] else "constant"
+
+
+def _while_work(ctx, node) -> NodeWork:
+    """The cond and body work of one iteration, times the trips the last invoke ran (else the folded count)."""
+    cond, body = _while_graphs(ctx, node)
+    counted = getattr(node.user_data, "trips", None)
+    trips, source = (counted, "run") if counted is not None else _folded_trips(ctx, node, cond, body)
+    cond_work = subgraph_work(ctx.interpreter, cond.index)
+    return measured(ctx, node, "control", 0, body=cond_work + subgraph_work(ctx.interpreter, body.index),
+                    once=cond_work, trips=trips, trips_from=source, where=where(ctx, node))
 
 
 # -- IF -------------------------------------------------------------------------------------------
@@ -280,11 +393,31 @@ def _if_prepare(ctx, node) -> None:
     # if.cc: branches with different static output shapes make the outputs dynamic.
     dynamic |= then_shapes != else_shapes
     _set_outputs_shape(ctx, node, dynamic, then_shapes)
+    node.user_data = None  # no branch has run since this prepare
+
+
+def _if_work(ctx, node) -> NodeWork:
+    """The branch the last invoke took; else the one a constant condition picks; else the costlier one."""
+    then_graph, else_graph = _if_branches(ctx, node)
+    branches = {g.index: subgraph_work(ctx.interpreter, g.index) for g in (then_graph, else_graph)}
+    taken, source = node.user_data, "run"
+    if taken is None:
+        condition = fold(ctx.interpreter.subgraph(ctx.subgraph_index), node.inputs[0])
+        if condition is not None:
+            taken = then_graph.index if bool(condition.value.reshape(-1)[0]) else else_graph.index
+            source = "shape" if condition.from_shape else "constant"
+        else:
+            # Stated in every report that shows trips: without a run, the worse case is assumed.
+            taken = max(branches, key=lambda g: sum([w.total_ops for w in branches[g]]))
+            source = "branch"
+    return measured(ctx, node, "control", 0, body=branches[taken], trips=1, trips_from=source,
+                    where=where(ctx, node))
 
 
 def _if_invoke(ctx, node) -> None:
     then_graph, else_graph = _if_branches(ctx, node)
     taken = then_graph if bool(ctx.input(node, 0).data.reshape(-1)[0]) else else_graph
+    node.user_data = taken.index  # for the work hook: the branch the last invoke ran
     role = "then" if taken is then_graph else "else"
     values = [ctx.input(node, i).data for i in range(1, len(node.inputs))]
     for i, v in enumerate(_run(taken, role, values)):
@@ -318,7 +451,15 @@ def _call_once_invoke(ctx, node) -> None:
     done.add(index)
 
 
+def _call_once_work(ctx, node) -> NodeWork:
+    """The init subgraph's work, run once: by the first invoke, not by any after it."""
+    index = node.options.init_subgraph_index
+    ran = index in ctx.interpreter.initialized_subgraphs
+    return measured(ctx, node, "control", 0, body=subgraph_work(ctx.interpreter, index), trips=0 if ran else 1,
+                    trips_from="run" if ran else "constant", where=where(ctx, node))
+
+
 def register(resolver) -> None:
-    resolver.add_builtin("WHILE", Registration(_while_invoke, _while_prepare), 1, 1)
-    resolver.add_builtin("IF", Registration(_if_invoke, _if_prepare), 1, 1)
-    resolver.add_builtin("CALL_ONCE", Registration(_call_once_invoke, _call_once_prepare), 1, 1)
+    resolver.add_builtin("WHILE", Registration(_while_invoke, _while_prepare, work=_while_work), 1, 1)
+    resolver.add_builtin("IF", Registration(_if_invoke, _if_prepare, work=_if_work), 1, 1)
+    resolver.add_builtin("CALL_ONCE", Registration(_call_once_invoke, _call_once_prepare, work=_call_once_work), 1, 1)

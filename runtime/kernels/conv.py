@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.common import check, fast_clip, is_known
 from runtime.quant import (
     INT32_MAX,
@@ -1096,9 +1097,9 @@ def register(resolver) -> None:
     Not registered (op_version.cc): CONV_2D v2/v5 and DEPTHWISE v4/v6 (hybrid float x int8), CONV_2D v4/v8
     and DEPTHWISE v5 (int16 activations), CONV_2D and DEPTHWISE v7 (int4 weights).
     """
-    conv = Registration(prepare=_conv_prepare, invoke=_conv_invoke)
+    conv = Registration(prepare=_conv_prepare, invoke=_conv_invoke, work=work.conv)
     resolver.add_builtin("CONV_2D", conv, 1, 1)
     resolver.add_builtin("CONV_2D", conv, 3, 3)
     resolver.add_builtin("CONV_2D", conv, 6, 6)
-    depthwise = Registration(prepare=_depthwise_prepare, invoke=_depthwise_invoke)
+    depthwise = Registration(prepare=_depthwise_prepare, invoke=_depthwise_invoke, work=work.depthwise_conv)
     resolver.add_builtin("DEPTHWISE_CONV_2D", depthwise, 1, 3)

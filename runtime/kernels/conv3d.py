@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.common import check, is_known
 from runtime.kernels.conv import FLOAT_RANGES, fused_activation, out_size_and_padding
 from runtime.registration import Registration
@@ -112,4 +113,4 @@ def _invoke(ctx, node) -> None:
 
 def register(resolver) -> None:
     """CONV_3D v1 (float32; the only version op_version.cc defines)."""
-    resolver.add_builtin("CONV_3D", Registration(prepare=_prepare, invoke=_invoke), 1, 1)
+    resolver.add_builtin("CONV_3D", Registration(prepare=_prepare, invoke=_invoke, work=work.conv3d), 1, 1)

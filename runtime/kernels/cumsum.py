@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.common import axis_value, check, check_types
 from runtime.registration import Registration
 
@@ -36,4 +37,4 @@ def _cumsum_invoke(ctx, node) -> None:
 
 
 def register(resolver) -> None:
-    resolver.add_builtin("CUMSUM", Registration(prepare=_cumsum_prepare, invoke=_cumsum_invoke), 1, 1)
+    resolver.add_builtin("CUMSUM", Registration(prepare=_cumsum_prepare, invoke=_cumsum_invoke, work=work.reduce), 1, 1)

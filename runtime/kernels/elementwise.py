@@ -18,6 +18,7 @@ from math import prod
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.common import (
     broadcast_shape,
     check,
@@ -475,7 +476,7 @@ def _prepare(op: str):
 
 def register(resolver) -> None:
     def reg(op: str) -> Registration:
-        return Registration(prepare=_prepare(op), invoke=run_plan)
+        return Registration(prepare=_prepare(op), invoke=run_plan, work=work.elementwise)
 
     # ADD: v1 float/int32/uint8, v2 int8, v4 int64, v5 int16 (unquantized);
     # v3 (quantized int16) and v6 (float16) are not implemented.

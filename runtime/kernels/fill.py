@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.common import INDEX_TYPES, check, check_same_quantization, check_types, int_values, size_outputs
 from runtime.registration import Registration
 
@@ -93,7 +94,8 @@ def _zeros_like_invoke(ctx, node) -> None:
 
 def register(resolver) -> None:
     # FILL: v2 bool/string, v3 int8/int16; v4 (float16) and v5 (float8) are not implemented.
-    resolver.add_builtin("FILL", Registration(prepare=_fill_prepare, invoke=_fill_invoke), 1, 3)
-    resolver.add_builtin("ZEROS_LIKE", Registration(prepare=_zeros_like_prepare, invoke=_zeros_like_invoke), 1, 1)
+    resolver.add_builtin("FILL", Registration(prepare=_fill_prepare, invoke=_fill_invoke, work=work.move), 1, 3)
+    resolver.add_builtin("ZEROS_LIKE", Registration(prepare=_zeros_like_prepare, invoke=_zeros_like_invoke,
+                                                    work=work.move), 1, 1)
     # RANGE: v2 int64.
-    resolver.add_builtin("RANGE", Registration(prepare=_range_prepare, invoke=_range_invoke), 1, 2)
+    resolver.add_builtin("RANGE", Registration(prepare=_range_prepare, invoke=_range_invoke, work=work.move), 1, 2)

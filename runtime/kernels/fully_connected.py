@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.common import check, fast_clip, is_known, store_plan
 from runtime.kernels.conv import (
     FLOAT_RANGES,
@@ -306,7 +307,7 @@ def register(resolver) -> None:
     Not registered (op_version.cc): v2 (shuffled weights), v3/v9/v12 (hybrid), v7/v11/v13 (int16),
     v10/v14 (int4/int2 weights).
     """
-    reg = Registration(prepare=_prepare, invoke=_invoke)
+    reg = Registration(prepare=_prepare, invoke=_invoke, work=work.fully_connected)
     resolver.add_builtin(_OP, reg, 1, 1)
     resolver.add_builtin(_OP, reg, 4, 6)
     resolver.add_builtin(_OP, reg, 8, 8)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from runtime import work
 from runtime.errors import KernelError
 from runtime.kernels.common import check, tensor_values
 from runtime.registration import Registration
@@ -142,6 +143,7 @@ def _gather_nd_invoke(ctx, node) -> None:
 def register(resolver) -> None:
     # GATHER: v2 int8, v3 bool, v4 int16, v5 batch_dims, v6 int16 positions; v7 (int4) and v8 (float8)
     # are not implemented.
-    resolver.add_builtin("GATHER", Registration(prepare=_gather_prepare, invoke=_gather_invoke), 1, 6)
+    resolver.add_builtin("GATHER", Registration(prepare=_gather_prepare, invoke=_gather_invoke, work=work.move), 1, 6)
     # GATHER_ND: v2 string, v3 int16, v4 int16 indices, v5 bool; v6 (float8) is not implemented.
-    resolver.add_builtin("GATHER_ND", Registration(prepare=_gather_nd_prepare, invoke=_gather_nd_invoke), 1, 5)
+    resolver.add_builtin("GATHER_ND", Registration(prepare=_gather_nd_prepare, invoke=_gather_nd_invoke,
+                                                   work=work.move), 1, 5)

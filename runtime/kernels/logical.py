@@ -10,6 +10,7 @@ import operator
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.common import broadcast_shape, check, check_inputs, integer_domain, table_index
 from runtime.quant import multiply_by_quantized_multiplier, quantize_multiplier
 from runtime.registration import Registration
@@ -107,7 +108,7 @@ def _comparison(op: str) -> Registration:
         # which the data setter turns into a 0-d array.
         out.data = fn(a, b)
 
-    return Registration(prepare=prepare, invoke=invoke)
+    return Registration(prepare=prepare, invoke=invoke, work=work.elementwise)
 
 
 # -- LOGICAL_AND, LOGICAL_OR, LOGICAL_NOT ----------------------------------------------------
@@ -132,7 +133,7 @@ def _logical_binary(op: str, fn) -> Registration:
             return
         out.data = fn(a.data, b.data)
 
-    return Registration(prepare=prepare, invoke=invoke)
+    return Registration(prepare=prepare, invoke=invoke, work=work.elementwise)
 
 
 def _logical_not_prepare(ctx, node) -> None:
@@ -221,7 +222,8 @@ def register(resolver) -> None:
     add("GREATER", comparisons["GREATER"], 1, 2)
     add("LOGICAL_AND", _logical_binary("LOGICAL_AND", np.logical_and), 1, 1)
     add("LOGICAL_OR", _logical_binary("LOGICAL_OR", np.logical_or), 1, 1)
-    add("LOGICAL_NOT", Registration(prepare=_logical_not_prepare, invoke=_logical_not_invoke), 1, 1)
+    add("LOGICAL_NOT", Registration(prepare=_logical_not_prepare, invoke=_logical_not_invoke,
+                                    work=work.elementwise), 1, 1)
     # SELECT: v2 int8, v3 5-D, v4 uint32. SELECT_V2: v2 uint32.
-    add("SELECT", Registration(prepare=_select_prepare(False), invoke=_select_invoke), 1, 4)
-    add("SELECT_V2", Registration(prepare=_select_prepare(True), invoke=_select_invoke), 1, 2)
+    add("SELECT", Registration(prepare=_select_prepare(False), invoke=_select_invoke, work=work.elementwise), 1, 4)
+    add("SELECT_V2", Registration(prepare=_select_prepare(True), invoke=_select_invoke, work=work.elementwise), 1, 2)

@@ -7,10 +7,12 @@ live in the node's two variable inputs and carry over from one invoke to the nex
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.common import check
 from runtime.quant import activation_name, apply_float_activation
 from runtime.registration import Registration
@@ -280,10 +282,32 @@ def _lstm_invoke(ctx, node) -> None:
     c_t.data = c.reshape(c_t.shape)
 
 
+# Elementwise ops per cell and step: three sigmoid gates, two tanh, three products and two sums.
+_CELL_OPS = 10
+
+
+def _lstm_work(ctx, node) -> work.NodeWork:
+    """Every step multiplies [input, output state] by the four gates' weights, then updates each cell.
+
+    As one GEMM: M = steps x batch rows, K = input + output size, N = 4 x cells (plus the
+    projection's cells x output MACs per row when present); the cell update is _CELL_OPS
+    elementwise ops per cell and row.
+    """
+    n_cell = ctx.input(node, _INPUT_WEIGHTS[3]).shape[0]
+    n_output = ctx.input(node, _RECURRENT_WEIGHTS[3]).shape[1]
+    x = ctx.input(node, _INPUT)
+    rows = int(np.prod(x.shape[:-1], dtype=np.int64))
+    gemm = work.Gemm(rows, x.shape[-1] + n_output, 4 * n_cell)
+    projection = rows * n_cell * n_output if ctx.input(node, _PROJECTION_WEIGHTS) is not None else 0
+    estimate = work.measured(ctx, node, "gemm", gemm.macs + projection, gemm=gemm)
+    return dataclasses.replace(estimate, activation_ops=_CELL_OPS * rows * n_cell)
+
+
 def register(resolver) -> None:
     # v1 is float (and, in TFLite, the integer kernels too: they fail prepare here); v2/v3 are
     # hybrid (int8 weights), v4 diagonal recurrent weights, v5 int16 activations: not implemented.
     resolver.add_builtin("UNIDIRECTIONAL_SEQUENCE_LSTM",
-                         Registration(_lstm_invoke, _lstm_prepare("UNIDIRECTIONAL_SEQUENCE_LSTM", True)), 1, 1)
+                         Registration(_lstm_invoke, _lstm_prepare("UNIDIRECTIONAL_SEQUENCE_LSTM", True),
+                                      work=_lstm_work), 1, 1)
     # LSTM v1 is the float full kernel; v2 adds the basic kernel, v3/v4 hybrid: not implemented.
-    resolver.add_builtin("LSTM", Registration(_lstm_invoke, _lstm_prepare("LSTM", False)), 1, 1)
+    resolver.add_builtin("LSTM", Registration(_lstm_invoke, _lstm_prepare("LSTM", False), work=_lstm_work), 1, 1)

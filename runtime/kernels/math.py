@@ -20,6 +20,7 @@ from functools import partial
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.common import broadcast_shape, check, check_inputs, integer_domain, run_plan, store_plan
 from runtime.kernels.elementwise import pair_table_plan
 from runtime.quant import (
@@ -421,7 +422,7 @@ def _min_max(op: str) -> Registration:
         pick_first = a > b if op == "MAXIMUM" else a < b
         out.data = np.where(pick_first, a, b).astype(out.dtype).reshape(out.shape)
 
-    return Registration(prepare=prepare, invoke=invoke)
+    return Registration(prepare=prepare, invoke=invoke, work=work.elementwise)
 
 
 @dataclass(frozen=True)
@@ -659,9 +660,9 @@ def _floor_mod_invoke(ctx, node) -> None:
 # -- registration ----------------------------------------------------------------------------
 
 
-def _unary(prepare) -> Registration:
+def _unary(prepare, estimate) -> Registration:
     """A unary op whose prepare leaves a function of the input array (of the output's dtype and shape)
-    in node.user_data; it becomes the invoke plan that applies it."""
+    in node.user_data; it becomes the invoke plan that applies it. `estimate` is its work hook."""
     def prepare_plan(ctx, node) -> None:
         prepare(ctx, node)
         fn, x, out = node.user_data, ctx.input(node, 0), ctx.output(node, 0)
@@ -674,7 +675,7 @@ def _unary(prepare) -> Registration:
 
         node.user_data = run
 
-    return Registration(prepare=prepare_plan, invoke=run_plan)
+    return Registration(prepare=prepare_plan, invoke=run_plan, work=estimate)
 
 
 def _lut_populate(transform, in_scale: float, in_zp: int, out_scale: float, out_zp: int, dtype) -> np.ndarray:
@@ -694,23 +695,26 @@ def register(resolver) -> None:
     # EXP, LOG: v2 int8/int16.
     versions = {"EXP": 2, "LOG": 2}
     for spec in _LUT_OPS:
-        add(spec.name, _unary(_lut_op_prepare(spec)), 1, versions[spec.name])
+        # 8-bit EXP and LOG read a table, as TFLite's LUTPopulate kernels do.
+        add(spec.name, _unary(_lut_op_prepare(spec), work.lookup_if_quantized), 1, versions[spec.name])
     # SQRT: v2 int8/int16. RSQRT: v2 int8, v3 int16; v4 (float16) is not implemented.
-    add("SQRT", _unary(_sqrt_prepare), 1, 2)
-    add("RSQRT", _unary(_rsqrt_prepare), 1, 3)
-    add("SQUARE", _unary(_unary_prepare_with("SQUARE", ("FLOAT32",), _square_float)), 1, 1)
+    add("SQRT", _unary(_sqrt_prepare, work.elementwise), 1, 2)
+    add("RSQRT", _unary(_rsqrt_prepare, work.elementwise), 1, 3)
+    add("SQUARE", _unary(_unary_prepare_with("SQUARE", ("FLOAT32",), _square_float), work.elementwise), 1, 1)
     # ABS: v2 int8, v3 quantized int16, v4 plain int16, v5 int32.
-    add("ABS", _unary(_abs_prepare), 1, 5)
+    add("ABS", _unary(_abs_prepare, work.elementwise), 1, 5)
     # neg.cc: a plain negation for every type, integers wrapping (no requantization).
-    add("NEG", _unary(_unary_prepare_with("NEG", ("FLOAT32", "INT8", "INT16", "INT32", "INT64"), np.negative)), 1, 1)
+    negate = _unary_prepare_with("NEG", ("FLOAT32", "INT8", "INT16", "INT32", "INT64"), np.negative)
+    add("NEG", _unary(negate, work.elementwise), 1, 1)
     # MINIMUM, MAXIMUM: v2 int8, v3 broadcasting beyond 4-D, v4 int16.
     add("MINIMUM", _min_max("MINIMUM"), 1, 4)
     add("MAXIMUM", _min_max("MAXIMUM"), 1, 4)
     # SQUARED_DIFFERENCE: v2 int8.
-    add("SQUARED_DIFFERENCE", Registration(prepare=_squared_difference_prepare, invoke=run_plan), 1, 2)
-    add("POW", Registration(prepare=_pow_prepare, invoke=_pow_invoke), 1, 1)
+    add("SQUARED_DIFFERENCE", Registration(prepare=_squared_difference_prepare, invoke=run_plan,
+                                           work=work.elementwise), 1, 2)
+    add("POW", Registration(prepare=_pow_prepare, invoke=_pow_invoke, work=work.elementwise), 1, 1)
     # DIV: v2 broadcasting beyond 4-D (the quantized forms are version 1).
-    add("DIV", Registration(prepare=_div_prepare, invoke=_div_invoke), 1, 2)
+    add("DIV", Registration(prepare=_div_prepare, invoke=_div_invoke, work=work.elementwise), 1, 2)
     # FLOOR_DIV: v2 float32, v3 int8/int16. FLOOR_MOD: v2 int8/int16.
-    add("FLOOR_DIV", Registration(prepare=_floor_div_prepare, invoke=_floor_div_invoke), 1, 3)
-    add("FLOOR_MOD", Registration(prepare=_floor_mod_prepare, invoke=_floor_mod_invoke), 1, 2)
+    add("FLOOR_DIV", Registration(prepare=_floor_div_prepare, invoke=_floor_div_invoke, work=work.elementwise), 1, 3)
+    add("FLOOR_MOD", Registration(prepare=_floor_mod_prepare, invoke=_floor_mod_invoke, work=work.elementwise), 1, 2)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.common import check, fast_clip, integer_domain, store_plan
 from runtime.quant import (
     dtype_range,
@@ -202,4 +203,4 @@ def _invoke(ctx, node) -> None:
 
 def register(resolver) -> None:
     """BATCH_MATMUL v1 (float32), v2 (int8), v3 (int16); v4 (hybrid, asymmetric inputs) is not implemented."""
-    resolver.add_builtin(_OP, Registration(prepare=_prepare, invoke=_invoke), 1, 3)
+    resolver.add_builtin(_OP, Registration(prepare=_prepare, invoke=_invoke, work=work.batch_matmul), 1, 3)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.common import check, check_inputs
 from runtime.quant import (
     activation_name,
@@ -114,8 +115,17 @@ def _lrn_invoke(ctx, node) -> None:
     ctx.output(node, 0).data = _lrn(ctx.input(node, 0).data, int(opts.radius), *f32)
 
 
+def _lrn_work(ctx, node) -> work.NodeWork:
+    """A window of 2 * radius + 1 squared channels summed per output element (one tap each), then a scale."""
+    taps = 2 * int(node.options.radius) + 1
+    elements = int(np.prod(ctx.output(node, 0).shape, dtype=np.int64))
+    return work.measured(ctx, node, "window", elements * (taps + 1))
+
+
 def register(resolver) -> None:
     # op_version.cc: L2_NORMALIZATION v1 float32/uint8, v2 int8.
-    resolver.add_builtin("L2_NORMALIZATION", Registration(prepare=_l2_prepare, invoke=_l2_invoke), 1, 2)
-    resolver.add_builtin("LOCAL_RESPONSE_NORMALIZATION", Registration(prepare=_lrn_prepare, invoke=_lrn_invoke),
+    resolver.add_builtin("L2_NORMALIZATION", Registration(prepare=_l2_prepare, invoke=_l2_invoke,
+                                                          work=work.per_input(2)), 1, 2)
+    resolver.add_builtin("LOCAL_RESPONSE_NORMALIZATION", Registration(prepare=_lrn_prepare, invoke=_lrn_invoke,
+                                                                      work=_lrn_work),
                          1, 1)

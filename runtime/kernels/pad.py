@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.common import INDEX_TYPES, check, check_same_quantization, check_types, size_outputs, tensor_values
 from runtime.registration import Registration
 
@@ -137,9 +138,10 @@ def _mirror_pad_invoke(ctx, node) -> None:
 
 def register(resolver) -> None:
     # PAD: v2 int8, v3 int16, v4 rank 5, v5 bool; v6 (float8) is not implemented.
-    resolver.add_builtin("PAD", Registration(prepare=_pad_prepare, invoke=_pad_invoke), 1, 5)
+    resolver.add_builtin("PAD", Registration(prepare=_pad_prepare, invoke=_pad_invoke, work=work.move), 1, 5)
     # PADV2 is PAD's kernel with a constant_values input (pad.cc): v2 int8, v3 int16, v4 rank 5, v5 bool;
     # v6 (float8) is not implemented.
-    resolver.add_builtin("PADV2", Registration(prepare=_pad_prepare, invoke=_pad_invoke), 1, 5)
+    resolver.add_builtin("PADV2", Registration(prepare=_pad_prepare, invoke=_pad_invoke, work=work.move), 1, 5)
     # MIRROR_PAD: v2 int8, v3 int16.
-    resolver.add_builtin("MIRROR_PAD", Registration(prepare=_mirror_pad_prepare, invoke=_mirror_pad_invoke), 1, 3)
+    resolver.add_builtin("MIRROR_PAD", Registration(prepare=_mirror_pad_prepare, invoke=_mirror_pad_invoke,
+                                                    work=work.move), 1, 3)

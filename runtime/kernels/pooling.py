@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.common import check
 from runtime.kernels.conv import out_size_and_padding
 from runtime.quant import activation_name, activation_range_quantized
@@ -215,5 +216,6 @@ def _max_invoke(ctx, node) -> None:
 
 def register(resolver) -> None:
     # op_version.cc: v2 adds int8, v3 adds int16 (not implemented).
-    resolver.add_builtin("AVERAGE_POOL_2D", Registration(prepare=_average_prepare, invoke=_average_invoke), 1, 2)
-    resolver.add_builtin("MAX_POOL_2D", Registration(prepare=_max_prepare, invoke=_max_invoke), 1, 2)
+    resolver.add_builtin("AVERAGE_POOL_2D", Registration(prepare=_average_prepare, invoke=_average_invoke,
+                                                         work=work.window), 1, 2)
+    resolver.add_builtin("MAX_POOL_2D", Registration(prepare=_max_prepare, invoke=_max_invoke, work=work.window), 1, 2)

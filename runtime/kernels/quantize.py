@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.common import check, check_inputs, fast_clip, integer_domain, run_plan, store_plan
 from runtime.quant import (
     cast_to_int32,
@@ -364,11 +365,18 @@ def _tabulated_dequantize(x, out):
     return _positional_lookup(x, out, block, tail, size - size % _AFFINE_LANES)
 
 
+def _dequantize_work(ctx, node) -> work.NodeWork:
+    """A constant input was dequantized at prepare (see _dequantize_prepare): no work per inference."""
+    if ctx.input(node, 0).is_constant:
+        return work.done_at_prepare(ctx, node)
+    return work.elementwise(ctx, node)
+
+
 def register(resolver) -> None:
-    quantize = Registration(prepare=_quantize_prepare, invoke=run_plan)
+    quantize = Registration(prepare=_quantize_prepare, invoke=run_plan, work=work.elementwise)
     # v1 float->(u)int8 and (u)int8 requantize, v2 int16, v3 per-channel; v4+ are int4/uint4.
     resolver.add_builtin("QUANTIZE", quantize, 1, 3)
-    dequantize = Registration(prepare=_dequantize_prepare, invoke=run_plan)
+    dequantize = Registration(prepare=_dequantize_prepare, invoke=run_plan, work=_dequantize_work)
     # v1 uint8, v2 int8, v3 int16 and float16, v5 per-channel int8; v4 (sparse input) and
     # v6+ (int4, int2, uint4, float8) are not implemented.
     resolver.add_builtin("DEQUANTIZE", dequantize, 1, 3)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.common import check, store_plan, tensor_values
 from runtime.quant import (
     dtype_range,
@@ -423,13 +424,14 @@ def _arg_invoke(op: str):
 
 def register(resolver) -> None:
     # op_version.cc: MEAN v2 adds int8, v3 adds int16 (not implemented).
-    resolver.add_builtin("MEAN", Registration(prepare=_mean_prepare, invoke=_mean_invoke), 1, 2)
+    resolver.add_builtin("MEAN", Registration(prepare=_mean_prepare, invoke=_mean_invoke, work=work.reduce), 1, 2)
     # SUM: v1 float32/int32/int64/uint8 (and int16, which op_version.cc leaves at 1), v2 int8.
     # REDUCE_MAX/MIN: v2 int8, v3 int16. REDUCE_PROD: v2 quantized int8/int16.
     for op, max_version in (("SUM", 2), ("REDUCE_MAX", 3), ("REDUCE_MIN", 3), ("REDUCE_PROD", 2)):
         reduction = _REDUCTIONS[op]
-        resolver.add_builtin(op, Registration(prepare=_reduce_prepare(reduction), invoke=_reduce_invoke(reduction)),
+        resolver.add_builtin(op, Registration(prepare=_reduce_prepare(reduction), invoke=_reduce_invoke(reduction),
+                                                  work=work.reduce),
                              1, max_version)
     # ARG_MAX/ARG_MIN: v1 float32/uint8/int32, v2 int8, v3 bool.
     for op in ("ARG_MAX", "ARG_MIN"):
-        resolver.add_builtin(op, Registration(prepare=_arg_prepare(op), invoke=_arg_invoke(op)), 1, 3)
+        resolver.add_builtin(op, Registration(prepare=_arg_prepare(op), invoke=_arg_invoke(op), work=work.reduce), 1, 3)

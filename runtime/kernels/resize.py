@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.common import check, store_plan
 from runtime.quant import tflite_round
 from runtime.registration import Registration
@@ -246,6 +247,7 @@ def _nearest_invoke(ctx, node) -> None:
 
 def register(resolver) -> None:
     # op_version.cc: v2 int8, v3 half_pixel_centers; v4 (int16) is not implemented.
-    resolver.add_builtin("RESIZE_BILINEAR", Registration(prepare=_resize_prepare, invoke=_resize_invoke), 1, 3)
+    resolver.add_builtin("RESIZE_BILINEAR", Registration(prepare=_resize_prepare, invoke=_resize_invoke,
+                                                             work=work.per_output(4)), 1, 3)
     # RESIZE_NEAREST_NEIGHBOR: v2 int8, v3 align_corners/half_pixel_centers, v4 int16.
-    resolver.add_builtin(_NEAREST, Registration(prepare=_nearest_prepare, invoke=_nearest_invoke), 1, 4)
+    resolver.add_builtin(_NEAREST, Registration(prepare=_nearest_prepare, invoke=_nearest_invoke, work=work.move), 1, 4)

@@ -6,6 +6,7 @@ from math import prod
 
 import numpy as np
 
+from runtime import work
 from runtime.errors import KernelError
 from runtime.kernels.common import (
     INDEX_TYPES,
@@ -159,8 +160,11 @@ def _expand_dims_invoke(ctx, node) -> None:
 
 
 def register(resolver) -> None:
-    resolver.add_builtin("RESHAPE", Registration(prepare=_reshape_prepare, invoke=_reshape_invoke), 1, 1)
+    resolver.add_builtin("RESHAPE", Registration(prepare=_reshape_prepare, invoke=_reshape_invoke,
+                                                 work=work.move), 1, 1)
     # op_version.cc: SQUEEZE v2 adds string inputs (a reshape of the object array).
-    resolver.add_builtin("SQUEEZE", Registration(prepare=_squeeze_prepare, invoke=_squeeze_invoke), 1, 2)
-    resolver.add_builtin("EXPAND_DIMS", Registration(prepare=_expand_dims_prepare, invoke=_expand_dims_invoke), 1, 1)
-    resolver.add_builtin("SHAPE", Registration(prepare=_shape_prepare, invoke=_shape_invoke), 1, 1)
+    resolver.add_builtin("SQUEEZE", Registration(prepare=_squeeze_prepare, invoke=_squeeze_invoke,
+                                                 work=work.move), 1, 2)
+    resolver.add_builtin("EXPAND_DIMS", Registration(prepare=_expand_dims_prepare, invoke=_expand_dims_invoke,
+                                                     work=work.move), 1, 1)
+    resolver.add_builtin("SHAPE", Registration(prepare=_shape_prepare, invoke=_shape_invoke, work=work.move), 1, 1)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from runtime import work
 from runtime.errors import KernelError
 from runtime.kernels.common import check, tensor_values
 from runtime.registration import Registration
@@ -354,8 +355,8 @@ def _slice_invoke(ctx, node) -> None:
 def register(resolver) -> None:
     # SLICE: v2 int8, v3 string, v4 int16, v5 rank > 4, v6 uint32; v7 (int4) and v8 (float16) are not
     # implemented.
-    resolver.add_builtin("SLICE", Registration(prepare=_slice_prepare, invoke=_slice_invoke), 1, 6)
+    resolver.add_builtin("SLICE", Registration(prepare=_slice_prepare, invoke=_slice_invoke, work=work.move), 1, 6)
     # STRIDED_SLICE: v2 int8, v3 bool, v4 rank > 4, v5 string, v6 ellipsis/new-axis masks, v7 uint32,
     # v8 offset.
     resolver.add_builtin("STRIDED_SLICE", Registration(prepare=_strided_slice_prepare,
-                                                       invoke=_strided_slice_invoke), 1, 8)
+                                                       invoke=_strided_slice_invoke, work=work.move), 1, 8)

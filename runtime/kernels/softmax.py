@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.activations import _f32_exp, _require_quantized
 from runtime.kernels.common import check, check_inputs, run_plan, store_plan, table_index
 from runtime.kernels.normalization import _EIGHT_BIT, _check_output_quantization, _same_shape_prepare
@@ -194,7 +195,9 @@ def _log_softmax_invoke(ctx, node) -> None:
 
 def register(resolver) -> None:
     # SOFTMAX: v1 float/uint8, v2 int8; v3 (int16) and v4 (float16) are not implemented.
-    resolver.add_builtin("SOFTMAX", Registration(prepare=_softmax_prepare, invoke=run_plan), 1, 2)
+    resolver.add_builtin("SOFTMAX", Registration(prepare=_softmax_prepare, invoke=run_plan,
+                                                 work=work.per_input(3)), 1, 2)
     # LOG_SOFTMAX v1 float32/uint8, v2 int8.
-    resolver.add_builtin("LOG_SOFTMAX", Registration(prepare=_log_softmax_prepare, invoke=_log_softmax_invoke),
+    resolver.add_builtin("LOG_SOFTMAX", Registration(prepare=_log_softmax_prepare, invoke=_log_softmax_invoke,
+                                                        work=work.per_input(3)),
                          1, 2)

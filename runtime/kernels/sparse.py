@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.common import check
 from runtime.registration import Registration
 
@@ -146,5 +147,13 @@ def _densify_invoke(ctx, node) -> None:
     ctx.output(node, 0).data = node.user_data
 
 
+def _densify_work(ctx, node) -> work.NodeWork:
+    """densify.cc densifies constant weights once, at the first invoke: nothing per inference after it."""
+    if ctx.input(node, 0).is_constant:
+        return work.done_at_prepare(ctx, node)
+    return work.move(ctx, node)
+
+
 def register(resolver) -> None:
-    resolver.add_builtin("DENSIFY", Registration(prepare=_densify_prepare, invoke=_densify_invoke), 1, 1)
+    resolver.add_builtin("DENSIFY", Registration(prepare=_densify_prepare, invoke=_densify_invoke,
+                                                 work=_densify_work), 1, 1)

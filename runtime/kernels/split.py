@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.common import (
     axis_value,
     check,
@@ -157,8 +158,9 @@ def _unpack_invoke(ctx, node) -> None:
 
 def register(resolver) -> None:
     # SPLIT: v2 int8, v3 int32, v4 int16; v5 (float8) is not implemented.
-    resolver.add_builtin("SPLIT", Registration(prepare=_split_prepare, invoke=_split_invoke), 1, 4)
+    resolver.add_builtin("SPLIT", Registration(prepare=_split_prepare, invoke=_split_invoke, work=work.move), 1, 4)
     # SPLIT_V: v2 int8; v3 (float8) is not implemented.
-    resolver.add_builtin("SPLIT_V", Registration(prepare=_split_v_prepare, invoke=_split_v_invoke), 1, 2)
+    resolver.add_builtin("SPLIT_V", Registration(prepare=_split_v_prepare, invoke=_split_v_invoke,
+                                                 work=work.move), 1, 2)
     # UNPACK: v2 int8/uint8, v3 bool, v4 int16; v5 (float16/bfloat16) and v6 (float8) are not implemented.
-    resolver.add_builtin("UNPACK", Registration(prepare=_unpack_prepare, invoke=_unpack_invoke), 1, 4)
+    resolver.add_builtin("UNPACK", Registration(prepare=_unpack_prepare, invoke=_unpack_invoke, work=work.move), 1, 4)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.common import INDEX_TYPES, check, check_types, int_values, size_outputs
 from runtime.registration import Registration
 
@@ -58,7 +59,8 @@ def _broadcast_to_invoke(ctx, node) -> None:
 
 def register(resolver) -> None:
     # TILE: v2 string, v3 int8.
-    resolver.add_builtin("TILE", Registration(prepare=_tile_prepare, invoke=_tile_invoke), 1, 3)
+    resolver.add_builtin("TILE", Registration(prepare=_tile_prepare, invoke=_tile_invoke, work=work.move), 1, 3)
     # BROADCAST_TO starts at v2 (v1 was rolled back upstream); v3 int8/int16; v4 (float8) is not implemented.
-    resolver.add_builtin("BROADCAST_TO", Registration(prepare=_broadcast_to_prepare, invoke=_broadcast_to_invoke),
+    resolver.add_builtin("BROADCAST_TO", Registration(prepare=_broadcast_to_prepare, invoke=_broadcast_to_invoke,
+                                                          work=work.move),
                          2, 3)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.common import check, check_types, int_values, size_outputs
 from runtime.registration import Registration
 
@@ -49,4 +50,5 @@ def _transpose_invoke(ctx, node) -> None:
 def register(resolver) -> None:
     # TRANSPOSE: v2 int8, v3 bool, v4 rank 5, v5 int16, v6 rank 6; v7 (int4), v8 (bfloat16, rank > 6) and
     # v9 (float16) are not implemented.
-    resolver.add_builtin("TRANSPOSE", Registration(prepare=_transpose_prepare, invoke=_transpose_invoke), 1, 6)
+    resolver.add_builtin("TRANSPOSE", Registration(prepare=_transpose_prepare, invoke=_transpose_invoke,
+                                                   work=work.move), 1, 6)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.common import check, is_known
 from runtime.kernels.conv import (
     INT16_MAX,
@@ -260,4 +261,4 @@ def register(resolver) -> None:
     Not registered (op_version.cc): v5 (int16 activations with quantized_bias_type); 16x8 models of
     v1-v4 are rejected in prepare.
     """
-    resolver.add_builtin(_OP, Registration(prepare=_prepare, invoke=_invoke), 1, 4)
+    resolver.add_builtin(_OP, Registration(prepare=_prepare, invoke=_invoke, work=work.transpose_conv), 1, 4)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from runtime import work
 from runtime.kernels.common import check
 from runtime.registration import Registration
 
@@ -84,6 +85,7 @@ def _assign_invoke(ctx, node) -> None:
 
 
 def register(resolver) -> None:
-    resolver.add_builtin("VAR_HANDLE", Registration(_var_handle_invoke, _var_handle_prepare, _var_handle_init), 1, 1)
-    resolver.add_builtin("READ_VARIABLE", Registration(_read_invoke, _read_prepare), 1, 1)
-    resolver.add_builtin("ASSIGN_VARIABLE", Registration(_assign_invoke, _assign_prepare), 1, 1)
+    resolver.add_builtin("VAR_HANDLE", Registration(_var_handle_invoke, _var_handle_prepare, _var_handle_init,
+                                                    work=work.move), 1, 1)
+    resolver.add_builtin("READ_VARIABLE", Registration(_read_invoke, _read_prepare, work=work.move), 1, 1)
+    resolver.add_builtin("ASSIGN_VARIABLE", Registration(_assign_invoke, _assign_prepare, work=work.move), 1, 1)

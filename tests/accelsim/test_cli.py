@@ -145,6 +145,26 @@ def test_benchmark_per_layer_prints_the_layers_csv(capsys):
     assert [int(line.split(",")[0]) for line in lines[1:]] == [r["node"] for r in data["layers"]]
 
 
+def test_benchmark_shows_loop_trips_from_the_run_and_takes_overrides(capsys):
+    model = str(FIXTURES / "lstm_gru_float.tflite")
+    assert main(["benchmark", model, "--num-runs", "1", "--warmup-runs", "0"]) == 0
+    text = capsys.readouterr().out
+    assert "WHILE node 0:1: 10 trips (run)" in text and "WHILE node 0:2: 10 trips (run)" in text
+    assert main(["benchmark", model, "--num-runs", "1", "--warmup-runs", "0", "--loop-trips", "0:2=4",
+                 "--loop-trips", "7", "--json"]) == 0
+    loops = json.loads(capsys.readouterr().out)["loops"]
+    assert [(loop["where"], loop["trips"], loop["source"]) for loop in loops] == [("0:1", 10, "run"),
+                                                                                 ("0:2", 4, "override")]
+
+
+@pytest.mark.parametrize("value", ["x", "-1", "0:1", "a:b=3", "0:1:2=3", "0:1=-2"])
+def test_loop_trips_option_refuses_bad_values(value, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["benchmark", str(FIXTURES / "lstm_gru_float.tflite"), "--loop-trips", value])
+    assert exit_info.value.code == 2
+    assert "--loop-trips" in capsys.readouterr().err
+
+
 def test_diff_prints_inference_diff_layout(capsys):
     model = str(FIXTURES / "interleaved_int8.tflite")
     assert main(["diff", model, "--hw", "edgetpu_usb", "--num-runs", "2"]) == 0

@@ -1,14 +1,11 @@
-"""Cost models (systolic, vector, cpu) on hand-computed cases, and node_work on real and built nodes."""
+"""Cost models (systolic, vector, cpu) on hand-computed cases (node work itself: tests/runtime/test_work.py)."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 
-import numpy as np
 import pytest
 
 from accelsim import memory
@@ -16,9 +13,8 @@ from accelsim.config import apply_overrides, load_hardware
 from accelsim.cost import Cost, cpu, systolic, total, vector
 from accelsim.memory import streamed_parameters
 from accelsim.system import utilization
-from delegates.work import Gemm, NodeWork, conv_output_size, conv_work, gemm_work, node_work
 from runtime import Interpreter
-from runtime.ir import make_operator, numpy_dtype
+from runtime.work import Gemm, NodeWork, conv_output_size, conv_work, gemm_work, subgraph_work
 
 ROOT = Path(__file__).resolve().parents[2]
 HW = ROOT / "accelsim" / "hw_configs"
@@ -237,7 +233,8 @@ def test_cpu_roofline(host):
 
 def test_the_same_model_is_fastest_on_the_systolic_array(tpu, dsp, host):
     it = Interpreter(model_path=str(MODELS / "mobilenet_v2_035_96_int8.tflite"))
-    works = [node_work(n, it.primary.tensors) for n in it.primary.nodes]
+    it.allocate_tensors()
+    works = subgraph_work(it, 0)
     on_tpu = sum(systolic.costs(works, tpu), Cost())
     on_dsp = sum((vector.cost(w, dsp) for w in works), Cost())
     on_cpu = sum((cpu.cost(w, host) for w in works), Cost())
@@ -259,114 +256,7 @@ def test_utilization_is_macs_over_cycles_times_the_units_peak(tpu, dsp, host):
     assert utilization(work, cpu.cost(work, host), bare) is None
 
 
-# -- node_work on fixture operators ------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def mobilenet():
-    it = Interpreter(model_path=str(MODELS / "mobilenet_v2_035_96_int8.tflite"))
-    return it.primary
-
-
-def test_node_work_of_mobilenet_conv_depthwise_and_fc(mobilenet):
-    nodes, tensors = mobilenet.nodes, mobilenet.tensors
-    conv = node_work(nodes[0], tensors)  # 96x96x3 -> 48x48x16, 3x3 stride 2, SAME
-    assert (conv.op, conv.dtype, conv.kind) == ("CONV_2D", "int8", "gemm")
-    assert conv.macs == 48 * 48 * 16 * 3 * 3 * 3
-    assert conv.gemm == Gemm(48 * 48, 27, 16)
-    assert (conv.conv.stride_h, conv.conv.out_h, conv.conv.in_c) == (2, 48, 3)
-    assert conv.weight_bytes == 16 * 27 + 16 * 4  # int8 filters + int32 bias
-    assert (conv.input_bytes, conv.output_bytes) == (96 * 96 * 3, 48 * 48 * 16)
-    dw = node_work(nodes[1], tensors)
-    assert (dw.kind, dw.gemm, dw.conv.depthwise) == ("depthwise", None, True)
-    assert dw.macs == 48 * 48 * 16 * 9
-    fc = next(node_work(n, tensors) for n in nodes if n.operator.op == "FULLY_CONNECTED")
-    assert fc.gemm == Gemm(1, 1280, 10) and fc.macs == 12800
-    mean = next(node_work(n, tensors) for n in nodes if n.operator.op == "MEAN")
-    assert (mean.kind, mean.macs, mean.elements) == ("reduce", 3 * 3 * 1280, 1280)
-    softmax = node_work(nodes[-1], tensors)
-    assert (softmax.kind, softmax.macs) == ("reduce", 3 * 10)
-    add = next(node_work(n, tensors) for n in nodes if n.operator.op == "ADD")
-    assert add.kind == "elementwise" and add.macs == add.elements
-
-
-def test_node_work_bytes_match_the_runtime_tensors(mobilenet):
-    for node in mobilenet.nodes:
-        work = node_work(node, mobilenet.tensors)
-        ins = [mobilenet.tensors[i] for i in node.inputs if i >= 0]
-        assert work.weight_bytes + work.input_bytes == sum(t.nbytes for t in ins)
-        assert work.output_bytes == sum(mobilenet.tensors[i].nbytes for i in node.outputs)
-
-
-@dataclass
-class _Tensor:
-    """The RuntimeTensor attributes node_work reads."""
-
-    shape: tuple[int, ...]
-    type: str = "INT8"
-    is_constant: bool = False
-    quantization: object = None
-
-    @property
-    def dtype(self) -> np.dtype:
-        return numpy_dtype(self.type)
-
-
-def _node(op: str, ins: list[_Tensor], outs: list[_Tensor], version: int = 1, **options):
-    operator = make_operator(op, range(len(ins)), range(len(ins), len(ins) + len(outs)), version=version, **options)
-    node = SimpleNamespace(operator=operator, options=operator.options, inputs=operator.inputs,
-                           outputs=operator.outputs)
-    return node, [*ins, *outs]
-
-
-def W(*shape, type="INT8"):
-    return _Tensor(shape, type, is_constant=True)
-
-
-@pytest.mark.parametrize("op, ins, outs, options, kind, macs", [
-    ("TRANSPOSE_CONV", [W(4, type="INT32"), W(8, 3, 3, 16), _Tensor((1, 5, 5, 16))], [_Tensor((1, 10, 10, 8))],
-     {"stride_h": 2, "stride_w": 2}, "gemm", 5 * 5 * 16 * 9 * 8),
-    ("BATCH_MATMUL", [_Tensor((2, 4, 6)), _Tensor((2, 6, 5))], [_Tensor((2, 4, 5))], {}, "gemm", 2 * 4 * 6 * 5),
-    ("BATCH_MATMUL", [_Tensor((2, 6, 4)), _Tensor((6, 5))], [_Tensor((2, 4, 5))], {"adj_x": True}, "gemm",
-     2 * 4 * 6 * 5),
-    ("AVERAGE_POOL_2D", [_Tensor((1, 8, 8, 4))], [_Tensor((1, 4, 4, 4))],
-     {"filter_height": 2, "filter_width": 2, "stride_h": 2, "stride_w": 2}, "window", 64 * 4),
-    ("MAX_POOL_2D", [_Tensor((1, 8, 8, 4))], [_Tensor((1, 6, 6, 4))], {"filter_height": 3, "filter_width": 3},
-     "window", 144 * 9),
-    ("RESHAPE", [_Tensor((1, 2, 3)), W(2, type="INT32")], [_Tensor((6, 1))], {}, "move", 0),
-    ("CONCATENATION", [_Tensor((1, 2, 2)), _Tensor((1, 2, 3))], [_Tensor((1, 2, 5))], {"axis": 2}, "move", 0),
-    ("PAD", [_Tensor((1, 4, 4, 2)), W(4, 2, type="INT32")], [_Tensor((1, 6, 6, 2))], {}, "move", 0),
-    ("RESIZE_BILINEAR", [_Tensor((1, 4, 4, 2)), W(2, type="INT32")], [_Tensor((1, 8, 8, 2))], {}, "elementwise",
-     4 * 128),
-    ("QUANTIZE", [_Tensor((1, 10), "FLOAT32")], [_Tensor((1, 10))], {}, "elementwise", 10),
-    ("DEQUANTIZE", [_Tensor((1, 10))], [_Tensor((1, 10), "FLOAT32")], {}, "elementwise", 10),
-    ("LOGISTIC", [_Tensor((3, 7))], [_Tensor((3, 7))], {}, "elementwise", 21),
-    ("SUM", [_Tensor((2, 3, 4)), W(1, type="INT32")], [_Tensor((2, 4))], {}, "reduce", 24),
-    ("SPLIT", [W(1, type="INT32"), _Tensor((4, 6))], [_Tensor((4, 3)), _Tensor((4, 3))], {"num_splits": 2},
-     "move", 0),
-    ("FLOOR", [_Tensor((5,), "FLOAT32")], [_Tensor((5,), "FLOAT32")], {}, "elementwise", 5),
-])
-def test_node_work_per_op(op, ins, outs, options, kind, macs):
-    node, tensors = _node(op, ins, outs, **options)
-    work = node_work(node, tensors)
-    assert (work.op, work.kind, work.macs) == (op, kind, macs)
-    itemsize = {t.type: t.dtype.itemsize for t in tensors}
-    assert work.weight_bytes == sum(math.prod(t.shape) * itemsize[t.type] for t in ins if t.is_constant)
-    assert work.output_bytes == sum(math.prod(t.shape) * itemsize[t.type] for t in outs)
-
-
-def test_node_work_dtype_is_the_data_input_and_gemm_views():
-    node, tensors = _node("SPLIT", [W(1, type="INT32"), _Tensor((4, 6))], [_Tensor((4, 3)), _Tensor((4, 3))],
-                          num_splits=2)
-    assert node_work(node, tensors).dtype == "int8"
-    node, tensors = _node("TRANSPOSE_CONV", [W(4, type="INT32"), W(8, 3, 3, 16), _Tensor((1, 5, 5, 16))],
-                          [_Tensor((1, 10, 10, 8))], stride_h=2, stride_w=2)
-    work = node_work(node, tensors)
-    assert work.gemm == Gemm(25, 16, 72) and work.conv.transposed and work.dtype == "int8"
-    shared, tensors = _node("BATCH_MATMUL", [_Tensor((2, 6, 4)), _Tensor((6, 5))], [_Tensor((2, 4, 5))], adj_x=True)
-    assert node_work(shared, tensors).gemm == Gemm(8, 6, 5)  # one RHS for the batch: one tall GEMM
-    batched, tensors = _node("BATCH_MATMUL", [_Tensor((2, 4, 6)), _Tensor((2, 6, 5))], [_Tensor((2, 4, 5))])
-    assert node_work(batched, tensors).gemm == Gemm(4, 6, 5, batch=2)
+# -- geometry without a model ---------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("size, kernel, stride, dilation, padding, out", [
@@ -375,3 +265,37 @@ def test_node_work_dtype_is_the_data_input_and_gemm_views():
 ])
 def test_conv_output_size_follows_tflite_padding(size, kernel, stride, dilation, padding, out):
     assert conv_output_size(size, kernel, stride, dilation, padding) == out
+
+
+def test_cpu_classes_dispatch_and_cache_by_hand(host):
+    """Each mechanism of the cpu kind alone, on a host whose defaults give the plain roofline."""
+    x86 = apply_overrides(host, {"clock": "1 GHz", "compute.row_cycles": {"float32": 10},
+                                 "compute.vector_per_cycle": {"float32": 4}, "compute.lookups_per_cycle": {"int8": 2},
+                                 "compute.move_per_cycle": {"float32": 0.5}, "compute.node_cycles": 100,
+                                 "memory.levels": {"l2": {"size": "1 MiB", "bandwidth": "100 GB/s"},
+                                                   "dram": {"bandwidth": "1 GB/s"}},
+                                 "memory.weights": "l2", "memory.activations": "l2"})
+    # GEMM: 8 float32 MACs/cycle at 60% (host_cpu), plus 10 cycles per output row, plus dispatch.
+    fc = gemm_work(4, 48, 10, dtype="float32", itemsize=4)
+    assert cpu.cost(fc, x86).cycles == 100 + math.ceil(4 * 48 * 10 / (8 * 0.6) + 4 * 10)
+    # A fused activation is 40 more vector ops at 4 per cycle.
+    assert cpu.cost(dataclasses.replace(fc, activation_ops=40), x86).cycles == cpu.cost(fc, x86).cycles + 10
+    # Vector, lookup and move classes at their own rates (data in cache: memory is not the bound).
+    assert cpu.cost(NodeWork("ADD", "float32", macs=400, kind="elementwise"), x86).cycles == 100 + 100
+    assert cpu.cost(NodeWork("TANH", "int8", macs=400, kind="lookup"), x86).cycles == 100 + 200
+    assert cpu.cost(NodeWork("PAD", "float32", macs=0, elements=400, kind="move"), x86).cycles == 100 + 800
+    assert cpu.cost(NodeWork("PAD", "int8", macs=0, elements=400, kind="move"), x86).cycles == 100  # no int8 rate
+    # Bytes within the 1 MiB cache move at 100 GB/s; beyond it, at DRAM's 1 GB/s.
+    small = NodeWork("RESHAPE", "int8", macs=0, input_bytes=50_000, output_bytes=50_000, kind="move")
+    big = dataclasses.replace(small, input_bytes=2 * MiB)
+    assert cpu.cost(small, x86).cycles == 100 + 1000 and cpu.cost(small, x86).bound == "l2"
+    assert cpu.cost(big, x86).cycles == 100 + math.ceil((2 * MiB + 50_000) / 1e9 * 1e9)
+    assert cpu.cost(big, x86).level_bytes == (("dram", 2 * MiB + 50_000),) and cpu.cost(big, x86).bound == "dram"
+    assert cpu.cost(big, x86).seconds == pytest.approx((100 + 2 * MiB + 50_000) / 1e9)
+
+
+def test_cpu_defaults_are_the_plain_roofline(host):
+    # host_cpu sets none of the class rates: every class at the GEMM rate, moves cost only bytes.
+    add = NodeWork("ADD", "float32", macs=480, kind="elementwise")
+    lookup = NodeWork("TANH", "float32", macs=480, kind="lookup")
+    assert cpu.cost(add, host).cycles == cpu.cost(lookup, host).cycles == 100

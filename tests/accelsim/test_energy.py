@@ -11,7 +11,7 @@ from accelsim.config import ConfigError, System, apply_overrides, load_hardware,
 from accelsim.energy import Energy, static_power
 from accelsim.results import CSV_COLUMNS, record
 from accelsim.system import HOST, simulate_model
-from delegates.work import NodeWork
+from runtime.work import NodeWork
 
 HW = Path(__file__).resolve().parents[2] / "accelsim" / "hw_configs"
 KiB = 1024

@@ -97,12 +97,37 @@ def test_sweep_values_reach_the_simulation(tmp_path):
      r"exp.yaml:4: numerics: expected true, false or \{runs: N\}"),
     ("models: [M]\nhost: host_cpu\nvariants: [{name: a}, {name: a}]\n", r"variant 'a' is defined twice"),
     ("", r"exp.yaml:1: expected a mapping of experiment settings, got an empty file"),
+    ("models: [M]\nhost: host_cpu\nvariants: [{name: a, accelerators: []}]\nloops: {default_trip: 3}\n",
+     r"exp.yaml:4: loops.default_trip: unknown key; expected one of default_trips, nodes"),
+    ("models: [M]\nhost: host_cpu\nvariants: [{name: a, accelerators: []}]\nloops: {default_trips: -1}\n",
+     r"exp.yaml:4: loops.default_trips: expected a whole number >= 0, got -1"),
+    ("models: [M]\nhost: host_cpu\nvariants: [{name: a, accelerators: []}]\nloops:\n  nodes: {while: 3}\n",
+     r"exp.yaml:5: loops.nodes.while: expected a key '<subgraph>:<node>' such as '0:1'"),
+    ("models: [M]\nhost: host_cpu\nvariants: [{name: a, accelerators: []}]\nloops:\n  nodes: {'0:1': many}\n",
+     r"exp.yaml:5: loops.nodes.0:1: expected a whole number >= 0, got 'many'"),
+    ("models: [M]\nhost: host_cpu\nvariants: [{name: a, accelerators: []}]\nloops: [3]\n",
+     r"exp.yaml:4: loops: expected a mapping with default_trips and/or nodes"),
 ])
 def test_bad_experiments_say_file_line_and_key(tmp_path, text, expected):
     path = write(tmp_path, text.replace("[M]", f"[{MODELS / 'interleaved_int8.tflite'}]"))
     with pytest.raises(ConfigError, match=expected):
         exp = load_experiment(path)
         design_points(exp)  # a sweep key path that does not exist fails when the point is built
+
+
+def test_loop_trips_reach_the_simulation_and_the_record(tmp_path):
+    plain = load_experiment(small_experiment(tmp_path, models=("lstm_gru_float",)))
+    doubled = load_experiment(small_experiment(tmp_path, models=("lstm_gru_float",), name="doubled",
+                                               extra="loops:\n  nodes: {'0:1': 20, '0:2': 20}\n"))
+    assert doubled.loops.nodes == {"0:1": 20, "0:2": 20}
+    assert {p.id for p in design_points(plain)}.isdisjoint(p.id for p in design_points(doubled))
+    runs = [run_experiment(e, tmp_path / e.name, executor=SerialExecutor()) for e in (plain, doubled)]
+    plain_cpu, doubled_cpu = (next(r for r in o.records if r["variant"] == "cpu_only") for o in runs)
+    assert plain_cpu["loops"] == [{"node": "0:1", "op": "WHILE", "trips": 10, "source": "constant"},
+                                  {"node": "0:2", "op": "WHILE", "trips": 10, "source": "constant"}]
+    assert [loop["source"] for loop in doubled_cpu["loops"]] == ["override", "override"]
+    assert doubled_cpu["latency_us"] > 1.8 * plain_cpu["latency_us"]
+    assert "Loop trip counts" in (tmp_path / "doubled" / "report.md").read_text()
 
 
 def test_rerun_skips_cached_points(tmp_path):
@@ -310,7 +335,7 @@ sweeps:
     assert errors[1] == f"{path}:2: models[1]: ModelError: {model_error.value}"
     assert "bad_hw.yaml:" in errors[3] and "clock: expected a frequency" in errors[3]
     assert errors[2].endswith("colour: unknown key; expected one of name, models, host, variants, sweeps, schedule, "
-                              "numerics, reports")
+                              "numerics, loops, reports")
 
 
 def test_accelerators_are_checked_even_when_the_host_is_unknown(tmp_path):

@@ -15,7 +15,7 @@ from accelsim.config import ConfigError, HardwareConfig, apply_overrides, load_h
 from accelsim.cost import Cost, roofline
 from accelsim.kinds import BUILTIN, Field, Kind, KindRegistry, default_registry, schema_rows, spec
 from accelsim.system import HOST, simulate_model
-from delegates.work import NodeWork
+from runtime.work import NodeWork
 
 HW = Path(__file__).resolve().parents[2] / "accelsim" / "hw_configs"
 
@@ -154,7 +154,9 @@ def test_schema_rows_come_from_the_field_specs():
     assert rows["compute.efficiency"] == ("vector, cpu", "number in (0, 1] (default 1.0): fraction of peak reached")
     assert set(rows) == {"compute.rows", "compute.cols", "compute.dataflow", "compute.vector_lanes",
                          "compute.instruction_bytes", "compute.lanes",
-                         "compute.contexts", "compute.efficiency", "compute.simd_bits", "compute.macs_per_cycle"}
+                         "compute.contexts", "compute.efficiency", "compute.simd_bits", "compute.macs_per_cycle",
+                         "compute.row_cycles", "compute.vector_per_cycle", "compute.lookups_per_cycle",
+                         "compute.move_per_cycle", "compute.node_cycles"}
 
 
 def test_a_malformed_kind_is_refused_when_it_is_defined():

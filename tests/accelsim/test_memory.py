@@ -11,7 +11,7 @@ from support import FIXTURES
 from accelsim.config import ConfigError, apply_overrides, load_hardware, load_system
 from accelsim.cost import Cost, systolic
 from accelsim.system import simulate_model
-from delegates.work import NodeWork
+from runtime.work import NodeWork
 
 HW = Path(__file__).resolve().parents[2] / "accelsim" / "hw_configs"
 KiB = 1024

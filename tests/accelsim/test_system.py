@@ -7,14 +7,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from support import FIXTURES
+from support import FIXTURES, counter_loop_model
 
 from accelsim.config import apply_overrides, load_hardware, load_system
 from accelsim.diff import inference_diff
 from accelsim.system import HOST, build_interpreter, simulate_model
 from delegates.spec import ClaimRule, Numerics, PartitionPolicy
+from runtime.errors import WorkError
 from runtime.interpreter import Interpreter
 from runtime.read import load_model
+from runtime.work import LoopTrips
 
 HW = Path(__file__).resolve().parents[2] / "accelsim" / "hw_configs"
 HOST_CFG = HW / "host_cpu.yaml"
@@ -181,3 +183,44 @@ def test_claim_rule_reasons_survive_into_the_report():
     sim = simulate_model(str(FIXTURES / "mobilenet_v2_035_96_int8.tflite"), system("edgetpu_usb", claims=(rule,)))
     reasons = {r["reason"] for r in sim.delegation if not r["claimed"]}
     assert any("kernel 3x3 above max 1" in r for r in reasons)
+
+
+# -- control flow on the host ------------------------------------------------------------------------
+
+
+def test_a_loop_on_the_host_costs_its_body_times_its_trips():
+    path = str(FIXTURES / "lstm_gru_float.tflite")
+    base = simulate_model(path, system())
+    assert [(c.where, c.trips, c.source) for c in base.loops] == [("0:1", 10, "constant"), ("0:2", 10, "constant")]
+
+    def loop_seconds(trips: int) -> list[float]:
+        sim = simulate_model(path, system(), loops=LoopTrips(nodes={"0:1": trips, "0:2": trips}))
+        return [n.seconds for n in sim.nodes if n.op == "WHILE"]
+
+    none, ten, twenty = loop_seconds(0), loop_seconds(10), loop_seconds(20)
+    assert ten == [n.seconds for n in base.nodes if n.op == "WHILE"]
+    for s0, s10, s20 in zip(none, ten, twenty):
+        assert 0 < s0 < s10 < s20  # zero trips still pay the one failing cond check
+        assert s20 - s10 == pytest.approx(s10 - s0, rel=1e-9)  # linear in the trip count
+    # The recurrent layers are the model: the two loops are nearly all of its host latency.
+    assert sum(ten) > 0.9 * base.latency
+
+
+def test_a_loop_nobody_can_count_is_an_error_naming_the_node_and_the_keys():
+    model = counter_loop_model(None, 5)
+    with pytest.raises(WorkError, match=r"subgraph 0 node 0 \(WHILE\): the trip count is unknown.*node '0:0'.*"
+                                        r"loops: \{default_trips: N, nodes: .*--loop-trips"):
+        simulate_model(model, system())
+    sim = simulate_model(model, system(), loops=LoopTrips(default_trips=4))
+    assert [(c.where, c.trips, c.source) for c in sim.loops] == [("0:0", 4, "default")]
+
+
+def test_host_latency_of_the_recurrent_model_follows_its_sequence_length():
+    # Two converter-made models, the same layers over 10 and over 20 steps: trips come from the
+    # loop bounds the converter wrote, and the loops are nearly all of the latency.
+    host = load_system(HW / "host_x86.yaml", [])
+    short = simulate_model(str(FIXTURES / "lstm_gru_float.tflite"), host)
+    long = simulate_model(str(FIXTURES / "lstm_gru_steps20_float.tflite"), host)
+    assert [(c.trips, c.source) for c in short.loops] == [(10, "constant")] * 2
+    assert [(c.trips, c.source) for c in long.loops] == [(20, "constant")] * 2
+    assert long.latency / short.latency == pytest.approx(2.0, rel=0.05)

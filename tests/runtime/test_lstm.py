@@ -275,3 +275,17 @@ def test_error_negative_clip():
 def test_error_lstm_basic_kernel_rejected():
     msg = prepare_error(lstm_model("LSTM", kernel_type=1))
     assert "only the full kernel" in msg
+
+
+@pytest.mark.parametrize("projection", [False, True])
+def test_sequence_lstm_reports_its_gate_gemm_and_cell_updates(projection):
+    from runtime.work import Gemm, subgraph_work
+
+    # batch 2 x 3 steps = 6 rows; K = 4 inputs + 3 outputs; N = 4 gates x 5 cells; projection 5 -> 3.
+    it = Interpreter(model_content=lstm_model(n_cell=5, n_output=3 if projection else None, projection=projection))
+    it.allocate_tensors()
+    (work,) = subgraph_work(it, 0)
+    n_output = 3 if projection else 5
+    assert (work.kind, work.gemm) == ("gemm", Gemm(6, 4 + n_output, 20))
+    assert work.macs == 6 * (4 + n_output) * 20 + (6 * 5 * 3 if projection else 0)
+    assert work.activation_ops == 10 * 6 * 5

@@ -155,7 +155,8 @@ def test_schema_rows_come_from_the_field_specs():
     assert rows["compute.matmul_cycles_per_mac"] == ("npu", "number above 0: cycles per MAC of a product of two "
                                                              "feature maps")
     npu_keys = {f"compute.{f.name}" for f in KindRegistry(BUILTIN, group=None).get("npu").fields}
-    assert set(rows) == {"compute.rows", "compute.cols", "compute.dataflow", "compute.vector_lanes", "compute.lanes",
+    assert set(rows) == {"compute.rows", "compute.cols", "compute.dataflow", "compute.vector_lanes",
+                         "compute.instruction_bytes", "compute.lanes",
                          "compute.contexts", "compute.efficiency", "compute.simd_bits", "compute.macs_per_cycle",
                          "compute.row_cycles", "compute.vector_per_cycle", "compute.lookups_per_cycle",
                          "compute.move_per_cycle", "compute.node_cycles", *npu_keys}

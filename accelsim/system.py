@@ -250,6 +250,12 @@ def simulate_interpreter(interpreter: Interpreter, delegates: Sequence[Accelerat
     node_cost: dict[int, tuple[Cost, float | None]] = {}
     for d in delegates:
         work = d.work_by_node()
+        # A partition after a dynamic tensor is prepared only when it first runs (TFLite's
+        # PrepareOpsStartingAt); cost-only, its nodes are sized from the shapes allocation gave
+        # them, as host nodes are.
+        for ni in d.claimed_nodes():
+            if ni not in work:
+                work[ni] = node_work(graph.context, graph.nodes[ni])
         order = sorted(work)
         node_cost.update(_device_costs(accel_of[d.name()], order, [work[i] for i in order]))
     on_host = sorted(ni for ni in graph.execution_plan if graph.nodes[ni].delegate is None)

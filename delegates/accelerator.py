@@ -62,8 +62,12 @@ class AcceleratorDelegate(SimpleDelegate):
         return kernel
 
     def work_by_node(self) -> dict[int, NodeWork]:
-        """Node index -> recorded work, over every partition this delegate runs."""
+        """Node index -> recorded work, over every partition this delegate runs and has prepared."""
         return {ni: w for k in self.kernels for ni, w in zip(k.nodes, k.work)}
+
+    def claimed_nodes(self) -> tuple[int, ...]:
+        """Every node this delegate's partitions replaced, prepared or not, in partition order."""
+        return tuple(ni for k in self.kernels for ni in k.nodes)
 
 
 class AcceleratorKernel(SimpleDelegateKernel):

@@ -11,7 +11,7 @@ from support import FIXTURES, counter_loop_model
 
 from accelsim.config import apply_overrides, load_hardware, load_system
 from accelsim.diff import inference_diff
-from accelsim.system import HOST, build_interpreter, simulate_model
+from accelsim.system import HOST, build_interpreter, simulate_interpreter, simulate_model
 from delegates.spec import ClaimRule, Numerics, PartitionPolicy
 from runtime.errors import WorkError
 from runtime.interpreter import Interpreter
@@ -225,3 +225,24 @@ def test_host_latency_of_the_recurrent_model_follows_its_sequence_length():
     assert [(c.trips, c.source) for c in short.loops] == [(10, "constant")] * 2
     assert [(c.trips, c.source) for c in long.loops] == [(20, "constant")] * 2
     assert long.latency / short.latency == pytest.approx(2.0, rel=0.05)
+
+
+def test_a_partition_after_a_dynamic_loop_output_is_costed_without_running(tmp_path):
+    # lstm_gru_float's first WHILE has dynamic outputs, so the nodes after it are prepared only
+    # when they first run; a cost-only simulation sizes them from the shapes allocation gave.
+    text = (HW / "hexagon_dsp.yaml").read_text()
+    claims = ("claims:\n  - {op: STRIDED_SLICE, versions: any, dtypes: [float32]}\n"
+              "  - {op: FULLY_CONNECTED, versions: any, dtypes: [float32]}\n")
+    cfg = tmp_path / "dsp.yaml"
+    cfg.write_text(text[:text.index("claims:")] + claims)
+    model = str(FIXTURES / "lstm_gru_float.tflite")
+    sim = simulate_model(model, load_system(HOST_CFG, [cfg]))
+    delegated = {n.op: n for n in sim.nodes if n.unit != HOST}
+    assert set(delegated) == {"STRIDED_SLICE", "FULLY_CONNECTED"}
+    assert delegated["FULLY_CONNECTED"].macs > 0
+    # The same nodes, sized after an invoke, cost the same.
+    interpreter, delegates = build_interpreter(load_model(model), load_system(HOST_CFG, [cfg]))
+    interpreter.invoke()
+    ran = simulate_interpreter(interpreter, delegates, load_system(HOST_CFG, [cfg]))
+    assert [(n.index, n.seconds) for n in ran.nodes if n.unit != HOST] == \
+        [(n.index, n.seconds) for n in sim.nodes if n.unit != HOST]

@@ -40,6 +40,12 @@ estimate is totalled and vela.ini for the systems' clocks and bandwidths):
   packs a 40-bit bias, 32-bit scale and 6-bit shift into 10 bytes; TFLite's int32 bias is 4
   of them, already in `NodeWork.weight_bytes`); Vela's lossless weight compression is not
   modelled: on our fixtures its encoded weights are 0.99-1.10x the original size.
+* A constant operand an elementwise op broadcasts (batch normalisation's per-channel scale) is
+  not a weight stream but a second input feature map left in the constant area: re-read for
+  every output pixel of every OFM block, in runs of the block's depth rounded up to the
+  memory's burst (`elementwise_block_elements`, `weight_burst_bytes`; see
+  `broadcast_operand_bytes`). On DenseNet-121 this is 61 of Vela's 72 MB of flash reads and
+  most of its time on the U55; a 256-byte scale over 56x56 pixels reads 6.4 MB.
 * A node takes the longest of compute and each level's traffic (`accelsim.cost.timed`), which is how Vela
   totals an estimate: "the sum of the single action that consumes the most cycles per pass"
   (PERFORMANCE.md, "Cycles").
@@ -86,6 +92,8 @@ _ADD_OPS = {"ADD", "SUB", "QUANTIZE"}
 # per-layer table shows the chains: Sub/Mul/Add/LUT/CLZ/shifts): the compute field counting them.
 _PASSES = {"SOFTMAX": "softmax_passes", "LOG_SOFTMAX": "softmax_passes",
            "SQUARED_DIFFERENCE": "squared_difference_passes"}
+# Elementwise ops of two feature maps: a constant operand is a second input feature map.
+_BINARY = {"ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE"}
 _MUL_OPS = {"MUL", "MAXIMUM", "MINIMUM", "ABS", "RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1", "NEG"}
 
 
@@ -115,6 +123,10 @@ class NpuCompute:
                                        default=10, example=10)
     brick_depth: int = spec("count", "channels of one feature-map brick in SRAM (NHCWB16: 16)", default=1,
                             example=16)
+    elementwise_block_elements: int = spec("count", "OFM block volume of an elementwise op (shared buffer)",
+                                           default=4096, example=4096)
+    weight_burst_bytes: int = spec("count", "bytes of one burst on the weights' level (a broadcast constant "
+                                   "operand's partial runs are rounded up to it)", default=1, example=128)
     sram_efficiency: float = spec("fraction", "fraction of the activations level's bandwidth reached",
                                   default=1.0)
     weight_efficiency: float = spec("fraction", "fraction of the weights level's bandwidth reached", default=1.0)
@@ -204,10 +216,46 @@ def feature_map_bytes(work: NodeWork, brick_depth: int) -> int:
     return (pixels_in * math.ceil(conv.in_c / brick_depth) + pixels_out * math.ceil(conv.out_c / brick_depth)) * bricks
 
 
+def broadcast_operand_bytes(work: NodeWork, compute: NpuCompute) -> int:
+    """Bytes an elementwise node reads of a constant operand it broadcasts; 0 for any other node.
+
+    The compiler does not expand such an operand (a per-channel scale of C values over H x W
+    pixels, as batch normalisation leaves it): it stays where the constants live and is read as
+    a second input feature map, for every output pixel of every OFM block again. A block as deep
+    as C reads the C values of each pixel as one contiguous run; a shallower block reads runs of
+    its depth out of each pixel's C, each rounded up to a burst of that memory. Vela 5.2 on
+    DenseNet-121's 62 batch-normalisation MULs (--verbose-schedule, per-layer CSV): blocks of
+    `elementwise_block_elements`, as wide and high as the largest power of two that fits the map,
+    as deep as the rest allows but at least one brick (56x56: 8x32x16 on the U55-128); off-chip
+    flash reads of 128 / depth bytes per output element (8 at depth 16, 2 at 64, 1 from 128),
+    half of that with the flash's burst set to 64 in vela.ini; on the transformer fixture's
+    layer-norm scale (8 x 32, one block holding all 32 channels) 1 byte per element. Maps are
+    taken square (the work carries no height and width for elementwise ops). A scalar operand
+    is an immediate of the command, a full-size one is read as is.
+    """
+    if work.op not in _BINARY or not work.weight_bytes or not work.elements:
+        return 0
+    itemsize = max(1, work.output_bytes // work.elements)
+    values = work.weight_bytes // itemsize
+    if values <= 1 or values >= work.elements or work.elements % values:
+        return 0
+    pixels = work.elements // values
+    side = 2 ** int(math.log2(math.isqrt(pixels)))
+    depth = max(compute.brick_depth, compute.elementwise_block_elements // (side * side))
+    if depth >= values:
+        # The block holds every channel: the operand is read whole, one contiguous run per pixel.
+        return pixels * values * itemsize
+    return pixels * math.ceil(values / depth) * max(compute.weight_burst_bytes, depth * itemsize)
+
+
 def encoded_weight_bytes(work: NodeWork, compute: NpuCompute) -> int:
-    """Bytes of a node's constants as the NPU reads them: weights plus packed bias and scale per channel."""
+    """Bytes of a node's constants as the NPU reads them: weights plus packed bias and scale per channel, or
+    a broadcast operand as `broadcast_operand_bytes` counts it."""
     if not work.weight_bytes:
         return 0
+    broadcast = broadcast_operand_bytes(work, compute)
+    if broadcast:
+        return broadcast
     channels = work.conv.out_c if work.conv is not None else work.gemm.n if work.gemm is not None else 0
     # TFLite's int32 bias (4 bytes per channel) is already part of weight_bytes.
     return work.weight_bytes + max(0, compute.bias_bytes_per_channel - 4) * channels

@@ -99,6 +99,28 @@ def test_elementwise_ops_run_at_their_class_rate_plus_the_small_op_overhead():
     assert (c.level_bytes, c.cycles, c.bound) == ((("sram", 3000),), 1520, "compute")  # 750 cycles of SRAM
 
 
+def test_a_broadcast_constant_operand_is_reread_per_pixel_and_block_in_whole_bursts():
+    # A per-channel scale (64 int8 values) over a 32x32 map: blocks of 4096 elements are 32x32
+    # pixels (the largest power of two that fits) and 16 deep (at least one brick) hold 16
+    # channels, so each pixel reads 4 runs of 16 bytes, each a 128-byte burst: 8 B per element.
+    engine = dataclasses.replace(ENGINE, brick_depth=16, elementwise_block_elements=4096, weight_burst_bytes=128)
+    mul = dataclasses.replace(elementwise("MUL", 32 * 32 * 64), weight_bytes=64)
+    assert npu.broadcast_operand_bytes(mul, engine) == 32 * 32 * 4 * 128
+    # On a 4x4 map the block is 4x4x256: it holds all 64 channels, read as one contiguous run per pixel.
+    small = dataclasses.replace(elementwise("MUL", 4 * 4 * 64), weight_bytes=64)
+    assert npu.broadcast_operand_bytes(small, engine) == 16 * 64
+    # The bytes come from the weights' level (flash, 1 B/cycle) and bound the node.
+    (c,) = costs([mul], engine)
+    assert dict(c.level_bytes)["flash"] == 32 * 32 * 4 * 128 and c.bound == "flash"
+    assert c.cycles == pytest.approx(32 * 32 * 4 * 128 / ENGINE.weight_efficiency, rel=0.01)
+    # A scalar (an immediate), a full-size constant and a conv's weights are read once, as before.
+    scalar = dataclasses.replace(elementwise("MUL", 1000), weight_bytes=1)
+    full = dataclasses.replace(elementwise("ADD", 1000), weight_bytes=1000)
+    conv = conv_work(1, 32, 32, 64, 64, 1, 1)
+    assert [npu.broadcast_operand_bytes(w, engine) for w in (scalar, full, conv)] == [0, 0, 0]
+    assert npu.encoded_weight_bytes(full, engine) == 1000
+
+
 def test_ops_without_an_instruction_are_chains_of_passes_and_matmul_goes_mac_by_mac():
     softmax = NodeWork(op="SOFTMAX", dtype="int8", macs=300, input_bytes=100, output_bytes=100, elements=100,
                        kind="reduce")

@@ -25,14 +25,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from accelsim.config import load_system  # noqa: E402
 from accelsim.experiment import resolve_config  # noqa: E402
 from accelsim.system import simulate_model  # noqa: E402
+from benchmarks.interpreter import _inputs  # noqa: E402  (the same seeded inputs as the interpreter benchmark)
 
 FIXTURES = ROOT / "tests" / "fixtures" / "models"
 # Models LiteRT cannot run as they are: the custom op "Atan" has no kernel in LiteRT.
@@ -50,20 +49,6 @@ class Row:
     @property
     def ratio(self) -> float:
         return self.simulated_us / self.measured_us
-
-
-def _inputs(details, seed: int = 0) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    out = []
-    for d in details:
-        dtype = np.dtype(d["dtype"])
-        shape = tuple(int(x) for x in d["shape"])
-        if dtype.kind == "f":
-            out.append(rng.standard_normal(shape).astype(dtype))
-        else:
-            info = np.iinfo(dtype)
-            out.append(rng.integers(info.min, info.max, shape, endpoint=True).astype(dtype))
-    return out
 
 
 def litert_interpreter(path: Path, warmup: int = 5):

@@ -25,11 +25,13 @@ shipped default: a loop nobody can count is an error naming its node, since a gu
 would be a latency nobody chose. Reports list every trip count used and where it came from.
 
 A sweep over an accelerator's key applies to the variants that contain that accelerator;
-variants without it run once. `host.<key path>` sweeps the host. Every point is cached under
-`<out>/cache/<id>.json` by a hash of (model bytes, resolved configs, options, accelsim
-version), written atomically as soon as it finishes, so a re-run skips finished points and an
-interrupted run loses nothing. Entries of points the experiment no longer has are counted as
-stale, and removed when asked (`prune_cache`). A failing point is recorded with its error.
+variants without it run once. `host.<key path>` sweeps the host. Every point is stored in
+`<out>/points.sqlite` (accelsim.store) under a hash of (model bytes, resolved configs, options,
+accelsim version), committed as soon as it finishes, so a re-run skips finished points and an
+interrupted run loses nothing; results.json and results.csv are exports of it. A folder with the
+per-file cache of earlier versions (`<out>/cache/<id>.json`) is migrated into the store. Stored
+points the experiment no longer has are counted as stale, and removed when asked
+(`prune_cache`). A failing point is recorded with its error (and runs again on the next run).
 
 `<out>` defaults to reports/<name>/. `<out>/experiment.json` records which experiment file the
 report belongs to: when another file of the same name already owns reports/<name>/, the run
@@ -47,8 +49,7 @@ import itertools
 import json
 import logging
 import os
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -475,63 +476,100 @@ def _strip_sources(system: System) -> System:
 
 def run_point(point: DesignPoint, options: Mapping[str, int]) -> dict[str, Any]:
     """Simulate one design point (and check its numerics when asked); never raises for a bad point."""
+    try:
+        system = resolved_system(point, options)
+    except (AccelsimError, ValueError, OSError) as exc:
+        return point_error(point, exc)
+    return simulate_point(point, system, point.model)
+
+
+def simulate_point(point: DesignPoint, system: System, model: Any) -> dict[str, Any]:
+    """The record of `point` run on `system`; `model` is its path, bytes or parsed Model (never raises for a bad point).
+
+    The record names `point.model` whatever `model` is, so a worker that got the model's bytes
+    writes the same record as one that read the file.
+    """
     from accelsim.diff import inference_diff
-    from accelsim.results import error_record, record
+    from accelsim.results import record
     from accelsim.system import simulate_model
 
     try:
-        system = resolved_system(point, options)
-        sim = simulate_model(point.model, system, point.schedule, point.loops)
-        diff = inference_diff(point.model, system, point.numerics_runs) if point.numerics_runs else None
+        sim = simulate_model(model, system, point.schedule, point.loops)
+        diff = inference_diff(model, system, point.numerics_runs) if point.numerics_runs else None
         return record(sim, point_id=point.id, model=point.model, variant=point.variant, sweep=dict(point.sweep),
                       diff=diff)
     except (AccelsimError, ValueError, OSError) as exc:
-        message = " ".join(str(exc).split()) or type(exc).__name__
-        return error_record(point_id=point.id, model=point.model, variant=point.variant, sweep=dict(point.sweep),
-                            host=Path(point.host).stem, accelerators=[Path(a).stem for a in point.accelerators],
-                            schedule=point.schedule, error=f"{type(exc).__name__}: {message}")
+        return point_error(point, exc)
+
+
+def point_error(point: DesignPoint, exc: BaseException) -> dict[str, Any]:
+    """The record of a point that failed with `exc`."""
+    from accelsim.results import error_record
+
+    message = " ".join(str(exc).split()) or type(exc).__name__
+    return error_record(point_id=point.id, model=point.model, variant=point.variant, sweep=dict(point.sweep),
+                        host=Path(point.host).stem, accelerators=[Path(a).stem for a in point.accelerators],
+                        schedule=point.schedule, error=f"{type(exc).__name__}: {message}")
+
+
+class WorkersLost(AccelsimError):
+    """The executor lost its workers for good (a pool process died, or Dask gave up on a task)."""
 
 
 class Executor(Protocol):
-    """Runs design points; a distributed engine (e.g. Dask) can stand in for the process pool."""
+    """Runs design points: the process pool by default, a Dask cluster with accelsim.dask_executor.
 
-    def submit(self, fn: Callable[..., dict], *args: Any) -> concurrent.futures.Future: ...
+    `run` yields the records of finished points in batches, in the order they finish; closing
+    the generator early cancels what has not started. The caller (the only writer of the results
+    store) commits each batch before asking for the next.
+    """
 
-    def shutdown(self, cancel: bool) -> None: ...
+    def run(self, points: Sequence[DesignPoint], options: Mapping[str, Mapping[str, int]]) -> Iterator[list[dict]]:
+        """Records of `points` (options by variant name), a batch at a time.
 
-    # How many points it runs at once (the run keeps about twice that many submitted).
-    workers: int
+        Raises:
+            WorkersLost: the workers died and the executor will not retry.
+        """
+        ...
 
 
 class SerialExecutor:
-    """Runs each point in this process when submitted (jobs = 1)."""
+    """Runs each point in this process, one at a time (jobs = 1)."""
 
-    workers = 1
-
-    def submit(self, fn, *args):
-        future: concurrent.futures.Future = concurrent.futures.Future()
-        try:
-            future.set_result(fn(*args))
-        except BaseException as exc:  # KeyboardInterrupt included: the caller decides
-            future.set_exception(exc)
-        return future
-
-    def shutdown(self, cancel: bool) -> None:
-        return None
+    def run(self, points, options):
+        for p in points:
+            yield [run_point(p, options[p.variant])]
 
 
 class PoolExecutor:
-    """A process pool of `jobs` workers."""
+    """A process pool of `jobs` workers, with about twice that many points submitted at a time."""
 
     def __init__(self, jobs: int):
-        self.workers = jobs
-        self._pool = concurrent.futures.ProcessPoolExecutor(max_workers=jobs)
+        self.jobs = jobs
 
-    def submit(self, fn, *args):
-        return self._pool.submit(fn, *args)
-
-    def shutdown(self, cancel: bool) -> None:
-        self._pool.shutdown(wait=not cancel, cancel_futures=cancel)
+    def run(self, points, options):
+        pool = concurrent.futures.ProcessPoolExecutor(max_workers=self.jobs)
+        queue = iter(points)
+        pending: dict[concurrent.futures.Future, DesignPoint] = {}
+        cancel = True
+        try:
+            while True:
+                # A bounded window: a finished point is saved before many more are started.
+                for p in itertools.islice(queue, max(0, 2 * self.jobs - len(pending))):
+                    pending[pool.submit(run_point, p, options[p.variant])] = p
+                if not pending:
+                    break
+                ready, _ = concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)
+                for future in sorted(ready, key=lambda f: pending[f].id):
+                    del pending[future]
+                    try:
+                        rec = future.result()
+                    except concurrent.futures.process.BrokenProcessPool as exc:
+                        raise WorkersLost(f"a worker process died ({exc})") from exc
+                    yield [rec]
+            cancel = False
+        finally:
+            pool.shutdown(wait=not cancel, cancel_futures=cancel)
 
 
 @dataclass
@@ -543,13 +581,14 @@ class RunOutcome:
     failed: int
     outputs: dict[str, Path] = field(default_factory=dict)
     out_dir: Path | None = None
-    stale: int = 0  # cache entries of points this experiment no longer has
+    stale: int = 0  # stored points this experiment no longer has
     pruned: bool = False  # whether those entries were removed
     warnings: tuple[str, ...] = ()
+    migrated: int = 0  # points moved from an old per-file cache <out>/cache/ into the store
+    store: Path | None = None  # the results store, <out>/points.sqlite
 
 
 OWNER_FILE = "experiment.json"
-_CACHE_ENTRY = re.compile(r"^[0-9a-f]{16}\.json$")
 
 
 def _owner(folder: Path) -> str | None:
@@ -583,27 +622,14 @@ def report_folder(experiment: Experiment, out_dir: str | Path | None = None) -> 
                  f"report goes to {own} (rename one of the experiments, or pass --out)")
 
 
-def stale_cache_entries(cache: Path, points: Sequence[DesignPoint]) -> list[Path]:
-    """Cache files of design points that are not among `points` (the experiment changed since they ran)."""
-    if not cache.is_dir():
-        return []
-    ids = {p.id for p in points}
-    return sorted(f for f in cache.iterdir() if _CACHE_ENTRY.match(f.name) and f.stem not in ids)
-
-
-def _load_cached(path: Path) -> dict | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) and data.get("status") == "ok" else None
-
-
 def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *, jobs: int | None = None,
                    executor: Executor | None = None, use_cache: bool = True, prune_cache: bool = False,
                    progress: Callable[[int, int, str], None] | None = None,
                    should_stop: Callable[[], bool] = lambda: False) -> RunOutcome:
-    """Run every design point not already cached, then write the report.
+    """Run every design point not already in the results store, then write the report from the store.
+
+    Each finished point is committed to `<out>/points.sqlite` (accelsim.store) before more are
+    asked for; an old per-file cache `<out>/cache/` is migrated into it first (`migrated`).
 
     An interrupt (KeyboardInterrupt, or `should_stop()` turning true — a signal handler's flag,
     which survives signals that land where Python swallows exceptions, such as finalizers)
@@ -611,86 +637,79 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
     missing points, then KeyboardInterrupt propagates.
 
     The report goes to report_folder(experiment, out_dir); its warning, if any, is in the
-    outcome's `warnings`. Cache entries of points the experiment no longer has are counted in
-    `stale`, and removed first with `prune_cache`.
+    outcome's `warnings`. Stored points the experiment no longer has are counted in `stale`,
+    and removed first with `prune_cache`.
+
+    Raises:
+        KeyboardInterrupt: after the report of what finished is written.
+        AccelsimError: the workers died (WorkersLost), after the same.
     """
-    from accelsim.report import write_report
+    from accelsim.store import ResultStore
 
     out, warning = report_folder(experiment, out_dir)
-    cache = out / "cache"
     points = design_points(experiment)
     write_atomic(out / OWNER_FILE, json.dumps({"name": experiment.name,
                                                 "source": str(Path(experiment.source).resolve())}, indent=2) + "\n")
-    stale = stale_cache_entries(cache, points)
-    if prune_cache:
-        for f in stale:
-            f.unlink()
-    options = {v.name: dict(v.options) for v in experiment.variants}
-    done: dict[str, dict] = {}
-    for p in points:
-        cached = _load_cached(cache / f"{p.id}.json") if use_cache else None
-        if cached is not None:
-            done[p.id] = cached
-    n_cached = len(done)
-    todo = [p for p in points if p.id not in done]
-    jobs = jobs if jobs is not None else (os.cpu_count() or 1)
-    pool = executor if executor is not None else (SerialExecutor() if jobs <= 1 or len(todo) <= 1
-                                                  else PoolExecutor(min(jobs, len(todo))))
-    finished = n_cached
-    interrupted: BaseException | None = None
-    if progress is not None:
-        progress(finished, len(points), "cached" if n_cached else "starting")
-    pending: dict[concurrent.futures.Future, DesignPoint] = {}
-    queue = iter(todo)
-    # A bounded window of submitted points: each finished point is saved before more are started.
-    window = max(1, 2 * getattr(pool, "workers", 1)) if getattr(pool, "workers", 1) > 1 else 1
-
-    def fill() -> None:
-        while len(pending) < window:
-            p = next(queue, None)
-            if p is None:
-                return
+    with ResultStore(out) as store:
+        migrated = store.migrate_legacy(out)
+        ids = {p.id for p in points}
+        stale = sorted(store.ids() - ids)
+        if prune_cache:
+            store.delete(stale)
+        cached = set(store.records(ids, ok_only=True)) if use_cache else set()
+        todo = [p for p in points if p.id not in cached]
+        jobs = jobs if jobs is not None else (os.cpu_count() or 1)
+        pool = executor if executor is not None else (SerialExecutor() if jobs <= 1 or len(todo) <= 1
+                                                      else PoolExecutor(min(jobs, len(todo))))
+        finished = len(cached)
+        ran: set[str] = set()
+        interrupted: BaseException | None = None
+        labels = {p.id: p.label for p in todo}
+        if progress is not None:
+            progress(finished, len(points), "cached" if cached else "starting")
+        batches = pool.run(todo, {v.name: dict(v.options) for v in experiment.variants})
+        try:
             if should_stop():
                 raise KeyboardInterrupt
-            pending[pool.submit(run_point, p, options[p.variant])] = p
+            for batch in batches:
+                store.put_many(batch)  # committed first: an interrupt after this loses nothing
+                for rec in batch:
+                    ran.add(rec["id"])
+                    finished += 1
+                    if progress is not None:
+                        progress(finished, len(points), labels[rec["id"]])
+                if should_stop():
+                    raise KeyboardInterrupt
+        except (KeyboardInterrupt, WorkersLost) as exc:
+            interrupted = exc
+        finally:
+            batches.close()  # cancels what has not started
+        stored = store.records(cached | ran)
+    outcome = _report(experiment, out, points, stored, len(cached), migrated, len(stale), prune_cache, warning)
+    if isinstance(interrupted, KeyboardInterrupt):
+        raise interrupted
+    if interrupted is not None:
+        raise AccelsimError(f"{interrupted}; {len(outcome.missing)} design points are missing from {out}; "
+                            "run again to complete them") from interrupted
+    return outcome
 
-    try:
-        fill()
-        while pending:
-            ready, _ = concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)
-            for future in sorted(ready, key=lambda f: pending[f].id):
-                p = pending.pop(future)
-                rec = future.result()
-                if rec["status"] == "ok":  # on disk first: an interrupt between the two loses nothing
-                    write_atomic(cache / f"{p.id}.json", json.dumps(rec, sort_keys=True))
-                done[p.id] = rec
-                finished += 1
-                if progress is not None:
-                    progress(finished, len(points), p.label)
-            if should_stop():
-                raise KeyboardInterrupt
-            fill()
-    except (KeyboardInterrupt, concurrent.futures.process.BrokenProcessPool) as exc:
-        interrupted = exc
-        pool.shutdown(cancel=True)
-    else:
-        pool.shutdown(cancel=False)
-    records = [done[p.id] for p in points if p.id in done]
+
+def _report(experiment: Experiment, out: Path, points: Sequence[DesignPoint], stored: Mapping[str, dict],
+            n_cached: int, migrated: int, stale: int, pruned: bool, warning: str | None) -> RunOutcome:
+    """Write the report of the stored records of `points` (in the experiment's order) and sum the run up."""
+    from accelsim.report import write_report
+    from accelsim.store import STORE_FILE
+
+    records = [stored[p.id] for p in points if p.id in stored]
     _fill_speedups(records)
-    missing = [p for p in points if p.id not in done]
+    missing = [p for p in points if p.id not in stored]
     written = write_report(out, experiment.name, records, formats=experiment.reports,
                            missing=[{"id": p.id, "model_name": Path(p.model).stem, "variant": p.variant,
                                      "sweep": dict(p.sweep)} for p in missing],
                            experiment=report_context(experiment, len(points)))
-    outcome = RunOutcome(records, missing, n_cached, len(records) - n_cached,
-                         sum(1 for r in records if r["status"] != "ok"), written, out, len(stale), prune_cache,
-                         (warning,) if warning else ())
-    if isinstance(interrupted, KeyboardInterrupt):
-        raise interrupted
-    if interrupted is not None:
-        raise AccelsimError(f"a worker process died ({interrupted}); {len(missing)} design points are missing "
-                            f"from {out}; run again to complete them") from interrupted
-    return outcome
+    return RunOutcome(records, missing, n_cached, len(records) - n_cached,
+                      sum(1 for r in records if r["status"] != "ok"), written, out, stale, pruned,
+                      (warning,) if warning else (), migrated, out / STORE_FILE)
 
 
 def report_context(experiment: Experiment, n_points: int) -> dict[str, Any]:

@@ -656,7 +656,7 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
         stale = sorted(store.ids() - ids)
         if prune_cache:
             store.delete(stale)
-        cached = set(store.records(ids, ok_only=True)) if use_cache else set()
+        cached = store.ids(ok_only=True) & ids if use_cache else set()
         todo = [p for p in points if p.id not in cached]
         jobs = jobs if jobs is not None else (os.cpu_count() or 1)
         pool = executor if executor is not None else (SerialExecutor() if jobs <= 1 or len(todo) <= 1

@@ -61,11 +61,13 @@ class ResultStore:
         """The stored records among `ids`, by id (with `ok_only`, only points that finished without error)."""
         wanted = set(ids)
         query = "SELECT id, record FROM points" + (" WHERE status = 'ok'" if ok_only else "")
-        return {i: json.loads(text) for i, text in self._db.execute(query) if i in wanted}
+        rows = self._db.execute(query).fetchall()
+        return {i: json.loads(text) for i, text in rows if i in wanted}
 
-    def ids(self) -> set[str]:
-        """Every stored point's id."""
-        return {i for (i,) in self._db.execute("SELECT id FROM points")}
+    def ids(self, *, ok_only: bool = False) -> set[str]:
+        """Every stored point's id (with `ok_only`, of points that finished without error); no record is parsed."""
+        query = "SELECT id FROM points" + (" WHERE status = 'ok'" if ok_only else "")
+        return {i for (i,) in self._db.execute(query)}
 
     def delete(self, ids: Iterable[str]) -> None:
         """Remove the points `ids` (stale entries)."""

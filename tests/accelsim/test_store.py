@@ -45,7 +45,7 @@ def test_put_records_delete_and_a_failed_transaction_rolls_back(tmp_path):
         assert set(store.records(["a", "b"], ok_only=True)) == {"a"}
         with pytest.raises(KeyError):
             store.put_many([{"id": "c", "status": "ok"}, {"status": "ok"}])  # the second has no id
-        assert store.ids() == {"a", "b"}
+        assert store.ids() == {"a", "b"} and store.ids(ok_only=True) == {"a"}
         store.delete(["b"])
         assert store.ids() == {"a"}
     with contextlib.closing(sqlite3.connect(tmp_path / STORE_FILE)) as db:

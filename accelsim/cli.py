@@ -360,7 +360,8 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     import numpy as np
 
     from accelsim.diff import random_input
-    from accelsim.results import op_profile
+    from accelsim.report import layers_csv
+    from accelsim.results import layer_rows, op_profile, record
     from accelsim.system import build_interpreter, simulate_interpreter
     from runtime.read import load_model
 
@@ -385,8 +386,9 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
         "wallclock_us": {"init": init_us, "warmup": warmup, "runs": runs,
                          "avg": statistics.fmean(runs), "min": min(runs), "max": max(runs)},
         "simulated_us": {"latency": sim.latency * 1e6, "init": sim.init.latency * 1e6,
-                         "compute": by_kind["compute"] * 1e6, "transfer": by_kind["transfer"] * 1e6,
-                         "overhead": by_kind["overhead"] * 1e6},
+                         "compute": by_kind["compute"] * 1e6, "memory": by_kind["memory"] * 1e6,
+                         "transfer": by_kind["transfer"] * 1e6, "overhead": by_kind["overhead"] * 1e6},
+        "energy_uj": sim.energy * 1e6,
         "partition_overhead_pct": 100 * sim.partition_overhead,
         "partitions": len(sim.partitions),
         "delegated_nodes": sim.delegated_nodes,
@@ -397,6 +399,10 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     if args.enable_op_profiling:
         data["op_profile"] = profile
         data["op_summary"] = summary
+    # the per-node rows of a report's layers/<point>.csv, from this run's record
+    rec = record(sim, point_id="", model=args.model, variant="", sweep={}) if args.per_layer else None
+    if rec is not None:
+        data["layers"] = layer_rows(rec)
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
@@ -413,16 +419,18 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
           f"First inference: {(warmup or runs)[0]:.0f}, Warmup (avg): {warm}, Inference (avg): "
           f"{statistics.fmean(runs):.0f}")
     sim_us = data["simulated_us"]
-    print(f"Simulated latency in us: {sim_us['latency']:.1f} (compute {sim_us['compute']:.1f}, transfer "
-          f"{sim_us['transfer']:.1f}, call overhead {sim_us['overhead']:.1f}; partition overhead "
-          f"{data['partition_overhead_pct']:.1f}%); initialization {sim_us['init']:.1f}")
+    print(f"Simulated latency in us: {sim_us['latency']:.1f} (compute {sim_us['compute']:.1f}, memory "
+          f"{sim_us['memory']:.1f}, transfer {sim_us['transfer']:.1f}, call overhead {sim_us['overhead']:.1f}; "
+          f"partition overhead {data['partition_overhead_pct']:.1f}%); initialization {sim_us['init']:.1f}")
+    print(f"Simulated energy per inference: {data['energy_uj']:.3f} uJ")
     print(f"Delegated {sim.delegated_nodes} of {len(sim.nodes)} nodes in {len(sim.partitions)} partitions; "
           f"{sim.transfer_bytes} bytes over links per inference")
     for loop in sim.loops:
         print(f"  {loop.op} node {loop.where}: {loop.trips} trips ({loop.source})")
     for p in sim.partitions:
         print(f"  partition {p.index} on {p.unit}: {len(p.nodes)} nodes, compute {p.compute * 1e6:.1f} us, "
-              f"transfer {p.transfer * 1e6:.1f} us, overhead {p.overhead * 1e6:.1f} us")
+              f"memory {p.memory * 1e6:.1f} us, transfer {p.transfer * 1e6:.1f} us, overhead "
+              f"{p.overhead * 1e6:.1f} us, energy {p.energy * 1e6:.3f} uJ")
     if args.enable_op_profiling:
         print("Operator-wise profiling (simulated):")
         # µs with 3 decimals, not benchmark_model's ms with 4: simulated nodes often take under a microsecond.
@@ -435,6 +443,9 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
         for row in summary:
             print(f"{row['op']:>26} {row['count']:10d} {row['avg_ms'] * 1e3:10.3f} {row['pct']:7.3f}% "
                   f"{row['cdf_pct']:7.3f}% {row['times_called']:15d}")
+    if rec is not None:
+        print("Per-layer (simulated; the columns of a report's layers/<point>.csv):")
+        print(layers_csv(rec), end="")
     return 0
 
 
@@ -575,6 +586,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="untimed runs first (default 1)")
     p.add_argument("--enable-op-profiling", "--enable_op_profiling", action="store_true",
                    help="print the (simulated) op profile")
+    p.add_argument("--per-layer", "--per_layer", action="store_true", help="print the simulated per-node table "
+                   "(a report's layers/<point>.csv): target, MACs, cycles, utilisation, time, bound, bytes per "
+                   "memory level, energy")
     p.add_argument("--max-delegated-partitions", "--max_delegated_partitions", type=_non_negative,
                    help="override every accelerator's limit")
     p.add_argument("--min-nodes-per-partition", "--min_nodes_per_partition", type=_non_negative,

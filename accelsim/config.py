@@ -14,8 +14,9 @@ Keys: `KEYS` below (everything outside `compute:`) and each kind's compute field
 '320 MB/s', '2 us'.
 
 A kind's role says what a file of it describes: an accelerator (systolic, vector) needs
-`link` and `claims`; a host (cpu) may omit both. `memory` keys a kind requires are listed
-in its record. `apply_overrides` changes keys by path for sweeps.
+`link` and `claims`; a host (cpu) may omit both. `apply_overrides` changes keys by path for
+sweeps (`memory.levels.sram.bandwidth`). Whether activations fit the memory is checked when
+a model is costed (`HardwareConfig.costs`), since it depends on the model.
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from accelsim import units
 from accelsim.cost import Cost
+from accelsim.energy import Energy
 from accelsim.kinds import Field, Kind, KindRegistry, default_registry, or_list
+from accelsim.memory import LINK, Level, Memory
 from delegates.spec import (
     ANY_OP,
     BOOL_CONSTRAINTS,
@@ -78,19 +81,12 @@ class ConfigError(AccelsimError, ValueError):
 
 
 @dataclass(frozen=True)
-class Memory:
-    param_cache: int = 0
-    onchip: int = 0
-    onchip_bandwidth: float | None = None
-    dram_bandwidth: float | None = None
-
-
-@dataclass(frozen=True)
 class Link:
     bandwidth: float
     latency: float = 0.0
     call_overhead: float = 0.0
     shared_memory: bool = False
+    energy: float = 0.0  # joules per byte over the link
 
 
 @dataclass(frozen=True)
@@ -111,6 +107,7 @@ class HardwareConfig:
     compute: Any  # the kind's compute dataclass (kind_record.compute)
     memory: Memory
     kind_record: Kind = field(compare=False, repr=False)
+    energy: Energy = Energy()
     link: Link | None = None
     claims: tuple[ClaimRule, ...] = ()
     partition: PartitionPolicy = PartitionPolicy()
@@ -133,9 +130,17 @@ class HardwareConfig:
             raise ValueError(f"kind {self.kind!r}: costs() returned {len(costs)} costs for {len(works)} nodes")
         return costs
 
+    def error(self, path: tuple, message: str) -> ConfigError:
+        """A ConfigError about key `path` of this config, located at its file:line when known."""
+        return ConfigError([_located(self, path, message)])
+
     def notes(self) -> list[str]:
-        """What this config leaves to a silent rule of its kind, one line each (validate prints them)."""
-        return self.kind_record.notes(self)
+        """What this config leaves to a silent rule, one line each (validate prints them).
+
+        Its kind's notes, then energy left out (which counts as zero).
+        """
+        silent = [] if self.energy.mac else ["energy.mac is not given: this device's MACs count no energy"]
+        return [*self.kind_record.notes(self), *silent]
 
 
 @dataclass(frozen=True)
@@ -609,18 +614,35 @@ KEYS = (
     Key("kind", "a registered kind", "required", "", "what the file describes; the kinds are listed below"),
     Key("clock", "frequency", "required", "", "clock of the compute units", units.parse_frequency),
     Key("compute", "mapping", "required", "", "the kind's compute fields (below)"),
-    Key("memory.param_cache", "size", "per kind", "0 B", "on-chip parameter (weight) storage; weights that "
-        "do not fit are streamed over the link at every inference", units.parse_size),
-    Key("memory.onchip", "size", "optional", "0 B", "on-chip activation memory", units.parse_size),
-    Key("memory.onchip_bandwidth", "rate", "per kind", "", "bandwidth of on-chip memory", units.parse_rate),
-    Key("memory.dram_bandwidth", "rate", "per kind", "", "bandwidth of (shared) DRAM as this device sees it",
+    Key("memory.levels", "mapping level name -> level", "required", "", "the device's memories, fastest first; "
+        "names are letters, digits and _ ('link' is host memory over the link); rules in accelsim.memory"),
+    Key("memory.levels.NAME.bandwidth", "rate", "required", "", "bandwidth of the level as this device sees it",
         units.parse_rate),
+    Key("memory.levels.NAME.size", "size", "optional", "unbounded", "capacity; a working set that does not fit "
+        "spills to the level below", units.parse_size),
+    Key("memory.levels.NAME.latency", "time", "optional", "0 s", "paid once by every node moving bytes on it",
+        units.parse_time),
+    Key("memory.levels.NAME.energy", "energy per byte", "optional", "0 pJ/B", "per byte moved on it",
+        units.parse_energy_per_byte),
+    Key("memory.levels.NAME.static_power", "power", "optional", "0 W", "burnt for the whole inference",
+        units.parse_power),
+    Key("memory.weights", "a level or link", "optional", "the last level", "where weights live; what is not "
+        "cached is read from here at every inference (streamed)"),
+    Key("memory.cache", "a level above weights", "optional", "", "caches weights in model order, a whole layer at "
+        "a time while they fit (the Edge TPU's parameter cache); none: every weight streams"),
+    Key("memory.activations", "a level", "optional", "the first level", "where nodes read and write activations"),
+    Key("energy.mac", "mapping dtype -> energy", "optional", "", "energy per MAC by dtype; an unlisted dtype pays "
+        "the dearest listed entry"),
+    Key("energy.static_power", "power", "optional", "0 W", "of the compute unit, burnt for the whole inference",
+        units.parse_power),
     Key("link.bandwidth", "rate", "accelerators", "", "host <-> device transfers", units.parse_rate),
     Key("link.latency", "time", "optional", "0 s", "fixed time per transfer", units.parse_time),
     Key("link.call_overhead", "time", "optional", "0 s", "driver/runtime time per delegate invocation",
         units.parse_time),
     Key("link.shared_memory", "true or false", "optional", "false", "tensors are shared with the host, not "
         "copied over the link"),
+    Key("link.energy", "energy per byte", "optional", "0 pJ/B", "per byte over the link (copies, streamed "
+        "weights, parameter loads)", units.parse_energy_per_byte),
     Key("claims", "list of claim rules", "accelerators", "", "which nodes the accelerator takes (syntax below)"),
     Key("partition.policy", or_list(PARTITION_KINDS), "optional", "tflite", "tflite: every claimed node, "
         "grouped as TFLite does; prefix: only claimed nodes before the first unclaimed one (Edge TPU)"),
@@ -635,8 +657,9 @@ KEYS = (
 
 
 def _section(name: str) -> dict[str, Key]:
-    """The keys of one top-level section ('memory' -> {'param_cache': Key, ...})."""
-    return {k.path.split(".", 1)[1]: k for k in KEYS if k.path.startswith(name + ".")}
+    """The keys directly under `name` ('link' -> {'bandwidth': Key, ...}; 'memory.levels.NAME' -> {'size': ...})."""
+    prefix = name + "."
+    return {k.path[len(prefix):]: k for k in KEYS if k.path.startswith(prefix) and "." not in k.path[len(prefix):]}
 
 
 def _count(check: _Checker, path: tuple, value: Any, spec: Field) -> int | None:
@@ -682,16 +705,58 @@ def _rates(check: _Checker, path: tuple, value: Any) -> tuple[tuple[str, float],
     return tuple(sorted(rates.items()))
 
 
-def _memory(check: _Checker, kind: Kind, value: Any) -> Memory | None:
-    required = kind.memory
-    keys = _section("memory")
-    body = check.mapping(("memory",), value, required, [k for k in keys if k not in required])
+_LEVEL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_LEVELS_EXPECT = "a mapping of level name -> {size, bandwidth, latency}, fastest first, like {sram: {size: 8 MiB, " \
+                 "bandwidth: 64 GB/s}}"
+
+
+def _level(check: _Checker, path: tuple, name: str, value: Any) -> Level | None:
+    if name == LINK:
+        check.error(path, f"{LINK!r} means host memory over the link; give the level another name")
+        return None
+    if not _LEVEL_NAME.fullmatch(name):
+        check.error(path, f"expected a level name of letters, digits and _ like sram, got {name!r}")
+        return None
+    keys = _section("memory.levels.NAME")
+    body = check.mapping(path, value, ("bandwidth",), [k for k in keys if k != "bandwidth"])
     if body is None:
         return None
-    parts = {k: check.unit(("memory", k), v, keys[k].parse) for k, v in body.items()}
-    if None in parts.values() or not set(required) <= parts.keys():
+    parts = {k: check.unit((*path, k), v, keys[k].parse) for k, v in body.items()}
+    return Level(name, **parts) if "bandwidth" in parts and None not in parts.values() else None
+
+
+def _memory(check: _Checker, value: Any, has_link: bool) -> Memory | None:
+    path = ("memory",)
+    body = check.mapping(path, value, ("levels",), [k for k in _section("memory") if k != "levels"])
+    if body is None:
         return None
-    return Memory(**parts)
+    given = body.get("levels", _INVALID)
+    levels = None
+    if isinstance(given, dict) and given:
+        parsed = [_level(check, (*path, "levels", name), name, v) for name, v in given.items()]
+        levels = tuple(parsed) if None not in parsed else None
+    elif given is not _INVALID:
+        check.error((*path, "levels"), f"expected {_LEVELS_EXPECT}, got {_describe(given)}")
+    if levels is None:
+        return None  # the other keys name levels; with the levels in error there is nothing to check them against
+    names = tuple(lvl.name for lvl in levels)
+    homes = (*names, LINK) if has_link else names
+
+    def place(key: str, choices: tuple[str, ...], default: str | None) -> str | None:
+        if key not in body:
+            return default
+        return check.choice((*path, key), body[key], choices, f"a level name ({_choices_text(choices)})")
+
+    weights = place("weights", homes, names[-1])
+    activations = place("activations", names, names[0])
+    cache = place("cache", names, None)
+    if weights is None or activations is None or ("cache" in body and cache is None):
+        return None
+    if cache is not None and homes.index(cache) >= homes.index(weights):
+        check.error((*path, "cache"), f"a cache must be a level above where the weights live ({weights!r}), "
+                                      f"got {cache!r}")
+        return None
+    return Memory(levels, weights, activations, cache)
 
 
 def _link(check: _Checker, value: Any) -> Link | None:
@@ -704,6 +769,25 @@ def _link(check: _Checker, value: Any) -> Link | None:
     if "shared_memory" in body:
         parts["shared_memory"] = check.boolean(("link", "shared_memory"), body["shared_memory"])
     return Link(**parts) if "bandwidth" in parts and None not in parts.values() else None
+
+
+def _energy(check: _Checker, value: Any) -> Energy | None:
+    path = ("energy",)
+    body = check.mapping(path, value, (), tuple(_section("energy")))
+    if body is None:
+        return None
+    parts: dict[str, Any] = {}
+    if "mac" in body:
+        table = check.mapping((*path, "mac"), body["mac"], (), DTYPES)
+        if table is not None:
+            energies = {k: check.unit((*path, "mac", k), v, units.parse_energy) for k, v in table.items()}
+            parts["mac"] = tuple(sorted(energies.items())) if None not in energies.values() else None
+        else:
+            parts["mac"] = None
+    if "static_power" in body:
+        parts["static_power"] = check.unit((*path, "static_power"), body["static_power"],
+                                           _section("energy")["static_power"].parse)
+    return Energy(**parts) if None not in parts.values() else None
 
 
 def _partition(check: _Checker, value: Any) -> PartitionPolicy | None:
@@ -772,8 +856,11 @@ def _check_document(doc: _Document, source: str, kinds: KindRegistry, overridden
             parts["kind_record"] = kind
             if "compute" in body:
                 parts["compute"] = _compute(check, kind, body["compute"])
-            if "memory" in body:
-                parts["memory"] = _memory(check, kind, body["memory"])
+        if "memory" in body:
+            # an accelerator without its (required) link is reported once, as the missing key
+            parts["memory"] = _memory(check, body["memory"], "link" in body or accelerator)
+        if "energy" in body:
+            parts["energy"] = _energy(check, body["energy"])
         if "link" in body:
             parts["link"] = _link(check, body["link"])
         if "claims" in body:

@@ -1,4 +1,4 @@
-"""Hardware kinds: one record per kind, with its compute fields, memory keys, role and cost function.
+"""Hardware kinds: one record per kind, with its compute fields, role and cost function.
 
 A kind lives in one module (the built-in ones in `accelsim/cost/`): a frozen dataclass of its
 `compute:` fields, each declared with `spec(type, meaning, ...)` so that the YAML checks, the
@@ -13,7 +13,8 @@ alone, so adding a kind is one module plus a YAML file that names it:
 - in a script or a test: ``default_registry.with_kinds(my_kind)`` passed as ``kinds=`` to
   `accelsim.config.load_hardware` / `load_system`.
 
-Registries are immutable: `with_kinds` returns a new one.
+Memory levels, energy and the link are described the same way for every kind
+(`accelsim.memory`, `accelsim.energy`). Registries are immutable: `with_kinds` returns a new one.
 """
 
 from __future__ import annotations
@@ -110,22 +111,23 @@ class Kind:
             accelerator (`link` and `claims` required).
         summary: one line for listings.
         compute: frozen dataclass of the `compute:` block; every field made with `spec`.
-        memory: the `memory:` keys this kind requires (the others stay optional).
         costs: the cost of a device's nodes, in model order (one Cost per NodeWork).
         macs_per_cycle: how the compute fields give peak MACs per cycle, one line for the
             reference (a user who knows "128 MACs per cycle" reads here which fields to set).
         notes: what a config leaves to a silent rule (e.g. a dtype without its own rate),
             one line each; `accelsim validate` prints them.
+        peak_macs_per_cycle: the most MACs per cycle the unit running a node can do (for its
+            utilisation in per-layer reports); None leaves utilisation unknown.
     """
 
     name: str
     role: str
     summary: str
     compute: type
-    memory: tuple[str, ...]
     costs: Callable[[Sequence[NodeWork], HardwareConfig], list[Cost]]
     macs_per_cycle: str = ""
     notes: Callable[[HardwareConfig], list[str]] = no_notes
+    peak_macs_per_cycle: Callable[[NodeWork, HardwareConfig], float] | None = None
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:

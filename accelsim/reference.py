@@ -19,6 +19,9 @@ _UNIT_EXAMPLES = {
     "size": "8 MiB, 512 KiB, 2 MB, 0",
     "rate": "320 MB/s, 1 GiB/s, 5 Gb/s (bits)",
     "time": "50 us, 1.5 ms, 0",
+    "energy": "0.23 pJ, 1.3 nJ",
+    "power": "50 mW, 2 W",
+    "energy per byte": "20 pJ/B, 4 pJ/bit",
 }
 
 _CLAIM_SYNTAX = (
@@ -33,6 +36,19 @@ _CLAIM_SYNTAX = (
     ("constraints", "mapping of limits (vocabulary below); a node breaking one is refused",
      "`constraints: {max_kernel_size: 5, max_stride: 2}`"),
 )
+
+
+_MEMORY_RULES = """
+Levels are listed fastest first. A node reads its non-constant inputs and writes its outputs on
+`memory.activations`; a working set that does not fit a bounded level spills to the level below,
+and one that fits no level is refused (with the node named) when a model is costed. Weights live on
+`memory.weights` (a level, or `link`: host memory over the link); with `memory.cache` they are cached
+in model order, a whole layer at a time, while they fit (activations sharing that level first reserve
+their largest working set that fits), and the rest are streamed from where they live at every inference. A
+node takes the longest of its compute time and, on each level, latency + bytes / bandwidth; that
+longest is its bound. Energy: MACs x `energy.mac` of the node's dtype, plus bytes x each level's
+`energy`, plus the static power of the compute unit and every level over the whole inference.
+"""
 
 
 def _cell(text: str) -> str:
@@ -57,11 +73,11 @@ def schema_markdown(kinds: KindRegistry = default_registry) -> str:
     out += _table(("key", "value", "needed", "default", "meaning"),
                   [(f"`{k.path}`", k.value, k.needed, f"`{k.default}`" if k.default else "", k.meaning)
                    for k in KEYS])
-    out += ["", "`per kind`: the kind's required memory keys are listed with it below; the others are optional.",
-            "`accelerators`: required by accelerator kinds, optional for hosts.", "", "## Kinds", ""]
+    out += ["", "`accelerators`: required by accelerator kinds, optional for hosts. `NAME` is a level's name "
+            "under `memory.levels` (e.g. `memory.levels.sram.size`).", "", "## Memory", "",
+            " ".join(_MEMORY_RULES.split()), "", "## Kinds", ""]
     for kind in kinds.kinds():
-        out += [f"### `kind: {kind.name}` ({kind.role})", "", kind.summary + ".", "",
-                f"Required memory keys: {', '.join(f'`memory.{m}`' for m in kind.memory) or 'none'}.", ""]
+        out += [f"### `kind: {kind.name}` ({kind.role})", "", kind.summary + ".", ""]
         if kind.macs_per_cycle:
             out += [f"MACs per cycle: {kind.macs_per_cycle}.", ""]
         out += _table(("key", "value", "needed", "default", "meaning"),

@@ -12,6 +12,8 @@ Layout of `<out_dir>` (normally reports/<experiment>/):
     layers/<slug>.csv        one row per node of every simulated point, columns accelsim.results.LAYER_COLUMNS
     plots/                   breakdown.png, gantt_<slug>.png (points shown in detail), sweep_<key>.png
     traces/<slug>.json       Chrome trace events of every simulated point (Perfetto, chrome://tracing)
+    layers/<slug>.csv        with csv: one row per node of the point, accelsim.results.LAYER_COLUMNS and
+                             bytes.<level> for every memory level its nodes used
 
 Every number comes from the records (accelsim.results), so the files agree. Models, variants and
 sweep keys appear in the experiment file's order when the caller passes it (else alphabetically).
@@ -288,6 +290,10 @@ def fmt_us(x: float) -> str:
     return f"{x:,.2f}"
 
 
+def fmt_uj(x: float) -> str:
+    return f"{x:,.3f}"
+
+
 def fmt_pct(x: float) -> str:
     return f"{x:.1f}"
 
@@ -509,30 +515,31 @@ def _summary_paragraph(name: str, points: Sequence[dict], missing: Sequence[dict
 
 
 def _summary_table(points: Sequence[dict], keys: Sequence[str]) -> Table:
-    headers = ["Model", "Variant", *keys, "Latency (µs)", "Speed-up", "Partitions", "Delegated / total nodes",
-               "Transfer (bytes)", "Partition overhead (%)"]
+    headers = ["Model", "Variant", *keys, "Latency (µs)", "Speed-up", "Energy (µJ)", "Partitions",
+               "Delegated / total nodes", "Transfer (bytes)", "Partition overhead (%)"]
     rows = []
     for p in points:
         sweep = [str(p["sweep"][k]) if k in p["sweep"] else "—" for k in keys]
         if p["status"] == "ok":
-            numbers = [fmt_us(p["latency_us"]), fmt_speedup(p["speedup"]), str(p["partitions"]),
+            numbers = [fmt_us(p["latency_us"]), fmt_speedup(p["speedup"]), fmt_uj(p["energy_uj"]), str(p["partitions"]),
                        f"{p['delegated_nodes']} / {p['total_nodes']}", f"{p['transfer_bytes']:,}",
                        fmt_pct(p["partition_overhead_pct"])]
         else:
-            numbers = ["error", "—", "—", "—", "—", "—"]
+            numbers = ["error", "—", "—", "—", "—", "—", "—"]
         rows.append([p["model_name"], p["variant"], *sweep, *numbers])
-    return _table(headers, rows, [False, False, *(False for _ in keys), True, True, True, True, True, True],
+    return _table(headers, rows, [False, False, *(False for _ in keys), True, True, True, True, True, True, True],
                   interactive=True)
 
 
 def _point_table(p: dict) -> Table:
     """The point's totals in one row: latency, where the time went, what moved."""
-    row = [fmt_us(p["latency_us"]), fmt_speedup(p["speedup"]), fmt_us(p["compute_us"]), fmt_us(p["transfer_us"]),
-           fmt_us(p["overhead_us"]), fmt_pct(p["partition_overhead_pct"]), f"{p['transfer_bytes']:,}",
-           fmt_us(p["init_us"]), f"{p['init_param_bytes']:,}", f"{p['streamed_param_bytes']:,}"]
-    return _table(["Latency (µs)", "Speed-up", "Compute (µs)", "Transfer (µs)", "Call overhead (µs)",
+    row = [fmt_us(p["latency_us"]), fmt_speedup(p["speedup"]), fmt_us(p["compute_us"]), fmt_us(p["memory_us"]),
+           fmt_us(p["transfer_us"]), fmt_us(p["overhead_us"]), fmt_pct(p["partition_overhead_pct"]),
+           f"{p['transfer_bytes']:,}", fmt_us(p["init_us"]), f"{p['init_param_bytes']:,}",
+           f"{p['streamed_param_bytes']:,}", fmt_uj(p["energy_uj"]), fmt_uj(p["edp_uj_ms"])]
+    return _table(["Latency (µs)", "Speed-up", "Compute (µs)", "Memory (µs)", "Transfer (µs)", "Call overhead (µs)",
                    "Partition overhead (%)", "Transfer (bytes)", "Init (µs)", "Cached params (bytes)",
-                   "Streamed params (bytes)"], [row], [True] * 10)
+                   "Streamed params (bytes)", "Energy (µJ)", "EDP (µJ·ms)"], [row], [True] * 13)
 
 
 def _point_paragraph(p: dict, trace: str) -> str:
@@ -545,10 +552,11 @@ def _point_paragraph(p: dict, trace: str) -> str:
 
 def _partition_table(p: dict) -> Table:
     rows = [[str(t["partition"]), t["unit"], f"{ranges(t['nodes'])} ({len(t['nodes'])})", ops_abbrev(t["ops"]),
-             fmt_us(t["compute_us"]), fmt_us(t["transfer_us"]), fmt_us(t["overhead_us"]),
-             fmt_pct(t["pct_of_latency"])] for t in p["partition_table"]]
-    return _table(["Partition", "Unit", "Nodes (count)", "Ops", "Compute (µs)", "Transfer (µs)", "Overhead (µs)",
-                   "% of latency"], rows, [True, False, False, False, True, True, True, True])
+             fmt_us(t["compute_us"]), fmt_us(t["memory_us"]), fmt_us(t["transfer_us"]), fmt_us(t["overhead_us"]),
+             fmt_pct(t["pct_of_latency"]), fmt_uj(t["energy_uj"])] for t in p["partition_table"]]
+    return _table(["Partition", "Unit", "Nodes (count)", "Ops", "Compute (µs)", "Memory (µs)", "Transfer (µs)",
+                   "Overhead (µs)", "% of latency", "Energy (µJ)"], rows,
+                  [True, False, False, False, True, True, True, True, True, True])
 
 
 def _rejected_table(p: dict) -> Table:
@@ -577,7 +585,10 @@ def _numerics_blocks(p: dict) -> list[Block]:
 
 
 _LAYER_HEADERS = {"node": "Node", "op": "Op", "unit": "Unit", "partition": "Partition", "time_us": "Time (µs)",
-                  "pct": "% of node time", "cdf_pct": "Cumulative %", "not_delegated_because": "Not delegated because"}
+                  "pct": "% of node time", "cdf_pct": "Cumulative %", "macs": "MACs", "cycles": "Cycles",
+                  "utilization_pct": "Utilisation (%)", "compute_us": "Compute (µs)", "bound": "Bound",
+                  "bytes_per_level": "Bytes per level", "streamed_weight_bytes": "Streamed weights (bytes)",
+                  "energy_uj": "Energy (µJ)", "not_delegated_because": "Not delegated because"}
 
 
 def _layer_table(p: dict) -> Table:
@@ -586,7 +597,7 @@ def _layer_table(p: dict) -> Table:
     numeric = [bool(rows) and all(isinstance(r[c], (int, float)) or r[c] is None for r in rows)
                and any(isinstance(r[c], (int, float)) for r in rows) for c in LAYER_COLUMNS]
     return _table([_LAYER_HEADERS.get(c, c) for c in LAYER_COLUMNS],
-                  [["—" if r[c] is None else str(r[c]) for c in LAYER_COLUMNS] for r in rows], numeric,
+                  [["—" if r[c] is None else _csv_value(r[c]) for c in LAYER_COLUMNS] for r in rows], numeric,
                   interactive=True)
 
 
@@ -663,8 +674,9 @@ def _figures(points: Sequence[dict], names: Sequence[str], shown: Sequence[int],
     bars = _breakdown_points(points, shown)
     if bars:
         figures["plots/breakdown.png"] = plots.Picture(plots.breakdown_png([
-            plots.Bar(point_label(p, short=True), p["compute_us"], p["transfer_us"], p["overhead_us"], p["latency_us"],
-                      p["speedup"]) for p in bars]))
+            # node time (compute and memory stalls together) as the chart's compute segment
+            plots.Bar(point_label(p, short=True), p["compute_us"] + p["memory_us"], p["transfer_us"], p["overhead_us"],
+                      p["latency_us"], p["speedup"]) for p in bars]))
     for key in keys:
         lines = _sweep_lines(points, key)
         if any(not ln.flat for ln in lines):

@@ -15,7 +15,17 @@ Times are microseconds, sizes bytes, shares percent. Keys:
 | latency_us               | simulated end-to-end latency of one inference                             |
 | init_us                  | simulated initialization (parameter loading), not part of latency         |
 | compute_us, transfer_us, overhead_us | summed busy time by kind over every resource                  |
+| memory_us                | node time waiting on memory levels beyond compute (streamed weights,      |
+|                          | spills, bandwidth); compute_us excludes it                                |
+| level_bytes              | {'unit.level': bytes moved by nodes}; level 'link' is host memory over    |
+|                          | the link (streamed weights), units are the host and accelerator names     |
 | partition_overhead_pct   | (transfer + call overhead) / latency                                      |
+| energy_uj                | energy of one inference: every node (dynamic + static while busy),        |
+|                          | transfers, and every device's static power while idle (accelsim.energy)   |
+| static_energy_uj         | the static part of energy_uj                                              |
+| energy_by_unit_uj        | {host or accelerator name: energy_uj share}                               |
+| edp_uj_ms                | energy-delay product: energy_uj x latency in ms                           |
+| init_energy_uj           | energy of the parameter loads at initialization, not part of energy_uj    |
 | partitions               | number of delegate partitions                                             |
 | delegated_nodes, total_nodes | nodes run by accelerators, and all original nodes                     |
 | transfer_bytes           | bytes over host<->device links during one inference                       |
@@ -23,10 +33,15 @@ Times are microseconds, sizes bytes, shares percent. Keys:
 | streamed_param_bytes     | weights streamed on every inference (they did not fit the cache)          |
 | utilization_pct          | {resource: busy / latency}                                                |
 | partition_table          | per partition: partition, unit, delegate_node, nodes, ops, input_bytes,   |
-|                          | output_bytes, compute_us, transfer_us, overhead_us, pct_of_latency        |
+|                          | output_bytes, compute_us, memory_us, transfer_us, overhead_us,            |
+|                          | pct_of_latency, level_bytes {level: bytes}, bound_us {bound: us}: node    |
+|                          | time by what bound it (compute or a level), energy_uj (nodes + transfers) |
 | op_profile               | per node (benchmark_model's columns): node, op, unit, partition,          |
 |                          | first_ms, avg_ms, pct, cdf_pct, times_called                              |
 | op_summary               | per op type: op, count, avg_ms, pct, cdf_pct, times_called                 |
+| node_costs               | per node in run order: node, macs, cycles, utilization_pct, compute_us,   |
+|                          | bound, level_bytes {level: bytes}, streamed_weight_bytes, energy_uj       |
+|                          | (layer_rows joins them to op_profile for layers/<point>.csv)              |
 | rejected                 | per node an accelerator did not take: node, op, version, reason           |
 | loops                    | per control-flow node costed: node ("<subgraph>:<node>"), op, trips,      |
 |                          | source (run, constant, shape, branch, override, default)                  |
@@ -55,6 +70,11 @@ def _r(x: float, digits: int = 4) -> float:
     return round(float(x), digits)
 
 
+def _uj(joules: float) -> float:
+    """Microjoules to the picojoule: a small node's energy is a few nanojoules."""
+    return _r(joules * US, 6)
+
+
 def record(sim: Simulation, *, point_id: str, model: str, variant: str, sweep: dict[str, Any],
            diff: DiffReport | None = None) -> dict[str, Any]:
     """The results.json record of one simulated design point."""
@@ -70,9 +90,13 @@ def record(sim: Simulation, *, point_id: str, model: str, variant: str, sweep: d
         "input_bytes": p.input_bytes,
         "output_bytes": p.output_bytes,
         "compute_us": _r(p.compute * US),
+        "memory_us": _r(p.memory * US),
         "transfer_us": _r(p.transfer * US),
         "overhead_us": _r(p.overhead * US),
-        "pct_of_latency": _r(100 * (p.compute + p.transfer + p.overhead) / latency if latency else 0.0, 2),
+        "pct_of_latency": _r(100 * (p.compute + p.memory + p.transfer + p.overhead) / latency if latency else 0.0, 2),
+        "level_bytes": dict(p.cost.level_bytes),
+        "bound_us": {k: _r(v * US) for k, v in p.cost.bound_seconds},
+        "energy_uj": _uj(p.energy),
     } for p in sim.partitions]
     profile, summary = op_profile(sim)
     rejected = [{"node": r["index"], "op": r["op"], "version": r["version"], "reason": r["reason"]}
@@ -95,19 +119,27 @@ def record(sim: Simulation, *, point_id: str, model: str, variant: str, sweep: d
         "latency_us": _r(latency * US),
         "init_us": _r(sim.init.latency * US),
         "compute_us": _r(by_kind.get("compute", 0.0) * US),
+        "memory_us": _r(by_kind.get("memory", 0.0) * US),
         "transfer_us": _r(by_kind.get("transfer", 0.0) * US),
         "overhead_us": _r(by_kind.get("overhead", 0.0) * US),
         "partition_overhead_pct": _r(100 * sim.partition_overhead, 2),
+        "energy_uj": _uj(sim.energy),
+        "static_energy_uj": _uj(sim.static_energy),
+        "energy_by_unit_uj": {k: _uj(v) for k, v in sim.energy_by_unit().items()},
+        "edp_uj_ms": _r(sim.energy * US * latency * 1e3, 6),
+        "init_energy_uj": _uj(sim.init_energy),
         "partitions": len(sim.partitions),
         "delegated_nodes": sim.delegated_nodes,
         "total_nodes": len(sim.nodes),
         "transfer_bytes": sim.transfer_bytes,
         "init_param_bytes": sim.init.bytes_moved,
         "streamed_param_bytes": sum(p.streamed_param_bytes for p in sim.partitions),
+        "level_bytes": sim.level_bytes(),
         "utilization_pct": {k: _r(100 * v, 2) for k, v in sorted(result.utilization().items())},
         "partition_table": partition_table,
         "op_profile": profile,
         "op_summary": summary,
+        "node_costs": node_costs(sim),
         "rejected": rejected,
         "loops": [{"node": c.where, "op": c.op, "trips": c.trips, "source": c.source} for c in sim.loops],
         "events": events,
@@ -149,6 +181,22 @@ def op_profile(sim: Simulation) -> tuple[list[dict], list[dict]]:
     return rows, summary
 
 
+def node_costs(sim: Simulation) -> list[dict]:
+    """Per node in run order, what the cost model says: MACs, cycles, utilisation, compute time, bound,
+    bytes per memory level, streamed weight bytes and energy (`layer_rows` joins them to the op profile).
+
+    `cycles` count the node's unit's clock; `utilization_pct` is MACs over cycles x the unit's peak MACs
+    per cycle (None when its kind gives no peak); level names are the unit's own.
+    """
+    order = {e.node: k for k, e in enumerate(sim.result.events) if e.node is not None and e.kind == "compute"}
+    return [{"node": n.index, "macs": n.macs, "cycles": n.cost.cycles,
+             "utilization_pct": None if n.utilization is None else _r(100 * n.utilization, 3),
+             "compute_us": _r(n.cost.compute_seconds * US), "bound": n.cost.bound,
+             "level_bytes": dict(n.cost.level_bytes), "streamed_weight_bytes": n.cost.param_bytes_streamed,
+             "energy_uj": _uj(n.cost.energy)}
+            for n in sorted(sim.nodes, key=lambda n: order.get(n.index, n.index))]
+
+
 def _numerics(diff: DiffReport | None) -> dict[str, Any] | None:
     if diff is None:
         return None
@@ -158,21 +206,29 @@ def _numerics(diff: DiffReport | None) -> dict[str, Any] | None:
 
 
 CSV_COLUMNS = ("id", "model_name", "variant", "accelerators", "sweep", "schedule", "status", "latency_us",
-               "speedup", "init_us", "compute_us", "transfer_us", "overhead_us", "partition_overhead_pct",
+               "speedup", "init_us", "compute_us", "memory_us", "transfer_us", "overhead_us", "partition_overhead_pct",
                "partitions", "delegated_nodes", "total_nodes", "transfer_bytes", "init_param_bytes",
-               "streamed_param_bytes", "error")
+               "streamed_param_bytes", "energy_uj", "edp_uj_ms", "error")
 
 # One row per node of one design point (layers/<point>.csv and the HTML's per-layer tables).
-LAYER_COLUMNS = ("node", "op", "unit", "partition", "time_us", "pct", "cdf_pct", "not_delegated_because")
+LAYER_COLUMNS = ("node", "op", "unit", "partition", "time_us", "pct", "cdf_pct", "macs", "cycles", "utilization_pct",
+                 "compute_us", "bound", "bytes_per_level", "streamed_weight_bytes", "energy_uj",
+                 "not_delegated_because")
 
 
 def layer_rows(rec: dict[str, Any]) -> list[dict[str, Any]]:
     """Per node of an ok record, in run order: the LAYER_COLUMNS values (partition None on the host).
 
     The one place per-node results are gathered, so the CSV and the HTML tables agree.
-    time_us is the node's simulated compute time; pct and cdf_pct its share of all node time.
+    time_us is the node's simulated time (compute_us of it computing, the rest waiting on the
+    memory level named by bound); pct and cdf_pct its share of all node time; bytes_per_level
+    names the unit's levels ('link': host memory over the link).
     """
     reasons = {r["node"]: r["reason"] or "not claimed" for r in rec.get("rejected", ())}
+    costs = {r["node"]: r for r in rec["node_costs"]}
     return [{"node": r["node"], "op": r["op"], "unit": r["unit"], "partition": r["partition"],
              "time_us": _r(r["avg_ms"] * 1e3, 3), "pct": r["pct"], "cdf_pct": r["cdf_pct"],
+             **{k: costs[r["node"]][k] for k in ("macs", "cycles", "utilization_pct", "compute_us", "bound",
+                                                 "streamed_weight_bytes", "energy_uj")},
+             "bytes_per_level": costs[r["node"]]["level_bytes"],
              "not_delegated_because": reasons.get(r["node"])} for r in rec["op_profile"]]

@@ -22,6 +22,9 @@ from dataclasses import dataclass, field
 import simpy
 
 STEP_KINDS = ("compute", "transfer", "overhead", "param_load")
+# What a run's time is spent on: a step's kind, except that the `stall` of a compute step
+# (its node waiting on a memory level beyond its compute time) counts as memory.
+TIME_KINDS = ("compute", "memory", "transfer", "overhead", "param_load")
 SCHEDULES = ("sequential", "dataflow")
 
 
@@ -39,6 +42,7 @@ class Step:
         partition: the delegate partition it belongs to (None for host nodes).
         bytes: bytes moved (transfers, parameter loads).
         deps: ids of steps that must finish first.
+        stall: seconds of `duration` a compute step waits on memory (0 <= stall <= duration).
     """
 
     id: int
@@ -50,12 +54,16 @@ class Step:
     partition: int | None = None
     bytes: int = 0
     deps: tuple[int, ...] = ()
+    stall: float = 0.0
 
     def __post_init__(self) -> None:
         if self.kind not in STEP_KINDS:
             raise ValueError(f"step {self.id}: kind {self.kind!r} is not one of {STEP_KINDS}")
         if not self.duration >= 0:
             raise ValueError(f"step {self.id} ({self.label}): duration must be >= 0 seconds, got {self.duration}")
+        if not 0 <= self.stall <= self.duration:
+            raise ValueError(f"step {self.id} ({self.label}): stall must be within 0..duration ({self.duration} s), "
+                             f"got {self.stall}")
 
 
 @dataclass(frozen=True)
@@ -71,15 +79,22 @@ class Event:
     node: int | None = None
     partition: int | None = None
     bytes: int = 0
+    stall: float = 0.0
 
     @property
     def duration(self) -> float:
         return self.end - self.start
 
+    def times(self) -> tuple[tuple[str, float], ...]:
+        """(time kind, seconds) of this event: its stall as memory, the rest as its kind."""
+        if self.stall:
+            return (self.kind, self.duration - self.stall), ("memory", self.stall)
+        return ((self.kind, self.duration),)
+
 
 @dataclass(frozen=True)
 class SimResult:
-    """The timeline of one inference and its totals (seconds, bytes)."""
+    """The timeline of one inference and its totals (seconds by TIME_KINDS and by resource, bytes)."""
 
     events: tuple[Event, ...]
     schedule: str
@@ -103,10 +118,11 @@ class SimResult:
 
     def by_partition(self) -> dict[int, dict[str, float]]:
         """Seconds per kind for each delegate partition."""
-        out: dict[int, dict[str, float]] = defaultdict(lambda: dict.fromkeys(STEP_KINDS, 0.0))
+        out: dict[int, dict[str, float]] = defaultdict(lambda: dict.fromkeys(TIME_KINDS, 0.0))
         for e in self.events:
             if e.partition is not None:
-                out[e.partition][e.kind] += e.duration
+                for kind, seconds in e.times():
+                    out[e.partition][kind] += seconds
         return dict(out)
 
 
@@ -141,7 +157,7 @@ def simulate(steps: Sequence[Step], schedule: str = "sequential") -> SimResult:
 
     def done(step: Step, start: float) -> None:
         events.append(Event(step.id, step.resource, step.kind, step.label, start, env.now,
-                            step.node, step.partition, step.bytes))
+                            step.node, step.partition, step.bytes, step.stall))
 
     def in_order():
         # Sequential: each step waits for the one before it, which itself waited for every earlier
@@ -173,10 +189,11 @@ def simulate(steps: Sequence[Step], schedule: str = "sequential") -> SimResult:
             env.process(run(step, sorted(set(step.deps))))
     env.run()
     events.sort(key=lambda e: (e.start, e.end, e.step))
-    by_kind = dict.fromkeys(STEP_KINDS, 0.0)
+    by_kind = dict.fromkeys(TIME_KINDS, 0.0)
     busy: dict[str, float] = dict.fromkeys(resources, 0.0)
     for e in events:
-        by_kind[e.kind] += e.duration
+        for kind, seconds in e.times():
+            by_kind[kind] += seconds
         busy[e.resource] += e.duration
     latency = max((e.end for e in events), default=0.0)
     moved = sum(e.bytes for e in events if e.kind in ("transfer", "param_load"))

@@ -5,7 +5,8 @@ host CPU; each delegate node first copies its non-resident inputs host->device o
 accelerator's link, pays the per-call overhead, runs its nodes' costs on the accelerator and
 copies its outputs device->host. Constants are parameters: cached ones are loaded once at
 initialization (a separate phase in the results), the rest are streamed on every inference
-(their time is inside the node's cost, overlapped with compute as the cost models say).
+(traffic on the memory level they come from, inside the node's time; what a node spends
+beyond its compute time is reported as memory time, with the level that bound it).
 Shapes and types suffice: nothing is invoked unless numerics are asked for elsewhere.
 
 A control-flow node on the host (WHILE, IF, CALL_ONCE) costs what the nodes of the subgraphs
@@ -23,7 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from accelsim.config import HardwareConfig, System, to_spec
-from accelsim.cost import Cost
+from accelsim.cost import Cost, total
+from accelsim.energy import static_power
+from accelsim.memory import LINK
 from accelsim.sim import SimResult, Step, simulate
 from delegates.accelerator import AcceleratorDelegate
 from runtime.interpreter import Interpreter
@@ -47,6 +50,7 @@ class NodeTiming:
     seconds: float
     macs: int
     cost: Cost
+    utilization: float | None = None  # MACs / (cycles x the unit's peak MACs per cycle); None if unknown
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,14 @@ class PartitionSummary:
     compute: float
     transfer: float
     overhead: float
+    memory: float = 0.0  # node time waiting on memory levels beyond compute
+    cost: Cost = Cost()  # its nodes' costs summed: bytes per level, time per bound, energy
+    transfer_energy: float = 0.0  # joules of its input and output copies over the link
+
+    @property
+    def energy(self) -> float:
+        """Joules of the partition: its nodes (dynamic and static while busy) and its transfers."""
+        return self.cost.energy + self.transfer_energy
 
 
 @dataclass(frozen=True)
@@ -89,11 +101,35 @@ class Simulation:
     nodes: tuple[NodeTiming, ...]
     partitions: tuple[PartitionSummary, ...]
     delegation: tuple[Mapping[str, Any], ...]
+    idle_energy: tuple[tuple[str, float], ...] = ()  # (unit, joules of static power while not running nodes)
+    init_energy: float = 0.0  # joules of the parameter loads at initialization
     loops: tuple[LoopCount, ...] = ()
 
     @property
     def latency(self) -> float:
         return self.result.latency
+
+    def energy_by_unit(self) -> dict[str, float]:
+        """Joules of one inference per device (host and accelerator names): nodes, transfers, idle static."""
+        out = dict.fromkeys((self.host, *self.accelerators), 0.0)
+        for n in self.nodes:
+            if n.unit == HOST:
+                out[self.host] += n.cost.energy
+        for p in self.partitions:
+            out[p.unit] += p.energy
+        for unit, joules in self.idle_energy:
+            out[unit] += joules
+        return out
+
+    @property
+    def energy(self) -> float:
+        """Joules of one inference, every device included."""
+        return sum(self.energy_by_unit().values())
+
+    @property
+    def static_energy(self) -> float:
+        """The static part of `energy`: every device's static power over the whole inference."""
+        return sum(n.cost.static_energy for n in self.nodes) + sum(j for _, j in self.idle_energy)
 
     @property
     def partition_overhead(self) -> float:
@@ -106,6 +142,15 @@ class Simulation:
     @property
     def transfer_bytes(self) -> int:
         return sum(e.bytes for e in self.result.events if e.kind == "transfer")
+
+    def level_bytes(self) -> dict[str, int]:
+        """Bytes moved on each memory level by the nodes, keyed 'unit.level' (unit: host or accelerator name)."""
+        out: dict[str, int] = {}
+        for n in self.nodes:
+            unit = self.host if n.unit == HOST else n.unit
+            for level, nbytes in n.cost.level_bytes:
+                out[f"{unit}.{level}"] = out.get(f"{unit}.{level}", 0) + nbytes
+        return out
 
 
 def delegates_for(system: System) -> list[AcceleratorDelegate]:
@@ -125,6 +170,20 @@ def _link_seconds(link, nbytes: int) -> float:
     return link.latency + nbytes / link.bandwidth
 
 
+def utilization(work: NodeWork, cost: Cost, device: HardwareConfig) -> float | None:
+    """Share of the unit's peak MAC throughput a node used over its whole time (None when the kind has no peak)."""
+    peak = device.kind_record.peak_macs_per_cycle
+    if peak is None or cost.cycles == 0:
+        return None
+    return work.macs / (cost.cycles * peak(work, device))
+
+
+def _device_costs(device: HardwareConfig, nodes: Sequence[int],
+                  works: Sequence[NodeWork]) -> dict[int, tuple[Cost, float | None]]:
+    """Cost and utilisation of each of a device's nodes (given in model order)."""
+    return {ni: (c, utilization(w, c, device)) for ni, w, c in zip(nodes, works, device.costs(works))}
+
+
 # How users set trip counts, named in the error for a loop nobody can count.
 _HOW_TO_SET_TRIPS = "experiment key loops: {default_trips: N, nodes: {'<subgraph>:<node>': N}} or --loop-trips"
 
@@ -137,8 +196,7 @@ def _host_costs(works: Sequence[NodeWork], host: HardwareConfig) -> list[Cost]:
         if w.kind != "control":
             costs.append(next(leaves))
             continue
-        body = sum(_host_costs(w.body, host), Cost())
-        costs.append(body.times(w.trips) + sum(_host_costs(w.once, host), Cost()))
+        costs.append(total(_host_costs(w.body, host)).times(w.trips) + total(_host_costs(w.once, host)))
     return costs
 
 
@@ -189,14 +247,15 @@ def simulate_interpreter(interpreter: Interpreter, delegates: Sequence[Accelerat
 
     # Costs: every device's nodes in model order, through its kind (a kind may share state
     # between nodes, e.g. a parameter cache filled in model order).
-    node_cost: dict[int, Cost] = {}
+    node_cost: dict[int, tuple[Cost, float | None]] = {}
     for d in delegates:
         work = d.work_by_node()
         order = sorted(work)
-        node_cost.update(zip(order, accel_of[d.name()].costs([work[i] for i in order])))
+        node_cost.update(_device_costs(accel_of[d.name()], order, [work[i] for i in order]))
     on_host = sorted(ni for ni in graph.execution_plan if graph.nodes[ni].delegate is None)
     host_work = [resolve_trips(node_work(graph.context, graph.nodes[ni]), loops, _HOW_TO_SET_TRIPS) for ni in on_host]
-    node_cost.update(zip(on_host, _host_costs(host_work, system.host)))
+    host_costs = _host_costs(host_work, system.host)
+    node_cost.update({ni: (c, utilization(w, c, system.host)) for ni, w, c in zip(on_host, host_work, host_costs)})
     loop_counts = tuple(LoopCount(c.where, c.op, c.trips, c.trips_from) for w in host_work for c in control_nodes(w))
 
     b = _StepBuilder()
@@ -207,12 +266,12 @@ def simulate_interpreter(interpreter: Interpreter, delegates: Sequence[Accelerat
     for ni in graph.execution_plan:
         node = graph.nodes[ni]
         if node.delegate is None:
-            c = node_cost[ni]
+            c, util = node_cost[ni]
             deps = [b.producer(t, HOST) for t in node.inputs if t >= 0]
-            sid = b.add(HOST, "compute", c.seconds, f"{node.op_name} #{ni}", deps, node=ni)
+            sid = b.add(HOST, "compute", c.seconds, f"{node.op_name} #{ni}", deps, node=ni, stall=c.stall_seconds)
             for t in node.outputs:
                 b.ready_on[(t, HOST)] = sid
-            timings.append(NodeTiming(ni, node.op_name, HOST, None, c.seconds, c.macs, c))
+            timings.append(NodeTiming(ni, node.op_name, HOST, None, c.seconds, c.macs, c, util))
             continue
         accel = accel_of[node.delegate.name()]
         link = accel.link
@@ -234,13 +293,12 @@ def simulate_interpreter(interpreter: Interpreter, delegates: Sequence[Accelerat
             b.ready_on[(t, accel.name)] = sid
             ready.append(sid)
         last = b.add(accel.name, "overhead", link.call_overhead, f"{label} call", ready, partition=p)
-        streamed = 0
         for inner in params.nodes_to_replace:
-            c = node_cost[inner]
-            streamed += c.param_bytes_streamed
+            c, util = node_cost[inner]
             op = graph.nodes[inner].op_name
-            last = b.add(accel.name, "compute", c.seconds, f"{op} #{inner}", [last], node=inner, partition=p)
-            timings.append(NodeTiming(inner, op, accel.name, p, c.seconds, c.macs, c))
+            last = b.add(accel.name, "compute", c.seconds, f"{op} #{inner}", [last], node=inner, partition=p,
+                         stall=c.stall_seconds)
+            timings.append(NodeTiming(inner, op, accel.name, p, c.seconds, c.macs, c, util))
             for t in graph.nodes[inner].outputs:
                 b.ready_on[(t, accel.name)] = last
         for t in params.output_tensors:
@@ -252,16 +310,31 @@ def simulate_interpreter(interpreter: Interpreter, delegates: Sequence[Accelerat
             sid = b.add(f"{accel.name}.link", "transfer", _link_seconds(link, tensor.nbytes),
                         f"{label} out: {tensor.name}", [last], partition=p, bytes=tensor.nbytes)
             b.ready_on[(t, HOST)] = sid
+        inner_cost = total([node_cost[i][0] for i in params.nodes_to_replace])
         partitions.append(PartitionSummary(p, accel.name, ni, tuple(params.nodes_to_replace),
                                            tuple(graph.nodes[i].op_name for i in params.nodes_to_replace),
-                                           in_bytes, out_bytes, streamed, 0.0, 0.0, 0.0))
+                                           in_bytes, out_bytes, inner_cost.param_bytes_streamed, 0.0, 0.0, 0.0,
+                                           cost=inner_cost,
+                                           transfer_energy=(in_bytes + out_bytes) * link.energy))
     result = simulate(b.steps, schedule)
     by_partition = _by_unit_partition(result)
     partitions = [dataclasses.replace(ps, **by_partition.get((ps.unit, ps.index), {})) for ps in partitions]
-    init = simulate(_parameter_loads(delegates, accel_of))
+    init = simulate(_parameter_loads(delegates, accel_of, {ni: c for ni, (c, _) in node_cost.items()}))
+    init_energy = sum(e.bytes * accel_of[e.resource.removesuffix(".link")].link.energy for e in init.events)
     timings.sort(key=lambda t: t.index)
     return Simulation(name, system.host.name, tuple(a.name for a in system.accelerators), schedule, result, init,
-                      tuple(timings), tuple(partitions), tuple(interpreter.get_delegation_report()), loop_counts)
+                      tuple(timings), tuple(partitions), tuple(interpreter.get_delegation_report()),
+                      idle_energy=_idle_energy(system, timings, result.latency), init_energy=init_energy,
+                      loops=loop_counts)
+
+
+def _idle_energy(system: System, timings: Sequence[NodeTiming], latency: float) -> tuple[tuple[str, float], ...]:
+    """Each device's static power over the part of the inference it spends not running nodes."""
+    busy: dict[str, float] = {}
+    for t in timings:
+        busy[t.unit] = busy.get(t.unit, 0.0) + t.seconds
+    return tuple((d.name, static_power(d) * max(0.0, latency - busy.get(HOST if d is system.host else d.name, 0.0)))
+                 for d in (system.host, *system.accelerators))
 
 
 def _by_unit_partition(result: SimResult) -> dict[tuple[str, int], dict[str, float]]:
@@ -270,23 +343,29 @@ def _by_unit_partition(result: SimResult) -> dict[tuple[str, int], dict[str, flo
         if e.partition is None:
             continue
         unit = e.resource.removesuffix(".link")
-        slot = out.setdefault((unit, e.partition), {"compute": 0.0, "transfer": 0.0, "overhead": 0.0})
-        if e.kind in slot:
-            slot[e.kind] += e.duration
+        slot = out.setdefault((unit, e.partition), {"compute": 0.0, "memory": 0.0, "transfer": 0.0, "overhead": 0.0})
+        for kind, seconds in e.times():
+            if kind in slot:
+                slot[kind] += seconds
     return out
 
 
-def _parameter_loads(delegates: Sequence[AcceleratorDelegate], accel_of: Mapping[str, HardwareConfig]) -> list[Step]:
-    """Initialization: each accelerator's cached weights cross its link once (none with shared memory)."""
+def _parameter_loads(delegates: Sequence[AcceleratorDelegate], accel_of: Mapping[str, HardwareConfig],
+                     node_cost: Mapping[int, Cost]) -> list[Step]:
+    """Initialization: weights an accelerator keeps cross its link once (none with shared memory).
+
+    Weights living in host memory (`memory.weights: link`) are loaded only as far as they are
+    cached; weights living on a device level are all loaded there. `node_cost` gives each
+    claimed node's cost.
+    """
     steps = []
     for d in delegates:
         accel = accel_of[d.name()]
         if accel.link.shared_memory:
             continue
         works = d.work_by_node()
-        order = sorted(works)
-        costs = accel.costs([works[i] for i in order])
-        cached = sum(works[i].weight_bytes - c.param_bytes_streamed for i, c in zip(order, costs))
+        streamed = {i: node_cost[i].param_bytes_streamed if accel.memory.weights == LINK else 0 for i in works}
+        cached = sum(w.weight_bytes - streamed[i] for i, w in works.items())
         if cached > 0:
             steps.append(Step(len(steps), f"{accel.name}.link", "param_load", _link_seconds(accel.link, cached),
                               f"{accel.name} parameters", bytes=cached))

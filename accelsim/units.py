@@ -1,6 +1,7 @@
-"""Strict parsing of human-written quantities: frequencies, sizes, rates, times and plain numbers.
+"""Strict parsing of human-written quantities: frequencies, sizes, rates, times, energies, powers, numbers.
 
-Every parser returns SI base units (Hz, bytes, bytes per second, seconds) and raises
+Every parser returns SI base units (Hz, bytes, bytes per second, seconds, joules, watts,
+joules per byte) and raises
 ValueError saying what was expected, e.g. "expected a rate like '320 MB/s', got 'fast'".
 
 Prefixes are exact: kB/MB/GB/TB are powers of 1000, KiB/MiB/GiB/TiB powers of 1024.
@@ -40,8 +41,20 @@ _RATE_UNITS = {
 # accepted: U+00B5 (keyboard) and U+03BC (Greek mu).
 _TIME_DIVISORS = {"s": 1.0, "ms": 1e3, "us": 1e6, "\u00b5s": 1e6, "\u03bcs": 1e6, "ns": 1e9}
 
+_ENERGY_UNITS = {"fJ": 1e-15, "pJ": 1e-12, "nJ": 1e-9, "uJ": 1e-6, "\u00b5J": 1e-6, "\u03bcJ": 1e-6, "mJ": 1e-3,
+                 "J": 1.0}
+_POWER_UNITS = {"uW": 1e-6, "\u00b5W": 1e-6, "\u03bcW": 1e-6, "mW": 1e-3, "W": 1.0}
+# Energy per byte moved: per byte ("pJ/B") or per bit ("pJ/bit", "pJ/b"; eight to a byte).
+_ENERGY_PER_BYTE_UNITS = {
+    **{f"{unit}/B": factor for unit, factor in _ENERGY_UNITS.items()},
+    **{f"{unit}/{bit}": 8 * factor for unit, factor in _ENERGY_UNITS.items() for bit in ("b", "bit")},
+}
+
 _EXAMPLES = {
     "frequency": "500 MHz",
+    "energy": "0.2 pJ",
+    "power": "50 mW",
+    "energy per byte": "20 pJ/B",
     "size": "8 MiB",
     "rate": "320 MB/s",
     "time": "2 us",
@@ -138,3 +151,18 @@ def parse_number(value) -> float:
     if value < 0:
         raise _fail("number", value, "must not be negative")
     return float(value)
+
+
+def parse_energy(value) -> float:
+    """An energy in joules, from '0.2 pJ', '1.5 nJ', '3 uJ' or '1 J'."""
+    return _quantity("energy", value, _ENERGY_UNITS)
+
+
+def parse_power(value) -> float:
+    """A power in watts, from '50 mW', '2 W' or '300 uW'."""
+    return _quantity("power", value, _POWER_UNITS)
+
+
+def parse_energy_per_byte(value) -> float:
+    """Energy per byte moved in joules, from '20 pJ/B' or per bit, '4 pJ/bit' (= 32 pJ/B)."""
+    return _quantity("energy per byte", value, _ENERGY_PER_BYTE_UNITS)

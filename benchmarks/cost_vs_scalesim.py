@@ -186,7 +186,7 @@ def array_config(dataflow: str, rows: int = ROWS, cols: int = COLS) -> HardwareC
     """The shipped Edge-TPU-like config resized to rows x cols, given `dataflow` and ample on-chip bandwidth."""
     base = load_hardware(ROOT / "accelsim" / "hw_configs" / "edgetpu_usb.yaml")
     return apply_overrides(base, {"compute.rows": rows, "compute.cols": cols, "compute.dataflow": dataflow,
-                                  "memory.onchip_bandwidth": "1000 TB/s"})
+                                  "memory.levels.sram.bandwidth": "1000 TB/s"})
 
 
 def our_cycles(layers, dataflow: str) -> tuple[tuple[int, ...], float]:

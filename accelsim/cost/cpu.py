@@ -12,11 +12,12 @@ A node takes node_cycles (the runtime's per-node dispatch) plus the longer of co
   A dtype missing from macs_per_cycle gets one SIMD register of lanes per cycle (simd_bits /
   element bits); one missing from vector_per_cycle runs at the GEMM rate (macs_per_cycle *
   efficiency); one missing from lookups_per_cycle is costed as a vector op.
-- memory: every byte the node reads or writes, at memory.onchip_bandwidth when they fit in
-  memory.onchip (the core's cache), else at memory.dram_bandwidth.
+- memory: the config's levels (`accelsim.memory`). A core's cache is a bounded level that
+  weights and activations both live on, above DRAM: a node whose bytes fit it moves them at
+  its bandwidth, any other at DRAM's.
 
-Left at their defaults (no row, vector, lookup or move rates, no dispatch, no cache), a node
-costs max(ops / macs_per_cycle, bytes / dram_bandwidth): the plain roofline.
+Left at their defaults (no row, vector, lookup or move rates, no dispatch) with one DRAM level,
+a node costs max(ops / macs_per_cycle, bytes / DRAM bandwidth): the plain roofline.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from accelsim.cost import Cost, bounded, dtype_itemsize
+from accelsim.cost import Cost, dtype_itemsize, roofline
 from accelsim.kinds import Kind, spec
 from runtime.work import NodeWork
 
@@ -96,23 +97,23 @@ def notes(hw: HardwareConfig) -> list[str]:
             for dtype in COMMON_DTYPES if dtype not in rates]
 
 
-def cost(work: NodeWork, hw: HardwareConfig) -> Cost:
-    """The Cost of one node on a `kind: cpu` host."""
-    memory = hw.memory
-    cached = memory.onchip_bandwidth is not None and work.bytes_moved <= memory.onchip
-    bandwidth = memory.onchip_bandwidth if cached else memory.dram_bandwidth
-    roofline = bounded(work, math.ceil(compute_cycles(work, hw)), hw.clock, (work.bytes_moved, bandwidth))
-    dispatch = hw.compute.node_cycles
-    return Cost(roofline.cycles + dispatch, roofline.seconds + dispatch / hw.clock, roofline.macs,
-                roofline.bytes_read, roofline.bytes_written, roofline.param_bytes_streamed)
-
-
 def costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
-    """Costs of a core's nodes in model order (each node on its own)."""
-    return [cost(w, hw) for w in works]
+    """Costs of a core's nodes in model order: the roofline of compute and memory, plus dispatch."""
+    return roofline(works, hw, lambda w: math.ceil(compute_cycles(w, hw)), fixed_cycles=hw.compute.node_cycles)
+
+
+def cost(work: NodeWork, hw: HardwareConfig) -> Cost:
+    """The Cost of one node alone on a `kind: cpu` host."""
+    return costs([work], hw)[0]
+
+
+def peak_macs_per_cycle(work: NodeWork, hw: HardwareConfig) -> float:
+    """Peak GEMM MACs per cycle of the node's dtype (for utilisation)."""
+    return macs_per_cycle(work.dtype, hw)
 
 
 KIND = Kind("cpu", "host", "host CPU core: per-class compute (GEMM, vector, lookup, move) against a cache/DRAM "
-            "roofline, plus per-node dispatch", CpuCompute, memory=("dram_bandwidth",), costs=costs,
+            "roofline, plus per-node dispatch", CpuCompute, costs=costs,
             macs_per_cycle="compute.macs_per_cycle per dtype, times efficiency; a dtype it does not list gets "
-                           "simd_bits / element bits (one SIMD register per cycle)", notes=notes)
+                           "simd_bits / element bits (one SIMD register per cycle)", notes=notes,
+            peak_macs_per_cycle=peak_macs_per_cycle)

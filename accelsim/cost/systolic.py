@@ -15,11 +15,10 @@ demand matrices do. SCALE-Sim's COMPUTE_REPORT prints one cycle less than this c
 (its "Total Cycles" is the zero-based index of the last cycle).
 
 Depthwise convolutions, pools, elementwise ops and reductions run on the array's vector
-path: MACs / compute.vector_lanes cycles. Memory: the node's activations and cached
-weights move at memory.onchip_bandwidth; weights that do not fit the parameter cache
-(memory.param_cache, filled in model order: see `accelsim.cost.streamed_parameters`)
-come over the link at link.bandwidth every inference. Transfers overlap compute, so the
-node takes the longest of the three.
+path: MACs / compute.vector_lanes cycles. Memory traffic follows the config's levels
+(`accelsim.memory`): activations and cached weights on their levels, weights that do not
+fit the cache streamed from the level below (or over the link) every inference. Traffic
+overlaps compute, so the node takes the longest of compute and each level's time.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from accelsim.cost import Cost, bounded, streamed_parameters
+from accelsim.cost import Cost, roofline
 from accelsim.kinds import Kind, spec
 from runtime.work import Gemm, NodeWork
 
@@ -71,35 +70,30 @@ def compute_cycles(gemm: Gemm, rows: int, cols: int, dataflow: str) -> int:
     return gemm.batch * folds * per_fold
 
 
-def cost(work: NodeWork, hw: HardwareConfig, *, streamed_bytes: int | None = None) -> Cost:
-    """The Cost of one node on a systolic accelerator.
-
-    Args:
-        work: the node's work.
-        hw: a `kind: systolic` config.
-        streamed_bytes: weight bytes fetched over the link this inference; default: whatever
-            of this node's weights exceeds the whole parameter cache.
-    """
-    compute = hw.compute
-    if streamed_bytes is None:
-        streamed_bytes = max(0, work.weight_bytes - hw.memory.param_cache)
+def node_cycles(work: NodeWork, compute: SystolicCompute) -> int:
+    """Cycles of one node on the array (GEMM-shaped) or on its vector path (everything else)."""
     if work.gemm is not None:
-        cycles = compute_cycles(work.gemm, compute.rows, compute.cols, compute.dataflow)
-    else:
-        cycles = math.ceil(work.macs / compute.vector_lanes)
-    onchip = work.input_bytes + work.output_bytes + work.weight_bytes - streamed_bytes
-    return bounded(work, cycles, hw.clock, (onchip, hw.memory.onchip_bandwidth),
-                   (streamed_bytes, hw.link.bandwidth), streamed=streamed_bytes)
+        return compute_cycles(work.gemm, compute.rows, compute.cols, compute.dataflow)
+    return math.ceil(work.macs / compute.vector_lanes)
 
 
 def costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
-    """Costs of a model's nodes in order, sharing the parameter cache as the Edge TPU compiler does."""
-    streamed = streamed_parameters(works, hw.memory.param_cache)
-    return [cost(w, hw, streamed_bytes=s) for w, s in zip(works, streamed)]
+    """Costs of a device's nodes in model order (they share the weights level as the Edge TPU compiler does)."""
+    return roofline(works, hw, lambda w: node_cycles(w, hw.compute))
+
+
+def cost(work: NodeWork, hw: HardwareConfig) -> Cost:
+    """The Cost of one node alone on a systolic accelerator (its weights cached if the whole layer fits)."""
+    return costs([work], hw)[0]
+
+
+def peak_macs_per_cycle(work: NodeWork, hw: HardwareConfig) -> float:
+    """The array's MACs per cycle for a GEMM-shaped node, the vector path's lanes for any other."""
+    return hw.compute.rows * hw.compute.cols if work.gemm is not None else hw.compute.vector_lanes
 
 
 KIND = Kind("systolic", "accelerator", "MAC array timed as SCALE-Sim does, with a parameter cache",
-            SystolicCompute, memory=("param_cache", "onchip_bandwidth"), costs=costs,
+            SystolicCompute, costs=costs,
             macs_per_cycle="rows x cols MACs per cycle on GEMMs (128 MACs: e.g. rows: 8, cols: 16; the shape "
                            "matters, a GEMM dimension that is not a multiple of it leaves cells idle); "
-                           "vector_lanes per cycle on other ops")
+                           "vector_lanes per cycle on other ops", peak_macs_per_cycle=peak_macs_per_cycle)

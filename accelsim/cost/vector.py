@@ -4,8 +4,8 @@ compute.lanes counts 8-bit lanes; a wider dtype gets proportionally fewer (16-bi
 32-bit: a quarter). Every hardware context (thread with its own vector unit) works in
 parallel, at compute.efficiency of peak, so compute takes
     MACs / (lanes_for_dtype * contexts * efficiency) cycles.
-Data lives in memory shared with the host and is read and written at memory.dram_bandwidth;
-the node takes the longer of compute and memory time.
+Memory traffic follows the config's levels (`accelsim.memory`); the node takes the longest
+of compute and each level's time.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from accelsim.cost import Cost, bounded, dtype_itemsize
+from accelsim.cost import Cost, dtype_itemsize, roofline
 from accelsim.kinds import Kind, spec
 from runtime.work import NodeWork
 
@@ -37,20 +37,27 @@ def lanes_for(dtype: str, lanes_8bit: int) -> int:
     return max(1, lanes_8bit // dtype_itemsize(dtype))
 
 
-def cost(work: NodeWork, hw: HardwareConfig) -> Cost:
-    """The Cost of one node on a `kind: vector` accelerator."""
-    c = hw.compute
-    per_cycle = lanes_for(work.dtype, c.lanes) * c.contexts * c.efficiency
-    cycles = math.ceil(work.macs / per_cycle)
-    return bounded(work, cycles, hw.clock, (work.bytes_moved, hw.memory.dram_bandwidth))
+def node_cycles(work: NodeWork, compute: VectorCompute) -> int:
+    """Cycles of one node on every context's vector unit at the configured efficiency."""
+    return math.ceil(work.macs / (lanes_for(work.dtype, compute.lanes) * compute.contexts * compute.efficiency))
 
 
 def costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
-    """Costs of a device's nodes in model order (each node on its own)."""
-    return [cost(w, hw) for w in works]
+    """Costs of a device's nodes in model order."""
+    return roofline(works, hw, lambda w: node_cycles(w, hw.compute))
+
+
+def cost(work: NodeWork, hw: HardwareConfig) -> Cost:
+    """The Cost of one node alone on a `kind: vector` accelerator."""
+    return costs([work], hw)[0]
+
+
+def peak_macs_per_cycle(work: NodeWork, hw: HardwareConfig) -> float:
+    """Lanes of the node's dtype on every context."""
+    return lanes_for(work.dtype, hw.compute.lanes) * hw.compute.contexts
 
 
 KIND = Kind("vector", "accelerator", "wide-vector DSP (Hexagon-HVX-like) sharing DRAM with the host",
-            VectorCompute, memory=("dram_bandwidth",), costs=costs,
+            VectorCompute, costs=costs,
             macs_per_cycle="lanes x contexts 8-bit MACs per cycle (16-bit: half, 32-bit: a quarter), times "
-                           "efficiency; 128 MACs: e.g. lanes: 64, contexts: 2")
+                           "efficiency; 128 MACs: e.g. lanes: 64, contexts: 2", peak_macs_per_cycle=peak_macs_per_cycle)

@@ -15,6 +15,7 @@ from support import FIXTURES
 
 from accelsim.cli import _progress_bar, main
 from accelsim.experiment import shipped_configs
+from accelsim.results import LAYER_COLUMNS
 from runtime.read import load_model
 
 FIXTURE_FILES = sorted(FIXTURES.glob("*.tflite"))
@@ -130,6 +131,20 @@ def test_benchmark_json_and_text(capsys):
     assert "[avg us]" in text and " 0.0000 " not in text  # µs with 3 decimals: small nodes keep their digits
     profile = text[text.index("[node type]"):text.index("Summary by node type")].splitlines()[1:]
     assert len(profile) == 20 and all(float(line.split()[2]) > 0 for line in profile)
+
+
+def test_benchmark_per_layer_prints_the_layers_csv(capsys):
+    model = str(FIXTURES / "interleaved_int8.tflite")
+    assert main(["benchmark", model, "--hw", "edgetpu_usb", "--num-runs", "1", "--per-layer", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert len(data["layers"]) == data["total_nodes"] and data["energy_uj"] > 0
+    assert {r["bound"] for r in data["layers"]} <= {"compute", "sram", "dram", "link"}
+    assert main(["benchmark", model, "--hw", "edgetpu_usb", "--num-runs", "1", "--per-layer"]) == 0
+    text = capsys.readouterr().out
+    table = text.split("Per-layer (simulated; the columns of a report's layers/<point>.csv):\n")[1]
+    lines = table.splitlines()
+    assert lines[0] == ",".join(LAYER_COLUMNS) and len(lines) == 1 + data["total_nodes"]
+    assert [int(line.split(",")[0]) for line in lines[1:]] == [r["node"] for r in data["layers"]]
 
 
 def test_benchmark_shows_loop_trips_from_the_run_and_takes_overrides(capsys):

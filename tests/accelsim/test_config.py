@@ -20,6 +20,7 @@ from accelsim.config import (
 from accelsim.cost.cpu import CpuCompute
 from accelsim.cost.systolic import SystolicCompute
 from accelsim.cost.vector import VectorCompute
+from accelsim.memory import Level, Memory
 from delegates.spec import MAX_VERSION, ClaimRule, NodeFacts, Numerics, PartitionPolicy, check_claim, facts_from_node
 from runtime import Interpreter
 from runtime.errors import AccelsimError
@@ -42,8 +43,8 @@ compute:
   dataflow: os
   vector_lanes: 16
 memory:
-  param_cache: 1 MiB
-  onchip_bandwidth: 8 GB/s
+  levels: {sram: {size: 1 MiB, bandwidth: 8 GB/s}}
+  weights: link
 link:
   bandwidth: 320 MB/s
   call_overhead: 100 us
@@ -89,7 +90,7 @@ def test_edgetpu_numbers_reproduce_the_datasheet():
     assert usb.compute == SystolicCompute(rows=64, cols=64, dataflow="ws", vector_lanes=64)
     peak_ops = 2 * usb.compute.rows * usb.compute.cols * usb.clock
     assert peak_ops == pytest.approx(4e12, rel=0.03)  # "4 TOPS (int8)"
-    assert usb.memory.param_cache == 8 * 1024**2
+    assert usb.memory == Memory((Level("sram", 64e9, 8 * 1024**2),), weights="link", activations="sram", cache="sram")
     assert usb.link.bandwidth == 320e6 and pcie.link.bandwidth == 400e6
     assert usb.partition == PartitionPolicy("prefix", max_delegated_partitions=1)
     assert all(rule.dtypes == {"int8"} for rule in usb.claims)
@@ -106,7 +107,9 @@ def test_hexagon_and_host_numbers():
     conv = next(r for r in dsp.claims if r.op == "CONV_2D")
     assert conv.versions == ((1, 3),) and conv.constraints["max_stride"] == 3
     assert host.compute == CpuCompute(simd_bits=128, macs_per_cycle=(("float32", 8.0), ("int8", 32.0)), efficiency=0.6)
-    assert host.clock == 2.8e9 and host.memory.dram_bandwidth == 15e9
+    assert host.clock == 2.8e9 and host.memory == Memory((Level("dram", 15e9, energy=162.5e-12),), "dram",
+                                                         "dram")
+    assert dsp.memory == Memory((Level("dram", 10e9, energy=162.5e-12),), "dram", "dram")
     assert host.link is None and host.claims == () and not host.is_accelerator
 
 
@@ -191,8 +194,26 @@ def test_load_system_collects_errors_of_every_file(tmp_path):
     ("clock: 500 MHz", "clock: 500", ["3: clock: expected a frequency like '500 MHz', got 500 (missing unit)"]),
     ("clock: 500 MHz", "clock: 4 GB", ["3: clock: expected a frequency like '500 MHz', got '4 GB' (unknown unit "
                                        "'GB'; use one of Hz, kHz, MHz, GHz)"]),
-    ("  param_cache: 1 MiB", "  param_cache: -1 MiB",
-     ["10: memory.param_cache: expected a size like '8 MiB', got '-1 MiB' (must not be negative)"]),
+    ("{size: 1 MiB", "{size: -1 MiB",
+     ["10: memory.levels.sram.size: expected a size like '8 MiB', got '-1 MiB' (must not be negative)"]),
+    ("{size: 1 MiB", "{latency: 2, size: 1 MiB",
+     ["10: memory.levels.sram.latency: expected a time like '2 us', got 2 (missing unit)"]),
+    ("bandwidth: 8 GB/s}}", "bandwidth: 8 GB/s}, link: {bandwidth: 1 GB/s}}",
+     ["10: memory.levels.link: 'link' means host memory over the link; give the level another name"]),
+    ("{sram: {", "{s-ram: {", ["10: memory.levels.s-ram: expected a level name of letters, digits and _ like sram, "
+                               "got 's-ram'"]),
+    ("levels: {sram: {size: 1 MiB, bandwidth: 8 GB/s}}", "levels: [sram]",
+     ["10: memory.levels: expected a mapping of level name -> {size, bandwidth, latency}, fastest first, like "
+      "{sram: {size: 8 MiB, bandwidth: 64 GB/s}}, got a list"]),
+    ("  weights: link", "  weights: lnk", ["11: memory.weights: expected a level name (sram, link), got 'lnk'; "
+                                            "did you mean 'link'?"]),
+    ("  weights: link", "  weights: link\n  cache: sarm", ["12: memory.cache: expected a level name (sram), "
+                                                         "got 'sarm'; did you mean 'sram'?"]),
+    ("  weights: link", "  activations: dram", ["11: memory.activations: expected a level name (sram), got 'dram'; "
+                                                 "did you mean 'sram'?"]),
+    ("  weights: link", "  cache: sram",
+     ["11: memory.cache: a cache must be a level above where the weights live ('sram'), got 'sram'"]),
+    ("  weights: link", "  cahce: sram", ["11: memory.cahce: unknown key; did you mean 'cache'?"]),
     ("kind: systolic", "kind: systolc", ["2: kind: expected one of systolic, vector, cpu, got 'systolc'; "
                                          "did you mean 'systolic'?"]),
     ("name: tiny", "name: ''", ["1: name: expected a one-line name, got ''"]),
@@ -265,7 +286,7 @@ def test_yaml_tags_that_construct_objects_are_refused_without_running_them(tmp_p
         f"{path}:18: extra: YAML tag !!python/object/apply:os.system is not allowed (only plain values, lists "
         "and mappings)",
         f"{path}:18: extra: unknown key; expected one of: name, kind, clock, compute, memory, link, claims, "
-        "partition, numerics",
+        "energy, partition, numerics",
     ]
     assert not marker.exists()
 
@@ -371,7 +392,7 @@ name: dsp
 kind: vector
 clock: 1 GHz
 compute: {lanes: 128, contexts: 4, efficiency: 0.5}
-memory: {dram_bandwidth: 10 GB/s}
+memory: {levels: {dram: {bandwidth: 10 GB/s}}}
 link: {bandwidth: 10 GB/s, shared_memory: true}
 claims:
   - {op: ADD, versions: 1-2, dtypes: [int8]}
@@ -384,7 +405,7 @@ clock: 2 GHz
 compute:
   simd_bits: 128
   macs_per_cycle: {float32: 8, int8: 32}
-memory: {dram_bandwidth: 15 GB/s}
+memory: {levels: {dram: {bandwidth: 15 GB/s}}}
 """
 
 
@@ -392,8 +413,10 @@ memory: {dram_bandwidth: 15 GB/s}
     (VECTOR, "lanes: 128, ", "", ["4: compute.lanes: required key missing"]),
     (VECTOR, "efficiency: 0.5", "efficiency: 1.5", ["4: compute.efficiency: expected a number in (0, 1] like 0.8, "
                                                     "got 1.5"]),
-    (VECTOR, "memory: {dram_bandwidth: 10 GB/s}", "memory: {param_cache: 1 MiB}",
-     ["5: memory.dram_bandwidth: required key missing"]),
+    (VECTOR, "memory: {levels: {dram: {bandwidth: 10 GB/s}}}", "memory: {weights: link}",
+     ["5: memory.levels: required key missing"]),
+    (VECTOR, "{dram: {bandwidth: 10 GB/s}}", "{dram: {size: 1 GiB}}",
+     ["5: memory.levels.dram.bandwidth: required key missing"]),
     (VECTOR, "shared_memory: true", "shared_memory: maybe", ["6: link.shared_memory: expected true or false, "
                                                              "got 'maybe'"]),
     (CPU, "float32: 8", "flaot32: 8", ["6: compute.macs_per_cycle.flaot32: unknown key; did you mean 'float32'?"]),
@@ -413,9 +436,10 @@ def test_kind_specific_errors(tmp_path, base, old, new, expected):
 def test_overrides_return_a_new_checked_config():
     usb = load_hardware(HW / "edgetpu_usb.yaml")
     swept = apply_overrides(usb, {"link.bandwidth": "1 GB/s", "compute.rows": 32, "claims[0].versions": [1, 2],
-                                  "memory.onchip": "2 MiB"})
+                                  "memory.levels.sram.size": "2 MiB", "memory.levels.dram": {"bandwidth": "4 GB/s"},
+                                  "memory.activations": "dram"})
     assert swept.link.bandwidth == 1e9 and swept.compute.rows == 32 and swept.claims[0].versions == ((1, 2),)
-    assert swept.memory.onchip == 2 * 1024**2
+    assert swept.memory == Memory((Level("sram", 64e9, 2 * 1024**2), Level("dram", 4e9)), "link", "dram", "sram")
     assert usb.link.bandwidth == 320e6 and usb.compute.rows == 64 and usb.claims[0].versions == ((1, 3),)
     assert swept != usb and apply_overrides(usb, {}) == usb
     assert apply_overrides(swept, {"compute.rows": 64}).compute.rows == 64
@@ -551,7 +575,7 @@ def test_facts_read_the_data_input_not_leading_constants():
 
 def test_unit_case_and_unitless_zero_in_a_file(tmp_path):
     path = tmp_path / "ok.yaml"
-    path.write_text(BASE.replace("clock: 500 MHz", "clock: 500 mhz").replace("param_cache: 1 MiB", "param_cache: 0")
+    path.write_text(BASE.replace("clock: 500 MHz", "clock: 500 mhz").replace("size: 1 MiB", "size: 0")
                     .replace("bandwidth: 320 MB/s", "bandwidth: 1 gb/s"))
     config = load_hardware(path)
-    assert (config.clock, config.memory.param_cache, config.link.bandwidth) == (500e6, 0, 1e9)
+    assert (config.clock, config.memory.levels[0].size, config.link.bandwidth) == (500e6, 0, 1e9)

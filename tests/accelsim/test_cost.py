@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from accelsim.config import apply_overrides, load_hardware
-from accelsim.cost import Cost, cpu, streamed_parameters, systolic, vector
+from accelsim.cost import Cost, cpu, systolic, total, vector
+from accelsim.memory import streamed_parameters
+from accelsim.system import utilization
 from runtime import Interpreter
 from runtime.work import Gemm, NodeWork, conv_output_size, conv_work, gemm_work, subgraph_work
 
@@ -49,6 +51,26 @@ def test_cost_adds_field_by_field_and_sums():
         a + 1
 
 
+def test_total_is_the_sum():
+    costs = [Cost(3, 1e-6, 5, level_bytes=(("sram", 1),), bound_seconds=(("sram", 1e-6),), energy=2e-12),
+             Cost(4, 2e-6, 6, level_bytes=(("link", 2), ("sram", 3)), bound_seconds=(("compute", 2e-6),))]
+    assert total(costs) == sum(costs, Cost()) and total([]) == Cost()
+
+
+def test_cost_sums_bytes_per_level_and_time_per_bound_by_name():
+    a = Cost(seconds=3e-6, compute_seconds=1e-6, level_bytes=(("sram", 100), ("link", 50)),
+             bound_seconds=(("link", 3e-6),))
+    b = Cost(seconds=2e-6, compute_seconds=2e-6, level_bytes=(("sram", 10),), bound_seconds=(("compute", 2e-6),))
+    c = Cost(seconds=4e-6, compute_seconds=1e-6, level_bytes=(("link", 5), ("dram", 7)),
+             bound_seconds=(("link", 4e-6),))
+    total = a + b + c
+    assert total.level_bytes == (("sram", 110), ("link", 55), ("dram", 7))
+    assert total.bound_seconds == (("link", 7e-6), ("compute", 2e-6))
+    assert (total.bound, total.bytes_on("link"), total.bytes_on("flash")) == ("link", 55, 0)
+    assert total.stall_seconds == pytest.approx(5e-6)
+    assert Cost().bound == "" and b.bound == "compute"
+
+
 # -- systolic: SCALE-Sim's fold arithmetic -----------------------------------------------------------
 
 
@@ -78,18 +100,21 @@ def test_systolic_compute_bound_conv(tpu):
     cost = systolic.cost(work, tpu)
     # ws on 64x64: ceil(288/64)=5 row folds x 1 col fold, each 2*64 + 64 + 256 - 2 cycles.
     assert cost.cycles == 5 * (2 * 64 + 64 + 256 - 2) == 2230
-    assert cost.seconds == pytest.approx(2230 / 500e6)
+    assert cost.seconds == pytest.approx(2230 / 500e6) == cost.compute_seconds
     assert cost.macs == work.macs and cost.param_bytes_streamed == 0
     assert (cost.bytes_read, cost.bytes_written) == (work.input_bytes + work.weight_bytes, work.output_bytes)
+    assert cost.level_bytes == (("sram", work.bytes_moved),) and cost.bound == "compute"
 
 
-def test_systolic_memory_bound_when_onchip_bandwidth_is_low(tpu):
-    slow = apply_overrides(tpu, {"memory.onchip_bandwidth": "1 GB/s"})
+def test_systolic_memory_bound_when_sram_bandwidth_is_low(tpu):
+    slow = apply_overrides(tpu, {"memory.levels.sram.bandwidth": "1 GB/s"})
     work = conv_work(1, 16, 16, 32, 64, 3, 3, padding="SAME")
     onchip = work.input_bytes + work.output_bytes + work.weight_bytes  # 8192 + 16384 + 18432 bytes
     cost = systolic.cost(work, slow)
     assert cost.seconds == pytest.approx(onchip / 1e9)
     assert cost.cycles == math.ceil(onchip / 1e9 * 500e6) == 21504 > 2230
+    assert cost.bound == "sram" and cost.compute_seconds == pytest.approx(2230 / 500e6)
+    assert cost.stall_seconds == pytest.approx((21504 - 2230) / 500e6)
 
 
 def test_depthwise_and_elementwise_run_on_the_vector_path(tpu):
@@ -101,12 +126,15 @@ def test_depthwise_and_elementwise_run_on_the_vector_path(tpu):
 
 
 def test_parameters_beyond_the_cache_stream_over_the_link(tpu):
-    big = gemm_work(1, 4096, 4096)  # 16 MiB of int8 weights against an 8 MiB cache
+    big = gemm_work(1, 4096, 4096)  # 16 MiB of int8 weights against an 8 MiB cache: the whole layer streams
     cost = systolic.cost(big, tpu)
-    assert cost.param_bytes_streamed == 16 * MiB - 8 * MiB
-    assert cost.seconds == pytest.approx(8 * MiB / 320e6, rel=1e-6)
+    assert cost.param_bytes_streamed == 16 * MiB
+    assert cost.level_bytes == (("sram", 2 * 4096), ("link", 16 * MiB))
+    assert cost.seconds == pytest.approx(50e-6 + 16 * MiB / 320e6, rel=1e-6)  # one transfer: latency + bytes
+    assert cost.bound == "link" and cost.compute_seconds == pytest.approx(64 * 64 * 191 / 500e6)
     # With every weight on chip the GEMV is compute bound: 64 x 64 folds of 2*64 + 64 + 1 - 2 cycles.
-    assert systolic.cost(big, tpu, streamed_bytes=0).cycles == 64 * 64 * 191
+    roomy = apply_overrides(tpu, {"memory.levels.sram.size": "32 MiB"})
+    assert systolic.cost(big, roomy).cycles == 64 * 64 * 191
 
 
 def test_cache_is_filled_in_model_order_until_a_layer_does_not_fit(tpu):
@@ -158,6 +186,19 @@ def test_the_same_model_is_fastest_on_the_systolic_array(tpu, dsp, host):
     assert on_tpu.seconds < on_dsp.seconds < on_cpu.seconds
 
 
+def test_utilization_is_macs_over_cycles_times_the_units_peak(tpu, dsp, host):
+    conv = conv_work(1, 16, 16, 32, 64, 3, 3, padding="SAME")
+    assert utilization(conv, systolic.cost(conv, tpu), tpu) == conv.macs / (2230 * 64 * 64)
+    dw = conv_work(1, 16, 16, 64, 64, 3, 3, padding="SAME", depthwise=True)  # vector path: 64 lanes, all busy
+    assert utilization(dw, systolic.cost(dw, tpu), tpu) == 1.0
+    work = NodeWork("CONV_2D", "int8", macs=1_000_000)  # 4 contexts x 128 lanes at efficiency 0.5
+    assert utilization(work, vector.cost(work, dsp), dsp) == 1_000_000 / (math.ceil(1_000_000 / 256) * 512)
+    work = NodeWork("CONV_2D", "int8", macs=32 * 6 * 1000)  # 10,000 cycles at 32 MACs/cycle peak
+    assert utilization(work, cpu.cost(work, host), host) == pytest.approx(0.6)
+    bare = dataclasses.replace(host, kind_record=dataclasses.replace(host.kind_record, peak_macs_per_cycle=None))
+    assert utilization(work, cpu.cost(work, host), bare) is None
+
+
 # -- geometry without a model ---------------------------------------------------------------------
 
 
@@ -174,8 +215,9 @@ def test_cpu_classes_dispatch_and_cache_by_hand(host):
     x86 = apply_overrides(host, {"clock": "1 GHz", "compute.row_cycles": {"float32": 10},
                                  "compute.vector_per_cycle": {"float32": 4}, "compute.lookups_per_cycle": {"int8": 2},
                                  "compute.move_per_cycle": {"float32": 0.5}, "compute.node_cycles": 100,
-                                 "memory.onchip": "1 MiB", "memory.onchip_bandwidth": "100 GB/s",
-                                 "memory.dram_bandwidth": "1 GB/s"})
+                                 "memory.levels": {"l2": {"size": "1 MiB", "bandwidth": "100 GB/s"},
+                                                   "dram": {"bandwidth": "1 GB/s"}},
+                                 "memory.weights": "l2", "memory.activations": "l2"})
     # GEMM: 8 float32 MACs/cycle at 60% (host_cpu), plus 10 cycles per output row, plus dispatch.
     fc = gemm_work(4, 48, 10, dtype="float32", itemsize=4)
     assert cpu.cost(fc, x86).cycles == 100 + math.ceil(4 * 48 * 10 / (8 * 0.6) + 4 * 10)
@@ -189,8 +231,9 @@ def test_cpu_classes_dispatch_and_cache_by_hand(host):
     # Bytes within the 1 MiB cache move at 100 GB/s; beyond it, at DRAM's 1 GB/s.
     small = NodeWork("RESHAPE", "int8", macs=0, input_bytes=50_000, output_bytes=50_000, kind="move")
     big = dataclasses.replace(small, input_bytes=2 * MiB)
-    assert cpu.cost(small, x86).cycles == 100 + 1000
+    assert cpu.cost(small, x86).cycles == 100 + 1000 and cpu.cost(small, x86).bound == "l2"
     assert cpu.cost(big, x86).cycles == 100 + math.ceil((2 * MiB + 50_000) / 1e9 * 1e9)
+    assert cpu.cost(big, x86).level_bytes == (("dram", 2 * MiB + 50_000),) and cpu.cost(big, x86).bound == "dram"
     assert cpu.cost(big, x86).seconds == pytest.approx((100 + 2 * MiB + 50_000) / 1e9)
 
 

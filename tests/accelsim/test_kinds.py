@@ -12,7 +12,7 @@ import pytest
 from support import FIXTURES
 
 from accelsim.config import ConfigError, HardwareConfig, apply_overrides, load_hardware, load_system
-from accelsim.cost import Cost, bounded
+from accelsim.cost import Cost, roofline
 from accelsim.kinds import BUILTIN, Field, Kind, KindRegistry, default_registry, schema_rows, spec
 from accelsim.system import HOST, simulate_model
 from runtime.work import NodeWork
@@ -27,14 +27,12 @@ class ToyCompute:
 
 
 def toy_costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
-    """A roofline: MACs at macs_per_cycle * efficiency, every byte once over dram_bandwidth."""
+    """A roofline: MACs at macs_per_cycle * efficiency, overlapped with the memory levels' traffic."""
     c = hw.compute
-    return [bounded(w, math.ceil(w.macs / (c.macs_per_cycle * c.efficiency)), hw.clock,
-                    (w.bytes_moved, hw.memory.dram_bandwidth)) for w in works]
+    return roofline(works, hw, lambda w: math.ceil(w.macs / (c.macs_per_cycle * c.efficiency)))
 
 
-TOY = Kind("toy", "accelerator", "a scalar MAC engine for the registry test", ToyCompute,
-           memory=("dram_bandwidth",), costs=toy_costs)
+TOY = Kind("toy", "accelerator", "a scalar MAC engine for the registry test", ToyCompute, costs=toy_costs)
 KINDS = default_registry.with_kinds(TOY)
 
 TOY_YAML = """\
@@ -42,7 +40,7 @@ name: toy_engine
 kind: toy
 clock: 1 GHz
 compute: {macs_per_cycle: 16, efficiency: 0.5}
-memory: {dram_bandwidth: 4 GB/s}
+memory: {levels: {dram: {bandwidth: 4 GB/s}}}
 link: {bandwidth: 1 GB/s, call_overhead: 10 us}
 claims:
   - {op: CONV_2D, versions: 1-3, dtypes: [int8]}
@@ -69,8 +67,9 @@ def test_a_toy_kind_registered_from_test_code_loads_and_simulates(toy_file):
         moved = node.cost.bytes_read + node.cost.bytes_written
         assert node.cost.cycles == max(math.ceil(node.macs / 8), math.ceil(moved / 4)) > 0
         assert node.seconds == pytest.approx(node.cost.cycles / 1e9)
-    compute = sum(p.compute for p in sim.partitions)
-    assert compute == pytest.approx(sum(n.seconds for n in on_toy))
+    assert sum(p.compute + p.memory for p in sim.partitions) == pytest.approx(sum(n.seconds for n in on_toy))
+    assert sum(p.compute for p in sim.partitions) == pytest.approx(sum(n.cost.compute_seconds for n in on_toy))
+    assert {n.cost.bound for n in on_toy} <= {"compute", "dram"}
 
 
 def test_a_toy_kind_is_checked_from_its_field_specs(tmp_path, toy_file):
@@ -78,14 +77,14 @@ def test_a_toy_kind_is_checked_from_its_field_specs(tmp_path, toy_file):
     assert swept.compute.macs_per_cycle == 32 and swept.kind_record is TOY
     bad = tmp_path / "bad.yaml"
     bad.write_text(TOY_YAML.replace("macs_per_cycle: 16", "macs_per_cycle: 6").replace("0.5", "2")
-                   .replace("dram_bandwidth", "dram_bandwith"))
+                   .replace("bandwidth: 4 GB/s", "bandwith: 4 GB/s"))
     with pytest.raises(ConfigError) as info:
         load_hardware(bad, KINDS)
     assert info.value.errors == (
         f"{bad}:4: compute.macs_per_cycle: expected a multiple of 4, got 6",
         f"{bad}:4: compute.efficiency: expected a number in (0, 1] like 0.8, got 2",
-        f"{bad}:5: memory.dram_bandwith: unknown key; did you mean 'dram_bandwidth'?",
-        f"{bad}:5: memory.dram_bandwidth: required key missing",
+        f"{bad}:5: memory.levels.dram.bandwith: unknown key; did you mean 'bandwidth'?",
+        f"{bad}:5: memory.levels.dram.bandwidth: required key missing",
     )
 
 
@@ -96,13 +95,14 @@ def test_a_kind_unknown_to_the_registry_lists_the_known_ones(toy_file):
 
 
 def test_roles_are_checked_against_the_registry(toy_file):
+    host_line = (HW / "host_cpu.yaml").read_text().splitlines().index("kind: cpu") + 1
     with pytest.raises(ConfigError) as info:
         load_system(toy_file, [HW / "host_cpu.yaml"], kinds=KINDS)
     assert info.value.errors == (
         f"{toy_file}:2: kind: toy_engine is an accelerator config (kind toy), not a host; a host is kind cpu (give "
         "accelerators with --hw, or in an experiment variant's accelerators)",
-        f"{HW / 'host_cpu.yaml'}:14: kind: host_cpu is a host config (kind cpu); use --host (in an experiment: "
-        "host:); an accelerator is kind systolic, vector or toy",
+        f"{HW / 'host_cpu.yaml'}:{host_line}: kind: host_cpu is a host config (kind cpu); use --host (in an "
+        "experiment: host:); an accelerator is kind systolic, vector or toy",
     )
 
 
@@ -118,8 +118,7 @@ def test_a_kind_from_an_entry_point_is_imported_when_named(tmp_path, monkeypatch
             contexts: int = spec("count", "vector units")
             efficiency: float = spec("fraction", "share of peak", default=1.0)
 
-        KIND = Kind("plugin", "accelerator", "a vector unit from a plugin", PluginCompute,
-                    memory=("dram_bandwidth",), costs=vector.costs)
+        KIND = Kind("plugin", "accelerator", "a vector unit from a plugin", PluginCompute, costs=vector.costs)
         NOT_A_KIND = 42
         """))
     info = tmp_path / "toy_kind_plugin-1.0.dist-info"
@@ -165,9 +164,9 @@ def test_a_malformed_kind_is_refused_when_it_is_defined():
         rows: int
 
     with pytest.raises(TypeError, match=r"kind 'bare': compute fields \['rows'\] are not declared with"):
-        Kind("bare", "accelerator", "", Bare, (), toy_costs)
+        Kind("bare", "accelerator", "", Bare, toy_costs)
     with pytest.raises(ValueError, match="kind 'x': role must be one of host, accelerator, got 'device'"):
-        Kind("x", "device", "", ToyCompute, (), toy_costs)
+        Kind("x", "device", "", ToyCompute, toy_costs)
     with pytest.raises(ValueError, match="field type must be one of count, fraction, choice, dtype_rates, got 'size'"):
         Field("size", "bytes")
     with pytest.raises(ValueError, match="a choice field needs its choices"):
@@ -175,7 +174,7 @@ def test_a_malformed_kind_is_refused_when_it_is_defined():
 
 
 def test_a_cost_function_must_return_one_cost_per_node(toy_file):
-    short = Kind("toy", "accelerator", "", ToyCompute, ("dram_bandwidth",), lambda works, hw: [])
+    short = Kind("toy", "accelerator", "", ToyCompute, lambda works, hw: [])
     config = load_hardware(toy_file, default_registry.with_kinds(short))
     with pytest.raises(ValueError, match="kind 'toy': costs\\(\\) returned 0 costs for 1 nodes"):
         config.costs([NodeWork("ADD", "int8", macs=1)])

@@ -457,6 +457,30 @@ def test_traces_have_one_complete_event_per_timeline_event(written):
         assert got == want
 
 
+# -- layers ------------------------------------------------------------------------------------------------
+
+
+def test_layers_csv_carries_each_nodes_cost_bound_bytes_per_level_and_energy(written):
+    out, files, records = written
+    usb = next(r for r in records if r["status"] == "ok" and r["variant"] == "edgetpu_usb"
+               and r["sweep"] == {BANDWIDTH: "320 MB/s"} and r["model_name"] == "interleaved_int8")
+    slug = next(k for k in files if k.startswith("layers/") and "interleaved_int8" in k and "edgetpu_usb" in k
+                and "320" in k)
+    rows = list(csv.DictReader(io.StringIO((out / slug).read_text(encoding="utf-8"))))
+    assert list(rows[0]) == list(LAYER_COLUMNS)
+    assert [int(r["node"]) for r in rows] == [r["node"] for r in usb["op_profile"]]
+    assert all(r["unit"] == "edgetpu_usb" and r["bytes_per_level"].startswith("sram=") for r in rows)
+    sram = sum(int(r["bytes_per_level"].split("=")[1]) for r in rows)
+    assert sram == usb["level_bytes"]["edgetpu_usb.sram"]
+    assert sum(float(r["time_us"]) for r in rows) == pytest.approx(usb["compute_us"] + usb["memory_us"], abs=1e-2)
+    assert all(r["bound"] in ("compute", "sram") and float(r["compute_us"]) <= float(r["time_us"]) + 1e-3
+               for r in rows)
+    # the partition's energy is its nodes' plus its copies over the link at 250 pJ/B (edgetpu_usb.yaml)
+    part = usb["partition_table"][0]
+    copies_uj = (part["input_bytes"] + part["output_bytes"]) * 250e-12 * 1e6
+    assert sum(float(r["energy_uj"]) for r in rows) == pytest.approx(part["energy_uj"] - copies_uj, abs=1e-5)
+
+
 # -- writing -----------------------------------------------------------------------------------------------
 
 

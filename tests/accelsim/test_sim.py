@@ -26,7 +26,7 @@ def test_sequential_is_the_sum_of_all_steps():
     r = simulate(_diamond(), "sequential")
     assert r.latency == pytest.approx(6.75)
     assert [e.label for e in r.events] == ["a", "b in", "b call", "b", "b out", "c", "d"]
-    assert r.by_kind == {"compute": 5.5, "transfer": 1.0, "overhead": 0.25, "param_load": 0.0}
+    assert r.by_kind == {"compute": 5.5, "memory": 0.0, "transfer": 1.0, "overhead": 0.25, "param_load": 0.0}
     assert r.bytes_moved == 150
     assert r.partition_overhead == pytest.approx(1.25 / 6.75)
 
@@ -39,6 +39,17 @@ def test_dataflow_overlaps_host_and_accelerator():
     assert start["c"] == pytest.approx(1.0) and start["d"] == pytest.approx(4.25)
     assert r.utilization()["acc"] == pytest.approx(2.25 / 5.25)
     assert r.by_partition()[0]["transfer"] == pytest.approx(1.0)
+
+
+def test_a_compute_steps_stall_counts_as_memory_time():
+    steps = [Step(0, "acc", "compute", 2.0, "b", node=1, partition=0, stall=1.5), Step(1, "host", "compute", 1.0, "c")]
+    r = simulate(steps)
+    assert r.by_kind["compute"] == pytest.approx(1.5) and r.by_kind["memory"] == pytest.approx(1.5)
+    assert r.busy == {"acc": 2.0, "host": 1.0} and r.latency == pytest.approx(3.0)
+    assert r.by_partition()[0]["memory"] == pytest.approx(1.5)
+    assert r.events[0].stall == 1.5 and r.events[0].times() == (("compute", 0.5), ("memory", 1.5))
+    with pytest.raises(ValueError, match=r"step 0 \(b\): stall must be within 0..duration \(2.0 s\), got 2.5"):
+        Step(0, "acc", "compute", 2.0, "b", stall=2.5)
 
 
 def test_one_resource_serves_one_step_at_a_time():

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from support import FIXTURES, counter_loop_model
 
-from accelsim.config import load_hardware, load_system
+from accelsim.config import apply_overrides, load_hardware, load_system
 from accelsim.diff import inference_diff
 from accelsim.system import HOST, build_interpreter, simulate_model
 from delegates.spec import ClaimRule, Numerics, PartitionPolicy
@@ -99,8 +99,11 @@ def test_parameters_stream_when_the_cache_is_too_small():
     path = str(FIXTURES / "mobilenet_v2_100_224_int8.tflite")
     edgetpu = load_hardware(HW / "edgetpu_usb.yaml")
     roomy = simulate_model(path, system("edgetpu_usb"))
-    small_memory = dataclasses.replace(edgetpu.memory, param_cache=1 << 20)
-    tight = simulate_model(path, system("edgetpu_usb", memory=small_memory))
+    # a 1 MiB parameter cache of its own (activations keep the 8 MiB sram)
+    small = apply_overrides(edgetpu, {"memory.levels": {"cache": {"size": "1 MiB", "bandwidth": "64 GB/s"},
+                                                        "sram": {"size": "8 MiB", "bandwidth": "64 GB/s"}},
+                                      "memory.cache": "cache"})
+    tight = simulate_model(path, system("edgetpu_usb", memory=small.memory))
     assert sum(p.streamed_param_bytes for p in roomy.partitions) == 0
     streamed = sum(p.streamed_param_bytes for p in tight.partitions)
     assert streamed > 2 << 20

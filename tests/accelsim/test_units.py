@@ -6,7 +6,16 @@ import math
 
 import pytest
 
-from accelsim.units import parse_frequency, parse_number, parse_rate, parse_size, parse_time
+from accelsim.units import (
+    parse_energy,
+    parse_energy_per_byte,
+    parse_frequency,
+    parse_number,
+    parse_power,
+    parse_rate,
+    parse_size,
+    parse_time,
+)
 
 
 @pytest.mark.parametrize("text, hz", [
@@ -31,6 +40,16 @@ def test_size_distinguishes_si_and_binary_prefixes(text, size):
 ])
 def test_rate_counts_bytes_with_B_and_bits_with_b(text, rate):
     assert parse_rate(text) == rate
+
+
+@pytest.mark.parametrize("parse, text, value", [
+    (parse_energy, "0.23 pJ", 0.23e-12), (parse_energy, "1.3 nJ", 1.3e-9), (parse_energy, "2 \u00b5J", 2e-6),
+    (parse_energy, "5 fJ", 5e-15), (parse_energy, "0 J", 0.0), (parse_power, "50 mW", 0.05), (parse_power, "2 W", 2.0),
+    (parse_power, "300 uW", 3e-4), (parse_energy_per_byte, "20 pJ/B", 20e-12),
+    (parse_energy_per_byte, "4 pJ/bit", 32e-12), (parse_energy_per_byte, "1 nJ/b", 8e-9),
+])
+def test_energy_power_and_energy_per_byte(parse, text, value):
+    assert parse(text) == pytest.approx(value, rel=1e-12)
 
 
 @pytest.mark.parametrize("text, seconds", [
@@ -94,6 +113,12 @@ def test_plain_numbers_are_yaml_numbers_only():
     (parse_number, -1, "expected a number like '0.8', got -1 (must not be negative)"),
     (parse_number, math.nan, "expected a number like '0.8', got nan (not a finite number)"),
     (parse_number, math.inf, "expected a number like '0.8', got inf (not a finite number)"),
+    (parse_energy, "-1 pJ", "expected an energy like '0.2 pJ', got '-1 pJ' (must not be negative)"),
+    (parse_energy, "1 pJ/B", "expected an energy like '0.2 pJ', got '1 pJ/B' (unknown unit 'pJ/B'; use one of fJ, pJ, "
+                             "nJ, uJ, \u00b5J, \u03bcJ, mJ, J)"),
+    (parse_power, "2 J", "expected a power like '50 mW', got '2 J' (unknown unit 'J'; use one of uW, \u00b5W, "
+                         "\u03bcW, mW, W)"),
+    (parse_energy_per_byte, 20, "expected an energy per byte like '20 pJ/B', got 20 (missing unit)"),
 ])
 def test_errors_say_what_was_expected(parse, value, message):
     with pytest.raises(ValueError) as info:

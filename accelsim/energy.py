@@ -1,0 +1,52 @@
+"""Energy: per MAC by dtype and static power of a compute unit, per byte and static power of memory levels.
+
+A config may give (all optional, 0 when absent; every shipped number cites its source):
+
+    energy: {mac: {int8: 0.23 pJ, float32: 4.6 pJ}, static_power: 50 mW}   # the compute unit
+    memory.levels.NAME: {..., energy: 20 pJ/B, static_power: 5 mW}          # each level
+    link: {..., energy: 100 pJ/B}                                            # bytes over the link
+
+A node's energy is its dynamic energy (MACs x energy per MAC of its dtype, plus bytes x energy
+per byte on every level it touches) plus the device's static power (compute unit and levels)
+over the node's time. A dtype without an entry is charged the dearest listed MAC (an upper
+bound rather than a silent zero). Transfers pay the link's energy per byte, and every device
+also burns its static power while idle during an inference (`accelsim.system`), so per-node,
+per-partition and per-run energies add up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from runtime.work import NodeWork
+
+if TYPE_CHECKING:
+    from accelsim.config import HardwareConfig
+    from accelsim.memory import Level
+
+
+@dataclass(frozen=True)
+class Energy:
+    """A compute unit's energy: joules per MAC by lower-case dtype (sorted), static power in watts."""
+
+    mac: tuple[tuple[str, float], ...] = ()
+    static_power: float = 0.0
+
+    def per_mac(self, dtype: str) -> float:
+        """Joules per MAC of `dtype`; the dearest listed entry for an unlisted dtype (0 with none)."""
+        table = dict(self.mac)
+        return table.get(dtype, max(table.values(), default=0.0))
+
+
+def static_power(hw: HardwareConfig) -> float:
+    """Watts a device burns whether busy or idle: its compute unit plus every memory level."""
+    return hw.energy.static_power + sum(level.static_power for level in hw.memory.levels)
+
+
+def dynamic_energy(work: NodeWork, level_bytes: tuple[tuple[str, int], ...], hw: HardwareConfig,
+                   levels: Mapping[str, Level]) -> float:
+    """Joules of a node's MACs and of the bytes it moves on each level (the link included)."""
+    moved = sum(nbytes * levels[name].energy for name, nbytes in level_bytes)
+    return work.macs * hw.energy.per_mac(work.dtype) + moved

@@ -1,0 +1,147 @@
+"""Memory levels: where bytes go (cache, streaming, spills), which bound a node hits, and the errors."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from support import FIXTURES
+
+from accelsim.config import ConfigError, apply_overrides, load_hardware, load_system
+from accelsim.cost import Cost, systolic
+from accelsim.system import simulate_model
+from runtime.work import NodeWork
+
+HW = Path(__file__).resolve().parents[2] / "accelsim" / "hw_configs"
+KiB = 1024
+
+TWO_LEVELS = """\
+name: two_levels
+kind: systolic
+clock: 1 GHz
+compute: {rows: 8, cols: 8, dataflow: os, vector_lanes: 16}
+memory:
+  levels:
+    sram: {size: 64 KiB, bandwidth: 10 GB/s}
+    dram: {bandwidth: 1 GB/s, latency: 1 us}
+  weights: dram
+  cache: sram
+  activations: sram
+link: {bandwidth: 100 MB/s}
+claims:
+  - {op: ADD, versions: 1-2, dtypes: [int8]}
+"""
+
+
+def _work(weights: int, working_set: int, macs: int = 16) -> NodeWork:
+    return NodeWork("ADD", "int8", macs=macs, weight_bytes=weights, input_bytes=working_set // 2,
+                    output_bytes=working_set - working_set // 2)
+
+
+def _config(tmp_path: Path, text: str, name: str = "hw.yaml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return load_hardware(path)
+
+
+def test_weights_are_cached_then_streamed_and_big_working_sets_spill(tmp_path):
+    hw = _config(tmp_path, TWO_LEVELS)
+    # Activations reserve the largest working set that fits sram (16 KiB; the 100 KiB one spills),
+    # so 48 KiB caches weights: the 40 KiB layer fits, the 30 KiB one does not and streams from dram.
+    works = [_work(40 * KiB, 16 * KiB), _work(30 * KiB, 16 * KiB), _work(0, 100 * KiB)]
+    costs = hw.costs(works)
+    assert [c.level_bytes for c in costs] == [
+        (("sram", 56 * KiB),),
+        (("sram", 16 * KiB), ("dram", 30 * KiB)),
+        (("dram", 100 * KiB),),
+    ]
+    assert [c.param_bytes_streamed for c in costs] == [0, 30 * KiB, 0]
+    assert [c.bound for c in costs] == ["sram", "dram", "dram"]
+    # sram: 56 KiB at 10 GB/s; dram: 1 us + bytes at 1 GB/s (cycles at 1 GHz).
+    assert [c.cycles for c in costs] == [5735, 1000 + 30 * KiB, 1000 + 100 * KiB]
+    assert all(c.compute_seconds == pytest.approx(1e-9) for c in costs)  # 16 MACs on 16 lanes: one cycle
+
+
+def test_a_cache_of_its_own_keeps_all_its_room_and_no_cache_streams_everything(tmp_path):
+    own = _config(tmp_path, TWO_LEVELS.replace("    sram:", "    cache_sram: {size: 48 KiB, bandwidth: 10 GB/s}\n"
+                                               "    sram:").replace("cache: sram", "cache: cache_sram"))
+    works = [_work(40 * KiB, 16 * KiB), _work(8 * KiB, 16 * KiB)]
+    assert [c.level_bytes for c in own.costs(works)] == [
+        (("sram", 16 * KiB), ("cache_sram", 40 * KiB)),
+        (("sram", 16 * KiB), ("cache_sram", 8 * KiB)),
+    ]
+    none = _config(tmp_path, TWO_LEVELS.replace("  cache: sram\n", ""), "none.yaml")
+    assert [c.level_bytes for c in none.costs(works)] == [
+        (("sram", 16 * KiB), ("dram", 40 * KiB)),
+        (("sram", 16 * KiB), ("dram", 8 * KiB)),
+    ]
+
+
+def test_a_working_set_that_fits_no_level_is_a_config_error_naming_the_node(tmp_path):
+    hw = _config(tmp_path, TWO_LEVELS.replace("    dram: {bandwidth: 1 GB/s, latency: 1 us}\n", "")
+                 .replace("weights: dram", "weights: link"))
+    with pytest.raises(ConfigError) as info:
+        hw.costs([_work(0, 16 * KiB), _work(0, 65 * KiB)])
+    line = TWO_LEVELS.splitlines().index("  activations: sram")  # one line less: dram is gone
+    assert info.value.errors == (
+        f"{tmp_path / 'hw.yaml'}:{line}: memory.activations: ADD (node 1 of this device, in model order) reads "
+        f"and writes {65 * KiB} bytes of activations, more than 'sram' holds ({64 * KiB} bytes), and there is no "
+        "level below it; make 'sram' larger or add a larger level below it",)
+
+
+def _usb_with_memory(tmp_path: Path, memory: str, shared: bool) -> Path:
+    """edgetpu_usb.yaml with its memory block replaced (and shared_memory set)."""
+    text = (HW / "edgetpu_usb.yaml").read_text()
+    text = re.sub(r"\nmemory:\n(?:  .*\n)+", "\nmemory:\n" + memory, text)
+    text = text.replace("shared_memory: false", f"shared_memory: {str(shared).lower()}")
+    path = tmp_path / f"usb_{abs(hash(memory))}_{shared}.yaml"
+    path.write_text(text)
+    return path
+
+
+def _run(tmp_path: Path, memory: str, link_bandwidth: str, shared: bool = True):
+    system = load_system(HW / "host_cpu.yaml", [_usb_with_memory(tmp_path, memory, shared)])
+    accel = apply_overrides(system.accelerators[0], {"link.bandwidth": link_bandwidth})
+    sim = simulate_model(str(FIXTURES / "mobilenet_v2_035_96_int8.tflite"), type(system)(system.host, (accel,)))
+    return sim
+
+
+def test_streamed_weights_are_memory_time_on_their_level_not_compute(tmp_path):
+    # The reported bug: shared memory, no parameter cache, a slower link made "compute" grow
+    # while transfers stayed 0. Weights now stream as traffic on the link level.
+    memory = "  levels: {sram: {size: 8 MiB, bandwidth: 64 GB/s}}\n  weights: link\n"
+    fast, slow = _run(tmp_path, memory, "10 GB/s"), _run(tmp_path, memory, "100 MB/s")
+    assert fast.result.by_kind["compute"] == pytest.approx(slow.result.by_kind["compute"])
+    assert slow.transfer_bytes == fast.transfer_bytes == 0  # shared memory: nothing is copied
+    weights = sum(p.cost.param_bytes_streamed for p in slow.partitions)
+    # every streamed byte takes 1/100 MB/s instead of 1/10 GB/s (less what overlaps compute)
+    grew = slow.result.by_kind["memory"] - fast.result.by_kind["memory"]
+    assert weights * (1 / 100e6 - 1 / 10e9) >= grew > 0.9 * weights * (1 / 100e6 - 1 / 10e9)
+    assert weights > 0 and slow.level_bytes()["edgetpu_usb.link"] == weights
+    assert dict(sum((p.cost for p in slow.partitions), Cost()).bound_seconds)["link"] > 0
+
+
+def test_a_shared_memory_device_reading_dram_does_not_care_about_the_link(tmp_path):
+    memory = ("  levels:\n    sram: {size: 8 MiB, bandwidth: 64 GB/s}\n    dram: {bandwidth: 10 GB/s}\n"
+              "  weights: dram\n")
+    fast, slow = _run(tmp_path, memory, "10 GB/s"), _run(tmp_path, memory, "10 MB/s")
+    assert fast.latency == slow.latency and fast.result.by_kind == slow.result.by_kind
+    assert "edgetpu_usb.link" not in slow.level_bytes() and slow.level_bytes()["edgetpu_usb.dram"] > 0
+
+
+def test_weights_on_a_device_level_are_all_loaded_at_initialization(tmp_path):
+    on_device = ("  levels:\n    sram: {size: 8 MiB, bandwidth: 64 GB/s}\n    dram: {bandwidth: 10 GB/s}\n"
+                 "  weights: dram\n")
+    sim = _run(tmp_path, on_device, "320 MB/s", shared=False)
+    weights = sum(p.cost.param_bytes_streamed for p in sim.partitions)  # no cache: all stream from dram
+    assert weights > 0 and sim.init.bytes_moved == weights  # and all crossed the link once, at initialization
+    cached = _run(tmp_path, "  levels: {sram: {size: 8 MiB, bandwidth: 64 GB/s}}\n  weights: link\n  cache: sram\n",
+                  "320 MB/s", shared=False)
+    assert sim.init.bytes_moved == cached.init.bytes_moved  # every weight of this model fits the cache
+
+
+def test_single_node_cost_uses_the_same_rules(tmp_path):
+    hw = _config(tmp_path, TWO_LEVELS)
+    work = _work(40 * KiB, 16 * KiB)
+    assert systolic.cost(work, hw) == hw.costs([work])[0]

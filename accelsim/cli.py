@@ -297,6 +297,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     layers = sum(1 for k in outcome.outputs if k.startswith("layers/"))
     print(f"  {plots} plots in {outcome.out_dir / 'plots'}, {traces} Chrome traces in {outcome.out_dir / 'traces'}, "
           f"{layers} per-node tables in {outcome.out_dir / 'layers'}")
+    if outcome.dropped:
+        print(f"  limits: {outcome.dropped} design points left out (the experiment's limits:)")
     if outcome.migrated:
         print(f"  cache: migrated {outcome.migrated} points from the old per-file cache {outcome.out_dir / 'cache'} "
               f"into {outcome.store}")

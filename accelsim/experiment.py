@@ -13,6 +13,9 @@ variants:                          # each: accelerators applied in order; [] is 
 sweeps:                            # optional; the design points are the cross product
   edgetpu_usb.link.bandwidth: [40 MB/s, 320 MB/s, 1 GB/s]   # <accelerator name>.<config key path>
   max_delegated_partitions: [1, 2, 4]                        # an option of every variant with accelerators
+  edgetpu_usb.compute.rows: {from: 8, to: 256, step: 8}     # or a range (accelsim.search)
+search: {strategy: random, samples: 1000, seed: 7}         # optional; default: the grid of every combination
+limits: {peak_macs_per_cycle: {max: 8192}, onchip_bytes: {max: 16 MiB}}   # optional; drops points before they run
 schedule: sequential               # or dataflow (also sweepable as `schedule`)
 numerics: false                    # or true (5 runs) or {runs: N}: inference_diff per point
 loops: {default_trips: 16, nodes: {"0:1": 10}}   # optional: trip counts of loops the model does not fix
@@ -57,6 +60,7 @@ from typing import Any, Protocol
 import accelsim
 from accelsim.config import ConfigError, System, apply_overrides, load_hardware, load_system, read_document
 from accelsim.files import write_atomic
+from accelsim.search import Limit, Range, Search, parse_limits, parse_range, parse_search, sampled_combinations
 from accelsim.sim import SCHEDULES
 from runtime.errors import AccelsimError
 from runtime.work import LoopTrips
@@ -66,7 +70,8 @@ log = logging.getLogger(__name__)
 SHIPPED_CONFIGS = Path(accelsim.__file__).resolve().parent / "hw_configs"  # package data: ships in the wheel
 REPORT_FORMATS = ("md", "html", "json", "csv")
 OPTION_KEYS = ("max_delegated_partitions", "min_nodes_per_partition")
-_TOP_KEYS = ("name", "models", "host", "variants", "sweeps", "schedule", "numerics", "loops", "reports")
+_TOP_KEYS = ("name", "models", "host", "variants", "sweeps", "search", "limits", "schedule", "numerics", "loops",
+             "reports")
 _LOOP_KEYS = ("default_trips", "nodes")
 _VARIANT_KEYS = ("name", "accelerators", *OPTION_KEYS)
 DEFAULT_NUMERICS_RUNS = 5
@@ -91,6 +96,8 @@ class Experiment:
     numerics_runs: int = 0
     reports: tuple[str, ...] = REPORT_FORMATS
     loops: LoopTrips = field(default_factory=LoopTrips)
+    search: Search = Search()
+    limits: tuple[Limit, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -195,7 +202,9 @@ def load_experiment(path: str | Path) -> Experiment:
         except ConfigError as exc:
             errors.add(("host",), exc.errors[0])
     variants = _variants(errors, data.get("variants"), base)
-    sweeps = _sweeps(errors, data.get("sweeps", {}))
+    search = parse_search(data.get("search", {}), ("search",), errors.add)
+    sweeps = _sweeps(errors, data.get("sweeps", {}), random=search.strategy == "random")
+    limits = parse_limits(data.get("limits", {}), ("limits",), errors.add)
     schedule = data.get("schedule", "sequential")
     if schedule not in SCHEDULES:
         errors.add(("schedule",), f"expected one of {', '.join(SCHEDULES)}, got {schedule!r}")
@@ -206,7 +215,7 @@ def load_experiment(path: str | Path) -> Experiment:
         errors.add(("reports",), f"expected a list drawn from {', '.join(REPORT_FORMATS)}, got {reports!r}")
         reports = list(REPORT_FORMATS)
     experiment = Experiment(str(name), source, tuple(models), host_path, tuple(variants), tuple(sweeps), schedule,
-                            runs, tuple(reports), loops)
+                            runs, tuple(reports), loops, search, limits)
     _check_configs(experiment, errors)
     _check_models(experiment, errors)
     if errors.items:
@@ -282,15 +291,24 @@ def _variants(errors: _Errors, value: Any, base: Path) -> list[Variant]:
     return out
 
 
-def _sweeps(errors: _Errors, value: Any) -> list[tuple[str, tuple]]:
+def _sweeps(errors: _Errors, value: Any, random: bool) -> list[tuple[str, tuple | Range]]:
     if not isinstance(value, dict):
-        errors.add(("sweeps",), f"expected a mapping of key path -> list of values, got {value!r}")
+        errors.add(("sweeps",), f"expected a mapping of key path -> list of values or range, got {value!r}")
         return []
-    out = []
-    for key, values in value.items():
-        if not isinstance(values, list) or not values:
-            errors.add(("sweeps", key), f"expected a non-empty list of values, got {values!r}")
+    out: list[tuple[str, tuple | Range]] = []
+    for key, written in value.items():
+        if isinstance(written, dict) and key != "schedule":
+            span = parse_range(written, ("sweeps", key), errors.add, random)
+            if span is None:
+                continue
+            values = span.probes()
+        elif not isinstance(written, list) or not written:
+            errors.add(("sweeps", key), f"expected a non-empty list of values or a range like "
+                       f"{{from: 8, to: 256, step: 8}}, got {written!r}")
             continue
+        else:
+            values = written
+            span = None
         if key == "schedule" and any(v not in SCHEDULES for v in values):
             errors.add(("sweeps", key), f"schedules must be among {', '.join(SCHEDULES)}, got {values!r}")
         if key in OPTION_KEYS and any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in values):
@@ -298,7 +316,7 @@ def _sweeps(errors: _Errors, value: Any) -> list[tuple[str, tuple]]:
         if key not in (*OPTION_KEYS, "schedule") and "." not in str(key):
             errors.add(("sweeps", key), "expected '<accelerator or host>.<config key path>', "
                        f"{' or '.join(OPTION_KEYS)}, or schedule")
-        out.append((str(key), tuple(values)))
+        out.append((str(key), span if span is not None else tuple(values)))
     return out
 
 
@@ -398,7 +416,7 @@ def _check_configs(experiment: Experiment, errors: _Errors) -> None:
                 if (head == "host" and c is system.host) or c.name == head:
                     targets.setdefault(c.source, c)
         for config in targets.values():
-            for value in values:
+            for value in (values.probes() if isinstance(values, Range) else values):
                 try:
                     apply_overrides(config, {rest: value})
                 except ConfigError as exc:
@@ -439,19 +457,43 @@ def resolved_system(point: DesignPoint, options: Mapping[str, int] | None = None
 
 
 def design_points(experiment: Experiment) -> list[DesignPoint]:
-    """The cross product of models, variants and the sweeps that apply to each variant."""
-    points = []
+    """Models x variants x the sweep combinations that apply to each variant, within the limits.
+
+    The combinations are the cross product of the sweeps (grid), or the seeded draws of a
+    random search, each variant taking the keys that apply to it (repeats run once).
+    """
+    return _design_points(experiment)[0]
+
+
+def _sweep_combinations(experiment: Experiment, keys: Sequence[str]) -> list[dict[str, Any]]:
+    """The variant's combinations of the sweep keys `keys`, in order, without repeats."""
+    sweeps = [(k, v) for k, v in experiment.sweeps if k in keys]
+    if experiment.search.strategy == "random":
+        drawn = sampled_combinations(experiment.sweeps, experiment.search)
+        unique: dict[str, dict[str, Any]] = {}
+        for d in drawn:
+            unique.setdefault(json.dumps([str(d[k]) for k, _ in sweeps]), {k: d[k] for k, _ in sweeps})
+        return list(unique.values())
+    grids = [v.grid() if isinstance(v, Range) else v for _, v in sweeps]
+    return [dict(zip([k for k, _ in sweeps], combo)) for combo in itertools.product(*grids)]
+
+
+def _design_points(experiment: Experiment) -> tuple[list[DesignPoint], int]:
+    """(the design points, how many the limits dropped)."""
+    points, dropped = [], 0
     for model in experiment.models:
         model_hash = hashlib.sha256(Path(model).read_bytes()).hexdigest()
         for variant in experiment.variants:
             base_system = load_system(experiment.host, variant.accelerators)
-            keys = [(k, vals) for k, vals in experiment.sweeps if _applies(k, base_system)]
-            for combo in itertools.product(*(vals for _, vals in keys)):
-                sweep = {k: v for (k, _), v in zip(keys, combo)}
+            keys = [k for k, _ in experiment.sweeps if _applies(k, base_system)]
+            for sweep in _sweep_combinations(experiment, keys):
                 schedule = sweep.get("schedule", experiment.schedule)
                 draft = DesignPoint("", model, variant.name, experiment.host, variant.accelerators, sweep, schedule,
                                     experiment.numerics_runs, experiment.loops)
                 system = resolved_system(draft, variant.options)
+                if not all(limit.allows(system) for limit in experiment.limits):
+                    dropped += 1
+                    continue
                 facts = {"model": model_hash, "system": repr(_strip_sources(system)),
                          "variant": variant.name, "sweep": {k: str(v) for k, v in sweep.items()},
                          "options": dict(variant.options), "schedule": schedule,
@@ -461,7 +503,7 @@ def design_points(experiment: Experiment) -> list[DesignPoint]:
                 identity = json.dumps(facts, sort_keys=True)
                 point_id = hashlib.sha256(identity.encode()).hexdigest()[:16]
                 points.append(dataclasses.replace(draft, id=point_id))
-    return points
+    return points, dropped
 
 
 def _strip_sources(system: System) -> System:
@@ -586,6 +628,7 @@ class RunOutcome:
     warnings: tuple[str, ...] = ()
     migrated: int = 0  # points moved from an old per-file cache <out>/cache/ into the store
     store: Path | None = None  # the results store, <out>/points.sqlite
+    dropped: int = 0  # design points the experiment's limits left out
 
 
 OWNER_FILE = "experiment.json"
@@ -647,7 +690,7 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
     from accelsim.store import ResultStore
 
     out, warning = report_folder(experiment, out_dir)
-    points = design_points(experiment)
+    points, dropped = _design_points(experiment)
     write_atomic(out / OWNER_FILE, json.dumps({"name": experiment.name,
                                                 "source": str(Path(experiment.source).resolve())}, indent=2) + "\n")
     with ResultStore(out) as store:
@@ -685,7 +728,9 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
         finally:
             batches.close()  # cancels what has not started
         stored = store.records(cached | ran)
-    outcome = _report(experiment, out, points, stored, len(cached), migrated, len(stale), prune_cache, warning)
+    outcome = dataclasses.replace(
+        _report(experiment, out, points, stored, len(cached), migrated, len(stale), prune_cache, warning),
+        dropped=dropped)
     if isinstance(interrupted, KeyboardInterrupt):
         raise interrupted
     if interrupted is not None:

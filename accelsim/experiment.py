@@ -403,8 +403,10 @@ def _check_configs(experiment: Experiment, errors: _Errors) -> None:
         head = key.split(".", 1)[0]
         if "." in key and head != "host" and head not in names:
             if not unreadable:  # a config that failed to load may be the one with that name
+                close = difflib.get_close_matches(head, [*sorted(names), "host"], n=1)
                 errors.add(("sweeps", key), f"no variant has an accelerator named {head!r}; "
-                           f"accelerators: {', '.join(sorted(names)) or 'none'}")
+                           + (f"did you mean {close[0]!r}? " if close else "")
+                           + f"accelerators: {', '.join(sorted(names)) or 'none'}")
             continue
         if "." not in key:
             continue
@@ -421,6 +423,9 @@ def _check_configs(experiment: Experiment, errors: _Errors) -> None:
                     apply_overrides(config, {rest: value})
                 except ConfigError as exc:
                     detail = exc.errors[0].split(": ", 2)[-1] if exc.errors else str(exc)
+                    if detail.startswith("unknown key"):  # the key path is wrong, whatever the value
+                        errors.add(("sweeps", key), detail)
+                        break
                     errors.add(("sweeps", key), f"value {value!r}: {detail}")
 
 

@@ -127,6 +127,11 @@ def test_limits_drop_points_before_they_run(tmp_path, capsys):
      r"exp.yaml:8: sweeps.edgetpu_usb.link.bandwidth.step: step and log: true do not go together; use steps"),
     ("  edgetpu_usb.compute.rows: {from: fast, to: 64, step: 8}", "",
      r"exp.yaml:8: sweeps.edgetpu_usb.compute.rows.from: expected a number or a quantity like 40 MB/s"),
+    ("  edgetpu_usbb.compute.rows: {from: 8, to: 64, step: 8}", "",
+     r"exp.yaml:8: sweeps.edgetpu_usbb.compute.rows: no variant has an accelerator named 'edgetpu_usbb'; "
+     r"did you mean 'edgetpu_usb'\?"),
+    ("  edgetpu_usb.link.bandwdth: {from: 40 MB/s, to: 2 GB/s, steps: 3}", "",
+     r"exp.yaml:8: sweeps.edgetpu_usb.link.bandwdth: unknown key; did you mean 'bandwidth'\?$"),  # once, not per value
     ("  edgetpu_usb.link.bandwidth: {from: 40 MB, to: 2 GB, steps: 3}", "",
      r"exp.yaml:8: sweeps.edgetpu_usb.link.bandwidth: value '40 MB': .*rate"),  # the config refuses a size
 ])

@@ -134,6 +134,6 @@ def _batches(points: Sequence[DesignPoint], size: int) -> Iterator[tuple[str, li
 def _system(point: DesignPoint, options: Mapping[str, int]) -> System | dict:
     """The point's System, resolved here (the client has the config files), or its error record."""
     try:
-        return resolved_system(point, options)
+        return point.system if point.system is not None else resolved_system(point, options)
     except (AccelsimError, ValueError, OSError) as exc:
         return point_error(point, exc)

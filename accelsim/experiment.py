@@ -113,6 +113,8 @@ class DesignPoint:
     schedule: str
     numerics_runs: int
     loops: LoopTrips = field(default_factory=LoopTrips)
+    # The resolved system, as design_points made it: running the point need not re-read the configs.
+    system: System | None = field(default=None, compare=False, repr=False)
 
     @property
     def label(self) -> str:
@@ -441,9 +443,14 @@ def _applies(key: str, system: System) -> bool:
     return head == "host" or any(a.name == head for a in system.accelerators)
 
 
-def resolved_system(point: DesignPoint, options: Mapping[str, int] | None = None) -> System:
-    """The point's host and accelerators with its sweep values and options applied."""
-    system = load_system(point.host, point.accelerators)
+def resolved_system(point: DesignPoint, options: Mapping[str, int] | None = None, base: System | None = None) -> System:
+    """The point's host and accelerators with its sweep values and options applied.
+
+    Args:
+        base: the point's system as its files give it, when the caller has it (reading the
+            YAML files is most of the cost of resolving a point).
+    """
+    system = base if base is not None else load_system(point.host, point.accelerators)
     opts = dict(options or {})
     by_target: dict[str, dict[str, Any]] = {}
     for key, value in point.sweep.items():
@@ -495,7 +502,7 @@ def _design_points(experiment: Experiment) -> tuple[list[DesignPoint], int]:
                 schedule = sweep.get("schedule", experiment.schedule)
                 draft = DesignPoint("", model, variant.name, experiment.host, variant.accelerators, sweep, schedule,
                                     experiment.numerics_runs, experiment.loops)
-                system = resolved_system(draft, variant.options)
+                system = resolved_system(draft, variant.options, base_system)
                 if not all(limit.allows(system) for limit in experiment.limits):
                     dropped += 1
                     continue
@@ -507,7 +514,7 @@ def _design_points(experiment: Experiment) -> tuple[list[DesignPoint], int]:
                     facts["loops"] = [experiment.loops.default_trips, dict(experiment.loops.nodes)]
                 identity = json.dumps(facts, sort_keys=True)
                 point_id = hashlib.sha256(identity.encode()).hexdigest()[:16]
-                points.append(dataclasses.replace(draft, id=point_id))
+                points.append(dataclasses.replace(draft, id=point_id, system=system))
     return points, dropped
 
 
@@ -524,7 +531,7 @@ def _strip_sources(system: System) -> System:
 def run_point(point: DesignPoint, options: Mapping[str, int]) -> dict[str, Any]:
     """Simulate one design point (and check its numerics when asked); never raises for a bad point."""
     try:
-        system = resolved_system(point, options)
+        system = point.system if point.system is not None else resolved_system(point, options)
     except (AccelsimError, ValueError, OSError) as exc:
         return point_error(point, exc)
     return simulate_point(point, system, point.model)
@@ -603,7 +610,8 @@ class PoolExecutor:
             while True:
                 # A bounded window: a finished point is saved before many more are started.
                 for p in itertools.islice(queue, max(0, 2 * self.jobs - len(pending))):
-                    pending[pool.submit(run_point, p, options[p.variant])] = p
+                    # Without its System: pickle cannot send the mappingproxy a config holds (the worker re-reads).
+                    pending[pool.submit(run_point, dataclasses.replace(p, system=None), options[p.variant])] = p
                 if not pending:
                     break
                 ready, _ = concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)

@@ -192,6 +192,18 @@ _EPILOG_BENCHMARK = """examples:
 _EPILOG_DIFF = """examples:
   accelsim diff tests/fixtures/models/mobilenet_v2_035_96_int8.tflite --hw edgetpu_usb
   accelsim diff model.tflite --hw my_float16_accel.yaml --num-runs 100 --json
+  accelsim diff model.tflite --hw hexagon_dsp --input images.npy     # real inputs: [runs, *input shape]
+"""
+
+_EPILOG_COMPARE = """examples:
+  accelsim compare tests/fixtures/models/mobilenet_v2_035_96_int8.tflite --hw edgetpu_usb --hw hexagon_dsp
+  accelsim compare model_a.tflite model_b.tflite --hw edgetpu_pcie --hw edgetpu_usb,hexagon_dsp --json
+  accelsim compare reports/x/results.json reports/y/results.json --plot /tmp/x_vs_y.png
+"""
+
+_EPILOG_WHATIF = """examples:
+  accelsim whatif tests/fixtures/models/transformer_block_int8.tflite --hw edgetpu_pcie
+  accelsim whatif tests/fixtures/models/dilated_cnn_int8.tflite --hw hexagon_dsp --json
 """
 
 _EPILOG_VALIDATE = """examples:
@@ -262,6 +274,7 @@ _DEFAULT_EXPERIMENT = Path(__file__).resolve().parent.parent / "examples" / "def
 def _cmd_run(args: argparse.Namespace) -> int:
     from accelsim.config import ConfigError
     from accelsim.experiment import load_experiment, run_experiment
+    from accelsim.report import point_label, slower_than_host_points
 
     path = args.experiment or str(_DEFAULT_EXPERIMENT)
     if not args.experiment and not _DEFAULT_EXPERIMENT.is_file():
@@ -287,6 +300,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
                                  should_stop=lambda: _STOP["requested"])
     for warning in outcome.warnings:
         print(f"accelsim run: warning: {warning}", file=sys.stderr)
+    slower = slower_than_host_points(outcome.records)
+    if slower:
+        accelerated = sum(1 for r in outcome.records if r["status"] == "ok" and r["accelerators"])
+        print(f"accelsim run: warning: delegation makes {len(slower)} of {accelerated} accelerated design points "
+              "slower than the host alone: " + "; ".join(f"{point_label(r)} ({r['speedup']:.2f}x)" for r in slower),
+              file=sys.stderr)
     print(f"{len(outcome.records)} design points ({outcome.cached} cached, {outcome.computed} run, "
           f"{outcome.failed} failed) -> {outcome.out_dir}")
     for kind in ("html", "md", "json", "csv"):
@@ -355,12 +374,24 @@ def _benchmark_model(args: argparse.Namespace) -> str:
     return args.model or args.graph
 
 
+def _host_only_latency(model, system, inputs, schedule: str, loops: LoopTrips) -> float:
+    """Simulated seconds of the model on the host alone, run once on `inputs` so loops count the same trips."""
+    from accelsim.compare import host_only
+    from accelsim.system import build_interpreter, simulate_interpreter
+
+    baseline = host_only(system)
+    interpreter, delegates = build_interpreter(model, baseline)
+    _wallclock(interpreter, inputs, 1)
+    return simulate_interpreter(interpreter, delegates, baseline, schedule, loops=loops).latency
+
+
 def _cmd_benchmark(args: argparse.Namespace) -> int:
     import statistics
     import time
 
     import numpy as np
 
+    from accelsim.compare import slower_than_host
     from accelsim.diff import random_input
     from accelsim.report import layers_csv
     from accelsim.results import layer_rows, op_profile, record
@@ -377,8 +408,10 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     inputs = [random_input(d, rng) for d in interpreter.get_input_details()]
     warmup = _wallclock(interpreter, inputs, args.warmup_runs) if args.warmup_runs else []
     runs = _wallclock(interpreter, inputs, args.num_runs)
-    sim = simulate_interpreter(interpreter, delegates, system, args.schedule, args.model,
-                               _merged_loops(LoopTrips(), args.loop_trips))
+    loops = _merged_loops(LoopTrips(), args.loop_trips)
+    sim = simulate_interpreter(interpreter, delegates, system, args.schedule, args.model, loops)
+    host_us = _host_only_latency(model, system, inputs, args.schedule, loops) * 1e6
+    speedup = host_us / (sim.latency * 1e6) if sim.latency else None
     by_kind = sim.result.by_kind
     profile, summary = op_profile(sim)
     data = {
@@ -391,6 +424,8 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
                          "compute": by_kind["compute"] * 1e6, "memory": by_kind["memory"] * 1e6,
                          "transfer": by_kind["transfer"] * 1e6, "overhead": by_kind["overhead"] * 1e6},
         "energy_uj": sim.energy * 1e6,
+        "host_only_us": host_us,
+        "speedup": speedup,
         "partition_overhead_pct": 100 * sim.partition_overhead,
         "partitions": len(sim.partitions),
         "delegated_nodes": sim.delegated_nodes,
@@ -405,6 +440,13 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     rec = record(sim, point_id="", model=args.model, variant="", sweep={}) if args.per_layer else None
     if rec is not None:
         data["layers"] = layer_rows(rec)
+    if args.partition_plot:
+        from accelsim.files import write_atomic
+        from accelsim.partition_plot import partition_png
+
+        title = f"{Path(args.model).stem} on {', '.join(data['accelerators']) or system.host.name}"
+        rec = rec or record(sim, point_id="", model=args.model, variant="", sweep={})
+        data["partition_plot"] = str(write_atomic(Path(args.partition_plot), partition_png(rec, title)))
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
@@ -425,8 +467,15 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
           f"{sim_us['memory']:.1f}, transfer {sim_us['transfer']:.1f}, call overhead {sim_us['overhead']:.1f}; "
           f"partition overhead {data['partition_overhead_pct']:.1f}%); initialization {sim_us['init']:.1f}")
     print(f"Simulated energy per inference: {data['energy_uj']:.3f} uJ")
+    if system.accelerators:
+        print(f"Host alone ({system.host.name}, simulated): {host_us:.1f} us; speed-up {speedup:.2f}x")
+        warning = slower_than_host("this model", sim.latency * 1e6, host_us)
+        if warning:
+            print(f"accelsim benchmark: warning: {warning}", file=sys.stderr)
     print(f"Delegated {sim.delegated_nodes} of {len(sim.nodes)} nodes in {len(sim.partitions)} partitions; "
           f"{sim.transfer_bytes} bytes over links per inference")
+    if args.partition_plot:
+        print(f"Partition picture: {data['partition_plot']}")
     for loop in sim.loops:
         print(f"  {loop.op} node {loop.where}: {loop.trips} trips ({loop.source})")
     for p in sim.partitions:
@@ -452,13 +501,21 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
 
 
 def _cmd_diff(args: argparse.Namespace) -> int:
-    from accelsim.diff import inference_diff
+    from accelsim.diff import inference_diff, load_inputs
+    from runtime.interpreter import Interpreter
 
     system = _system(args.host, args.hw)
+    inputs = None
+    if args.input:
+        details = Interpreter(model_path=args.model).get_input_details()
+        inputs = load_inputs(args.input, details)
     with _progress_bar("run") as progress:
-        report = inference_diff(args.model, system, args.num_runs, args.seed, progress=progress)
+        report = inference_diff(args.model, system, args.num_runs, args.seed, progress=progress, inputs=inputs,
+                                input_source=args.input)
     if args.json:
         print(json.dumps({"model": report.model, "accelerators": list(report.accelerators),
+                          "delegated_nodes": dict(report.delegated), "total_nodes": report.total_nodes,
+                          "trivially_exact": report.trivially_exact, "inputs": report.inputs,
                           "num_runs": report.num_runs,
                           "reference_latency_us": {"avg": report.reference_latency_us[0],
                                                    "std": report.reference_latency_us[1]},
@@ -466,6 +523,48 @@ def _cmd_diff(args: argparse.Namespace) -> int:
                           "outputs": [vars(o) for o in report.outputs]}, indent=2))
         return 0
     print("\n".join(report.lines()))
+    return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from accelsim.compare import chart_png, compare, load_results, simulate_sides
+    from accelsim.files import write_atomic
+
+    results = [i for i in args.inputs if i.endswith(".json")]
+    if results and len(results) != len(args.inputs):
+        raise ValueError("give either models (with --hw twice or more) or results.json files, not both: got "
+                         + ", ".join(args.inputs))
+    if results:
+        if args.hw:
+            raise ValueError("--hw is for comparing models on configs; results.json files carry their own configs")
+        sides = [side for path in results for side in load_results(path)]
+    else:
+        systems = [(h, _system(args.host, h.split(","))) for h in args.hw]
+        sides = simulate_sides(args.inputs, systems, args.schedule, _merged_loops(LoopTrips(), args.loop_trips))
+    comparison = compare(sides)
+    plot = write_atomic(Path(args.plot), chart_png(comparison))
+    if args.json:
+        print(json.dumps({**comparison.as_dict(), "plot": str(plot)}, indent=2, ensure_ascii=False))
+        return 0
+    print("\n".join(comparison.lines()))
+    print(f"bar chart: {plot}")
+    return 0
+
+
+def _cmd_whatif(args: argparse.Namespace) -> int:
+    from accelsim.whatif import as_dict, lines, whatif
+    from runtime.read import load_model
+
+    system = _system(args.host, args.hw)
+    with _progress_bar("point") as progress:
+        progress(0, 1, "simulating every lifted refusal")
+        result = whatif(load_model(args.model), system, args.model, args.schedule,
+                        _merged_loops(LoopTrips(), args.loop_trips))
+        progress(1, 1, "done")
+    if args.json:
+        print(json.dumps(as_dict(result), indent=2))
+        return 0
+    print("\n".join(lines(result)))
     return 0
 
 
@@ -595,6 +694,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="override every accelerator's limit")
     p.add_argument("--min-nodes-per-partition", "--min_nodes_per_partition", type=_non_negative,
                    help="override every accelerator's minimum")
+    p.add_argument("--partition-plot", metavar="PNG",
+                   help="draw the nodes in run order, coloured by host or accelerator partition, with the bytes "
+                   "crossing each partition boundary and the reason of every refused node")
     p.add_argument("--schedule", choices=("sequential", "dataflow"), default="sequential",
                    help="how the simulated time adds up: sequential (one node after another, default) or "
                    "dataflow (host, links and accelerators overlap as data dependencies allow)")
@@ -603,16 +705,56 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_benchmark)
 
     p = sub.add_parser("diff", help="inference_diff's job: accelerator numerics against the reference",
-                       description="Run the same seeded random inputs through the reference interpreter and "
-                       "the delegated one; report per-output mean/std/max absolute error.",
+                       description="Run the same inputs (seeded random ones, or --input) through the reference "
+                       "interpreter and the delegated one; report how many nodes each accelerator took, and per "
+                       "output the mean/std/max absolute error (integer steps and real units for quantized "
+                       "outputs) and top-1 agreement for [batch, classes] outputs.",
                        epilog=_EPILOG_DIFF, formatter_class=raw)
     p.add_argument("model", help="path of a .tflite file")
     p.add_argument("--hw", action="append", required=True, metavar="CFG", help=_HW_HELP)
     p.add_argument("--host", default="host_cpu", help="host config (default: host_cpu)")
     p.add_argument("--num-runs", "--num_runs", type=_positive, default=50, help="random inputs to compare (default 50)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    p.add_argument("--input", metavar="FILE.npy|FILE.npz",
+                   help="real inputs instead of random ones: a .npy for a one-input model, or a .npz with an array "
+                   "per input named as the input (or arr_0, arr_1, ... in order); an extra leading axis holds "
+                   "one run per row (--num-runs is then ignored)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_cmd_diff)
+
+    p = sub.add_parser("compare", help="configs or experiment results side by side, with % differences and a chart",
+                       description="Put two or more hardware configs (each --hw is one column; join several "
+                       "accelerators of one column with commas) or the design points of results.json files side by "
+                       "side: latency, speed-up over the host alone, energy (when recorded), partitions, delegated "
+                       "nodes and transfer bytes per model, each with its difference from the first column in "
+                       "percent, and a bar chart PNG.", epilog=_EPILOG_COMPARE, formatter_class=raw)
+    p.add_argument("inputs", nargs="+", metavar="MODEL|RESULTS",
+                   help=".tflite models (with --hw), or results.json files written by accelsim run")
+    p.add_argument("--hw", action="append", default=[], metavar="CFG[,CFG...]",
+                   help="one column: an accelerator config, or several joined by commas (attached in that order)")
+    p.add_argument("--host", default="host_cpu", help="host config (default: host_cpu)")
+    p.add_argument("--schedule", choices=("sequential", "dataflow"), default="sequential",
+                   help="how the simulated time adds up (default sequential)")
+    p.add_argument("--plot", default="reports/compare.png", help="where the bar chart goes (default %(default)s)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_loop_trips(p)
+    p.set_defaults(func=_cmd_compare)
+
+    p = sub.add_parser("whatif", help="which op to support next: every refused node's claim line, simulated",
+                       description="For every reason an accelerator refused a node (op not claimed, version, dtype, "
+                       "a constraint), simulate the system with that refusal lifted by one claim line and rank the "
+                       "lines by latency saved; each shows nodes gained, partitions and transfer bytes before and "
+                       "after, and the line to add to the config's claims:. The best pair of lines is shown too. "
+                       "Adding a line and re-running gives exactly the predicted latency.",
+                       epilog=_EPILOG_WHATIF, formatter_class=raw)
+    p.add_argument("model", help="path of a .tflite file")
+    p.add_argument("--hw", action="append", required=True, metavar="CFG", help=_HW_HELP)
+    p.add_argument("--host", default="host_cpu", help="host config (default: host_cpu)")
+    p.add_argument("--schedule", choices=("sequential", "dataflow"), default="sequential",
+                   help="how the simulated time adds up (default sequential)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_loop_trips(p)
+    p.set_defaults(func=_cmd_whatif)
 
     p = sub.add_parser("validate", help="check hardware configs and experiments, listing every error",
                        description="Check each file (a hardware config or an experiment) and print every "

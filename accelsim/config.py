@@ -13,7 +13,7 @@ Keys: `KEYS` below (everything outside `compute:`) and each kind's compute field
 `docs/hw_configs.md` is that text. Units as in `accelsim.units`: '500 MHz', '8 MiB',
 '320 MB/s', '2 us'.
 
-A kind's role says what a file of it describes: an accelerator (systolic, vector) needs
+A kind's role says what a file of it describes: an accelerator (systolic, vector, npu) needs
 `link` and `claims`; a host (cpu) may omit both. `apply_overrides` changes keys by path for
 sweeps (`memory.levels.sram.bandwidth`). Whether activations fit the memory is checked when
 a model is costed (`HardwareConfig.costs`), since it depends on the model.
@@ -674,6 +674,7 @@ def _count(check: _Checker, path: tuple, value: Any, spec: Field) -> int | None:
 _FIELD_CHECKS = {
     "count": _count,
     "fraction": lambda check, path, value, spec: check.fraction(path, value),
+    "number": lambda check, path, value, spec: check.positive(path, value),
     "choice": lambda check, path, value, spec: check.choice(path, value, spec.choices),
     "dtype_rates": lambda check, path, value, spec: _rates(check, path, value),
 }

@@ -34,12 +34,13 @@ if TYPE_CHECKING:
 ENTRY_POINT_GROUP = "accelsim.kinds"
 ROLES = ("host", "accelerator")
 # Value types a compute field may have; accelsim.config has one checker for each.
-FIELD_TYPES = ("count", "fraction", "choice", "dtype_rates")
+FIELD_TYPES = ("count", "fraction", "number", "choice", "dtype_rates")
 
 BUILTIN = {
     "systolic": "accelsim.cost.systolic:KIND",
     "vector": "accelsim.cost.vector:KIND",
     "cpu": "accelsim.cost.cpu:KIND",
+    "npu": "accelsim.cost.npu:KIND",
 }
 
 
@@ -49,7 +50,7 @@ class Field:
 
     Args:
         type: one of FIELD_TYPES: count (a whole number >= minimum, a multiple of
-            multiple_of), fraction (a number in (0, 1]), choice (one of `choices`) or
+            multiple_of), fraction (a number in (0, 1]), number (a number above 0), choice (one of `choices`) or
             dtype_rates (a mapping lower-case dtype -> number above 0).
         meaning: one line for the key table.
         example: the number an error message shows for a count.
@@ -81,6 +82,8 @@ class Field:
                 text += f", multiple of {self.multiple_of}"
         elif self.type == "fraction":
             text = "number in (0, 1]"
+        elif self.type == "number":
+            text = "number above 0"
         elif self.type == "choice":
             text = or_list(self.choices)
         else:

@@ -7,7 +7,8 @@ Layout of `<out_dir>` (normally reports/<experiment>/):
     report.html              the same plus every shown point's per-node table and op profile (collapsed);
                              tables sort on a click on their heading and filter as you type; sweep plot
                              points name themselves on hover; one self-contained file
-    results.json             {"experiment", "points": every record, "missing": points that did not finish}
+    results.json             {"experiment", "version" (accelsim's), "points": every record, "missing": points
+                             that did not finish}
     results.csv              one row per design point, columns accelsim.results.CSV_COLUMNS
     layers/<slug>.csv        one row per node of every simulated point, columns accelsim.results.LAYER_COLUMNS
     plots/                   breakdown.png, gantt_<slug>.png (points shown in detail), sweep_<key>.png
@@ -37,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import accelsim
 from accelsim import plots
 from accelsim.files import write_atomic
 from accelsim.results import CSV_COLUMNS, LAYER_COLUMNS, layer_rows
@@ -505,13 +507,25 @@ def _summary_paragraph(name: str, points: Sequence[dict], missing: Sequence[dict
         if accelerated:
             b = min(accelerated, key=lambda p: p["latency_us"])  # ties: the first in report order
             speed = f", speed-up {fmt_speedup(b['speedup'])}" if b["speedup"] is not None else ""
+            speed += ", slower than the host alone" if b["speedup"] is not None and b["speedup"] < 1 else ""
             swept_at = f" at {sweep_text(b['sweep'])}" if b["sweep"] else ""
             best.append(f"{model} on {b['variant']}{swept_at} ({fmt_us(b['latency_us'])} µs{speed})")
     if best:
         text += " Fastest with accelerators: " + "; ".join(best) + "."
+    slower = slower_than_host_points(ok)
+    if slower:
+        text += (f" Warning: delegation makes {len(slower)} of {sum(1 for p in ok if p['accelerators'])} accelerated "
+                 f"points slower than the host alone: " + "; ".join(
+                     f"{point_label(p)} ({fmt_speedup(p['speedup'])})" for p in slower) + ".")
     text += (" Latencies are simulated microseconds for one inference; speed-up is the CPU-only latency of "
              "the same model and sweep point over the point's latency.")
     return text
+
+
+def slower_than_host_points(points: Sequence[dict]) -> list[dict]:
+    """The ok accelerated points whose latency is above the host-only latency of the same model (speed-up < 1)."""
+    return [p for p in points if p["status"] == "ok" and p["accelerators"] and p["speedup"] is not None
+            and p["speedup"] < 1]
 
 
 def _summary_table(points: Sequence[dict], keys: Sequence[str]) -> Table:
@@ -760,7 +774,7 @@ def build_document(name: str, points: Sequence[dict], missing: Sequence[dict], e
 
 def results_json(name: str, points: Sequence[dict], missing: Sequence[dict]) -> str:
     """results.json: every record (sorted), and the points that did not finish."""
-    doc = {"experiment": name, "points": list(points), "missing": list(missing)}
+    doc = {"experiment": name, "version": accelsim.__version__, "points": list(points), "missing": list(missing)}
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 

@@ -183,10 +183,11 @@ def run_scalesim(python: Path, layers, rows: int, cols: int, workdir: Path,
 
 
 def array_config(dataflow: str, rows: int = ROWS, cols: int = COLS) -> HardwareConfig:
-    """The shipped Edge-TPU-like config resized to rows x cols, given `dataflow` and ample on-chip bandwidth."""
+    """The shipped Edge-TPU-like config resized to rows x cols, given `dataflow`, ample on-chip bandwidth and
+    no program transfer (SCALE-Sim times the array alone)."""
     base = load_hardware(ROOT / "accelsim" / "hw_configs" / "edgetpu_usb.yaml")
     return apply_overrides(base, {"compute.rows": rows, "compute.cols": cols, "compute.dataflow": dataflow,
-                                  "memory.levels.sram.bandwidth": "1000 TB/s"})
+                                  "compute.instruction_bytes": 0, "memory.levels.sram.bandwidth": "1000 TB/s"})
 
 
 def our_cycles(layers, dataflow: str) -> tuple[tuple[int, ...], float]:

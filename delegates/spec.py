@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from runtime.numerics import ROUNDINGS, NumericsProfile
 from runtime.quant import activation_name
 
 # schema enums Padding and ActivationFunctionType, by name.
@@ -26,7 +27,7 @@ ACTIVATIONS = ("NONE", "RELU", "RELU_N1_TO_1", "RELU6", "TANH", "SIGN_BIT")
 PARTITION_KINDS = ("tflite", "prefix")
 NUMERICS_MODES = ("reference", "float16", "rounding")
 # How a `rounding` accelerator rounds when it requantizes (the reference kernels follow TFLite).
-ROUNDING_MODES = ("half_away_from_zero", "half_up", "half_even", "truncate")
+ROUNDING_MODES = tuple(ROUNDINGS)
 MAX_VERSION = 2**31 - 1
 ANY_OP = "any"
 # `op: any` does not reach these: a custom op needs its own kernel, and control flow runs other subgraphs.
@@ -164,6 +165,12 @@ class Numerics:
             raise ValueError("numerics.rounding is required with mode 'rounding' and not allowed otherwise")
         if self.rounding is not None and self.rounding not in ROUNDING_MODES:
             raise ValueError(f"rounding must be one of {list(ROUNDING_MODES)}, got {self.rounding!r}")
+
+    def profile(self) -> NumericsProfile:
+        """The runtime's numerics profile for the nodes this accelerator runs."""
+        if self.mode == "float16":
+            return NumericsProfile(compute="float16")
+        return NumericsProfile(rounding=self.rounding or "litert")
 
 
 @dataclass(frozen=True)

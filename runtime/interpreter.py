@@ -8,6 +8,7 @@ TFLite kernels see TfLiteContext and TfLiteNode.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 from operator import index as _as_index
@@ -23,6 +24,7 @@ from runtime.errors import (
     OpResolutionError,
 )
 from runtime.ir import Model, Operator, tensor_type_for_dtype
+from runtime.numerics import LITERT_X86, NumericsProfile, invoker, to_half
 from runtime.read import DEFAULT_MAX_TENSOR_BYTES, load_model
 from runtime.resolver import BuiltinOpResolver, MutableOpResolver, Registration
 from runtime.tensor import ARENA, CONSTANT, PERSISTENT, TEMPORARY, RuntimeTensor
@@ -37,7 +39,7 @@ class Node:
     __slots__ = (
         "index", "inputs", "outputs", "intermediates", "temporaries", "registration",
         "user_data", "options", "custom_options", "operator", "delegate", "initialized",
-        "params",
+        "params", "numerics",
     )
 
     def __init__(self, index: int, inputs: Sequence[int], outputs: Sequence[int],
@@ -55,6 +57,7 @@ class Node:
         self.operator = operator
         self.delegate = None
         self.params: Any = None  # for delegate nodes: what the kernel's init receives
+        self.numerics = LITERT_X86  # the arithmetic its kernel runs with (Context.set_numerics)
         self.initialized = False
 
     @property
@@ -138,6 +141,36 @@ class Context:
         """Record an error message; it becomes part of the exception the failing node raises."""
         self.errors.append(str(message))
 
+    def set_numerics(self, nodes: Sequence[int], profile: NumericsProfile) -> None:
+        """Run these nodes with `profile` from their next prepare on (a delegate asks this for the nodes it runs).
+
+        A float16 profile also holds in float16 the float32 constants that only these nodes read
+        (the device stores its weights in half precision); constants shared with other nodes keep
+        their values.
+        """
+        if not isinstance(profile, NumericsProfile):
+            raise TypeError(f"set_numerics needs a runtime.numerics.NumericsProfile, got {type(profile).__name__}")
+        graph = self._graph
+        chosen = {int(ni) for ni in nodes}
+        for ni in chosen:
+            graph.nodes[ni].numerics = profile
+        graph.prepared = False
+        if not profile.half:
+            return
+        readers: dict[int, set[int]] = {}
+        for ni in graph.execution_plan:
+            for t in graph.nodes[ni].inputs:
+                readers.setdefault(t, set()).add(ni)
+        for ni in sorted(chosen):
+            for t in graph.nodes[ni].inputs:
+                tensor = graph.tensors[t] if t >= 0 else None
+                if tensor is None or not tensor.is_constant or tensor.type != "FLOAT32":
+                    continue
+                if readers.get(t, set()) - chosen:
+                    log.debug("constant %d is shared with nodes outside %s; kept in float32", t, sorted(chosen))
+                    continue
+                tensor.data = to_half(tensor.data)
+
     def constant(self, node: Node, i: int) -> np.ndarray | None:
         """The data of the node's i-th input when it is a constant, else None."""
         t = self.input(node, i)
@@ -170,7 +203,7 @@ class SubgraphRuntime:
             except ModelError as exc:
                 raise ModelError(f"subgraph {index} tensor {ti} ({t.name!r}): {exc}") from None
             if const is not None:
-                rt._data = const
+                rt.unchecked_data = const
             self.tensors.append(rt)
         self.context = Context(self)
         self.nodes: list[Node] = []
@@ -180,8 +213,9 @@ class SubgraphRuntime:
             node = Node(oi, op.inputs, op.outputs, reg, op, op.options, op.custom_options, op.intermediates)
             self.nodes.append(node)
             self.execution_plan.append(oi)
-        # Per plan step, (node, the tensors freed after it): what the invoke loop walks.
-        self._steps: list[tuple[Node, tuple[RuntimeTensor, ...]]] = []
+        # Per plan step, (node, its invoke under its numerics, the tensors freed after it): what the
+        # invoke loop walks.
+        self._steps: list[tuple[Node, Callable, tuple[RuntimeTensor, ...]]] = []
         self._next_to_prepare = 0  # the plan step invoke prepares from (after a dynamic output)
         # Per plan step, the node's dynamic outputs as its last prepare left them: invoke
         # re-prepares the steps after it only when one of them changed shape.
@@ -330,7 +364,10 @@ class SubgraphRuntime:
                 rt = self.tensors[t]
                 if t not in keep and rt.allocation in (ARENA, TEMPORARY):
                     free_after[step].append(rt)
-        self._steps = [(self.nodes[ni], tuple(free)) for ni, free in zip(self.execution_plan, free_after)]
+        self._steps = []
+        for ni, free in zip(self.execution_plan, free_after):
+            node = self.nodes[ni]
+            self._steps.append((node, invoker(node.registration.invoke, node.numerics), tuple(free)))
 
     def reset_variable_tensors(self) -> None:
         """Set every variable tensor to its default: the zero point for INT8, else 0 (ResetVariableTensor)."""
@@ -367,7 +404,7 @@ class SubgraphRuntime:
         context = self.context
         errors = context.errors
         next_to_prepare = self._next_to_prepare
-        for step, (node, free) in enumerate(self._steps):
+        for step, (node, invoke, free) in enumerate(self._steps):
             if step == next_to_prepare:
                 self._prepare_from(step)
                 next_to_prepare = self._next_to_prepare
@@ -377,7 +414,7 @@ class SubgraphRuntime:
             if errors:
                 errors.clear()
             try:
-                result = node.registration.invoke(context, node)
+                result = invoke(context, node)
             except Exception as exc:
                 raise self._node_error(node, "invoke", exc) from exc
             if result is False:
@@ -387,7 +424,7 @@ class SubgraphRuntime:
                 # only when the node resized an output (tensor_resized_since_op_invoke_).
                 next_to_prepare = self._next_to_prepare = step + 1
             for t in free:
-                t._data = None
+                t.unchecked_data = None
 
 
 class Interpreter:
@@ -401,15 +438,19 @@ class Interpreter:
         num_threads: accepted for LiteRT compatibility; kernels are single-threaded.
         experimental_preserve_all_tensors: keep every intermediate for `get_tensor`.
         model: an already-parsed `runtime.ir.Model` instead of a path or bytes.
+        reference: run every op's plain reference function (`Registration.reference`, the
+            specification its fast kernel implements) instead of the kernel's invoke.
 
     Raises:
         ModelError: the model cannot be read.
-        OpResolutionError: a builtin (op, version) has no kernel in the resolver.
+        OpResolutionError: a builtin (op, version) has no kernel in the resolver, or, with
+            `reference`, an op has no reference function.
     """
 
     def __init__(self, model_path=None, model_content=None, experimental_delegates=None,
                  op_resolver: MutableOpResolver | None = None, num_threads: int | None = None,
-                 experimental_preserve_all_tensors: bool = False, *, model: Model | None = None):
+                 experimental_preserve_all_tensors: bool = False, *, model: Model | None = None,
+                 reference: bool = False):
         sources = [s is not None for s in (model_path, model_content, model)]
         if sum(sources) != 1:
             raise ValueError("give exactly one of model_path, model_content or model")
@@ -419,6 +460,7 @@ class Interpreter:
             model = load_model(model_path if model_path is not None else model_content)
         self.model = model
         self.preserve_all_tensors = bool(experimental_preserve_all_tensors)
+        self.reference = bool(reference)
         self.op_resolver = op_resolver if op_resolver is not None else _default_resolver()
         # Shared by every subgraph, as TFLite's Interpreter owns them (resource::ResourceMap):
         # resource ids by (container, shared_name), resource variables by id, and the
@@ -441,6 +483,18 @@ class Interpreter:
     # -- construction helpers ------------------------------------------------------------
 
     def _resolve(self, op: Operator, subgraph: int, index: int) -> Registration | None:
+        reg = self._find_kernel(op, subgraph, index)
+        if reg is None or not self.reference:
+            return reg
+        if reg.reference is None:
+            where = f"subgraph {subgraph} operator {index}" if subgraph else f"operator {index}"
+            raise OpResolutionError(
+                f"reference=True, but {op.display_name} ({where}) has no reference function; ops with "
+                f"references: {', '.join(self.op_resolver.reference_ops())}"
+            )
+        return dataclasses.replace(reg, invoke=reg.reference)
+
+    def _find_kernel(self, op: Operator, subgraph: int, index: int) -> Registration | None:
         if op.op == "CUSTOM":
             name = op.custom_code or ""
             reg = self.op_resolver.find_custom(name, op.version)

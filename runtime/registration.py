@@ -28,10 +28,12 @@ class Registration:
         init: ``init(context, buffer) -> user_data`` runs once per node; ``buffer``
             is the raw custom options for custom ops, the parsed options for builtins.
         free: ``free(context, user_data)`` runs once for every ``init``.
+        reference: ``reference(context, node)`` computes the outputs with the op's plain reference
+            function (the specification the fast `invoke` implements), after the same prepare;
+            `Interpreter(reference=True)` runs these.
         work: ``work(context, node) -> runtime.work.NodeWork`` reports the prepared node's work
             from shapes, options and constant sizes (never tensor values); a node whose
             registration has none cannot be costed (`runtime.work.node_work` raises).
-        name: a readable name for messages (the resolver fills op and version).
     """
 
     invoke: Callable[[Any, Any], None]
@@ -42,6 +44,7 @@ class Registration:
     custom_name: str | None = None
     version: int = 1
     work: Callable[[Any, Any], Any] | None = None
+    reference: Callable[[Any, Any], None] | None = None
 
     @property
     def op_name(self) -> str:
@@ -115,6 +118,14 @@ class MutableOpResolver:
 
     def custom_versions(self, name: str) -> list[int]:
         return sorted(v for n, v in self._customs if n == name)
+
+    def reference_ops(self) -> list[str]:
+        """The builtin ops (by name) whose every registered version has a reference function."""
+        ops: dict[str, bool] = {}
+        for (code, _), reg in self._builtins.items():
+            name = BUILTIN_OP_NAMES[code]
+            ops[name] = ops.get(name, True) and reg.reference is not None
+        return sorted(name for name, has in ops.items() if has)
 
     def custom_names(self) -> list[str]:
         return sorted({n for n, _ in self._customs})

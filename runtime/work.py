@@ -479,7 +479,7 @@ def batch_matmul(context, node) -> NodeWork:
 def conv_output_size(size: int, kernel: int, stride: int, dilation: int, padding: str) -> int:
     """TFLite's ComputeOutSize (kernels/padding.h), as the interpreter's conv kernels compute it."""
     # Imported here: the kernel modules import this one for their work hooks.
-    from runtime.kernels.conv import SAME, VALID, out_size_and_padding
+    from runtime.kernels.conv.geometry import SAME, VALID, out_size_and_padding
 
     paddings = {"SAME": SAME, "VALID": VALID}
     if padding not in paddings:

@@ -18,7 +18,7 @@ PACKAGES = ("schema", "runtime", "delegates", "accelsim")  # lowest first
 # Modules of `runtime`, lowest layer first; a module may import its own layer's modules and lower ones.
 RUNTIME_LAYERS = (
     ("runtime.errors",),
-    ("runtime.ir", "runtime.quant", "runtime.verify", "runtime.custom"),
+    ("runtime.ir", "runtime.quant", "runtime.numerics", "runtime.verify", "runtime.custom"),
     ("runtime.versioning",),
     ("runtime.read", "runtime.write", "runtime.tensor", "runtime.registration"),
     ("runtime.kernels", "runtime.work"),  # the kernels package and every module in it; the work they report

@@ -19,6 +19,11 @@ path: MACs / compute.vector_lanes cycles. Memory traffic follows the config's le
 (`accelsim.memory`): activations and cached weights on their levels, weights that do not
 fit the cache streamed from the level below (or over the link) every inference. Traffic
 overlaps compute, so the node takes the longest of compute and each level's time.
+
+A node's program (compute.instruction_bytes) crosses the link before the node can start, on
+every invocation: the Edge TPU runtime sends the instruction stream with each inference. It
+adds bytes / link bandwidth to the node's time and its bytes to the link's traffic; the
+stream goes as one transfer per invocation, so it pays no per-node link latency.
 """
 
 from __future__ import annotations
@@ -28,8 +33,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from accelsim.cost import Cost, roofline
+from accelsim import energy
+from accelsim.cost import Cost, cycles_for, roofline
 from accelsim.kinds import Kind, spec
+from accelsim.memory import LINK
 from runtime.work import Gemm, NodeWork
 
 if TYPE_CHECKING:
@@ -46,6 +53,8 @@ class SystolicCompute:
     cols: int = spec("count", "columns of MAC cells")
     dataflow: str = spec("choice", "SCALE-Sim's output, weight or input stationary dataflow", choices=DATAFLOWS)
     vector_lanes: int = spec("count", "lanes of the array's vector path (depthwise, pools, elementwise)")
+    instruction_bytes: int = spec("count", "bytes of program per node sent over the link every invocation",
+                                  default=0, minimum=0, example=1750)
 
 
 def fold_shape(gemm: Gemm, rows: int, cols: int, dataflow: str) -> tuple[int, int]:
@@ -77,9 +86,22 @@ def node_cycles(work: NodeWork, compute: SystolicCompute) -> int:
     return math.ceil(work.macs / compute.vector_lanes)
 
 
+def program(hw: HardwareConfig) -> Cost:
+    """The time, link bytes and energy of sending one node's program (compute.instruction_bytes) over the link."""
+    nbytes = hw.compute.instruction_bytes
+    if not nbytes:
+        return Cost()
+    cycles = cycles_for(nbytes / hw.link.bandwidth, hw.clock)
+    seconds = cycles / hw.clock
+    static = energy.static_power(hw) * seconds
+    return Cost(cycles=cycles, seconds=seconds, level_bytes=((LINK, nbytes),),
+                bound_seconds=((LINK, seconds),), energy=nbytes * hw.link.energy + static, static_energy=static)
+
+
 def costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
     """Costs of a device's nodes in model order (they share the weights level as the Edge TPU compiler does)."""
-    return roofline(works, hw, lambda w: node_cycles(w, hw.compute))
+    each = program(hw)
+    return [c + each for c in roofline(works, hw, lambda w: node_cycles(w, hw.compute))]
 
 
 def cost(work: NodeWork, hw: HardwareConfig) -> Cost:

@@ -33,6 +33,7 @@ from runtime.kernels.math import (
     _in_float64,
     _lookup,
     _lut_op_prepare,
+    _lut_op_reference,
     _lut_populate,
     _LutOp,
     _options_field,
@@ -45,6 +46,7 @@ from runtime.kernels.math import (
     _trunc_div,
     _unary,
     _unary_prepare,
+    lut_apply,
 )
 from runtime.quant import (
     INT32_MAX,
@@ -98,12 +100,29 @@ _RELU_TYPES = ("FLOAT32", "INT8", "UINT8", "INT16")
 
 
 def _relu_table(op: str, x, out) -> np.ndarray:
-    """QuantizedReluX for every input value: requantize with MultiplyByQuantizedMultiplier, then clamp."""
+    """QuantizedReluX for every input value (integer_domain order)."""
+    return _relu_quantized(op, integer_domain(x.dtype), x, out)
+
+
+def _relu_quantized(op: str, q: np.ndarray, x, out) -> np.ndarray:
+    """QuantizedReluX of the values q: requantize with MultiplyByQuantizedMultiplier, then clamp."""
     # ReluPrepare: the multiplier is input_scale / output_scale computed in float.
     mult, shift = quantize_multiplier(float(_F32(x.scale) / _F32(out.scale)))
-    q = integer_domain(x.dtype).astype(np.int64)
-    y = multiply_by_quantized_multiplier(q - x.zero_point, mult, shift) + out.zero_point
+    y = multiply_by_quantized_multiplier(q.astype(np.int64) - x.zero_point, mult, shift) + out.zero_point
     return np.clip(y, *_relu_range(op, out)).astype(out.dtype)
+
+
+def _relu_reference(op: str):
+    """RELU's and RELU6's specification: float max(x, 0) (and min(., 6)); quantized QuantizedReluX computed."""
+    def reference(ctx, node) -> None:
+        x, out = ctx.input(node, 0), ctx.output(node, 0)
+        if x.type == "FLOAT32":
+            hi = _RELU_LIMITS[op][1]
+            out.data = np.maximum(x.data, _F32(0)) if hi is None else np.minimum(np.maximum(x.data, _F32(0)), _F32(hi))
+        else:
+            out.data = _relu_quantized(op, x.data, x, out)
+
+    return reference
 
 
 def _relu_prepare(op: str):
@@ -188,6 +207,21 @@ def _lut_prepare(op: str):
     return prepare
 
 
+def _lut_reference(op: str):
+    """LOGISTIC's and TANH's specification: float32 tanh, or 1 / (1 + exp(-x)); 8-bit through
+    math.lut_apply (LUTPopulate's arithmetic) on the values themselves."""
+    def reference(ctx, node) -> None:
+        x, out = ctx.input(node, 0), ctx.output(node, 0)
+        if x.type != "FLOAT32":
+            out.data = lut_apply(_TRANSFORMS[op], x.data, x.scale, x.zero_point, out.scale, out.zero_point, x.dtype)
+        elif op == "TANH":
+            out.data = np.tanh(x.data)
+        else:
+            out.data = (_F32(1) / (_F32(1) + np.exp(-x.data))).astype(np.float32)
+
+    return reference
+
+
 # Float TANH/LOGISTIC: LiteRT's optimized kernels evaluate Eigen's float32 approximations, so
 # float32 NumPy (a few ulp from the exact value, like Eigen's) stays well inside the float bound.
 def _float_tanh(x, out):
@@ -200,6 +234,8 @@ def _float_tanh(x, out):
 def _float_logistic(x, out):
     """1 / (1 + exp(-x)) in float32, in place (exp overflows to inf for x < -88: the result is 0)."""
     one = np.asarray(_F32(1))  # a 0-d operand: no scalar conversion per call
+    if not x.shape:  # NumPy gives a scalar for a 0-d operand, which the in-place steps cannot write to
+        return store_plan(out, lambda: one / (one + np.exp(-x.data)))
 
     def logistic() -> np.ndarray:
         y = np.negative(x.data)
@@ -373,15 +409,29 @@ def _prelu_prepare(ctx, node) -> None:
         node.user_data = _prelu_float
         return
     _require_per_tensor_quantized("PRELU", x, alpha, out)
-    # PreluPrepare: input_scale / output_scale and input_scale * alpha_scale / output_scale, in float.
-    sx, sa, so = _F32(x.scale), _F32(alpha.scale), _F32(out.scale)
-    p = _PreluParams(x.zero_point, alpha.zero_point, out.zero_point, quantize_multiplier(float(sx / so)),
-                     quantize_multiplier(float(sx * sa / so)))
-    rule = partial(_prelu_quantized, p=p)
+    rule = partial(_prelu_quantized, p=_prelu_params(x, alpha, out))
     if x.type in _EIGHT_BIT:
         node.user_data = _pair_lookup(rule, x.dtype)
     else:
         node.user_data = lambda q, a: _clamp_to(rule(q.astype(np.int64), a.astype(np.int64)), np.int16)
+
+
+def _prelu_params(x, alpha, out) -> _PreluParams:
+    # PreluPrepare: input_scale / output_scale and input_scale * alpha_scale / output_scale, in float.
+    sx, sa, so = _F32(x.scale), _F32(alpha.scale), _F32(out.scale)
+    return _PreluParams(x.zero_point, alpha.zero_point, out.zero_point, quantize_multiplier(float(sx / so)),
+                        quantize_multiplier(float(sx * sa / so)))
+
+
+def _prelu_reference(ctx, node) -> None:
+    """PRELU's specification: x, or x * alpha below 0; quantized reference_ops Prelu per value (_prelu_quantized)."""
+    x, alpha, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+    a = np.broadcast_to(alpha.data, x.shape)
+    if x.type == "FLOAT32":
+        out.data = _prelu_float(x.data, a)
+        return
+    values = _prelu_quantized(x.data.astype(np.int64), a.astype(np.int64), _prelu_params(x, alpha, out))
+    out.data = _clamp_to(values, out.dtype)
 
 
 def _prelu_invoke(ctx, node) -> None:
@@ -415,11 +465,24 @@ def _leaky_relu_prepare(ctx, node) -> None:
     _require_per_tensor_quantized("LEAKY_RELU", x, out)
     if x.type == "INT16":
         _require_zero_points("LEAKY_RELU", x, out)
+    node.user_data = _lookup(_tabulate(partial(_leaky_relu_quantized, p=_leaky_params(x, out, alpha)), x.dtype))
+
+
+def _leaky_params(x, out, alpha) -> _LeakyParams:
     # LeakyReluPrepare: input_scale * alpha / output_scale and input_scale / output_scale, in float.
     sx, so = _F32(x.scale), _F32(out.scale)
-    p = _LeakyParams(x.zero_point, out.zero_point, quantize_multiplier(float(sx / so)),
-                     quantize_multiplier(float(sx * alpha / so)))
-    node.user_data = _lookup(_tabulate(partial(_leaky_relu_quantized, p=p), x.dtype))
+    return _LeakyParams(x.zero_point, out.zero_point, quantize_multiplier(float(sx / so)),
+                        quantize_multiplier(float(sx * alpha / so)))
+
+
+def _leaky_relu_reference(ctx, node) -> None:
+    """LEAKY_RELU's specification: x above 0, else x * alpha; quantized leaky_relu.h per value."""
+    x, out = ctx.input(node, 0), ctx.output(node, 0)
+    alpha = _F32(_options_field(node, "alpha", 0.0))
+    if x.type == "FLOAT32":
+        out.data = np.asarray(np.where(x.data > 0, x.data, x.data * alpha))
+        return
+    out.data = _clamp_to(_leaky_relu_quantized(x.data.astype(np.int64), _leaky_params(x, out, alpha)), x.dtype)
 
 
 @dataclass(frozen=True)
@@ -470,14 +533,26 @@ def _hard_swish_prepare(ctx, node) -> None:
         node.user_data = _hard_swish_float
         return
     _require_per_tensor_quantized("HARD_SWISH", x, out)
+    node.user_data = _lookup(_tabulate(partial(_hard_swish_quantized, p=_hard_swish_params(x, out)), x.dtype))
+
+
+def _hard_swish_params(x, out) -> _HardSwishParams:
     # HardSwishPrepare: the input on a 128x finer scale, rescaled to the output and to [-3, 3].
     hires = _F32(1.0 / 128.0) * _F32(x.scale)
     out_mult, out_exp = quantize_multiplier(float(hires / _F32(out.scale)))
     check(out_exp <= 0, f"HARD_SWISH: input scale {x.scale} is too large for output scale {out.scale}")
     relu_mult, relu_exp = quantize_multiplier(float(hires / _F32(3.0 / 32768.0)))
-    p = _HardSwishParams(x.zero_point, out.zero_point, _downscale_to_int16(out_mult), out_exp,
-                         _downscale_to_int16(relu_mult), relu_exp)
-    node.user_data = _lookup(_tabulate(partial(_hard_swish_quantized, p=p), x.dtype))
+    return _HardSwishParams(x.zero_point, out.zero_point, _downscale_to_int16(out_mult), out_exp,
+                            _downscale_to_int16(relu_mult), relu_exp)
+
+
+def _hard_swish_reference(ctx, node) -> None:
+    """HARD_SWISH's specification: x * relu6(x + 3) / 6 in float32; quantized reference_ops::HardSwish per value."""
+    x, out = ctx.input(node, 0), ctx.output(node, 0)
+    if x.type == "FLOAT32":
+        out.data = np.asarray(_hard_swish_float(x.data))
+        return
+    out.data = _clamp_to(_hard_swish_quantized(x.data.astype(np.int64), _hard_swish_params(x, out)), x.dtype)
 
 
 # ELU and GELU: float32 computed directly, quantized through LUTPopulate's table (math.py's LUT ops).
@@ -492,19 +567,24 @@ _LUT_OPS = (
 def register(resolver) -> None:
     for op in ("RELU", "RELU6"):
         # v1 float, v2 int8/uint8, v3 int16 (zero points 0).
-        resolver.add_builtin(op, Registration(prepare=_relu_prepare(op), invoke=run_plan, work=work.elementwise), 1, 3)
+        relu = Registration(prepare=_relu_prepare(op), invoke=run_plan, reference=_relu_reference(op),
+                            work=work.elementwise)
+        resolver.add_builtin(op, relu, 1, 3)
     for op in ("LOGISTIC", "TANH"):
         # v1 float/uint8, v2 int8; v3 (int16 fixed point) is not implemented.
-        resolver.add_builtin(op, Registration(prepare=_lut_prepare(op), invoke=run_plan, work=work.lookup_if_quantized),
+        resolver.add_builtin(op, Registration(prepare=_lut_prepare(op), invoke=run_plan, reference=_lut_reference(op),
+                                              work=work.lookup_if_quantized),
                              1, 2)
     # PRELU, HARD_SWISH, ELU have only version 1 (register.cc).
-    resolver.add_builtin("PRELU", Registration(prepare=_prelu_prepare, invoke=_prelu_invoke, work=work.elementwise),
-                         1, 1)
+    prelu = Registration(prepare=_prelu_prepare, invoke=_prelu_invoke, reference=_prelu_reference,
+                         work=work.elementwise)
+    resolver.add_builtin("PRELU", prelu, 1, 1)
     # LEAKY_RELU: v2 adds int16.
-    resolver.add_builtin("LEAKY_RELU", _unary(_leaky_relu_prepare, work.elementwise), 1, 2)
-    resolver.add_builtin("HARD_SWISH", _unary(_hard_swish_prepare, work.elementwise), 1, 1)
+    resolver.add_builtin("LEAKY_RELU", _unary(_leaky_relu_prepare, work.elementwise, _leaky_relu_reference), 1, 2)
+    resolver.add_builtin("HARD_SWISH", _unary(_hard_swish_prepare, work.elementwise, _hard_swish_reference), 1, 1)
     # ELU: v1 only. GELU: v2 int8/uint8; v3 (float16) is not implemented.
     versions = {"ELU": 1, "GELU": 2}
     for spec in _LUT_OPS:
         # 8-bit ELU and GELU read a table, as TFLite's LUTPopulate kernels do.
-        resolver.add_builtin(spec.name, _unary(_lut_op_prepare(spec), work.lookup_if_quantized), 1, versions[spec.name])
+        resolver.add_builtin(spec.name, _unary(_lut_op_prepare(spec), work.lookup_if_quantized,
+                                               _lut_op_reference(spec)), 1, versions[spec.name])

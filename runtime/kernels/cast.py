@@ -55,6 +55,8 @@ def _cast_invoke(ctx, node) -> None:
 
 
 def register(resolver) -> None:
+    # CAST has no fast path: its invoke is already the plain rule, its own reference.
     # CAST: v2 uint32, v3 int8, v4 uint16, v5 float16/float64; v6+ (int4, bfloat16, int2/uint4,
     # float8) are not implemented.
-    resolver.add_builtin("CAST", Registration(prepare=_cast_prepare, invoke=_cast_invoke, work=work.elementwise), 1, 5)
+    resolver.add_builtin("CAST", Registration(prepare=_cast_prepare, invoke=_cast_invoke, reference=_cast_invoke,
+                                              work=work.elementwise), 1, 5)

@@ -113,7 +113,7 @@ def store_plan(out, compute):
             out.data = compute()
     else:
         def run() -> None:
-            out._data = compute()
+            out.unchecked_data = compute()
     return run
 
 

@@ -143,7 +143,7 @@ def _concat_invoke(ctx, node) -> None:
     if plan.plain:
         # The inputs' shapes are the ones prepare derived the output's from, and they share its
         # dtype: the result is stored without the setter's checks.
-        out._data = np.concatenate([t.data for t in inputs], axis)
+        out.unchecked_data = np.concatenate([t.data for t in inputs], axis)
         return
     if not inputs[0].shape:
         out.data = np.asarray([t.data for t in inputs], dtype=out.dtype)
@@ -155,9 +155,24 @@ def _concat_invoke(ctx, node) -> None:
     out.data = np.concatenate(values, axis=axis)
 
 
+def _concat_reference(ctx, node) -> None:
+    """CONCATENATION's specification (concatenation.h Concatenation, ConcatenationWithScaling for uint8 inputs
+    in another scale): the inputs, each requantized to the output's uint8 scale, joined along the axis."""
+    plan: _ConcatPlan = node.user_data
+    out = ctx.output(node, 0)
+    if not plan.inputs[0].shape:
+        out.data = np.asarray([t.data for t in plan.inputs], dtype=out.dtype)
+        return
+    values = [_requantize_uint8(t, out) if out.type == "UINT8" else t.data for t in plan.inputs]
+    out.data = np.concatenate(values, axis=plan.axis)
+
+
 def register(resolver) -> None:
     # CONCATENATION: v2 int8, v3 int16, v4 uint32; v5 int4, v6 float16, v7 float8 are not implemented.
     resolver.add_builtin("CONCATENATION", Registration(prepare=_concat_prepare, invoke=_concat_invoke,
-                                                       work=work.move), 1, 4)
+                                                       reference=_concat_reference, work=work.move), 1, 4)
     # PACK: v2 int8, v3 int16, v4 uint32; v5 (float8) is not implemented.
-    resolver.add_builtin("PACK", Registration(prepare=_pack_prepare, invoke=_pack_invoke, work=work.move), 1, 4)
+    # PACK has no fast path: its invoke is already the plain rule, its own reference.
+    resolver.add_builtin("PACK", Registration(prepare=_pack_prepare, invoke=_pack_invoke, reference=_pack_invoke,
+                                              work=work.move),
+                         1, 4)

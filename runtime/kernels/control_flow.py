@@ -60,7 +60,7 @@ def _hand_over(graph, role: str, inputs: Sequence, values: Sequence[np.ndarray])
     for i, (t, v) in enumerate(zip(inputs, values)):
         if v.shape != t.shape:
             v = _same_size_reshape(v, t, f"{role} subgraph {graph.index} input {i}")
-        t._data = v
+        t.unchecked_data = v
 
 
 def _hand_over_resizing(graph, inputs: Sequence, values: Sequence[np.ndarray]) -> None:
@@ -71,7 +71,7 @@ def _hand_over_resizing(graph, inputs: Sequence, values: Sequence[np.ndarray]) -
         if t.shape != v.shape:
             graph.context.resize_tensor(t, v.shape)
             changed = True
-        t._data = v
+        t.unchecked_data = v
     if changed or not graph.prepared:
         graph.prepare()  # a prepare resizes no graph input, so the values handed over stay
 
@@ -460,6 +460,11 @@ def _call_once_work(ctx, node) -> NodeWork:
 
 
 def register(resolver) -> None:
-    resolver.add_builtin("WHILE", Registration(_while_invoke, _while_prepare, work=_while_work), 1, 1)
-    resolver.add_builtin("IF", Registration(_if_invoke, _if_prepare, work=_if_work), 1, 1)
-    resolver.add_builtin("CALL_ONCE", Registration(_call_once_invoke, _call_once_prepare, work=_call_once_work), 1, 1)
+    # The control-flow ops run their subgraphs (whose nodes run references under reference=True): each
+    # invoke is already the plain rule, its own reference.
+    resolver.add_builtin("WHILE", Registration(_while_invoke, _while_prepare, reference=_while_invoke,
+                                               work=_while_work),
+                         1, 1)
+    resolver.add_builtin("IF", Registration(_if_invoke, _if_prepare, reference=_if_invoke, work=_if_work), 1, 1)
+    resolver.add_builtin("CALL_ONCE", Registration(_call_once_invoke, _call_once_prepare, reference=_call_once_invoke,
+                                                   work=_call_once_work), 1, 1)

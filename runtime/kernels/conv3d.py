@@ -7,7 +7,8 @@ axis), and the result clamped to the fused activation's range (CalculateActivati
 NaN becomes the upper bound).
 
 The filter is already the [KD*KH*KW*Cin, Cout] GEMM operand in its own layout, so the kernel is one copy of
-the windows into a matrix and one BLAS matmul.
+the windows into a matrix and one BLAS matmul; it implements `conv3d`, the specification
+(tests/runtime/test_references.py).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import numpy as np
 
 from runtime import work
 from runtime.kernels.common import check, is_known
-from runtime.kernels.conv import FLOAT_RANGES, fused_activation, out_size_and_padding
+from runtime.kernels.conv.geometry import out_size_and_padding
+from runtime.kernels.conv.stage import FLOAT_RANGES, fused_activation
 from runtime.registration import Registration
 
 
@@ -111,6 +113,38 @@ def _invoke(ctx, node) -> None:
     out.data = acc.reshape(out.shape)
 
 
+def conv3d(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, stride, dilation, pad_before, out_dhw,
+           activation: str) -> np.ndarray:
+    """CONV_3D's specification (reference_ops::Conv3D): out[n, z, y, x, o] = sum over taps (a, b, c) and
+    input channels i of xp[n, z*sd + a*dd, y*sh + b*dh, x*sw + c*dw, i] * w[a, b, c, i, o], xp the input
+    zero-padded by pad_before, + bias, then the activation's clamp (NaN becomes its top, as measured)."""
+    n, cin = x.shape[0], x.shape[4]
+    reach = [(o - 1) * s + (k - 1) * d + 1 for o, s, k, d in zip(out_dhw, stride, w.shape[:3], dilation)]
+    xp = np.zeros((n, *(max(size + p, r) for size, p, r in zip(x.shape[1:4], pad_before, reach)), cin), np.float32)
+    (pd, ph, pw), (d, h, wd) = pad_before, x.shape[1:4]
+    xp[:, pd:pd + d, ph:ph + h, pw:pw + wd] = x
+    acc = np.zeros((n, *out_dhw, w.shape[4]), np.float32)
+    for tap in np.ndindex(*w.shape[:3]):  # every kernel tap over all output pixels at once
+        window = tuple(slice(t * dl, t * dl + (o - 1) * s + 1, s)
+                       for t, dl, o, s in zip(tap, dilation, out_dhw, stride))
+        acc += xp[(slice(None), *window)] @ w[tap]
+    if b is not None:
+        acc += b
+    lo, hi = FLOAT_RANGES[activation]
+    return np.fmax(np.fmin(acc, hi), lo)
+
+
+def _reference(ctx, node) -> None:
+    """CONV_3D through `conv3d` (prepare checked the node and sized and padded each axis)."""
+    plan: _Plan = node.user_data
+    x, f, b, out = ctx.input(node, 0), ctx.input(node, 1), ctx.input(node, 2), ctx.output(node, 0)
+    if 0 in out.shape:
+        out.data = np.zeros(out.shape, np.float32)
+        return
+    out.data = conv3d(x.data, f.data, _bias(b), plan.stride, plan.dilation, plan.pad_before, plan.out, plan.activation)
+
+
 def register(resolver) -> None:
     """CONV_3D v1 (float32; the only version op_version.cc defines)."""
-    resolver.add_builtin("CONV_3D", Registration(prepare=_prepare, invoke=_invoke, work=work.conv3d), 1, 1)
+    resolver.add_builtin("CONV_3D", Registration(prepare=_prepare, invoke=_invoke, reference=_reference,
+                                                 work=work.conv3d), 1, 1)

@@ -37,4 +37,6 @@ def _cumsum_invoke(ctx, node) -> None:
 
 
 def register(resolver) -> None:
-    resolver.add_builtin("CUMSUM", Registration(prepare=_cumsum_prepare, invoke=_cumsum_invoke, work=work.reduce), 1, 1)
+    # CUMSUM has no fast path: its invoke is already the plain rule, its own reference.
+    resolver.add_builtin("CUMSUM", Registration(prepare=_cumsum_prepare, invoke=_cumsum_invoke,
+                                                reference=_cumsum_invoke, work=work.reduce), 1, 1)

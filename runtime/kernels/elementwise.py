@@ -4,9 +4,10 @@ Quantized ADD/MUL follow LiteRT's optimized kernels as its x86 wheel builds them
 blocks compiled through NEON_2_SSE): inside each contiguous run of the output that one
 inner call handles, whole SIMD blocks round slightly differently from the scalar tail.
 `_lane_paths` reproduces which output element goes through which path; quantized SUB
-always runs the scalar reference kernel (sub.cc). An 8-bit result depends only on the
-input pair and the path, so prepare evaluates the fixed-point rules once for all 65536
-pairs of each path and invoke gathers from that table.
+always runs the scalar reference kernel (sub.cc). `binary` is the specification, computing
+each element directly; the plans implement it (tests/runtime/test_references.py). An 8-bit
+result depends only on the input pair and the path, so prepare evaluates the fixed-point rules
+once for all 65536 pairs of each path and invoke gathers from that table.
 """
 
 from __future__ import annotations
@@ -401,7 +402,7 @@ def _plain_plan(op: str, x1, x2, out, activation: str) -> Callable[[], None]:
         scalar_op = _SCALAR_OPS[op]
 
         def run_scalar() -> None:
-            out._data = np.array(fast_clip(scalar_op(x1.data[()], x2.data[()]), bottom, top))
+            out.unchecked_data = np.array(fast_clip(scalar_op(x1.data[()], x2.data[()]), bottom, top))
 
         return run_scalar
     apply = _apply_plain(ufunc, x1, x2, out.shape)
@@ -411,7 +412,7 @@ def _plain_plan(op: str, x1, x2, out, activation: str) -> Callable[[], None]:
         # output-shaped bounds took two), the same values, NaN kept.
         y = apply()
         fast_clip(y, bottom, top, out=y)
-        out._data = y
+        out.unchecked_data = y
 
     return run
 
@@ -423,7 +424,7 @@ def _unclamped_plan(op: str, ufunc, x1, x2, out) -> Callable[[], None]:
 
         def run_scalar() -> None:
             # 0-d operands: NumPy scalar arithmetic, which wraps like the ufunc (~0.3 us instead of ~1.4).
-            out._data = np.array(scalar_op(x1.data[()], x2.data[()]))
+            out.unchecked_data = np.array(scalar_op(x1.data[()], x2.data[()]))
 
         return run_scalar
     return store_plan(out, _apply_plain(ufunc, x1, x2, out.shape))
@@ -474,9 +475,67 @@ def _prepare(op: str):
     return prepare
 
 
+# -- the specification: each element computed directly (the table plans above implement these) --
+
+
+@dataclass(frozen=True)
+class QuantizedStage:
+    """What an 8-bit ADD/SUB/MUL computes with: its fixed-point parameters, clamp, and which code path
+    (scalar or one of the SIMD `lanes`) LiteRT's x86 build runs for each output element (`paths`)."""
+
+    params: _AddSubParams | _MulParams
+    lanes: tuple[_Lane, _Lane] | None
+    paths: LanePaths | None
+    act_min: int
+    act_max: int
+    dtype: np.dtype
+
+
+def binary(op: str, x1: np.ndarray, x2: np.ndarray, stage: str | QuantizedStage) -> np.ndarray:
+    """ADD, SUB or MUL of broadcast x1 and x2 (add.cc, sub.cc, mul.cc), then the output stage.
+
+    stage: an activation name for float and integer types: the NumPy op (integers wrap as the C++
+    does), then CalculateActivationRange<T>'s clamp (complex64: none). Or a QuantizedStage: each
+    element through the fixed-point rules of its code path (_add_sub_result, _mul_result), then the
+    quantized activation clamp.
+    """
+    if isinstance(stage, str):
+        y = np.asarray(_NUMPY_OPS[op](x1, x2))
+        if y.dtype.kind == "c":
+            return y
+        lo, hi = _plain_activation_range(stage, y.dtype)
+        return np.clip(y, lo, hi).astype(y.dtype)
+    a, b = np.broadcast_arrays(x1.astype(np.int64), x2.astype(np.int64))
+    p, dtype = stage.params, stage.dtype
+    results = [_mul_result(a, b, p, lane, dtype) if op == "MUL" else _add_sub_result(op, a, b, p, lane, dtype)
+               for lane in (None, *(stage.lanes or ()))]
+    path = np.zeros(a.shape, np.intp)
+    if stage.paths is not None:
+        within_run = np.arange(a.size).reshape(a.shape) % stage.paths.run
+        path = np.where(within_run < stage.paths.cut, stage.paths.first, stage.paths.rest)
+    return np.clip(np.choose(path, results), stage.act_min, stage.act_max).astype(dtype)
+
+
+def _reference(op: str):
+    def reference(ctx, node) -> None:
+        x1, x2, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+        activation = activation_name(node.options.fused_activation_function)
+        stage = activation
+        if x1.type in _QUANTIZED:
+            lanes = _SIMD_LANES.get((op, x1.type))
+            size = int(np.prod(out.shape, dtype=np.int64))
+            stage = QuantizedStage(_quantized_params(op, x1, x2, out), lanes,
+                                   None if lanes is None else _lane_paths(x1.shape, x2.shape, size, lanes),
+                                   *activation_range_quantized(activation, out.scale, out.zero_point, out.dtype),
+                                   out.dtype)
+        out.data = binary(op, x1.data, x2.data, stage)
+
+    return reference
+
+
 def register(resolver) -> None:
     def reg(op: str) -> Registration:
-        return Registration(prepare=_prepare(op), invoke=run_plan, work=work.elementwise)
+        return Registration(prepare=_prepare(op), invoke=run_plan, reference=_reference(op), work=work.elementwise)
 
     # ADD: v1 float/int32/uint8, v2 int8, v4 int64, v5 int16 (unquantized);
     # v3 (quantized int16) and v6 (float16) are not implemented.

@@ -93,9 +93,12 @@ def _zeros_like_invoke(ctx, node) -> None:
 
 
 def register(resolver) -> None:
+    # FILL, ZEROS_LIKE and RANGE have no fast path: each invoke is already the plain rule, its own reference.
     # FILL: v2 bool/string, v3 int8/int16; v4 (float16) and v5 (float8) are not implemented.
-    resolver.add_builtin("FILL", Registration(prepare=_fill_prepare, invoke=_fill_invoke, work=work.move), 1, 3)
+    resolver.add_builtin("FILL", Registration(prepare=_fill_prepare, invoke=_fill_invoke, reference=_fill_invoke,
+                                              work=work.move), 1, 3)
     resolver.add_builtin("ZEROS_LIKE", Registration(prepare=_zeros_like_prepare, invoke=_zeros_like_invoke,
-                                                    work=work.move), 1, 1)
+                                                    reference=_zeros_like_invoke, work=work.move), 1, 1)
     # RANGE: v2 int64.
-    resolver.add_builtin("RANGE", Registration(prepare=_range_prepare, invoke=_range_invoke, work=work.move), 1, 2)
+    resolver.add_builtin("RANGE", Registration(prepare=_range_prepare, invoke=_range_invoke,
+                                               reference=_range_invoke, work=work.move), 1, 2)

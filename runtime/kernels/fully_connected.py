@@ -1,7 +1,8 @@
 """FULLY_CONNECTED in float32, int8 (per-tensor or per-channel weights) and uint8, DEFAULT weights format.
 
+`fully_connected` is the specification; the kernel below implements it (tests/runtime/test_references.py).
 The input is read as [-1, input_size] rows (fully_connected.cc) and multiplied by the transposed
-[units, input_size] weights through BLAS; quantized products are exact in the GEMM (see conv.py) and
+[units, input_size] weights through BLAS; quantized products are exact in the GEMM (see conv/conv2d.py) and
 go through the same output stage as the convolutions. Sparse constant weights (version 8) are densified
 once in prepare (sparse.py) and then take the dense path.
 """
@@ -15,7 +16,9 @@ import numpy as np
 
 from runtime import work
 from runtime.kernels.common import check, fast_clip, is_known, store_plan
-from runtime.kernels.conv import (
+from runtime.kernels.conv.checks import check_bias, check_float_types, check_quantized_types
+from runtime.kernels.conv.reference import output_stage
+from runtime.kernels.conv.stage import (
     FLOAT_RANGES,
     OPTIMIZED_ROUNDING,
     REFERENCE_ROUNDING,
@@ -23,9 +26,6 @@ from runtime.kernels.conv import (
     Requantizer,
     accumulator_bound,
     channel_bounds,
-    check_bias,
-    check_float_types,
-    check_quantized_types,
     clamp_float,
     finish_quantized,
     gemm_dtype,
@@ -126,7 +126,7 @@ def _prepare(ctx, node) -> None:
         exact = _weights(filter_data, np.float64, plan.filter_zp) if filter_data is not None else None
         plan.dtype = gemm_dtype(x, plan.input_zp, exact, axis=0)
         plan.weights = None if exact is None else exact.astype(plan.dtype)
-        rounding = REFERENCE_ROUNDING if f.sparsity is not None else OPTIMIZED_ROUNDING
+        rounding = node.numerics.requant_rounding(REFERENCE_ROUNDING if f.sparsity is not None else OPTIMIZED_ROUNDING)
         plan.requant = requantizer(_OP, x, f, b, out, act, units, channel_axis=0, rounding=rounding,
                                    float_product=not per_channel,
                                    acc_bound=accumulator_bound(x, plan.input_zp, exact, 0, b))
@@ -195,36 +195,26 @@ def _constant_float_runner(x, out, rows: int, depth: int, w: np.ndarray, bias: n
 
 
 def _quantized_runner(plan: _FcPlan, x, f, b, out) -> Callable[[], None]:
-    """(rows - input zp) @ weights through the plan's output stage; plan.stage and plan.requant are read
-    per call because a delegate may replace them after prepare."""
+    """(rows - input zp) @ weights through the plan's output stage (fused with the GEMM where that pays)."""
+    fused = _fused_stage(plan, x, b, out)
+    if fused is not None:
+        return store_plan(out, fused)
     rows, shape, depth, dtype, zp = plan.rows, out.shape, f.shape[1], plan.dtype, plan.input_zp
+    const_w, stage, requant, filter_zp = plan.weights, plan.stage, plan.requant, plan.filter_zp
 
     def run() -> None:
-        w = plan.weights if plan.weights is not None else _weights(f.data, dtype, plan.filter_zp)
+        w = const_w if const_w is not None else _weights(f.data, dtype, filter_zp)
         # A cast then an in-place subtraction is cheaper than a subtraction with a dtype (exact either way).
         lhs = x.data.reshape(rows, depth).astype(dtype)
         if zp:
             lhs -= zp
         acc = np.dot(lhs, w)
-        stage = plan.stage
         if stage is not None:
             out.data = stage(acc).reshape(shape)
         else:
-            out.data = finish_quantized(acc, read_bias(b, np.int64), plan.requant).reshape(shape)
+            out.data = finish_quantized(acc, read_bias(b, np.int64), requant).reshape(shape)
 
-    fused = _fused_stage(plan, x, b, out)
-    if fused is None:
-        return run
-    stage, compute = fused
-    fast = store_plan(out, compute)
-
-    def run_fused() -> None:
-        if plan.stage is stage:
-            fast()
-        else:  # a delegate replaced the output stage after prepare
-            run()
-
-    return run_fused
+    return run
 
 
 # The fused stage tiles its constants to the whole accumulator: only for small outputs.
@@ -232,9 +222,9 @@ _FUSED_MAX = 1 << 14
 
 
 def _fused_stage(plan: _FcPlan, x, b, out):
-    """plan.stage, with constant weights and bias, fused into the fewest NumPy calls: (stage, compute).
+    """plan.stage, with constant weights and bias, fused into the fewest NumPy calls: compute(), or None.
 
-    The GEMM sums raw inputs, with the zero point's share zp * sum(w) folded into the bias (as conv.py's
+    The GEMM sums raw inputs, with the zero point's share zp * sum(w) folded into the bias (as conv/conv2d.py's
     _fold_conv_zero_point does), and ExactStage's per-channel constants are tiled to the whole
     accumulator. The clamp and the cast are one lookup, take(table, k, mode="clip") with
     table[k] = clamp(k + base): clip mode sends every k below the table to its first entry and every k
@@ -276,7 +266,7 @@ def _fused_stage(plan: _FcPlan, x, b, out):
             acc += offset
             return lookup(acc.astype(intp), mode="clip").reshape(shape)
 
-        return stage, compute
+        return compute
     # Int64 form: (acc * q + offset) >> shift, with -lo << shift in the offset so that k = y - lo.
     shifts = np.broadcast_to(raw_stage.shift, raw_stage.multiplier.shape)[:units]
     multiplier = np.tile(raw_stage.multiplier[:units], (rows, 1))
@@ -294,11 +284,34 @@ def _fused_stage(plan: _FcPlan, x, b, out):
         acc >>= shift
         return lookup(acc, mode="clip").reshape(shape)
 
-    return stage, compute
+    return compute
 
 
 def _invoke(ctx, node) -> None:
     node.user_data.run()
+
+
+def fully_connected(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, stage: str | Requantizer, input_zp: int = 0,
+                    filter_zp: int = 0) -> np.ndarray:
+    """FULLY_CONNECTED's specification: output_stage((rows of x - input_zp) @ (w - filter_zp).T, b), [rows, units].
+
+    x is read as rows of w's input_size (fully_connected.cc); w is [units, input_size]. The stage is
+    conv/reference.py's output_stage (reference_ops::FullyConnected, reference_integer_ops::FullyConnected
+    with the rounding the node's Requantizer carries). Quantized sums are exact in int64.
+    """
+    acc_type = np.float32 if isinstance(stage, str) else np.int64
+    rows = x.reshape(-1, w.shape[1]).astype(acc_type) - input_zp
+    return output_stage(rows @ (w.astype(acc_type) - filter_zp).T, b, stage)
+
+
+def _reference(ctx, node) -> None:
+    """FULLY_CONNECTED through `fully_connected` (prepare checked the node and built its Requantizer)."""
+    plan: _FcPlan = node.user_data
+    x, f, b, out = ctx.input(node, 0), ctx.input(node, 1), ctx.input(node, 2), ctx.output(node, 0)
+    w = _sparse_weights(ctx, f, x.type) if f.sparsity is not None else f.data
+    stage = plan.requant if plan.quantized else plan.activation
+    bias = None if b is None else b.data.reshape(-1)
+    out.data = fully_connected(x.data, w, bias, stage, plan.input_zp, plan.filter_zp).reshape(out.shape)
 
 
 def register(resolver) -> None:
@@ -307,7 +320,7 @@ def register(resolver) -> None:
     Not registered (op_version.cc): v2 (shuffled weights), v3/v9/v12 (hybrid), v7/v11/v13 (int16),
     v10/v14 (int4/int2 weights).
     """
-    reg = Registration(prepare=_prepare, invoke=_invoke, work=work.fully_connected)
+    reg = Registration(prepare=_prepare, invoke=_invoke, reference=_reference, work=work.fully_connected)
     resolver.add_builtin(_OP, reg, 1, 1)
     resolver.add_builtin(_OP, reg, 4, 6)
     resolver.add_builtin(_OP, reg, 8, 8)

@@ -78,7 +78,7 @@ def _gather_invoke(ctx, node) -> None:
     if plan.leading:
         i = plan.positions.data[()]
         if 0 <= i < x.shape[0]:
-            out._data = x.data[i]
+            out.unchecked_data = x.data[i]
             return
     positions = tensor_values(plan.positions)
     if plan.batch_dims == 0 and positions.ndim == 0:
@@ -140,10 +140,33 @@ def _gather_nd_invoke(ctx, node) -> None:
     strides = np.asarray([int(np.prod(lead[j + 1:], dtype=np.int64)) for j in range(nd)], dtype=np.int64)
     flat = idx @ strides
     out.data = params.data.reshape(rows, slice_size)[flat].reshape(out.shape)
+def _gather_reference(ctx, node) -> None:
+    """GATHER's specification (reference gather.h): out[b, o, c, i] = x[b, o, positions[b, c], i] over
+    (batch_dims, the axes before `axis`, the positions' own axes, the axes after it); with no batch dims,
+    np.take along the axis. Positions outside the axis are an error."""
+    plan: _GatherPlan = node.user_data
+    x, axis, batch_dims = plan.x, plan.axis, plan.batch_dims
+    idx = np.asarray(tensor_values(plan.positions), dtype=np.int64)
+    _check_indices("GATHER", idx, x.shape[axis])
+    out = ctx.output(node, 0)
+    if batch_dims == 0:
+        out.data = np.take(x.data, idx, axis=axis)
+        return
+    batch = int(np.prod(x.shape[:batch_dims], dtype=np.int64))
+    outer = int(np.prod(x.shape[batch_dims:axis], dtype=np.int64))
+    inner = int(np.prod(x.shape[axis + 1:], dtype=np.int64))
+    data = x.data.reshape(batch, outer, x.shape[axis], inner)
+    coords = idx.reshape(batch, int(np.prod(idx.shape[batch_dims:], dtype=np.int64)))
+    out.data = data[np.arange(batch)[:, None, None], np.arange(outer)[None, :, None], coords[:, None, :]].reshape(
+        out.shape)
+
+
 def register(resolver) -> None:
     # GATHER: v2 int8, v3 bool, v4 int16, v5 batch_dims, v6 int16 positions; v7 (int4) and v8 (float8)
     # are not implemented.
-    resolver.add_builtin("GATHER", Registration(prepare=_gather_prepare, invoke=_gather_invoke, work=work.move), 1, 6)
+    resolver.add_builtin("GATHER", Registration(prepare=_gather_prepare, invoke=_gather_invoke,
+                                                reference=_gather_reference, work=work.move), 1, 6)
     # GATHER_ND: v2 string, v3 int16, v4 int16 indices, v5 bool; v6 (float8) is not implemented.
+    # GATHER_ND has no fast path: its invoke is already the plain rule, its own reference.
     resolver.add_builtin("GATHER_ND", Registration(prepare=_gather_nd_prepare, invoke=_gather_nd_invoke,
-                                                   work=work.move), 1, 5)
+                                                   reference=_gather_nd_invoke, work=work.move), 1, 5)

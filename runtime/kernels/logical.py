@@ -62,13 +62,18 @@ def _check_output(op: str, out, expected: str) -> None:
 
 
 def _rescaled_table(op: str, t) -> np.ndarray:
-    """Every value of t's type as ComparisonQuantized rescales it: ((q - zero_point) << 8) times
-    the input's own scale in fixed point; applied with np.take(table, table_index(q))."""
+    """Every value of t's type rescaled (_rescaled); applied with np.take(table, table_index(q))."""
+    return _rescaled(op, t, integer_domain(t.dtype))
+
+
+def _rescaled(op: str, t, q: np.ndarray) -> np.ndarray:
+    """The values q of tensor t as ComparisonQuantized rescales them: ((q - zero_point) << 8) times
+    the input's own scale in fixed point."""
     # comparisons.cc quantizes the scale itself with QuantizeMultiplierSmallerThanOneExp, which is
     # only defined for scales in (0, 1).
     check(_quantized(t) and 0.0 < t.scale < 1.0,
           f"{op}: quantized {t.type} input {t.name!r} needs a per-tensor scale in (0, 1), got {t.scale}")
-    shifted = (integer_domain(t.dtype).astype(np.int64) - t.zero_point) << _LEFT_SHIFT
+    shifted = (q.astype(np.int64) - t.zero_point) << _LEFT_SHIFT
     return multiply_by_quantized_multiplier(shifted, *quantize_multiplier(t.scale))
 
 
@@ -102,13 +107,21 @@ def _comparison(op: str) -> Registration:
             a, b = np.take(tables[0], table_index(a)), np.take(tables[1], table_index(b))
         elif not out.shape:
             # Two 0-d inputs: a NumPy scalar comparison (~0.3 us against the ufunc's ~0.9).
-            out._data = np.array(_SCALAR_COMPARE[op](a[()], b[()]))
+            out.unchecked_data = np.array(_SCALAR_COMPARE[op](a[()], b[()]))
             return
         # The ufunc broadcasts to the output's shape; of two 0-d arrays it gives a NumPy scalar,
         # which the data setter turns into a 0-d array.
         out.data = fn(a, b)
 
-    return Registration(prepare=prepare, invoke=invoke, work=work.elementwise)
+    def reference(ctx, node) -> None:
+        """The comparison's specification (comparisons.cc): of the raw values, or of both rescaled (_rescaled)."""
+        a_t, b_t = ctx.input(node, 0), ctx.input(node, 1)
+        a, b = a_t.data, b_t.data
+        if _uses_rescaling(op, a_t):
+            a, b = _rescaled(op, a_t, a), _rescaled(op, b_t, b)
+        ctx.output(node, 0).data = fn(a, b)
+
+    return Registration(prepare=prepare, invoke=invoke, reference=reference, work=work.elementwise)
 
 
 # -- LOGICAL_AND, LOGICAL_OR, LOGICAL_NOT ----------------------------------------------------
@@ -129,11 +142,15 @@ def _logical_binary(op: str, fn) -> Registration:
         a, b, out = node.user_data
         if not out.shape:
             # Two 0-d inputs: NumPy bool scalars (~0.3 us against the ufunc's ~0.9).
-            out._data = np.array(scalar_fn(a.data[()], b.data[()]))
+            out.unchecked_data = np.array(scalar_fn(a.data[()], b.data[()]))
             return
         out.data = fn(a.data, b.data)
 
-    return Registration(prepare=prepare, invoke=invoke, work=work.elementwise)
+    def reference(ctx, node) -> None:
+        """The op's specification: the NumPy logical ufunc of the broadcast inputs."""
+        ctx.output(node, 0).data = fn(ctx.input(node, 0).data, ctx.input(node, 1).data)
+
+    return Registration(prepare=prepare, invoke=invoke, reference=reference, work=work.elementwise)
 
 
 def _logical_not_prepare(ctx, node) -> None:
@@ -222,8 +239,12 @@ def register(resolver) -> None:
     add("GREATER", comparisons["GREATER"], 1, 2)
     add("LOGICAL_AND", _logical_binary("LOGICAL_AND", np.logical_and), 1, 1)
     add("LOGICAL_OR", _logical_binary("LOGICAL_OR", np.logical_or), 1, 1)
+    # LOGICAL_NOT, SELECT and SELECT_V2 have no fast path: each invoke is already the plain rule, its own reference.
     add("LOGICAL_NOT", Registration(prepare=_logical_not_prepare, invoke=_logical_not_invoke,
-                                    work=work.elementwise), 1, 1)
+                                    reference=_logical_not_invoke, work=work.elementwise), 1, 1)
     # SELECT: v2 int8, v3 5-D, v4 uint32. SELECT_V2: v2 uint32.
-    add("SELECT", Registration(prepare=_select_prepare(False), invoke=_select_invoke, work=work.elementwise), 1, 4)
-    add("SELECT_V2", Registration(prepare=_select_prepare(True), invoke=_select_invoke, work=work.elementwise), 1, 2)
+    add("SELECT", Registration(prepare=_select_prepare(False), invoke=_select_invoke, reference=_select_invoke,
+                               work=work.elementwise), 1, 4)
+    add("SELECT_V2", Registration(prepare=_select_prepare(True), invoke=_select_invoke, reference=_select_invoke,
+                                  work=work.elementwise),
+        1, 2)

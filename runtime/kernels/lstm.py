@@ -304,10 +304,13 @@ def _lstm_work(ctx, node) -> work.NodeWork:
 
 
 def register(resolver) -> None:
+    # The LSTMs have no fast path: the invoke runs LstmStepFloat per step (_step), its own reference.
     # v1 is float (and, in TFLite, the integer kernels too: they fail prepare here); v2/v3 are
     # hybrid (int8 weights), v4 diagonal recurrent weights, v5 int16 activations: not implemented.
     resolver.add_builtin("UNIDIRECTIONAL_SEQUENCE_LSTM",
                          Registration(_lstm_invoke, _lstm_prepare("UNIDIRECTIONAL_SEQUENCE_LSTM", True),
-                                      work=_lstm_work), 1, 1)
+                                      reference=_lstm_invoke, work=_lstm_work), 1, 1)
     # LSTM v1 is the float full kernel; v2 adds the basic kernel, v3/v4 hybrid: not implemented.
-    resolver.add_builtin("LSTM", Registration(_lstm_invoke, _lstm_prepare("LSTM", False), work=_lstm_work), 1, 1)
+    resolver.add_builtin("LSTM", Registration(_lstm_invoke, _lstm_prepare("LSTM", False), reference=_lstm_invoke,
+                                              work=_lstm_work),
+                         1, 1)

@@ -266,6 +266,23 @@ class _LutOp:
     int16_zero_points: bool  # the int16 form needs zero points of 0
 
 
+def _lut_op_reference(spec: _LutOp):
+    """The LUT op's specification: float32 computed directly, int8/uint8 through `lut_apply` on the values
+    themselves, int16 through LUTLookup of LUTPopulateInt16 (that interpolation is the int16 rule)."""
+    def reference(ctx, node) -> None:
+        x, out = ctx.input(node, 0), ctx.output(node, 0)
+        if x.type == "FLOAT32":
+            out.data = spec.float_fn(node, x)(x.data.reshape(-1).copy()).reshape(x.shape)
+        elif x.type == "INT16":
+            lut = _lut_int16(spec.transform_for(node, out), x.scale, x.zero_point, out.scale, out.zero_point)
+            out.data = _clamp_to(_lut_lookup_int16(x.data.astype(np.int64), lut), np.int16)
+        else:
+            out.data = lut_apply(spec.transform_for(node, out), x.data, x.scale, x.zero_point, out.scale,
+                                 out.zero_point, x.dtype)
+
+    return reference
+
+
 def _lut_op_prepare(spec: _LutOp):
     def prepare(ctx, node) -> None:
         x, out = _unary_prepare(ctx, node, spec.name, spec.types)
@@ -324,8 +341,20 @@ def _sqrt_prepare(ctx, node) -> None:
         return
     _elementwise_quantized("SQRT", x, out)
     table = _tabulate(partial(_sqrt_quantized, x=x, out=out), x.dtype)
-    node.user_data = _checked(_lookup(table), x.dtype, x.zero_point, "SQRT: the quantized input has negative values "
-                                                           "(Sqrt is only defined for non-negative values)")
+    node.user_data = _checked(_lookup(table), x.dtype, x.zero_point, _SQRT_NEGATIVE)
+
+
+_SQRT_NEGATIVE = "SQRT: the quantized input has negative values (Sqrt is only defined for non-negative values)"
+
+
+def _sqrt_reference(ctx, node) -> None:
+    """SQRT's specification: float sqrt; quantized SqrtEvalQuantized (_sqrt_quantized) computed per value."""
+    x, out = ctx.input(node, 0), ctx.output(node, 0)
+    if x.type == "FLOAT32":
+        out.data = np.sqrt(x.data)
+        return
+    out.data = _checked(lambda q: _clamp_to(_sqrt_quantized(q.astype(np.int64), x, out), x.dtype), x.dtype,
+                        x.zero_point, _SQRT_NEGATIVE)(x.data)
 
 
 def _rsqrt_int8(q: np.ndarray, zero_point: int, multiplier: int, shift: int, out_zp: int) -> np.ndarray:
@@ -347,21 +376,47 @@ def _rsqrt_prepare(ctx, node) -> None:
         return
     _elementwise_quantized("RSQRT", x, out)
     if x.type == "INT8":
-        # SetRsqrtOutputMultiplier: 1 / (sqrtf(input_scale) * output_scale), the product in float.
-        mult, shift = quantize_multiplier(1.0 / float(np.sqrt(_F32(x.scale)) * _F32(out.scale)))
-        table = _tabulate(partial(_rsqrt_int8, zero_point=x.zero_point, multiplier=mult, shift=shift,
-                                  out_zp=out.zero_point), np.int8)
+        table = _tabulate(_rsqrt_int8_rule(x, out), np.int8)
     else:
-        # elementwise.cc: int16 RSQRT is a LUT; non-positive inputs give the largest output.
-        top = _F32(32767) * _F32(out.scale)
+        table = _lut_table(_rsqrt_int16_transform(out), x, out)
+    node.user_data = _checked(_lookup(table), x.dtype, x.zero_point, _RSQRT_BELOW_ZERO)
 
-        def transform(v):
-            safe = np.where(v > 0, v, _F32(1))
-            return np.where(v > 0, _F32(1) / np.sqrt(safe), top).astype(np.float32)
 
-        table = _lut_table(transform, x, out)
-    node.user_data = _checked(_lookup(table), x.dtype, x.zero_point, "RSQRT: the quantized input has values below its "
-                                                            "zero point (Rsqrt is only defined for positive values)")
+_RSQRT_BELOW_ZERO = ("RSQRT: the quantized input has values below its zero point (Rsqrt is only defined for "
+                     "positive values)")
+
+
+def _rsqrt_int8_rule(x, out):
+    """RsqrtEvalQuantizedInt8 for this node's scales, as a function of int64 values."""
+    # SetRsqrtOutputMultiplier: 1 / (sqrtf(input_scale) * output_scale), the product in float.
+    mult, shift = quantize_multiplier(1.0 / float(np.sqrt(_F32(x.scale)) * _F32(out.scale)))
+    return partial(_rsqrt_int8, zero_point=x.zero_point, multiplier=mult, shift=shift, out_zp=out.zero_point)
+
+
+def _rsqrt_int16_transform(out):
+    """elementwise.cc: int16 RSQRT is a LUT of this transform; non-positive inputs give the largest output."""
+    top = _F32(32767) * _F32(out.scale)
+
+    def transform(v):
+        safe = np.where(v > 0, v, _F32(1))
+        return np.where(v > 0, _F32(1) / np.sqrt(safe), top).astype(np.float32)
+
+    return transform
+
+
+def _rsqrt_reference(ctx, node) -> None:
+    """RSQRT's specification: float 1 / sqrt; int8 RsqrtEvalQuantizedInt8 computed per value; int16 LUTLookup."""
+    x, out = ctx.input(node, 0), ctx.output(node, 0)
+    if x.type == "FLOAT32":
+        out.data = np.divide(_ONE, np.sqrt(x.data))
+        return
+    if x.type == "INT8":
+        rule = _rsqrt_int8_rule(x, out)
+    else:
+        lut = _lut_int16(_rsqrt_int16_transform(out), x.scale, x.zero_point, out.scale, out.zero_point)
+        rule = partial(_lut_lookup_int16, lut=lut)
+    out.data = _checked(lambda q: _clamp_to(rule(q.astype(np.int64)), x.dtype), x.dtype, x.zero_point,
+                        _RSQRT_BELOW_ZERO)(x.data)
 
 
 def _rsqrt_float(x: np.ndarray) -> np.ndarray:
@@ -390,13 +445,33 @@ def _abs_prepare(ctx, node) -> None:
         node.user_data = np.abs  # float32, int32 and plain int16 (wrapping like std::abs)
         return
     _elementwise_quantized("ABS", x, out)
+    node.user_data = _lookup(_tabulate(partial(_abs_quantized, p=_abs_params(x, out)), x.dtype))
+
+
+def _abs_params(x, out) -> _AbsParams:
     sx, so = _F32(x.scale), _F32(out.scale)
-    p = _AbsParams(x.zero_point, out.zero_point, quantize_multiplier(float(sx / so)) if sx != so else None)
-    node.user_data = _lookup(_tabulate(partial(_abs_quantized, p=p), x.dtype))
+    return _AbsParams(x.zero_point, out.zero_point, quantize_multiplier(float(sx / so)) if sx != so else None)
+
+
+def _abs_reference(ctx, node) -> None:
+    """ABS's specification: std::abs (integers wrapping); quantized int8/int16 rescaled per value (_abs_quantized)."""
+    x, out = ctx.input(node, 0), ctx.output(node, 0)
+    if not (x.type == "INT8" or (x.type == "INT16" and _quantized(x))):
+        out.data = np.abs(x.data)
+        return
+    out.data = _clamp_to(_abs_quantized(x.data.astype(np.int64), _abs_params(x, out)), x.dtype)
 
 
 def _square_float(x: np.ndarray) -> np.ndarray:
     return x * x
+
+
+def _direct(fn):
+    """The reference hook of a unary op that applies `fn` to its input with no table or plan."""
+    def reference(ctx, node) -> None:
+        ctx.output(node, 0).data = np.asarray(fn(ctx.input(node, 0).data))
+
+    return reference
 
 
 def _unary_prepare_with(op: str, supported, fn):
@@ -422,7 +497,8 @@ def _min_max(op: str) -> Registration:
         pick_first = a > b if op == "MAXIMUM" else a < b
         out.data = np.where(pick_first, a, b).astype(out.dtype).reshape(out.shape)
 
-    return Registration(prepare=prepare, invoke=invoke, work=work.elementwise)
+    # No fast path: the invoke is already the plain rule, its own reference.
+    return Registration(prepare=prepare, invoke=invoke, reference=invoke, work=work.elementwise)
 
 
 @dataclass(frozen=True)
@@ -457,7 +533,7 @@ def _squared_difference_plain(a, b, out) -> Callable[[], None]:
 
     def run() -> None:
         d = np.subtract(a.data, b.data)
-        out._data = np.multiply(d, d, out=d)  # store_plan's rule, one call shorter
+        out.unchecked_data = np.multiply(d, d, out=d)  # store_plan's rule
 
     return run
 
@@ -468,14 +544,31 @@ def _squared_difference_prepare(ctx, node) -> None:
         node.user_data = _squared_difference_plain(a, b, out)
         return
     _require_per_tensor_quantized("SQUARED_DIFFERENCE", a, b, out)
+    p = _squared_difference_params(a, b, out)
+    node.user_data = pair_table_plan(_pair_table(partial(_squared_difference_quantized, p=p), np.int8), a, b, out)
+
+
+def _squared_difference_params(a, b, out) -> _SquaredDifferenceParams:
     twice_max = 2.0 * float(max(_F32(a.scale), _F32(b.scale)))
     output_real = twice_max * twice_max / float(_F32(1 << 14) * _F32(out.scale))
-    p = _SquaredDifferenceParams(
+    return _SquaredDifferenceParams(
         (a.zero_point, b.zero_point, out.zero_point),
         _smaller_than_one("SQUARED_DIFFERENCE", a.scale / twice_max),
         _smaller_than_one("SQUARED_DIFFERENCE", b.scale / twice_max),
         _smaller_than_one("SQUARED_DIFFERENCE", output_real))
-    node.user_data = pair_table_plan(_pair_table(partial(_squared_difference_quantized, p=p), np.int8), a, b, out)
+
+
+def _squared_difference_reference(ctx, node) -> None:
+    """SQUARED_DIFFERENCE's specification: (a - b)^2 in the input type; int8 per value pair
+    (_squared_difference_quantized) on the broadcast inputs."""
+    a, b, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+    if a.type != "INT8":
+        d = np.subtract(a.data, b.data)
+        out.data = np.asarray(d * d)
+        return
+    values = _squared_difference_quantized(a.data.astype(np.int64), b.data.astype(np.int64),
+                                           _squared_difference_params(a, b, out))
+    out.data = _clamp_to(values, np.int8).reshape(out.shape)
 
 
 def _apply_binary(ctx, node) -> None:
@@ -603,17 +696,37 @@ def _div_prepare(ctx, node) -> None:
         node.user_data = partial(_div_int32, lo=_int32_activation_range(act)[0], hi=_int32_activation_range(act)[1])
         return
     _require_per_tensor_quantized("DIV", a, b, out)
+    rule = partial(_div_quantized, p=_div_params(a, b, out, act))
+    if a.type in _EIGHT_BIT:
+        node.user_data = _pair_lookup(rule, a.dtype)
+    else:
+        node.user_data = lambda u, v: rule(u.astype(np.int64), v.astype(np.int64)).astype(np.int16)
+
+
+def _div_params(a, b, out, act) -> _DivQuantized:
     name = activation_name(act)
     lo, hi = activation_range_quantized(name if name in ("RELU", "RELU6", "RELU_N1_TO_1") else "NONE",
                                         out.scale, out.zero_point, out.dtype)
     # div.cc: input1_scale / (input2_scale * output_scale), all of it in float.
     mult, shift = quantize_multiplier(float(_F32(a.scale) / (_F32(b.scale) * _F32(out.scale))))
-    p = _DivQuantized((a.zero_point, b.zero_point, out.zero_point), mult, shift, lo, hi)
-    rule = partial(_div_quantized, p=p)
-    if a.type in _EIGHT_BIT:
-        node.user_data = _pair_lookup(rule, a.dtype)
+    return _DivQuantized((a.zero_point, b.zero_point, out.zero_point), mult, shift, lo, hi)
+
+
+def _div_reference(ctx, node) -> None:
+    """DIV's specification: float a / b and int32 truncating division, each clamped to the activation;
+    quantized, reference_ops DivElementwise (_div_quantized) per value pair of the broadcast inputs."""
+    a, b, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+    act = _options_field(node, "fused_activation_function", 0)
+    if a.type in _DIV_QUANTIZED:
+        zero = b.zero_point
+        check(bool(np.all(b.data != zero)), "DIV: division by zero (the divisor has a zero value)")
+        values = _div_quantized(a.data.astype(np.int64), b.data.astype(np.int64), _div_params(a, b, out, act))
+    elif a.type == "INT32":
+        check(bool(np.all(b.data != 0)), "DIV: division by zero (the divisor has a zero value)")
+        values = _div_int32(a.data, b.data, *_int32_activation_range(act))
     else:
-        node.user_data = lambda u, v: rule(u.astype(np.int64), v.astype(np.int64)).astype(np.int16)
+        values = _div_float(a.data, b.data, *_float_activation_range(act))
+    out.data = np.asarray(values).astype(out.dtype).reshape(out.shape)
 
 
 def _div_invoke(ctx, node) -> None:
@@ -660,9 +773,10 @@ def _floor_mod_invoke(ctx, node) -> None:
 # -- registration ----------------------------------------------------------------------------
 
 
-def _unary(prepare, estimate) -> Registration:
+def _unary(prepare, estimate, reference=None) -> Registration:
     """A unary op whose prepare leaves a function of the input array (of the output's dtype and shape)
-    in node.user_data; it becomes the invoke plan that applies it. `estimate` is its work hook."""
+    in node.user_data; it becomes the invoke plan that applies it. `estimate` is its work hook,
+    `reference` its reference hook."""
     def prepare_plan(ctx, node) -> None:
         prepare(ctx, node)
         fn, x, out = node.user_data, ctx.input(node, 0), ctx.output(node, 0)
@@ -671,17 +785,24 @@ def _unary(prepare, estimate) -> Registration:
             return
 
         def run() -> None:
-            out._data = fn(x.data)  # store_plan's rule, one call shorter
+            out.unchecked_data = fn(x.data)  # store_plan's rule
 
         node.user_data = run
 
-    return Registration(prepare=prepare_plan, invoke=run_plan, work=estimate)
+    return Registration(prepare=prepare_plan, invoke=run_plan, reference=reference, work=estimate)
 
 
 def _lut_populate(transform, in_scale: float, in_zp: int, out_scale: float, out_zp: int, dtype) -> np.ndarray:
     """LUTPopulateInt8, reproduced in float32, over `integer_domain(dtype)`."""
+    return lut_apply(transform, integer_domain(dtype), in_scale, in_zp, out_scale, out_zp, dtype)
+
+
+def lut_apply(transform, q: np.ndarray, in_scale: float, in_zp: int, out_scale: float, out_zp: int,
+              dtype) -> np.ndarray:
+    """An 8-bit LUT op's specification on the values `q` themselves: LUTPopulateInt8's arithmetic in float32
+    (dequantize, `transform`, divide by the output scale, std::round, + zero point, clamp to dtype)."""
     info = np.iinfo(dtype)
-    q = integer_domain(dtype).astype(np.int64)
+    q = q.astype(np.int64)
     dequantized = _F32(in_scale) * (q - in_zp).astype(np.float32)
     inverse_scale = _F32(1) / _F32(out_scale)
     rescaled = tflite_round(transform(dequantized) * inverse_scale).astype(np.float32)
@@ -696,25 +817,34 @@ def register(resolver) -> None:
     versions = {"EXP": 2, "LOG": 2}
     for spec in _LUT_OPS:
         # 8-bit EXP and LOG read a table, as TFLite's LUTPopulate kernels do.
-        add(spec.name, _unary(_lut_op_prepare(spec), work.lookup_if_quantized), 1, versions[spec.name])
+        add(spec.name, _unary(_lut_op_prepare(spec), work.lookup_if_quantized, _lut_op_reference(spec)), 1,
+            versions[spec.name])
     # SQRT: v2 int8/int16. RSQRT: v2 int8, v3 int16; v4 (float16) is not implemented.
-    add("SQRT", _unary(_sqrt_prepare, work.elementwise), 1, 2)
-    add("RSQRT", _unary(_rsqrt_prepare, work.elementwise), 1, 3)
-    add("SQUARE", _unary(_unary_prepare_with("SQUARE", ("FLOAT32",), _square_float), work.elementwise), 1, 1)
+    add("SQRT", _unary(_sqrt_prepare, work.elementwise, _sqrt_reference), 1, 2)
+    add("RSQRT", _unary(_rsqrt_prepare, work.elementwise, _rsqrt_reference), 1, 3)
+    add("SQUARE", _unary(_unary_prepare_with("SQUARE", ("FLOAT32",), _square_float), work.elementwise,
+                         _direct(_square_float)), 1, 1)
     # ABS: v2 int8, v3 quantized int16, v4 plain int16, v5 int32.
-    add("ABS", _unary(_abs_prepare, work.elementwise), 1, 5)
+    add("ABS", _unary(_abs_prepare, work.elementwise, _abs_reference), 1, 5)
     # neg.cc: a plain negation for every type, integers wrapping (no requantization).
     negate = _unary_prepare_with("NEG", ("FLOAT32", "INT8", "INT16", "INT32", "INT64"), np.negative)
-    add("NEG", _unary(negate, work.elementwise), 1, 1)
+    add("NEG", _unary(negate, work.elementwise, _direct(np.negative)), 1, 1)
     # MINIMUM, MAXIMUM: v2 int8, v3 broadcasting beyond 4-D, v4 int16.
     add("MINIMUM", _min_max("MINIMUM"), 1, 4)
     add("MAXIMUM", _min_max("MAXIMUM"), 1, 4)
     # SQUARED_DIFFERENCE: v2 int8.
     add("SQUARED_DIFFERENCE", Registration(prepare=_squared_difference_prepare, invoke=run_plan,
-                                           work=work.elementwise), 1, 2)
-    add("POW", Registration(prepare=_pow_prepare, invoke=_pow_invoke, work=work.elementwise), 1, 1)
+                                           reference=_squared_difference_reference, work=work.elementwise), 1, 2)
+    # POW, FLOOR_DIV and FLOOR_MOD have no fast path: each invoke is already the plain rule, its own reference.
+    add("POW", Registration(prepare=_pow_prepare, invoke=_pow_invoke, reference=_pow_invoke, work=work.elementwise), 1,
+        1)
     # DIV: v2 broadcasting beyond 4-D (the quantized forms are version 1).
-    add("DIV", Registration(prepare=_div_prepare, invoke=_div_invoke, work=work.elementwise), 1, 2)
+    add("DIV", Registration(prepare=_div_prepare, invoke=_div_invoke, reference=_div_reference, work=work.elementwise),
+        1, 2)
     # FLOOR_DIV: v2 float32, v3 int8/int16. FLOOR_MOD: v2 int8/int16.
-    add("FLOOR_DIV", Registration(prepare=_floor_div_prepare, invoke=_floor_div_invoke, work=work.elementwise), 1, 3)
-    add("FLOOR_MOD", Registration(prepare=_floor_mod_prepare, invoke=_floor_mod_invoke, work=work.elementwise), 1, 2)
+    add("FLOOR_DIV", Registration(prepare=_floor_div_prepare, invoke=_floor_div_invoke, reference=_floor_div_invoke,
+                                  work=work.elementwise),
+        1, 3)
+    add("FLOOR_MOD", Registration(prepare=_floor_mod_prepare, invoke=_floor_mod_invoke, reference=_floor_mod_invoke,
+                                  work=work.elementwise),
+        1, 2)

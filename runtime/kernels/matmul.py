@@ -3,7 +3,8 @@
 out[..., i, j] = sum_k adj(lhs)[..., i, k] * adj(rhs)[..., k, j] with NumPy broadcasting of the batch
 dims (batch_matmul.cc). LiteRT runs the quantized types through reference_ops::BatchMatMul: the sums are
 exact in a float GEMM here (see _gemm_dtype) and go through its output stage, MultiplyByQuantizedMultiplier
-(int8, double rounding) or the int64 overload (int16), which matched LiteRT bit for bit.
+(int8, double rounding) or the int64 overload (int16), which matched LiteRT bit for bit. `batch_matmul` is
+the specification the plans implement (tests/runtime/test_references.py).
 """
 
 from __future__ import annotations
@@ -201,6 +202,35 @@ def _invoke(ctx, node) -> None:
     node.user_data()
 
 
+def batch_matmul(lhs: np.ndarray, rhs: np.ndarray, adj_x: bool, adj_y: bool, lhs_zp: int = 0, rhs_zp: int = 0,
+                 stage: Callable | None = None) -> np.ndarray:
+    """BATCH_MATMUL's specification (reference_ops::BatchMatMul): adj(lhs - lhs_zp) @ adj(rhs - rhs_zp) with the
+    batch dims broadcast; integer sums exact in int64, then `stage` (int sums -> output values) if given."""
+    acc_type = np.float32 if lhs.dtype == np.float32 else np.int64
+    acc = np.matmul(_matrix(lhs, adj_x).astype(acc_type) - lhs_zp, _matrix(rhs, adj_y).astype(acc_type) - rhs_zp)
+    return acc if stage is None else stage(acc)
+
+
+def _reference(ctx, node) -> None:
+    """BATCH_MATMUL through `batch_matmul`, with the output stage of batch_matmul.cc: the raw int32 sums for an
+    int32 output, else MultiplyByQuantizedMultiplier (its int64 overload for int16) and the type's clamp."""
+    lhs, rhs, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+    adj_x, adj_y = bool(node.options.adj_x), bool(node.options.adj_y)
+    if lhs.type == "FLOAT32" or out.type == "INT32":
+        acc = batch_matmul(lhs.data, rhs.data, adj_x, adj_y)
+        out.data = acc.astype(out.dtype).reshape(out.shape)
+        return
+    multiplier, shift = quantize_multiplier(float(np.float32(lhs.scale) * np.float32(rhs.scale)) / out.scale)
+    rescale = multiply_by_quantized_multiplier if lhs.type == "INT8" else multiply_by_quantized_multiplier_int64
+    lo, hi = dtype_range(out.dtype)
+
+    def stage(acc: np.ndarray) -> np.ndarray:
+        return np.clip(rescale(acc, multiplier, shift) + out.zero_point, lo, hi).astype(out.dtype)
+
+    out.data = batch_matmul(lhs.data, rhs.data, adj_x, adj_y, lhs.zero_point, rhs.zero_point, stage).reshape(out.shape)
+
+
 def register(resolver) -> None:
     """BATCH_MATMUL v1 (float32), v2 (int8), v3 (int16); v4 (hybrid, asymmetric inputs) is not implemented."""
-    resolver.add_builtin(_OP, Registration(prepare=_prepare, invoke=_invoke, work=work.batch_matmul), 1, 3)
+    resolver.add_builtin(_OP, Registration(prepare=_prepare, invoke=_invoke, reference=_reference,
+                                           work=work.batch_matmul), 1, 3)

@@ -124,8 +124,9 @@ def _lrn_work(ctx, node) -> work.NodeWork:
 
 def register(resolver) -> None:
     # op_version.cc: L2_NORMALIZATION v1 float32/uint8, v2 int8.
-    resolver.add_builtin("L2_NORMALIZATION", Registration(prepare=_l2_prepare, invoke=_l2_invoke,
-                                                          work=work.per_input(2)), 1, 2)
+    # Neither op has a fast path: each invoke is already the plain rule, its own reference.
+    resolver.add_builtin("L2_NORMALIZATION", Registration(prepare=_l2_prepare, invoke=_l2_invoke, reference=_l2_invoke,
+                                                          work=work.per_input(2)),
+                         1, 2)
     resolver.add_builtin("LOCAL_RESPONSE_NORMALIZATION", Registration(prepare=_lrn_prepare, invoke=_lrn_invoke,
-                                                                      work=_lrn_work),
-                         1, 1)
+                                                                      reference=_lrn_invoke, work=_lrn_work), 1, 1)

@@ -136,12 +136,22 @@ def _mirror_pad_invoke(ctx, node) -> None:
     ctx.output(node, 0).data = np.pad(x.data, amounts, mode="reflect" if mode == _MIRROR_REFLECT else "symmetric")
 
 
+def _pad_reference(ctx, node) -> None:
+    """PAD's and PADV2's specification (pad.cc): the input with `paddings` values of the fill before and after
+    along each axis (constant_values, else the output zero point for quantized types, else 0)."""
+    x, out = ctx.input(node, 0), ctx.output(node, 0)
+    fill = _pad_value(x, ctx.input(node, 2), out)
+    amounts = _pad_amounts(ctx.input(node, 1), len(x.shape))
+    out.data = np.pad(x.data, amounts, constant_values=np.asarray(fill, dtype=out.dtype))
+
+
 def register(resolver) -> None:
+    pad = Registration(prepare=_pad_prepare, invoke=_pad_invoke, reference=_pad_reference, work=work.move)
     # PAD: v2 int8, v3 int16, v4 rank 5, v5 bool; v6 (float8) is not implemented.
-    resolver.add_builtin("PAD", Registration(prepare=_pad_prepare, invoke=_pad_invoke, work=work.move), 1, 5)
+    resolver.add_builtin("PAD", pad, 1, 5)
     # PADV2 is PAD's kernel with a constant_values input (pad.cc): v2 int8, v3 int16, v4 rank 5, v5 bool;
     # v6 (float8) is not implemented.
-    resolver.add_builtin("PADV2", Registration(prepare=_pad_prepare, invoke=_pad_invoke, work=work.move), 1, 5)
-    # MIRROR_PAD: v2 int8, v3 int16.
+    resolver.add_builtin("PADV2", pad, 1, 5)
+    # MIRROR_PAD has no fast path: its invoke is already the plain rule, its own reference. v2 int8, v3 int16.
     resolver.add_builtin("MIRROR_PAD", Registration(prepare=_mirror_pad_prepare, invoke=_mirror_pad_invoke,
-                                                    work=work.move), 1, 3)
+                                                    reference=_mirror_pad_invoke, work=work.move), 1, 3)

@@ -14,7 +14,7 @@ import numpy as np
 
 from runtime import work
 from runtime.kernels.common import check
-from runtime.kernels.conv import out_size_and_padding
+from runtime.kernels.conv.geometry import Geometry, out_size_and_padding
 from runtime.quant import activation_name, activation_range_quantized
 from runtime.registration import Registration
 
@@ -214,8 +214,63 @@ def _max_invoke(ctx, node) -> None:
     out.data = acc
 
 
+# ---------------------------------------------------------------------------------------------
+# The specification: plain window reductions (the kernels above implement these; tests/runtime/test_references.py)
+
+
+def average_pool2d(x: np.ndarray, g: Geometry, act_min, act_max) -> np.ndarray:
+    """AVERAGE_POOL_2D: each window's sum over its in-bounds taps divided by their count, then the clamp.
+
+    Float: sum / count (reference_ops::AveragePool). Integer (integer_ops/pooling.h): (sum +- count / 2)
+    / count, rounding half away from zero. A window with no tap inside the input is an error there.
+    """
+    quantized = x.dtype.kind in "iu"
+    acc_type = np.int64 if quantized else np.float32
+    sums = g.windows(g.padded(x, acc_type)).sum(axis=(3, 4), dtype=acc_type)[..., 0, :]
+    counts = g.windows(g.padded(np.ones((1, *x.shape[1:3], 1), np.int64), np.int64)).sum(axis=(3, 4))[..., 0, :]
+    check(counts.all(), "a pooling window lies entirely in the padding")
+    if quantized:
+        mean = np.sign(sums) * ((np.abs(sums) + counts // 2) // counts)
+    else:
+        mean = sums / counts.astype(np.float32)
+    return np.clip(mean, act_min, act_max).astype(x.dtype)
+
+
+def max_pool2d(x: np.ndarray, g: Geometry, floor, act_max) -> np.ndarray:
+    """MAX_POOL_2D: each window's largest in-bounds value (reference_ops::MaxPool folds std::max from `floor`,
+    the type's lowest or the activation minimum, so NaN never wins), then clamped to act_max."""
+    lowest = np.finfo(x.dtype).min if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    taps = g.windows(g.padded(x, x.dtype, fill=lowest))[..., 0, :]
+    best = np.fmax.reduce(taps.reshape(*taps.shape[:3], -1, taps.shape[-1]), axis=3)
+    return np.fmin(np.fmax(best, floor), act_max).astype(x.dtype)
+
+
+def _geometry(node, x_shape, out_shape) -> Geometry:
+    o = node.options
+    pad = tuple(_out_size_and_padding(o.padding, size, f, s)[1]
+                for size, f, s in zip(x_shape[1:3], (o.filter_height, o.filter_width), (o.stride_h, o.stride_w)))
+    return Geometry((o.stride_h, o.stride_w), (1, 1), (o.filter_height, o.filter_width), out_shape[1:3], pad)
+
+
+def _average_reference(ctx, node) -> None:
+    x, out, plan = ctx.input(node, 0), ctx.output(node, 0), node.user_data
+    if 0 in out.shape:
+        out.data = np.zeros(out.shape, out.dtype)
+        return
+    out.data = average_pool2d(x.data, _geometry(node, x.shape, out.shape), plan.act_min, plan.act_max)
+
+
+def _max_reference(ctx, node) -> None:
+    x, out, plan = ctx.input(node, 0), ctx.output(node, 0), node.user_data
+    if 0 in out.shape:
+        out.data = np.full(out.shape, plan.max_floor, out.dtype)
+        return
+    out.data = max_pool2d(x.data, _geometry(node, x.shape, out.shape), plan.max_floor, plan.act_max)
+
+
 def register(resolver) -> None:
     # op_version.cc: v2 adds int8, v3 adds int16 (not implemented).
     resolver.add_builtin("AVERAGE_POOL_2D", Registration(prepare=_average_prepare, invoke=_average_invoke,
-                                                         work=work.window), 1, 2)
-    resolver.add_builtin("MAX_POOL_2D", Registration(prepare=_max_prepare, invoke=_max_invoke, work=work.window), 1, 2)
+                                                         reference=_average_reference, work=work.window), 1, 2)
+    resolver.add_builtin("MAX_POOL_2D", Registration(prepare=_max_prepare, invoke=_max_invoke,
+                                                     reference=_max_reference, work=work.window), 1, 2)

@@ -3,7 +3,8 @@
 LiteRT's x86 wheel compiles the optimized kernels' NEON blocks through
 NEON_2_SSE, so a flat loop runs whole SIMD blocks first and a scalar tail
 after them, and the two round differently. The kernels below reproduce both
-parts (quantize.cc, optimized_ops.h AffineQuantize / Requantize / Dequantize).
+parts (quantize.cc, optimized_ops.h AffineQuantize / Requantize / Dequantize): computed, they are the
+specification (_quantize_reference, _dequantize_reference), which the table and block plans implement.
 """
 
 from __future__ import annotations
@@ -365,6 +366,23 @@ def _tabulated_dequantize(x, out):
     return _positional_lookup(x, out, block, tail, size - size % _AFFINE_LANES)
 
 
+def _quantize_reference(ctx, node) -> None:
+    """QUANTIZE's specification: every value through the computed rule of its code path (_affine_quantize,
+    _per_channel_quantize, _requantize); the lookups and block plans above implement it."""
+    x, out = ctx.input(node, 0), ctx.output(node, 0)
+    if x.type != "FLOAT32":
+        out.data = _requantize(x.data, _requantize_params(x, out), out.dtype)
+        return
+    params = _affine_or_per_channel(out.quantization, x.shape)
+    quantize = _per_channel_quantize if isinstance(params, _PerChannel) else _affine_quantize
+    out.data = quantize(x.data, params, out.dtype)
+
+
+def _dequantize_reference(ctx, node) -> None:
+    """DEQUANTIZE's specification: _dequantize_values, computed (the tables and constant plans implement it)."""
+    ctx.output(node, 0).data = _dequantize_values(ctx.input(node, 0))
+
+
 def _dequantize_work(ctx, node) -> work.NodeWork:
     """A constant input was dequantized at prepare (see _dequantize_prepare): no work per inference."""
     if ctx.input(node, 0).is_constant:
@@ -373,10 +391,12 @@ def _dequantize_work(ctx, node) -> work.NodeWork:
 
 
 def register(resolver) -> None:
-    quantize = Registration(prepare=_quantize_prepare, invoke=run_plan, work=work.elementwise)
+    quantize = Registration(prepare=_quantize_prepare, invoke=run_plan, reference=_quantize_reference,
+                            work=work.elementwise)
     # v1 float->(u)int8 and (u)int8 requantize, v2 int16, v3 per-channel; v4+ are int4/uint4.
     resolver.add_builtin("QUANTIZE", quantize, 1, 3)
-    dequantize = Registration(prepare=_dequantize_prepare, invoke=run_plan, work=_dequantize_work)
+    dequantize = Registration(prepare=_dequantize_prepare, invoke=run_plan, reference=_dequantize_reference,
+                              work=_dequantize_work)
     # v1 uint8, v2 int8, v3 int16 and float16, v5 per-channel int8; v4 (sparse input) and
     # v6+ (int4, int2, uint4, float8) are not implemented.
     resolver.add_builtin("DEQUANTIZE", dequantize, 1, 3)

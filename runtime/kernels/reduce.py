@@ -103,7 +103,7 @@ def _float_mean_plan(x, out, axes, count: int, keep_dims: bool) -> Callable[[], 
 
         def run() -> None:
             total = np.dot(x.data, ones)
-            out._data = np.divide(total, divisor, out=total)  # store_plan's rule, one call shorter
+            out.unchecked_data = np.divide(total, divisor, out=total)  # store_plan's rule
 
         return run
 
@@ -194,6 +194,14 @@ def _mean_invoke(ctx, node) -> None:
     if plan.fast is not None:
         plan.fast()
         return
+    _mean_reference(ctx, node)
+
+
+def _mean_reference(ctx, node) -> None:
+    """MEAN's specification (reduce.cc, reduce.h Mean, reference_ops QuantizedMeanOrSum, and
+    optimized_integer_ops/mean.h's 4-D rule): the sum over the axes, divided as each type does;
+    the fast plans (_float_mean_plan, _mean_table_plan) implement it (tests/runtime/test_references.py)."""
+    plan: _MeanPlan = node.user_data
     x = ctx.input(node, 0)
     out = ctx.output(node, 0)
     keep_dims = node.options.keep_dims
@@ -424,14 +432,21 @@ def _arg_invoke(op: str):
 
 def register(resolver) -> None:
     # op_version.cc: MEAN v2 adds int8, v3 adds int16 (not implemented).
-    resolver.add_builtin("MEAN", Registration(prepare=_mean_prepare, invoke=_mean_invoke, work=work.reduce), 1, 2)
+    resolver.add_builtin("MEAN", Registration(prepare=_mean_prepare, invoke=_mean_invoke, reference=_mean_reference,
+                                              work=work.reduce),
+                         1, 2)
+    # SUM, REDUCE_MAX/MIN/PROD and ARG_MAX/MIN have no fast path: each invoke is already the plain rule,
+    # its own reference.
     # SUM: v1 float32/int32/int64/uint8 (and int16, which op_version.cc leaves at 1), v2 int8.
     # REDUCE_MAX/MIN: v2 int8, v3 int16. REDUCE_PROD: v2 quantized int8/int16.
     for op, max_version in (("SUM", 2), ("REDUCE_MAX", 3), ("REDUCE_MIN", 3), ("REDUCE_PROD", 2)):
         reduction = _REDUCTIONS[op]
-        resolver.add_builtin(op, Registration(prepare=_reduce_prepare(reduction), invoke=_reduce_invoke(reduction),
-                                                  work=work.reduce),
+        invoke = _reduce_invoke(reduction)
+        resolver.add_builtin(op, Registration(prepare=_reduce_prepare(reduction), invoke=invoke, reference=invoke,
+                                              work=work.reduce),
                              1, max_version)
     # ARG_MAX/ARG_MIN: v1 float32/uint8/int32, v2 int8, v3 bool.
     for op in ("ARG_MAX", "ARG_MIN"):
-        resolver.add_builtin(op, Registration(prepare=_arg_prepare(op), invoke=_arg_invoke(op), work=work.reduce), 1, 3)
+        invoke = _arg_invoke(op)
+        resolver.add_builtin(op, Registration(prepare=_arg_prepare(op), invoke=invoke, reference=invoke,
+                                              work=work.reduce), 1, 3)

@@ -183,6 +183,11 @@ def _resize_invoke(ctx, node) -> None:
     if node.user_data is not None:  # the plan for a constant size
         node.user_data()
         return
+    _resize_reference(ctx, node)
+
+
+def _resize_reference(ctx, node) -> None:
+    """RESIZE_BILINEAR's general path, its specification: the taps for the size input, then the type's kernel."""
     x = ctx.input(node, 0)
     opts = node.options
     check(not (opts.half_pixel_centers and opts.align_corners),
@@ -235,6 +240,13 @@ def _nearest_indices(out_size: int, in_size: int, x_type: str, opts) -> np.ndarr
     return _nearest_float(out_size, in_size, bool(opts.align_corners), bool(opts.half_pixel_centers))
 
 
+def _nearest_reference(ctx, node) -> None:
+    """RESIZE_NEAREST_NEIGHBOR's specification: each output pixel copies the input pixel _nearest_indices picks."""
+    x = ctx.input(node, 0)
+    rows, cols = _nearest_taps(x, *_output_size(ctx.input(node, 1), _NEAREST), node.options)
+    ctx.output(node, 0).data = x.data.take(cols, axis=2).take(rows, axis=1)
+
+
 def _nearest_invoke(ctx, node) -> None:
     x = ctx.input(node, 0)
     taps = node.user_data
@@ -248,6 +260,7 @@ def _nearest_invoke(ctx, node) -> None:
 def register(resolver) -> None:
     # op_version.cc: v2 int8, v3 half_pixel_centers; v4 (int16) is not implemented.
     resolver.add_builtin("RESIZE_BILINEAR", Registration(prepare=_resize_prepare, invoke=_resize_invoke,
-                                                             work=work.per_output(4)), 1, 3)
+                                                         reference=_resize_reference, work=work.per_output(4)), 1, 3)
     # RESIZE_NEAREST_NEIGHBOR: v2 int8, v3 align_corners/half_pixel_centers, v4 int16.
-    resolver.add_builtin(_NEAREST, Registration(prepare=_nearest_prepare, invoke=_nearest_invoke, work=work.move), 1, 4)
+    resolver.add_builtin(_NEAREST, Registration(prepare=_nearest_prepare, invoke=_nearest_invoke,
+                                                reference=_nearest_reference, work=work.move), 1, 4)

@@ -94,9 +94,16 @@ def _reshape_prepare(ctx, node) -> None:
 def _reshape_invoke(ctx, node) -> None:
     plan: _ReshapePlan = node.user_data
     if plan.static:
-        plan.out._data = plan.x.data.reshape(plan.out_shape)
+        plan.out.unchecked_data = plan.x.data.reshape(plan.out_shape)
         return
     x, out = plan.x, plan.out
+    shape = out.shape if not out.dynamic else _resolve_shape(x.shape, _reshape_target(ctx, node, at_invoke=True))
+    out.data = x.data.reshape(shape)
+
+
+def _reshape_reference(ctx, node) -> None:
+    """RESHAPE's specification: the input's values in the output's shape (resolved at invoke when dynamic)."""
+    x, out = ctx.input(node, 0), ctx.output(node, 0)
     shape = out.shape if not out.dynamic else _resolve_shape(x.shape, _reshape_target(ctx, node, at_invoke=True))
     out.data = x.data.reshape(shape)
 
@@ -161,10 +168,12 @@ def _expand_dims_invoke(ctx, node) -> None:
 
 def register(resolver) -> None:
     resolver.add_builtin("RESHAPE", Registration(prepare=_reshape_prepare, invoke=_reshape_invoke,
-                                                 work=work.move), 1, 1)
+                                                 reference=_reshape_reference, work=work.move), 1, 1)
+    # SQUEEZE, EXPAND_DIMS and SHAPE have no fast path: each invoke is already the plain rule, its own reference.
     # op_version.cc: SQUEEZE v2 adds string inputs (a reshape of the object array).
     resolver.add_builtin("SQUEEZE", Registration(prepare=_squeeze_prepare, invoke=_squeeze_invoke,
-                                                 work=work.move), 1, 2)
+                                                 reference=_squeeze_invoke, work=work.move), 1, 2)
     resolver.add_builtin("EXPAND_DIMS", Registration(prepare=_expand_dims_prepare, invoke=_expand_dims_invoke,
-                                                     work=work.move), 1, 1)
-    resolver.add_builtin("SHAPE", Registration(prepare=_shape_prepare, invoke=_shape_invoke, work=work.move), 1, 1)
+                                                     reference=_expand_dims_invoke, work=work.move), 1, 1)
+    resolver.add_builtin("SHAPE", Registration(prepare=_shape_prepare, invoke=_shape_invoke,
+                                               reference=_shape_invoke, work=work.move), 1, 1)

@@ -193,7 +193,7 @@ class _SlicePlan:
             data = data.reshape(self.post)
         if self.out.shape:
             # The output's dtype and shape, by the prepare that built this plan: no setter checks.
-            self.out._data = data
+            self.out.unchecked_data = data
         else:
             self.out.data = data  # indexing down to 0-d gives a NumPy scalar, which the setter wraps
 
@@ -227,6 +227,12 @@ def _strided_slice_invoke(ctx, node) -> None:
     if plan is not None:
         plan.run()
         return
+    _strided_slice_reference(ctx, node)
+
+
+def _strided_slice_reference(ctx, node) -> None:
+    """STRIDED_SLICE's specification (strided_slice.cc): the input indexed per effective dimension with the
+    begin/end/stride that BuildStridedSliceParams and the masks give; _SlicePlan implements it."""
     x, begin, end, strides = _slice_inputs(ctx, node)
     out = ctx.output(node, 0)
     shape = _strided_slice_shape(ctx, node) if out.dynamic else out.shape
@@ -340,6 +346,13 @@ def _slice_invoke(ctx, node) -> None:
     if plan.index is not None:
         out.data = plan.x.data[plan.index]
         return
+    _slice_reference(ctx, node)
+
+
+def _slice_reference(ctx, node) -> None:
+    """SLICE's specification (slice.cc): along each axis, `size` values from `begin` (-1: to the end)."""
+    plan: _SliceWindowPlan = node.user_data
+    out = plan.out
     x, begin, size = plan.x, plan.begin_values, plan.size_values
     if begin is None:
         begin = tensor_values(plan.begin).tolist()
@@ -355,8 +368,9 @@ def _slice_invoke(ctx, node) -> None:
 def register(resolver) -> None:
     # SLICE: v2 int8, v3 string, v4 int16, v5 rank > 4, v6 uint32; v7 (int4) and v8 (float16) are not
     # implemented.
-    resolver.add_builtin("SLICE", Registration(prepare=_slice_prepare, invoke=_slice_invoke, work=work.move), 1, 6)
+    slice_ = Registration(prepare=_slice_prepare, invoke=_slice_invoke, reference=_slice_reference, work=work.move)
+    resolver.add_builtin("SLICE", slice_, 1, 6)
     # STRIDED_SLICE: v2 int8, v3 bool, v4 rank > 4, v5 string, v6 ellipsis/new-axis masks, v7 uint32,
     # v8 offset.
-    resolver.add_builtin("STRIDED_SLICE", Registration(prepare=_strided_slice_prepare,
-                                                       invoke=_strided_slice_invoke, work=work.move), 1, 8)
+    resolver.add_builtin("STRIDED_SLICE", Registration(prepare=_strided_slice_prepare, invoke=_strided_slice_invoke,
+                                                       reference=_strided_slice_reference, work=work.move), 1, 8)

@@ -47,6 +47,31 @@ def _softmax_prepare(ctx, node) -> None:
     node.user_data = _softmax_quantized(x, out, table)
 
 
+def softmax(x: np.ndarray, beta: float, in_scale: float = 0.0, out_scale: float = 0.0, out_zp: int = 0,
+            out_dtype=np.float32) -> np.ndarray:
+    """SOFTMAX's specification over the last axis; the plans below implement it (tests/runtime/test_references.py).
+
+    Float (optimized_ops::Softmax): exp((x - max) * beta) / sum, in float32. 8-bit (the float-table path
+    LiteRT takes on x86, activations.cc PopulateSoftmaxLookupTable): e = expf(-input_scale * beta * (max - q)),
+    summed left to right in float32; p = e * (1 / (sum * output_scale)); std::round(p) (a uint8 output:
+    (int)(p + 0.5f)) plus the output zero point, clamped to the output type.
+    """
+    if x.dtype == np.float32:
+        e = np.exp((x - x.max(axis=-1, keepdims=True)) * _F32(beta))
+        return (e / e.sum(axis=-1, keepdims=True)).astype(np.float32)
+    d = x.max(axis=-1, keepdims=True).astype(np.int64) - x
+    e = _f32_exp((-_F32(in_scale) * _F32(beta)) * d.astype(np.float32))
+    total = np.add.accumulate(e, axis=-1)[..., -1:]
+    p = e * (_F32(1) / (total * _F32(out_scale)))
+    rounded = np.floor(p + _F32(0.5)) if out_dtype == np.uint8 else tflite_round(p)
+    return np.clip(cast_to_int32(rounded) + out_zp, *dtype_range(out_dtype)).astype(out_dtype)
+
+
+def _softmax_reference(ctx, node) -> None:
+    x, out = ctx.input(node, 0), ctx.output(node, 0)
+    out.data = softmax(x.data, node.options.beta, x.scale, out.scale, out.zero_point, out.dtype)
+
+
 def _softmax_float(x, out, beta: np.float32):
     """optimized_ops::Softmax (float): (x - max) * beta, exp and the normalization, all in float32."""
     rows, shape = _softmax_rows(x), out.shape
@@ -196,8 +221,8 @@ def _log_softmax_invoke(ctx, node) -> None:
 def register(resolver) -> None:
     # SOFTMAX: v1 float/uint8, v2 int8; v3 (int16) and v4 (float16) are not implemented.
     resolver.add_builtin("SOFTMAX", Registration(prepare=_softmax_prepare, invoke=run_plan,
-                                                 work=work.per_input(3)), 1, 2)
+                                                 reference=_softmax_reference, work=work.per_input(3)), 1, 2)
     # LOG_SOFTMAX v1 float32/uint8, v2 int8.
+    # LOG_SOFTMAX has no fast path (its 256-entry exp table is LiteRT's own): the invoke is its own reference.
     resolver.add_builtin("LOG_SOFTMAX", Registration(prepare=_log_softmax_prepare, invoke=_log_softmax_invoke,
-                                                        work=work.per_input(3)),
-                         1, 2)
+                                                     reference=_log_softmax_invoke, work=work.per_input(3)), 1, 2)

@@ -149,17 +149,18 @@ def _space_to_depth_invoke(ctx, node) -> None:
 
 
 def register(resolver) -> None:
+    # These ops have no fast path: each invoke is already the plain rule, its own reference.
     # SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND: v2 int8, v3 3-D inputs, v4 int16.
     resolver.add_builtin("SPACE_TO_BATCH_ND", Registration(
         prepare=_space_batch_prepare(_space_to_batch_shape, "paddings"), invoke=_space_to_batch_invoke,
-        work=work.move), 1, 4)
+        reference=_space_to_batch_invoke, work=work.move), 1, 4)
     resolver.add_builtin("BATCH_TO_SPACE_ND", Registration(
         prepare=_space_batch_prepare(_batch_to_space_shape, "crops"), invoke=_batch_to_space_invoke,
-        work=work.move), 1, 4)
+        reference=_batch_to_space_invoke, work=work.move), 1, 4)
     # DEPTH_TO_SPACE / SPACE_TO_DEPTH: v2 int8.
     resolver.add_builtin("DEPTH_TO_SPACE", Registration(
         prepare=_block_prepare("DEPTH_TO_SPACE", _depth_to_space_shape), invoke=_depth_to_space_invoke,
-        work=work.move), 1, 2)
+        reference=_depth_to_space_invoke, work=work.move), 1, 2)
     resolver.add_builtin("SPACE_TO_DEPTH", Registration(
         prepare=_block_prepare("SPACE_TO_DEPTH", _space_to_depth_shape), invoke=_space_to_depth_invoke,
-        work=work.move), 1, 2)
+        reference=_space_to_depth_invoke, work=work.move), 1, 2)

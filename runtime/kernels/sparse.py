@@ -147,6 +147,11 @@ def _densify_invoke(ctx, node) -> None:
     ctx.output(node, 0).data = node.user_data
 
 
+def _densify_reference(ctx, node) -> None:
+    """DENSIFY's specification: the dense values of the sparse constant (computed once in prepare otherwise)."""
+    ctx.output(node, 0).data = densify_constant(ctx, ctx.input(node, 0), "DENSIFY")
+
+
 def _densify_work(ctx, node) -> work.NodeWork:
     """densify.cc densifies constant weights once, at the first invoke: nothing per inference after it."""
     if ctx.input(node, 0).is_constant:
@@ -156,4 +161,4 @@ def _densify_work(ctx, node) -> work.NodeWork:
 
 def register(resolver) -> None:
     resolver.add_builtin("DENSIFY", Registration(prepare=_densify_prepare, invoke=_densify_invoke,
-                                                 work=_densify_work), 1, 1)
+                                                 reference=_densify_reference, work=_densify_work), 1, 1)

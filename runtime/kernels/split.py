@@ -64,7 +64,7 @@ class _SplitPlan:
         if self.order is not None:
             parts = parts.transpose(self.order)
         for out, part in zip(self.outs, parts):
-            out._data = part
+            out.unchecked_data = part
 
 
 def _part_indices(outs, axis: int, sizes) -> list[tuple]:
@@ -156,11 +156,21 @@ def _unpack_invoke(ctx, node) -> None:
         out.data = np.array(part)
 
 
+def _split_reference(ctx, node) -> None:
+    """SPLIT's specification (reference_ops::Split): num_splits equal runs along the axis."""
+    axis_t, x = ctx.input(node, 0), ctx.input(node, 1)
+    axis = axis_value("SPLIT", axis_t, len(x.shape))
+    _write_parts(ctx, node, x, axis, [s[axis] for s in _split_shapes(x, axis_t, node.options.num_splits)])
+
+
 def register(resolver) -> None:
     # SPLIT: v2 int8, v3 int32, v4 int16; v5 (float8) is not implemented.
-    resolver.add_builtin("SPLIT", Registration(prepare=_split_prepare, invoke=_split_invoke, work=work.move), 1, 4)
+    split = Registration(prepare=_split_prepare, invoke=_split_invoke, reference=_split_reference, work=work.move)
+    resolver.add_builtin("SPLIT", split, 1, 4)
+    # SPLIT_V and UNPACK have no fast path: each invoke is already the plain rule, its own reference.
     # SPLIT_V: v2 int8; v3 (float8) is not implemented.
     resolver.add_builtin("SPLIT_V", Registration(prepare=_split_v_prepare, invoke=_split_v_invoke,
-                                                 work=work.move), 1, 2)
+                                                 reference=_split_v_invoke, work=work.move), 1, 2)
     # UNPACK: v2 int8/uint8, v3 bool, v4 int16; v5 (float16/bfloat16) and v6 (float8) are not implemented.
-    resolver.add_builtin("UNPACK", Registration(prepare=_unpack_prepare, invoke=_unpack_invoke, work=work.move), 1, 4)
+    resolver.add_builtin("UNPACK", Registration(prepare=_unpack_prepare, invoke=_unpack_invoke,
+                                                reference=_unpack_invoke, work=work.move), 1, 4)

@@ -58,9 +58,10 @@ def _broadcast_to_invoke(ctx, node) -> None:
 
 
 def register(resolver) -> None:
+    # TILE and BROADCAST_TO have no fast path: each invoke is already the plain rule, its own reference.
     # TILE: v2 string, v3 int8.
-    resolver.add_builtin("TILE", Registration(prepare=_tile_prepare, invoke=_tile_invoke, work=work.move), 1, 3)
+    resolver.add_builtin("TILE", Registration(prepare=_tile_prepare, invoke=_tile_invoke, reference=_tile_invoke,
+                                              work=work.move), 1, 3)
     # BROADCAST_TO starts at v2 (v1 was rolled back upstream); v3 int8/int16; v4 (float8) is not implemented.
     resolver.add_builtin("BROADCAST_TO", Registration(prepare=_broadcast_to_prepare, invoke=_broadcast_to_invoke,
-                                                          work=work.move),
-                         2, 3)
+                                                      reference=_broadcast_to_invoke, work=work.move), 2, 3)

@@ -6,7 +6,8 @@ output pixel (y * stride - pad_top + ky, x * stride - pad_left + kx). The taps o
 columns kx = stride_w * b + p (p < stride_w) differ only in p land side by side, so each (ky, b) group is
 its own GEMM whose rows, [out_w_span, out_c] per input row, are added to the output rows as contiguous
 runs. Quantized, the products are exact in the float GEMM, the sums exact in the float64 buffer, and the
-int32 sums go through the optimized Quantize output stage (conv.py's Requantizer).
+int32 sums go through the optimized Quantize output stage (conv/stage.py's Requantizer). `transpose_conv`
+is the specification this implements (tests/runtime/test_references.py).
 """
 
 from __future__ import annotations
@@ -18,19 +19,15 @@ import numpy as np
 
 from runtime import work
 from runtime.kernels.common import check, is_known
-from runtime.kernels.conv import (
-    INT16_MAX,
+from runtime.kernels.conv.checks import check_bias, check_float_types, check_quantized_types, filter_zero_point
+from runtime.kernels.conv.geometry import INT16_MAX, SAME, VALID
+from runtime.kernels.conv.reference import output_stage
+from runtime.kernels.conv.stage import (
     OPTIMIZED_ROUNDING,
     REFERENCE_ROUNDING,
-    SAME,
-    VALID,
     FloatStage,
     Requantizer,
-    check_bias,
-    check_float_types,
-    check_quantized_types,
     depthwise_int8_rounding,
-    filter_zero_point,
     finish_float,
     finish_quantized,
     fused_activation,
@@ -255,10 +252,39 @@ def _invoke(ctx, node) -> None:
         out.data = finish_float(acc, read_bias(ctx.input(node, 3), np.float32), plan.activation)
 
 
+def transpose_conv(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, g: _Geometry, stage: str | Requantizer,
+                   input_zp: int = 0, filter_zp: int = 0) -> np.ndarray:
+    """TRANSPOSE_CONV's specification (reference_ops::TransposeConv, reference_integer_ops::TransposeConv):
+    input pixel (y, x) adds (x - input_zp) . (w[o, ky, kx] - filter_zp) to output pixel
+    (y * stride_h - pad_top + ky, x * stride_w - pad_left + kx) for every tap; then bias and output stage.
+    """
+    acc_type = np.float32 if isinstance(stage, str) else np.int64
+    n, h, wd, _ = x.shape
+    out_c, kh, kw, _ = w.shape
+    (sy, sx), (top, left), (oh, ow) = g.stride, g.pad_before, g.out_hw
+    taps = np.einsum("nyxc,ohwc->nyxhwo", x.astype(acc_type) - input_zp, w.astype(acc_type) - filter_zp)
+    full = np.zeros((n, max((h - 1) * sy + kh, top + oh), max((wd - 1) * sx + kw, left + ow), out_c), acc_type)
+    for ky, kx in np.ndindex(kh, kw):  # every kernel tap scatters all input pixels at once
+        full[:, ky:ky + (h - 1) * sy + 1:sy, kx:kx + (wd - 1) * sx + 1:sx] += taps[:, :, :, ky, kx]
+    return output_stage(full[:, top:top + oh, left:left + ow], b, stage)
+
+
+def _reference(ctx, node) -> None:
+    """TRANSPOSE_CONV through `transpose_conv` (prepare, or here a dynamic output shape, set the geometry)."""
+    plan: _Plan = node.user_data
+    f, x, b, out = ctx.input(node, 1), ctx.input(node, 2), ctx.input(node, 3), ctx.output(node, 0)
+    if out.dynamic:
+        _configure(plan, node, x, f, b, out, _output_shape(ctx.input(node, 0)))
+    stage = plan.requant if plan.quantized else plan.activation
+    bias = None if b is None else b.data.reshape(-1)
+    out.data = transpose_conv(x.data, f.data, bias, plan.geometry, stage, plan.input_zp, plan.filter_zp)
+
+
 def register(resolver) -> None:
     """TRANSPOSE_CONV v1 (float32, uint8), v2 (int8), v3 (bias input), v4 (fused activation).
 
     Not registered (op_version.cc): v5 (int16 activations with quantized_bias_type); 16x8 models of
     v1-v4 are rejected in prepare.
     """
-    resolver.add_builtin(_OP, Registration(prepare=_prepare, invoke=_invoke, work=work.transpose_conv), 1, 4)
+    resolver.add_builtin(_OP, Registration(prepare=_prepare, invoke=_invoke, reference=_reference,
+                                           work=work.transpose_conv), 1, 4)

@@ -85,7 +85,11 @@ def _assign_invoke(ctx, node) -> None:
 
 
 def register(resolver) -> None:
+    # The variable ops have no fast path: each invoke is already the plain rule, its own reference.
     resolver.add_builtin("VAR_HANDLE", Registration(_var_handle_invoke, _var_handle_prepare, _var_handle_init,
-                                                    work=work.move), 1, 1)
-    resolver.add_builtin("READ_VARIABLE", Registration(_read_invoke, _read_prepare, work=work.move), 1, 1)
-    resolver.add_builtin("ASSIGN_VARIABLE", Registration(_assign_invoke, _assign_prepare, work=work.move), 1, 1)
+                                                           reference=_var_handle_invoke, work=work.move), 1, 1)
+    resolver.add_builtin("READ_VARIABLE", Registration(_read_invoke, _read_prepare, reference=_read_invoke,
+                                                       work=work.move), 1, 1)
+    resolver.add_builtin("ASSIGN_VARIABLE", Registration(_assign_invoke, _assign_prepare, reference=_assign_invoke,
+                                                         work=work.move),
+                         1, 1)

@@ -111,7 +111,7 @@ def test_run_with_no_argument_writes_the_default_report(tmp_path, capsys):
     assert "(6 cached, 0 run, 0 failed)" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("command", ["run", "benchmark", "diff", "validate"])
+@pytest.mark.parametrize("command", ["run", "benchmark", "diff", "validate", "compare", "whatif"])
 def test_new_commands_have_help_with_examples(command, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main([command, "--help"])
@@ -171,7 +171,9 @@ def test_diff_prints_inference_diff_layout(capsys):
     model = str(FIXTURES / "interleaved_int8.tflite")
     assert main(["diff", model, "--hw", "edgetpu_usb", "--num-runs", "2"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "Num evaluation runs: 2" and "avg_error=0," in lines[-1]
+    assert lines[:3] == ["Delegation: edgetpu_usb took 20 of 20 nodes", "Inputs: random (seed 0)",
+                         "Num evaluation runs: 2"]
+    assert "avg_error=0 steps (0 real)," in lines[-1]
 
 
 def test_validate_reports_every_error_with_file_and_line(tmp_path, capsys):
@@ -216,7 +218,7 @@ def test_diff_to_a_pipe_prints_no_progress_lines():
     result = subprocess.run([sys.executable, "-m", "accelsim", "diff", str(model), "--hw", "edgetpu_usb",
                              "--num-runs", "20"], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0 and result.stderr == ""
-    assert result.stdout.splitlines()[0] == "Num evaluation runs: 20"
+    assert result.stdout.splitlines()[2] == "Num evaluation runs: 20"
 
 
 def test_a_failed_run_ends_with_the_first_error_and_where_the_rest_are(tmp_path, capsys):

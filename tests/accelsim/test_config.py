@@ -87,11 +87,15 @@ def test_every_shipped_file_loads_and_starts_with_a_sources_header(name):
 
 def test_edgetpu_numbers_reproduce_the_datasheet():
     usb, pcie = load_hardware(HW / "edgetpu_usb.yaml"), load_hardware(HW / "edgetpu_pcie.yaml")
-    assert usb.compute == SystolicCompute(rows=64, cols=64, dataflow="ws", vector_lanes=64)
+    # 16 x 256 and the link rates are fitted to Coral's Table 1 (benchmarks/cost_vs_coral.py).
+    assert usb.compute == SystolicCompute(rows=16, cols=256, dataflow="ws", vector_lanes=64, instruction_bytes=1750)
+    assert pcie.compute == usb.compute
     peak_ops = 2 * usb.compute.rows * usb.compute.cols * usb.clock
     assert peak_ops == pytest.approx(4e12, rel=0.03)  # "4 TOPS (int8)"
+    # Activations and cached weights share the 8 MiB; the weights live in host memory, over the link.
     assert usb.memory == Memory((Level("sram", 64e9, 8 * 1024**2),), weights="link", activations="sram", cache="sram")
-    assert usb.link.bandwidth == 320e6 and pcie.link.bandwidth == 400e6
+    # Below the 500 MB/s of payload that both 5 Gb/s links with 8b/10b coding carry.
+    assert usb.link.bandwidth == 480e6 and pcie.link.bandwidth == 420e6
     assert usb.partition == PartitionPolicy("prefix", max_delegated_partitions=1)
     assert all(rule.dtypes == {"int8"} for rule in usb.claims)
     assert {r.op for r in usb.claims} >= {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MUL", "MEAN",
@@ -135,7 +139,7 @@ def test_load_system_reports_roles_and_name_clashes(tmp_path):
         "host is kind cpu (give accelerators with --hw, or in an experiment variant's accelerators)",
         f"{HW / 'host_cpu.yaml'}:{_line(HW / 'host_cpu.yaml', 'kind:')}: kind: "
         "host_cpu is a host config (kind cpu); use --host (in an experiment: host:); an accelerator is kind "
-        "systolic or vector",
+        "systolic, vector or npu",
         f"{twin}:{_line(usb, 'name:')}: name: 'edgetpu_usb' is also the name in {usb}",
     )
 
@@ -149,7 +153,7 @@ def test_load_system_names_the_host_given_as_an_accelerator_and_duplicates():
         f"{usb}: given twice; each accelerator joins the system once (to run it twice, copy the file and give "
         "the copy another name)",
         f"{host}:{_line(host, 'kind:')}: kind: host_cpu is a host config (kind cpu); use --host (in an "
-        "experiment: host:); an accelerator is kind systolic or vector",
+        "experiment: host:); an accelerator is kind systolic, vector or npu",
     )
 
 
@@ -179,7 +183,11 @@ def test_load_system_collects_errors_of_every_file(tmp_path):
     ("  call_overhead: 100 us", "  call_overhed: 100 us",
      ["14: link.call_overhed: unknown key; did you mean 'call_overhead'?"]),
     ("  vector_lanes: 16", "  vector_lanes: 16\n  turbo: true",
-     ["9: compute.turbo: unknown key; expected one of: rows, cols, dataflow, vector_lanes"]),
+     ["9: compute.turbo: unknown key; expected one of: rows, cols, dataflow, vector_lanes, instruction_bytes"]),
+    ("  vector_lanes: 16", "  vector_lanes: 16\n  instruction_bytes: -1",
+     ["9: compute.instruction_bytes: expected a whole number >= 0, got -1"]),
+    ("  vector_lanes: 16", "  vector_lanes: 16\n  instruction_bytes: 1.5 KiB",
+     ["9: compute.instruction_bytes: expected a whole number like 1750, got '1.5 KiB'"]),
     ("  rows: 8\n", "", ["4: compute.rows: required key missing"]),
     ("link:\n  bandwidth: 320 MB/s\n  call_overhead: 100 us\n", "",
      ["1: link: required key missing"]),
@@ -214,7 +222,7 @@ def test_load_system_collects_errors_of_every_file(tmp_path):
     ("  weights: link", "  cache: sram",
      ["11: memory.cache: a cache must be a level above where the weights live ('sram'), got 'sram'"]),
     ("  weights: link", "  cahce: sram", ["11: memory.cahce: unknown key; did you mean 'cache'?"]),
-    ("kind: systolic", "kind: systolc", ["2: kind: expected one of systolic, vector, cpu, got 'systolc'; "
+    ("kind: systolic", "kind: systolc", ["2: kind: expected one of systolic, vector, cpu, npu, got 'systolc'; "
                                          "did you mean 'systolic'?"]),
     ("name: tiny", "name: ''", ["1: name: expected a one-line name, got ''"]),
     ("op: CONV_2D", "op: CONV2D", ["16: claims[0].op: unknown op 'CONV2D'; did you mean 'CONV_2D'?"]),
@@ -239,7 +247,7 @@ def test_load_system_collects_errors_of_every_file(tmp_path):
                                             + "), got 'int9'; did you mean 'int8'?"]),
     ("dtypes: [int8]}", "dtypes: [INT9]}", ["16: claims[0].dtypes[0]: expected a dtype (" + DTYPE_LIST
                                             + "), got 'INT9'"]),
-    ("kind: systolic", "kind: gpu", ["2: kind: expected one of systolic, vector, cpu, got 'gpu'"]),
+    ("kind: systolic", "kind: gpu", ["2: kind: expected one of systolic, vector, cpu, npu, got 'gpu'"]),
     ("  - {op: CONV_2D, versions: 1-3, dtypes: [int8]}", "  - {op: any, dtypes: [int8], except: SOFTMAX}",
      ["16: claims[0].except: expected a list of op names like [SOFTMAX], got 'SOFTMAX'"]),
     ("  - {op: CONV_2D, versions: 1-3, dtypes: [int8]}", "  - {op: any, dtypes: [int8], except: [SOFTMX]}",
@@ -440,7 +448,7 @@ def test_overrides_return_a_new_checked_config():
                                   "memory.activations": "dram"})
     assert swept.link.bandwidth == 1e9 and swept.compute.rows == 32 and swept.claims[0].versions == ((1, 2),)
     assert swept.memory == Memory((Level("sram", 64e9, 2 * 1024**2), Level("dram", 4e9)), "link", "dram", "sram")
-    assert usb.link.bandwidth == 320e6 and usb.compute.rows == 64 and usb.claims[0].versions == ((1, 3),)
+    assert usb.link.bandwidth == 480e6 and usb.compute.rows == 16 and usb.claims[0].versions == ((1, 3),)
     assert swept != usb and apply_overrides(usb, {}) == usb
     assert apply_overrides(swept, {"compute.rows": 64}).compute.rows == 64
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from accelsim import memory
 from accelsim.config import apply_overrides, load_hardware
 from accelsim.cost import Cost, cpu, systolic, total, vector
 from accelsim.memory import streamed_parameters
@@ -22,8 +23,15 @@ MiB = 1024**2
 
 
 @pytest.fixture(scope="module")
-def tpu():
+def usb():
     return load_hardware(HW / "edgetpu_usb.yaml")
+
+
+@pytest.fixture(scope="module")
+def tpu(usb):
+    """The USB Edge TPU on the 64 x 64 array and 320 MB/s link, without program bytes, that the hand counts use."""
+    return apply_overrides(usb, {"compute.rows": 64, "compute.cols": 64, "compute.instruction_bytes": 0,
+                                 "link.bandwidth": "320 MB/s"})
 
 
 @pytest.fixture(scope="module")
@@ -145,6 +153,55 @@ def test_cache_is_filled_in_model_order_until_a_layer_does_not_fit(tpu):
     costs = systolic.costs(works, tpu)
     assert [c.param_bytes_streamed for c in costs] == [0, 4 * MiB, 1 * MiB, 0]
     assert sum(costs, Cost()).param_bytes_streamed == 5 * MiB
+
+
+def test_activations_take_their_share_of_the_edgetpu_cache(usb):
+    # A 3 MiB activation working set (2 MiB in, 1 MiB out) sits in the same SRAM as the cached weights.
+    act = NodeWork("ADD", "int8", macs=MiB, input_bytes=2 * MiB, output_bytes=MiB, elements=MiB)
+    fc = gemm_work(1, 1024, 6 * 1024)  # 6 MiB of weights, 7 KiB of activations
+    assert memory.weight_cache([act, fc], usb.memory) == 8 * MiB - 3 * MiB
+    assert [c.param_bytes_streamed for c in systolic.costs([act, fc], usb)] == [0, 6 * MiB]
+    # Alone, the layer's own 7 KiB of activations leave room for its weights.
+    assert systolic.costs([fc], usb)[0].param_bytes_streamed == 0
+
+
+def test_streamed_weights_take_the_link_time_on_the_shipped_configs(usb):
+    pcie = load_hardware(HW / "edgetpu_pcie.yaml")
+    big = gemm_work(1, 4096, 4096)  # 16 MiB of weights: the whole layer streams
+    for hw, rate, latency in ((usb, 480e6, 50e-6), (pcie, 420e6, 2e-6)):
+        cost = systolic.cost(big, hw)
+        assert cost.param_bytes_streamed == 16 * MiB and cost.bound == "link"
+        # its weights, then its 1750-byte program, over the link
+        assert cost.seconds == pytest.approx(latency + 16 * MiB / rate + 1750 / rate, rel=1e-6)
+
+
+def test_narrow_layers_use_a_fraction_of_the_wide_array(usb, tpu):
+    # DenseNet-121's growth layer: 3x3 conv, 128 -> 32 channels on 56 x 56.
+    growth = conv_work(1, 56, 56, 128, 32, 3, 3, padding="SAME")
+    wide = conv_work(1, 56, 56, 128, 256, 3, 3, padding="SAME")
+    assert (usb.compute.rows, usb.compute.cols) == (16, 256)
+    # 256 output channels side by side: 32 channels take as long as 256, so 1/8 of the MACs work.
+    assert systolic.cost(growth, usb).cycles == systolic.cost(wide, usb).cycles
+    utilization = growth.macs / (systolic.compute_cycles(growth.gemm, 16, 256, "ws") * 16 * 256)
+    assert 0.11 < utilization < 0.125
+    # A square 64 x 64 array of the same 4096 MACs loses only half on it.
+    square = growth.macs / (systolic.compute_cycles(growth.gemm, 64, 64, "ws") * 64 * 64)
+    assert 0.45 < square < 0.5
+
+
+def test_each_node_waits_for_its_program_over_the_link(tpu):
+    relu = NodeWork("RELU", "int8", macs=6400, input_bytes=6400, output_bytes=6400, elements=6400)
+    bare = systolic.cost(relu, tpu)
+    assert bare.cycles == 100  # 6400 / 64 lanes, and 12800 bytes at 64 GB/s
+    program = apply_overrides(tpu, {"compute.instruction_bytes": 1750})
+    cost = systolic.cost(relu, program)
+    # 1750 bytes at 320 MB/s: 5.47 us, 2735 cycles at 500 MHz, before the 100 cycles of work.
+    assert cost.cycles == 100 + math.ceil(1750 / 320e6 * 500e6) == 2835
+    assert cost.seconds == pytest.approx(2835 / 500e6)
+    assert (cost.macs, cost.bytes_read, cost.param_bytes_streamed) == (bare.macs, bare.bytes_read, 0)
+    assert cost.level_bytes == (("sram", 12800), ("link", 1750)) and cost.bound == "link"
+    assert cost.compute_seconds == bare.compute_seconds == pytest.approx(100 / 500e6)
+    assert cost.energy == pytest.approx(bare.energy + 1750 * 250e-12)
 
 
 # -- vector and cpu ----------------------------------------------------------------------------------

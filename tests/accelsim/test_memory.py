@@ -102,7 +102,8 @@ def _usb_with_memory(tmp_path: Path, memory: str, shared: bool) -> Path:
 
 def _run(tmp_path: Path, memory: str, link_bandwidth: str, shared: bool = True):
     system = load_system(HW / "host_cpu.yaml", [_usb_with_memory(tmp_path, memory, shared)])
-    accel = apply_overrides(system.accelerators[0], {"link.bandwidth": link_bandwidth})
+    # Only weights and activations here: the node programs' own link traffic is tested in test_cost.py.
+    accel = apply_overrides(system.accelerators[0], {"link.bandwidth": link_bandwidth, "compute.instruction_bytes": 0})
     sim = simulate_model(str(FIXTURES / "mobilenet_v2_035_96_int8.tflite"), type(system)(system.host, (accel,)))
     return sim
 

@@ -171,9 +171,10 @@ def test_simulated_outputs_equal_reference_invoke():
 def test_diff_report_layout():
     report = inference_diff(str(FIXTURES / "interleaved_int8.tflite"), system("edgetpu_usb"), num_runs=3)
     lines = report.lines()
-    assert lines[0] == "Num evaluation runs: 3"
-    assert lines[1].startswith("Reference run latency: avg=") and lines[2].startswith("Test run latency: avg=")
-    assert lines[3].startswith("OutputDiff[0]") and "avg_error=0," in lines[3]
+    assert lines[:3] == ["Delegation: edgetpu_usb took 20 of 20 nodes", "Inputs: random (seed 0)",
+                         "Num evaluation runs: 3"]
+    assert lines[3].startswith("Reference run latency: avg=") and lines[4].startswith("Test run latency: avg=")
+    assert lines[5].startswith("OutputDiff[0]") and "avg_error=0 steps (0 real)," in lines[5]
     with pytest.raises(ValueError, match="num_runs must be >= 1"):
         inference_diff(str(FIXTURES / "interleaved_int8.tflite"), system("edgetpu_usb"), num_runs=0)
 

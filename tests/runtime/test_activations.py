@@ -235,3 +235,9 @@ def test_softmax_float_beta_and_constant_rows():
     x = np.array([[3.0] * 6, [-1e30, 0.0, 1e-3, 5.0, -5.0, 2.0]], np.float32)
     out = check_against_litert(_unary("SOFTMAX", "FLOAT32", x.shape, beta=0.7), [x])[0]
     np.testing.assert_allclose(out[0], 1 / 6, rtol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["LOGISTIC", "TANH"])
+def test_float_0d_input(op):
+    # Found by tests/runtime/test_references.py: the in-place float LOGISTIC failed on a 0-d input.
+    check_against_litert(single_op_model(op, [Spec(())], [Spec(())]), [np.array(0.75, np.float32)])

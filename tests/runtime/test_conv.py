@@ -6,6 +6,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from op_models import ACTIVATIONS, conv_model, out_hw
 from support import (
     FIXTURES,
     Spec,
@@ -22,87 +23,14 @@ from support import (
 
 from runtime.errors import KernelError, OpResolutionError
 from runtime.interpreter import Interpreter
-from runtime.kernels.conv import SAME, VALID, Requantizer, out_size_and_padding
+from runtime.kernels.conv.geometry import SAME, VALID, out_size_and_padding
+from runtime.kernels.conv.stage import Requantizer
+from runtime.numerics import NumericsProfile
 from runtime.quant import multiply_by_quantized_multiplier_half_up, quantize_multipliers
 from runtime.read import load_model
 from runtime.write import save_model
 
-ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
 KINDS = ("float", "int8_per_channel", "int8_per_tensor")
-
-
-# ---------------------------------------------------------------------------------------------
-# Model builders: weights, bias and scales the way a converter would produce them.
-
-
-def _out_hw(in_hw, k_hw, padding, stride, dilation):
-    return tuple(out_size_and_padding(padding, i, k, s, d)[0] for i, k, s, d in zip(in_hw, k_hw, stride, dilation))
-
-
-def _quantize_weights(w: np.ndarray, kind: str, axis: int):
-    """int8 symmetric (per channel along `axis`, or per tensor) or uint8 asymmetric per tensor."""
-    if kind == "uint8":
-        lo, hi = min(float(w.min()), 0.0), max(float(w.max()), 0.0)
-        scale = np.float32((hi - lo) / 255)
-        zp = int(np.clip(np.round(-lo / scale), 0, 255))
-        q = np.clip(np.round(w / scale) + zp, 0, 255).astype(np.uint8)
-        return q, np.array([scale], np.float32), zp
-    reduce = tuple(i for i in range(w.ndim) if i != axis)
-    if kind == "int8_per_channel":
-        scales = (np.abs(w).max(axis=reduce) / 127).astype(np.float32)
-        shape = [1] * w.ndim
-        shape[axis] = -1
-        q = np.round(w / scales.reshape(shape))
-    else:
-        scales = np.array([np.abs(w).max() / 127], np.float32)
-        q = np.round(w / scales[0])
-    return np.clip(q, -127, 127).astype(np.int8), scales, 0
-
-
-def conv_model(op: str, in_shape, filter_shape, kind: str, *, seed: int = 0, bias: str = "random",
-               version: int | None = None, padding: int = SAME, stride=(1, 1), dilation=(1, 1),
-               activation: str = "NONE", out_scale_factor: float = 1.0) -> bytes:
-    """A one-node CONV_2D / DEPTHWISE_CONV_2D model; bias is 'random', 'zero' or 'none' (omitted)."""
-    rng = np.random.default_rng(seed)
-    depthwise = op == "DEPTHWISE_CONV_2D"
-    out_c = filter_shape[3] if depthwise else filter_shape[0]
-    axis = 3 if depthwise else 0
-    gains = rng.uniform(0.2, 2.0, out_c)
-    w = rng.standard_normal(filter_shape) * (gains if depthwise else gains[:, None, None, None])
-    b = rng.standard_normal(out_c)
-    oh, ow = _out_hw(in_shape[1:3], filter_shape[1:3], padding, stride, dilation)
-    out_shape = (in_shape[0], oh, ow, out_c)
-    options = dict(padding=padding, stride_h=stride[0], stride_w=stride[1], dilation_h_factor=dilation[0],
-                   dilation_w_factor=dilation[1], fused_activation_function=ACTIVATIONS[activation])
-    if depthwise:
-        options["depth_multiplier"] = out_c // in_shape[3]
-    if kind == "float":
-        inputs = [Spec(tuple(in_shape)), const(w.astype(np.float32))]
-        bias_spec = const((b if bias == "random" else 0 * b).astype(np.float32))
-        output = Spec(out_shape)
-        default_version = 2 if depthwise and max(dilation) > 1 else 1
-    else:
-        qtype = "UINT8" if kind == "uint8" else "INT8"
-        in_scale = np.float32(rng.uniform(0.01, 0.1))
-        in_zp = int(rng.integers(100, 156)) if kind == "uint8" else int(rng.integers(-30, 31))
-        wq, w_scales, w_zp = _quantize_weights(w, kind, axis)
-        per_channel_scales = np.broadcast_to(w_scales, (out_c,)).astype(np.float64)
-        bias_scales = float(in_scale) * per_channel_scales
-        taps = int(np.prod(filter_shape[1:3])) * (1 if depthwise else filter_shape[3])
-        # Roughly what calibration gives: +-3 standard deviations of the accumulator over 255 steps.
-        acc_std = np.sqrt(taps) * 74 * (60 if kind == "uint8" else 42)
-        out_scale = np.float32(6 * acc_std * in_scale * per_channel_scales.mean() / 255 * out_scale_factor)
-        out_zp = int(rng.integers(100, 156)) if kind == "uint8" else int(rng.integers(-20, 21))
-        bq = np.round(b * 2 / bias_scales) if bias == "random" else np.zeros(out_c)
-        inputs = [Spec(tuple(in_shape), qtype, scale=float(in_scale), zero_point=in_zp),
-                  const(wq, scale=tuple(w_scales.tolist()), zero_point=w_zp, quantized_dimension=axis)]
-        bias_scale = tuple(bias_scales.astype(np.float32).tolist())[:w_scales.size]
-        bias_spec = const(bq.astype(np.int32), scale=bias_scale, zero_point=0)
-        output = Spec(out_shape, qtype, scale=float(out_scale), zero_point=out_zp)
-        default_version = 3 if kind.startswith("int8") else (2 if depthwise and max(dilation) > 1 else 1)
-    if bias != "none":
-        inputs.append(bias_spec)
-    return single_op_model(op, inputs, [output], version=version or default_version, **options)
 
 
 def check_without_bias(op, in_shape, filter_shape, kind, **kw):
@@ -174,7 +102,7 @@ def test_conv_patch_paths(in_shape, filter_shape, stride, dilation, padding, kin
     model = conv_model("CONV_2D", in_shape, filter_shape, kind, stride=stride, dilation=dilation, padding=padding,
                        activation="RELU6", seed=sum(in_shape))
     out = check_against_litert(model)
-    assert out[0].shape[1:3] == _out_hw(in_shape[1:3], filter_shape[1:3], padding, stride, dilation)
+    assert out[0].shape[1:3] == out_hw(in_shape[1:3], filter_shape[1:3], padding, stride, dilation)
 
 
 @pytest.mark.parametrize("kind", [*KINDS, "uint8"])
@@ -365,7 +293,7 @@ def test_depthwise_tap_layouts(in_shape, filter_shape, stride, dilation, padding
     model = conv_model("DEPTHWISE_CONV_2D", in_shape, filter_shape, kind, stride=stride, dilation=dilation,
                        padding=padding, seed=sum(filter_shape))
     out = check_against_litert(model)
-    assert out[0].shape[1:3] == _out_hw(in_shape[1:3], filter_shape[1:3], padding, stride, dilation)
+    assert out[0].shape[1:3] == out_hw(in_shape[1:3], filter_shape[1:3], padding, stride, dilation)
 
 
 @pytest.mark.parametrize("kind", ["float", "int8_per_channel"])
@@ -514,22 +442,36 @@ def test_fixture_conv_nodes(name):
     assert count > 0
 
 
+def run_node(model: bytes, inputs, profile: NumericsProfile | None = None, reference: bool = False, runs: int = 1):
+    """Our output of a one-node model and the node's plan, with `profile` asked for the node as a delegate does."""
+    interpreter = Interpreter(model_content=model, reference=reference)
+    if profile is not None:
+        interpreter.subgraph(0).context.set_numerics([0], profile)
+    interpreter.allocate_tensors()
+    for _ in range(runs):
+        interpreter.set_tensor(interpreter.get_input_details()[0]["index"], inputs[0])
+        interpreter.invoke()
+    out = interpreter.get_tensor(interpreter.get_output_details()[0]["index"])
+    return out, interpreter.subgraph(0).nodes[0].user_data
+
+
+DECLARED = NumericsProfile(rounding="half_away_from_zero")
+
+
 @pytest.mark.parametrize("stride", [1, 2])
-def test_depthwise_raw_sums_fall_back_without_the_stage(stride):
+def test_depthwise_raw_sums_match_litert_and_a_declared_rounding_takes_the_generic_stage(stride):
     # Quantized depthwise taps may sum raw inputs (the input zero point folded into the bias, padding
-    # holding the zero point); the generic output stage must then subtract the folded share itself.
+    # holding the zero point) under LiteRT's rounding; a declared rounding has no precomputed stage, and
+    # the generic stage (zero point subtracted in the taps) must equal the reference with that rounding.
     model = conv_model("DEPTHWISE_CONV_2D", (1, 5, 6, 8), (1, 3, 3, 8), "int8_per_channel", stride=(stride, stride),
                        seed=97)
     inputs = random_inputs(Interpreter(model_content=model).get_input_details(), seed=5)
-    expected = run_litert(model, inputs)
-    interpreter = Interpreter(model_content=model)
-    interpreter.allocate_tensors()
-    plan = interpreter.subgraph(0).nodes[0].user_data
+    out, plan = run_node(model, inputs)
     assert plan.folded is not None and plan.folded.any()
-    plan.stage = None  # as delegates/accelerator.py does for a declared rounding mode
-    interpreter.set_tensor(interpreter.get_input_details()[0]["index"], inputs[0])
-    interpreter.invoke()
-    np.testing.assert_array_equal(interpreter.get_tensor(interpreter.get_output_details()[0]["index"]), expected[0])
+    np.testing.assert_array_equal(out, run_litert(model, inputs)[0])
+    out, plan = run_node(model, inputs, DECLARED)
+    assert plan.folded is None and plan.stage is None
+    np.testing.assert_array_equal(out, run_node(model, inputs, DECLARED, reference=True)[0])
 
 
 @pytest.mark.parametrize("kind", ["int8_per_channel", "int8_per_tensor", "uint8"])
@@ -538,24 +480,19 @@ def test_depthwise_raw_sums_fall_back_without_the_stage(stride):
     ((1, 9, 8, 40), (6, 3, 3, 40), (2, 2), (1, 1)),    # padded im2col: the border holds the zero point
     ((1, 9, 9, 40), (5, 3, 3, 40), (1, 1), (2, 2)),    # phased dilated im2col over the same padding
 ], ids=["pointwise", "padded", "dilated"])
-def test_conv_raw_sums_match_litert_with_and_without_the_stage(kind, in_shape, filter_shape, stride, dilation):
-    # CONV_2D's im2col may sum raw inputs (the input zero point folded into the bias); with the stage
-    # dropped, as delegates/accelerator.py does for a declared rounding mode, the generic output
-    # stage must subtract the folded share itself.
+def test_conv_raw_sums_match_litert_and_a_declared_rounding_takes_the_generic_stage(kind, in_shape, filter_shape,
+                                                                                     stride, dilation):
+    # CONV_2D's im2col may sum raw inputs (the input zero point folded into the bias) under LiteRT's
+    # rounding; under a declared rounding the generic output stage runs on (x - zp) sums instead, and
+    # must equal the reference with that rounding.
     model = conv_model("CONV_2D", in_shape, filter_shape, kind, stride=stride, dilation=dilation, seed=41)
     inputs = random_inputs(Interpreter(model_content=model).get_input_details(), seed=6)
-    expected = run_litert(model, inputs)
-    for drop_stage in (False, True):
-        interpreter = Interpreter(model_content=model)
-        interpreter.allocate_tensors()
-        plan = interpreter.subgraph(0).nodes[0].user_data
-        assert plan.planar is None and plan.folded is not None and plan.folded.any()
-        if drop_stage:
-            plan.stage = None
-        interpreter.set_tensor(interpreter.get_input_details()[0]["index"], inputs[0])
-        interpreter.invoke()
-        np.testing.assert_array_equal(interpreter.get_tensor(interpreter.get_output_details()[0]["index"]),
-                                      expected[0])
+    out, plan = run_node(model, inputs)
+    assert plan.planar is None and plan.folded is not None and plan.folded.any()
+    np.testing.assert_array_equal(out, run_litert(model, inputs)[0])
+    out, plan = run_node(model, inputs, DECLARED)
+    assert plan.folded is None and plan.stage is None
+    np.testing.assert_array_equal(out, run_node(model, inputs, DECLARED, reference=True)[0])
 
 
 @pytest.mark.parametrize("op", ["CONV_2D", "DEPTHWISE_CONV_2D"])
@@ -595,25 +532,18 @@ def test_strides_above_int16_are_refused_as_litert_does(op, stride):
     ("int8_per_tensor", "NONE", 0.005, np.int32), ("uint8", "RELU", 0.005, np.int32)])
 def test_conv_scaled_gemm_matches_litert_and_falls_back(kind, in_shape, filter_shape, scaled, activation,
                                                         out_scale_factor, cast):
-    # Pointwise quantized convs may fold the output stage's scale into float64 weights (ScaledGemm);
-    # a delegate that drops the stage after prepare must get the generic path back.
+    # Pointwise quantized convs may fold the output stage's scale into float64 weights (ScaledGemm) under
+    # LiteRT's rounding; a declared rounding gets the generic path, equal to the reference with it.
     model = conv_model("CONV_2D", in_shape, filter_shape, kind, activation=activation,
                        out_scale_factor=out_scale_factor, seed=43)
     inputs = random_inputs(Interpreter(model_content=model).get_input_details(), seed=8)
-    expected = run_litert(model, inputs)
-    for drop_stage in (False, True):
-        interpreter = Interpreter(model_content=model)
-        interpreter.allocate_tensors()
-        plan = interpreter.subgraph(0).nodes[0].user_data
-        assert (plan.scaled is not None) == scaled and plan.stage is not None
-        assert plan.scaled is None or plan.scaled.cast == cast
-        if drop_stage:
-            plan.stage = None
-        for _ in range(2):  # the buffer is rewritten each invoke
-            interpreter.set_tensor(interpreter.get_input_details()[0]["index"], inputs[0])
-            interpreter.invoke()
-            np.testing.assert_array_equal(interpreter.get_tensor(interpreter.get_output_details()[0]["index"]),
-                                          expected[0])
+    out, plan = run_node(model, inputs, runs=2)  # the buffer is rewritten each invoke
+    assert (plan.scaled is not None) == scaled and plan.stage is not None
+    assert plan.scaled is None or plan.scaled.cast == cast
+    np.testing.assert_array_equal(out, run_litert(model, inputs)[0])
+    out, plan = run_node(model, inputs, DECLARED, runs=2)
+    assert plan.scaled is None and plan.stage is None
+    np.testing.assert_array_equal(out, run_node(model, inputs, DECLARED, reference=True)[0])
 
 
 

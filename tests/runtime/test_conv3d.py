@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from op_models import ACTIVATIONS, conv3d_model
 from support import Spec, check_against_litert, const, prepare_error, single_op_model
 
-ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
 SAME, VALID = 0, 1
 # (input [n, d, h, w, c], kernel (kd, kh, kw), out channels, stride (d, h, w), dilation (d, h, w), padding)
 GEOMETRIES = [
@@ -20,26 +20,6 @@ GEOMETRIES = [
     ((1, 1, 3, 3, 3), (3, 3, 3), 2, (1, 1, 1), (1, 1, 1), SAME),  # depth 1 under a depth-3 window
     ((1, 5, 5, 5, 1), (5, 5, 5), 1, (3, 3, 3), (1, 1, 1), SAME),
 ]
-
-
-def out_size(n, k, s, d, padding):
-    effective = (k - 1) * d + 1
-    return -(-n // s) if padding == SAME else (n - effective + s) // s
-
-
-def conv3d_model(in_shape, kernel, cout, stride, dilation, padding, bias=True, activation="NONE", seed=0,
-                 filter_input=False) -> bytes:
-    rng = np.random.default_rng(seed)
-    w = rng.standard_normal((*kernel, in_shape[4], cout)).astype(np.float32)
-    out_shape = (in_shape[0], *(out_size(n, k, s, d, padding)
-                                for n, k, s, d in zip(in_shape[1:4], kernel, stride, dilation)), cout)
-    inputs = [Spec(in_shape), Spec(w.shape) if filter_input else const(w)]
-    if bias:
-        inputs.append(const(rng.standard_normal(cout).astype(np.float32)))
-    return single_op_model("CONV_3D", inputs, [Spec(out_shape)], padding=padding,
-                           stride_d=stride[0], stride_h=stride[1], stride_w=stride[2],
-                           dilation_d_factor=dilation[0], dilation_h_factor=dilation[1],
-                           dilation_w_factor=dilation[2], fused_activation_function=ACTIVATIONS[activation])
 
 
 def _geometry_id(g) -> str:

@@ -6,6 +6,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from op_models import ACTIVATIONS, fc_model
 from support import FIXTURES, Spec, check_against_litert, const, fixture_node_models, prepare_error, single_op_model
 
 from runtime.errors import OpResolutionError
@@ -14,51 +15,7 @@ from runtime.ir import DimensionMetadata, Sparsity
 from runtime.read import load_model
 from runtime.write import save_model
 
-ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
 KINDS = ("float", "int8_per_channel", "int8_per_tensor", "uint8")
-
-
-def fc_model(in_shape, units: int, kind: str, *, depth: int | None = None, bias: bool = True,
-             keep_num_dims: bool = False, activation: str = "NONE", weight_zero_point: int = 0,
-             seed: int = 0) -> bytes:
-    """A one-node FULLY_CONNECTED model with converter-like quantization; weights are [units, depth]."""
-    rng = np.random.default_rng(seed)
-    depth = depth or in_shape[-1]
-    rows = int(np.prod(in_shape)) // depth
-    out_shape = (*in_shape[:-1], units) if keep_num_dims else (rows, units)
-    w = rng.standard_normal((units, depth)) * rng.uniform(0.2, 2.0, (units, 1))
-    b = rng.standard_normal(units)
-    if kind == "float":
-        inputs = [Spec(tuple(in_shape)), const(w.astype(np.float32)), const(b.astype(np.float32))]
-        output = Spec(out_shape)
-    else:
-        qtype, lo, hi = ("UINT8", 0, 255) if kind == "uint8" else ("INT8", -128, 127)
-        in_scale = np.float32(rng.uniform(0.01, 0.1))
-        in_zp = int(rng.integers(100, 156)) if kind == "uint8" else int(rng.integers(-30, 31))
-        if kind == "int8_per_channel":
-            w_scales = (np.abs(w).max(axis=1) / 127).astype(np.float32)
-            wq = np.round(w / w_scales[:, None])
-        else:
-            span = np.abs(w).max()
-            w_scales = np.array([span / 127 if kind != "uint8" else 2 * span / 255], np.float32)
-            weight_zero_point = weight_zero_point or (128 if kind == "uint8" else 0)
-            wq = np.round(w / w_scales[0]) + weight_zero_point
-        wq = np.clip(wq, lo, hi).astype(np.uint8 if kind == "uint8" else np.int8)
-        channel_scales = np.broadcast_to(w_scales, (units,)).astype(np.float64)
-        bias_scales = (float(in_scale) * channel_scales).astype(np.float32)
-        acc_std = np.sqrt(depth) * 74 * 42
-        out_scale = np.float32(6 * acc_std * in_scale * channel_scales.mean() / 255)
-        out_zp = int(rng.integers(100, 156)) if kind == "uint8" else int(rng.integers(-20, 21))
-        inputs = [Spec(tuple(in_shape), qtype, scale=float(in_scale), zero_point=in_zp),
-                  const(wq, scale=tuple(w_scales.tolist()), zero_point=weight_zero_point, quantized_dimension=0),
-                  const(np.round(b * 2 / bias_scales).astype(np.int32),
-                        scale=tuple(bias_scales.tolist())[:w_scales.size], zero_point=0)]
-        output = Spec(out_shape, qtype, scale=float(out_scale), zero_point=out_zp)
-    if not bias:
-        inputs[2] = None
-    version = 6 if not bias else 5 if keep_num_dims else 4 if kind.startswith("int8") else 1
-    return single_op_model("FULLY_CONNECTED", inputs, [output], version=version, keep_num_dims=keep_num_dims,
-                           fused_activation_function=ACTIVATIONS[activation])
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -6,29 +6,15 @@ import itertools
 
 import numpy as np
 import pytest
+from op_models import ACTIVATIONS, pool_model
 from support import Spec, check_against_litert, single_op_model
 
 from runtime.errors import KernelError, OpResolutionError
 from runtime.interpreter import Interpreter
-from runtime.kernels.conv import out_size_and_padding
 from runtime.resolver import BuiltinOpResolver
 
 SAME, VALID = 0, 1
-ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
-QUANT = {"FLOAT32": {}, "INT8": {"scale": 0.05, "zero_point": -3}, "UINT8": {"scale": 0.05, "zero_point": 120}}
 WINDOWS = [(2, 2, 2, 2), (3, 3, 1, 1), (3, 2, 2, 1), (5, 5, 3, 3), (1, 1, 1, 1), (7, 7, 1, 1)]
-
-
-def pool_model(op, typ, in_shape, window, padding=SAME, activation="NONE") -> bytes:
-    fh, fw, sh, sw = window
-    oh = out_size_and_padding(padding, in_shape[1], fh, sh, 1)[0]
-    ow = out_size_and_padding(padding, in_shape[2], fw, sw, 1)[0]
-    quant = QUANT[typ]
-    out_shape = (in_shape[0], oh, ow, in_shape[3])
-    return single_op_model(
-        op, [Spec(tuple(in_shape), typ, **quant)], [Spec(out_shape, typ, **quant)],
-        version=2 if typ == "INT8" else 1, padding=padding, filter_height=fh, filter_width=fw, stride_h=sh,
-        stride_w=sw, fused_activation_function=ACTIVATIONS[activation])
 
 
 @pytest.mark.parametrize("op", ["AVERAGE_POOL_2D", "MAX_POOL_2D"])

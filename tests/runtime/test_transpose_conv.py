@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from op_models import tc_model
 from support import Spec, check_against_litert, const, prepare_error, run_litert, single_op_model
 
 from runtime.errors import KernelError
 from runtime.interpreter import Interpreter
 
-ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
 SAME, VALID = 0, 1
 KINDS = ("float", "int8_per_channel", "int8_per_tensor", "uint8")
 # (input shape, out channels, kernel, stride, padding, output height/width)
@@ -24,46 +24,6 @@ GEOMETRIES = [
     ((1, 3, 3, 16), 24, (5, 5), (2, 2), SAME, (5, 6)),
     ((1, 5, 3, 6), 9, (1, 1), (1, 1), VALID, (5, 3)),
 ]
-
-
-def tc_model(in_shape, cout, kernel, stride, padding, out_hw, kind="float", bias=True, activation="NONE",
-             seed=0, omit_bias_slot=False, shape_input=False) -> bytes:
-    """A one-node TRANSPOSE_CONV; weights [cout, kh, kw, cin], converter-like quantization."""
-    rng = np.random.default_rng(seed)
-    n, _, _, cin = in_shape
-    wf = rng.standard_normal((cout, *kernel, cin)) * rng.uniform(0.3, 2.0, (cout, 1, 1, 1))
-    bf = rng.standard_normal(cout)
-    out_shape = (n, *out_hw, cout)
-    shape_spec = Spec((4,), "INT32") if shape_input else const(np.array(out_shape, np.int32))
-    if kind == "float":
-        inputs = [shape_spec, const(wf.astype(np.float32)), Spec(in_shape), const(bf.astype(np.float32))]
-        output = Spec(out_shape)
-    else:
-        typ = "UINT8" if kind == "uint8" else "INT8"
-        s_in = float(rng.uniform(0.01, 0.05))
-        z_in = int(rng.integers(100, 156)) if typ == "UINT8" else int(rng.integers(-20, 21))
-        if kind == "int8_per_channel":
-            ws = np.abs(wf).reshape(cout, -1).max(axis=1) / 127
-        else:
-            ws = np.array([np.abs(wf).max() / (127 if typ == "INT8" else 127.5)])
-        wz = 128 if typ == "UINT8" else 0
-        wq = np.round(wf / ws.reshape(-1, 1, 1, 1)) + wz
-        wq = np.clip(wq, 0, 255).astype(np.uint8) if typ == "UINT8" else np.clip(wq, -127, 127).astype(np.int8)
-        bs = (s_in * ws).astype(np.float32)
-        bq = np.round(bf * 2 / np.broadcast_to(bs, (cout,))).astype(np.int32)
-        overlap = np.prod(kernel) / np.prod(stride)
-        s_out = float(s_in * ws.mean() * np.sqrt(cin * max(overlap, 1)) * 74 * 50 / 60)
-        z_out = 128 if typ == "UINT8" else int(rng.integers(-10, 11))
-        inputs = [shape_spec, const(wq, scale=tuple(ws.tolist()), zero_point=wz, quantized_dimension=0),
-                  Spec(in_shape, typ, scale=s_in, zero_point=z_in),
-                  const(bq, scale=tuple(bs.tolist()), zero_point=0)]
-        output = Spec(out_shape, typ, scale=s_out, zero_point=z_out)
-    if not bias:
-        inputs = inputs[:3] + [None] if omit_bias_slot else inputs[:3]
-    version = 4 if activation != "NONE" else 3 if bias else 2 if kind.startswith("int8") else 1
-    return single_op_model("TRANSPOSE_CONV", inputs, [output], version=version, padding=padding,
-                           stride_h=stride[0], stride_w=stride[1],
-                           fused_activation_function=ACTIVATIONS[activation])
 
 
 def _varied(out: np.ndarray) -> bool:

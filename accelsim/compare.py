@@ -1,0 +1,246 @@
+"""Side by side: the same models on several systems, or the points of several experiments' results.json.
+
+A column ("side") is one system (simulated here) or one (variant, sweep point) of a results.json;
+a row is one model. Each metric of a column is also given as its difference from the first
+column in percent, and a bar chart draws them. Host-only latency is the baseline every
+speed-up is measured against; a point slower than the host alone is said to be so in words.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+from matplotlib.figure import Figure
+
+import accelsim
+from accelsim.config import System
+from accelsim.plots import _RC, _png
+
+# (record key, heading, unit): the quantities compared, in the order shown.
+METRICS = (
+    ("latency_us", "latency", "µs"),
+    ("speedup", "speed-up over the host alone", "×"),
+    ("energy_uj", "energy", "µJ"),
+    ("partitions", "partitions", ""),
+    ("delegated_nodes", "delegated nodes", ""),
+    ("transfer_bytes", "transfer", "bytes"),
+)
+
+
+def host_only(system: System) -> System:
+    """The same host with no accelerator attached: the baseline of every speed-up."""
+    return System(system.host, ())
+
+
+def slower_than_host(label: str, latency_us: float, host_us: float) -> str | None:
+    """A sentence warning that delegation made `label` slower than the host alone, or None when it did not."""
+    if not host_us or latency_us <= host_us:
+        return None
+    return (f"delegation makes {label} slower than the host alone: {latency_us:,.1f} µs against "
+            f"{host_us:,.1f} µs host-only ({host_us / latency_us:.2f}×)")
+
+
+@dataclass(frozen=True)
+class Side:
+    """One column: a label, where it came from, and its ok records by model name."""
+
+    label: str
+    source: str
+    version: str | None  # accelsim version that produced the records (None: not recorded)
+    records: Mapping[str, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Cell:
+    value: float | None
+    pct: float | None  # difference from the first column in percent (None in the first column or without a value)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Every side, the models in the order first seen, the metrics any record has, and notes in words."""
+
+    sides: tuple[Side, ...]
+    models: tuple[str, ...]
+    metrics: tuple[tuple[str, str, str], ...]
+    notes: tuple[str, ...]  # each begins with "note:" or "warning:"
+
+    def cell(self, model: str, side: int, key: str) -> Cell:
+        value = _value(self.sides[side].records.get(model), key)
+        first = _value(self.sides[0].records.get(model), key)
+        pct = None if side == 0 or value is None or not first else 100 * (value - first) / first
+        return Cell(value, pct)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The comparison as plain data (the --json output)."""
+        return {"columns": [{"label": s.label, "source": s.source, "version": s.version} for s in self.sides],
+                "models": [{"model": m, **{key: [vars(self.cell(m, k, key)) for k in range(len(self.sides))]
+                                           for key, _, _ in self.metrics}} for m in self.models],
+                "notes": list(self.notes)}
+
+    def lines(self) -> list[str]:
+        """One table per model: a row per metric, a column per side, each with its % difference from the first."""
+        out = [f"columns: {' | '.join(f'[{k}] {s.label}' for k, s in enumerate(self.sides))}"]
+        width = max(len(f"{h} ({u})") for _, h, u in self.metrics)
+        for m in self.models:
+            out.append(f"{m}:")
+            for key, heading, unit in self.metrics:
+                name = f"{heading} ({unit})" if unit else heading
+                cells = [self.cell(m, k, key) for k in range(len(self.sides))]
+                out.append(f"  {name:<{width}}  " + "  ".join(f"{_fmt(c, unit):>22}" for c in cells))
+        out.extend(self.notes)
+        return out
+
+
+def _value(rec: dict[str, Any] | None, key: str) -> float | None:
+    if rec is None or rec.get(key) is None:
+        return None
+    return float(rec[key])
+
+
+def _fmt(c: Cell, unit: str) -> str:
+    if c.value is None:
+        return "—"
+    text = f"{c.value:.2f}×" if unit == "×" else f"{c.value:,.1f}" if unit in ("µs", "µJ") else f"{c.value:,.0f}"
+    return text + (f" ({c.pct:+.1f}%)" if c.pct is not None else "")
+
+
+def compare(sides: Sequence[Side]) -> Comparison:
+    """Line the sides up by model, and say in words what makes them not comparable or a point worse than the host.
+
+    Raises:
+        ValueError: fewer than two sides.
+    """
+    if len(sides) < 2:
+        raise ValueError(f"compare needs two or more columns (--hw given twice or more, or two results.json), "
+                         f"got {len(sides)}")
+    labels = Counter(s.label for s in sides)
+    # two experiments of the same name (or one file given twice): tell their columns apart by file
+    sides = [dataclasses.replace(s, label=f"{s.source}: {s.label}") if labels[s.label] > 1 else s for s in sides]
+    models = tuple(dict.fromkeys(m for s in sides for m in s.records))
+    metrics = tuple(m for m in METRICS if any(r.get(m[0]) is not None for s in sides for r in s.records.values()))
+    notes = []
+    versions = {s.version for s in sides}
+    if len(versions) > 1:
+        notes.append("note: the columns come from different accelsim versions ("
+                     + ", ".join(f"{s.label}: {s.version or 'not recorded'}" for s in sides)
+                     + "); cost models may have changed between them")
+    for s in sides:
+        missing = [m for m in models if m not in s.records]
+        if missing:
+            notes.append(f"note: {s.label} has no result for {', '.join(missing)}: the columns ran different models")
+    for s in sides:
+        for m, rec in s.records.items():
+            speedup = rec.get("speedup")
+            if rec.get("accelerators") and speedup is not None and speedup < 1:
+                notes.append(f"warning: delegation makes {m} on {s.label} slower than the host alone "
+                             f"({speedup:.2f}×)")
+    return Comparison(tuple(sides), models, metrics, tuple(notes))
+
+
+def load_results(path: str | Path) -> list[Side]:
+    """One side per (variant, sweep point, schedule) of a results.json, each with its ok records by model.
+
+    Raises:
+        ValueError: the file is not a results.json written by `accelsim run`.
+    """
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not JSON ({exc}); give a results.json written by accelsim run") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("points"), list):
+        raise ValueError(f"{path}: not an accelsim results.json (it has no 'points' list)")
+    name = doc.get("experiment") or path.parent.name
+    groups: dict[str, dict[str, dict]] = {}
+    for rec in doc["points"]:
+        if rec.get("status") != "ok":
+            continue
+        sweep = ", ".join(f"{k}={v}" for k, v in rec.get("sweep", {}).items())
+        label = f"{name}: {rec['variant']}" + (f" [{sweep}]" if sweep else "") + (
+            f" ({rec['schedule']})" if rec.get("schedule") != "sequential" else "")
+        groups.setdefault(label, {})[rec["model_name"]] = rec
+    if not groups:
+        raise ValueError(f"{path}: no successful design point to compare")
+    return [Side(label, str(path), doc.get("version"), recs) for label, recs in groups.items()]
+
+
+def simulate_sides(models: Sequence[str], systems: Sequence[tuple[str, System]], schedule: str = "sequential",
+                   loops=None) -> list[Side]:
+    """One side per (label, system): every model simulated on it, with its speed-up over the host alone.
+
+    Raises:
+        OpResolutionError: a model the host cannot run (TFLite's message).
+        WorkError: a node without a work model, or a loop without a trip count.
+    """
+    from accelsim.results import record
+    from accelsim.system import simulate_model
+    from runtime.read import load_model
+
+    irs = {m: load_model(m) for m in models}
+    baselines: dict[tuple[str, str], float] = {}
+    sides = []
+    for label, system in systems:
+        recs = {}
+        for m, ir in irs.items():
+            key = (m, system.host.name)
+            if key not in baselines:
+                baselines[key] = simulate_model(ir, host_only(system), schedule, loops).latency
+            sim = simulate_model(ir, system, schedule, loops)
+            rec = record(sim, point_id="", model=m, variant=label, sweep={})
+            rec["speedup"] = round(baselines[key] / sim.latency, 3) if sim.latency and system.accelerators else None
+            recs[Path(m).stem] = rec
+        sides.append(Side(label, "simulated", accelsim.__version__, recs))
+    return sides
+
+
+def chart_png(comparison: Comparison) -> bytes:
+    """Grouped bars: one panel per metric, a group per model, a bar per column (its value labelled)."""
+    metrics = [m for m in comparison.metrics if m[0] != "speedup"]
+    n_models, n_sides = len(comparison.models), len(comparison.sides)
+    with matplotlib.rc_context(_RC):
+        fig = Figure(figsize=(max(8.0, 1.2 + n_models * n_sides * 0.5), 1.0 + 2.4 * len(metrics)),
+                     layout="constrained")
+        axes = fig.subplots(len(metrics), 1, squeeze=False)[:, 0]
+        width = 0.8 / n_sides
+        for ax, (key, heading, unit) in zip(axes, metrics):
+            for k, side in enumerate(comparison.sides):
+                xs = [i + (k - (n_sides - 1) / 2) * width for i in range(n_models)]
+                cells = [comparison.cell(m, k, key) for m in comparison.models]
+                bars = ax.bar(xs, [c.value or 0.0 for c in cells], width * 0.95, label=side.label)
+                ax.bar_label(bars, [_bar_text(c.value) for c in cells], fontsize=7, padding=1)
+            if key == "latency_us":
+                _host_marks(ax, comparison)
+            ax.set_xticks(range(n_models), comparison.models)
+            ax.set_ylabel(f"{heading} ({unit})" if unit else heading)
+            ax.margins(y=0.15)
+            ax.grid(axis="x", visible=False)
+        fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper right", ncols=min(n_sides, 3),
+                   frameon=False)
+        fig.suptitle("Comparison per model", x=0.01, ha="left")
+        return _png(fig)
+
+
+def _bar_text(value: float | None) -> str:
+    if value is None:
+        return ""
+    return f"{value:,.0f}" if abs(value) >= 1000 or value == int(value) else f"{value:.4g}"
+
+
+def _host_marks(ax, comparison: Comparison) -> None:
+    """A dashed line over each model's bars at its host-only latency (latency × speed-up), where known."""
+    labelled = False
+    for i, m in enumerate(comparison.models):
+        hosts = {round(r["latency_us"] * r["speedup"], 1) for s in comparison.sides
+                 if (r := s.records.get(m)) and r.get("speedup")}
+        for host in hosts:
+            ax.hlines(host, i - 0.45, i + 0.45, colors="black", linestyles="--", linewidth=1.2,
+                      label=None if labelled else "host alone")
+            labelled = True

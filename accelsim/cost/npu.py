@@ -1,0 +1,306 @@
+"""Cost of a node on an Arm Ethos-U-style NPU (U55/U65): block-based MAC engine, output stage, memory levels.
+
+The engine as Arm describes it (Ethos-U55/U65 product descriptions: MACs per cycle per
+configuration; the per-configuration micro-blocks, the NHCWB16 feature-map format and the 10-byte
+bias/scale records as Vela encodes them, read for the facts; Vela's PERFORMANCE.md for how an
+estimate is totalled and vela.ini for the systems' clocks and bandwidths):
+
+* The MAC unit works on OFM micro-blocks (`ublock_height` x `ublock_width` x `ublock_depth`:
+  2x1x8 on an Ethos-U55-128, 2x2x8 on a 256-MAC engine) and consumes `ifm_depth` (8) input
+  channels of one kernel tap per step, so one step is uh * uw * uc * ifm_depth MACs. Every dimension is
+  rounded up to its granularity: a 3-channel input pays for 8, a 3x3 map pays for 4x3 on a
+  2x1 ublock. This depth and block granularity is why small or odd layers reach a fraction of
+  the nominal MACs/cycle.
+
+      conv steps      = N * ceil(OH/uh) * ceil(OW/uw) * ceil(Cout/uc) * KH * KW * ceil(Cin/ifm_depth)
+      depthwise steps = N * ceil(OH/uh) * ceil(OW/uw) * ceil(C/uc) * KH * KW   (one input channel each)
+      pooling steps   = as depthwise, on the pooling window (RESIZE_BILINEAR: a 2x2 window)
+      fc / matmul     = a 1x1 conv over M rows: batch * ceil(M/(uh*uw)) * ceil(N/uc) * ceil(K/ifm_depth)
+
+  A 1x1 kernel runs `pointwise_efficiency` steps per cycle; a spatial window (KH*KW > 1,
+  depthwise, pooling) `window_efficiency` (its IFM taps are re-fetched from the shared buffer
+  per tap).
+* The output unit (scaling, activation, LUT) writes `output_elements_per_cycle`; it works in
+  parallel with the MAC unit, so a convolution takes the longer of the two. Layers with few
+  input channels and many outputs (MobileNet's expansions) are output-bound.
+* The elementwise and other non-MAC operations run in the output unit's elementwise path at a
+  per-class number of cycles per element (`<class>_cycles_per_element`, classes add, mul, lut,
+  copy, reduce: see `elementwise_class`). A product of two feature maps (BATCH_MATMUL) has no
+  weight path to use and runs there too, at `matmul_cycles_per_mac`; a SOFTMAX (no exponential
+  unit) is `softmax_passes` elementwise passes, a SQUARED_DIFFERENCE `squared_difference_passes`.
+* Every NPU operation pays a fixed cost (command stream, block setup, pipeline fill and
+  drain): `mac_op_overhead_cycles` on the MAC engine, `elementwise_op_overhead_cycles` else.
+* Memory, through the config's levels (`accelsim.memory`): in Vela's Shared_Sram mode the
+  activations level is the SRAM on AXI0 and the weights level the constant area on AXI1
+  (off-chip flash on the U55 system, DRAM on the U65 one), read at every inference. The NPU
+  reaches `sram_efficiency` / `weight_efficiency` of those levels' peak bandwidths. Feature
+  maps move in bricks of `brick_depth` channels (the NHCWB16 format: an 8-channel map moves as
+  16), counted where the node's geometry gives its channels (conv-like ops), as is elsewhere.
+  Weights are counted uncompressed plus `bias_bytes_per_channel` per output channel (Vela
+  packs a 40-bit bias, 32-bit scale and 6-bit shift into 10 bytes; TFLite's int32 bias is 4
+  of them, already in `NodeWork.weight_bytes`); Vela's lossless weight compression is not
+  modelled: on our fixtures its encoded weights are 0.99-1.10x the original size.
+* A node takes the longest of compute and each level's traffic (`accelsim.cost.timed`), which is how Vela
+  totals an estimate: "the sum of the single action that consumes the most cycles per pass"
+  (PERFORMANCE.md, "Cycles").
+
+What Vela does to the graph and we reflect in `costs` (model order): reshape-like ops are
+removed, CONCATENATION is free (producers write into the concatenated tensor), a PAD feeding a
+convolution or pool becomes that op's padding, and an activation (RELU*, TANH, LOGISTIC) right
+after the op producing its input runs in that op's output stage (a LUT activation at the lut
+rate per element). Vela's other rewrites (MEAN as a depthwise convolution, SQUARED_DIFFERENCE
+as several 32-bit passes, transposes around a depth-multiplier depthwise) are folded into the
+per-class costs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from accelsim import energy
+from accelsim import memory as mem
+from accelsim.cost import Cost, levels_of, timed
+from accelsim.kinds import Kind, spec
+from accelsim.memory import Level, Traffic
+from runtime.work import NodeWork
+
+if TYPE_CHECKING:
+    from accelsim.config import HardwareConfig
+
+ELEMENTWISE_CLASSES = ("add", "mul", "lut", "copy", "reduce")
+
+_MAC_OPS = {"CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV", "FULLY_CONNECTED", "BATCH_MATMUL"}
+_POOLS = {"AVERAGE_POOL_2D", "MAX_POOL_2D"}
+# Removed by the compiler: only the tensor's shape changes.
+_REMOVED = {"RESHAPE", "SQUEEZE", "EXPAND_DIMS"}
+# Applied by the output stage of the op producing their input (the activation function / LUT).
+_LUT_ACTIVATIONS = {"TANH", "LOGISTIC"}
+_FUSABLE_ACTIVATIONS = {"RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1", *_LUT_ACTIVATIONS}
+# Both operands (or the one) rescaled to a common scale before the operation.
+_ADD_OPS = {"ADD", "SUB", "QUANTIZE"}
+# Ops the elementwise unit has no single instruction for, run as a chain of passes (Vela 5.2's
+# per-layer table shows the chains: Sub/Mul/Add/LUT/CLZ/shifts): the compute field counting them.
+_PASSES = {"SOFTMAX": "softmax_passes", "LOG_SOFTMAX": "softmax_passes",
+           "SQUARED_DIFFERENCE": "squared_difference_passes"}
+_MUL_OPS = {"MUL", "MAXIMUM", "MINIMUM", "ABS", "RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1", "NEG"}
+
+
+@dataclass(frozen=True)
+class NpuCompute:
+    """The MAC engine, output unit and elementwise path of one Ethos-U configuration (NPU core cycles)."""
+
+    ublock_height: int = spec("count", "OFM micro-block height", example=2)
+    ublock_width: int = spec("count", "OFM micro-block width", example=2)
+    ublock_depth: int = spec("count", "OFM micro-block depth (output channels)", example=8)
+    ifm_depth: int = spec("count", "input channels consumed per MAC step", example=8)
+    pointwise_efficiency: float = spec("fraction", "MAC steps per cycle of a 1x1 kernel")
+    window_efficiency: float = spec("fraction", "MAC steps per cycle of a spatial window (KxK, depthwise, pool)")
+    output_elements_per_cycle: float = spec("number", "elements the output unit writes per cycle")
+    add_cycles_per_element: float = spec("number", "cycles per element of ADD, SUB, QUANTIZE (rescaled operands)")
+    mul_cycles_per_element: float = spec("number", "cycles per element of MUL, MIN, MAX, clamps")
+    lut_cycles_per_element: float = spec("number", "cycles per element of a LUT activation (TANH, LOGISTIC, ...)")
+    copy_cycles_per_element: float = spec("number", "cycles per byte of a data-movement op (slice, transpose)")
+    reduce_cycles_per_element: float = spec("number", "cycles per input element of a reduction (MEAN, SUM)")
+    matmul_cycles_per_mac: float = spec("number", "cycles per MAC of a product of two feature maps")
+    mac_op_overhead_cycles: int = spec("count", "fixed cycles of every MAC-engine or pooling op", minimum=0,
+                                       example=500)
+    elementwise_op_overhead_cycles: int = spec("count", "fixed cycles of every other NPU op", minimum=0, example=30)
+    softmax_passes: int = spec("count", "NPU ops one SOFTMAX becomes", example=27)
+    squared_difference_passes: int = spec("count", "NPU ops one SQUARED_DIFFERENCE becomes", default=1, example=8)
+    bias_bytes_per_channel: int = spec("count", "bytes of packed bias and scale per output channel",
+                                       default=10, example=10)
+    brick_depth: int = spec("count", "channels of one feature-map brick in SRAM (NHCWB16: 16)", default=1,
+                            example=16)
+    sram_efficiency: float = spec("fraction", "fraction of the activations level's bandwidth reached",
+                                  default=1.0)
+    weight_efficiency: float = spec("fraction", "fraction of the weights level's bandwidth reached", default=1.0)
+
+    @property
+    def ofm_ublock(self) -> tuple[int, int, int]:
+        return self.ublock_height, self.ublock_width, self.ublock_depth
+
+    def cycles_per_element(self, op_class: str) -> float:
+        """Cycles per element of an elementwise class (one of ELEMENTWISE_CLASSES)."""
+        return getattr(self, f"{op_class}_cycles_per_element")
+
+
+def mac_steps(work: NodeWork, ublock: tuple[int, int, int], ifm_depth: int) -> tuple[int, bool]:
+    """(MAC steps, whether the op has a spatial window) of a MAC-engine or pooling node; (0, False) otherwise."""
+    uh, uw, uc = ublock
+    conv = work.conv
+    if conv is not None and not conv.transposed:
+        blocks = conv.batch * math.ceil(conv.out_h / uh) * math.ceil(conv.out_w / uw) * math.ceil(conv.out_c / uc)
+        taps = conv.kernel_h * conv.kernel_w
+        depth = 1 if conv.depthwise else math.ceil(conv.in_c / ifm_depth)
+        return blocks * taps * depth, conv.depthwise or taps > 1
+    if work.gemm is not None:
+        g = work.gemm
+        return g.batch * math.ceil(g.m / (uh * uw)) * math.ceil(g.n / uc) * math.ceil(g.k / ifm_depth), False
+    if (work.kind == "window" or work.op == "RESIZE_BILINEAR") and work.elements:
+        # One MAC per window tap per output (runtime.work), channels independent: a pool, or a
+        # bilinear resize run as a 2x2 depthwise convolution of fixed weights.
+        taps = work.macs // work.elements
+        return math.ceil(work.elements / (uh * uw * uc)) * taps, True
+    return 0, False
+
+
+def elementwise_class(work: NodeWork) -> str:
+    """The elementwise-path class of a non-MAC node (one of ELEMENTWISE_CLASSES)."""
+    if work.op in _ADD_OPS:
+        return "add"
+    if work.op in _MUL_OPS:
+        return "mul"
+    if work.kind == "reduce":
+        return "reduce"
+    if work.kind == "move":
+        return "copy"
+    # Any other function of one element (TANH, EXP, GELU, RSQRT, ...) is a lookup table.
+    return "lut"
+
+
+def compute_cycles(work: NodeWork, compute: NpuCompute, fused: str | None = None) -> int:
+    """NPU core cycles of one node's computation, ignoring memory.
+
+    Args:
+        work: the node.
+        compute: the engine.
+        fused: the elementwise class of an activation run in this node's output stage, if any.
+    """
+    extra = work.elements * compute.cycles_per_element(fused) if fused else 0.0
+    if work.op == "BATCH_MATMUL" and not work.weight_bytes:
+        # Both operands are feature maps: the weight path cannot hold one, so the compiler runs
+        # the product through the elementwise unit (multiply, then reduce), MAC by MAC.
+        return math.ceil(work.macs * compute.matmul_cycles_per_mac + compute.mac_op_overhead_cycles)
+    steps, windowed = mac_steps(work, compute.ofm_ublock, compute.ifm_depth)
+    if steps or work.op in _MAC_OPS or work.op in _POOLS:
+        per_step = 1 / (compute.window_efficiency if windowed else compute.pointwise_efficiency)
+        output = work.elements / compute.output_elements_per_cycle + extra
+        return math.ceil(max(steps * per_step, output) + compute.mac_op_overhead_cycles)
+    passes = _PASSES.get(work.op)
+    if passes is not None:
+        # No such unit: the compiler runs the op as a chain of elementwise (and LUT) passes.
+        per_pass = work.elements * compute.mul_cycles_per_element + compute.elementwise_op_overhead_cycles
+        return math.ceil(getattr(compute, passes) * per_pass)
+    op_class = elementwise_class(work)
+    # Reductions read every input element once: work.macs counts them.
+    elements = work.macs if op_class == "reduce" else work.elements
+    busy = elements * compute.cycles_per_element(op_class) + extra
+    return math.ceil(busy + compute.elementwise_op_overhead_cycles)
+
+
+def feature_map_bytes(work: NodeWork, brick_depth: int) -> int:
+    """Bytes a node reads and writes in SRAM, its conv-like feature maps padded to whole channel bricks."""
+    conv = work.conv
+    if conv is None or brick_depth == 1 or not work.elements:
+        return work.input_bytes + work.output_bytes
+    itemsize = work.output_bytes // work.elements
+    pixels_in = conv.batch * conv.in_h * conv.in_w
+    pixels_out = conv.batch * conv.out_h * conv.out_w
+    bricks = brick_depth * itemsize
+    return (pixels_in * math.ceil(conv.in_c / brick_depth) + pixels_out * math.ceil(conv.out_c / brick_depth)) * bricks
+
+
+def encoded_weight_bytes(work: NodeWork, compute: NpuCompute) -> int:
+    """Bytes of a node's constants as the NPU reads them: weights plus packed bias and scale per channel."""
+    if not work.weight_bytes:
+        return 0
+    channels = work.conv.out_c if work.conv is not None else work.gemm.n if work.gemm is not None else 0
+    # TFLite's int32 bias (4 bytes per channel) is already part of weight_bytes.
+    return work.weight_bytes + max(0, compute.bias_bytes_per_channel - 4) * channels
+
+
+def absorbed(works: Sequence[NodeWork]) -> list[bool]:
+    """Which nodes the compiler folds into a neighbour or removes (see the module docstring), in model order."""
+    return [_absorbed(works, i) for i in range(len(works))]
+
+
+def _absorbed(works: Sequence[NodeWork], i: int) -> bool:
+    work = works[i]
+    if work.op in _REMOVED or work.op == "CONCATENATION":
+        return True
+    if work.op in ("PAD", "PADV2") and i + 1 < len(works):
+        nxt = works[i + 1]
+        return (nxt.op in _MAC_OPS or nxt.op in _POOLS) and nxt.input_bytes >= work.output_bytes
+    if work.op in _FUSABLE_ACTIVATIONS and i > 0:
+        prev = works[i - 1]
+        return prev.kind != "move" and prev.op not in _FUSABLE_ACTIVATIONS and prev.output_bytes == work.input_bytes
+    return False
+
+
+def model_compute_cycles(works: Sequence[NodeWork], compute: NpuCompute) -> list[int]:
+    """Compute cycles of a device's nodes in model order; an absorbed node's are 0.
+
+    An absorbed activation's cost moves to its producer's output stage: nothing for a clamp
+    (RELU*), the LUT rate per element for TANH and LOGISTIC.
+    """
+    gone = absorbed(works)
+    out = []
+    for i, work in enumerate(works):
+        nxt = works[i + 1] if i + 1 < len(works) else None
+        fused = "lut" if nxt is not None and gone[i + 1] and nxt.op in _LUT_ACTIVATIONS else None
+        out.append(0 if gone[i] else compute_cycles(work, compute, fused))
+    return out
+
+
+def traffic(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Traffic]:
+    """Bytes per level of a device's nodes: `accelsim.memory`'s placement with the NPU's byte counts.
+
+    Activations go where the generic rules put them (spilling below a full level), counted in
+    whole bricks; weights are the encoded stream, cached or streamed from where they live as
+    the generic rules split them. An absorbed node moves nothing.
+    """
+    memory, compute = hw.memory, hw.compute
+    homes = mem.activation_levels(works, memory, hw.error)
+    streams = mem.streamed_parameters(works, mem.weight_cache(works, memory))
+    out = []
+    for work, home, stream, gone in zip(works, homes, streams, absorbed(works)):
+        if gone:
+            out.append(Traffic(()))
+            continue
+        weights = encoded_weight_bytes(work, compute)
+        streamed = weights if stream else 0
+        source = home.name if memory.weights == memory.activations else memory.weights
+        moved: dict[str, int] = {}
+        for name, nbytes in ((home.name, feature_map_bytes(work, compute.brick_depth)),
+                             (memory.cache, weights - streamed), (source, streamed)):
+            if nbytes:
+                moved[name] = moved.get(name, 0) + nbytes
+        out.append(Traffic(tuple(moved.items()), streamed))
+    return out
+
+
+def effective_levels(hw: HardwareConfig) -> dict[str, Level]:
+    """The device's levels with the bandwidth the NPU reaches on them (the compute block's efficiencies)."""
+    compute, memory = hw.compute, hw.memory
+    reached = {memory.weights: compute.weight_efficiency, memory.activations: compute.sram_efficiency}
+    return {name: dataclasses.replace(level, bandwidth=level.bandwidth * reached.get(name, 1.0))
+            for name, level in levels_of(hw).items()}
+
+
+def costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
+    """Costs of a device's nodes in model order: compute overlapped with its SRAM and weight traffic.
+
+    Raises:
+        ConfigError: a node's activations fit no memory level (see `accelsim.memory`).
+    """
+    levels = effective_levels(hw)
+    watts = energy.static_power(hw)
+    return [timed(work, cycles, hw, moved, levels, watts)
+            for work, cycles, moved in zip(works, model_compute_cycles(works, hw.compute), traffic(works, hw))]
+
+
+def peak_macs_per_cycle(work: NodeWork, hw: HardwareConfig) -> float:
+    """The MAC unit's MACs per cycle: one micro-block step (uh * uw * uc * ifm_depth)."""
+    c = hw.compute
+    return c.ublock_height * c.ublock_width * c.ublock_depth * c.ifm_depth
+
+
+KIND = Kind("npu", "accelerator", "Arm Ethos-U-style NPU: block-based MAC engine, output unit, SRAM + flash/DRAM",
+            NpuCompute, costs=costs,
+            macs_per_cycle="ublock_height x ublock_width x ublock_depth x ifm_depth MACs per step (2 x 1 x 8 x 8 "
+                           "= 128 on an Ethos-U55-128), pointwise_efficiency steps per cycle on 1x1 kernels",
+            peak_macs_per_cycle=peak_macs_per_cycle)

@@ -1,0 +1,102 @@
+"""A picture of how a model was partitioned: its nodes in run order, coloured by where each runs.
+
+Drawn from a design point's record (results.json): a strip of one cell per node that wraps
+into rows, so a 250-node model stays legible. Host nodes are grey; each accelerator has a hue
+and each of its partitions a shade of it, labelled "P<n>" where it starts. Where a partition
+starts and ends, a marker gives the bytes that cross the link (in and out); refused nodes are
+hatched and numbered, and the numbers are explained under the strip with the refusal reason
+and the nodes it applies to.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import matplotlib
+from matplotlib.colors import to_rgb
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch, Rectangle
+
+from accelsim.plots import _RC, _png
+from accelsim.report import ranges
+
+PER_ROW = 40  # cells per row: 250 nodes make 7 rows of cells wide enough for a rotated op name
+ROW = 1.7  # height of a row in cell heights: a cell (0.8) plus its labels above and below
+HOST_COLOR = "#BBBBBB"
+_HUES = ("#4C72B0", "#DD8452", "#55A868", "#8172B3", "#937860", "#DA8BC3")
+
+
+def _shade(color: str, k: int) -> tuple[float, float, float]:
+    """Partition k of a unit: the unit's hue, alternately lighter, so neighbouring partitions stay apart."""
+    r, g, b = to_rgb(color)
+    mix = 0.45 * (k % 2) + 0.15 * ((k // 2) % 2)
+    return (r + (1 - r) * mix, g + (1 - g) * mix, b + (1 - b) * mix)
+
+
+def _reason_numbers(rejected: Sequence[dict]) -> dict[str, tuple[int, list[int]]]:
+    """Each distinct refusal reason: its number (1, 2, ... in order of first node) and its nodes."""
+    out: dict[str, tuple[int, list[int]]] = {}
+    for r in sorted(rejected, key=lambda r: r["node"]):
+        reason = r["reason"] or "not claimed"
+        out.setdefault(reason, (len(out) + 1, []))[1].append(r["node"])
+    return out
+
+
+def partition_png(rec: dict[str, Any], title: str, per_row: int = PER_ROW) -> bytes:
+    """The record's nodes in run order as wrapped rows of cells coloured by unit and partition (PNG bytes)."""
+    nodes = rec["op_profile"]  # run order
+    units = list(dict.fromkeys(n["unit"] for n in nodes if n["unit"] != "host"))
+    hue = {u: _HUES[k % len(_HUES)] for k, u in enumerate(units)}
+    reasons = _reason_numbers(rec.get("rejected", ()))
+    number_of = {node: number for number, members in reasons.values() for node in members}
+    table = {(p["unit"], p["partition"]): p for p in rec.get("partition_table", ())}
+    rows = max(1, math.ceil(len(nodes) / per_row))
+    cols = max(1, min(per_row, len(nodes)))
+    notes = len(reasons)
+    with matplotlib.rc_context(_RC):
+        # a cell is 0.35 in wide; short models get a narrower figure, never one too narrow for the legend
+        fig = Figure(figsize=(max(9.0, 0.35 * cols + 0.6), 0.9 + ROW * rows + 0.17 * notes), layout="constrained")
+        ax = fig.add_subplot()
+        for i, n in enumerate(nodes):
+            x, y = i % per_row, -(i // per_row) * ROW
+            on_host = n["unit"] == "host"
+            color = HOST_COLOR if on_host else _shade(hue[n["unit"]], n["partition"])
+            ax.add_patch(Rectangle((x, y), 0.92, 0.8, facecolor=color, edgecolor="white",
+                                   hatch="////" if n["node"] in number_of else None, linewidth=0.5))
+            ax.text(x + 0.46, y + 0.4, f"{n['op'][:11]}", rotation=90, ha="center", va="center", fontsize=5)
+            ax.text(x + 0.46, y - 0.08, str(n["node"]), ha="center", va="center", fontsize=4.5, color="#444444")
+            if n["node"] in number_of:
+                ax.text(x + 0.46, y + 0.95, f"r{number_of[n['node']]}", ha="center", va="center", fontsize=5.5,
+                        color="#B22222", fontweight="bold")
+            previous = nodes[i - 1] if i else None
+            following = nodes[i + 1] if i + 1 < len(nodes) else None
+            key = (n["unit"], n["partition"])
+            if on_host:
+                continue
+            if previous is None or (previous["unit"], previous["partition"]) != key:
+                ax.plot([x - 0.04, x - 0.04], [y - 0.15, y + 1.05], color="black", linewidth=1.2)
+                crossing = table.get(key, {}).get("input_bytes", 0)
+                ax.text(x + 0.02, y + 1.1, f"P{n['partition']} in {crossing:,} B", ha="left", va="bottom",
+                        fontsize=5.5)
+            if following is None or (following["unit"], following["partition"]) != key:
+                ax.plot([x + 0.96, x + 0.96], [y - 0.15, y + 1.05], color="black", linewidth=1.2)
+                crossing = table.get(key, {}).get("output_bytes", 0)
+                ax.text(x + 0.94, y - 0.2, f"out {crossing:,} B", ha="right", va="top", fontsize=5.5)
+        ax.set_xlim(-0.3, cols + 0.2)
+        ax.set_ylim(-(rows - 1) * ROW - 0.45, 1.45)
+        ax.set_axis_off()
+        handles = [Patch(color=HOST_COLOR, label="host")]
+        handles += [Patch(color=hue[u], label=f"{u} (shades: partitions)") for u in units]
+        if reasons:
+            handles.append(Patch(facecolor="white", edgecolor="black", hatch="////", label="refused (rN below)"))
+        fig.legend(handles=handles, loc="outside upper right", ncols=len(handles), frameon=False)
+        fig.suptitle(title, x=0.01, ha="left")
+        if reasons:
+            text = "\n".join(f"r{number}: {reason} (node{'s' * (len(members) > 1)} {ranges(members)})"
+                             for reason, (number, members) in reasons.items())
+            fig.text(0.01, 0.005, text, ha="left", va="bottom", fontsize=6.5)
+            share = (0.17 * notes + 0.1) / (0.9 + ROW * rows + 0.17 * notes)  # the notes' part of the height
+            fig.get_layout_engine().set(rect=(0, share, 1, 1 - share))
+        return _png(fig)

@@ -1,0 +1,327 @@
+"""Compare accelsim's Ethos-U cost model (kind npu) with Vela's performance estimate, per model and per layer.
+
+Every int8 fixture (`tests/fixtures/models/*int8*.tflite`) is compiled by Vela (PyPI
+`ethos-u-vela`, run as `python -m ethosu.vela` from this interpreter) for both shipped NPU
+configs, each with the system config it mirrors and memory mode Shared_Sram:
+
+| hw config               | --accelerator-config | --system-config              |
+|-------------------------|----------------------|------------------------------|
+| ethos_u55_128.yaml      | ethos-u55-128        | Ethos_U55_High_End_Embedded  |
+| ethos_u65_256.yaml      | ethos-u65-256        | Ethos_U65_High_End           |
+
+Like with like: Vela's `cycles_total` (summary CSV) covers only the operators it places on
+the NPU (operators left to the CPU get no estimate), summed per layer as the longest of NPU
+and memory-access cycles. Ours is the sum of `accelsim.cost.npu.costs` over the nodes the
+config's claim rules take (the same ops Vela supports), in the NPU's cycles.
+
+Usage:
+    python benchmarks/cost_vs_vela.py [--layers] [--fit] [MODEL.tflite ...]
+
+Prints per model and config: our cycles, Vela's, the ratio, how many operators each leaves
+to the CPU (ours: nodes the claims refuse), the bytes each puts on the SRAM and on the
+weights' level (flash or DRAM), and the share of our cycles in nodes bound by compute, the SRAM
+(activations) or the weights' level; with --layers, each Vela layer group (the Vela
+operators up to one writing a tensor of the original graph) next to our nodes that produce it;
+with --fit, the values of each config's fitted compute fields (`FITTED`) that best match Vela
+on the given models, which is how the shipped configs' "fitted" numbers were set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import math
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from accelsim.config import HardwareConfig, load_hardware, to_spec  # noqa: E402
+from accelsim.cost import npu  # noqa: E402
+from accelsim.cost.npu import NpuCompute  # noqa: E402
+from delegates.accelerator import AcceleratorDelegate  # noqa: E402
+from runtime.interpreter import Interpreter  # noqa: E402
+from runtime.work import NodeWork  # noqa: E402
+
+FIXTURES = ROOT / "tests" / "fixtures" / "models"
+# (our config, Vela accelerator, Vela system config)
+SYSTEMS = (
+    ("ethos_u55_128", "ethos-u55-128", "Ethos_U55_High_End_Embedded"),
+    ("ethos_u65_256", "ethos-u65-256", "Ethos_U65_High_End"),
+)
+MEMORY_MODE = "Shared_Sram"
+BOUND = 0.20  # the goal: every model's total within +-20% of Vela's
+
+
+@dataclass(frozen=True)
+class VelaLayer:
+    """One row of Vela's --verbose-performance table."""
+
+    original_op: str
+    vela_op: str
+    cycles: int
+    npu_cycles: int
+    name: str
+
+
+@dataclass(frozen=True)
+class VelaRun:
+    """Vela's estimate for one model and system: the summary CSV and the per-layer table."""
+
+    summary: dict[str, str]
+    layers: tuple[VelaLayer, ...]
+    cpu_ops: int  # operators Vela leaves to the CPU ("CPU operators = N")
+
+    @property
+    def cycles(self) -> int:
+        return int(float(self.summary["cycles_total"]))
+
+    def level_bytes(self, level: str) -> int:
+        """Bytes Vela moves on 'sram', 'dram' or 'off_chip_flash' per inference."""
+        return int(float(self.summary[f"{level}_total_bytes"]))
+
+
+@dataclass(frozen=True)
+class OurNode:
+    """One node the NPU config claims: its output tensor names and our cycles and bytes for it."""
+
+    op: str
+    outputs: tuple[str, ...]
+    cycles: int
+    sram_bytes: int  # on the activations level
+    weight_bytes: int  # on the weights level
+    bound: str  # "compute" or the level that set its time; "-" for a node the compiler removes
+
+
+def parse_layers(text: str) -> tuple[VelaLayer, ...]:
+    """The rows of the table Vela prints with --verbose-performance (columns as Vela 5.2 prints them)."""
+    rows, inside = [], False
+    for line in text.splitlines():
+        if line.startswith("-----"):
+            inside = True
+            continue
+        fields = line.split()
+        if not inside or len(fields) < 16 or not fields[5].isdigit():
+            inside = inside and bool(fields) and not rows
+            continue
+        rows.append(VelaLayer(fields[0], fields[1], int(fields[5]), int(fields[7]), " ".join(fields[15:])))
+    return tuple(rows)
+
+
+def run_vela(model: Path, accelerator: str, system: str, out_dir: Path) -> VelaRun:
+    """Compile `model` with Vela and read its estimate.
+
+    Raises:
+        RuntimeError: Vela failed; carries the end of its output.
+    """
+    command = [sys.executable, "-m", "ethosu.vela", "--accelerator-config", accelerator, "--system-config", system,
+               "--memory-mode", MEMORY_MODE, "--output-dir", str(out_dir), "--verbose-performance", str(model)]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} exited with {result.returncode}:\n{result.stdout[-3000:]}"
+                           f"\n{result.stderr[-3000:]}")
+    with (out_dir / f"{model.stem}_summary_{system}.csv").open() as f:
+        summary = next(csv.DictReader(f))
+    cpu_ops = re.search(r"^CPU operators = (\d+)", result.stdout, re.M)
+    return VelaRun(summary, parse_layers(result.stdout), int(cpu_ops.group(1)) if cpu_ops else 0)
+
+
+def our_nodes(model: Path, hw: HardwareConfig) -> tuple[list[OurNode], list[NodeWork], int]:
+    """Our cost and work of every node the config claims, in execution order, and how many nodes it leaves
+    to the CPU."""
+    delegate = AcceleratorDelegate(to_spec(hw))
+    interpreter = Interpreter(model_path=str(model), experimental_delegates=[delegate])
+    interpreter.allocate_tensors()
+    graph = interpreter.primary
+    work = delegate.work_by_node()
+    order = sorted(work)
+    costs = npu.costs([work[i] for i in order], hw)
+    nodes = [OurNode(work[i].op, tuple(graph.tensors[t].name for t in graph.nodes[i].outputs if t >= 0),
+                     c.cycles, c.bytes_on(hw.memory.activations), c.bytes_on(hw.memory.weights), c.bound or "-")
+             for i, c in zip(order, costs)]
+    # The delegate replaced its nodes by delegate nodes: what else remains in the plan runs on the CPU.
+    left = sum(1 for i in graph.execution_plan if graph.nodes[i].delegate is None)
+    return nodes, [work[i] for i in order], left
+
+
+def layer_groups(nodes: Sequence[OurNode], layers: Sequence[VelaLayer]) -> list[tuple[list[OurNode], list[VelaLayer]]]:
+    """Our nodes in order, each run of them up to one that Vela's rows name, with those rows.
+
+    Vela rewrites the graph (fuses activations and pads, splits softmax, ...) and may reorder
+    it, but keeps the names of the original graph's output tensors on the operator that
+    finally writes them: a row belongs to the node writing its name, and rows naming no tensor
+    of ours (Vela's intermediates) to the next row that does. Rows naming nothing at the end
+    form a last group without nodes.
+    """
+    producer = {name: i for i, node in enumerate(nodes) for name in node.outputs}
+    rows: dict[int, list[VelaLayer]] = {}
+    pending: list[VelaLayer] = []
+    for layer in layers:
+        pending.append(layer)
+        if layer.name in producer:
+            rows.setdefault(producer[layer.name], []).extend(pending)
+            pending = []
+    groups: list[tuple[list[OurNode], list[VelaLayer]]] = []
+    run: list[OurNode] = []
+    for i, node in enumerate(nodes):
+        run.append(node)
+        if i in rows:
+            groups.append((run, rows[i]))
+            run = []
+    if run or pending:
+        groups.append((run, pending))
+    return groups
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One model on one system: our nodes and Vela's run."""
+
+    model: str
+    config: str
+    nodes: tuple[OurNode, ...]
+    cpu_ops: int
+    vela: VelaRun
+    hw: HardwareConfig
+    works: tuple[NodeWork, ...]  # of `nodes`, for refitting
+
+    @property
+    def cycles(self) -> int:
+        return sum(n.cycles for n in self.nodes)
+
+    @property
+    def ratio(self) -> float:
+        return self.cycles / self.vela.cycles
+
+
+def compare(model: Path, config: str, accelerator: str, system: str, work_dir: Path) -> Comparison:
+    """Our estimate and Vela's for one model on one system."""
+    hw = load_hardware(ROOT / "accelsim" / "hw_configs" / f"{config}.yaml")
+    out_dir = work_dir / f"{model.stem}_{accelerator}"
+    nodes, works, cpu_ops = our_nodes(model, hw)
+    return Comparison(model.stem, config, tuple(nodes), cpu_ops, run_vela(model, accelerator, system, out_dir), hw,
+                      tuple(works))
+
+
+def compare_all(models: Sequence[Path], jobs: int = 2) -> list[Comparison]:
+    """Every model on every system; Vela runs `jobs` at a time (each is a separate process)."""
+    with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(jobs) as pool:
+        futures = [pool.submit(compare, m, *system, Path(tmp)) for m in models for system in SYSTEMS]
+        return [f.result() for f in futures]
+
+
+# The compute fields the shipped configs mark "fitted"; everything else is cited.
+FITTED = ("window_efficiency", "add_cycles_per_element", "mul_cycles_per_element", "lut_cycles_per_element",
+          "copy_cycles_per_element", "reduce_cycles_per_element", "matmul_cycles_per_mac", "mac_op_overhead_cycles",
+          "elementwise_op_overhead_cycles", "sram_efficiency", "weight_efficiency")
+_STEPS = (0.5, 0.7, 0.85, 0.93, 1.07, 1.18, 1.4, 2.0)
+
+
+def misfit(results: Sequence[Comparison], compute: NpuCompute) -> float:
+    """How far `compute` puts us from Vela: 20x the squared log ratio of each model's total plus the mean
+    squared log ratio of its layer groups (100 cycles added on both sides so that tiny layers weigh less)."""
+    error = 0.0
+    for r in results:
+        cycles = [c.cycles for c in npu.costs(r.works, dataclasses.replace(r.hw, compute=compute))]
+        error += 20 * math.log(sum(cycles) / r.vela.cycles) ** 2
+        position = {id(n): i for i, n in enumerate(r.nodes)}
+        groups = [(sum(cycles[position[id(n)]] for n in nodes), sum(x.cycles for x in layers))
+                  for nodes, layers in layer_groups(r.nodes, r.vela.layers)]
+        error += sum(math.log((ours + 100) / (vela + 100)) ** 2 for ours, vela in groups) / len(groups)
+    return error
+
+
+def fit(results: Sequence[Comparison], compute: NpuCompute, rounds: int = 6) -> NpuCompute:
+    """The FITTED fields of `compute` that minimise `misfit` (coordinate descent by factors in _STEPS).
+
+    Fractions stay in (0, 1]; cycle counts stay whole.
+    """
+    best, error = compute, misfit(results, compute)
+    for _ in range(rounds):
+        for name in FITTED:
+            for step in _STEPS:
+                value = getattr(best, name) * step
+                if name.endswith("efficiency") and value > 1:
+                    continue
+                if name.endswith("overhead_cycles"):
+                    value = round(value)
+                trial = dataclasses.replace(best, **{name: value})
+                trial_error = misfit(results, trial)
+                if trial_error < error:
+                    best, error = trial, trial_error
+    return best
+
+
+def bound_shares(result: Comparison) -> str:
+    """Percent of our cycles spent in nodes bound by compute, the activations level and the weights level: 'c/a/w'."""
+    total = sum(n.cycles for n in result.nodes) or 1
+    bounds = ("compute", result.hw.memory.activations, result.hw.memory.weights)
+    return "/".join(f"{100 * sum(n.cycles for n in result.nodes if n.bound == b) / total:.0f}" for b in bounds)
+
+
+def summary_table(results: Sequence[Comparison]) -> list[str]:
+    weights_level = {"ethos_u55_128": "off_chip_flash", "ethos_u65_256": "dram"}
+    lines = [f"{'model':28} {'config':14} {'ours':>10} {'vela':>10} {'ratio':>6}  {'CPU ops ours/vela':>17}  "
+             f"{'SRAM B ours':>11} {'vela':>9}  {'weights B ours':>14} {'vela':>9}  {'bound c/a/w %':>13}"]
+    for r in results:
+        level = weights_level[r.config]
+        lines.append(f"{r.model:28} {r.config:14} {r.cycles:10d} {r.vela.cycles:10d} {r.ratio:6.2f}  "
+                     f"{f'{r.cpu_ops}/{r.vela.cpu_ops}':>17}  "
+                     f"{sum(n.sram_bytes for n in r.nodes):11d} {r.vela.level_bytes('sram'):9d}  "
+                     f"{sum(n.weight_bytes for n in r.nodes):14d} {r.vela.level_bytes(level):9d}  "
+                     f"{bound_shares(r):>13}")
+    return lines
+
+
+def layer_table(result: Comparison) -> list[str]:
+    lines = [f"{result.model} on {result.config}",
+             f"  {'our nodes':44} {'ours':>9} {'bound':>7} {'vela':>9} {'ratio':>6}  vela ops"]
+    for nodes, layers in layer_groups(result.nodes, result.vela.layers):
+        ours = sum(n.cycles for n in nodes)
+        vela = sum(x.cycles for x in layers)
+        bounds = sorted({n.bound for n in nodes if n.cycles})
+        ratio = f"{ours / vela:6.2f}" if vela else "     -"
+        ops = "+".join(n.op for n in nodes) or "-"
+        vela_ops = "+".join(dict.fromkeys(x.vela_op for x in layers)) or "-"
+        lines.append(f"  {ops[:44]:44} {ours:9d} {','.join(bounds) or '-':>7} {vela:9d} {ratio}  {vela_ops}")
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("models", nargs="*", type=Path, help="models (default: every int8 fixture)")
+    parser.add_argument("--layers", action="store_true", help="print the per-layer comparison too")
+    parser.add_argument("--fit", action="store_true",
+                        help="refit each config's 'fitted' compute fields to these models and print them")
+    args = parser.parse_args(argv)
+    models = args.models or sorted(FIXTURES.glob("*int8*.tflite"))
+    results = compare_all(models)
+    if args.layers:
+        for r in results:
+            print("\n".join(layer_table(r)), end="\n\n")
+    print("\n".join(summary_table(results)))
+    if args.fit:
+        for config, *_ in SYSTEMS:
+            mine = [r for r in results if r.config == config]
+            before = mine[0].hw.compute
+            after = fit(mine, before)
+            print(f"\n{config}: misfit {misfit(mine, before):.3f} -> {misfit(mine, after):.3f}")
+            for name in FITTED:
+                print(f"  {name}: {getattr(after, name):.3g}  (now {getattr(before, name):.3g})")
+    outside = [f"{r.model}/{r.config}" for r in results if abs(r.ratio - 1) > BOUND]
+    print(f"\nwithin +-{BOUND:.0%} of Vela: {len(results) - len(outside)}/{len(results)}"
+          + (f"; outside: {', '.join(outside)}" if outside else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

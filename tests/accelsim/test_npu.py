@@ -1,0 +1,227 @@
+"""The npu (Ethos-U-like) cost kind: hand-computed cases, graph rewrites, config errors, and Vela's estimate."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+
+from accelsim.config import ConfigError, load_hardware, load_system
+from accelsim.cost import npu
+from accelsim.system import simulate_model
+from runtime.work import NodeWork, conv_work, gemm_work
+
+ROOT = Path(__file__).resolve().parents[2]
+HW = ROOT / "accelsim" / "hw_configs"
+MODELS = ROOT / "tests" / "fixtures" / "models"
+
+# Round numbers so that every case below is checkable by hand.
+ENGINE = npu.NpuCompute(
+    ublock_height=2, ublock_width=1, ublock_depth=8, ifm_depth=8,
+    pointwise_efficiency=1.0, window_efficiency=0.5, output_elements_per_cycle=2.0,
+    add_cycles_per_element=1.5, mul_cycles_per_element=1.0, lut_cycles_per_element=2.0,
+    copy_cycles_per_element=1.0, reduce_cycles_per_element=2.0, matmul_cycles_per_mac=2.0,
+    mac_op_overhead_cycles=100, elementwise_op_overhead_cycles=20, softmax_passes=4,
+    bias_bytes_per_channel=10, sram_efficiency=0.5, weight_efficiency=1.0,
+)
+# The shipped U55 system around it: 500 MHz, sram 4 GB/s (4 B/cycle at efficiency 0.5), flash 0.5 GB/s (1 B/cycle).
+U55_HW = load_hardware(HW / "ethos_u55_128.yaml")
+
+
+def compute(works, engine=ENGINE) -> list[int]:
+    return npu.model_compute_cycles(works, engine)
+
+
+def costs(works, engine=ENGINE):
+    return npu.costs(works, dataclasses.replace(U55_HW, compute=engine))
+
+
+def elementwise(op: str, elements: int, inputs: int = 1) -> NodeWork:
+    return NodeWork(op=op, dtype="int8", macs=elements, input_bytes=inputs * elements, output_bytes=elements,
+                    elements=elements, kind="elementwise")
+
+
+def test_a_3x3_conv_is_counted_in_micro_block_steps_at_the_window_rate():
+    # 8x8x16 -> 8x8x32, 3x3 SAME: ceil(8/2) * ceil(8/1) * ceil(32/8) blocks x 9 taps x ceil(16/8) depth steps.
+    work = conv_work(1, 8, 8, 16, 32, 3, 3, padding="SAME")
+    steps = 4 * 8 * 4 * 9 * 2
+    assert npu.mac_steps(work, ENGINE.ofm_ublock, ENGINE.ifm_depth) == (steps, True)
+    # Window rate 0.5 steps/cycle beats the output unit (2048 outputs / 2 per cycle), plus the op overhead.
+    assert compute([work]) == [steps * 2 + 100] == [4708]
+    # SRAM: 1024 B in + 2048 B out at 4 B/cycle (768); flash: 4608 weights + 32 * 6 more bias/scale bytes
+    # at 1 B/cycle (4800): the flash sets the time.
+    (c,) = costs([work])
+    assert c.level_bytes == (("sram", 3072), ("flash", 4608 + 32 * 6))
+    assert (c.cycles, c.bound, c.param_bytes_streamed) == (4800, "flash", 4800)
+    assert c.compute_seconds == pytest.approx(4708 / 500e6)
+    # Energy (the shipped figures): MACs x 0.23 pJ, SRAM bytes x 12.5 pJ/B, flash bytes x 162.5 pJ/B.
+    assert c.energy == pytest.approx(work.macs * 0.23e-12 + 3072 * 12.5e-12 + 4800 * 162.5e-12)
+
+
+def test_sram_moves_conv_feature_maps_in_whole_channel_bricks():
+    bricked = dataclasses.replace(ENGINE, brick_depth=16)
+    work = conv_work(1, 8, 8, 3, 24, 1, 1)  # 3 channels move as 16, 24 as 32
+    assert npu.feature_map_bytes(work, 16) == 64 * 16 + 64 * 32
+    assert npu.feature_map_bytes(work, 1) == work.input_bytes + work.output_bytes == 64 * 3 + 64 * 24
+    add = elementwise("ADD", 1000, 2)  # no geometry: as is
+    assert [c.bytes_on("sram") for c in costs([work, add], bricked)] == [3072, 3000]
+
+
+def test_depth_and_block_granularity_round_up_and_leave_a_pointwise_conv_output_bound():
+    # 5x5x3 -> 5x5x10, 1x1: 3 channels pay for 8, 10 outputs for 16, 5 rows for 6.
+    work = conv_work(1, 5, 5, 3, 10, 1, 1)
+    assert npu.mac_steps(work, ENGINE.ofm_ublock, ENGINE.ifm_depth) == (3 * 5 * 2 * 1 * 1, False)
+    assert compute([work]) == [125 + 100]  # 250 outputs at 2 per cycle outlast 30 steps at 1 per cycle
+
+
+def test_a_depthwise_conv_takes_one_input_channel_per_output_channel():
+    work = conv_work(1, 8, 8, 16, 16, 3, 3, padding="SAME", depthwise=True)
+    steps = 4 * 8 * 2 * 9
+    assert npu.mac_steps(work, ENGINE.ofm_ublock, ENGINE.ifm_depth) == (steps, True)
+    assert compute([work]) == [steps * 2 + 100]
+
+
+def test_a_fully_connected_layer_is_a_1x1_conv_over_its_rows():
+    work = gemm_work(1, 64, 10)
+    assert npu.mac_steps(work, ENGINE.ofm_ublock, ENGINE.ifm_depth) == (1 * 2 * 8, False)
+    assert compute([work]) == [16 + 100]
+    assert costs([work])[0].bytes_on("flash") == 640 + 10 * 6
+
+
+def test_elementwise_ops_run_at_their_class_rate_plus_the_small_op_overhead():
+    add, mul, tanh = elementwise("ADD", 1000, 2), elementwise("MUL", 1000, 2), elementwise("TANH", 1000)
+    assert [npu.elementwise_class(w) for w in (add, mul, tanh)] == ["add", "mul", "lut"]
+    assert [compute([w])[0] for w in (add, mul, tanh)] == [1520, 1020, 2020]
+    # SRAM: 2000 B in + 1000 B out at 4 B/cycle; no weights.
+    (c,) = costs([add])
+    assert (c.level_bytes, c.cycles, c.bound) == ((("sram", 3000),), 1520, "compute")  # 750 cycles of SRAM
+
+
+def test_ops_without_an_instruction_are_chains_of_passes_and_matmul_goes_mac_by_mac():
+    softmax = NodeWork(op="SOFTMAX", dtype="int8", macs=300, input_bytes=100, output_bytes=100, elements=100,
+                       kind="reduce")
+    assert compute([softmax]) == [4 * (100 * 1.0 + 20)]
+    squared = elementwise("SQUARED_DIFFERENCE", 100, 2)
+    assert compute([squared]) == [1 * (100 * 1.0 + 20)]  # ENGINE's default: one pass
+    assert compute([squared], dataclasses.replace(ENGINE, squared_difference_passes=8)) == [8 * 120]
+    matmul = NodeWork(op="BATCH_MATMUL", dtype="int8", macs=2048, input_bytes=512, output_bytes=256, elements=256,
+                      kind="gemm")
+    assert compute([matmul]) == [2048 * 2 + 100]
+
+
+def test_the_compiler_rewrites_reshapes_concats_pads_and_activations_away():
+    conv = conv_work(1, 8, 8, 8, 8, 3, 3, padding="VALID")
+    pad = NodeWork(op="PAD", dtype="int8", macs=0, input_bytes=conv.input_bytes - 100, weight_bytes=32,
+                   output_bytes=conv.input_bytes, elements=conv.input_bytes, kind="move")
+    relu = elementwise("RELU", conv.elements)
+    reshape = NodeWork(op="RESHAPE", dtype="int8", macs=0, input_bytes=288, output_bytes=288, elements=288,
+                       kind="move")
+    concat = NodeWork(op="CONCATENATION", dtype="int8", macs=0, input_bytes=576, output_bytes=576, elements=576,
+                      kind="move")
+    alone = costs([conv])[0]
+    got = costs([pad, conv, relu, reshape, concat])
+    assert [c.cycles for c in got] == [0, alone.cycles, 0, 0, 0]
+    assert [c.level_bytes for c in got[2:]] == [(), (), ()]
+    # A TANH after its producer runs in that producer's output stage, at the LUT rate per element.
+    pointwise = conv_work(1, 16, 16, 8, 64, 1, 1)
+    fused = compute([pointwise, elementwise("TANH", pointwise.elements)])
+    assert fused == [pointwise.elements / 2 + pointwise.elements * 2.0 + 100, 0]
+    # Not after an op whose output it does not take as is (here: a TANH of another tensor).
+    apart = compute([pointwise, elementwise("TANH", 100)])
+    assert apart == [compute([pointwise])[0], 100 * 2 + 20]
+
+
+def test_the_npu_reaches_its_efficiency_of_each_level_and_honours_the_generic_placement():
+    work = conv_work(1, 8, 8, 16, 32, 3, 3, padding="SAME")
+    # The shipped U65 reads weights from dram at weight_efficiency of 3.75 GB/s.
+    u65 = load_hardware(HW / "ethos_u65_256.yaml")
+    levels = npu.effective_levels(u65)
+    assert levels["dram"].bandwidth == pytest.approx(3.75e9 * u65.compute.weight_efficiency)
+    assert levels["sram"].bandwidth == pytest.approx(16e9 * u65.compute.sram_efficiency)
+    # A cache level above the weights (an override) keeps the layer's encoded weights on it: nothing streams.
+    cached = dataclasses.replace(U55_HW, compute=ENGINE, memory=dataclasses.replace(U55_HW.memory, cache="sram"))
+    (c,) = npu.costs([work], cached)
+    assert c.level_bytes == (("sram", 3072 + 4800),) and c.param_bytes_streamed == 0
+
+
+@pytest.mark.parametrize("config", ["ethos_u55_128", "ethos_u65_256"])
+def test_shipped_configs_simulate_a_model_on_the_npu_alone(config):
+    system = load_system(HW / "host_cpu.yaml", [HW / f"{config}.yaml"])
+    result = simulate_model(str(MODELS / "mobilenet_v2_035_96_int8.tflite"), system)
+    assert result.delegated_nodes == 65 and result.transfer_bytes == 0
+    assert result.latency > 0
+
+
+# -- config errors ---------------------------------------------------------------------------------
+
+U55 = (HW / "ethos_u55_128.yaml").read_text()
+
+
+def _errors(tmp_path: Path, text: str) -> tuple[str, list[str]]:
+    path = tmp_path / "npu.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_hardware(path)
+    return str(path), list(info.value.errors)
+
+
+def _line_of(text: str, prefix: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if line.strip().startswith(prefix))
+
+
+@pytest.mark.parametrize("key, new, message", [
+    ("window_efficiency", "window_efficiency: 1.6", "expected a number in (0, 1] like 0.8, got 1.6"),
+    ("output_elements_per_cycle", "output_elements_per_cycle: -2",
+     "expected a number like '0.8', got -2 (must not be negative)"),
+    ("lut_cycles_per_element", "lut_cycles_per_element: 0", "expected a number above 0, got 0"),
+    ("add_cycles_per_element", "add_cycles_per_element: fast", "expected a number like '0.8', got 'fast'"),
+    ("ublock_height", "ublock_height: 0", "expected a whole number >= 1, got 0"),
+    ("mac_op_overhead_cycles", "mac_op_overhead_cycles: 967.5", "expected a whole number like 500, got 967.5"),
+    ("softmax_pases", "softmax_pases: 27", "unknown key; did you mean 'softmax_passes'?"),
+])
+def test_bad_npu_compute_keys_name_file_line_and_key(tmp_path, key, new, message):
+    old = new.split(":")[0] if key != "softmax_pases" else "softmax_passes"
+    text, count = re.subn(rf"^  {old}: .*$", f"  {new}", U55, count=1, flags=re.M)
+    assert count == 1
+    path, errors = _errors(tmp_path, text)
+    assert f"{path}:{_line_of(text, new)}: compute.{key}: {message}" in errors
+
+
+def test_missing_npu_keys_and_levels_are_named(tmp_path):
+    text = U55.replace("  ifm_depth: 8", "", 1)
+    text = re.sub(r"^    flash: .*\n", "", text, count=1, flags=re.M)
+    path, errors = _errors(tmp_path, text)
+    assert errors == [f"{path}:{_line_of(text, 'compute:')}: compute.ifm_depth: required key missing",
+                      f"{path}:{_line_of(text, 'weights: flash')}: memory.weights: expected a level name (sram, link), "
+                      "got 'flash'"]
+
+
+def test_a_bare_number_where_a_rate_belongs_is_refused(tmp_path):
+    text = U55.replace("    sram: {bandwidth: 4 GB/s,", "    sram: {bandwidth: 4,", 1)
+    path, errors = _errors(tmp_path, text)
+    line = _line_of(text, "sram: {bandwidth: 4,")
+    assert errors and errors[0].startswith(f"{path}:{line}: memory.levels.sram.bandwidth:")
+
+
+# -- Vela ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("model", ["interleaved_int8", "dilated_cnn_int8"])
+def test_claims_and_totals_match_vela_on_both_configs(tmp_path, model):
+    from benchmarks.cost_vs_vela import BOUND, SYSTEMS, compare, fit, layer_groups, misfit
+
+    for config, accelerator, system in SYSTEMS:
+        result = compare(MODELS / f"{model}.tflite", config, accelerator, system, tmp_path)
+        # Vela's total is the sum of its per-layer cycles (PERFORMANCE.md): the table was read whole.
+        assert sum(layer.cycles for layer in result.vela.layers) == result.vela.cycles > 0
+        groups = layer_groups(result.nodes, result.vela.layers)
+        assert sum(len(nodes) for nodes, _ in groups) == len(result.nodes)
+        # Like with like: the claims leave to the CPU exactly as many ops as Vela does.
+        assert result.cpu_ops == result.vela.cpu_ops
+        assert abs(result.ratio - 1) <= BOUND, (config, result.cycles, result.vela.cycles)
+        # The calibration procedure only ever lowers the misfit, and keeps fractions and counts valid.
+        refit = fit([result], result.hw.compute, rounds=1)
+        assert misfit([result], refit) <= misfit([result], result.hw.compute)
+        assert 0 < refit.window_efficiency <= 1 and isinstance(refit.mac_op_overhead_cycles, int)

@@ -1,0 +1,51 @@
+"""The partition picture: nodes in run order, coloured by where they run, refusals numbered and explained."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from matplotlib.image import imread
+
+from accelsim.cli import main
+from accelsim.config import load_system
+from accelsim.partition_plot import PER_ROW, _reason_numbers, partition_png
+from accelsim.results import record
+from accelsim.system import simulate_model
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures" / "models"
+HW = ROOT / "accelsim" / "hw_configs"
+
+
+def _record(model: str, accel: str) -> dict:
+    system = load_system(str(HW / "host_cpu.yaml"), [str(HW / f"{accel}.yaml")])
+    return record(simulate_model(str(FIXTURES / f"{model}.tflite"), system), point_id="", model=model, variant="",
+                  sweep={})
+
+
+def test_refusal_reasons_are_numbered_in_node_order_with_their_nodes():
+    rejected = [{"node": 5, "reason": "b"}, {"node": 1, "reason": "a"}, {"node": 3, "reason": "b"},
+                {"node": 9, "reason": None}]
+    assert _reason_numbers(rejected) == {"a": (1, [1]), "b": (2, [3, 5]), "not claimed": (3, [9])}
+
+
+def test_a_long_model_wraps_into_rows():
+    rec = _record("mobilenet_v2_035_96_fp16", "hexagon_dsp")  # 171 nodes: 5 rows
+    assert len(rec["op_profile"]) == 171
+    tall = imread(io.BytesIO(partition_png(rec, "fp16")), format="png")
+    short = imread(io.BytesIO(partition_png(_record("interleaved_int8", "hexagon_dsp"), "int8")), format="png")
+    # 171 nodes wrap into 5 rows of PER_ROW; 20 nodes make one short row
+    assert PER_ROW < 171 and tall.shape[0] > 3 * short.shape[0] and tall.shape[1] > short.shape[1]
+
+
+def test_benchmark_draws_the_partition_picture(tmp_path, capsys):
+    png = tmp_path / "parts.png"
+    assert main(["benchmark", str(FIXTURES / "interleaved_int8.tflite"), "--hw", "edgetpu_usb", "--num-runs", "1",
+                 "--partition-plot", str(png), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["partition_plot"] == str(png)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(["benchmark", str(FIXTURES / "interleaved_int8.tflite"), "--hw", "edgetpu_usb", "--num-runs", "1",
+                 "--partition-plot", str(png)]) == 0
+    assert f"Partition picture: {png}" in capsys.readouterr().out

@@ -179,6 +179,8 @@ _EPILOG_RUN = """examples:
   accelsim run                                   # examples/default.yaml -> reports/default/
   accelsim run examples/systolic_sweep.yaml --jobs 2
   accelsim run my_experiment.yaml --out /tmp/report --no-cache
+  accelsim run my_experiment.yaml --executor dask --jobs 4       # a LocalCluster of 4 worker processes
+  accelsim run my_experiment.yaml --executor dask --scheduler tcp://10.0.0.5:8786
 """
 
 _EPILOG_BENCHMARK = """examples:
@@ -281,9 +283,20 @@ def _cmd_run(args: argparse.Namespace) -> int:
     experiment = load_experiment(path)
     if args.loop_trips:
         experiment = dataclasses.replace(experiment, loops=_merged_loops(experiment.loops, args.loop_trips))
-    with _progress_bar("point") as progress:
-        outcome = run_experiment(experiment, args.out, jobs=args.jobs, use_cache=not args.no_cache,
-                                 prune_cache=args.prune_cache, progress=progress,
+    if args.scheduler and args.executor != "dask":
+        raise ValueError(f"--scheduler {args.scheduler} needs --executor dask")
+    with contextlib.ExitStack() as stack:
+        executor = None
+        if args.executor == "dask":
+            from accelsim.dask_executor import DaskExecutor, dask_client, distributed_module
+
+            # Dask sets its loggers to INFO when imported and logs every cluster event; show them with --debug only.
+            distributed_module()
+            logging.getLogger("distributed").setLevel(logging.DEBUG if args.debug else logging.WARNING)
+            executor = DaskExecutor(stack.enter_context(dask_client(args.scheduler, workers=args.jobs)))
+        progress = stack.enter_context(_progress_bar("point"))
+        outcome = run_experiment(experiment, args.out, jobs=args.jobs, executor=executor,
+                                 use_cache=not args.no_cache, prune_cache=args.prune_cache, progress=progress,
                                  should_stop=lambda: _STOP["requested"])
     for warning in outcome.warnings:
         print(f"accelsim run: warning: {warning}", file=sys.stderr)
@@ -303,6 +316,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     layers = sum(1 for k in outcome.outputs if k.startswith("layers/"))
     print(f"  {plots} plots in {outcome.out_dir / 'plots'}, {traces} Chrome traces in {outcome.out_dir / 'traces'}, "
           f"{layers} per-node tables in {outcome.out_dir / 'layers'}")
+    if outcome.dropped:
+        print(f"  limits: {outcome.dropped} design points left out (the experiment's limits:)")
+    if outcome.migrated:
+        print(f"  cache: migrated {outcome.migrated} points from the old per-file cache {outcome.out_dir / 'cache'} "
+              f"into {outcome.store}")
     if outcome.pruned:
         print(f"  cache: removed {outcome.stale} stale entries (design points no longer in the experiment)")
     else:
@@ -644,9 +662,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("experiment", nargs="?", help="experiment YAML (default: examples/default.yaml)")
     p.add_argument("--out", help="report folder (default: reports/<experiment name>)")
     p.add_argument("--jobs", type=_positive, default=None, help="worker processes (default: number of cores)")
+    p.add_argument("--executor", choices=("pool", "dask"), default="pool",
+                   help="pool: a local process pool (default); dask: a Dask cluster (pip install -e "
+                   "'.[distributed]'), a LocalCluster of --jobs workers unless --scheduler is given")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="with --executor dask: the address of a running `dask scheduler`, e.g. tcp://HOST:8786")
     p.add_argument("--no-cache", action="store_true", help="recompute every design point")
     p.add_argument("--prune-cache", action="store_true",
-                   help="remove cache entries of design points the experiment no longer has")
+                   help="remove stored design points the experiment no longer has")
     _add_loop_trips(p)
     p.set_defaults(func=_cmd_run)
 

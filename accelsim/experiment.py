@@ -13,6 +13,9 @@ variants:                          # each: accelerators applied in order; [] is 
 sweeps:                            # optional; the design points are the cross product
   edgetpu_usb.link.bandwidth: [40 MB/s, 320 MB/s, 1 GB/s]   # <accelerator name>.<config key path>
   max_delegated_partitions: [1, 2, 4]                        # an option of every variant with accelerators
+  edgetpu_usb.compute.rows: {from: 8, to: 256, step: 8}     # or a range (accelsim.search)
+search: {strategy: random, samples: 1000, seed: 7}         # optional; default: the grid of every combination
+limits: {peak_macs_per_cycle: {max: 8192}, onchip_bytes: {max: 16 MiB}}   # optional; drops points before they run
 schedule: sequential               # or dataflow (also sweepable as `schedule`)
 numerics: false                    # or true (5 runs) or {runs: N}: inference_diff per point
 loops: {default_trips: 16, nodes: {"0:1": 10}}   # optional: trip counts of loops the model does not fix
@@ -25,11 +28,13 @@ shipped default: a loop nobody can count is an error naming its node, since a gu
 would be a latency nobody chose. Reports list every trip count used and where it came from.
 
 A sweep over an accelerator's key applies to the variants that contain that accelerator;
-variants without it run once. `host.<key path>` sweeps the host. Every point is cached under
-`<out>/cache/<id>.json` by a hash of (model bytes, resolved configs, options, accelsim
-version), written atomically as soon as it finishes, so a re-run skips finished points and an
-interrupted run loses nothing. Entries of points the experiment no longer has are counted as
-stale, and removed when asked (`prune_cache`). A failing point is recorded with its error.
+variants without it run once. `host.<key path>` sweeps the host. Every point is stored in
+`<out>/points.sqlite` (accelsim.store) under a hash of (model bytes, resolved configs, options,
+accelsim version), committed as soon as it finishes, so a re-run skips finished points and an
+interrupted run loses nothing; results.json and results.csv are exports of it. A folder with the
+per-file cache of earlier versions (`<out>/cache/<id>.json`) is migrated into the store. Stored
+points the experiment no longer has are counted as stale, and removed when asked
+(`prune_cache`). A failing point is recorded with its error (and runs again on the next run).
 
 `<out>` defaults to reports/<name>/. `<out>/experiment.json` records which experiment file the
 report belongs to: when another file of the same name already owns reports/<name>/, the run
@@ -47,8 +52,7 @@ import itertools
 import json
 import logging
 import os
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -56,6 +60,7 @@ from typing import Any, Protocol
 import accelsim
 from accelsim.config import ConfigError, System, apply_overrides, load_hardware, load_system, read_document
 from accelsim.files import write_atomic
+from accelsim.search import Limit, Range, Search, parse_limits, parse_range, parse_search, sampled_combinations
 from accelsim.sim import SCHEDULES
 from runtime.errors import AccelsimError
 from runtime.work import LoopTrips
@@ -65,7 +70,8 @@ log = logging.getLogger(__name__)
 SHIPPED_CONFIGS = Path(accelsim.__file__).resolve().parent / "hw_configs"  # package data: ships in the wheel
 REPORT_FORMATS = ("md", "html", "json", "csv")
 OPTION_KEYS = ("max_delegated_partitions", "min_nodes_per_partition")
-_TOP_KEYS = ("name", "models", "host", "variants", "sweeps", "schedule", "numerics", "loops", "reports")
+_TOP_KEYS = ("name", "models", "host", "variants", "sweeps", "search", "limits", "schedule", "numerics", "loops",
+             "reports")
 _LOOP_KEYS = ("default_trips", "nodes")
 _VARIANT_KEYS = ("name", "accelerators", *OPTION_KEYS)
 DEFAULT_NUMERICS_RUNS = 5
@@ -90,6 +96,8 @@ class Experiment:
     numerics_runs: int = 0
     reports: tuple[str, ...] = REPORT_FORMATS
     loops: LoopTrips = field(default_factory=LoopTrips)
+    search: Search = Search()
+    limits: tuple[Limit, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -105,6 +113,8 @@ class DesignPoint:
     schedule: str
     numerics_runs: int
     loops: LoopTrips = field(default_factory=LoopTrips)
+    # The resolved system, as design_points made it: running the point need not re-read the configs.
+    system: System | None = field(default=None, compare=False, repr=False)
 
     @property
     def label(self) -> str:
@@ -194,7 +204,9 @@ def load_experiment(path: str | Path) -> Experiment:
         except ConfigError as exc:
             errors.add(("host",), exc.errors[0])
     variants = _variants(errors, data.get("variants"), base)
-    sweeps = _sweeps(errors, data.get("sweeps", {}))
+    search = parse_search(data.get("search", {}), ("search",), errors.add)
+    sweeps = _sweeps(errors, data.get("sweeps", {}), random=search.strategy == "random")
+    limits = parse_limits(data.get("limits", {}), ("limits",), errors.add)
     schedule = data.get("schedule", "sequential")
     if schedule not in SCHEDULES:
         errors.add(("schedule",), f"expected one of {', '.join(SCHEDULES)}, got {schedule!r}")
@@ -205,7 +217,7 @@ def load_experiment(path: str | Path) -> Experiment:
         errors.add(("reports",), f"expected a list drawn from {', '.join(REPORT_FORMATS)}, got {reports!r}")
         reports = list(REPORT_FORMATS)
     experiment = Experiment(str(name), source, tuple(models), host_path, tuple(variants), tuple(sweeps), schedule,
-                            runs, tuple(reports), loops)
+                            runs, tuple(reports), loops, search, limits)
     _check_configs(experiment, errors)
     _check_models(experiment, errors)
     if errors.items:
@@ -281,15 +293,24 @@ def _variants(errors: _Errors, value: Any, base: Path) -> list[Variant]:
     return out
 
 
-def _sweeps(errors: _Errors, value: Any) -> list[tuple[str, tuple]]:
+def _sweeps(errors: _Errors, value: Any, random: bool) -> list[tuple[str, tuple | Range]]:
     if not isinstance(value, dict):
-        errors.add(("sweeps",), f"expected a mapping of key path -> list of values, got {value!r}")
+        errors.add(("sweeps",), f"expected a mapping of key path -> list of values or range, got {value!r}")
         return []
-    out = []
-    for key, values in value.items():
-        if not isinstance(values, list) or not values:
-            errors.add(("sweeps", key), f"expected a non-empty list of values, got {values!r}")
+    out: list[tuple[str, tuple | Range]] = []
+    for key, written in value.items():
+        if isinstance(written, dict) and key != "schedule":
+            span = parse_range(written, ("sweeps", key), errors.add, random)
+            if span is None:
+                continue
+            values = span.probes()
+        elif not isinstance(written, list) or not written:
+            errors.add(("sweeps", key), f"expected a non-empty list of values or a range like "
+                       f"{{from: 8, to: 256, step: 8}}, got {written!r}")
             continue
+        else:
+            values = written
+            span = None
         if key == "schedule" and any(v not in SCHEDULES for v in values):
             errors.add(("sweeps", key), f"schedules must be among {', '.join(SCHEDULES)}, got {values!r}")
         if key in OPTION_KEYS and any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in values):
@@ -297,7 +318,7 @@ def _sweeps(errors: _Errors, value: Any) -> list[tuple[str, tuple]]:
         if key not in (*OPTION_KEYS, "schedule") and "." not in str(key):
             errors.add(("sweeps", key), "expected '<accelerator or host>.<config key path>', "
                        f"{' or '.join(OPTION_KEYS)}, or schedule")
-        out.append((str(key), tuple(values)))
+        out.append((str(key), span if span is not None else tuple(values)))
     return out
 
 
@@ -384,8 +405,10 @@ def _check_configs(experiment: Experiment, errors: _Errors) -> None:
         head = key.split(".", 1)[0]
         if "." in key and head != "host" and head not in names:
             if not unreadable:  # a config that failed to load may be the one with that name
+                close = difflib.get_close_matches(head, [*sorted(names), "host"], n=1)
                 errors.add(("sweeps", key), f"no variant has an accelerator named {head!r}; "
-                           f"accelerators: {', '.join(sorted(names)) or 'none'}")
+                           + (f"did you mean {close[0]!r}? " if close else "")
+                           + f"accelerators: {', '.join(sorted(names)) or 'none'}")
             continue
         if "." not in key:
             continue
@@ -397,11 +420,14 @@ def _check_configs(experiment: Experiment, errors: _Errors) -> None:
                 if (head == "host" and c is system.host) or c.name == head:
                     targets.setdefault(c.source, c)
         for config in targets.values():
-            for value in values:
+            for value in (values.probes() if isinstance(values, Range) else values):
                 try:
                     apply_overrides(config, {rest: value})
                 except ConfigError as exc:
                     detail = exc.errors[0].split(": ", 2)[-1] if exc.errors else str(exc)
+                    if detail.startswith("unknown key"):  # the key path is wrong, whatever the value
+                        errors.add(("sweeps", key), detail)
+                        break
                     errors.add(("sweeps", key), f"value {value!r}: {detail}")
 
 
@@ -417,9 +443,14 @@ def _applies(key: str, system: System) -> bool:
     return head == "host" or any(a.name == head for a in system.accelerators)
 
 
-def resolved_system(point: DesignPoint, options: Mapping[str, int] | None = None) -> System:
-    """The point's host and accelerators with its sweep values and options applied."""
-    system = load_system(point.host, point.accelerators)
+def resolved_system(point: DesignPoint, options: Mapping[str, int] | None = None, base: System | None = None) -> System:
+    """The point's host and accelerators with its sweep values and options applied.
+
+    Args:
+        base: the point's system as its files give it, when the caller has it (reading the
+            YAML files is most of the cost of resolving a point).
+    """
+    system = base if base is not None else load_system(point.host, point.accelerators)
     opts = dict(options or {})
     by_target: dict[str, dict[str, Any]] = {}
     for key, value in point.sweep.items():
@@ -438,19 +469,43 @@ def resolved_system(point: DesignPoint, options: Mapping[str, int] | None = None
 
 
 def design_points(experiment: Experiment) -> list[DesignPoint]:
-    """The cross product of models, variants and the sweeps that apply to each variant."""
-    points = []
+    """Models x variants x the sweep combinations that apply to each variant, within the limits.
+
+    The combinations are the cross product of the sweeps (grid), or the seeded draws of a
+    random search, each variant taking the keys that apply to it (repeats run once).
+    """
+    return _design_points(experiment)[0]
+
+
+def _sweep_combinations(experiment: Experiment, keys: Sequence[str]) -> list[dict[str, Any]]:
+    """The variant's combinations of the sweep keys `keys`, in order, without repeats."""
+    sweeps = [(k, v) for k, v in experiment.sweeps if k in keys]
+    if experiment.search.strategy == "random":
+        drawn = sampled_combinations(experiment.sweeps, experiment.search)
+        unique: dict[str, dict[str, Any]] = {}
+        for d in drawn:
+            unique.setdefault(json.dumps([str(d[k]) for k, _ in sweeps]), {k: d[k] for k, _ in sweeps})
+        return list(unique.values())
+    grids = [v.grid() if isinstance(v, Range) else v for _, v in sweeps]
+    return [dict(zip([k for k, _ in sweeps], combo)) for combo in itertools.product(*grids)]
+
+
+def _design_points(experiment: Experiment) -> tuple[list[DesignPoint], int]:
+    """(the design points, how many the limits dropped)."""
+    points, dropped = [], 0
     for model in experiment.models:
         model_hash = hashlib.sha256(Path(model).read_bytes()).hexdigest()
         for variant in experiment.variants:
             base_system = load_system(experiment.host, variant.accelerators)
-            keys = [(k, vals) for k, vals in experiment.sweeps if _applies(k, base_system)]
-            for combo in itertools.product(*(vals for _, vals in keys)):
-                sweep = {k: v for (k, _), v in zip(keys, combo)}
+            keys = [k for k, _ in experiment.sweeps if _applies(k, base_system)]
+            for sweep in _sweep_combinations(experiment, keys):
                 schedule = sweep.get("schedule", experiment.schedule)
                 draft = DesignPoint("", model, variant.name, experiment.host, variant.accelerators, sweep, schedule,
                                     experiment.numerics_runs, experiment.loops)
-                system = resolved_system(draft, variant.options)
+                system = resolved_system(draft, variant.options, base_system)
+                if not all(limit.allows(system) for limit in experiment.limits):
+                    dropped += 1
+                    continue
                 facts = {"model": model_hash, "system": repr(_strip_sources(system)),
                          "variant": variant.name, "sweep": {k: str(v) for k, v in sweep.items()},
                          "options": dict(variant.options), "schedule": schedule,
@@ -459,8 +514,8 @@ def design_points(experiment: Experiment) -> list[DesignPoint]:
                     facts["loops"] = [experiment.loops.default_trips, dict(experiment.loops.nodes)]
                 identity = json.dumps(facts, sort_keys=True)
                 point_id = hashlib.sha256(identity.encode()).hexdigest()[:16]
-                points.append(dataclasses.replace(draft, id=point_id))
-    return points
+                points.append(dataclasses.replace(draft, id=point_id, system=system))
+    return points, dropped
 
 
 def _strip_sources(system: System) -> System:
@@ -475,63 +530,101 @@ def _strip_sources(system: System) -> System:
 
 def run_point(point: DesignPoint, options: Mapping[str, int]) -> dict[str, Any]:
     """Simulate one design point (and check its numerics when asked); never raises for a bad point."""
+    try:
+        system = point.system if point.system is not None else resolved_system(point, options)
+    except (AccelsimError, ValueError, OSError) as exc:
+        return point_error(point, exc)
+    return simulate_point(point, system, point.model)
+
+
+def simulate_point(point: DesignPoint, system: System, model: Any) -> dict[str, Any]:
+    """The record of `point` run on `system`; `model` is its path, bytes or parsed Model (never raises for a bad point).
+
+    The record names `point.model` whatever `model` is, so a worker that got the model's bytes
+    writes the same record as one that read the file.
+    """
     from accelsim.diff import inference_diff
-    from accelsim.results import error_record, record
+    from accelsim.results import record
     from accelsim.system import simulate_model
 
     try:
-        system = resolved_system(point, options)
-        sim = simulate_model(point.model, system, point.schedule, point.loops)
-        diff = inference_diff(point.model, system, point.numerics_runs) if point.numerics_runs else None
+        sim = simulate_model(model, system, point.schedule, point.loops)
+        diff = inference_diff(model, system, point.numerics_runs) if point.numerics_runs else None
         return record(sim, point_id=point.id, model=point.model, variant=point.variant, sweep=dict(point.sweep),
                       diff=diff)
     except (AccelsimError, ValueError, OSError) as exc:
-        message = " ".join(str(exc).split()) or type(exc).__name__
-        return error_record(point_id=point.id, model=point.model, variant=point.variant, sweep=dict(point.sweep),
-                            host=Path(point.host).stem, accelerators=[Path(a).stem for a in point.accelerators],
-                            schedule=point.schedule, error=f"{type(exc).__name__}: {message}")
+        return point_error(point, exc)
+
+
+def point_error(point: DesignPoint, exc: BaseException) -> dict[str, Any]:
+    """The record of a point that failed with `exc`."""
+    from accelsim.results import error_record
+
+    message = " ".join(str(exc).split()) or type(exc).__name__
+    return error_record(point_id=point.id, model=point.model, variant=point.variant, sweep=dict(point.sweep),
+                        host=Path(point.host).stem, accelerators=[Path(a).stem for a in point.accelerators],
+                        schedule=point.schedule, error=f"{type(exc).__name__}: {message}")
+
+
+class WorkersLost(AccelsimError):
+    """The executor lost its workers for good (a pool process died, or Dask gave up on a task)."""
 
 
 class Executor(Protocol):
-    """Runs design points; a distributed engine (e.g. Dask) can stand in for the process pool."""
+    """Runs design points: the process pool by default, a Dask cluster with accelsim.dask_executor.
 
-    def submit(self, fn: Callable[..., dict], *args: Any) -> concurrent.futures.Future: ...
+    `run` yields the records of finished points in batches, in the order they finish; closing
+    the generator early cancels what has not started. The caller (the only writer of the results
+    store) commits each batch before asking for the next.
+    """
 
-    def shutdown(self, cancel: bool) -> None: ...
+    def run(self, points: Sequence[DesignPoint], options: Mapping[str, Mapping[str, int]]) -> Iterator[list[dict]]:
+        """Records of `points` (options by variant name), a batch at a time.
 
-    # How many points it runs at once (the run keeps about twice that many submitted).
-    workers: int
+        Raises:
+            WorkersLost: the workers died and the executor will not retry.
+        """
+        ...
 
 
 class SerialExecutor:
-    """Runs each point in this process when submitted (jobs = 1)."""
+    """Runs each point in this process, one at a time (jobs = 1)."""
 
-    workers = 1
-
-    def submit(self, fn, *args):
-        future: concurrent.futures.Future = concurrent.futures.Future()
-        try:
-            future.set_result(fn(*args))
-        except BaseException as exc:  # KeyboardInterrupt included: the caller decides
-            future.set_exception(exc)
-        return future
-
-    def shutdown(self, cancel: bool) -> None:
-        return None
+    def run(self, points, options):
+        for p in points:
+            yield [run_point(p, options[p.variant])]
 
 
 class PoolExecutor:
-    """A process pool of `jobs` workers."""
+    """A process pool of `jobs` workers, with about twice that many points submitted at a time."""
 
     def __init__(self, jobs: int):
-        self.workers = jobs
-        self._pool = concurrent.futures.ProcessPoolExecutor(max_workers=jobs)
+        self.jobs = jobs
 
-    def submit(self, fn, *args):
-        return self._pool.submit(fn, *args)
-
-    def shutdown(self, cancel: bool) -> None:
-        self._pool.shutdown(wait=not cancel, cancel_futures=cancel)
+    def run(self, points, options):
+        pool = concurrent.futures.ProcessPoolExecutor(max_workers=self.jobs)
+        queue = iter(points)
+        pending: dict[concurrent.futures.Future, DesignPoint] = {}
+        cancel = True
+        try:
+            while True:
+                # A bounded window: a finished point is saved before many more are started.
+                for p in itertools.islice(queue, max(0, 2 * self.jobs - len(pending))):
+                    # Without its System: pickle cannot send the mappingproxy a config holds (the worker re-reads).
+                    pending[pool.submit(run_point, dataclasses.replace(p, system=None), options[p.variant])] = p
+                if not pending:
+                    break
+                ready, _ = concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)
+                for future in sorted(ready, key=lambda f: pending[f].id):
+                    del pending[future]
+                    try:
+                        rec = future.result()
+                    except concurrent.futures.process.BrokenProcessPool as exc:
+                        raise WorkersLost(f"a worker process died ({exc})") from exc
+                    yield [rec]
+            cancel = False
+        finally:
+            pool.shutdown(wait=not cancel, cancel_futures=cancel)
 
 
 @dataclass
@@ -543,13 +636,15 @@ class RunOutcome:
     failed: int
     outputs: dict[str, Path] = field(default_factory=dict)
     out_dir: Path | None = None
-    stale: int = 0  # cache entries of points this experiment no longer has
+    stale: int = 0  # stored points this experiment no longer has
     pruned: bool = False  # whether those entries were removed
     warnings: tuple[str, ...] = ()
+    migrated: int = 0  # points moved from an old per-file cache <out>/cache/ into the store
+    store: Path | None = None  # the results store, <out>/points.sqlite
+    dropped: int = 0  # design points the experiment's limits left out
 
 
 OWNER_FILE = "experiment.json"
-_CACHE_ENTRY = re.compile(r"^[0-9a-f]{16}\.json$")
 
 
 def _owner(folder: Path) -> str | None:
@@ -583,27 +678,14 @@ def report_folder(experiment: Experiment, out_dir: str | Path | None = None) -> 
                  f"report goes to {own} (rename one of the experiments, or pass --out)")
 
 
-def stale_cache_entries(cache: Path, points: Sequence[DesignPoint]) -> list[Path]:
-    """Cache files of design points that are not among `points` (the experiment changed since they ran)."""
-    if not cache.is_dir():
-        return []
-    ids = {p.id for p in points}
-    return sorted(f for f in cache.iterdir() if _CACHE_ENTRY.match(f.name) and f.stem not in ids)
-
-
-def _load_cached(path: Path) -> dict | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) and data.get("status") == "ok" else None
-
-
 def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *, jobs: int | None = None,
                    executor: Executor | None = None, use_cache: bool = True, prune_cache: bool = False,
                    progress: Callable[[int, int, str], None] | None = None,
                    should_stop: Callable[[], bool] = lambda: False) -> RunOutcome:
-    """Run every design point not already cached, then write the report.
+    """Run every design point not already in the results store, then write the report from the store.
+
+    Each finished point is committed to `<out>/points.sqlite` (accelsim.store) before more are
+    asked for; an old per-file cache `<out>/cache/` is migrated into it first (`migrated`).
 
     An interrupt (KeyboardInterrupt, or `should_stop()` turning true — a signal handler's flag,
     which survives signals that land where Python swallows exceptions, such as finalizers)
@@ -611,86 +693,81 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
     missing points, then KeyboardInterrupt propagates.
 
     The report goes to report_folder(experiment, out_dir); its warning, if any, is in the
-    outcome's `warnings`. Cache entries of points the experiment no longer has are counted in
-    `stale`, and removed first with `prune_cache`.
+    outcome's `warnings`. Stored points the experiment no longer has are counted in `stale`,
+    and removed first with `prune_cache`.
+
+    Raises:
+        KeyboardInterrupt: after the report of what finished is written.
+        AccelsimError: the workers died (WorkersLost), after the same.
     """
-    from accelsim.report import write_report
+    from accelsim.store import ResultStore
 
     out, warning = report_folder(experiment, out_dir)
-    cache = out / "cache"
-    points = design_points(experiment)
+    points, dropped = _design_points(experiment)
     write_atomic(out / OWNER_FILE, json.dumps({"name": experiment.name,
                                                 "source": str(Path(experiment.source).resolve())}, indent=2) + "\n")
-    stale = stale_cache_entries(cache, points)
-    if prune_cache:
-        for f in stale:
-            f.unlink()
-    options = {v.name: dict(v.options) for v in experiment.variants}
-    done: dict[str, dict] = {}
-    for p in points:
-        cached = _load_cached(cache / f"{p.id}.json") if use_cache else None
-        if cached is not None:
-            done[p.id] = cached
-    n_cached = len(done)
-    todo = [p for p in points if p.id not in done]
-    jobs = jobs if jobs is not None else (os.cpu_count() or 1)
-    pool = executor if executor is not None else (SerialExecutor() if jobs <= 1 or len(todo) <= 1
-                                                  else PoolExecutor(min(jobs, len(todo))))
-    finished = n_cached
-    interrupted: BaseException | None = None
-    if progress is not None:
-        progress(finished, len(points), "cached" if n_cached else "starting")
-    pending: dict[concurrent.futures.Future, DesignPoint] = {}
-    queue = iter(todo)
-    # A bounded window of submitted points: each finished point is saved before more are started.
-    window = max(1, 2 * getattr(pool, "workers", 1)) if getattr(pool, "workers", 1) > 1 else 1
-
-    def fill() -> None:
-        while len(pending) < window:
-            p = next(queue, None)
-            if p is None:
-                return
+    with ResultStore(out) as store:
+        migrated = store.migrate_legacy(out)
+        ids = {p.id for p in points}
+        stale = sorted(store.ids() - ids)
+        if prune_cache:
+            store.delete(stale)
+        cached = store.ids(ok_only=True) & ids if use_cache else set()
+        todo = [p for p in points if p.id not in cached]
+        jobs = jobs if jobs is not None else (os.cpu_count() or 1)
+        pool = executor if executor is not None else (SerialExecutor() if jobs <= 1 or len(todo) <= 1
+                                                      else PoolExecutor(min(jobs, len(todo))))
+        finished = len(cached)
+        ran: set[str] = set()
+        interrupted: BaseException | None = None
+        labels = {p.id: p.label for p in todo}
+        if progress is not None:
+            progress(finished, len(points), "cached" if cached else "starting")
+        batches = pool.run(todo, {v.name: dict(v.options) for v in experiment.variants})
+        try:
             if should_stop():
                 raise KeyboardInterrupt
-            pending[pool.submit(run_point, p, options[p.variant])] = p
+            for batch in batches:
+                store.put_many(batch)  # committed first: an interrupt after this loses nothing
+                for rec in batch:
+                    ran.add(rec["id"])
+                    finished += 1
+                    if progress is not None:
+                        progress(finished, len(points), labels[rec["id"]])
+                if should_stop():
+                    raise KeyboardInterrupt
+        except (KeyboardInterrupt, WorkersLost) as exc:
+            interrupted = exc
+        finally:
+            batches.close()  # cancels what has not started
+        stored = store.records(cached | ran)
+    outcome = dataclasses.replace(
+        _report(experiment, out, points, stored, len(cached), migrated, len(stale), prune_cache, warning),
+        dropped=dropped)
+    if isinstance(interrupted, KeyboardInterrupt):
+        raise interrupted
+    if interrupted is not None:
+        raise AccelsimError(f"{interrupted}; {len(outcome.missing)} design points are missing from {out}; "
+                            "run again to complete them") from interrupted
+    return outcome
 
-    try:
-        fill()
-        while pending:
-            ready, _ = concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)
-            for future in sorted(ready, key=lambda f: pending[f].id):
-                p = pending.pop(future)
-                rec = future.result()
-                if rec["status"] == "ok":  # on disk first: an interrupt between the two loses nothing
-                    write_atomic(cache / f"{p.id}.json", json.dumps(rec, sort_keys=True))
-                done[p.id] = rec
-                finished += 1
-                if progress is not None:
-                    progress(finished, len(points), p.label)
-            if should_stop():
-                raise KeyboardInterrupt
-            fill()
-    except (KeyboardInterrupt, concurrent.futures.process.BrokenProcessPool) as exc:
-        interrupted = exc
-        pool.shutdown(cancel=True)
-    else:
-        pool.shutdown(cancel=False)
-    records = [done[p.id] for p in points if p.id in done]
+
+def _report(experiment: Experiment, out: Path, points: Sequence[DesignPoint], stored: Mapping[str, dict],
+            n_cached: int, migrated: int, stale: int, pruned: bool, warning: str | None) -> RunOutcome:
+    """Write the report of the stored records of `points` (in the experiment's order) and sum the run up."""
+    from accelsim.report import write_report
+    from accelsim.store import STORE_FILE
+
+    records = [stored[p.id] for p in points if p.id in stored]
     _fill_speedups(records)
-    missing = [p for p in points if p.id not in done]
+    missing = [p for p in points if p.id not in stored]
     written = write_report(out, experiment.name, records, formats=experiment.reports,
                            missing=[{"id": p.id, "model_name": Path(p.model).stem, "variant": p.variant,
                                      "sweep": dict(p.sweep)} for p in missing],
                            experiment=report_context(experiment, len(points)))
-    outcome = RunOutcome(records, missing, n_cached, len(records) - n_cached,
-                         sum(1 for r in records if r["status"] != "ok"), written, out, len(stale), prune_cache,
-                         (warning,) if warning else ())
-    if isinstance(interrupted, KeyboardInterrupt):
-        raise interrupted
-    if interrupted is not None:
-        raise AccelsimError(f"a worker process died ({interrupted}); {len(missing)} design points are missing "
-                            f"from {out}; run again to complete them") from interrupted
-    return outcome
+    return RunOutcome(records, missing, n_cached, len(records) - n_cached,
+                      sum(1 for r in records if r["status"] != "ok"), written, out, stale, pruned,
+                      (warning,) if warning else (), migrated, out / STORE_FILE)
 
 
 def report_context(experiment: Experiment, n_points: int) -> dict[str, Any]:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -254,7 +256,8 @@ sweeps: {{max_delegated_partitions: {limits}}}
         capsys.readouterr().out
     assert main(["run", experiment("[1]"), "--out", out, "--jobs", "1", "--prune-cache"]) == 0
     assert "cache: removed 2 stale entries" in capsys.readouterr().out
-    assert len(list((tmp_path / "out" / "cache").glob("*.json"))) == 2
+    with contextlib.closing(sqlite3.connect(tmp_path / "out" / "points.sqlite")) as db:
+        assert db.execute("SELECT COUNT(*) FROM points").fetchone() == (2,)
 
 
 def test_run_warns_when_an_experiment_of_the_same_name_owns_the_folder(tmp_path, capsys, monkeypatch):

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -206,12 +208,23 @@ def test_every_written_file_honours_the_umask(tmp_path):
         os.umask(old)
     written = [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
     kinds = {p.suffix for p in written} | {p.parent.name for p in written}
-    assert {".md", ".html", ".json", ".csv", ".png", "cache", "traces", "layers", "plots"} <= kinds
+    assert {".md", ".html", ".json", ".csv", ".png", ".sqlite", "traces", "layers", "plots"} <= kinds
     assert {oct(p.stat().st_mode & 0o777) for p in written} == {"0o644"}
 
 
 LONG_SWEEP = ("sweeps:\n  edgetpu_usb.compute.rows: [8, 16, 32, 64, 128, 256]\n"
               "  edgetpu_usb.compute.cols: [8, 16, 32, 64]")
+
+
+def stored(out: Path, status: str = "ok") -> set[str]:
+    """The ids of points committed to the run's results store (read while the run may be writing it)."""
+    if not (out / "points.sqlite").exists():
+        return set()
+    with contextlib.closing(sqlite3.connect(f"file:{out / 'points.sqlite'}?mode=ro", uri=True)) as db:
+        try:
+            return {i for (i,) in db.execute("SELECT id FROM points WHERE status = ?", (status,))}
+        except sqlite3.OperationalError:  # the run has created the file but not the table yet
+            return set()
 
 
 def _run_cli(args, **kw):
@@ -227,12 +240,12 @@ def test_killing_a_run_midway_keeps_finished_points_and_a_rerun_completes_it(tmp
     out = tmp_path / "out"
     proc = _run_cli(["run", str(path), "--out", str(out), "--jobs", "1"])
     deadline = time.time() + 120
-    while time.time() < deadline and len(list((out / "cache").glob("*.json"))) < 3:
+    while time.time() < deadline and len(stored(out)) < 3:
         time.sleep(0.05)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
-    done = len(list((out / "cache").glob("*.json")))
+    done = len(stored(out))
     assert 3 <= done < total
     report = (out / "report.md").read_text()
     assert "missing" in report.lower()
@@ -252,7 +265,7 @@ def test_a_killed_worker_process_loses_nothing_finished(tmp_path):
     out = tmp_path / "out"
     proc = _run_cli(["run", str(path), "--out", str(out), "--jobs", "2"])
     deadline = time.time() + 120
-    while time.time() < deadline and len(list((out / "cache").glob("*.json"))) < 2:
+    while time.time() < deadline and len(stored(out)) < 2:
         time.sleep(0.05)
     children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
     assert children, "no worker processes found"
@@ -269,18 +282,15 @@ def test_stale_cache_entries_are_counted_and_pruned_on_request(tmp_path):
     sweep = "sweeps:\n  max_delegated_partitions: [1, 2]"
     exp = load_experiment(small_experiment(tmp_path, sweep=sweep, models=("interleaved_int8",)))
     first = run_experiment(exp, tmp_path / "out", executor=SerialExecutor())
-    assert first.stale == 0 and len(list((tmp_path / "out" / "cache").glob("*.json"))) == 5
+    assert first.stale == 0 and len(stored(tmp_path / "out")) == 5
     narrower = load_experiment(small_experiment(tmp_path, sweep="sweeps:\n  max_delegated_partitions: [1]",
                                                 models=("interleaved_int8",)))
     kept = run_experiment(narrower, tmp_path / "out", executor=SerialExecutor())
     assert kept.stale == 2 and not kept.pruned and kept.cached == 3  # usb and dsp at 2 partitions
-    assert len(list((tmp_path / "out" / "cache").glob("*.json"))) == 5
-    (tmp_path / "out" / "cache" / "notes.txt").write_text("not a cache entry")
+    assert len(stored(tmp_path / "out")) == 5
     pruned = run_experiment(narrower, tmp_path / "out", executor=SerialExecutor(), prune_cache=True)
     assert pruned.stale == 2 and pruned.pruned and pruned.cached == 3
-    assert sorted(p.stem for p in (tmp_path / "out" / "cache").glob("*.json")) == sorted(
-        r["id"] for r in pruned.records)
-    assert (tmp_path / "out" / "cache" / "notes.txt").exists()
+    assert stored(tmp_path / "out") == {r["id"] for r in pruned.records}
     assert run_experiment(narrower, tmp_path / "out", executor=SerialExecutor()).stale == 0
 
 
@@ -334,8 +344,8 @@ sweeps:
         load_model(tmp_path / "trunc.tflite")
     assert errors[1] == f"{path}:2: models[1]: ModelError: {model_error.value}"
     assert "bad_hw.yaml:" in errors[3] and "clock: expected a frequency" in errors[3]
-    assert errors[2].endswith("colour: unknown key; expected one of name, models, host, variants, sweeps, schedule, "
-                              "numerics, loops, reports")
+    assert errors[2].endswith("colour: unknown key; expected one of name, models, host, variants, sweeps, search, "
+                              "limits, schedule, numerics, loops, reports")
 
 
 def test_accelerators_are_checked_even_when_the_host_is_unknown(tmp_path):

@@ -1,0 +1,87 @@
+"""The Dask executor on a real LocalCluster: identical results, a killed worker's points retried, bad input."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from accelsim.cli import main
+from accelsim.experiment import SerialExecutor, design_points, load_experiment, run_experiment
+
+distributed = pytest.importorskip("distributed", reason="Dask is not installed: pip install -e '.[test]' brings it")
+
+from accelsim.dask_executor import DaskExecutor, dask_client  # noqa: E402 - needs distributed
+
+MODELS = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "models"
+
+
+def experiment(tmp_path: Path):
+    path = tmp_path / "exp.yaml"
+    path.write_text(f"""\
+name: dask
+models: [{MODELS / 'interleaved_int8.tflite'}, {MODELS / 'mobilenet_v2_035_96_int8.tflite'}]
+host: host_cpu
+variants:
+  - {{name: cpu_only, accelerators: []}}
+  - {{name: usb, accelerators: [edgetpu_usb]}}
+  - {{name: dsp, accelerators: [hexagon_dsp]}}
+sweeps:
+  max_delegated_partitions: [1, 2, 3]
+  edgetpu_usb.link.bandwidth: [40 MB/s, 320 MB/s, 1 GB/s]
+""")
+    return load_experiment(path)
+
+
+def test_a_killed_worker_has_its_points_retried_and_results_match_the_local_run(tmp_path):
+    exp = experiment(tmp_path)
+    total = len(design_points(exp))
+    local = run_experiment(exp, tmp_path / "local", executor=SerialExecutor())
+    with dask_client(workers=2) as client:
+        before = client.run(os.getpid)
+        killed = []
+
+        def kill_a_busy_worker(done: int, _total: int, _label: str) -> None:
+            # After the first batch comes back, kill a worker that is running (or holds) more batches.
+            if done and not killed:
+                busy = [addr for addr, keys in client.processing().items() if keys]
+                assert busy, "no worker had work in flight: the kill would not be mid-run"
+                killed.append(before[busy[0]])
+                os.kill(before[busy[0]], signal.SIGKILL)
+
+        remote = run_experiment(exp, tmp_path / "dask", executor=DaskExecutor(client), progress=kill_a_busy_worker)
+        after = client.run(os.getpid)
+    assert killed and killed[0] not in after.values()  # the nanny started a new worker in its place
+    assert (remote.computed, remote.failed, len(remote.missing)) == (total, 0, 0) == (local.computed, 0, 0)
+    for name in ("results.json", "results.csv", "report.md"):
+        assert (tmp_path / "dask" / name).read_bytes() == (tmp_path / "local" / name).read_bytes(), name
+
+
+def test_an_unreachable_scheduler_is_one_line_within_10_seconds(tmp_path, capsys):
+    exp = experiment(tmp_path)
+    start = time.monotonic()
+    code = main(["run", exp.source, "--out", str(tmp_path / "out"), "--executor", "dask",
+                 "--scheduler", "tcp://127.0.0.1:9"])
+    elapsed = time.monotonic() - start
+    err = capsys.readouterr().err
+    assert code == 1 and elapsed < 10
+    assert err.count("\n") == 1 and "no Dask scheduler answered at tcp://127.0.0.1:9 within 5 s" in err
+    assert "dask scheduler" in err
+
+
+def test_dask_without_the_extra_names_the_pip_command(tmp_path, capsys, monkeypatch):
+    exp = experiment(tmp_path)
+    monkeypatch.setitem(sys.modules, "distributed", None)  # what an environment without Dask gives: ImportError
+    assert main(["run", exp.source, "--out", str(tmp_path / "out"), "--executor", "dask"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "install it with: pip install -e '.[distributed]'" in err
+
+
+def test_a_scheduler_address_needs_the_dask_executor(tmp_path, capsys):
+    exp = experiment(tmp_path)
+    assert main(["run", exp.source, "--scheduler", "tcp://127.0.0.1:8786"]) == 1
+    assert "--scheduler tcp://127.0.0.1:8786 needs --executor dask" in capsys.readouterr().err

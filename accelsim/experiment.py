@@ -68,7 +68,6 @@ from runtime.work import LoopTrips
 log = logging.getLogger(__name__)
 
 SHIPPED_CONFIGS = Path(accelsim.__file__).resolve().parent / "hw_configs"  # package data: ships in the wheel
-REPORT_FORMATS = ("md", "html", "json", "csv")
 OPTION_KEYS = ("max_delegated_partitions", "min_nodes_per_partition")
 _TOP_KEYS = ("name", "models", "host", "variants", "sweeps", "search", "limits", "schedule", "numerics", "loops",
              "reports")
@@ -94,7 +93,7 @@ class Experiment:
     sweeps: tuple[tuple[str, tuple[Any, ...]], ...] = ()
     schedule: str = "sequential"
     numerics_runs: int = 0
-    reports: tuple[str, ...] = REPORT_FORMATS
+    reports: tuple[str, ...] | None = None  # report formats (accelsim.report.RENDERERS); None: all
     loops: LoopTrips = field(default_factory=LoopTrips)
     search: Search = Search()
     limits: tuple[Limit, ...] = ()
@@ -212,12 +211,15 @@ def load_experiment(path: str | Path) -> Experiment:
         errors.add(("schedule",), f"expected one of {', '.join(SCHEDULES)}, got {schedule!r}")
     runs = _numerics(errors, data.get("numerics", False))
     loops = _loops(errors, data.get("loops", {}))
-    reports = data.get("reports", list(REPORT_FORMATS))
-    if not isinstance(reports, list) or not reports or any(r not in REPORT_FORMATS for r in reports):
-        errors.add(("reports",), f"expected a list drawn from {', '.join(REPORT_FORMATS)}, got {reports!r}")
-        reports = list(REPORT_FORMATS)
+    reports = data.get("reports")
+    if reports is not None:
+        from accelsim.report import FORMATS  # the renderers' own table (imported here: it brings matplotlib)
+
+        if not isinstance(reports, list) or not reports or any(r not in FORMATS for r in reports):
+            errors.add(("reports",), f"expected a list drawn from {', '.join(FORMATS)}, got {reports!r}")
+        reports = tuple(reports) if isinstance(reports, list) else None
     experiment = Experiment(str(name), source, tuple(models), host_path, tuple(variants), tuple(sweeps), schedule,
-                            runs, tuple(reports), loops, search, limits)
+                            runs, reports, loops, search, limits)
     _check_configs(experiment, errors)
     _check_models(experiment, errors)
     if errors.items:
@@ -755,13 +757,13 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
 def _report(experiment: Experiment, out: Path, points: Sequence[DesignPoint], stored: Mapping[str, dict],
             n_cached: int, migrated: int, stale: int, pruned: bool, warning: str | None) -> RunOutcome:
     """Write the report of the stored records of `points` (in the experiment's order) and sum the run up."""
-    from accelsim.report import write_report
+    from accelsim.report import FORMATS, write_report
     from accelsim.store import STORE_FILE
 
     records = [stored[p.id] for p in points if p.id in stored]
     _fill_speedups(records)
     missing = [p for p in points if p.id not in stored]
-    written = write_report(out, experiment.name, records, formats=experiment.reports,
+    written = write_report(out, experiment.name, records, formats=experiment.reports or FORMATS,
                            missing=[{"id": p.id, "model_name": Path(p.model).stem, "variant": p.variant,
                                      "sweep": dict(p.sweep)} for p in missing],
                            experiment=report_context(experiment, len(points)))

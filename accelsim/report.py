@@ -33,7 +33,7 @@ import itertools
 import json
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,6 @@ from accelsim.files import write_atomic
 from accelsim.results import CSV_COLUMNS, LAYER_COLUMNS, layer_rows
 from accelsim.trace import trace_document
 
-FORMATS = ("md", "html", "json", "csv")
 TOP_BY_TIME = 10  # StatSummarizerOptions' default time_limit: benchmark_model lists the 10 slowest nodes
 _LONG_NODE_LIST = 8  # rejected nodes listed one by one up to this many, as index ranges beyond
 _LONG_VALUE_LIST = 8  # sweep values listed one by one in the summary up to this many, as a range beyond
@@ -820,6 +819,44 @@ def layers_csv(rec: dict[str, Any]) -> str:
     return buf.getvalue()
 
 
+@dataclass(frozen=True)
+class _Page:
+    """What every report format is rendered from: the ordered points, the document and its figures."""
+
+    name: str
+    points: Sequence[dict[str, Any]]
+    missing: Sequence[dict[str, Any]]
+    blocks: Sequence[Block]
+    figures: dict[str, plots.Picture]
+
+
+def _render_md(page: _Page) -> bytes:
+    return render_markdown(page.blocks).encode()
+
+
+def _render_html(page: _Page) -> bytes:
+    images = {rel: f.png for rel, f in page.figures.items()}
+    return render_html(page.blocks, f"accelsim report: {page.name}", images).encode()
+
+
+def _render_json(page: _Page) -> bytes:
+    return results_json(page.name, page.points, page.missing).encode()
+
+
+def _render_csv(page: _Page) -> bytes:
+    return results_csv(page.points).encode()
+
+
+# The report formats: name -> (file written, renderer). An experiment's `reports:` is checked against it.
+RENDERERS: dict[str, tuple[str, Callable[[_Page], bytes]]] = {
+    "md": ("report.md", _render_md),
+    "html": ("report.html", _render_html),
+    "json": ("results.json", _render_json),
+    "csv": ("results.csv", _render_csv),
+}
+FORMATS = tuple(RENDERERS)
+
+
 def write_report(out_dir: Path, name: str, records: list[dict], *, formats: Sequence[str] = FORMATS,
                  missing: Sequence[dict] = (), experiment: dict | None = None) -> dict[str, Path]:
     """Write the report of `records` (accelsim.results records) into `out_dir`.
@@ -865,15 +902,9 @@ def write_report(out_dir: Path, name: str, records: list[dict], *, formats: Sequ
             written[rel] = write_atomic(out / rel, (json.dumps(doc, sort_keys=True) + "\n").encode())
             rel = f"layers/{slug}.csv"
             written[rel] = write_atomic(out / rel, layers_csv(p))
-    blocks = build_document(name, points, missing, experiment, names, figures)
-    if "md" in formats:
-        written["md"] = write_atomic(out / "report.md", render_markdown(blocks).encode())
-    if "html" in formats:
-        page = render_html(blocks, f"accelsim report: {name}", {rel: f.png for rel, f in figures.items()})
-        written["html"] = write_atomic(out / "report.html", page.encode())
-    if "json" in formats:
-        written["json"] = write_atomic(out / "results.json", results_json(name, points, missing).encode())
-    if "csv" in formats:
-        written["csv"] = write_atomic(out / "results.csv", results_csv(points).encode())
+    page = _Page(name, points, missing, build_document(name, points, missing, experiment, names, figures), figures)
+    for fmt, (filename, render) in RENDERERS.items():
+        if fmt in formats:
+            written[fmt] = write_atomic(out / filename, render(page))
     _remove_stale(out, set(written.values()))
     return written

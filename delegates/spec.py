@@ -20,6 +20,7 @@ from typing import Any
 
 from runtime.numerics import ROUNDINGS, NumericsProfile
 from runtime.quant import activation_name
+from runtime.work import data_input, option
 
 # schema enums Padding and ActivationFunctionType, by name.
 PADDINGS = ("SAME", "VALID")
@@ -226,22 +227,9 @@ class NodeFacts:
         return math.prod(shapes[0]) if shapes else 0
 
 
-def _option(options, name: str):
-    return getattr(options, name, None) if options is not None else None
-
-
 def _pair(options, h: str, w: str) -> tuple[int, int] | None:
-    hv, wv = _option(options, h), _option(options, w)
+    hv, wv = option(options, h), option(options, w)
     return (int(hv), int(wv)) if hv is not None and wv is not None else None
-
-
-def data_input(inputs: Sequence):
-    """The input an op computes on: the first non-constant one, else the first present one, else None.
-
-    SPLIT's axis and TRANSPOSE_CONV's output shape come first but are constants, so they are skipped.
-    """
-    present = [t for t in inputs if t is not None]
-    return next((t for t in present if not t.is_constant), present[0] if present else None)
 
 
 def facts_from_node(node, tensors: Sequence) -> NodeFacts:
@@ -271,8 +259,8 @@ def facts_from_node(node, tensors: Sequence) -> NodeFacts:
     elif kernel is not None and data is not None and data.shape and outs:
         in_channels, out_channels = int(data.shape[-1]), int(outs[0].shape[-1])
 
-    padding = _option(options, "padding")
-    activation = _option(options, "fused_activation_function")
+    padding = option(options, "padding")
+    activation = option(options, "fused_activation_function")
     return NodeFacts(
         op=op,
         version=int(node.operator.version),

@@ -221,9 +221,9 @@ def _strided_slice_1d(x: np.ndarray, begin, end, strides, options) -> np.ndarray
     """STRIDED_SLICE of a 1-D value (what loop bounds slice out of a SHAPE), masks honoured; else None."""
     if x.ndim != 1 or len(begin) != 1:
         return None
-    b = None if int(_option(options, "begin_mask", 0)) & 1 else int(begin[0])
-    e = None if int(_option(options, "end_mask", 0)) & 1 else int(end[0])
-    if int(_option(options, "shrink_axis_mask", 0)) & 1:
+    b = None if int(option(options, "begin_mask", 0)) & 1 else int(begin[0])
+    e = None if int(option(options, "end_mask", 0)) & 1 else int(end[0])
+    if int(option(options, "shrink_axis_mask", 0)) & 1:
         return np.asarray(x[int(begin[0])])
     return x[b:e:int(strides[0])]
 
@@ -235,13 +235,13 @@ def _fold_op(op: str, node, args: list[np.ndarray], out) -> np.ndarray | None:
         return args[0].reshape(out.shape)
     if op == "CAST":
         return args[0].astype(out.dtype)
-    if op == "GATHER" and int(_option(options, "batch_dims", 0)) == 0:
-        return np.take(args[0], args[1], axis=int(_option(options, "axis", 0)))
+    if op == "GATHER" and int(option(options, "batch_dims", 0)) == 0:
+        return np.take(args[0], args[1], axis=int(option(options, "axis", 0)))
     if op == "STRIDED_SLICE":
         return _strided_slice_1d(args[0], *args[1:4], options)
     if op == "PACK":
-        return np.stack(args, axis=int(_option(options, "axis", 0)))
-    if op in _FOLD_ARITHMETIC and int(_option(options, "fused_activation_function", 0)) == 0:
+        return np.stack(args, axis=int(option(options, "axis", 0)))
+    if op in _FOLD_ARITHMETIC and int(option(options, "fused_activation_function", 0)) == 0:
         return _FOLD_ARITHMETIC[op](args[0], args[1]).astype(out.dtype)
     return None
 
@@ -300,15 +300,19 @@ def _nbytes(t) -> int:
     return _count(t.shape) * t.dtype.itemsize
 
 
-def _option(options, name: str, default):
+def option(options, name: str, default=None):
+    """An op option by name (runtime Options, a dict or an object), `default` when absent or None."""
     if options is None:
         return default
     value = options.get(name) if hasattr(options, "get") else getattr(options, name, None)
     return default if value is None else value
 
 
-def _data_input(inputs: Sequence):
-    """The input an op computes on: the first non-constant one, else the first present one, else None."""
+def data_input(inputs: Sequence):
+    """The input an op computes on: the first non-constant one, else the first present one, else None.
+
+    SPLIT's axis and TRANSPOSE_CONV's output shape come first but are constants, so they are skipped.
+    """
     present = [t for t in inputs if t is not None]
     return next((t for t in present if not t.is_constant), present[0] if present else None)
 
@@ -324,9 +328,9 @@ def measured(context, node, kind: str, macs: int, **extra) -> NodeWork:
     reads = tuple([_nbytes(t) if t is not None else 0 for t in ins])
     writes = tuple([_nbytes(t) for t in outs])
     weight_bytes = sum([r for t, r in zip(ins, reads) if t is not None and t.is_constant])
-    data = _data_input(ins) or (outs[0] if outs else None)
+    data = data_input(ins) or (outs[0] if outs else None)
     elements = _count(outs[0].shape) if outs else 0
-    fused = _option(node.options, "fused_activation_function", 0)
+    fused = option(node.options, "fused_activation_function", 0)
     # ActivationFunctionType 0 is NONE; any other clamps or maps every output element once more.
     activation = elements if int(fused) else 0
     op = node.operator.display_name if node.operator is not None else node.op_name
@@ -341,7 +345,7 @@ def _out_elements(context, node) -> int:
 
 
 def _in_elements(context, node) -> int:
-    data = _data_input([context.tensors[i] if i >= 0 else None for i in node.inputs])
+    data = data_input([context.tensors[i] if i >= 0 else None for i in node.inputs])
     return _count(data.shape) if data is not None else 0
 
 
@@ -366,7 +370,7 @@ def lookup(context, node) -> NodeWork:
 
 def lookup_if_quantized(context, node) -> NodeWork:
     """`lookup` for integer inputs (the kernel reads a table), `elementwise` for float ones."""
-    data = _data_input([context.tensors[i] if i >= 0 else None for i in node.inputs])
+    data = data_input([context.tensors[i] if i >= 0 else None for i in node.inputs])
     if data is not None and data.type in ("INT8", "UINT8", "INT16"):
         return lookup(context, node)
     return elementwise(context, node)
@@ -394,7 +398,7 @@ def per_input(passes: int) -> Callable:
 def window(context, node) -> NodeWork:
     """One add or compare per window tap: output elements x filter height x filter width."""
     options = node.options
-    taps = int(_option(options, "filter_height", 1)) * int(_option(options, "filter_width", 1))
+    taps = int(option(options, "filter_height", 1)) * int(option(options, "filter_width", 1))
     return measured(context, node, "window", _out_elements(context, node) * taps)
 
 
@@ -405,8 +409,8 @@ def _conv_geometry(context, node, depthwise: bool) -> ConvGeometry:
     _, oh, ow, oc = map(int, tensors[node.outputs[0]].shape)
     return ConvGeometry(
         n, h, wd, c, int(w[1]), int(w[2]),
-        int(_option(options, "stride_h", 1)), int(_option(options, "stride_w", 1)),
-        int(_option(options, "dilation_h_factor", 1)), int(_option(options, "dilation_w_factor", 1)),
+        int(option(options, "stride_h", 1)), int(option(options, "stride_w", 1)),
+        int(option(options, "dilation_h_factor", 1)), int(option(options, "dilation_w_factor", 1)),
         oh, ow, oc, depthwise=depthwise,
     )
 
@@ -432,7 +436,7 @@ def transpose_conv(context, node) -> NodeWork:
     w, x, out = tensors[node.inputs[1]], tensors[node.inputs[2]], tensors[node.outputs[0]]
     n, h, wd, c = map(int, x.shape)
     oc, kh, kw = int(w.shape[0]), int(w.shape[1]), int(w.shape[2])
-    g = ConvGeometry(n, h, wd, c, kh, kw, int(_option(options, "stride_h", 1)), int(_option(options, "stride_w", 1)),
+    g = ConvGeometry(n, h, wd, c, kh, kw, int(option(options, "stride_h", 1)), int(option(options, "stride_w", 1)),
                      1, 1, int(out.shape[1]), int(out.shape[2]), oc, transposed=True)
     gemm = Gemm(n * h * wd, c, kh * kw * oc)
     return measured(context, node, "gemm", gemm.macs, conv=g, gemm=gemm)
@@ -465,8 +469,8 @@ def batch_matmul(context, node) -> NodeWork:
     """BATCH_MATMUL: (..., M, K) @ (..., K, N), either side optionally adjoint."""
     tensors, options = context.tensors, node.options
     x, y = tensors[node.inputs[0]].shape, tensors[node.inputs[1]].shape
-    m, k = (x[-1], x[-2]) if _option(options, "adj_x", False) else (x[-2], x[-1])
-    n = y[-2] if _option(options, "adj_y", False) else y[-1]
+    m, k = (x[-1], x[-2]) if option(options, "adj_x", False) else (x[-2], x[-1])
+    n = y[-2] if option(options, "adj_y", False) else y[-1]
     batch = _count(tensors[node.outputs[0]].shape[:-2])
     # A right-hand side shared by the whole batch is one tall GEMM; otherwise `batch` separate ones.
     gemm = Gemm(batch * m, k, n) if _count(y[:-2]) == 1 else Gemm(m, k, n, batch)

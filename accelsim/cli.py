@@ -393,7 +393,7 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
 
     from accelsim.compare import slower_than_host
     from accelsim.diff import random_input
-    from accelsim.report import layers_csv
+    from accelsim.report import layers_csv, op_profile_text
     from accelsim.results import layer_rows, op_profile, record
     from accelsim.system import build_interpreter, simulate_interpreter
     from runtime.read import load_model
@@ -483,17 +483,8 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
               f"memory {p.memory * 1e6:.1f} us, transfer {p.transfer * 1e6:.1f} us, overhead "
               f"{p.overhead * 1e6:.1f} us, energy {p.energy * 1e6:.3f} uJ")
     if args.enable_op_profiling:
-        print("Operator-wise profiling (simulated):")
-        # µs with 3 decimals, not benchmark_model's ms with 4: simulated nodes often take under a microsecond.
-        print(f"{'[node type]':>26} {'[first]':>10} {'[avg us]':>10} {'[%]':>8} {'[cdf%]':>8} {'[times called]':>15}"
-              f"  [name]")
-        for row in profile:
-            print(f"{row['op']:>26} {row['first_ms'] * 1e3:10.3f} {row['avg_ms'] * 1e3:10.3f} {row['pct']:7.3f}% "
-                  f"{row['cdf_pct']:7.3f}% {row['times_called']:15d}  node {row['node']} on {row['unit']}")
-        print("Summary by node type (simulated):")
-        for row in summary:
-            print(f"{row['op']:>26} {row['count']:10d} {row['avg_ms'] * 1e3:10.3f} {row['pct']:7.3f}% "
-                  f"{row['cdf_pct']:7.3f}% {row['times_called']:15d}")
+        # benchmark_model's layout, the same text as a report's op profile (µs: simulated nodes are often < 1 µs).
+        print(op_profile_text({"op_profile": profile, "op_summary": summary}))
     if rec is not None:
         print("Per-layer (simulated; the columns of a report's layers/<point>.csv):")
         print(layers_csv(rec), end="")

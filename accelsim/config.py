@@ -321,7 +321,7 @@ def _choices_text(choices: Sequence[str]) -> str:
     return ", ".join(choices)
 
 
-class _Checker:
+class Checker:
     """Validates one document against the schema, collecting every error with its file:line: key."""
 
     def __init__(self, source: str, lines: Mapping[tuple, int], overridden: frozenset = frozenset()):
@@ -461,7 +461,7 @@ def _version_item(value: Any) -> tuple[int, int] | None:
     return None
 
 
-def _versions(check: _Checker, path: tuple, value: Any) -> tuple[tuple[int, int], ...] | None:
+def _versions(check: Checker, path: tuple, value: Any) -> tuple[tuple[int, int], ...] | None:
     """Inclusive version ranges: 'any'/'all', a single version, 'lo-hi', or a list of versions and ranges."""
     if value is _INVALID:
         return None
@@ -495,7 +495,7 @@ TF_OP_NAMES = {
 _BUILTIN_BY_LOOSE_NAME = {name.replace("_", ""): name for name in BUILTIN_OPS}
 
 
-def _op_name(check: _Checker, path: tuple, value: Any, allow_any: bool) -> str | None:
+def _op_name(check: Checker, path: tuple, value: Any, allow_any: bool) -> str | None:
     """A builtin op name, matched case-insensitively; errors name TFLite's spelling of TF names."""
     if value is _INVALID:
         return None
@@ -518,14 +518,14 @@ def _op_name(check: _Checker, path: tuple, value: Any, allow_any: bool) -> str |
     return None
 
 
-def _dtypes(check: _Checker, path: tuple, value: Any) -> tuple[str, ...] | None:
+def _dtypes(check: Checker, path: tuple, value: Any) -> tuple[str, ...] | None:
     """A non-empty list of tensor types, matched case-insensitively."""
     if isinstance(value, list):
         value = [v.lower() if isinstance(v, str) and v.lower() in DTYPES else v for v in value]
     return check.names(path, value, DTYPES, "dtypes", "int8", listed=True)
 
 
-def _constraints(check: _Checker, path: tuple, value: Any) -> dict | None:
+def _constraints(check: Checker, path: tuple, value: Any) -> dict | None:
     body = check.mapping(path, value, (), (*INT_CONSTRAINTS, *NAME_CONSTRAINTS, *BOOL_CONSTRAINTS))
     if body is None:
         return None
@@ -543,7 +543,7 @@ def _constraints(check: _Checker, path: tuple, value: Any) -> dict | None:
     return result if None not in result.values() else None
 
 
-def _claim(check: _Checker, path: tuple, value: Any) -> ClaimRule | None:
+def _claim(check: Checker, path: tuple, value: Any) -> ClaimRule | None:
     if isinstance(value, dict) and isinstance(value.get("op"), str) and value["op"].strip().lower() == ANY_OP:
         body = check.mapping(path, value, ("op", "dtypes"), ("versions", "constraints", "except"))
     else:
@@ -568,7 +568,7 @@ def _claim(check: _Checker, path: tuple, value: Any) -> ClaimRule | None:
     return ClaimRule(op, versions, frozenset(dtypes), constraints, frozenset(excluded))
 
 
-def _op_list(check: _Checker, path: tuple, value: Any) -> list[str] | None:
+def _op_list(check: Checker, path: tuple, value: Any) -> list[str] | None:
     """A non-empty list of builtin op names."""
     if not isinstance(value, list) or not value:
         check.error(path, f"expected a list of op names like [SOFTMAX], got {value!r}")
@@ -577,7 +577,7 @@ def _op_list(check: _Checker, path: tuple, value: Any) -> list[str] | None:
     return ops if None not in ops else None
 
 
-def _claims(check: _Checker, value: Any) -> tuple[ClaimRule, ...] | None:
+def _claims(check: Checker, value: Any) -> tuple[ClaimRule, ...] | None:
     path = ("claims",)
     if not isinstance(value, list) or not value:
         check.error(path, f"expected a non-empty list of claim rules, got {_describe(value)}")
@@ -662,7 +662,7 @@ def _section(name: str) -> dict[str, Key]:
     return {k.path[len(prefix):]: k for k in KEYS if k.path.startswith(prefix) and "." not in k.path[len(prefix):]}
 
 
-def _count(check: _Checker, path: tuple, value: Any, spec: Field) -> int | None:
+def _count(check: Checker, path: tuple, value: Any, spec: Field) -> int | None:
     number = check.whole(path, value, spec.minimum, spec.example)
     if number is not None and number % spec.multiple_of:
         check.error(path, f"expected a multiple of {spec.multiple_of}, got {number}")
@@ -680,7 +680,7 @@ _FIELD_CHECKS = {
 }
 
 
-def _compute(check: _Checker, kind: Kind, value: Any):
+def _compute(check: Checker, kind: Kind, value: Any):
     """The kind's compute dataclass from the `compute:` mapping, checked field by field."""
     path = ("compute",)
     fields = kind.fields
@@ -693,7 +693,7 @@ def _compute(check: _Checker, kind: Kind, value: Any):
     return kind.compute(**parts) if complete else None
 
 
-def _rates(check: _Checker, path: tuple, value: Any) -> tuple[tuple[str, float], ...] | None:
+def _rates(check: Checker, path: tuple, value: Any) -> tuple[tuple[str, float], ...] | None:
     body = check.mapping(path, value, (), DTYPES)
     if body is None:
         return None
@@ -711,7 +711,7 @@ _LEVELS_EXPECT = "a mapping of level name -> {size, bandwidth, latency}, fastest
                  "bandwidth: 64 GB/s}}"
 
 
-def _level(check: _Checker, path: tuple, name: str, value: Any) -> Level | None:
+def _level(check: Checker, path: tuple, name: str, value: Any) -> Level | None:
     if name == LINK:
         check.error(path, f"{LINK!r} means host memory over the link; give the level another name")
         return None
@@ -726,7 +726,7 @@ def _level(check: _Checker, path: tuple, name: str, value: Any) -> Level | None:
     return Level(name, **parts) if "bandwidth" in parts and None not in parts.values() else None
 
 
-def _memory(check: _Checker, value: Any, has_link: bool) -> Memory | None:
+def _memory(check: Checker, value: Any, has_link: bool) -> Memory | None:
     path = ("memory",)
     body = check.mapping(path, value, ("levels",), [k for k in _section("memory") if k != "levels"])
     if body is None:
@@ -760,7 +760,7 @@ def _memory(check: _Checker, value: Any, has_link: bool) -> Memory | None:
     return Memory(levels, weights, activations, cache)
 
 
-def _link(check: _Checker, value: Any) -> Link | None:
+def _link(check: Checker, value: Any) -> Link | None:
     keys = _section("link")
     body = check.mapping(("link",), value, ("bandwidth",), [k for k in keys if k != "bandwidth"])
     if body is None:
@@ -772,7 +772,7 @@ def _link(check: _Checker, value: Any) -> Link | None:
     return Link(**parts) if "bandwidth" in parts and None not in parts.values() else None
 
 
-def _energy(check: _Checker, value: Any) -> Energy | None:
+def _energy(check: Checker, value: Any) -> Energy | None:
     path = ("energy",)
     body = check.mapping(path, value, (), tuple(_section("energy")))
     if body is None:
@@ -791,7 +791,7 @@ def _energy(check: _Checker, value: Any) -> Energy | None:
     return Energy(**parts) if None not in parts.values() else None
 
 
-def _partition(check: _Checker, value: Any) -> PartitionPolicy | None:
+def _partition(check: Checker, value: Any) -> PartitionPolicy | None:
     path = ("partition",)
     body = check.mapping(path, value, (), tuple(_section("partition")))
     if body is None:
@@ -805,7 +805,7 @@ def _partition(check: _Checker, value: Any) -> PartitionPolicy | None:
     return PartitionPolicy(**parts) if None not in parts.values() else None
 
 
-def _numerics(check: _Checker, value: Any) -> Numerics | None:
+def _numerics(check: Checker, value: Any) -> Numerics | None:
     path = ("numerics",)
     body = check.mapping(path, value, (), tuple(_section("numerics")))
     if body is None:
@@ -831,7 +831,7 @@ _TOP_KEYS = tuple(dict.fromkeys(k.path.split(".")[0] for k in KEYS))
 def _check_document(doc: _Document, source: str, kinds: KindRegistry, overridden: frozenset = frozenset(),
                     prior: Sequence[tuple[int, str]] = ()) -> HardwareConfig:
     """Validate a whole document and build its HardwareConfig, or raise one ConfigError with every problem."""
-    check = _Checker(source, doc.lines, overridden)
+    check = Checker(source, doc.lines, overridden)
     check.errors.extend(prior)
     config = None
     data = doc.data

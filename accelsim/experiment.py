@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import accelsim
-from accelsim.config import ConfigError, System, apply_overrides, load_hardware, load_system, read_document
+from accelsim.config import Checker, ConfigError, System, apply_overrides, load_hardware, load_system, read_document
 from accelsim.files import write_atomic
 from accelsim.search import Limit, Range, Search, parse_limits, parse_range, parse_search, sampled_combinations
 from accelsim.sim import SCHEDULES
@@ -148,17 +148,14 @@ def resolve_config(value: str, base: Path) -> str:
     return str(path if path.is_absolute() else (base / path))
 
 
-class _Errors:
-    def __init__(self, source: str, lines: Mapping[tuple, int]):
-        self.source, self.lines, self.items = source, lines, []
+class _Errors(Checker):
+    """An experiment file's problems, located as a hardware config's are: 'file:line: key.path: what'."""
 
-    def add(self, path: tuple, message: str) -> None:
-        probe = path
-        while probe and probe not in self.lines:
-            probe = probe[:-1]
-        line = self.lines.get(probe, 1)
-        key = ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in path).replace(".[", "[")
-        self.items.append((line, f"{self.source}:{line}: {key or '(top)'}: {message}"))
+    add = Checker.error
+
+    @property
+    def items(self) -> list[tuple[int, str]]:
+        return self.errors
 
 
 def load_experiment(path: str | Path) -> Experiment:

@@ -26,8 +26,10 @@ from accelsim.trace import resources
 DPI = 150
 MIN_BAR_PX = 2.0  # narrowest bar drawn on a timeline
 _PLOT_SHARE = 0.8  # about how much of a timeline's width the axes get (lane names and legend take the rest)
-KIND_COLORS = {"compute": "#4C72B0", "transfer": "#DD8452", "overhead": "#C44E52", "param_load": "#8172B3"}
-KIND_NAMES = {"compute": "compute", "transfer": "transfer", "overhead": "call overhead", "param_load": "parameter load"}
+KIND_COLORS = {"compute": "#4C72B0", "memory": "#55A868", "transfer": "#DD8452", "overhead": "#C44E52",
+               "param_load": "#8172B3"}
+KIND_NAMES = {"compute": "compute", "memory": "memory stall", "transfer": "transfer", "overhead": "call overhead",
+              "param_load": "parameter load"}
 _RC = {
     "font.family": "DejaVu Sans",
     "font.size": 9,
@@ -72,6 +74,7 @@ class Bar:
 
     label: str
     compute_us: float
+    memory_us: float  # a node's time beyond its compute, waiting on a memory level
     transfer_us: float
     overhead_us: float
     latency_us: float
@@ -141,8 +144,9 @@ def gantt_png(record: dict[str, Any], title: str) -> bytes:
 
 
 def breakdown_png(bars: Sequence[Bar]) -> bytes:
-    """Stacked horizontal bars of compute / transfer / call overhead per design point, latency and speed-up noted."""
-    parts = (("compute", "compute_us"), ("transfer", "transfer_us"), ("overhead", "overhead_us"))
+    """Stacked bars of compute / memory stall / transfer / call overhead per point, with latency and speed-up."""
+    parts = (("compute", "compute_us"), ("memory", "memory_us"), ("transfer", "transfer_us"),
+             ("overhead", "overhead_us"))
     with matplotlib.rc_context(_RC):
         fig = Figure(figsize=(12, 1.4 + 0.38 * len(bars)), layout="constrained")
         ax = fig.add_subplot()
@@ -164,7 +168,7 @@ def breakdown_png(bars: Sequence[Bar]) -> bytes:
         ax.set_ylim(len(bars) - 0.5, -0.5)
         ax.set_xlabel("busy time summed over resources (µs)")
         ax.grid(axis="y", visible=False)
-        fig.legend(*ax.get_legend_handles_labels(), loc="outside upper right", ncols=4, frameon=False)
+        fig.legend(*ax.get_legend_handles_labels(), loc="outside upper right", ncols=5, frameon=False)
         fig.suptitle("Latency breakdown per design point", x=0.01, ha="left")
         return _png(fig)
 

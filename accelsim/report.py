@@ -687,8 +687,7 @@ def _figures(points: Sequence[dict], names: Sequence[str], shown: Sequence[int],
     bars = _breakdown_points(points, shown)
     if bars:
         figures["plots/breakdown.png"] = plots.Picture(plots.breakdown_png([
-            # node time (compute and memory stalls together) as the chart's compute segment
-            plots.Bar(point_label(p, short=True), p["compute_us"] + p["memory_us"], p["transfer_us"], p["overhead_us"],
+            plots.Bar(point_label(p, short=True), p["compute_us"], p["memory_us"], p["transfer_us"], p["overhead_us"],
                       p["latency_us"], p["speedup"]) for p in bars]))
     for key in keys:
         lines = _sweep_lines(points, key)

@@ -45,6 +45,7 @@ from delegates.spec import (
     MAX_VERSION,
     NAME_CONSTRAINTS,
     NUMERICS_MODES,
+    OBJECTIVES,
     PADDINGS,
     PARTITION_KINDS,
     ROUNDING_MODES,
@@ -645,7 +646,11 @@ KEYS = (
         "weights, parameter loads)", units.parse_energy_per_byte),
     Key("claims", "list of claim rules", "accelerators", "", "which nodes the accelerator takes (syntax below)"),
     Key("partition.policy", or_list(PARTITION_KINDS), "optional", "tflite", "tflite: every claimed node, "
-        "grouped as TFLite does; prefix: only claimed nodes before the first unclaimed one (Edge TPU)"),
+        "grouped as TFLite does; prefix: only claimed nodes before the first unclaimed one (Edge TPU); cost: "
+        "TFLite's partitions minus those that do not pay for themselves (all subsets searched up to 12 "
+        "partitions, greedy beyond)"),
+    Key("partition.objective", or_list(OBJECTIVES), "optional", "latency", "what policy cost minimises: "
+        "simulated latency or energy per inference"),
     Key("partition.max_delegated_partitions", "whole number >= 0", "optional", "0", "keep the largest N "
         "partitions; 0 keeps all"),
     Key("partition.min_nodes_per_partition", "whole number >= 0", "optional", "0", "smaller partitions stay "
@@ -799,6 +804,8 @@ def _partition(check: Checker, value: Any) -> PartitionPolicy | None:
     parts: dict[str, Any] = {}
     if "policy" in body:
         parts["kind"] = check.choice((*path, "policy"), body["policy"], PARTITION_KINDS)
+    if "objective" in body:
+        parts["objective"] = check.choice((*path, "objective"), body["objective"], OBJECTIVES)
     for key in ("max_delegated_partitions", "min_nodes_per_partition"):
         if key in body:
             parts[key] = check.whole((*path, key), body[key], 0, 1)

@@ -18,6 +18,7 @@ a default); `Simulation.loops` lists every count used and where it came from.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -89,6 +90,22 @@ class PartitionSummary:
 
 
 @dataclass(frozen=True)
+class PartitionChoice:
+    """What partition policy 'cost' decided, next to TFLite's choice (every claimed partition delegated).
+
+    Partitions are (accelerator, partition ordinal) in TFLite's delegation; `host` lists those
+    kept on the host. The cost-aware figures are the `Simulation`'s own.
+    """
+
+    objective: str
+    search: str  # "exact" (every subset) or "greedy" (drop the best partition while it helps)
+    tflite: tuple[tuple[str, int], ...]
+    host: tuple[tuple[str, int], ...]
+    tflite_latency: float
+    tflite_energy: float
+
+
+@dataclass(frozen=True)
 class Simulation:
     """Everything one simulated inference produced."""
 
@@ -104,6 +121,7 @@ class Simulation:
     idle_energy: tuple[tuple[str, float], ...] = ()  # (unit, joules of static power while not running nodes)
     init_energy: float = 0.0  # joules of the parameter loads at initialization
     loops: tuple[LoopCount, ...] = ()
+    choice: PartitionChoice | None = None  # set when an accelerator's partition policy is 'cost'
 
     @property
     def latency(self) -> float:
@@ -153,14 +171,27 @@ class Simulation:
         return out
 
 
-def delegates_for(system: System) -> list[AcceleratorDelegate]:
-    """One AcceleratorDelegate per accelerator, in the system's order (the order they are applied)."""
-    return [AcceleratorDelegate(to_spec(accel)) for accel in system.accelerators]
+def delegates_for(system: System, host_nodes: Mapping[str, frozenset[int]] | None = None) -> list[AcceleratorDelegate]:
+    """One AcceleratorDelegate per accelerator, in the system's order (the order they are applied).
+
+    Args:
+        host_nodes: accelerator name -> nodes whose partitions its policy 'cost' keeps on the host.
+    """
+    host_nodes = host_nodes or {}
+    specs = [to_spec(accel) for accel in system.accelerators]
+    return [AcceleratorDelegate(dataclasses.replace(
+        spec, partition=dataclasses.replace(spec.partition, host_nodes=host_nodes.get(spec.name, frozenset()))))
+        for spec in specs]
 
 
-def build_interpreter(model: Model, system: System) -> tuple[Interpreter, list[AcceleratorDelegate]]:
-    """An interpreter over `model` with the system's accelerators applied in order, tensors allocated."""
-    delegates = delegates_for(system)
+def build_interpreter(model: Model, system: System, host_nodes: Mapping[str, frozenset[int]] | None = None,
+                      ) -> tuple[Interpreter, list[AcceleratorDelegate]]:
+    """An interpreter over `model` with the system's accelerators applied in order, tensors allocated.
+
+    Args:
+        host_nodes: see `delegates_for`; `cost_aware_interpreter` chooses them.
+    """
+    delegates = delegates_for(system, host_nodes)
     interpreter = Interpreter(model=model, experimental_delegates=delegates)
     interpreter.allocate_tensors()
     return interpreter, delegates
@@ -226,28 +257,131 @@ def simulate_model(model: Model | str | bytes, system: System, schedule: str = "
 
     Raises:
         WorkError: a node has no work model, or a loop's trip count is unknown and `loops` sets none.
+        ValueError: accelerators with partition policy 'cost' ask for different objectives.
     """
     name = model if isinstance(model, str) else "<model>"
     ir = model if isinstance(model, Model) else load_model(model)
-    interpreter, delegates = build_interpreter(ir, system)
-    return simulate_interpreter(interpreter, delegates, system, schedule, name, loops)
+    interpreter, delegates, choice = cost_aware_interpreter(ir, system, schedule, loops)
+    return simulate_interpreter(interpreter, delegates, system, schedule, name, loops, choice)
+
+
+# Up to this many candidate partitions every subset is simulated (2**12 = 4096 step lists).
+EXACT_SEARCH_LIMIT = 12
+
+
+def cost_aware_interpreter(model: Model, system: System, schedule: str = "sequential",
+                           loops: LoopTrips | None = None,
+                           ) -> tuple[Interpreter, list[AcceleratorDelegate], PartitionChoice | None]:
+    """`build_interpreter`, with partitions of policy-'cost' accelerators that do not pay for themselves on the host.
+
+    TFLite delegates every claimed partition. Here each subset of the partitions of 'cost'
+    accelerators is costed as if the rest ran on the host: every node is costed once on its
+    accelerator and once on the host, and only the steps are re-assembled per subset — all
+    subsets up to EXACT_SEARCH_LIMIT partitions, else greedily (drop the partition whose move
+    saves most, repeat while one saves). Ties keep TFLite's choice. A device kind may share
+    state between its nodes (a weight cache), so the estimate is checked against a simulation
+    of the rebuilt interpreter, and TFLite's choice stands if that is not better.
+
+    Returns:
+        The interpreter and delegates to run, and the choice (None when no accelerator has policy 'cost').
+
+    Raises:
+        ValueError: accelerators with policy 'cost' ask for different objectives.
+    """
+    interpreter, delegates = build_interpreter(model, system)
+    costed = {a.name for a in system.accelerators if a.partition.kind == "cost"}
+    if not costed:
+        return interpreter, delegates, None
+    objectives = sorted({a.partition.objective for a in system.accelerators if a.name in costed})
+    if len(objectives) > 1:
+        raise ValueError(f"accelerators {sorted(costed)} with partition policy 'cost' ask for different objectives "
+                         f"{objectives}; give them one partition.objective")
+    objective = objectives[0]
+    loops = loops if loops is not None else LoopTrips()
+    costs = _cost_nodes(interpreter, delegates, system, loops, True)
+    graph = interpreter.primary
+    candidates = tuple(ni for ni in graph.execution_plan
+                       if graph.nodes[ni].delegate is not None and graph.nodes[ni].delegate.name() in costed)
+
+    def score(moved: frozenset[int]) -> float:
+        sim = _assemble(interpreter, delegates, system, costs, schedule, "", moved)
+        return sim.latency if objective == "latency" else sim.energy
+
+    tflite = _assemble(interpreter, delegates, system, costs, schedule, "", frozenset())
+    search = "exact" if len(candidates) <= EXACT_SEARCH_LIMIT else "greedy"
+    moved = (_exact(candidates, score) if search == "exact" else _greedy(candidates, score))
+    label = {ni: (graph.nodes[ni].delegate.name(), graph.nodes[ni].params.partition) for ni in candidates}
+    choice = PartitionChoice(objective, search, tuple(label[ni] for ni in candidates),
+                             tuple(label[ni] for ni in candidates if ni in moved), tflite.latency, tflite.energy)
+    if not moved:
+        return interpreter, delegates, choice
+    host_nodes: dict[str, frozenset[int]] = {}
+    for ni in moved:
+        unit = graph.nodes[ni].delegate.name()
+        host_nodes[unit] = host_nodes.get(unit, frozenset()) | frozenset(graph.nodes[ni].params.nodes_to_replace)
+    rebuilt, rebuilt_delegates = build_interpreter(model, system, host_nodes)
+    check = simulate_interpreter(rebuilt, rebuilt_delegates, system, schedule, loops=loops)
+    if (check.latency, check.energy)[objective == "energy"] >= (tflite.latency, tflite.energy)[objective == "energy"]:
+        log.info("partition policy 'cost': moving %s to the host was estimated to help but does not; keeping "
+                 "TFLite's choice", choice.host)
+        return interpreter, delegates, dataclasses.replace(choice, host=())
+    return rebuilt, rebuilt_delegates, choice
+
+
+def _exact(candidates: Sequence[int], score) -> frozenset[int]:
+    """The subset of `candidates` to move to the host with the least score; fewer moves win ties."""
+    best, best_score = frozenset(), score(frozenset())
+    for size in range(1, len(candidates) + 1):
+        for subset in itertools.combinations(candidates, size):
+            value = score(frozenset(subset))
+            if value < best_score:
+                best, best_score = frozenset(subset), value
+    return best
+
+
+def _greedy(candidates: Sequence[int], score) -> frozenset[int]:
+    """Move to the host, one at a time, the candidate whose move lowers the score most; stop when none does."""
+    moved, current = frozenset(), score(frozenset())
+    while True:
+        options = [(score(moved | {ni}), ni) for ni in candidates if ni not in moved]
+        if not options:
+            return moved
+        value, ni = min(options)
+        if value >= current:
+            return moved
+        moved, current = moved | {ni}, value
 
 
 def simulate_interpreter(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate], system: System,
                          schedule: str = "sequential", name: str = "<model>",
-                         loops: LoopTrips | None = None) -> Simulation:
+                         loops: LoopTrips | None = None, choice: PartitionChoice | None = None) -> Simulation:
     """Simulate one inference of an interpreter whose accelerators were applied with `delegates`.
 
     Loops the interpreter has run are costed with the trips that run counted (unless `loops` overrides them).
+    `choice` is recorded as is (`cost_aware_interpreter` makes it).
     """
-    loops = loops if loops is not None else LoopTrips()
-    graph = interpreter.primary
-    tensors = graph.tensors
-    accel_of = {d.name(): a for d, a in zip(delegates, system.accelerators)}
+    costs = _cost_nodes(interpreter, delegates, system, loops if loops is not None else LoopTrips(), False)
+    return _assemble(interpreter, delegates, system, costs, schedule, name, frozenset(), choice)
 
+
+@dataclass(frozen=True)
+class _NodeCosts:
+    """Every node's cost where it runs, and (when asked) each claimed node's cost on the host."""
+
+    where_run: Mapping[int, tuple[Cost, float | None]]
+    on_host: Mapping[int, tuple[Cost, float | None]]
+    loops: tuple[LoopCount, ...]
+
+
+def _cost_nodes(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate], system: System,
+                loops: LoopTrips, claimed_on_host: bool) -> _NodeCosts:
+    """Cost every node once on the device that runs it (and, if `claimed_on_host`, every claimed node on the host)."""
+    graph = interpreter.primary
+    accel_of = {d.name(): a for d, a in zip(delegates, system.accelerators)}
     # Costs: every device's nodes in model order, through its kind (a kind may share state
     # between nodes, e.g. a parameter cache filled in model order).
     node_cost: dict[int, tuple[Cost, float | None]] = {}
+    claimed_work: dict[int, NodeWork] = {}
     for d in delegates:
         work = d.work_by_node()
         # A partition after a dynamic tensor is prepared only when it first runs (TFLite's
@@ -258,26 +392,51 @@ def simulate_interpreter(interpreter: Interpreter, delegates: Sequence[Accelerat
                 work[ni] = node_work(graph.context, graph.nodes[ni])
         order = sorted(work)
         node_cost.update(_device_costs(accel_of[d.name()], order, [work[i] for i in order]))
+        claimed_work.update(work)
     on_host = sorted(ni for ni in graph.execution_plan if graph.nodes[ni].delegate is None)
     host_work = [resolve_trips(node_work(graph.context, graph.nodes[ni]), loops, _HOW_TO_SET_TRIPS) for ni in on_host]
     host_costs = _host_costs(host_work, system.host)
     node_cost.update({ni: (c, utilization(w, c, system.host)) for ni, w, c in zip(on_host, host_work, host_costs)})
     loop_counts = tuple(LoopCount(c.where, c.op, c.trips, c.trips_from) for w in host_work for c in control_nodes(w))
+    moved: dict[int, tuple[Cost, float | None]] = {}
+    if claimed_on_host:
+        order = sorted(claimed_work)
+        works = [resolve_trips(claimed_work[i], loops, _HOW_TO_SET_TRIPS) for i in order]
+        moved = {ni: (c, utilization(w, c, system.host))
+                 for ni, w, c in zip(order, works, _host_costs(works, system.host))}
+    return _NodeCosts(node_cost, moved, loop_counts)
 
+
+def _assemble(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate], system: System,
+              costs: _NodeCosts, schedule: str, name: str, moved: frozenset[int],
+              choice: PartitionChoice | None = None) -> Simulation:
+    """Steps of one inference from node costs and simulate them; delegate nodes in `moved` run their nodes on the host."""
+    graph = interpreter.primary
+    tensors = graph.tensors
+    accel_of = {d.name(): a for d, a in zip(delegates, system.accelerators)}
+    node_cost = costs.where_run
     b = _StepBuilder()
     for i in graph.inputs:
         b.ready_on[(i, HOST)] = None
     partitions: list[PartitionSummary] = []
     timings: list[NodeTiming] = []
+
+    def on_host(ni: int, c: Cost, util: float | None) -> None:
+        node = graph.nodes[ni]
+        deps = [b.producer(t, HOST) for t in node.inputs if t >= 0]
+        sid = b.add(HOST, "compute", c.seconds, f"{node.op_name} #{ni}", deps, node=ni, stall=c.stall_seconds)
+        for t in node.outputs:
+            b.ready_on[(t, HOST)] = sid
+        timings.append(NodeTiming(ni, node.op_name, HOST, None, c.seconds, c.macs, c, util))
+
     for ni in graph.execution_plan:
         node = graph.nodes[ni]
         if node.delegate is None:
-            c, util = node_cost[ni]
-            deps = [b.producer(t, HOST) for t in node.inputs if t >= 0]
-            sid = b.add(HOST, "compute", c.seconds, f"{node.op_name} #{ni}", deps, node=ni, stall=c.stall_seconds)
-            for t in node.outputs:
-                b.ready_on[(t, HOST)] = sid
-            timings.append(NodeTiming(ni, node.op_name, HOST, None, c.seconds, c.macs, c, util))
+            on_host(ni, *node_cost[ni])
+            continue
+        if ni in moved:
+            for inner in node.params.nodes_to_replace:
+                on_host(inner, *costs.on_host[inner])
             continue
         accel = accel_of[node.delegate.name()]
         link = accel.link
@@ -331,7 +490,7 @@ def simulate_interpreter(interpreter: Interpreter, delegates: Sequence[Accelerat
     return Simulation(name, system.host.name, tuple(a.name for a in system.accelerators), schedule, result, init,
                       tuple(timings), tuple(partitions), tuple(interpreter.get_delegation_report()),
                       idle_energy=_idle_energy(system, timings, result.latency), init_energy=init_energy,
-                      loops=loop_counts)
+                      loops=costs.loops, choice=choice)
 
 
 def _idle_energy(system: System, timings: Sequence[NodeTiming], latency: float) -> tuple[tuple[str, float], ...]:

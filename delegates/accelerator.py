@@ -16,7 +16,10 @@ Every partition records the `NodeWork` its nodes' kernels report (shapes and typ
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from delegates.api import DelegateOptions, SimpleDelegate, SimpleDelegateKernel, get_node_and_registration
+from delegates.partition import NodeSubset, Selection
 from delegates.spec import AcceleratorSpec, facts_from_node
 from runtime.numerics import invoker
 from runtime.work import NodeWork, node_work
@@ -55,6 +58,18 @@ class AcceleratorDelegate(SimpleDelegate):
         if not ok and self.spec.partition.kind == "prefix":
             self._first_refusal = (node.index, node.op_name)
         return ok, reason
+
+    def select_partitions(self, partitions: Sequence[NodeSubset]) -> Selection:
+        """TFLite's selection; with partition kind 'cost', chosen partitions holding a `host_nodes` node stay on the host."""
+        selection = super().select_partitions(partitions)
+        host = self.spec.partition.host_nodes
+        if self.spec.partition.kind != "cost" or not host:
+            return selection
+        moved = [p for p in selection.chosen if host.intersection(p.nodes)]
+        why = (f"partition of {{}} node(s) kept on the host: the cost policy found it does not pay for itself "
+               f"({self.spec.partition.objective})")
+        return Selection(tuple(p for p in selection.chosen if p not in moved),
+                         (*selection.dropped, *((p, why.format(len(p.nodes))) for p in moved)))
 
     def create_kernel(self) -> AcceleratorKernel:
         kernel = AcceleratorKernel(self.spec)

@@ -25,7 +25,8 @@ from runtime.work import data_input, option
 # schema enums Padding and ActivationFunctionType, by name.
 PADDINGS = ("SAME", "VALID")
 ACTIVATIONS = ("NONE", "RELU", "RELU_N1_TO_1", "RELU6", "TANH", "SIGN_BIT")
-PARTITION_KINDS = ("tflite", "prefix")
+PARTITION_KINDS = ("tflite", "prefix", "cost")
+OBJECTIVES = ("latency", "energy")  # what partition kind 'cost' minimises
 NUMERICS_MODES = ("reference", "float16", "rounding")
 # How a `rounding` accelerator rounds when it requantizes (the reference kernels follow TFLite).
 ROUNDING_MODES = tuple(ROUNDINGS)
@@ -133,16 +134,23 @@ class PartitionPolicy:
     GraphPartitionHelper; 'prefix': only the claimed nodes before the first unclaimed one
     in plan order (the Edge TPU compiler's behaviour). `max_delegated_partitions` keeps the
     largest N partitions (0 = all); partitions with fewer than `min_nodes_per_partition`
-    nodes stay on the host.
+    nodes stay on the host. 'cost': TFLite's selection, then the partitions that do not pay
+    for themselves (by `objective`, one of OBJECTIVES) stay on the host; the delegate does not
+    judge that itself — whoever costs the model names them in `host_nodes` (a partition is kept
+    on the host when it holds any of those node indices).
     """
 
     kind: str = "tflite"
     max_delegated_partitions: int = 0
     min_nodes_per_partition: int = 0
+    objective: str = "latency"
+    host_nodes: frozenset[int] = frozenset()
 
     def __post_init__(self):
         if self.kind not in PARTITION_KINDS:
             raise ValueError(f"partition kind must be one of {list(PARTITION_KINDS)}, got {self.kind!r}")
+        if self.objective not in OBJECTIVES:
+            raise ValueError(f"partition objective must be one of {list(OBJECTIVES)}, got {self.objective!r}")
         for name in ("max_delegated_partitions", "min_nodes_per_partition"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")

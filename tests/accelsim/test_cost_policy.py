@@ -1,0 +1,83 @@
+"""Partition policy 'cost': partitions that do not pay for themselves stay on the host."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from support import FIXTURES
+
+from accelsim.config import ConfigError, apply_overrides, load_hardware, load_system
+from accelsim.system import HOST, simulate_model
+from delegates.spec import PartitionPolicy
+from runtime.errors import OpResolutionError, WorkError
+
+HW = Path(__file__).resolve().parents[2] / "accelsim" / "hw_configs"
+HOST_CFG = HW / "host_cpu.yaml"
+ACCELERATORS = sorted(p.stem for p in HW.glob("*.yaml") if not p.stem.startswith("host_"))
+MODELS = sorted(p.stem for p in FIXTURES.glob("*.tflite"))
+
+
+def _system(accel, overrides):
+    hw = apply_overrides(load_hardware(HW / f"{accel}.yaml"), overrides)
+    return dataclasses.replace(load_system(HOST_CFG, []), accelerators=(hw,))
+
+
+def _without_activations(policy="tflite", call_overhead=None, objective="latency"):
+    """Edge TPU (USB) claiming no TANH/LOGISTIC, so interleaved_int8 splits into several partitions."""
+    edgetpu = load_hardware(HW / "edgetpu_usb.yaml")
+    claims = tuple(c for c in edgetpu.claims if c.op not in {"TANH", "LOGISTIC"})
+    link = edgetpu.link if call_overhead is None else dataclasses.replace(edgetpu.link, call_overhead=call_overhead)
+    hw = dataclasses.replace(edgetpu, claims=claims, link=link, partition=PartitionPolicy(policy, objective=objective))
+    return dataclasses.replace(load_system(HOST_CFG, []), accelerators=(hw,))
+
+
+def test_a_partition_slower_than_the_host_stays_on_the_host():
+    path = str(FIXTURES / "interleaved_int8.tflite")
+    # a driver call of 5 ms dwarfs what the small partitions' nodes cost on the host
+    tflite = simulate_model(path, _without_activations(call_overhead=5e-3))
+    cost = simulate_model(path, _without_activations("cost", 5e-3))
+    assert len(tflite.partitions) >= 3 and tflite.choice is None
+    choice = cost.choice
+    assert choice.search == "exact" and choice.objective == "latency"
+    assert len(choice.tflite) == len(tflite.partitions)
+    assert choice.host and choice.tflite_latency == pytest.approx(tflite.latency)
+    assert cost.latency < tflite.latency
+    assert len(cost.partitions) == len(tflite.partitions) - len(choice.host)
+    kept = [r for r in cost.delegation if "kept on the host" in (r["reason"] or "")]
+    assert kept and all(next(n for n in cost.nodes if n.index == r["index"]).unit == HOST for r in kept)
+
+
+def test_energy_objective_minimises_energy():
+    path = str(FIXTURES / "interleaved_int8.tflite")
+    cost = simulate_model(path, _without_activations("cost", 5e-3, "energy"))
+    assert cost.choice.objective == "energy"
+    assert cost.energy <= cost.choice.tflite_energy
+
+
+def test_a_bad_objective_names_the_key_and_the_choices():
+    with pytest.raises(ConfigError, match=r"partition\.objective.*latency.*energy"):
+        _system("edgetpu_usb", {"partition.policy": "cost", "partition.objective": "area"})
+
+
+def test_two_cost_accelerators_must_share_one_objective():
+    a = apply_overrides(load_hardware(HW / "edgetpu_usb.yaml"), {"partition.policy": "cost"})
+    b = apply_overrides(load_hardware(HW / "hexagon_dsp.yaml"),
+                        {"partition.policy": "cost", "partition.objective": "energy"})
+    sys_ = dataclasses.replace(load_system(HOST_CFG, []), accelerators=(a, b))
+    with pytest.raises(ValueError, match=r"different objectives \['energy', 'latency'\]"):
+        simulate_model(str(FIXTURES / "interleaved_int8.tflite"), sys_)
+
+
+@pytest.mark.parametrize("accel", ACCELERATORS)
+@pytest.mark.parametrize("model", MODELS)
+def test_cost_policy_is_never_slower_than_tflite(accel, model):
+    path = str(FIXTURES / f"{model}.tflite")
+    try:
+        tflite = simulate_model(path, _system(accel, {"partition.policy": "tflite"}))
+    except (WorkError, OpResolutionError) as e:  # models that cannot run cost-only (unknown loop trips, custom ops)
+        pytest.skip(f"{model} cannot run cost-only: {e}")
+    cost = simulate_model(path, _system(accel, {"partition.policy": "cost"}))
+    assert cost.latency <= tflite.latency * (1 + 1e-12)
+    assert cost.choice.tflite_latency == pytest.approx(tflite.latency)

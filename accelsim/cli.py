@@ -394,22 +394,23 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     from accelsim.compare import slower_than_host
     from accelsim.diff import random_input
     from accelsim.report import layers_csv, op_profile_text
-    from accelsim.results import layer_rows, op_profile, record
-    from accelsim.system import build_interpreter, simulate_interpreter
+    from accelsim.results import layer_rows, op_profile, partition_choice, record
+    from accelsim.system import cost_aware_interpreter, simulate_interpreter
     from runtime.read import load_model
 
     args.model = _benchmark_model(args)
     system = _system(args.host, args.hw, args.max_delegated_partitions, args.min_nodes_per_partition)
+    loops = _merged_loops(LoopTrips(), args.loop_trips)
     t0 = time.perf_counter()
     model = load_model(args.model)
-    interpreter, delegates = build_interpreter(model, system)
+    # partition policy 'cost' chooses cost-only, before any run (a loop's trips must be known or given)
+    interpreter, delegates, choice = cost_aware_interpreter(model, system, args.schedule, loops)
     init_us = (time.perf_counter() - t0) * 1e6
     rng = np.random.default_rng(0)
     inputs = [random_input(d, rng) for d in interpreter.get_input_details()]
     warmup = _wallclock(interpreter, inputs, args.warmup_runs) if args.warmup_runs else []
     runs = _wallclock(interpreter, inputs, args.num_runs)
-    loops = _merged_loops(LoopTrips(), args.loop_trips)
-    sim = simulate_interpreter(interpreter, delegates, system, args.schedule, args.model, loops)
+    sim = simulate_interpreter(interpreter, delegates, system, args.schedule, args.model, loops, choice)
     host_us = _host_only_latency(model, system, inputs, args.schedule, loops) * 1e6
     speedup = host_us / (sim.latency * 1e6) if sim.latency else None
     by_kind = sim.result.by_kind
@@ -432,6 +433,7 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
         "total_nodes": len(sim.nodes),
         "transfer_bytes": sim.transfer_bytes,
         "loops": [dataclasses.asdict(loop) for loop in sim.loops],
+        "partition_choice": partition_choice(sim),
     }
     if args.enable_op_profiling:
         data["op_profile"] = profile
@@ -474,6 +476,13 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
             print(f"accelsim benchmark: warning: {warning}", file=sys.stderr)
     print(f"Delegated {sim.delegated_nodes} of {len(sim.nodes)} nodes in {len(sim.partitions)} partitions; "
           f"{sim.transfer_bytes} bytes over links per inference")
+    chosen = data["partition_choice"]
+    if chosen is not None:
+        print(f"Partition policy cost ({chosen['objective']}, {chosen['search']} search): kept "
+              f"{len(chosen['host_partitions'])} of TFLite's {chosen['tflite_partitions']} partitions on the host; "
+              f"TFLite's choice {chosen['tflite_latency_us']:.1f} us, {chosen['tflite_energy_uj']:.3f} uJ; "
+              f"this one {sim_us['latency']:.1f} us, {data['energy_uj']:.3f} uJ (saves {chosen['saved_us']:.1f} us, "
+              f"{chosen['saved_energy_uj']:.3f} uJ)")
     if args.partition_plot:
         print(f"Partition picture: {data['partition_plot']}")
     for loop in sim.loops:

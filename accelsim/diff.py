@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from accelsim.config import System
-from accelsim.system import build_interpreter
+from accelsim.system import cost_aware_interpreter
 from runtime.interpreter import Interpreter
 from runtime.ir import Model
 from runtime.read import load_model
@@ -161,7 +161,7 @@ def inference_diff(model: Model | str | bytes, system: System, num_runs: int = 5
     ir = model if isinstance(model, Model) else load_model(model)
     reference = Interpreter(model=ir)
     reference.allocate_tensors()
-    test, delegates = build_interpreter(ir, system)
+    test, delegates, _ = cost_aware_interpreter(ir, system)  # the delegation the system would run
     rng = np.random.default_rng(seed)
     runs = len(inputs) if inputs is not None else num_runs
     outputs = reference.get_output_details()

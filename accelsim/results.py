@@ -47,6 +47,10 @@ Times are microseconds, sizes bytes, shares percent. Keys:
 |                          | source (run, constant, shape, branch, override, default)                  |
 | events                   | the timeline: resource, kind, label, node, partition, start_us, end_us,   |
 |                          | bytes                                                                     |
+| partition_choice         | null, or with partition policy cost: objective, search (exact or greedy), |
+|                          | tflite_partitions (TFLite delegates), host_partitions [[unit, partition]] |
+|                          | kept on the host, tflite_latency_us, tflite_energy_uj, saved_us and       |
+|                          | saved_energy_uj (TFLite's choice minus this point's)                      |
 | numerics                 | null, or inference_diff's result: runs, outputs [{index, name,            |
 |                          | mean_abs_error, std_abs_error, max_abs_error}]                            |
 | speedup                  | CPU-only latency / latency for the same model and sweep point (set by     |
@@ -143,9 +147,21 @@ def record(sim: Simulation, *, point_id: str, model: str, variant: str, sweep: d
         "rejected": rejected,
         "loops": [{"node": c.where, "op": c.op, "trips": c.trips, "source": c.source} for c in sim.loops],
         "events": events,
+        "partition_choice": partition_choice(sim),
         "numerics": _numerics(diff),
         "speedup": None,
     }
+
+
+def partition_choice(sim: Simulation) -> dict[str, Any] | None:
+    """Partition policy 'cost''s decision next to TFLite's (None when no accelerator has that policy)."""
+    c = sim.choice
+    if c is None:
+        return None
+    return {"objective": c.objective, "search": c.search, "tflite_partitions": len(c.tflite),
+            "host_partitions": [list(p) for p in c.host], "tflite_latency_us": _r(c.tflite_latency * US),
+            "tflite_energy_uj": _uj(c.tflite_energy), "saved_us": _r((c.tflite_latency - sim.latency) * US),
+            "saved_energy_uj": _uj(c.tflite_energy - sim.energy)}
 
 
 def error_record(*, point_id: str, model: str, variant: str, sweep: dict[str, Any], host: str,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
@@ -81,3 +82,21 @@ def test_cost_policy_is_never_slower_than_tflite(accel, model):
     cost = simulate_model(path, _system(accel, {"partition.policy": "cost"}))
     assert cost.latency <= tflite.latency * (1 + 1e-12)
     assert cost.choice.tflite_latency == pytest.approx(tflite.latency)
+
+
+def test_benchmark_shows_tflites_choice_next_to_the_cost_aware_one(tmp_path, capsys):
+    from accelsim.cli import main
+
+    text = (HW / "hexagon_dsp.yaml").read_text(encoding="utf-8").replace("policy: tflite", "policy: cost")
+    hw = tmp_path / "hexagon_cost.yaml"
+    hw.write_text(text, encoding="utf-8")
+    model = str(FIXTURES / "transformer_block_int8.tflite")
+    assert main(["benchmark", model, "--hw", str(hw), "--num-runs", "1", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    chosen = data["partition_choice"]
+    assert chosen["search"] == "exact" and chosen["host_partitions"]
+    assert chosen["tflite_latency_us"] - data["simulated_us"]["latency"] == pytest.approx(chosen["saved_us"], abs=0.01)
+    assert chosen["saved_us"] > 0
+    assert main(["benchmark", model, "--hw", str(hw), "--num-runs", "1"]) == 0
+    line = next(t for t in capsys.readouterr().out.splitlines() if t.startswith("Partition policy cost"))
+    assert f"of TFLite's {chosen['tflite_partitions']} partitions on the host" in line and "saves" in line

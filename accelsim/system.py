@@ -270,14 +270,14 @@ EXACT_SEARCH_LIMIT = 12
 
 
 def cost_aware_interpreter(model: Model, system: System, schedule: str = "sequential",
-                           loops: LoopTrips | None = None,
+                           loops: LoopTrips | None = None, exact_limit: int = EXACT_SEARCH_LIMIT,
                            ) -> tuple[Interpreter, list[AcceleratorDelegate], PartitionChoice | None]:
     """`build_interpreter`, with partitions of policy-'cost' accelerators that do not pay for themselves on the host.
 
     TFLite delegates every claimed partition. Here each subset of the partitions of 'cost'
     accelerators is costed as if the rest ran on the host: every node is costed once on its
     accelerator and once on the host, and only the steps are re-assembled per subset — all
-    subsets up to EXACT_SEARCH_LIMIT partitions, else greedily (drop the partition whose move
+    subsets up to `exact_limit` partitions, else greedily (drop the partition whose move
     saves most, repeat while one saves). Ties keep TFLite's choice. A device kind may share
     state between its nodes (a weight cache), so the estimate is checked against a simulation
     of the rebuilt interpreter, and TFLite's choice stands if that is not better.
@@ -308,7 +308,7 @@ def cost_aware_interpreter(model: Model, system: System, schedule: str = "sequen
         return sim.latency if objective == "latency" else sim.energy
 
     tflite = _assemble(interpreter, delegates, system, costs, schedule, "", frozenset())
-    search = "exact" if len(candidates) <= EXACT_SEARCH_LIMIT else "greedy"
+    search = "exact" if len(candidates) <= exact_limit else "greedy"
     moved = (_exact(candidates, score) if search == "exact" else _greedy(candidates, score))
     label = {ni: (graph.nodes[ni].delegate.name(), graph.nodes[ni].params.partition) for ni in candidates}
     choice = PartitionChoice(objective, search, tuple(label[ni] for ni in candidates),
@@ -410,7 +410,7 @@ def _cost_nodes(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegat
 def _assemble(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate], system: System,
               costs: _NodeCosts, schedule: str, name: str, moved: frozenset[int],
               choice: PartitionChoice | None = None) -> Simulation:
-    """Steps of one inference from node costs and simulate them; delegate nodes in `moved` run their nodes on the host."""
+    """Build one inference's steps from node costs and simulate them; delegate nodes in `moved` run on the host."""
     graph = interpreter.primary
     tensors = graph.tensors
     accel_of = {d.name(): a for d, a in zip(delegates, system.accelerators)}

@@ -60,7 +60,7 @@ class AcceleratorDelegate(SimpleDelegate):
         return ok, reason
 
     def select_partitions(self, partitions: Sequence[NodeSubset]) -> Selection:
-        """TFLite's selection; with partition kind 'cost', chosen partitions holding a `host_nodes` node stay on the host."""
+        """TFLite's selection; with partition kind 'cost', chosen partitions holding a `host_nodes` node stay home."""
         selection = super().select_partitions(partitions)
         host = self.spec.partition.host_nodes
         if self.spec.partition.kind != "cost" or not host:

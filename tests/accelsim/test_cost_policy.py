@@ -10,9 +10,10 @@ import pytest
 from support import FIXTURES
 
 from accelsim.config import ConfigError, apply_overrides, load_hardware, load_system
-from accelsim.system import HOST, simulate_model
+from accelsim.system import HOST, build_interpreter, cost_aware_interpreter, simulate_interpreter, simulate_model
 from delegates.spec import PartitionPolicy
 from runtime.errors import OpResolutionError, WorkError
+from runtime.read import load_model
 
 HW = Path(__file__).resolve().parents[2] / "accelsim" / "hw_configs"
 HOST_CFG = HW / "host_cpu.yaml"
@@ -100,3 +101,39 @@ def test_benchmark_shows_tflites_choice_next_to_the_cost_aware_one(tmp_path, cap
     assert main(["benchmark", model, "--hw", str(hw), "--num-runs", "1"]) == 0
     line = next(t for t in capsys.readouterr().out.splitlines() if t.startswith("Partition policy cost"))
     assert f"of TFLite's {chosen['tflite_partitions']} partitions on the host" in line and "saves" in line
+
+
+def test_the_delegate_keeps_partitions_holding_host_nodes_on_the_host():
+    model = load_model(FIXTURES / "interleaved_int8.tflite")
+    hexagon = load_hardware(HW / "hexagon_dsp.yaml")
+    tflite, _ = build_interpreter(model, dataclasses.replace(load_system(HOST_CFG, []), accelerators=(hexagon,)))
+    parts = [tuple(n.params.nodes_to_replace) for n in map(tflite.primary.nodes.__getitem__,
+                                                              tflite.primary.execution_plan) if n.delegate]
+    assert len(parts) == 2
+    costed = dataclasses.replace(hexagon, partition=dataclasses.replace(hexagon.partition, kind="cost"))
+    sys_ = dataclasses.replace(load_system(HOST_CFG, []), accelerators=(costed,))
+    it, _ = build_interpreter(model, sys_, {"hexagon_dsp": frozenset(parts[0][:1])})
+    rows = {r["index"]: r for r in it.get_delegation_report()}
+    assert all(not rows[n]["claimed"] and "kept on the host" in rows[n]["reason"] for n in parts[0])
+    assert all(rows[n]["claimed"] for n in parts[1])
+    # the option means nothing to the other policies
+    plain, _ = build_interpreter(model, dataclasses.replace(load_system(HOST_CFG, []), accelerators=(hexagon,)),
+                                 {"hexagon_dsp": frozenset(parts[0])})
+    assert all(r["claimed"] for r in plain.get_delegation_report() if r["index"] in parts[0])
+
+
+def test_a_bad_objective_in_the_delegate_spec_names_the_choices():
+    with pytest.raises(ValueError, match=r"partition objective must be one of \['latency', 'energy'\], got 'area'"):
+        PartitionPolicy("cost", objective="area")
+
+
+def test_greedy_search_drops_partitions_while_one_saves():
+    path = FIXTURES / "transformer_block_int8.tflite"
+    sys_ = _system("hexagon_dsp", {"partition.policy": "cost"})
+    model = load_model(path)
+    greedy, delegates, choice = cost_aware_interpreter(model, sys_, exact_limit=0)
+    exact = simulate_model(str(path), sys_)
+    assert choice.search == "greedy" and exact.choice.search == "exact" and len(choice.tflite) == 9
+    sim = simulate_interpreter(greedy, delegates, sys_, choice=choice)
+    assert sim.latency <= choice.tflite_latency
+    assert choice.host == exact.choice.host  # every partition loses its 300 us call here, so greedy finds the optimum

@@ -271,7 +271,9 @@ def test_load_system_collects_errors_of_every_file(tmp_path):
     ("  - {op: CONV_2D, versions: 1-3, dtypes: [int8]}", "  - {op: CONV_2D, dtypes: [int8]}",
      ["16: claims[0].versions: required key missing"]),
     ("claims:", "partition: {policy: greedy}\nclaims:",
-     ["15: partition.policy: expected one of tflite, prefix, got 'greedy'"]),
+     ["15: partition.policy: expected one of tflite, prefix, cost, got 'greedy'"]),
+    ("claims:", "partition: {policy: cost, objective: area}\nclaims:",
+     ["15: partition.objective: expected one of latency, energy, got 'area'"]),
     ("claims:", "numerics: {mode: rounding}\nclaims:",
      ["15: numerics.rounding: required with mode 'rounding'; one of half_away_from_zero, half_up, half_even, "
       "truncate"]),

@@ -137,3 +137,16 @@ def test_greedy_search_drops_partitions_while_one_saves():
     sim = simulate_interpreter(greedy, delegates, sys_, choice=choice)
     assert sim.latency <= choice.tflite_latency
     assert choice.host == exact.choice.host  # every partition loses its 300 us call here, so greedy finds the optimum
+
+
+def test_on_a_slow_host_only_the_partition_that_does_not_pay_moves():
+    # a 20 MHz host: three of the four Edge TPU partitions earn their transfers and call back, one does not
+    path = str(FIXTURES / "interleaved_int8.tflite")
+    slow = apply_overrides(load_hardware(HOST_CFG), {"clock": "20 MHz"})
+    tflite = simulate_model(path, dataclasses.replace(_without_activations(), host=slow))
+    cost = simulate_model(path, dataclasses.replace(_without_activations("cost"), host=slow))
+    assert cost.choice.host == (("edgetpu_usb", 1),) and len(cost.choice.tflite) == 4
+    assert len(cost.partitions) == 3 and cost.latency < tflite.latency
+    moved = next(p for p in tflite.partitions if p.index == 1).nodes
+    assert all(n.unit == HOST for n in cost.nodes if n.index in moved)
+    assert cost.delegated_nodes == tflite.delegated_nodes - len(moved)

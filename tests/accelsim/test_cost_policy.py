@@ -12,13 +12,13 @@ from support import FIXTURES
 from accelsim.config import ConfigError, apply_overrides, load_hardware, load_system
 from accelsim.system import HOST, build_interpreter, cost_aware_interpreter, simulate_interpreter, simulate_model
 from delegates.spec import PartitionPolicy
-from runtime.errors import OpResolutionError, WorkError
 from runtime.read import load_model
 
 HW = Path(__file__).resolve().parents[2] / "accelsim" / "hw_configs"
 HOST_CFG = HW / "host_cpu.yaml"
 ACCELERATORS = sorted(p.stem for p in HW.glob("*.yaml") if not p.stem.startswith("host_"))
-MODELS = sorted(p.stem for p in FIXTURES.glob("*.tflite"))
+# atan_custom needs its custom op registered, which a simulated system has no resolver for.
+MODELS = sorted(p.stem for p in FIXTURES.glob("*.tflite") if p.stem != "atan_custom")
 
 
 def _system(accel, overrides):
@@ -76,10 +76,7 @@ def test_two_cost_accelerators_must_share_one_objective():
 @pytest.mark.parametrize("model", MODELS)
 def test_cost_policy_is_never_slower_than_tflite(accel, model):
     path = str(FIXTURES / f"{model}.tflite")
-    try:
-        tflite = simulate_model(path, _system(accel, {"partition.policy": "tflite"}))
-    except (WorkError, OpResolutionError) as e:  # models that cannot run cost-only (unknown loop trips, custom ops)
-        pytest.skip(f"{model} cannot run cost-only: {e}")
+    tflite = simulate_model(path, _system(accel, {"partition.policy": "tflite"}))
     cost = simulate_model(path, _system(accel, {"partition.policy": "cost"}))
     assert cost.latency <= tflite.latency * (1 + 1e-12)
     assert cost.choice.tflite_latency == pytest.approx(tflite.latency)

@@ -5,9 +5,13 @@ accelerator, or a link's DMA engine) for a duration, after the steps it depends
 on have finished. Two schedules:
 
 - ``sequential``: TFLite's order, one step at a time (each step also waits for the
-  one before it) — what the interpreter does on one thread.
+  one before it) — what the interpreter does on one thread. Nothing ever waits for a
+  resource, so it is computed in closed form: a running clock, each step starting
+  where the one before it ended (`sequential_timeline`; the same float additions a
+  SimPy replay does, so the timelines are equal bit for bit, which the tests check).
 - ``dataflow``: a step starts as soon as its dependencies are done and its resource
-  is free, so the host and accelerators overlap on independent branches.
+  is free, so the host and accelerators overlap on independent branches: replayed
+  on SimPy resources.
 
 Every resource has capacity 1 and serves requests first come, first served (SimPy's
 `Resource`), so results are deterministic.
@@ -142,7 +146,7 @@ def _check(steps: Sequence[Step]) -> None:
 
 
 def simulate(steps: Sequence[Step], schedule: str = "sequential") -> SimResult:
-    """Run the steps on SimPy resources and return the timeline.
+    """The timeline of the steps: in closed form for ``sequential``, on SimPy resources for ``dataflow``.
 
     Steps must be listed in a valid order (every dependency before its dependant),
     which the execution plan gives for free.
@@ -150,6 +154,35 @@ def simulate(steps: Sequence[Step], schedule: str = "sequential") -> SimResult:
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule {schedule!r} is not one of {SCHEDULES}")
     _check(steps)
+    events = sequential_timeline(steps) if schedule == "sequential" else replay(steps, schedule)
+    return _result(events, schedule, dict.fromkeys(s.resource for s in steps))
+
+
+def sequential_timeline(steps: Sequence[Step]) -> list[Event]:
+    """Events of steps run one after another in list order: each starts where the one before it ended.
+
+    Each step waits for the one before it, which itself waited for every earlier step, so all of
+    a step's dependencies are done when it starts and no two steps ever compete for a resource:
+    the clock is a running sum of durations (SimPy's `env.now + delay`, the same additions).
+    """
+    events = []
+    clock = 0.0
+    for step in steps:
+        start, clock = clock, clock + step.duration
+        events.append(Event(step.id, step.resource, step.kind, step.label, start, clock,
+                            step.node, step.partition, step.bytes, step.stall))
+    # Already in start order but for zero-length steps listed against their ids: the replay's order.
+    events.sort(key=_start_order)
+    return events
+
+
+def replay(steps: Sequence[Step], schedule: str) -> list[Event]:
+    """Events of the steps replayed on SimPy resources (capacity 1, first come first served), in start order.
+
+    Sequential: one process walks the list (a process per step, as dataflow needs, costs ~17 us
+    per step and gives the same timeline). Dataflow: a process per step waits for its
+    dependencies, then for its resource.
+    """
     env = simpy.Environment()
     resources = {name: simpy.Resource(env, capacity=1) for name in dict.fromkeys(s.resource for s in steps)}
     finished = {s.id: env.event() for s in steps} if schedule == "dataflow" else {}
@@ -160,10 +193,6 @@ def simulate(steps: Sequence[Step], schedule: str = "sequential") -> SimResult:
                             step.node, step.partition, step.bytes, step.stall))
 
     def in_order():
-        # Sequential: each step waits for the one before it, which itself waited for every earlier
-        # step, so all of a step's dependencies are done when it starts and no two steps ever
-        # compete for a resource: one process walks the list (a process per step, as dataflow
-        # needs, costs ~17 us per step and gives the same timeline).
         for step in steps:
             start = env.now
             yield env.timeout(step.duration)
@@ -188,7 +217,16 @@ def simulate(steps: Sequence[Step], schedule: str = "sequential") -> SimResult:
         for step in steps:
             env.process(run(step, sorted(set(step.deps))))
     env.run()
-    events.sort(key=lambda e: (e.start, e.end, e.step))
+    events.sort(key=_start_order)
+    return events
+
+
+def _start_order(e: Event) -> tuple[float, float, int]:
+    return e.start, e.end, e.step
+
+
+def _result(events: Sequence[Event], schedule: str, resources: Iterable[str]) -> SimResult:
+    """Totals of a timeline: seconds by time kind and by resource, latency, bytes moved."""
     by_kind = dict.fromkeys(TIME_KINDS, 0.0)
     busy: dict[str, float] = dict.fromkeys(resources, 0.0)
     for e in events:

@@ -22,7 +22,7 @@ import itertools
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from accelsim.config import HardwareConfig, System, to_spec
 from accelsim.cost import Cost, total
@@ -32,8 +32,10 @@ from accelsim.sim import SimResult, Step, simulate
 from delegates.accelerator import AcceleratorDelegate
 from runtime.interpreter import Interpreter
 from runtime.ir import Model
-from runtime.read import load_model
 from runtime.work import LoopTrips, NodeWork, control_nodes, node_work, resolve_trips
+
+if TYPE_CHECKING:
+    from accelsim.analysis import Analysis
 
 log = logging.getLogger(__name__)
 
@@ -259,10 +261,28 @@ def simulate_model(model: Model | str | bytes, system: System, schedule: str = "
         WorkError: a node has no work model, or a loop's trip count is unknown and `loops` sets none.
         ValueError: accelerators with partition policy 'cost' ask for different objectives.
     """
-    name = model if isinstance(model, str) else "<model>"
-    ir = model if isinstance(model, Model) else load_model(model)
-    interpreter, delegates, choice = cost_aware_interpreter(ir, system, schedule, loops)
-    return simulate_interpreter(interpreter, delegates, system, schedule, name, loops, choice)
+    from accelsim.analysis import analyze  # analysis builds on this module's delegation and work
+
+    return simulate_analysis(analyze(model, system, schedule, loops), system, schedule)
+
+
+def simulate_analysis(analysis: Analysis, system: System, schedule: str = "sequential") -> Simulation:
+    """Simulate one inference of an analysed model on `system`: only the costs and the schedule run.
+
+    Equal, bit for bit, to `simulate_model` of the same model on `system`.
+
+    Raises:
+        ValueError: `system` claims differently from the system the analysis was made for
+            (`accelsim.analysis.analysis_facts` differ), or the schedule is unknown.
+    """
+    from accelsim.analysis import analysis_facts
+
+    if analysis_facts(system, schedule, analysis.loops) != analysis.facts:
+        raise ValueError("this analysis was made for accelerators that claim or partition differently (or for "
+                         "other loop trip counts); analyse the model on this system (accelsim.analysis.analyze)")
+    costs = cost_works(analysis.works, system, analysis.loops)
+    return _assemble(analysis.interpreter, analysis.delegates, system, costs, schedule, analysis.name, frozenset(),
+                     analysis.choice)
 
 
 # Up to this many candidate partitions every subset is simulated (2**12 = 4096 step lists).
@@ -373,15 +393,41 @@ class _NodeCosts:
     loops: tuple[LoopCount, ...]
 
 
-def _cost_nodes(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate], system: System,
-                loops: LoopTrips, claimed_on_host: bool) -> _NodeCosts:
-    """Cost every node once on the device that runs it (and, if `claimed_on_host`, every claimed node on the host)."""
+@dataclass(frozen=True)
+class DeviceWork:
+    """One accelerator's nodes (model order) and their work, from its delegate's partitions."""
+
+    nodes: tuple[int, ...]
+    works: tuple[NodeWork, ...]
+
+
+@dataclass(frozen=True)
+class NodeWorks:
+    """The work of every node of a delegated interpreter: what costing needs, shapes and types only.
+
+    Args:
+        devices: one per accelerator, in the system's order.
+        host: the nodes the host runs (model order) and their work, trip counts resolved.
+        claimed: every claimed node's work as its kernel reported it (trips unresolved), for
+            costing claimed nodes on the host.
+        loops: the trip count of every host control-flow node and where it came from.
+    """
+
+    devices: tuple[DeviceWork, ...]
+    host: DeviceWork
+    claimed: Mapping[int, NodeWork]
+    loops: tuple[LoopCount, ...]
+
+
+def node_works(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate], loops: LoopTrips) -> NodeWorks:
+    """The work of every node of `interpreter` (prepared, with `delegates` applied), where it runs.
+
+    Raises:
+        WorkError: a node has no work model, or a host loop's trip count is unknown and `loops` sets none.
+    """
     graph = interpreter.primary
-    accel_of = {d.name(): a for d, a in zip(delegates, system.accelerators)}
-    # Costs: every device's nodes in model order, through its kind (a kind may share state
-    # between nodes, e.g. a parameter cache filled in model order).
-    node_cost: dict[int, tuple[Cost, float | None]] = {}
-    claimed_work: dict[int, NodeWork] = {}
+    devices = []
+    claimed: dict[int, NodeWork] = {}
     for d in delegates:
         work = d.work_by_node()
         # A partition after a dynamic tensor is prepared only when it first runs (TFLite's
@@ -390,21 +436,43 @@ def _cost_nodes(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegat
         for ni in d.claimed_nodes():
             if ni not in work:
                 work[ni] = node_work(graph.context, graph.nodes[ni])
-        order = sorted(work)
-        node_cost.update(_device_costs(accel_of[d.name()], order, [work[i] for i in order]))
-        claimed_work.update(work)
-    on_host = sorted(ni for ni in graph.execution_plan if graph.nodes[ni].delegate is None)
-    host_work = [resolve_trips(node_work(graph.context, graph.nodes[ni]), loops, _HOW_TO_SET_TRIPS) for ni in on_host]
-    host_costs = _host_costs(host_work, system.host)
-    node_cost.update({ni: (c, utilization(w, c, system.host)) for ni, w, c in zip(on_host, host_work, host_costs)})
+        order = tuple(sorted(work))
+        devices.append(DeviceWork(order, tuple(work[i] for i in order)))
+        claimed.update(work)
+    on_host = tuple(sorted(ni for ni in graph.execution_plan if graph.nodes[ni].delegate is None))
+    host_work = tuple(resolve_trips(node_work(graph.context, graph.nodes[ni]), loops, _HOW_TO_SET_TRIPS)
+                      for ni in on_host)
     loop_counts = tuple(LoopCount(c.where, c.op, c.trips, c.trips_from) for w in host_work for c in control_nodes(w))
+    return NodeWorks(tuple(devices), DeviceWork(on_host, host_work), claimed, loop_counts)
+
+
+def _cost_nodes(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate], system: System,
+                loops: LoopTrips, claimed_on_host: bool) -> _NodeCosts:
+    """Cost every node once on the device that runs it (and, if `claimed_on_host`, every claimed node on the host)."""
+    return cost_works(node_works(interpreter, delegates, loops), system, loops, claimed_on_host)
+
+
+def cost_works(works: NodeWorks, system: System, loops: LoopTrips, claimed_on_host: bool = False) -> _NodeCosts:
+    """Cost every node of `works` on the device that runs it (and, if `claimed_on_host`, claimed nodes on the host).
+
+    Args:
+        loops: trip counts for claimed control-flow nodes costed on the host.
+    """
+    # Costs: every device's nodes in model order, through its kind (a kind may share state
+    # between nodes, e.g. a parameter cache filled in model order).
+    node_cost: dict[int, tuple[Cost, float | None]] = {}
+    for device, accel in zip(works.devices, system.accelerators):
+        node_cost.update(_device_costs(accel, device.nodes, device.works))
+    host_costs = _host_costs(works.host.works, system.host)
+    node_cost.update({ni: (c, utilization(w, c, system.host))
+                      for ni, w, c in zip(works.host.nodes, works.host.works, host_costs)})
     moved: dict[int, tuple[Cost, float | None]] = {}
     if claimed_on_host:
-        order = sorted(claimed_work)
-        works = [resolve_trips(claimed_work[i], loops, _HOW_TO_SET_TRIPS) for i in order]
+        order = sorted(works.claimed)
+        claimed = [resolve_trips(works.claimed[i], loops, _HOW_TO_SET_TRIPS) for i in order]
         moved = {ni: (c, utilization(w, c, system.host))
-                 for ni, w, c in zip(order, works, _host_costs(works, system.host))}
-    return _NodeCosts(node_cost, moved, loop_counts)
+                 for ni, w, c in zip(order, claimed, _host_costs(claimed, system.host))}
+    return _NodeCosts(node_cost, moved, works.loops)
 
 
 def _assemble(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate], system: System,

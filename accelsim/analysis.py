@@ -1,0 +1,138 @@
+"""One analysis of a model on a system's claims, shared by every design point that only changes costs.
+
+An `Analysis` is what a cost-only simulation computes before any cost: the parsed model, the
+interpreter with the accelerators' delegates applied (partitions), and the work of every node
+(shapes and types only; `accelsim.system.NodeWorks`). Design points that differ only in cost
+parameters — clock, array shape, bandwidths, level sizes, energies, call overhead, the link —
+share one: each re-runs only the cost functions, memory, energy and the schedule
+(`accelsim.system.simulate_analysis`). A point that changes what is claimed or how it is
+partitioned needs its own, and `analysis_key` tells them apart.
+
+Which config sections reach the analysis is one table, `SECTIONS`: a key of every section a
+hardware config has (`accelsim.config.KEYS` and `compute:`), checked by the tests against the
+config schema, so a new section must be classified here. The analysis sections are exactly
+what the delegate is built from (`accelsim.config.to_spec`: name, claims, partition policy,
+numerics). A host's config never reaches the analysis (a host claims nothing). One exception,
+written once in `analysis_key`: an accelerator with partition policy 'cost' chooses its
+partitions by cost, so its points share an analysis only with identical systems and schedules.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Hashable
+from dataclasses import dataclass
+from pathlib import Path
+
+from accelsim.config import HardwareConfig, System
+from accelsim.system import NodeWorks, PartitionChoice, cost_aware_interpreter, node_works
+from delegates.accelerator import AcceleratorDelegate
+from runtime.interpreter import Interpreter
+from runtime.ir import Model
+from runtime.read import load_model
+from runtime.work import LoopTrips
+
+ANALYSIS = "analysis"  # a change gives another analysis: what is claimed, how it is partitioned
+COSTING = "costing"  # a change re-runs only the costs and the schedule of the same analysis
+
+# Every top-level section of a hardware config and the role of a change to it.
+SECTIONS = {
+    "name": ANALYSIS,  # the delegate's name: the delegation report and every partition carry it
+    "kind": COSTING,  # which cost model runs; claims are the config's own
+    "clock": COSTING,
+    "compute": COSTING,
+    "memory": COSTING,
+    "energy": COSTING,
+    "link": COSTING,  # bandwidth, latency, call overhead, shared memory, energy: steps, not claims
+    "claims": ANALYSIS,
+    "partition": ANALYSIS,  # policy, objective, max_delegated_partitions, min_nodes_per_partition
+    "numerics": ANALYSIS,  # the delegate asks for its profile when it takes nodes
+}
+
+
+def model_digest(model: str | Path | bytes) -> str:
+    """The sha256 of a model's bytes (given as the bytes or a path), the model's part of an analysis key."""
+    data = model if isinstance(model, bytes) else Path(model).read_bytes()
+    return hashlib.sha256(data).hexdigest()
+
+
+def _delegation(config: HardwareConfig) -> tuple:
+    """The analysis sections of an accelerator's config (hashable frozen values)."""
+    return tuple(getattr(config, name) for name, role in SECTIONS.items() if role == ANALYSIS)
+
+
+def delegation_facts(system: System) -> tuple:
+    """What delegation sees of `system`: the analysis sections of each accelerator, in order."""
+    return tuple(_delegation(a) for a in system.accelerators)
+
+
+def _loops_key(loops: LoopTrips | None) -> tuple:
+    loops = loops if loops is not None else LoopTrips()
+    return loops.default_trips, tuple(sorted(loops.nodes.items()))
+
+
+def analysis_key(digest: str, system: System, schedule: str = "sequential",
+                 loops: LoopTrips | None = None) -> Hashable:
+    """What an analysis depends on: the model (`model_digest`) and `analysis_facts`."""
+    return digest, analysis_facts(system, schedule, loops)
+
+
+def analysis_facts(system: System, schedule: str = "sequential", loops: LoopTrips | None = None) -> Hashable:
+    """What an analysis depends on besides the model: the delegation facts and the loop overrides.
+
+    With an accelerator of partition policy 'cost', the partitions depend on every cost, so the
+    whole system (file locations aside) and the schedule are part of it.
+    """
+    facts: tuple = (delegation_facts(system), _loops_key(loops))
+    if any(a.partition.kind == "cost" for a in system.accelerators):
+        facts += (_costed_system(system), schedule)
+    return facts
+
+
+def _costed_system(system: System) -> str:
+    # repr: the configs hold mappings (not hashable); equal systems built in one process print the same.
+    return repr([(c.name, c.kind, c.clock, c.compute, c.memory, c.energy, c.link)
+                 for c in (system.host, *system.accelerators)])
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """A model delegated on a system's claims, and the work of every node: what every costing of it shares.
+
+    Args:
+        name: the model's name in simulations (its path, or "<model>").
+        interpreter: the interpreter with the delegates applied and tensors allocated (read only from here on).
+        delegates: the applied delegates, one per accelerator in the system's order.
+        works: every node's work where it runs.
+        facts: `analysis_facts` of the system, schedule and loops it was made for.
+        loops: the trip-count overrides it was made with.
+        choice: what partition policy 'cost' decided (None without such an accelerator).
+    """
+
+    name: str
+    interpreter: Interpreter
+    delegates: tuple[AcceleratorDelegate, ...]
+    works: NodeWorks
+    facts: Hashable
+    loops: LoopTrips
+    choice: PartitionChoice | None = None
+
+
+def analyze(model: Model | str | bytes, system: System, schedule: str = "sequential",
+            loops: LoopTrips | None = None) -> Analysis:
+    """Parse (unless given a Model), delegate and size every node of `model` on `system`'s claims.
+
+    `schedule` matters only to accelerators with partition policy 'cost' (it is how they cost
+    their choice).
+
+    Raises:
+        ModelError: the model cannot be read.
+        WorkError: a node has no work model, or a loop's trip count is unknown and `loops` sets none.
+        ValueError: accelerators with partition policy 'cost' ask for different objectives.
+    """
+    name = model if isinstance(model, str) else "<model>"
+    ir = model if isinstance(model, Model) else load_model(model)
+    loops = loops if loops is not None else LoopTrips()
+    interpreter, delegates, choice = cost_aware_interpreter(ir, system, schedule, loops)
+    return Analysis(name, interpreter, tuple(delegates), node_works(interpreter, delegates, loops),
+                    analysis_facts(system, schedule, loops), loops, choice)

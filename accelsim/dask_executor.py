@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from accelsim.config import System
-from accelsim.experiment import DesignPoint, WorkersLost, point_error, resolved_system, simulate_point
+from accelsim.experiment import DesignPoint, WorkersLost, point_error, point_records, resolved_system
 from runtime.errors import AccelsimError
 
 log = logging.getLogger(__name__)
@@ -71,16 +71,10 @@ def run_batch(model: bytes, items: Sequence[tuple[DesignPoint, System | dict]]) 
     """On a worker: the records of a batch of points sharing `model` (its bytes, parsed once here).
 
     An item carries its point's System, or the error record of a point whose System could not be
-    built (it is passed back as it is).
+    built (it is passed back as it is). Points that share an analysis are costed against one
+    (`accelsim.experiment.point_records`).
     """
-    from runtime.errors import ModelError
-    from runtime.read import load_model
-
-    try:
-        ir = load_model(model)
-    except ModelError as exc:
-        return [s if isinstance(s, dict) else point_error(p, exc) for p, s in items]
-    return [s if isinstance(s, dict) else simulate_point(p, s, ir) for p, s in items]
+    return list(point_records(model, items))
 
 
 class DaskExecutor:

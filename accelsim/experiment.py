@@ -52,10 +52,11 @@ import itertools
 import json
 import logging
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import signal
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import accelsim
 from accelsim.config import Checker, ConfigError, System, apply_overrides, load_hardware, load_system, read_document
@@ -64,6 +65,9 @@ from accelsim.search import Limit, Range, Search, parse_limits, parse_range, par
 from accelsim.sim import SCHEDULES
 from runtime.errors import AccelsimError
 from runtime.work import LoopTrips
+
+if TYPE_CHECKING:  # the simulator is imported where points run, not to load an experiment
+    from accelsim.analysis import Analysis
 
 log = logging.getLogger(__name__)
 
@@ -527,27 +531,75 @@ def _strip_sources(system: System) -> System:
 # -- running ------------------------------------------------------------------------------------
 
 
-def run_point(point: DesignPoint, options: Mapping[str, int]) -> dict[str, Any]:
-    """Simulate one design point (and check its numerics when asked); never raises for a bad point."""
-    try:
-        system = point.system if point.system is not None else resolved_system(point, options)
-    except (AccelsimError, ValueError, OSError) as exc:
-        return point_error(point, exc)
-    return simulate_point(point, system, point.model)
+def run_points(model: str, points: Sequence[DesignPoint], options: Mapping[str, Mapping[str, int]]) -> list[dict]:
+    """In a pool worker: the records of points sharing `model` (a path), their Systems resolved here.
+
+    Each variant's config files are read once (a point then only applies its sweep values).
+    """
+    bases: dict[tuple[str, tuple[str, ...]], System] = {}
+    items = []
+    for p in points:
+        try:
+            if (p.host, p.accelerators) not in bases:
+                bases[(p.host, p.accelerators)] = load_system(p.host, p.accelerators)
+            items.append((p, resolved_system(p, options[p.variant], bases[(p.host, p.accelerators)])))
+        except (AccelsimError, ValueError, OSError) as exc:
+            items.append((p, point_error(p, exc)))
+    return list(point_records(model, items))
 
 
-def simulate_point(point: DesignPoint, system: System, model: Any) -> dict[str, Any]:
+def point_records(model: Any, items: Iterable[tuple[DesignPoint, System | dict]]) -> Iterator[dict]:
+    """The records of points sharing `model` (its path, bytes or parsed Model), in order; never raises for a bad point.
+
+    An item is a point and its System, or the error record of a point whose System could not be
+    built (passed on as it is). The model is parsed once, and points whose claims, partition
+    options and loops agree (`accelsim.analysis.analysis_facts`) share one analysis: each only
+    re-runs the costs and the schedule.
+    """
+    from accelsim.analysis import analysis_facts, analyze
+    from runtime.ir import Model
+    from runtime.read import load_model
+
+    analyses: dict[Hashable, Analysis | Exception] = {}
+    parsed: list = []  # the parsed model, once a point needed it
+
+    def analysis_for(point: DesignPoint, system: System) -> Analysis:
+        facts = analysis_facts(system, point.schedule, point.loops)
+        if facts not in analyses:
+            try:
+                if not parsed:
+                    parsed.append(model if isinstance(model, Model) else load_model(model))
+                analyses[facts] = analyze(parsed[0], system, point.schedule, point.loops)
+            except (AccelsimError, ValueError, OSError) as exc:
+                analyses[facts] = exc  # every point of this analysis fails alike: analysed once
+        found = analyses[facts]
+        if isinstance(found, Exception):
+            raise found
+        return found
+
+    for point, system in items:
+        yield system if isinstance(system, dict) else simulate_point(point, system, model, analysis_for)
+
+
+def simulate_point(point: DesignPoint, system: System, model: Any,
+                   analysis_for: Callable[[DesignPoint, System], Analysis] | None = None) -> dict[str, Any]:
     """The record of `point` run on `system`; `model` is its path, bytes or parsed Model (never raises for a bad point).
 
     The record names `point.model` whatever `model` is, so a worker that got the model's bytes
     writes the same record as one that read the file.
+
+    Args:
+        analysis_for: the shared analysis of a point (`point_records` keeps them); default: analyse afresh.
     """
+    from accelsim.analysis import analyze
     from accelsim.diff import inference_diff
     from accelsim.results import record
-    from accelsim.system import simulate_model
+    from accelsim.system import simulate_analysis
 
     try:
-        sim = simulate_model(model, system, point.schedule, point.loops)
+        analysis = (analysis_for(point, system) if analysis_for is not None
+                    else analyze(model, system, point.schedule, point.loops))
+        sim = simulate_analysis(analysis, system, point.schedule)
         diff = inference_diff(model, system, point.numerics_runs) if point.numerics_runs else None
         return record(sim, point_id=point.id, model=point.model, variant=point.variant, sweep=dict(point.sweep),
                       diff=diff)
@@ -587,43 +639,96 @@ class Executor(Protocol):
 
 
 class SerialExecutor:
-    """Runs each point in this process, one at a time (jobs = 1)."""
+    """Runs each point in this process, one at a time (jobs = 1); points of one model share its analyses."""
 
     def run(self, points, options):
-        for p in points:
-            yield [run_point(p, options[p.variant])]
+        for model, group in itertools.groupby(points, key=lambda p: p.model):
+            items = []
+            for p in group:
+                try:
+                    items.append((p, p.system if p.system is not None else resolved_system(p, options[p.variant])))
+                except (AccelsimError, ValueError, OSError) as exc:
+                    items.append((p, point_error(p, exc)))
+            for rec in point_records(model, items):
+                yield [rec]
+
+
+# A pool batch is at most this many points of one analysis: big enough that building the analysis
+# (parse, delegate, size every node) is small next to costing the points, small enough that a
+# batch's records reach the store while the run goes on.
+POOL_BATCH = 256
 
 
 class PoolExecutor:
-    """A process pool of `jobs` workers, with about twice that many points submitted at a time."""
+    """A process pool of `jobs` workers, with about twice that many batches submitted at a time.
+
+    A batch holds points of one model that share an analysis (`accelsim.analysis.analysis_key`),
+    so a worker analyses the model once per batch and only costs each point.
+    """
 
     def __init__(self, jobs: int):
         self.jobs = jobs
 
     def run(self, points, options):
-        pool = concurrent.futures.ProcessPoolExecutor(max_workers=self.jobs)
-        queue = iter(points)
-        pending: dict[concurrent.futures.Future, DesignPoint] = {}
+        pool = concurrent.futures.ProcessPoolExecutor(max_workers=self.jobs, initializer=_default_sigterm)
+        queue = iter(pool_batches(points, options, self.jobs))
+        pending: dict[concurrent.futures.Future, list[DesignPoint]] = {}
         cancel = True
         try:
             while True:
-                # A bounded window: a finished point is saved before many more are started.
-                for p in itertools.islice(queue, max(0, 2 * self.jobs - len(pending))):
-                    # Without its System: pickle cannot send the mappingproxy a config holds (the worker re-reads).
-                    pending[pool.submit(run_point, dataclasses.replace(p, system=None), options[p.variant])] = p
+                # A bounded window: a finished batch is saved before many more are started.
+                for model, batch in itertools.islice(queue, max(0, 2 * self.jobs - len(pending))):
+                    # Without their Systems: pickle cannot send the mappingproxy a config holds (the worker re-reads).
+                    stripped = [dataclasses.replace(p, system=None) for p in batch]
+                    pending[pool.submit(run_points, model, stripped, options)] = batch
                 if not pending:
                     break
                 ready, _ = concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)
-                for future in sorted(ready, key=lambda f: pending[f].id):
+                for future in sorted(ready, key=lambda f: pending[f][0].id):
                     del pending[future]
                     try:
-                        rec = future.result()
+                        records = future.result()
                     except concurrent.futures.process.BrokenProcessPool as exc:
                         raise WorkersLost(f"a worker process died ({exc})") from exc
-                    yield [rec]
+                    yield records
             cancel = False
         finally:
             pool.shutdown(wait=not cancel, cancel_futures=cancel)
+
+
+def _default_sigterm() -> None:
+    """In a pool worker: die on SIGTERM again.
+
+    A forked worker inherits the CLI's SIGTERM handler (which only sets a stop flag); the pool
+    terminates its workers with SIGTERM when one of them dies, and a worker that ignored it
+    would block the run's exit while writing a batch's records into a pipe nobody reads.
+    """
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def pool_batches(points: Sequence[DesignPoint], options: Mapping[str, Mapping[str, int]],
+                 jobs: int) -> list[tuple[str, list[DesignPoint]]]:
+    """(model, points) batches: points of one model and one analysis, at most POOL_BATCH, about 2 per worker.
+
+    Groups keep the order in which their first point comes; a point whose System cannot be
+    built goes alone (its worker records the error).
+    """
+    from accelsim.analysis import analysis_key, model_digest
+
+    digests = {m: model_digest(m) for m in dict.fromkeys(p.model for p in points) if Path(m).is_file()}
+    groups: dict[Hashable, list[DesignPoint]] = {}
+    for p in points:
+        try:
+            system = p.system if p.system is not None else resolved_system(p, options[p.variant])
+            key = (p.model, analysis_key(digests.get(p.model, ""), system, p.schedule, p.loops))
+        except (AccelsimError, ValueError, OSError):
+            key = ("point", p.id)
+        groups.setdefault(key, []).append(p)
+    batches = []
+    for group in groups.values():
+        size = max(1, min(POOL_BATCH, -(-len(group) // (2 * jobs))))
+        batches.extend((group[0].model, group[i:i + size]) for i in range(0, len(group), size))
+    return batches
 
 
 @dataclass

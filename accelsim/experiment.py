@@ -61,6 +61,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import accelsim
 from accelsim.config import Checker, ConfigError, System, apply_overrides, load_hardware, load_system, read_document
 from accelsim.files import write_atomic
+from accelsim.record import PointResult
 from accelsim.search import Limit, Range, Search, parse_limits, parse_range, parse_search, sampled_combinations
 from accelsim.sim import SCHEDULES
 from runtime.errors import AccelsimError
@@ -531,7 +532,8 @@ def _strip_sources(system: System) -> System:
 # -- running ------------------------------------------------------------------------------------
 
 
-def run_points(model: str, points: Sequence[DesignPoint], options: Mapping[str, Mapping[str, int]]) -> list[dict]:
+def run_points(model: str, points: Sequence[DesignPoint],
+               options: Mapping[str, Mapping[str, int]]) -> list[PointResult]:
     """In a pool worker: the records of points sharing `model` (a path), their Systems resolved here.
 
     Each variant's config files are read once (a point then only applies its sweep values).
@@ -548,7 +550,7 @@ def run_points(model: str, points: Sequence[DesignPoint], options: Mapping[str, 
     return list(point_records(model, items))
 
 
-def point_records(model: Any, items: Iterable[tuple[DesignPoint, System | dict]]) -> Iterator[dict]:
+def point_records(model: Any, items: Iterable[tuple[DesignPoint, System | PointResult]]) -> Iterator[PointResult]:
     """The records of points sharing `model` (its path, bytes or parsed Model), in order; never raises for a bad point.
 
     An item is a point and its System, or the error record of a point whose System could not be
@@ -582,7 +584,7 @@ def point_records(model: Any, items: Iterable[tuple[DesignPoint, System | dict]]
 
 
 def simulate_point(point: DesignPoint, system: System, model: Any,
-                   analysis_for: Callable[[DesignPoint, System], Analysis] | None = None) -> dict[str, Any]:
+                   analysis_for: Callable[[DesignPoint, System], Analysis] | None = None) -> PointResult:
     """The record of `point` run on `system`; `model` is its path, bytes or parsed Model (never raises for a bad point).
 
     The record names `point.model` whatever `model` is, so a worker that got the model's bytes
@@ -607,7 +609,7 @@ def simulate_point(point: DesignPoint, system: System, model: Any,
         return point_error(point, exc)
 
 
-def point_error(point: DesignPoint, exc: BaseException) -> dict[str, Any]:
+def point_error(point: DesignPoint, exc: BaseException) -> PointResult:
     """The record of a point that failed with `exc`."""
     from accelsim.results import error_record
 

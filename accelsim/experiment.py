@@ -532,6 +532,15 @@ def _strip_sources(system: System) -> System:
 # -- running ------------------------------------------------------------------------------------
 
 
+def run_point(point: DesignPoint, options: Mapping[str, int]) -> PointResult:
+    """Simulate one design point (and check its numerics when asked); never raises for a bad point."""
+    try:
+        system = point.system if point.system is not None else resolved_system(point, options)
+    except (AccelsimError, ValueError, OSError) as exc:
+        return point_error(point, exc)
+    return simulate_point(point, system, point.model)
+
+
 def run_points(model: str, points: Sequence[DesignPoint],
                options: Mapping[str, Mapping[str, int]]) -> list[PointResult]:
     """In a pool worker: the records of points sharing `model` (a path), their Systems resolved here.

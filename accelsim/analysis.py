@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from accelsim.config import HardwareConfig, System
-from accelsim.system import NodeWorks, PartitionChoice, cost_aware_interpreter, node_works
+from accelsim.system import NodeWorks, PartitionChoice, build_interpreter, cost_aware_interpreter, node_works
 from delegates.accelerator import AcceleratorDelegate
 from runtime.interpreter import Interpreter
 from runtime.ir import Model
@@ -122,8 +122,10 @@ def analyze(model: Model | str | bytes, system: System, schedule: str = "sequent
             loops: LoopTrips | None = None) -> Analysis:
     """Parse (unless given a Model), delegate and size every node of `model` on `system`'s claims.
 
-    `schedule` matters only to accelerators with partition policy 'cost' (it is how they cost
-    their choice).
+    Kernels prepare shapes only (`runtime.Interpreter(shapes_only=True)`): no tables, folded
+    weights or requantization stages. `schedule` matters only to accelerators with partition
+    policy 'cost' (it is how they cost their choice); their partitions are chosen by
+    `accelsim.system.cost_aware_interpreter`, which prepares kernels fully.
 
     Raises:
         ModelError: the model cannot be read.
@@ -133,6 +135,9 @@ def analyze(model: Model | str | bytes, system: System, schedule: str = "sequent
     name = model if isinstance(model, str) else "<model>"
     ir = model if isinstance(model, Model) else load_model(model)
     loops = loops if loops is not None else LoopTrips()
-    interpreter, delegates, choice = cost_aware_interpreter(ir, system, schedule, loops)
+    if any(a.partition.kind == "cost" for a in system.accelerators):
+        interpreter, delegates, choice = cost_aware_interpreter(ir, system, schedule, loops)
+    else:  # cost_aware_interpreter's delegation, without the numeric preparation nothing here needs
+        (interpreter, delegates), choice = build_interpreter(ir, system, shapes_only=True), None
     return Analysis(name, interpreter, tuple(delegates), node_works(interpreter, delegates, loops),
                     analysis_facts(system, schedule, loops), loops, choice)

@@ -187,14 +187,16 @@ def delegates_for(system: System, host_nodes: Mapping[str, frozenset[int]] | Non
 
 
 def build_interpreter(model: Model, system: System, host_nodes: Mapping[str, frozenset[int]] | None = None,
-                      ) -> tuple[Interpreter, list[AcceleratorDelegate]]:
+                      *, shapes_only: bool = False) -> tuple[Interpreter, list[AcceleratorDelegate]]:
     """An interpreter over `model` with the system's accelerators applied in order, tensors allocated.
 
     Args:
         host_nodes: see `delegates_for`; `cost_aware_interpreter` chooses them.
+        shapes_only: prepare shapes and work only, for cost-only simulation (it cannot invoke;
+            `runtime.Interpreter`'s argument of that name).
     """
     delegates = delegates_for(system, host_nodes)
-    interpreter = Interpreter(model=model, experimental_delegates=delegates)
+    interpreter = Interpreter(model=model, experimental_delegates=delegates, shapes_only=shapes_only)
     interpreter.allocate_tensors()
     return interpreter, delegates
 

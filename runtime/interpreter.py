@@ -96,6 +96,11 @@ class Context:
     def subgraph_index(self) -> int:
         return self._graph.index
 
+    @property
+    def shapes_only(self) -> bool:
+        """Whether prepare stops at shapes and checks: no numeric preparation, since nothing will invoke."""
+        return self._graph.interpreter.shapes_only
+
     def tensor(self, index: int) -> RuntimeTensor:
         return self._graph.tensors[index]
 
@@ -440,6 +445,10 @@ class Interpreter:
         model: an already-parsed `runtime.ir.Model` instead of a path or bytes.
         reference: run every op's plain reference function (`Registration.reference`, the
             specification its fast kernel implements) instead of the kernel's invoke.
+        shapes_only: prepare gives every node its shapes and checks them, but kernels skip their
+            numeric preparation (tables, folded weights, requantization stages), which only
+            invoke needs (`Context.shapes_only`): for cost-only simulation, which reads shapes
+            and work. Such an interpreter cannot invoke.
 
     Raises:
         ModelError: the model cannot be read.
@@ -450,7 +459,7 @@ class Interpreter:
     def __init__(self, model_path=None, model_content=None, experimental_delegates=None,
                  op_resolver: MutableOpResolver | None = None, num_threads: int | None = None,
                  experimental_preserve_all_tensors: bool = False, *, model: Model | None = None,
-                 reference: bool = False):
+                 reference: bool = False, shapes_only: bool = False):
         sources = [s is not None for s in (model_path, model_content, model)]
         if sum(sources) != 1:
             raise ValueError("give exactly one of model_path, model_content or model")
@@ -461,6 +470,7 @@ class Interpreter:
         self.model = model
         self.preserve_all_tensors = bool(experimental_preserve_all_tensors)
         self.reference = bool(reference)
+        self.shapes_only = bool(shapes_only)
         self.op_resolver = op_resolver if op_resolver is not None else _default_resolver()
         # Shared by every subgraph, as TFLite's Interpreter owns them (resource::ResourceMap):
         # resource ids by (container, shared_name), resource variables by id, and the
@@ -550,6 +560,9 @@ class Interpreter:
         self._allocated = True
 
     def invoke(self) -> None:
+        if self.shapes_only:
+            raise InterpreterStateError("Invoke called on an interpreter built with shapes_only=True: its kernels "
+                                        "skipped their numeric preparation; build one without it to invoke")
         if not self._allocated:
             raise InterpreterStateError(
                 "Invoke called on model that is not ready: call allocate_tensors() first "

@@ -466,6 +466,8 @@ def _prepare(op: str):
         check(x1.type != "COMPLEX64" or activation == "NONE",
               f"{op}: a fused activation ({activation}) is not allowed for COMPLEX64")
         ctx.resize_tensor(out, out_shape)
+        if ctx.shapes_only:  # nothing will invoke: no table or plan to prepare
+            return
         if quantized:
             table, paths = _quantized_table(op, x1, x2, out, activation)
             node.user_data = pair_table_plan(table, x1, x2, out, paths)

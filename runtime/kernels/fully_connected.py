@@ -106,18 +106,16 @@ def _prepare(ctx, node) -> None:
     act = activation_name(opts.fused_activation_function)
     check(act in ("NONE", "RELU", "RELU_N1_TO_1", "RELU6"), f"{_OP}: fused activation {act} is not supported")
     plan = _FcPlan(size // depth, x.type in ("INT8", "UINT8"), act)
+    _check_types(plan.quantized, x, f, b, out, units)
+    if ctx.shapes_only:  # nothing will invoke: no weights, stages or runner to prepare
+        ctx.resize_tensor(out, _output_shape(x.shape, plan.rows, units, bool(opts.keep_num_dims)))
+        return
     # Constant weights as a dense array (None when they are computed by another node).
     filter_data = _sparse_weights(ctx, f, x.type) if f.sparsity is not None else f.data if f.is_constant else None
     if plan.quantized:
-        check_quantized_types(_OP, x, f, b, out)
-        check_bias(_OP, b, units, None)
         plan.input_zp = x.zero_point
         per_channel = f.scales.size > 1
-        # Per-channel FC ignores the weights' zero point (lhs zero_point 0 in optimized_integer_ops),
-        # so it must be 0; per-tensor int8/uint8 subtracts it (weights_offset).
-        if per_channel:
-            check(not f.zero_points.any(), f"{_OP}: per-channel weights must be symmetric (zero point 0)")
-        else:
+        if not per_channel:
             plan.filter_zp = int(f.zero_points[0]) if f.zero_points.size else 0
         # Dense weights run cpu_backend_gemm -> ruy on x86; the per-tensor multiplier comes from
         # GetQuantizedConvolutionMultipler (float32 scale product, bias scale check). Sparse weights run
@@ -136,14 +134,25 @@ def _prepare(ctx, node) -> None:
             if plan.stage is not None and plan.stage.shift is None:
                 # The stage computes in float64: a float64 GEMM (exact as well) saves a conversion.
                 plan.dtype, plan.weights = np.float64, exact
-    else:
-        check_float_types(_OP, x, f, out, "3/9/12")
-        check_bias(_OP, b, units, "FLOAT32")
-        if filter_data is not None:
-            plan.weights = _weights(filter_data, np.float32, 0)
+    elif filter_data is not None:
+        plan.weights = _weights(filter_data, np.float32, 0)
     node.user_data = plan
     ctx.resize_tensor(out, _output_shape(x.shape, plan.rows, units, bool(opts.keep_num_dims)))
     plan.run = _quantized_runner(plan, x, f, b, out) if plan.quantized else _float_runner(plan, x, f, b, out)
+
+
+def _check_types(quantized: bool, x, f, b, out, units: int) -> None:
+    """Every type check of prepare, done before (and without) its numeric preparation."""
+    if not quantized:
+        check_float_types(_OP, x, f, out, "3/9/12")
+        check_bias(_OP, b, units, "FLOAT32")
+        return
+    check_quantized_types(_OP, x, f, b, out)
+    check_bias(_OP, b, units, None)
+    # Per-channel FC ignores the weights' zero point (lhs zero_point 0 in optimized_integer_ops),
+    # so it must be 0; per-tensor int8/uint8 subtracts it (weights_offset).
+    if f.scales.size > 1:
+        check(not f.zero_points.any(), f"{_OP}: per-channel weights must be symmetric (zero point 0)")
 
 
 def _float_runner(plan: _FcPlan, x, f, b, out) -> Callable[[], None]:

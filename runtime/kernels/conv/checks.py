@@ -45,3 +45,19 @@ def filter_zero_point(op: str, filter_t) -> int:
         check(not zps.any(), f"{op}: int8 weights must be symmetric (zero point 0), got {zps.tolist()}")
         return 0
     return int(zps[0]) if zps.size else 0
+
+
+def check_types(op: str, quantized: bool, input_t, filter_t, bias_t, output_t, channels: int,
+                float_versions: str) -> None:
+    """Every type check of a convolution's prepare, done before (and without) its numeric preparation.
+
+    Args:
+        float_versions: the op versions that take float32, for the error message.
+    """
+    if quantized:
+        check_quantized_types(op, input_t, filter_t, bias_t, output_t)
+        check_bias(op, bias_t, channels, None)
+        filter_zero_point(op, filter_t)
+    else:
+        check_float_types(op, input_t, filter_t, output_t, float_versions)
+        check_bias(op, bias_t, channels, "FLOAT32")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from runtime.kernels.common import check, is_known
-from runtime.kernels.conv.checks import check_bias, check_float_types, check_quantized_types, filter_zero_point
+from runtime.kernels.conv.checks import check_types, filter_zero_point
 from runtime.kernels.conv.geometry import Geometry
 from runtime.kernels.conv.im2col import im2col, phased_im2col, phases
 from runtime.kernels.conv.planar import PlanarPatches
@@ -89,10 +89,13 @@ def conv_prepare(ctx, node) -> None:
     act = fused_activation(node)
     geometry = Geometry.of(node.options, x.shape[1:3], f.shape[1:3])
     plan = _ConvPlan(geometry, groups, x.type in QUANTIZED, act)
+    check_types(op, plan.quantized, x, f, b, out, cout, "2/5")
+    out_shape = (x.shape[0], *geometry.out_hw, cout)
+    if ctx.shapes_only:  # nothing will invoke: no weights, stages or patches to prepare
+        ctx.resize_tensor(out, out_shape)
+        return
     exact = None  # quantized: the zero-point-free weights in float64, when known
     if plan.quantized:
-        check_quantized_types(op, x, f, b, out)
-        check_bias(op, b, cout, None)
         plan.input_zp = x.zero_point
         plan.filter_zp = filter_zero_point(op, f)
         # conv.cc: ungrouped int8/uint8 run optimized_ops (im2col + cpu_backend_gemm -> ruy); grouped
@@ -104,12 +107,8 @@ def conv_prepare(ctx, node) -> None:
         plan.requant = requantizer(op, x, f, b, out, act, cout, channel_axis=0, rounding=rounding,
                                    float_product=x.type == "UINT8",
                                    acc_bound=accumulator_bound(x, plan.input_zp, exact, 1, b))
-    else:
-        check_float_types(op, x, f, out, "2/5")
-        check_bias(op, b, cout, "FLOAT32")
-        if is_known(f):
-            plan.weights = _conv_weights(f.data, groups, np.float32, 0)
-    out_shape = (x.shape[0], *geometry.out_hw, cout)
+    elif is_known(f):
+        plan.weights = _conv_weights(f.data, groups, np.float32, 0)
     plan.empty = 0 in out_shape
     if not plan.empty:
         pixels = out_shape[0] * out_shape[1] * out_shape[2]

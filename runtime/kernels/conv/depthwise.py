@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from runtime.kernels.common import check, is_known
-from runtime.kernels.conv.checks import check_bias, check_float_types, check_quantized_types, filter_zero_point
+from runtime.kernels.conv.checks import check_types, filter_zero_point
 from runtime.kernels.conv.geometry import Geometry
 from runtime.kernels.conv.stage import (
     QUANTIZED,
@@ -81,9 +81,12 @@ def depthwise_prepare(ctx, node) -> None:
     geometry = Geometry.of(node.options, x.shape[1:3], f.shape[1:3])
     plan = _DepthwisePlan(x.type in QUANTIZED, act)
     taps = None  # quantized: the zero-point-free weights [kh, kw, out_c] in int64, when known
+    check_types(op, plan.quantized, x, f, b, out, cout, "4/6")
+    out_shape = (x.shape[0], *geometry.out_hw, cout)
+    if ctx.shapes_only:  # nothing will invoke: no weights, stages or tap sums to prepare
+        ctx.resize_tensor(out, out_shape)
+        return
     if plan.quantized:
-        check_quantized_types(op, x, f, b, out)
-        check_bias(op, b, cout, None)
         plan.input_zp = x.zero_point
         plan.filter_zp = filter_zero_point(op, f)
         rounding = node.numerics.requant_rounding(depthwise_int8_rounding(cout) if x.type == "INT8"
@@ -94,10 +97,6 @@ def depthwise_prepare(ctx, node) -> None:
         plan.requant = requantizer(op, x, f, b, out, act, cout, channel_axis=3, rounding=rounding,
                                    float_product=x.type == "UINT8",
                                    acc_bound=accumulator_bound(x, plan.input_zp, taps, (0, 1), b))
-    else:
-        check_float_types(op, x, f, out, "4/6")
-        check_bias(op, b, cout, "FLOAT32")
-    out_shape = (x.shape[0], *geometry.out_hw, cout)
     if 0 not in out_shape:
         pixels = out_shape[0] * out_shape[1] * out_shape[2]
         plan.stage = precomputed_stage(plan, x, b, cout, pixels, taps, axis=(0, 1))

@@ -64,3 +64,16 @@ def test_cost_vs_litert_times_litert_by_thread_cpu_time():
 
     it = litert_interpreter(FIXTURES / "sparse_float.tflite", warmup=1)
     assert round_median(it, runs=3, min_time=0.0) > 0
+
+
+def test_dse_benchmark_runs_a_tiny_grid_through_every_path(capsys):
+    """benchmarks/dse.py --tiny: the executor, the fresh paths and the from-file table all run (no timing asserted)."""
+    from benchmarks.dse import RESNET, main
+
+    assert main(["--tiny", "--jobs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "4 points (2 x 2: compute.rows, compute.cols)" in out and "0 of the new run's points failed" in out
+    for label in ("full kernel prepare", "(shapes only)", "new: one analysis per batch"):
+        assert label in out
+    assert "mobilenet_v2_100_224_int8    host_cpu+edgetpu_usb" in out
+    assert ("resnet152_int8" in out) and (RESNET.exists() or "build it once with" in out)

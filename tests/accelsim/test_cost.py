@@ -59,6 +59,21 @@ def test_cost_adds_field_by_field_and_sums():
         a + 1
 
 
+def test_cost_addition_sums_every_field():
+    """Each field set to a distinct value: a field the written-out __add__ forgot would show."""
+    def made(base: int) -> Cost:
+        values = {}
+        for i, f in enumerate(dataclasses.fields(Cost)):
+            values[f.name] = ((f"k{i}", base + i),) if isinstance(f.default, tuple) else type(f.default)(base + i)
+        return Cost(**values)
+
+    a, b = made(1), made(100)
+    summed = a + b
+    for f in dataclasses.fields(Cost):
+        x, y, z = getattr(a, f.name), getattr(b, f.name), getattr(summed, f.name)
+        assert z == (tuple({k: v + dict(y)[k] for k, v in x}.items()) if isinstance(x, tuple) else x + y), f.name
+
+
 def test_total_is_the_sum():
     costs = [Cost(3, 1e-6, 5, level_bytes=(("sram", 1),), bound_seconds=(("sram", 1e-6),), energy=2e-12),
              Cost(4, 2e-6, 6, level_bytes=(("link", 2), ("sram", 3)), bound_seconds=(("compute", 2e-6),))]

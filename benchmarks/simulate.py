@@ -4,9 +4,10 @@ Usage:
     python benchmarks/simulate.py [--model PATH] [--runs N]
 
 For each shipped accelerator config (and CPU only): the median wall-clock seconds of
-`simulate_model` (load the file, delegate, cost every node, SimPy replay; nothing invoked),
-then, with numerics, the interpreter's own invoke time next to invoke plus simulation, and
-the share simulation adds.
+`simulate_model` (load the file, delegate, prepare shapes only, cost every node, the sequential
+schedule in closed form; nothing invoked), then, with numerics, the interpreter's own invoke
+time next to invoke plus simulation (an interpreter fully prepared), and the share simulation
+adds.
 """
 
 from __future__ import annotations

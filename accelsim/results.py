@@ -55,15 +55,27 @@ Times are microseconds, sizes bytes, shares percent. Keys:
 |                          | mean_abs_error, std_abs_error, max_abs_error}]                            |
 | speedup                  | CPU-only latency / latency for the same model and sweep point (set by     |
 |                          | the experiment once the baseline is known; null without a baseline)       |
+| area_macs                | area proxy 1: MAC units, the peak MACs per cycle of the host and every    |
+|                          | accelerator summed (accelsim.search.peak_macs_per_cycle; set by the       |
+|                          | experiment from the point's system, also on error records)                |
+| area_onchip_bytes        | area proxy 2: bytes of every sized memory level of the host and the       |
+|                          | accelerators (accelsim.search.onchip_bytes), reported apart from MACs     |
+
+Records of points an experiment does not trace (`traces: pareto | none`) are stored without
+DETAIL_KEYS (the per-node and per-partition lists); a report re-simulates the points it traces.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from accelsim.config import System
 from accelsim.diff import DiffReport
+from accelsim.search import onchip_bytes, peak_macs_per_cycle, si_value
 from accelsim.system import HOST, Simulation
 
 US = 1e6
@@ -153,6 +165,22 @@ def record(sim: Simulation, *, point_id: str, model: str, variant: str, sweep: d
     }
 
 
+# The per-node / per-partition parts of a record: what traces, layer tables and detail sections need.
+DETAIL_KEYS = ("events", "op_profile", "op_summary", "node_costs", "partition_table", "rejected", "loops")
+
+
+def area(system: System) -> dict[str, float]:
+    """The area proxies of a design point: MAC units and on-chip bytes over the host and every accelerator."""
+    devices = (system.host, *system.accelerators)
+    return {"area_macs": sum(peak_macs_per_cycle(c) for c in devices),
+            "area_onchip_bytes": sum(onchip_bytes(c) for c in devices)}
+
+
+def summary(rec: dict[str, Any]) -> dict[str, Any]:
+    """The record without its DETAIL_KEYS: what a store keeps of a point that is not traced."""
+    return {k: v for k, v in rec.items() if k not in DETAIL_KEYS}
+
+
 def partition_choice(sim: Simulation) -> dict[str, Any] | None:
     """Partition policy 'cost''s decision next to TFLite's (None when no accelerator has that policy)."""
     c = sim.choice
@@ -221,10 +249,80 @@ def _numerics(diff: DiffReport | None) -> dict[str, Any] | None:
          "std_abs_error": float(o.std_abs_error), "max_abs_error": float(o.max_abs_error)} for o in diff.outputs]}
 
 
-CSV_COLUMNS = ("id", "model_name", "variant", "accelerators", "sweep", "schedule", "status", "latency_us",
-               "speedup", "init_us", "compute_us", "memory_us", "transfer_us", "overhead_us", "partition_overhead_pct",
-               "partitions", "delegated_nodes", "total_nodes", "transfer_bytes", "init_param_bytes",
-               "streamed_param_bytes", "energy_uj", "edp_uj_ms", "error")
+# The tidy table of results.csv and results.json: the point's identity, one column per swept key
+# (sweep_columns), then these, then NUMERICS_COLUMNS when any point checked its numerics, then error.
+ID_COLUMNS = ("id", "model_name", "variant", "accelerators")
+CSV_COLUMNS = ("schedule", "status", "latency_us", "speedup", "init_us", "compute_us", "memory_us", "transfer_us",
+               "overhead_us", "partition_overhead_pct", "partitions", "delegated_nodes", "total_nodes",
+               "transfer_bytes", "init_param_bytes", "streamed_param_bytes", "energy_uj", "edp_uj_ms", "area_macs",
+               "area_onchip_bytes")
+# Over the point's outputs: the number of runs, the largest max and the largest mean absolute error.
+NUMERICS_COLUMNS = ("numerics_runs", "numerics_max_abs_error", "numerics_mean_abs_error")
+
+
+@dataclass(frozen=True)
+class SweepColumn:
+    """One swept key as a tidy column: numbers in SI base units (unit in the header), or text."""
+
+    key: str
+    header: str
+    numeric: bool
+
+    def value(self, sweep: dict[str, Any]) -> Any:
+        if self.key not in sweep:
+            return None
+        written = sweep[self.key]
+        if not self.numeric:
+            return str(written)
+        number = si_value(written)[0]
+        # Whole SI values print as integers (bytes, B/s, Hz), so the CSV reads as written.
+        return int(number) if float(number).is_integer() and abs(number) < 2 ** 53 else number
+
+
+def sweep_columns(keys: Sequence[str], points: Sequence[dict[str, Any]]) -> list[SweepColumn]:
+    """A column per swept key (in `keys`' order; `schedule` has its own column): numeric in the SI base
+    unit its values share ('key [B/s]', plain numbers without a unit), else text."""
+    out = []
+    for key in keys:
+        if key == "schedule":
+            continue
+        parsed = [si_value(p["sweep"][key]) for p in points if key in p["sweep"]]
+        units_seen = {u for _, u in filter(None, parsed)}
+        if parsed and all(parsed) and len(units_seen) == 1:
+            unit = units_seen.pop()
+            out.append(SweepColumn(key, f"{key} [{unit}]" if unit else key, True))
+        else:
+            out.append(SweepColumn(key, key, False))
+    return out
+
+
+def tidy_table(points: Sequence[dict[str, Any]], keys: Sequence[str]) -> tuple[list[str], list[list[Any]]]:
+    """results.csv's header and rows: one row per point, numbers as numbers, None where a value is absent.
+
+    Args:
+        points: records in report order.
+        keys: the swept keys in the experiment file's order.
+    """
+    swept = sweep_columns(keys, points)
+    numerics = any(p.get("numerics") for p in points)
+    header = [*ID_COLUMNS, *(c.header for c in swept), *CSV_COLUMNS, *(NUMERICS_COLUMNS if numerics else ()),
+              "error"]
+    rows = []
+    for p in points:
+        row = [p["id"], p["model_name"], p["variant"], "+".join(p["accelerators"]),
+               *(c.value(p["sweep"]) for c in swept), *(p.get(c) for c in CSV_COLUMNS)]
+        if numerics:
+            row += _numerics_columns(p.get("numerics"))
+        rows.append([*row, p.get("error")])
+    return header, rows
+
+
+def _numerics_columns(numerics: dict[str, Any] | None) -> list[Any]:
+    if not numerics or not numerics["outputs"]:
+        return [None] * len(NUMERICS_COLUMNS)
+    outputs = numerics["outputs"]
+    return [numerics["runs"], max(o["max_abs_error"] for o in outputs), max(o["mean_abs_error"] for o in outputs)]
+
 
 # One row per node of one design point (layers/<point>.csv and the HTML's per-layer tables).
 LAYER_COLUMNS = ("node", "op", "unit", "partition", "time_us", "pct", "cdf_pct", "macs", "cycles", "utilization_pct",

@@ -17,6 +17,7 @@ from typing import Any
 
 import matplotlib
 import matplotlib.colors
+import matplotlib.ticker
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
@@ -366,8 +367,8 @@ def pareto_png(title: str, panels: Sequence[ParetoPanel], color_key: str, colors
             shade = {c: palette[k % len(palette)] for k, c in enumerate(categories)}
         for ax, panel in zip(axes, panels):
             # Every point: small and rasterized, so 100,000 of them draw fast and keep the PNG small.
-            ax.scatter(panel.x, panel.y, s=6, color="#b8bec6", alpha=0.6, linewidths=0, rasterized=True,
-                       label="all points")
+            ax.scatter(panel.x, panel.y, s=14 if len(panel.x) < 1000 else 4, color="#8c959f", alpha=0.6,
+                       linewidths=0, rasterized=True, label="all points")
             fx = [panel.x[i] for i in panel.front]
             fy = [panel.y[i] for i in panel.front]
             ax.step(fx, fy, where="post", color="#1f2328", linewidth=1.0, alpha=0.7, label="Pareto front")
@@ -385,10 +386,16 @@ def pareto_png(title: str, panels: Sequence[ParetoPanel], color_key: str, colors
                     name = str(colors[panel.front[k]])
                     handles[name] = ax.scatter([fx[k]], [fy[k]], s=36, color=shade[name], edgecolors="#1f2328",
                                                linewidths=0.6, zorder=4, label=name)
-            for data, set_scale in ((panel.x, ax.set_xscale), (panel.y, ax.set_yscale)):
+            for data, label, axis, set_scale in ((panel.x, panel.x_label, ax.xaxis, ax.set_xscale),
+                                                 (panel.y, panel.y_label, ax.yaxis, ax.set_yscale)):
                 positive = [v for v in data if v > 0]
                 if len(positive) == len(data) and positive and max(positive) / min(positive) >= PARETO_LOG_SPAN:
                     set_scale("log")
+                    axis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+                    axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+                # Bytes in engineering notation (8.4 MB), other numbers plainly (300, not 3 × 10²).
+                axis.set_major_formatter(matplotlib.ticker.EngFormatter(unit="B") if "bytes" in label
+                                         else matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.6g}"))
             log_x, log_y = ax.get_xscale() == "log", ax.get_yscale() == "log"
             ax.set_xlabel(panel.x_label + (", log scale" if log_x else ""))
             ax.set_ylabel(panel.y_label + (", log scale" if log_y else ""))

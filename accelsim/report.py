@@ -33,7 +33,7 @@ import itertools
 import json
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,14 +41,20 @@ from typing import Any
 import accelsim
 from accelsim import plots
 from accelsim.files import write_atomic
-from accelsim.results import CSV_COLUMNS, LAYER_COLUMNS, layer_rows
+from accelsim.pareto import DEFAULT_BEST, FRONTS, OBJECTIVES, best_ids, front_ids
+from accelsim.results import LAYER_COLUMNS, layer_rows, tidy_table
 from accelsim.trace import trace_document
 
 TOP_BY_TIME = 10  # StatSummarizerOptions' default time_limit: benchmark_model lists the 10 slowest nodes
 _LONG_NODE_LIST = 8  # rejected nodes listed one by one up to this many, as index ranges beyond
 _LONG_VALUE_LIST = 8  # sweep values listed one by one in the summary up to this many, as a range beyond
 BREAKDOWN_MAX_BARS = 40  # more ok points than this: the breakdown chart shows only the points shown in detail
-_GENERATED = (("plots", re.compile(r"^(gantt_.+|sweep_.+|breakdown)\.png$")), ("traces", re.compile(r"^.+\.json$")),
+# Readable at any point count: tables beyond these sizes show their first rows and say where the rest is.
+SUMMARY_MAX_ROWS = 50  # more points: the summary is ranges per model x variant and the best points
+TABLE_MAX_ROWS = 50  # rows of a front, failed or missing table
+SWEEP_MAX_LINES = 24  # a sweep plot with more lines than this (e.g. a random search) is left out
+_LONG_POINT_LIST = 8  # points named one by one in a sentence
+_GENERATED = (("plots", re.compile(r"^(gantt_.+|sweep_.+|pareto_.+|breakdown)\.png$")), ("traces", re.compile(r"^.+\.json$")),
               ("layers", re.compile(r"^.+\.csv$")))
 
 
@@ -513,9 +519,10 @@ def _summary_paragraph(name: str, points: Sequence[dict], missing: Sequence[dict
         text += " Fastest with accelerators: " + "; ".join(best) + "."
     slower = slower_than_host_points(ok)
     if slower:
+        named = "; ".join(f"{point_label(p)} ({fmt_speedup(p['speedup'])})" for p in slower[:_LONG_POINT_LIST])
+        more = f"; and {len(slower) - _LONG_POINT_LIST} more (results.csv)" if len(slower) > _LONG_POINT_LIST else ""
         text += (f" Warning: delegation makes {len(slower)} of {sum(1 for p in ok if p['accelerators'])} accelerated "
-                 f"points slower than the host alone: " + "; ".join(
-                     f"{point_label(p)} ({fmt_speedup(p['speedup'])})" for p in slower) + ".")
+                 f"points slower than the host alone: {named}{more}.")
     text += (" Latencies are simulated microseconds for one inference; speed-up is the CPU-only latency of "
              "the same model and sweep point over the point's latency.")
     return text
@@ -542,6 +549,92 @@ def _summary_table(points: Sequence[dict], keys: Sequence[str]) -> Table:
         rows.append([p["model_name"], p["variant"], *sweep, *numbers])
     return _table(headers, rows, [False, False, *(False for _ in keys), True, True, True, True, True, True, True],
                   interactive=True)
+
+
+def _cut(rows: Sequence, limit: int, where: str) -> tuple[Sequence, list[Block]]:
+    """The first `limit` rows, and a sentence saying how many there are and where all of them are, when cut."""
+    if len(rows) <= limit:
+        return rows, []
+    return rows[:limit], [Para(f"The table shows the first {limit} of {len(rows)} rows; all of them are in {where}.")]
+
+
+def _fmt_count(x: float | None) -> str:
+    return "—" if x is None else f"{x:,.0f}"
+
+
+def _span(values: Sequence[float], fmt: Callable[[float], str]) -> str:
+    low, high = min(values), max(values)
+    return fmt(low) if low == high else f"{fmt(low)} – {fmt(high)}"
+
+
+_TIDY_NOTE = ("Every point is in results.csv, one row each: a numeric column per swept key in SI base units with the "
+              "unit in its header (e.g. [B/s], [Hz], [B]), then latency, energy, the area proxies (MAC units: peak "
+              "MACs per cycle of the host and accelerators summed; on-chip bytes: their sized memory levels) and, "
+              "when numerics ran, the largest errors; results.json holds the same table and every record.")
+
+
+def _summary_section(points: Sequence[dict], keys: Sequence[str], best: int) -> Section:
+    """Every point in one table when there are few; else ranges per model x variant and the fastest points."""
+    if not points:
+        return Section(Heading(2, "Summary"), (Para("No design point finished."),))
+    if len(points) <= SUMMARY_MAX_ROWS:
+        return Section(Heading(2, "Summary"), (Para(_TIDY_NOTE), _summary_table(points, keys)))
+    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for p in points:
+        groups[(p["model_name"], p["variant"])].append(p)
+    rows = []
+    for (model, variant), group in groups.items():
+        ok = [p for p in group if p["status"] == "ok"]
+        if not ok:
+            rows.append([model, variant, str(len(group)), str(len(group)), *(["—"] * 6)])
+            continue
+        lat, energy = [p["latency_us"] for p in ok], [p["energy_uj"] for p in ok]
+        macs = [p["area_macs"] for p in ok if p.get("area_macs") is not None]
+        onchip = [p["area_onchip_bytes"] for p in ok if p.get("area_onchip_bytes") is not None]
+        rows.append([model, variant, str(len(group)), str(len(group) - len(ok)), fmt_us(min(lat)), fmt_us(max(lat)),
+                     fmt_uj(min(energy)), fmt_uj(max(energy)), _span(macs, _fmt_count) if macs else "—",
+                     _span(onchip, _fmt_count) if onchip else "—"])
+    ranges_table = _table(["Model", "Variant", "Points", "Failed", "Best latency (µs)", "Worst latency (µs)",
+                           "Best energy (µJ)", "Worst energy (µJ)", "MAC units", "On-chip (bytes)"], rows,
+                          [False, False, *([True] * 8)])
+    fastest = [p for p in points if p["id"] in set(best_ids(points, best))]
+    fastest.sort(key=lambda p: (p["latency_us"], p["id"]))
+    return Section(Heading(2, "Summary"), (
+        Para(f"{len(points)} design points, too many to list here: per model and variant, how many ran and the "
+             f"range of each objective. {_TIDY_NOTE}"),
+        ranges_table,
+        Heading(3, f"The {len(fastest)} fastest points"),
+        _objectives_table(fastest, keys)))
+
+
+def _objectives_table(points: Sequence[dict], keys: Sequence[str]) -> Table:
+    """Points with their swept values and every objective: latency, energy, MAC units, on-chip bytes."""
+    rows = [[p["model_name"], p["variant"], *(str(p["sweep"][k]) if k in p["sweep"] else "—" for k in keys),
+             fmt_us(p["latency_us"]), fmt_speedup(p["speedup"]), fmt_uj(p["energy_uj"]), _fmt_count(p.get("area_macs")),
+             _fmt_count(p.get("area_onchip_bytes"))] for p in points]
+    return _table(["Model", "Variant", *keys, "Latency (µs)", "Speed-up", "Energy (µJ)", "MAC units", "On-chip (bytes)"],
+                  rows, [False, False, *(False for _ in keys), True, True, True, True, True], interactive=True)
+
+
+def _fronts_section(points: Sequence[dict], keys: Sequence[str], fronts: dict[tuple[str, str], list[str]],
+                    figures: dict[str, plots.Picture], color: str | None) -> Section | None:
+    """The Pareto fronts: per model a plot of every objective pair, and a table per pair."""
+    if not any(fronts.values()):
+        return None
+    by_id = {p["id"]: p for p in points}
+    body: list[Block] = [Para(
+        "A point is on a front when no other point of the same model is at least as good in both objectives and "
+        "better in one (every objective is minimised). Area is two separate proxies: MAC units (the peak MACs per "
+        "cycle of the host and the accelerators, summed) and on-chip bytes (their memory levels that have a size). "
+        f"The plots show every point in grey and the front coloured by {color or 'variant'}; an axis is "
+        f"logarithmic when its values span {plots.PARETO_LOG_SPAN:g}× or more.")]
+    body += [Image(path, f"Pareto fronts of {path[len('plots/pareto_'):-len('.png')]}") for path in figures
+             if path.startswith("plots/pareto_")]
+    for (x_key, y_key), ids in fronts.items():
+        rows, note = _cut([by_id[i] for i in ids], TABLE_MAX_ROWS, "results.csv")
+        body += [Heading(3, f"Latency × {OBJECTIVES[y_key].split(' (')[0]}: {len(ids)} points on the front"),
+                 *note, _objectives_table(rows, keys)]
+    return Section(Heading(2, "Pareto fronts"), tuple(body))
 
 
 def _point_table(p: dict) -> Table:
@@ -680,10 +773,40 @@ def _breakdown_points(points: Sequence[dict], shown: Sequence[int]) -> list[dict
     return ok if len(ok) <= BREAKDOWN_MAX_BARS else [points[k] for k in shown]
 
 
-def _figures(points: Sequence[dict], names: Sequence[str], shown: Sequence[int],
-             keys: Sequence[str]) -> dict[str, plots.Picture]:
-    """Every plot of the report, by path relative to the report folder."""
+def _color_key(experiment: dict | None, keys: Sequence[str]) -> str | None:
+    """The swept key colouring the Pareto plots: the experiment's choice, else the first swept key (None: by variant)."""
+    chosen = (experiment or {}).get("pareto_color")
+    return chosen if chosen in keys else (keys[0] if keys else None)
+
+
+def _pareto_figures(points: Sequence[dict], fronts: dict[tuple[str, str], list[str]],
+                    color: str | None) -> dict[str, plots.Picture]:
+    """Per model, plots/pareto_<model>.png: a panel per objective pair, the front coloured by `color`."""
     figures: dict[str, plots.Picture] = {}
+    on_front = {pair: set(ids) for pair, ids in fronts.items()}
+    models: dict[str, list[dict]] = defaultdict(list)
+    for p in points:
+        if p["status"] == "ok" and all(p.get(k) is not None for pair in fronts for k in pair):
+            models[p["model"]].append(p)
+    for group in models.values():
+        panels = []
+        for (x_key, y_key), ids in on_front.items():
+            front = sorted((k for k, p in enumerate(group) if p["id"] in ids),
+                           key=lambda k: (group[k][x_key], group[k][y_key]))
+            panels.append(plots.ParetoPanel(OBJECTIVES[x_key], OBJECTIVES[y_key], tuple(p[x_key] for p in group),
+                                            tuple(p[y_key] for p in group), tuple(front)))
+        colors = [p["sweep"].get(color) if color else p["variant"] for p in group]
+        name = group[0]["model_name"]
+        title = f"Pareto fronts of {name}: {len(group)} design points"
+        figures[f"plots/pareto_{_slug(name)}.png"] = plots.Picture(
+            plots.pareto_png(title, panels, color or "variant", colors))
+    return figures
+
+
+def _figures(points: Sequence[dict], names: Sequence[str], shown: Sequence[int], keys: Sequence[str],
+             fronts: dict[tuple[str, str], list[str]], color: str | None) -> dict[str, plots.Picture]:
+    """Every plot of the report, by path relative to the report folder."""
+    figures: dict[str, plots.Picture] = _pareto_figures(points, fronts, color)
     bars = _breakdown_points(points, shown)
     if bars:
         figures["plots/breakdown.png"] = plots.Picture(plots.breakdown_png([
@@ -691,7 +814,7 @@ def _figures(points: Sequence[dict], names: Sequence[str], shown: Sequence[int],
                       p["latency_us"], p["speedup"]) for p in bars]))
     for key in keys:
         lines = _sweep_lines(points, key)
-        if any(not ln.flat for ln in lines):
+        if any(not ln.flat for ln in lines) and len(lines) <= SWEEP_MAX_LINES:
             values = [v for ln in lines for v in ln.values]
             figures[f"plots/sweep_{_slug(key)}.png"] = plots.sweep_png(key, lines, plots.sweep_axis(key, values))
     for k in shown:
@@ -712,19 +835,25 @@ _DETAIL_INTRO = (
 
 
 def build_document(name: str, points: Sequence[dict], missing: Sequence[dict], experiment: dict | None,
-                   names: Sequence[str], figures: dict[str, plots.Picture]) -> list[Block]:
+                   names: Sequence[str], figures: dict[str, plots.Picture], shown: Sequence[int],
+                   fronts: dict[tuple[str, str], list[str]], traced: bool) -> list[Block]:
     """The report's blocks in reading order; `figures` decides which images appear.
 
     `points` and `missing` are in report order with their sweeps in key order (as write_report
-    passes them); `experiment` may give that order (see Order.of).
+    passes them); `experiment` may give that order (see Order.of), `best` and `pareto_color`.
+    `shown` indexes the points shown in detail, `fronts` holds each objective pair's front ids
+    (pareto.front_ids), and `traced` says the shown points are the traced selection (fronts and
+    fastest) rather than each model x variant's first and last point.
     """
     order = Order.of(experiment)
     keys = order.sorted((k for p in points for k in p["sweep"]), "keys")
-    shown = detailed(points)
+    best = (experiment or {}).get("best", DEFAULT_BEST)
     blocks: list[Block] = [Heading(1, f"accelsim report: {name}"),
-                           Para(_summary_paragraph(name, points, missing, experiment, order))]
-    blocks.append(Section(Heading(2, "Summary"),
-                          (_summary_table(points, keys),) if points else (Para("No design point finished."),)))
+                           Para(_summary_paragraph(name, points, missing, experiment, order)),
+                           _summary_section(points, keys, best)]
+    front_section = _fronts_section(points, keys, fronts, figures, _color_key(experiment, keys))
+    if front_section is not None:
+        blocks.append(front_section)
     if "plots/breakdown.png" in figures:
         n_ok = sum(1 for p in points if p["status"] == "ok")
         n_bars = len(_breakdown_points(points, shown))
@@ -739,13 +868,19 @@ def build_document(name: str, points: Sequence[dict], missing: Sequence[dict], e
         blocks.append(Section(Heading(2, "Sweeps"), (
             Para(f"Latency, speed-up over the CPU-only run of the same model (when the experiment has one) and "
                  f"partition overhead against each swept key; a latency or speed-up axis is logarithmic when its "
-                 f"values span more than {plots.LOG_SPAN:g}×. In report.html, hovering over a point names it."),
+                 f"values span more than {plots.LOG_SPAN:g}×. In report.html, hovering over a point names it. "
+                 f"A key whose other swept values make more than {SWEEP_MAX_LINES} lines (a random search) has no "
+                 "sweep plot: the Pareto plots show those points."),
             *(Image(path, f"latency, speed-up and partition overhead against {key}", figures[path].spots)
               for key, path in sweep_plots))))
     if shown:
         body: list[Block] = [Para(_DETAIL_INTRO)]
         n_ok = sum(1 for p in points if p["status"] == "ok")
-        if len(shown) < n_ok:
+        if traced:
+            body.append(Para(f"Shown: the points on a Pareto front and the {best} fastest ({len(shown)} of {n_ok} "
+                             "simulated points); only they have a timeline, a trace in traces/ and a per-node "
+                             "table in layers/. Every point is in results.csv and results.json."))
+        elif len(shown) < n_ok:
             body.append(Para(f"Swept model × variant pairs are shown at their first and last sweep point only "
                              f"({len(shown)} of {n_ok} simulated points); every point is in the summary table, "
                              "results.json, results.csv, layers/ and traces/."))
@@ -753,16 +888,18 @@ def build_document(name: str, points: Sequence[dict], missing: Sequence[dict], e
         blocks.append(Section(Heading(2, "Design points in detail"), tuple(body)))
     failed = [p for p in points if p["status"] != "ok"]
     if failed:
-        blocks.append(Section(Heading(2, "Failed design points"), (
+        shown_failed, note = _cut(failed, TABLE_MAX_ROWS, "results.csv (status error, with the error)")
+        blocks.append(Section(Heading(2, "Failed design points"), (*note,
             _table(["Model", "Variant", "Sweep", "Error"],
                    [[p["model_name"], p["variant"], sweep_text(p["sweep"]) or "—", p["error"] or "unknown"]
-                    for p in failed], [False] * 4, interactive=True),)))
+                    for p in shown_failed], [False] * 4, interactive=True))))
     if missing:
+        shown_missing, note = _cut(missing, TABLE_MAX_ROWS, "results.json under missing")
         blocks.append(Section(Heading(2, "Missing design points"), (
             Para(f"{len(missing)} design point{'s' * (len(missing) != 1)} did not finish before the run "
-                 f"stopped; run the experiment again to complete {'them' if len(missing) != 1 else 'it'}."),
+                 f"stopped; run the experiment again to complete {'them' if len(missing) != 1 else 'it'}."), *note,
             _table(["Model", "Variant", "Sweep", "Id"],
-                   [[m["model_name"], m["variant"], sweep_text(m["sweep"]) or "—", m["id"]] for m in missing],
+                   [[m["model_name"], m["variant"], sweep_text(m["sweep"]) or "—", m["id"]] for m in shown_missing],
                    [False] * 4))))
     return blocks
 
@@ -770,9 +907,12 @@ def build_document(name: str, points: Sequence[dict], missing: Sequence[dict], e
 # -- machine-readable results ---------------------------------------------------------------------
 
 
-def results_json(name: str, points: Sequence[dict], missing: Sequence[dict]) -> str:
-    """results.json: every record (sorted), and the points that did not finish."""
-    doc = {"experiment": name, "version": accelsim.__version__, "points": list(points), "missing": list(missing)}
+def results_json(name: str, points: Sequence[dict], missing: Sequence[dict], keys: Sequence[str] = ()) -> str:
+    """results.json: every record (sorted), the points that did not finish, and the tidy table of results.csv
+    as "columns" (names in order) and "rows" (one list of values per point, null where absent)."""
+    columns, rows = tidy_table(points, keys)
+    doc = {"experiment": name, "version": accelsim.__version__, "points": list(points), "missing": list(missing),
+           "columns": columns, "rows": rows}
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
@@ -786,13 +926,13 @@ def _csv_value(value: Any) -> str:
     return str(value)
 
 
-def results_csv(points: Sequence[dict]) -> str:
-    """results.csv: one row per point, accelsim.results.CSV_COLUMNS; lists joined by '+', sweeps as 'k=v; k=v'."""
+def results_csv(points: Sequence[dict], keys: Sequence[str] = ()) -> str:
+    """results.csv: accelsim.results.tidy_table, one row per point (swept keys in the order of `keys`)."""
+    columns, rows = tidy_table(points, keys)
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    for p in points:
-        writer.writerow([_csv_value(p.get(c)) for c in CSV_COLUMNS])
+    writer.writerow(columns)
+    writer.writerows([_csv_value(v) for v in row] for row in rows)
     return buf.getvalue()
 
 
@@ -827,6 +967,7 @@ class _Page:
     missing: Sequence[dict[str, Any]]
     blocks: Sequence[Block]
     figures: dict[str, plots.Picture]
+    keys: Sequence[str] = ()  # swept keys in the experiment's order
 
 
 def _render_md(page: _Page) -> bytes:
@@ -839,11 +980,11 @@ def _render_html(page: _Page) -> bytes:
 
 
 def _render_json(page: _Page) -> bytes:
-    return results_json(page.name, page.points, page.missing).encode()
+    return results_json(page.name, page.points, page.missing, page.keys).encode()
 
 
 def _render_csv(page: _Page) -> bytes:
-    return results_csv(page.points).encode()
+    return results_csv(page.points, page.keys).encode()
 
 
 # The report formats: name -> (file written, renderer). An experiment's `reports:` is checked against it.
@@ -857,7 +998,8 @@ FORMATS = tuple(RENDERERS)
 
 
 def write_report(out_dir: Path, name: str, records: list[dict], *, formats: Sequence[str] = FORMATS,
-                 missing: Sequence[dict] = (), experiment: dict | None = None) -> dict[str, Path]:
+                 missing: Sequence[dict] = (), experiment: dict | None = None,
+                 traced: Collection[str] | None = None) -> dict[str, Path]:
     """Write the report of `records` (accelsim.results records) into `out_dir`.
 
     Args:
@@ -868,7 +1010,12 @@ def write_report(out_dir: Path, name: str, records: list[dict], *, formats: Sequ
             tables always.
         missing: design points that did not finish, each {id, model_name, variant, sweep}.
         experiment: optional {source: experiment file, models: file stems, variants: names,
-            sweep_keys: key paths}; the lists give the report's order (see Order).
+            sweep_keys: key paths, best: k, pareto_color: swept key}; the lists give the report's
+            order (see Order), best how many fastest points the summary lists, pareto_color the key
+            colouring the Pareto plots.
+        traced: ids of the points whose timelines are written (Gantt chart, trace, layer table)
+            and shown in detail (those of them whose records carry events); None: every ok point
+            is traced and each model x variant's first and last point shown in detail.
 
     Returns:
         What was written: "md", "html", "json", "csv" for those files, and the path relative to
@@ -887,21 +1034,31 @@ def write_report(out_dir: Path, name: str, records: list[dict], *, formats: Sequ
     points = sorted(({**r, "sweep": order.sweep(r["sweep"])} for r in records), key=order.key)
     missing = sorted(({**m, "sweep": order.sweep(m["sweep"])} for m in missing), key=order.key)
     names = slugs(points)
+    keys = order.sorted((k for p in points for k in p["sweep"]), "keys")
+    if traced is None:
+        shown = detailed(points)
+        timelines = {k for k, p in enumerate(points) if p["status"] == "ok"}
+    else:
+        wanted = set(traced)
+        shown = [k for k, p in enumerate(points) if p["id"] in wanted and p["status"] == "ok" and "events" in p]
+        timelines = set(shown)
     written: dict[str, Path] = {}
     figures: dict[str, plots.Picture] = {}
+    fronts: dict[tuple[str, str], list[str]] = {}
     if "md" in formats or "html" in formats:
-        keys = order.sorted((k for p in points for k in p["sweep"]), "keys")
-        figures = _figures(points, names, detailed(points), keys)
+        fronts = {pair: front_ids(points, *pair) for pair in FRONTS}
+        figures = _figures(points, names, shown, keys, fronts, _color_key(experiment, keys))
         for rel, picture in figures.items():
             written[rel] = write_atomic(out / rel, picture.png)
     for pid, (p, slug) in enumerate(zip(points, names), start=1):
-        if p["status"] == "ok":
+        if pid - 1 in timelines:
             doc = trace_document(p, pid=pid, label=point_label(p))
             rel = f"traces/{slug}.json"
             written[rel] = write_atomic(out / rel, (json.dumps(doc, sort_keys=True) + "\n").encode())
             rel = f"layers/{slug}.csv"
             written[rel] = write_atomic(out / rel, layers_csv(p))
-    page = _Page(name, points, missing, build_document(name, points, missing, experiment, names, figures), figures)
+    blocks = build_document(name, points, missing, experiment, names, figures, shown, fronts, traced is not None)
+    page = _Page(name, points, missing, blocks, figures, keys)
     for fmt, (filename, render) in RENDERERS.items():
         if fmt in formats:
             written[fmt] = write_atomic(out / filename, render(page))

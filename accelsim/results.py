@@ -172,8 +172,9 @@ DETAIL_KEYS = ("events", "op_profile", "op_summary", "node_costs", "partition_ta
 def area(system: System) -> dict[str, float]:
     """The area proxies of a design point: MAC units and on-chip bytes over the host and every accelerator."""
     devices = (system.host, *system.accelerators)
-    return {"area_macs": sum(peak_macs_per_cycle(c) for c in devices),
-            "area_onchip_bytes": sum(onchip_bytes(c) for c in devices)}
+    macs = sum(peak_macs_per_cycle(c) for c in devices)
+    return {"area_macs": int(macs) if float(macs).is_integer() else _r(macs),  # whole for every shipped kind
+            "area_onchip_bytes": int(sum(onchip_bytes(c) for c in devices))}
 
 
 def summary(rec: dict[str, Any]) -> dict[str, Any]:

@@ -26,8 +26,10 @@ from accelsim import files, plots, report
 from accelsim.config import System, apply_overrides, load_system
 from accelsim.diff import inference_diff
 from accelsim.report import write_report
-from accelsim.results import CSV_COLUMNS, LAYER_COLUMNS, error_record, record
+from accelsim.results import (CSV_COLUMNS, ID_COLUMNS, LAYER_COLUMNS, NUMERICS_COLUMNS, area, error_record,
+                              record)
 from accelsim.system import simulate_model
+from accelsim.units import parse_rate
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -57,8 +59,9 @@ def _point(model: str, variant: str, accelerators: list[str], sweep: dict, numer
     system = System(system.host, tuple(accels))
     path = str(ROOT / MODELS / model)
     diff = inference_diff(path, system, numerics_runs) if numerics_runs else None
-    return record(simulate_model(path, system), point_id=_id(model, variant, sweep), model=f"{MODELS}/{model}",
-                  variant=variant, sweep=sweep, diff=diff)
+    rec = record(simulate_model(path, system), point_id=_id(model, variant, sweep), model=f"{MODELS}/{model}",
+                 variant=variant, sweep=sweep, diff=diff)
+    return {**rec, **area(system)}  # as an experiment stores it
 
 
 def _id(model: str, variant: str, sweep: dict) -> str:
@@ -80,9 +83,11 @@ def simulate_records() -> list[dict]:
     records.append(_point("dilated_cnn_int8.tflite", "edgetpu_usb", ["edgetpu_usb"], {BANDWIDTH: "320 MB/s"}))
     sweep = {BANDWIDTH: "40 MB/s"}
     error = "OpResolutionError: Didn't find op for builtin opcode 'BATCH_MATMUL' version '2'"
-    records.append(error_record(point_id=_id("transformer_block_int8.tflite", "edgetpu_usb", sweep),
-                                model=f"{MODELS}/transformer_block_int8.tflite", variant="edgetpu_usb", sweep=sweep,
-                                host="host_cpu", accelerators=["edgetpu_usb"], schedule="sequential", error=error))
+    failed = error_record(point_id=_id("transformer_block_int8.tflite", "edgetpu_usb", sweep),
+                          model=f"{MODELS}/transformer_block_int8.tflite", variant="edgetpu_usb", sweep=sweep,
+                          host="host_cpu", accelerators=["edgetpu_usb"], schedule="sequential", error=error)
+    records.append({**failed, **area(load_system(str(ROOT / "accelsim/hw_configs/host_cpu.yaml"),
+                                                 [str(ROOT / "accelsim/hw_configs/edgetpu_usb.yaml")]))})
     _fill_speedups(records)
     return records
 
@@ -166,7 +171,9 @@ def test_summary_numbers_agree_across_md_json_csv(written):
         assert (m["Model"], m["Variant"], c["model_name"], c["variant"]) == (p["model_name"], p["variant"]) * 2
         assert c["id"] == p["id"] and c["status"] == p["status"]
         assert m[BANDWIDTH] == p["sweep"].get(BANDWIDTH, "—")
-        assert c["sweep"] == "; ".join(f"{k}={v}" for k, v in sorted(p["sweep"].items()))
+        # Tidy: the swept key is a number in B/s with the unit in its header, not text to parse.
+        assert c[f"{BANDWIDTH} [B/s]"] == (str(round(parse_rate(p["sweep"][BANDWIDTH]))) if p["sweep"] else "")
+        assert (int(c["area_macs"]), int(c["area_onchip_bytes"])) == (p["area_macs"], p["area_onchip_bytes"])
         if p["status"] != "ok":
             assert m["Latency (µs)"] == "error" and c["latency_us"] == "" and c["error"] == p["error"]
             continue
@@ -198,7 +205,32 @@ def test_json_holds_sorted_points_and_missing(written):
     swept = [p["sweep"][BANDWIDTH] for p in doc["points"]
              if p["model_name"] == "interleaved_int8" and p["variant"] == "edgetpu_usb"]
     assert swept == ["40 MB/s", "320 MB/s", "1 GB/s"]
-    assert list(csv.reader(io.StringIO(files["csv"].read_text(encoding="utf-8"))))[0] == list(CSV_COLUMNS)
+    header, *rows = csv.reader(io.StringIO(files["csv"].read_text(encoding="utf-8")))
+    # The golden input has a numerics check, so its columns are there; the swept key comes after the identity.
+    assert header == [*ID_COLUMNS, f"{BANDWIDTH} [B/s]", *CSV_COLUMNS, *NUMERICS_COLUMNS, "error"]
+    assert doc["columns"] == header
+    assert [["" if v is None else str(v) for v in row] for row in doc["rows"]] == rows
+
+
+def test_results_csv_is_tidy_numbers_that_pivot(written):
+    """A dataframe-style group-by needs no string parsing: swept values and objectives are plain numbers."""
+    _, files, records = written
+    rows = list(csv.DictReader(io.StringIO(files["csv"].read_text(encoding="utf-8"))))
+    by_bandwidth: dict[float, list[float]] = {}
+    for row in rows:
+        if row["status"] == "ok" and row[f"{BANDWIDTH} [B/s]"]:
+            by_bandwidth.setdefault(float(row[f"{BANDWIDTH} [B/s]"]), []).append(float(row["latency_us"]))
+    assert sorted(by_bandwidth) == [40e6, 320e6, 1e9]
+    # More bandwidth never makes the interleaved model (the only one at 40 MB/s and 1 GB/s) slower.
+    assert min(by_bandwidth[40e6]) > min(by_bandwidth[1e9])
+    for row in rows:
+        for column in ("energy_uj", "area_macs", "area_onchip_bytes"):
+            if row["status"] == "ok":
+                float(row[column])
+    dsp = next(r for r in rows if r["variant"] == "hexagon_dsp")
+    numerics = next(r["numerics"] for r in records if r["variant"] == "hexagon_dsp")
+    assert float(dsp["numerics_max_abs_error"]) == max(o["max_abs_error"] for o in numerics["outputs"])
+    assert int(dsp["numerics_runs"]) == numerics["runs"]
 
 
 def test_partition_and_numerics_tables_show_record_values(written):
@@ -343,7 +375,8 @@ def test_markdown_names_failures_missing_points_and_rejections(written):
 def test_sweeps_show_first_and_last_value_in_detail(written):
     _, files, _ = written
     md = files["md"].read_text(encoding="utf-8")
-    headings = [ln[4:] for ln in md.splitlines() if ln.startswith("### ")]
+    detail = _md_section(md, "## Design points in detail")
+    headings = [ln[4:] for ln in detail.splitlines() if ln.startswith("### ")]
     assert headings == ["interleaved_int8 | cpu_only", "interleaved_int8 | hexagon_dsp",
                         f"interleaved_int8 | edgetpu_usb | {BANDWIDTH}=40 MB/s",
                         f"interleaved_int8 | edgetpu_usb | {BANDWIDTH}=1 GB/s",
@@ -369,7 +402,8 @@ def test_html_is_self_contained(written):
 def test_plots_are_pngs_one_per_shown_point_plus_breakdown_and_sweep(written):
     out, files, _ = written
     names = sorted(p.name for p in (out / "plots").iterdir())
-    expected = sorted(["breakdown.png", f"sweep_{BANDWIDTH}.png",
+    expected = sorted(["breakdown.png", f"sweep_{BANDWIDTH}.png", "pareto_interleaved_int8.png",
+                       "pareto_dilated_cnn_int8.png",
                        "gantt_dilated_cnn_int8__edgetpu_usb__edgetpu_usb.link.bandwidth-320_MB_s.png",
                        "gantt_interleaved_int8__cpu_only.png", "gantt_interleaved_int8__hexagon_dsp.png",
                        "gantt_interleaved_int8__edgetpu_usb__edgetpu_usb.link.bandwidth-40_MB_s.png",
@@ -528,7 +562,7 @@ def test_a_report_without_finished_points_still_lists_the_missing(tmp_path):
     md = files["md"].read_text(encoding="utf-8")
     assert "No design point finished." in md and MISSING[0]["id"] in md
     assert json.loads(files["json"].read_text(encoding="utf-8"))["points"] == []
-    assert files["csv"].read_text(encoding="utf-8").splitlines() == [",".join(CSV_COLUMNS)]
+    assert files["csv"].read_text(encoding="utf-8").splitlines() == [",".join([*ID_COLUMNS, *CSV_COLUMNS, "error"])]
 
 
 def test_report_of_fresh_simulations(tmp_path):

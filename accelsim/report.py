@@ -2,19 +2,28 @@
 
 Layout of `<out_dir>` (normally reports/<experiment>/):
 
-    report.md                summary, breakdown, sweeps, and per shown point its totals, partitions,
-                             rejected nodes and numerics; failures; missing points
+    report.md                summary (every point up to SUMMARY_MAX_ROWS, else ranges per model x variant
+                             and the fastest), Pareto fronts (plot and tables), breakdown, sweeps, and per
+                             shown point its totals, partitions, rejected nodes and numerics; failures;
+                             missing points
     report.html              the same plus every shown point's per-node table and op profile (collapsed);
                              tables sort on a click on their heading and filter as you type; sweep plot
                              points name themselves on hover; one self-contained file
     results.json             {"experiment", "version" (accelsim's), "points": every record, "missing": points
-                             that did not finish}
-    results.csv              one row per design point, columns accelsim.results.CSV_COLUMNS
-    layers/<slug>.csv        one row per node of every simulated point, columns accelsim.results.LAYER_COLUMNS
-    plots/                   breakdown.png, gantt_<slug>.png (points shown in detail), sweep_<key>.png
-    traces/<slug>.json       Chrome trace events of every simulated point (Perfetto, chrome://tracing)
-    layers/<slug>.csv        with csv: one row per node of the point, accelsim.results.LAYER_COLUMNS and
-                             bytes.<level> for every memory level its nodes used
+                             that did not finish, "columns" and "rows": the tidy table of results.csv}
+    results.csv              one row per design point, accelsim.results.tidy_table: identity, a numeric
+                             column per swept key in SI base units ("key [B/s]"), latency, energy, area
+                             proxies, numerics errors when any point checked them
+    layers/<slug>.csv        one row per node of every traced point, columns accelsim.results.LAYER_COLUMNS
+    plots/                   breakdown.png, gantt_<slug>.png (points shown in detail), sweep_<key>.png,
+                             pareto_<model>.png
+    traces/<slug>.json       Chrome trace events of every traced point (Perfetto, chrome://tracing)
+
+Traced points: every ok point, or those write_report is given (`traced`: an experiment's
+`traces: pareto` passes the Pareto fronts and the best k). At most DETAIL_MAX of them are shown
+in detail. Tables that could grow with the point count are cut (SUMMARY_MAX_ROWS, TABLE_MAX_ROWS)
+with a sentence saying how many rows there are and which file holds them all, in report.md and
+report.html alike, so both stay readable at 100,000 points.
 
 Every number comes from the records (accelsim.results), so the files agree. Models, variants and
 sweep keys appear in the experiment file's order when the caller passes it (else alphabetically).
@@ -27,6 +36,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import functools
 import html
 import io
 import itertools
@@ -54,6 +64,7 @@ SUMMARY_MAX_ROWS = 50  # more points: the summary is ranges per model x variant 
 TABLE_MAX_ROWS = 50  # rows of a front, failed or missing table
 SWEEP_MAX_LINES = 24  # a sweep plot with more lines than this (e.g. a random search) is left out
 _LONG_POINT_LIST = 8  # points named one by one in a sentence
+DETAIL_MAX = 20  # traced points shown in detail (with a Gantt chart): the fastest, then spread over the rest
 _GENERATED = (("plots", re.compile(r"^(gantt_.+|sweep_.+|pareto_.+|breakdown)\.png$")), ("traces", re.compile(r"^.+\.json$")),
               ("layers", re.compile(r"^.+\.csv$")))
 
@@ -407,6 +418,21 @@ def slugs(points: Sequence[dict[str, Any]]) -> list[str]:
     return out
 
 
+def _detail_subset(points: Sequence[dict[str, Any]], indices: Collection[int], best: int) -> list[int]:
+    """At most DETAIL_MAX of `indices`: the `best` fastest, then points evenly spaced in latency over the rest.
+
+    A front of a rows x cols sweep can hold hundreds of points; each gets a trace and a layer
+    table, but a report of hundreds of detail sections (and Gantt charts) would not be read.
+    """
+    by_latency = sorted(indices, key=lambda k: (points[k]["latency_us"], points[k]["id"]))
+    if len(by_latency) <= DETAIL_MAX:
+        return sorted(by_latency)
+    head, rest = by_latency[:min(best, DETAIL_MAX)], by_latency[min(best, DETAIL_MAX):]
+    take = DETAIL_MAX - len(head)
+    spread = [rest[round(i * (len(rest) - 1) / max(take - 1, 1))] for i in range(take)] if take else []
+    return sorted({*head, *spread})
+
+
 def detailed(points: Sequence[dict[str, Any]]) -> list[int]:
     """Indices of the ok points shown in detail: all of a model × variant, or its first and last sweep point."""
     groups: dict[tuple, list[int]] = defaultdict(list)
@@ -597,7 +623,8 @@ def _summary_section(points: Sequence[dict], keys: Sequence[str], best: int) -> 
     ranges_table = _table(["Model", "Variant", "Points", "Failed", "Best latency (µs)", "Worst latency (µs)",
                            "Best energy (µJ)", "Worst energy (µJ)", "MAC units", "On-chip (bytes)"], rows,
                           [False, False, *([True] * 8)])
-    fastest = [p for p in points if p["id"] in set(best_ids(points, best))]
+    wanted = set(best_ids(points, best))
+    fastest = [p for p in points if p["id"] in wanted]
     fastest.sort(key=lambda p: (p["latency_us"], p["id"]))
     return Section(Heading(2, "Summary"), (
         Para(f"{len(points)} design points, too many to list here: per model and variant, how many ran and the "
@@ -767,6 +794,14 @@ def _sweep_lines(points: Sequence[dict], key: str) -> list[plots.SweepLine]:
     return lines
 
 
+def _sweep_line_count(points: Sequence[dict], key: str) -> int:
+    """How many lines _sweep_lines would draw for `key`, counted without building them."""
+    swept = {(p["model_name"], p["variant"], *(str(v) for k, v in p["sweep"].items() if k != key))
+             for p in points if p["status"] == "ok" and key in p["sweep"]}
+    flat = {(p["model_name"], p["variant"], p["id"]) for p in points if p["status"] == "ok" and key not in p["sweep"]}
+    return len(swept) + len(flat)
+
+
 def _breakdown_points(points: Sequence[dict], shown: Sequence[int]) -> list[dict]:
     """The points of the breakdown chart: every ok point, or those shown in detail when there are too many."""
     ok = [p for p in points if p["status"] == "ok"]
@@ -813,8 +848,10 @@ def _figures(points: Sequence[dict], names: Sequence[str], shown: Sequence[int],
             plots.Bar(point_label(p, short=True), p["compute_us"], p["memory_us"], p["transfer_us"], p["overhead_us"],
                       p["latency_us"], p["speedup"]) for p in bars]))
     for key in keys:
+        if _sweep_line_count(points, key) > SWEEP_MAX_LINES:
+            continue
         lines = _sweep_lines(points, key)
-        if any(not ln.flat for ln in lines) and len(lines) <= SWEEP_MAX_LINES:
+        if any(not ln.flat for ln in lines):
             values = [v for ln in lines for v in ln.values]
             figures[f"plots/sweep_{_slug(key)}.png"] = plots.sweep_png(key, lines, plots.sweep_axis(key, values))
     for k in shown:
@@ -836,14 +873,15 @@ _DETAIL_INTRO = (
 
 def build_document(name: str, points: Sequence[dict], missing: Sequence[dict], experiment: dict | None,
                    names: Sequence[str], figures: dict[str, plots.Picture], shown: Sequence[int],
-                   fronts: dict[tuple[str, str], list[str]], traced: bool) -> list[Block]:
+                   fronts: dict[tuple[str, str], list[str]], traced: bool, n_traced: int = 0) -> list[Block]:
     """The report's blocks in reading order; `figures` decides which images appear.
 
     `points` and `missing` are in report order with their sweeps in key order (as write_report
     passes them); `experiment` may give that order (see Order.of), `best` and `pareto_color`.
     `shown` indexes the points shown in detail, `fronts` holds each objective pair's front ids
-    (pareto.front_ids), and `traced` says the shown points are the traced selection (fronts and
-    fastest) rather than each model x variant's first and last point.
+    (pareto.front_ids), and `traced` says the shown points are (up to DETAIL_MAX of) the
+    `n_traced` traced points (fronts and fastest) rather than each model x variant's first and
+    last point.
     """
     order = Order.of(experiment)
     keys = order.sorted((k for p in points for k in p["sweep"]), "keys")
@@ -877,9 +915,11 @@ def build_document(name: str, points: Sequence[dict], missing: Sequence[dict], e
         body: list[Block] = [Para(_DETAIL_INTRO)]
         n_ok = sum(1 for p in points if p["status"] == "ok")
         if traced:
-            body.append(Para(f"Shown: the points on a Pareto front and the {best} fastest ({len(shown)} of {n_ok} "
-                             "simulated points); only they have a timeline, a trace in traces/ and a per-node "
-                             "table in layers/. Every point is in results.csv and results.json."))
+            body.append(Para(f"Traced: the points on a Pareto front and the {best} fastest ({n_traced} of {n_ok} "
+                             "simulated points); only they have a trace in traces/ and a per-node table in layers/. "
+                             + (f"Shown here: {len(shown)} of them, the fastest and others spread evenly in latency. "
+                                if len(shown) < n_traced else "")
+                             + "Every point is in results.csv and results.json."))
         elif len(shown) < n_ok:
             body.append(Para(f"Swept model × variant pairs are shown at their first and last sweep point only "
                              f"({len(shown)} of {n_ok} simulated points); every point is in the summary table, "
@@ -907,13 +947,26 @@ def build_document(name: str, points: Sequence[dict], missing: Sequence[dict], e
 # -- machine-readable results ---------------------------------------------------------------------
 
 
-def results_json(name: str, points: Sequence[dict], missing: Sequence[dict], keys: Sequence[str] = ()) -> str:
+def _json_list(items: Sequence[Any]) -> str:
+    # One item per line, each compact: readable, grep-able, and encoded by json's C encoder (which an
+    # indent turns off; indenting 100,000 records took most of a report's time).
+    if not items:
+        return "[]"
+    return "[\n" + ",\n".join(json.dumps(i, sort_keys=True, ensure_ascii=False) for i in items) + "\n]"
+
+
+def results_json(name: str, points: Sequence[dict], missing: Sequence[dict],
+                 table: tuple[list[str], list[list[Any]]] | None = None) -> str:
     """results.json: every record (sorted), the points that did not finish, and the tidy table of results.csv
-    as "columns" (names in order) and "rows" (one list of values per point, null where absent)."""
-    columns, rows = tidy_table(points, keys)
-    doc = {"experiment": name, "version": accelsim.__version__, "points": list(points), "missing": list(missing),
-           "columns": columns, "rows": rows}
-    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    as "columns" (names in order) and "rows" (one list of values per point, null where absent).
+
+    Keys in sorted order, one point (row, missing point) per line.
+    """
+    columns, rows = table if table is not None else tidy_table(points)
+    parts = {"columns": json.dumps(columns, ensure_ascii=False), "experiment": json.dumps(name, ensure_ascii=False),
+             "missing": _json_list(missing), "points": _json_list(points), "rows": _json_list(rows),
+             "version": json.dumps(accelsim.__version__)}
+    return "{\n" + ",\n".join(f"{json.dumps(k)}: {v}" for k, v in parts.items()) + "\n}\n"
 
 
 def _csv_value(value: Any) -> str:
@@ -926,9 +979,9 @@ def _csv_value(value: Any) -> str:
     return str(value)
 
 
-def results_csv(points: Sequence[dict], keys: Sequence[str] = ()) -> str:
-    """results.csv: accelsim.results.tidy_table, one row per point (swept keys in the order of `keys`)."""
-    columns, rows = tidy_table(points, keys)
+def results_csv(points: Sequence[dict], table: tuple[list[str], list[list[Any]]] | None = None) -> str:
+    """results.csv: accelsim.results.tidy_table of `points` (given, or made with the sweep keys alphabetically)."""
+    columns, rows = table if table is not None else tidy_table(points)
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(columns)
@@ -969,6 +1022,11 @@ class _Page:
     figures: dict[str, plots.Picture]
     keys: Sequence[str] = ()  # swept keys in the experiment's order
 
+    @functools.cached_property
+    def table(self) -> tuple[list[str], list[list[Any]]]:
+        """The tidy table of results.csv and results.json, made once for both."""
+        return tidy_table(self.points, self.keys)
+
 
 def _render_md(page: _Page) -> bytes:
     return render_markdown(page.blocks).encode()
@@ -980,11 +1038,11 @@ def _render_html(page: _Page) -> bytes:
 
 
 def _render_json(page: _Page) -> bytes:
-    return results_json(page.name, page.points, page.missing, page.keys).encode()
+    return results_json(page.name, page.points, page.missing, page.table).encode()
 
 
 def _render_csv(page: _Page) -> bytes:
-    return results_csv(page.points, page.keys).encode()
+    return results_csv(page.points, page.table).encode()
 
 
 # The report formats: name -> (file written, renderer). An experiment's `reports:` is checked against it.
@@ -1040,8 +1098,8 @@ def write_report(out_dir: Path, name: str, records: list[dict], *, formats: Sequ
         timelines = {k for k, p in enumerate(points) if p["status"] == "ok"}
     else:
         wanted = set(traced)
-        shown = [k for k, p in enumerate(points) if p["id"] in wanted and p["status"] == "ok" and "events" in p]
-        timelines = set(shown)
+        timelines = {k for k, p in enumerate(points) if p["id"] in wanted and p["status"] == "ok" and "events" in p}
+        shown = _detail_subset(points, timelines, (experiment or {}).get("best", DEFAULT_BEST))
     written: dict[str, Path] = {}
     figures: dict[str, plots.Picture] = {}
     fronts: dict[tuple[str, str], list[str]] = {}
@@ -1057,7 +1115,8 @@ def write_report(out_dir: Path, name: str, records: list[dict], *, formats: Sequ
             written[rel] = write_atomic(out / rel, (json.dumps(doc, sort_keys=True) + "\n").encode())
             rel = f"layers/{slug}.csv"
             written[rel] = write_atomic(out / rel, layers_csv(p))
-    blocks = build_document(name, points, missing, experiment, names, figures, shown, fronts, traced is not None)
+    blocks = build_document(name, points, missing, experiment, names, figures, shown, fronts, traced is not None,
+                            len(timelines))
     page = _Page(name, points, missing, blocks, figures, keys)
     for fmt, (filename, render) in RENDERERS.items():
         if fmt in formats:

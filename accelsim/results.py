@@ -267,43 +267,49 @@ class SweepColumn:
 
     key: str
     header: str
-    numeric: bool
+    values: dict[str, Any]  # str(value as written) -> the cell (SI number, or the text)
 
     def value(self, sweep: dict[str, Any]) -> Any:
-        if self.key not in sweep:
-            return None
-        written = sweep[self.key]
-        if not self.numeric:
-            return str(written)
-        number = si_value(written)[0]
-        # Whole SI values print as integers (bytes, B/s, Hz), so the CSV reads as written.
-        return int(number) if float(number).is_integer() and abs(number) < 2 ** 53 else number
+        return self.values[str(sweep[self.key])] if self.key in sweep else None
+
+
+def _si_cell(number: float) -> float | int:
+    # Whole SI values print as integers (bytes, B/s, Hz), so the CSV reads as written.
+    return int(number) if float(number).is_integer() and abs(number) < 2 ** 53 else number
 
 
 def sweep_columns(keys: Sequence[str], points: Sequence[dict[str, Any]]) -> list[SweepColumn]:
     """A column per swept key (in `keys`' order; `schedule` has its own column): numeric in the SI base
-    unit its values share ('key [B/s]', plain numbers without a unit), else text."""
+    unit its values share ('key [B/s]', plain numbers without a unit), else text.
+
+    Each distinct value is parsed once: a grid repeats few values over many points.
+    """
     out = []
     for key in keys:
         if key == "schedule":
             continue
-        parsed = [si_value(p["sweep"][key]) for p in points if key in p["sweep"]]
-        units_seen = {u for _, u in filter(None, parsed)}
-        if parsed and all(parsed) and len(units_seen) == 1:
+        written = {str(p["sweep"][key]): p["sweep"][key] for p in points if key in p["sweep"]}
+        parsed = {text: si_value(value) for text, value in written.items()}
+        units_seen = {u for _, u in filter(None, parsed.values())}
+        if parsed and all(parsed.values()) and len(units_seen) == 1:
             unit = units_seen.pop()
-            out.append(SweepColumn(key, f"{key} [{unit}]" if unit else key, True))
+            out.append(SweepColumn(key, f"{key} [{unit}]" if unit else key,
+                                   {text: _si_cell(number) for text, (number, _) in parsed.items()}))
         else:
-            out.append(SweepColumn(key, key, False))
+            out.append(SweepColumn(key, key, {text: text for text in written}))
     return out
 
 
-def tidy_table(points: Sequence[dict[str, Any]], keys: Sequence[str]) -> tuple[list[str], list[list[Any]]]:
+def tidy_table(points: Sequence[dict[str, Any]],
+               keys: Sequence[str] | None = None) -> tuple[list[str], list[list[Any]]]:
     """results.csv's header and rows: one row per point, numbers as numbers, None where a value is absent.
 
     Args:
         points: records in report order.
-        keys: the swept keys in the experiment file's order.
+        keys: the swept keys in the experiment file's order (default: every swept key, alphabetically).
     """
+    if keys is None:
+        keys = sorted({k for p in points for k in p["sweep"]})
     swept = sweep_columns(keys, points)
     numerics = any(p.get("numerics") for p in points)
     header = [*ID_COLUMNS, *(c.header for c in swept), *CSV_COLUMNS, *(NUMERICS_COLUMNS if numerics else ()),

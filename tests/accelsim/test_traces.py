@@ -65,7 +65,7 @@ def test_re_simulated_points_match_a_run_that_traced_everything(runs):
         assert (tmp / "pareto" / "traces" / name).read_bytes() == (tmp / "all" / "traces" / name).read_bytes()
     assert len(_files(tmp / "all", "traces")) == len(everything)
     md = (tmp / "pareto" / "report.md").read_text()
-    assert "Shown: the points on a Pareto front and the 1 fastest" in md
+    assert "Traced: the points on a Pareto front and the 1 fastest" in md
 
 
 def test_none_traces_nothing_but_still_shows_the_fronts(runs):

@@ -18,6 +18,7 @@ from typing import Any
 import matplotlib
 import matplotlib.colors
 import matplotlib.ticker
+import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
@@ -366,8 +367,9 @@ def pareto_png(title: str, panels: Sequence[ParetoPanel], color_key: str, colors
             palette = matplotlib.colormaps["tab10" if len(categories) <= 10 else "tab20"].colors
             shade = {c: palette[k % len(palette)] for k, c in enumerate(categories)}
         for ax, panel in zip(axes, panels):
-            # Every point: small and rasterized, so 100,000 of them draw fast and keep the PNG small.
-            ax.scatter(panel.x, panel.y, s=14 if len(panel.x) < 1000 else 4, color="#8c959f", alpha=0.6,
+            # Every point: small and rasterized, so 100,000 of them draw fast and keep the PNG small
+            # (arrays, not tuples: matplotlib converts a long sequence element by element).
+            ax.scatter(np.asarray(panel.x, dtype=float), np.asarray(panel.y, dtype=float), s=14 if len(panel.x) < 1000 else 4, color="#8c959f", alpha=0.6,
                        linewidths=0, rasterized=True, label="all points")
             fx = [panel.x[i] for i in panel.front]
             fy = [panel.y[i] for i in panel.front]

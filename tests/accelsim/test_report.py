@@ -586,6 +586,36 @@ def test_ranges_and_op_abbreviation():
     assert report.ops_abbrev(["ADD", "CONV_2D", "CONV_2D", "MEAN", "ADD", "CONV_2D"]) == "CONV_2D×3, ADD×2, MEAN"
 
 
+def test_a_large_report_stays_readable(tmp_path):
+    """300 points, 60 failed, 60 missing: summaries instead of per-point rows, every long table cut and saying so."""
+    from benchmarks.report_scale import KEYS, synthetic
+
+    records, chosen = synthetic(300)
+    for r in records[:60]:
+        r.update(status="error", error="OpResolutionError: made up for the test")
+    missing = [{"id": f"m{i:015x}", "model_name": "interleaved_int8", "variant": "edgetpu_usb",
+                "sweep": {KEYS[0]: 8}} for i in range(60)]
+    experiment = {"models": ["interleaved_int8"], "variants": ["edgetpu_usb"], "sweep_keys": list(KEYS), "best": 3}
+    files = write_report(tmp_path, NAME, records, missing=missing, experiment=experiment, traced=chosen)
+    md = files["md"].read_text(encoding="utf-8")
+    summary = _md_section(md, "## Summary")
+    assert "300 design points, too many to list here" in summary
+    assert len(_md_table(summary.split("### ")[0])) == 1  # one model x variant: one row of ranges
+    assert len(_md_table(summary.split("### ")[1])) == 3  # the 3 fastest
+    assert "The table shows the first 50 of 60 rows; all of them are in results.csv" in md
+    assert "The table shows the first 50 of 60 rows; all of them are in results.json under missing" in md
+    detail = _md_section(md, "## Design points in detail")
+    assert detail.count("\n### ") == min(report.DETAIL_MAX, len([r for r in records if r["id"] in chosen and
+                                                                  r["status"] == "ok"]))
+    assert "## Sweeps" not in md  # a random search draws one line per point: no sweep plot
+    assert md.count("\n") < 700
+    # The HTML has the same cut tables: at most TABLE_MAX_ROWS per front (3), the ranges and the fastest.
+    more, _ = synthetic(1500, seed=1)
+    larger = write_report(tmp_path / "larger", NAME, more, formats=("html",), experiment=experiment, traced=set())
+    assert larger["html"].read_text(encoding="utf-8").count("<tr>") <= 3 * (report.TABLE_MAX_ROWS + 1) + 2 + 4
+    assert len(files["csv"].read_text(encoding="utf-8").splitlines()) == 301
+
+
 def regenerate(resimulate: bool) -> None:
     """Rewrite the golden files (and, with resimulate, their input records)."""
     import tempfile

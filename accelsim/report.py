@@ -61,6 +61,7 @@ _LONG_VALUE_LIST = 8  # sweep values listed one by one in the summary up to this
 BREAKDOWN_MAX_BARS = 40  # more ok points than this: the breakdown chart shows only the points shown in detail
 # Readable at any point count: tables beyond these sizes show their first rows and say where the rest is.
 SUMMARY_MAX_ROWS = 50  # more points: the summary is ranges per model x variant and the best points
+HTML_MAX_ROWS = 1000  # report.html's collapsed, sortable table of every point holds at most this many
 TABLE_MAX_ROWS = 50  # rows of a front, failed or missing table
 SWEEP_MAX_LINES = 24  # a sweep plot with more lines than this (e.g. a random search) is left out
 _LONG_POINT_LIST = 8  # points named one by one in a sentence
@@ -627,20 +628,34 @@ def _summary_section(points: Sequence[dict], keys: Sequence[str], best: int) -> 
     fastest = [p for p in points if p["id"] in wanted]
     fastest.sort(key=lambda p: (p["latency_us"], p["id"]))
     return Section(Heading(2, "Summary"), (
-        Para(f"{len(points)} design points, too many to list here: per model and variant, how many ran and the "
-             f"range of each objective. {_TIDY_NOTE}"),
+        _every_point_section(points, keys),
+        Para(f"{len(points)} design points, too many to list in report.md: per model and variant, how many ran "
+             f"and the range of each objective. {_TIDY_NOTE}"),
         ranges_table,
         Heading(3, f"The {len(fastest)} fastest points"),
-        _objectives_table(fastest, keys)))
+        _objectives_table(fastest, keys, interactive=False)))
 
 
-def _objectives_table(points: Sequence[dict], keys: Sequence[str]) -> Table:
+def _every_point_section(points: Sequence[dict], keys: Sequence[str]) -> Section:
+    """report.html only, collapsed: the sortable table of every point, or of the HTML_MAX_ROWS fastest."""
+    if len(points) <= HTML_MAX_ROWS:
+        return Section(Heading(3, f"Every point ({len(points)})"), (_summary_table(points, keys),), open=False,
+                       html_only=True)
+    # Failed points have no latency: they sort last, so the cut keeps the fastest.
+    fastest = sorted(points, key=lambda p: (p["status"] != "ok", p.get("latency_us") or 0.0, p["id"]))
+    return Section(Heading(3, f"The {HTML_MAX_ROWS:,} fastest of {len(points):,} points"), (
+        Para(f"A page of {len(points):,} rows would not stay usable: this table holds the {HTML_MAX_ROWS:,} fastest; "
+             "results.csv holds every point."), _summary_table(fastest[:HTML_MAX_ROWS], keys)), open=False,
+        html_only=True)
+
+
+def _objectives_table(points: Sequence[dict], keys: Sequence[str], *, interactive: bool = True) -> Table:
     """Points with their swept values and every objective: latency, energy, MAC units, on-chip bytes."""
     rows = [[p["model_name"], p["variant"], *(str(p["sweep"][k]) if k in p["sweep"] else "—" for k in keys),
              fmt_us(p["latency_us"]), fmt_speedup(p["speedup"]), fmt_uj(p["energy_uj"]), _fmt_count(p.get("area_macs")),
              _fmt_count(p.get("area_onchip_bytes"))] for p in points]
     return _table(["Model", "Variant", *keys, "Latency (µs)", "Speed-up", "Energy (µJ)", "MAC units", "On-chip (bytes)"],
-                  rows, [False, False, *(False for _ in keys), True, True, True, True, True], interactive=True)
+                  rows, [False, False, *(False for _ in keys), True, True, True, True, True], interactive=interactive)
 
 
 def _fronts_section(points: Sequence[dict], keys: Sequence[str], fronts: dict[tuple[str, str], list[str]],
@@ -895,7 +910,8 @@ def build_document(name: str, points: Sequence[dict], missing: Sequence[dict], e
     if "plots/breakdown.png" in figures:
         n_ok = sum(1 for p in points if p["status"] == "ok")
         n_bars = len(_breakdown_points(points, shown))
-        subset = (f" It shows the {n_bars} points shown in detail below; all {n_ok} are in the summary table."
+        where = "the summary table" if len(points) <= SUMMARY_MAX_ROWS else "results.csv"
+        subset = (f" It shows the {n_bars} points shown in detail below; all {n_ok} are in {where}."
                   if n_bars < n_ok else "")
         blocks.append(Section(Heading(2, "Latency breakdown"), (
             Para("Busy time by kind, summed over host, accelerators and links (it exceeds the end-to-end "
@@ -922,7 +938,8 @@ def build_document(name: str, points: Sequence[dict], missing: Sequence[dict], e
                              + "Every point is in results.csv and results.json."))
         elif len(shown) < n_ok:
             body.append(Para(f"Swept model × variant pairs are shown at their first and last sweep point only "
-                             f"({len(shown)} of {n_ok} simulated points); every point is in the summary table, "
+                             f"({len(shown)} of {n_ok} simulated points); every point is in "
+                             f"{'the summary table, ' if len(points) <= SUMMARY_MAX_ROWS else ''}"
                              "results.json, results.csv, layers/ and traces/."))
         body += [_detail_section(points[k], names[k], figures.get(f"plots/gantt_{names[k]}.png")) for k in shown]
         blocks.append(Section(Heading(2, "Design points in detail"), tuple(body)))

@@ -599,7 +599,7 @@ def test_a_large_report_stays_readable(tmp_path):
     files = write_report(tmp_path, NAME, records, missing=missing, experiment=experiment, traced=chosen)
     md = files["md"].read_text(encoding="utf-8")
     summary = _md_section(md, "## Summary")
-    assert "300 design points, too many to list here" in summary
+    assert "300 design points, too many to list in report.md" in summary
     assert len(_md_table(summary.split("### ")[0])) == 1  # one model x variant: one row of ranges
     assert len(_md_table(summary.split("### ")[1])) == 3  # the 3 fastest
     assert "The table shows the first 50 of 60 rows; all of them are in results.csv" in md
@@ -609,11 +609,23 @@ def test_a_large_report_stays_readable(tmp_path):
                                                                   r["status"] == "ok"]))
     assert "## Sweeps" not in md  # a random search draws one line per point: no sweep plot
     assert md.count("\n") < 700
-    # The HTML has the same cut tables: at most TABLE_MAX_ROWS per front (3), the ranges and the fastest.
-    more, _ = synthetic(1500, seed=1)
-    larger = write_report(tmp_path / "larger", NAME, more, formats=("html",), experiment=experiment, traced=set())
-    assert larger["html"].read_text(encoding="utf-8").count("<tr>") <= 3 * (report.TABLE_MAX_ROWS + 1) + 2 + 4
+    # report.html adds a collapsed, sortable table of every point, up to HTML_MAX_ROWS of them.
+    assert "Every point (300)" in files["html"].read_text(encoding="utf-8") and "Every point (" not in md
     assert len(files["csv"].read_text(encoding="utf-8").splitlines()) == 301
+
+
+def test_the_html_table_of_every_point_is_cut_to_the_fastest(tmp_path, monkeypatch):
+    from benchmarks.report_scale import synthetic
+
+    monkeypatch.setattr(report, "HTML_MAX_ROWS", 100)
+    records, _ = synthetic(1500, seed=1)
+    page = write_report(tmp_path, NAME, records, formats=("html",), traced=set())["html"].read_text(encoding="utf-8")
+    assert "The 100 fastest of 1,500 points" in page and "results.csv holds every point" in page
+    table = page[page.index("The 100 fastest of 1,500 points"):]
+    table = table[:table.index("</table>")]
+    assert table.count("<tr>") == 100 + 1  # the heading row
+    # The other tables are cut too: at most TABLE_MAX_ROWS per front (3), the ranges and the 5 fastest.
+    assert page.count("<tr>") - table.count("<tr>") <= 3 * (report.TABLE_MAX_ROWS + 1) + 2 + 6
 
 
 def regenerate(resimulate: bool) -> None:

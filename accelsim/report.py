@@ -674,7 +674,8 @@ def _fronts_section(points: Sequence[dict], keys: Sequence[str], fronts: dict[tu
              if path.startswith("plots/pareto_")]
     for (x_key, y_key), ids in fronts.items():
         rows, note = _cut([by_id[i] for i in ids], TABLE_MAX_ROWS, "results.csv")
-        body += [Heading(3, f"Latency × {OBJECTIVES[y_key].split(' (')[0]}: {len(ids)} points on the front"),
+        body += [Heading(3, f"Latency × {OBJECTIVES[y_key].split(' (')[0]}: {len(ids)} point{'s' * (len(ids) != 1)} "
+                            "on the front"),
                  *note, _objectives_table(rows, keys)]
     return Section(Heading(2, "Pareto fronts"), tuple(body))
 

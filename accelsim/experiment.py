@@ -73,8 +73,16 @@ import accelsim
 from accelsim.config import Checker, ConfigError, System, apply_overrides, load_hardware, load_system, read_document
 from accelsim.files import write_atomic
 from accelsim.pareto import DEFAULT_BEST, TRACES
-from accelsim.search import (Limit, Range, Search, did_you_mean, parse_limits, parse_range, parse_search,
-                             sampled_combinations)
+from accelsim.search import (
+    Limit,
+    Range,
+    Search,
+    did_you_mean,
+    parse_limits,
+    parse_range,
+    parse_search,
+    sampled_combinations,
+)
 from accelsim.sim import SCHEDULES
 from runtime.errors import AccelsimError
 from runtime.work import LoopTrips

@@ -369,7 +369,8 @@ def pareto_png(title: str, panels: Sequence[ParetoPanel], color_key: str, colors
         for ax, panel in zip(axes, panels):
             # Every point: small and rasterized, so 100,000 of them draw fast and keep the PNG small
             # (arrays, not tuples: matplotlib converts a long sequence element by element).
-            ax.scatter(np.asarray(panel.x, dtype=float), np.asarray(panel.y, dtype=float), s=14 if len(panel.x) < 1000 else 4, color="#8c959f", alpha=0.6,
+            ax.scatter(np.asarray(panel.x, dtype=float), np.asarray(panel.y, dtype=float),
+                       s=14 if len(panel.x) < 1000 else 4, color="#8c959f", alpha=0.6,
                        linewidths=0, rasterized=True, label="all points")
             fx = [panel.x[i] for i in panel.front]
             fy = [panel.y[i] for i in panel.front]

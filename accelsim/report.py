@@ -66,7 +66,8 @@ TABLE_MAX_ROWS = 50  # rows of a front, failed or missing table
 SWEEP_MAX_LINES = 24  # a sweep plot with more lines than this (e.g. a random search) is left out
 _LONG_POINT_LIST = 8  # points named one by one in a sentence
 DETAIL_MAX = 20  # traced points shown in detail (with a Gantt chart): the fastest, then spread over the rest
-_GENERATED = (("plots", re.compile(r"^(gantt_.+|sweep_.+|pareto_.+|breakdown)\.png$")), ("traces", re.compile(r"^.+\.json$")),
+_GENERATED = (("plots", re.compile(r"^(gantt_.+|sweep_.+|pareto_.+|breakdown)\.png$")),
+              ("traces", re.compile(r"^.+\.json$")),
               ("layers", re.compile(r"^.+\.csv$")))
 
 
@@ -654,8 +655,9 @@ def _objectives_table(points: Sequence[dict], keys: Sequence[str], *, interactiv
     rows = [[p["model_name"], p["variant"], *(str(p["sweep"][k]) if k in p["sweep"] else "—" for k in keys),
              fmt_us(p["latency_us"]), fmt_speedup(p["speedup"]), fmt_uj(p["energy_uj"]), _fmt_count(p.get("area_macs")),
              _fmt_count(p.get("area_onchip_bytes"))] for p in points]
-    return _table(["Model", "Variant", *keys, "Latency (µs)", "Speed-up", "Energy (µJ)", "MAC units", "On-chip (bytes)"],
-                  rows, [False, False, *(False for _ in keys), True, True, True, True, True], interactive=interactive)
+    return _table(["Model", "Variant", *keys, "Latency (µs)", "Speed-up", "Energy (µJ)", "MAC units",
+                   "On-chip (bytes)"], rows, [False, False, *(False for _ in keys), True, True, True, True, True],
+                  interactive=interactive)
 
 
 def _fronts_section(points: Sequence[dict], keys: Sequence[str], fronts: dict[tuple[str, str], list[str]],
@@ -672,7 +674,7 @@ def _fronts_section(points: Sequence[dict], keys: Sequence[str], fronts: dict[tu
         f"logarithmic when its values span {plots.PARETO_LOG_SPAN:g}× or more.")]
     body += [Image(path, f"Pareto fronts of {path[len('plots/pareto_'):-len('.png')]}") for path in figures
              if path.startswith("plots/pareto_")]
-    for (x_key, y_key), ids in fronts.items():
+    for (_, y_key), ids in fronts.items():
         rows, note = _cut([by_id[i] for i in ids], TABLE_MAX_ROWS, "results.csv")
         body += [Heading(3, f"Latency × {OBJECTIVES[y_key].split(' (')[0]}: {len(ids)} point{'s' * (len(ids) != 1)} "
                             "on the front"),
@@ -825,7 +827,7 @@ def _breakdown_points(points: Sequence[dict], shown: Sequence[int]) -> list[dict
 
 
 def _color_key(experiment: dict | None, keys: Sequence[str]) -> str | None:
-    """The swept key colouring the Pareto plots: the experiment's choice, else the first swept key (None: by variant)."""
+    """The swept key colouring the Pareto plots: the experiment's choice, else the first swept key (None: variant)."""
     chosen = (experiment or {}).get("pareto_color")
     return chosen if chosen in keys else (keys[0] if keys else None)
 

@@ -26,8 +26,7 @@ from accelsim import files, plots, report
 from accelsim.config import System, apply_overrides, load_system
 from accelsim.diff import inference_diff
 from accelsim.report import write_report
-from accelsim.results import (CSV_COLUMNS, ID_COLUMNS, LAYER_COLUMNS, NUMERICS_COLUMNS, area, error_record,
-                              record)
+from accelsim.results import CSV_COLUMNS, ID_COLUMNS, LAYER_COLUMNS, NUMERICS_COLUMNS, area, error_record, record
 from accelsim.system import simulate_model
 from accelsim.units import parse_rate
 

@@ -629,12 +629,12 @@ def _summary_section(points: Sequence[dict], keys: Sequence[str], best: int) -> 
     fastest = [p for p in points if p["id"] in wanted]
     fastest.sort(key=lambda p: (p["latency_us"], p["id"]))
     return Section(Heading(2, "Summary"), (
-        _every_point_section(points, keys),
         Para(f"{len(points)} design points, too many to list in report.md: per model and variant, how many ran "
              f"and the range of each objective. {_TIDY_NOTE}"),
         ranges_table,
         Heading(3, f"The {len(fastest)} fastest points"),
-        _objectives_table(fastest, keys, interactive=False)))
+        _objectives_table(fastest, keys, interactive=False),
+        _every_point_section(points, keys)))
 
 
 def _every_point_section(points: Sequence[dict], keys: Sequence[str]) -> Section:

@@ -73,6 +73,7 @@ import accelsim
 from accelsim.config import Checker, ConfigError, System, apply_overrides, load_hardware, load_system, read_document
 from accelsim.files import write_atomic
 from accelsim.pareto import DEFAULT_BEST, TRACES
+from accelsim.record import PointResult
 from accelsim.search import (
     Limit,
     Range,
@@ -585,7 +586,7 @@ def _strip_sources(system: System) -> System:
 # -- running ------------------------------------------------------------------------------------
 
 
-def run_point(point: DesignPoint, options: Mapping[str, int]) -> dict[str, Any]:
+def run_point(point: DesignPoint, options: Mapping[str, int]) -> PointResult:
     """Simulate one design point (and check its numerics when asked); never raises for a bad point."""
     try:
         system = point.system if point.system is not None else resolved_system(point, options)
@@ -594,7 +595,7 @@ def run_point(point: DesignPoint, options: Mapping[str, int]) -> dict[str, Any]:
     return simulate_point(point, system, point.model)
 
 
-def simulate_point(point: DesignPoint, system: System, model: Any) -> dict[str, Any]:
+def simulate_point(point: DesignPoint, system: System, model: Any) -> PointResult:
     """The record of `point` run on `system`; `model` is its path, bytes or parsed Model (never raises for a bad point).
 
     The record names `point.model` whatever `model` is, so a worker that got the model's bytes
@@ -613,7 +614,7 @@ def simulate_point(point: DesignPoint, system: System, model: Any) -> dict[str, 
         return point_error(point, exc)
 
 
-def point_error(point: DesignPoint, exc: BaseException) -> dict[str, Any]:
+def point_error(point: DesignPoint, exc: BaseException) -> PointResult:
     """The record of a point that failed with `exc`."""
     from accelsim.results import error_record
 
@@ -811,7 +812,7 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
     return outcome
 
 
-def _stored(rec: dict[str, Any], point: DesignPoint, traces: str) -> dict[str, Any]:
+def _stored(rec: PointResult, point: DesignPoint, traces: str) -> PointResult:
     """What the store keeps of a finished point: its record with the area proxies of its system, and
     without the per-node lists unless every point is traced (the report re-simulates the points it traces)."""
     from accelsim.results import area, summary
@@ -820,8 +821,8 @@ def _stored(rec: dict[str, Any], point: DesignPoint, traces: str) -> dict[str, A
     return {**kept, **area(point.system)} if point.system is not None else kept
 
 
-def _with_details(experiment: Experiment, points: Sequence[DesignPoint], records: list[dict],
-                  traced: set[str]) -> list[dict]:
+def _with_details(experiment: Experiment, points: Sequence[DesignPoint], records: list[PointResult],
+                  traced: set[str]) -> list[PointResult]:
     """`records` with the traced ones that were stored without details re-simulated (same numbers, with details)."""
     from accelsim.results import DETAIL_KEYS
 

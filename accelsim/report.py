@@ -52,6 +52,7 @@ import accelsim
 from accelsim import plots
 from accelsim.files import write_atomic
 from accelsim.pareto import DEFAULT_BEST, FRONTS, OBJECTIVES, best_ids, front_ids
+from accelsim.record import PointResult
 from accelsim.results import LAYER_COLUMNS, layer_rows, tidy_table
 from accelsim.trace import trace_document
 
@@ -472,7 +473,7 @@ def _profile_header(title: str) -> list[str]:
             + _field("[cdf%]", 8) + _field("[times called]", 9) + "\t[Name]"]
 
 
-def op_profile_text(rec: dict[str, Any]) -> str:
+def op_profile_text(rec: PointResult) -> str:
     """The op profile in benchmark_model's layout: Run Order, Top by Computation Time, Summary by node type.
 
     The [mem KB] column is left out (nothing is measured). Times are µs with 3 decimals instead of
@@ -889,7 +890,7 @@ _DETAIL_INTRO = (
     "benchmark_model's layout (µs; no memory column).")
 
 
-def build_document(name: str, points: Sequence[dict], missing: Sequence[dict], experiment: dict | None,
+def build_document(name: str, points: Sequence[PointResult], missing: Sequence[dict], experiment: dict | None,
                    names: Sequence[str], figures: dict[str, plots.Picture], shown: Sequence[int],
                    fronts: dict[tuple[str, str], list[str]], traced: bool, n_traced: int = 0) -> list[Block]:
     """The report's blocks in reading order; `figures` decides which images appear.
@@ -975,7 +976,7 @@ def _json_list(items: Sequence[Any]) -> str:
     return "[\n" + ",\n".join(json.dumps(i, sort_keys=True, ensure_ascii=False) for i in items) + "\n]"
 
 
-def results_json(name: str, points: Sequence[dict], missing: Sequence[dict],
+def results_json(name: str, points: Sequence[PointResult], missing: Sequence[dict],
                  table: tuple[list[str], list[list[Any]]] | None = None) -> str:
     """results.json: every record (sorted), the points that did not finish, and the tidy table of results.csv
     as "columns" (names in order) and "rows" (one list of values per point, null where absent).
@@ -999,7 +1000,7 @@ def _csv_value(value: Any) -> str:
     return str(value)
 
 
-def results_csv(points: Sequence[dict], table: tuple[list[str], list[list[Any]]] | None = None) -> str:
+def results_csv(points: Sequence[PointResult], table: tuple[list[str], list[list[Any]]] | None = None) -> str:
     """results.csv: accelsim.results.tidy_table of `points` (given, or made with the sweep keys alphabetically)."""
     columns, rows = table if table is not None else tidy_table(points)
     buf = io.StringIO()
@@ -1021,7 +1022,7 @@ def _remove_stale(out: Path, keep: set[Path]) -> None:
                     f.unlink()
 
 
-def layers_csv(rec: dict[str, Any]) -> str:
+def layers_csv(rec: PointResult) -> str:
     """layers/<slug>.csv of an ok record: one row per node in run order, accelsim.results.LAYER_COLUMNS."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
@@ -1075,7 +1076,7 @@ RENDERERS: dict[str, tuple[str, Callable[[_Page], bytes]]] = {
 FORMATS = tuple(RENDERERS)
 
 
-def write_report(out_dir: Path, name: str, records: list[dict], *, formats: Sequence[str] = FORMATS,
+def write_report(out_dir: Path, name: str, records: list[PointResult], *, formats: Sequence[str] = FORMATS,
                  missing: Sequence[dict] = (), experiment: dict | None = None,
                  traced: Collection[str] | None = None) -> dict[str, Path]:
     """Write the report of `records` (accelsim.results records) into `out_dir`.

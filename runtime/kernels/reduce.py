@@ -302,69 +302,88 @@ def _reduce_prepare(reduction: _Reduction):
     return prepare
 
 
-def _quantized_sum(x, out, total: np.ndarray, count: int) -> np.ndarray:
+@dataclass(frozen=True)
+class ReduceQuantization:
+    """A quantized reduction's input and output (scale, zero point) and output dtype."""
+
+    in_scale: float
+    in_zero_point: int
+    out_scale: float
+    out_zero_point: int
+    dtype: np.dtype
+
+
+def _quantized_sum(q: ReduceQuantization, total: np.ndarray, count: int) -> np.ndarray:
     """optimized_ops::QuantizedMeanOrSum(compute_sum): round(sum * s + bias) + zp_out, all in float32.
 
     s = input_scale / output_scale and bias = -zp_in * s * count, each product rounded to float32.
     """
     f32 = np.float32
-    scale = f32(x.scale) / f32(out.scale)
-    bias = f32(f32(-x.zero_point) * scale) * f32(count)
+    scale = f32(q.in_scale) / f32(q.out_scale)
+    bias = f32(f32(-q.in_zero_point) * scale) * f32(count)
     value = tflite_round(total.astype(f32) * scale + bias)
-    return value.astype(np.int64) + out.zero_point
+    return value.astype(np.int64) + q.out_zero_point
 
 
 def _wrap_int32(v: np.ndarray) -> np.ndarray:
     return ((v + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
 
 
-def _quantized_prod(x, out, axes) -> np.ndarray:
+def _quantized_prod(x: np.ndarray, q: ReduceQuantization, axes) -> np.ndarray:
     """optimized_ops::QuantizedReduceProd: fold each output's values in memory order, rescaling every step.
 
     reduce.cc GetQuantProdScaling: s = input_scale / output_scale**(1/n) (double) for n reduced values;
     acc = q0 - zp, then acc = M(acc * (q - zp)) for each next value, and one last M(acc), where M is the
     int64 MultiplyByQuantizedMultiplier (its int32 result wraps). The fold is sequential by nature.
     """
-    kept = [a for a in range(x.data.ndim) if a not in axes]
-    values = x.data.transpose(kept + sorted(axes)).reshape(-1 if kept else 1, _count(x.shape, axes))
+    kept = [a for a in range(x.ndim) if a not in axes]
+    values = x.transpose(kept + sorted(axes)).reshape(-1 if kept else 1, _count(x.shape, axes))
     n = values.shape[1]
-    multiplier, shift = quantize_multiplier(x.scale / np.power(float(out.scale), 1.0 / n))
-    centered = values.astype(np.int64) - x.zero_point
+    multiplier, shift = quantize_multiplier(q.in_scale / np.power(float(q.out_scale), 1.0 / n))
+    centered = values.astype(np.int64) - q.in_zero_point
     acc = centered[:, 0]
     for j in range(1, n):
         acc = _wrap_int32(multiply_by_quantized_multiplier_int64(acc * centered[:, j], multiplier, shift))
-    return _wrap_int32(multiply_by_quantized_multiplier_int64(acc, multiplier, shift)) + out.zero_point
+    return _wrap_int32(multiply_by_quantized_multiplier_int64(acc, multiplier, shift)) + q.out_zero_point
 
 
 def _count(shape, axes) -> int:
     return int(np.prod([shape[a] for a in axes], dtype=np.int64))
 
 
-def _reduce_values(reduction: _Reduction, x, out, axes) -> np.ndarray:
-    if x.type not in reduction.quantized:
-        return reduction.raw(x.data, axes)
-    if x.data.size == 0:
-        # The quantized kernels return early and leave the output unwritten; it reads as the zero point.
-        return np.full(reduced_shape(x.shape, axes, False), out.zero_point)
-    if reduction.op == "SUM":
-        return _quantized_sum(x, out, x.data.sum(axis=axes, dtype=np.int64), _count(x.shape, axes))
-    if not axes:
-        return x.data  # QuantizedReduceProd: ReduceIsCopy, no rescale
-    return _quantized_prod(x, out, axes)
+def reduce(op: str, x: np.ndarray, axes: tuple[int, ...], keep_dims: bool,
+           quantization: ReduceQuantization | None = None) -> np.ndarray:
+    """SUM, REDUCE_MAX, REDUCE_MIN or REDUCE_PROD of `x` over resolved `axes` (reduce.cc EvalGeneric/EvalSum).
+
+    Without `quantization` the raw values combine in the input type (_REDUCTIONS). With it (quantized
+    SUM and REDUCE_PROD) the result is rescaled to the output's quantization and saturated to its
+    dtype; an empty input leaves the output at its zero point, as the kernels return early.
+    """
+    shape = reduced_shape(x.shape, axes, keep_dims)
+    if quantization is None:
+        return np.asarray(_REDUCTIONS[op].raw(x, axes)).reshape(shape)
+    if x.size == 0:
+        values = np.full(reduced_shape(x.shape, axes, False), quantization.out_zero_point)
+    elif op == "SUM":
+        values = _quantized_sum(quantization, x.sum(axis=axes, dtype=np.int64), _count(x.shape, axes))
+    elif not axes:
+        values = x  # QuantizedReduceProd: ReduceIsCopy, no rescale
+    else:
+        values = _quantized_prod(x, quantization, axes)
+    lo, hi = dtype_range(quantization.dtype)
+    return np.clip(np.asarray(values), lo, hi).astype(quantization.dtype).reshape(shape)
 
 
-def _reduce_invoke(reduction: _Reduction):
-    def invoke(ctx, node) -> None:
+def _reduce_node(reduction: _Reduction):
+    """`reduce` on a node: its axes tensor, keep_dims option and (quantized types) quantization."""
+    def node_reduce(ctx, node) -> None:
         x, out = ctx.input(node, 0), ctx.output(node, 0)
         axes = resolve_axes(tensor_values(ctx.input(node, 1)), len(x.shape))
-        shape = reduced_shape(x.shape, axes, node.options.keep_dims)
-        values = np.asarray(_reduce_values(reduction, x, out, axes))
-        if x.type in reduction.quantized:
-            lo, hi = dtype_range(out.dtype)
-            values = np.clip(values, lo, hi)
-        out.data = values.astype(out.dtype).reshape(shape)
+        quantization = (ReduceQuantization(x.scale, x.zero_point, out.scale, out.zero_point, out.dtype)
+                        if x.type in reduction.quantized else None)
+        out.data = reduce(reduction.op, x.data, axes, node.options.keep_dims, quantization).astype(out.dtype)
 
-    return invoke
+    return node_reduce
 
 
 # ---------------------------------------------------------------------------------------------
@@ -406,28 +425,30 @@ def _arg_prepare(op: str):
     return prepare
 
 
-def _arg_invoke(op: str):
-    pick = np.argmax if op == "ARG_MAX" else np.argmin
+def arg_min_max(op: str, x: np.ndarray, axis: int, dtype) -> np.ndarray:
+    """ARG_MAX or ARG_MIN of `x` along resolved `axis`, as `dtype` indices (reference_ops::ArgMinMax).
 
-    def invoke(ctx, node) -> None:
+    Ties give the first index, as the kernels' strict comparisons do. Float: arg_min_max.h's NaN-aware
+    comparator never lets a NaN win and an all-NaN row gives index 0. (LiteRT's x86 last-axis float
+    kernel reduces 4-lane blocks with NEON_2_SSE's vpmax, which keeps a NaN in its first operand, so
+    with NaNs in the input it can return another index; not reproduced.)
+    """
+    pick = np.argmax if op == "ARG_MAX" else np.argmin
+    if x.dtype != np.float32:
+        return np.asarray(pick(x, axis=axis), dtype=dtype)
+    nan = np.isnan(x)
+    index = pick(np.where(nan, -np.inf if op == "ARG_MAX" else np.inf, x), axis=axis)
+    return np.asarray(np.where(nan.all(axis=axis), 0, index), dtype=dtype)
+
+
+def _arg_node(op: str):
+    """`arg_min_max` on a node: its axis tensor and output type."""
+    def node_arg(ctx, node) -> None:
         x, out = ctx.input(node, 0), ctx.output(node, 0)
         axis = _arg_axis(ctx.input(node, 1), len(x.shape), op)
-        shape = _arg_shape(x.shape, axis, op)
-        values = x.data
-        if x.type == "FLOAT32":
-            # arg_min_max.h: a NaN never wins (NaN-aware comparator); an all-NaN row gives index 0. (LiteRT's
-            # x86 last-axis float kernel reduces 4-lane blocks with NEON_2_SSE's vpmax, which keeps a NaN in
-            # its first operand, so with NaNs in the input it can return another index; not reproduced.)
-            nan = np.isnan(values)
-            fill = -np.inf if op == "ARG_MAX" else np.inf
-            values = np.where(nan, fill, values)
-            all_nan = nan.all(axis=axis)
-        index = pick(values, axis=axis)  # ties: the first index, as the kernels' strict comparisons
-        if x.type == "FLOAT32":
-            index = np.where(all_nan, 0, index)
-        out.data = np.asarray(index, dtype=out.dtype).reshape(shape)
+        out.data = arg_min_max(op, x.data, axis, out.dtype).reshape(_arg_shape(x.shape, axis, op))
 
-    return invoke
+    return node_arg
 
 
 def register(resolver) -> None:
@@ -435,18 +456,18 @@ def register(resolver) -> None:
     resolver.add_builtin("MEAN", Registration(prepare=_mean_prepare, invoke=_mean_invoke, reference=_mean_reference,
                                               work=work.reduce),
                          1, 2)
-    # SUM, REDUCE_MAX/MIN/PROD and ARG_MAX/MIN have no fast path: each invoke is already the plain rule,
-    # its own reference.
+    # SUM, REDUCE_MAX/MIN/PROD and ARG_MAX/MIN have no fast path: the node form of the array
+    # function (`reduce`, `arg_min_max`) is both the invoke and the reference.
     # SUM: v1 float32/int32/int64/uint8 (and int16, which op_version.cc leaves at 1), v2 int8.
     # REDUCE_MAX/MIN: v2 int8, v3 int16. REDUCE_PROD: v2 quantized int8/int16.
     for op, max_version in (("SUM", 2), ("REDUCE_MAX", 3), ("REDUCE_MIN", 3), ("REDUCE_PROD", 2)):
         reduction = _REDUCTIONS[op]
-        invoke = _reduce_invoke(reduction)
+        invoke = _reduce_node(reduction)
         resolver.add_builtin(op, Registration(prepare=_reduce_prepare(reduction), invoke=invoke, reference=invoke,
                                               work=work.reduce),
                              1, max_version)
     # ARG_MAX/ARG_MIN: v1 float32/uint8/int32, v2 int8, v3 bool.
     for op in ("ARG_MAX", "ARG_MIN"):
-        invoke = _arg_invoke(op)
+        invoke = _arg_node(op)
         resolver.add_builtin(op, Registration(prepare=_arg_prepare(op), invoke=invoke, reference=invoke,
                                               work=work.reduce), 1, 3)

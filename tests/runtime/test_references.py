@@ -3,7 +3,8 @@
 `Interpreter(reference=True)` runs the references (Registration.reference); the fast kernels must
 equal them bit for bit on 8-bit types and within tolerance on float, across shapes, strides,
 dilations, zero points and activations, under LiteRT's numerics and under a declared rounding
-(which takes the kernels' generic output stage). The references themselves must match LiteRT.
+(which takes the kernels' generic output stage). The references themselves must match LiteRT; for
+ops without a fast path the array function (e.g. `reduce`, `gather_nd`) is called directly.
 """
 
 from __future__ import annotations
@@ -27,6 +28,12 @@ from support import (
 from runtime.errors import OpResolutionError
 from runtime.interpreter import Interpreter
 from runtime.kernels.conv.geometry import SAME, VALID
+from runtime.kernels.cumsum import cumsum
+from runtime.kernels.gather import gather_nd
+from runtime.kernels.logical import select
+from runtime.kernels.math import floor_div, floor_mod, maximum_minimum, power
+from runtime.kernels.reduce import ReduceQuantization, arg_min_max, reduce
+from runtime.kernels.space import batch_to_space_nd, depth_to_space, space_to_batch_nd, space_to_depth
 from runtime.numerics import ROUNDINGS, NumericsProfile
 from runtime.resolver import BuiltinOpResolver
 
@@ -457,3 +464,154 @@ def test_batch_matmul_and_resize_equal_their_reference(typ, data):
                                  [Spec((1, *size, shape[3]), typ, **quant[0])], version=2 if typ == "INT8" else 1,
                                  half_pixel_centers=half_pixel)
         check_fast_equals_reference(resize, seed)
+
+
+# -- array references called directly, against LiteRT ---------------------------------------------
+# The ops below have no fast path: the node form of each array function is both invoke and reference,
+# so "fast == reference" holds by construction; what is tested here is the array function itself,
+# called on plain NumPy arrays and options, against LiteRT running the same op.
+
+
+def litert_output(op: str, inputs: list[Spec], out: Spec, arrays: list[np.ndarray], version: int = 1,
+                  **options) -> np.ndarray:
+    """LiteRT's output of a one-`op` model fed `arrays` for its non-constant inputs."""
+    return run_litert(single_op_model(op, inputs, [out], version=version, **options), arrays)[0]
+
+
+def draw_array(data, typ: str, shape: tuple[int, ...], lo: int = -9, hi: int = 9) -> np.ndarray:
+    """Small integers (exact in every op below), as float32 or the type's integers."""
+    seed = data.draw(st.integers(0, 2**16))
+    values = np.random.default_rng(seed).integers(lo, hi + 1, shape)
+    return values.astype({"FLOAT32": np.float32, "INT32": np.int32, "INT8": np.int8, "UINT8": np.uint8}[typ])
+
+
+SHAPES = st.lists(st.integers(1, 4), min_size=1, max_size=4).map(tuple)
+
+
+@SETTINGS
+@given(op=st.sampled_from(["SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD"]),
+       typ=st.sampled_from(["FLOAT32", "INT32"]), shape=SHAPES, keep_dims=st.booleans(), data=st.data())
+def test_reduce_as_arrays_matches_litert(op, typ, shape, keep_dims, data):
+    axes = tuple(data.draw(st.lists(st.integers(0, len(shape) - 1), unique=True, max_size=len(shape))))
+    x = draw_array(data, typ, shape, -2, 2)
+    ours = reduce(op, x, axes, keep_dims)
+    theirs = litert_output(op, [Spec(shape, typ), const(np.array(axes, np.int32))], Spec(ours.shape, typ), [x],
+                           keep_dims=keep_dims)
+    assert_close_to_reference([ours], [theirs])
+
+
+@SETTINGS
+@given(typ=st.sampled_from(["INT8", "UINT8"]), shape=SHAPES, data=st.data())
+def test_quantized_sum_as_arrays_matches_litert(typ, shape, data):
+    axes = tuple(data.draw(st.lists(st.integers(0, len(shape) - 1), unique=True, min_size=1, max_size=len(shape))))
+    zero_points = (data.draw(st.integers(-20, 20)), data.draw(st.integers(-20, 20)))
+    if typ == "UINT8":
+        zero_points = (zero_points[0] + 128, zero_points[1] + 128)
+    scales = (float(np.float32(data.draw(st.floats(0.01, 0.1)))), float(np.float32(data.draw(st.floats(0.05, 0.5)))))
+    x = draw_array(data, typ, shape, *((-128, 127) if typ == "INT8" else (0, 255)))
+    q = ReduceQuantization(scales[0], zero_points[0], scales[1], zero_points[1], x.dtype)
+    ours = reduce("SUM", x, axes, False, q)
+    theirs = litert_output("SUM", [Spec(shape, typ, scale=scales[0], zero_point=zero_points[0]),
+                                   const(np.array(axes, np.int32))],
+                           Spec(ours.shape, typ, scale=scales[1], zero_point=zero_points[1]), [x],
+                           version=2 if typ == "INT8" else 1, keep_dims=False)
+    assert_close_to_reference([ours], [theirs])
+
+
+@SETTINGS
+@given(op=st.sampled_from(["ARG_MAX", "ARG_MIN"]), typ=st.sampled_from(["FLOAT32", "INT32", "UINT8"]), shape=SHAPES,
+       data=st.data())
+def test_arg_min_max_as_arrays_matches_litert(op, typ, shape, data):
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    x = draw_array(data, typ, shape, 0, 3)  # few values: ties must pick the first index
+    ours = arg_min_max(op, x, axis, np.int32)
+    theirs = litert_output(op, [Spec(shape, typ), const(np.array([axis], np.int32))], Spec(ours.shape, "INT32"), [x],
+                           output_type=2)
+    assert_close_to_reference([ours], [theirs])
+
+
+@SETTINGS
+@given(op=st.sampled_from(["MAXIMUM", "MINIMUM", "FLOOR_DIV", "FLOOR_MOD", "POW", "SELECT_V2"]),
+       typ=st.sampled_from(["FLOAT32", "INT32"]), shapes=st.sampled_from([((2, 3), (2, 3)), ((2, 3), (3,)),
+                                                                          ((4, 1, 2), (3, 1)), ((3,), ())]),
+       data=st.data())
+def test_binary_rules_as_arrays_match_litert(op, typ, shapes, data):
+    a = draw_array(data, typ, shapes[0], *((1, 3) if op == "POW" else (-9, 9)))
+    b = draw_array(data, typ, shapes[1], 0, 3) if op == "POW" else draw_array(data, typ, shapes[1])
+    if op in ("FLOOR_DIV", "FLOOR_MOD"):
+        b = np.where(b == 0, 3, b).astype(b.dtype)
+    out_shape = np.broadcast_shapes(*shapes)
+    specs = [Spec(shapes[0], typ), Spec(shapes[1], typ)]
+    arrays = [a, b]
+    if op == "SELECT_V2":
+        cond = draw_array(data, "INT32", shapes[1], 0, 1).astype(np.bool_)
+        specs, arrays = [Spec(shapes[1], "BOOL"), *specs], [cond, a, b]
+        ours = select(cond, a, b, out_shape)
+    else:
+        ours = {"MAXIMUM": lambda: maximum_minimum(op, a, b), "MINIMUM": lambda: maximum_minimum(op, a, b),
+                "FLOOR_DIV": lambda: floor_div(a, b), "FLOOR_MOD": lambda: floor_mod(a, b),
+                "POW": lambda: power(a, b, shapes[0] != shapes[1])}[op]()
+    version = 2 if op == "FLOOR_DIV" and typ == "FLOAT32" else 1
+    assert_close_to_reference([ours], [litert_output(op, specs, Spec(out_shape, typ), arrays, version=version)])
+
+
+@SETTINGS
+@given(typ=st.sampled_from(["FLOAT32", "INT32"]), shape=SHAPES, exclusive=st.booleans(), reverse=st.booleans(),
+       data=st.data())
+def test_cumsum_as_arrays_matches_litert(typ, shape, exclusive, reverse, data):
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    x = draw_array(data, typ, shape)
+    ours = cumsum(x, axis, exclusive, reverse)
+    theirs = litert_output("CUMSUM", [Spec(shape, typ), const(np.array(axis, np.int32))], Spec(shape, typ), [x],
+                           exclusive=exclusive, reverse=reverse)
+    assert_close_to_reference([ours], [theirs])
+
+
+@SETTINGS
+@given(params_shape=SHAPES, depth=st.integers(1, 4),
+       rows=st.lists(st.integers(1, 3), min_size=1, max_size=2).map(tuple), data=st.data())
+def test_gather_nd_as_arrays_matches_litert(params_shape, depth, rows, data):
+    depth = min(depth, len(params_shape))
+    params = draw_array(data, "FLOAT32", params_shape)
+    seed = data.draw(st.integers(0, 2**16))
+    indices = np.random.default_rng(seed).integers(0, params_shape[:depth], (*rows, depth)).astype(np.int32)
+    ours = gather_nd(params, indices)
+    theirs = litert_output("GATHER_ND", [Spec(params_shape), const(indices)], Spec(ours.shape), [params])
+    assert_close_to_reference([ours], [theirs])
+
+
+@SETTINGS
+@given(typ=st.sampled_from(["FLOAT32", "INT8"]), block=st.integers(1, 3), n=st.integers(1, 2), h=st.integers(1, 3),
+       w=st.integers(1, 3), c=st.integers(1, 3), data=st.data())
+def test_depth_and_space_as_arrays_match_litert(typ, block, n, h, w, c, data):
+    quant = dict(scale=0.1, zero_point=2) if typ == "INT8" else {}
+    version = 2 if typ == "INT8" else 1
+    deep = draw_array(data, typ, (n, h, w, c * block * block))
+    ours = depth_to_space(deep, block)
+    assert_close_to_reference([ours], [litert_output("DEPTH_TO_SPACE", [Spec(deep.shape, typ, **quant)],
+                                                     Spec(ours.shape, typ, **quant), [deep], version=version,
+                                                     block_size=block)])
+    wide = draw_array(data, typ, (n, h * block, w * block, c))
+    ours = space_to_depth(wide, block)
+    assert_close_to_reference([ours], [litert_output("SPACE_TO_DEPTH", [Spec(wide.shape, typ, **quant)],
+                                                     Spec(ours.shape, typ, **quant), [wide], version=version,
+                                                     block_size=block)])
+
+
+@SETTINGS
+@given(block=st.tuples(st.integers(1, 3), st.integers(1, 3)), pads=st.lists(st.integers(0, 2), min_size=4, max_size=4),
+       n=st.integers(1, 2), c=st.integers(1, 3), data=st.data())
+def test_space_and_batch_as_arrays_match_litert(block, pads, n, c, data):
+    pads = np.array(pads, np.int64).reshape(2, 2)
+    # Each padded size a multiple of its block, at least one input pixel.
+    size = [max(data.draw(st.integers(1, 4)), -(-(int(p.sum()) + 1) // b)) * b - int(p.sum())
+            for b, p in zip(block, pads)]
+    x = draw_array(data, "FLOAT32", (n, *size, c))
+    ours = space_to_batch_nd(x, list(block), pads, 0)
+    consts = [const(np.array(block, np.int32)), const(pads.astype(np.int32))]
+    assert_close_to_reference([ours], [litert_output("SPACE_TO_BATCH_ND", [Spec(x.shape), *consts], Spec(ours.shape),
+                                                     [x])])
+    back = batch_to_space_nd(ours, list(block), pads)
+    assert_close_to_reference([back], [litert_output("BATCH_TO_SPACE_ND", [Spec(ours.shape), *consts],
+                                                     Spec(back.shape), [ours])])
+    assert np.array_equal(back, x)

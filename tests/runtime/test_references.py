@@ -27,12 +27,16 @@ from support import (
 
 from runtime.errors import OpResolutionError
 from runtime.interpreter import Interpreter
+from runtime.kernels.cast import cast
 from runtime.kernels.conv.geometry import SAME, VALID
 from runtime.kernels.cumsum import cumsum
+from runtime.kernels.fill import range_values
 from runtime.kernels.gather import gather_nd
 from runtime.kernels.logical import select
 from runtime.kernels.math import floor_div, floor_mod, maximum_minimum, power
+from runtime.kernels.normalization import l2_normalization, local_response_normalization
 from runtime.kernels.reduce import ReduceQuantization, arg_min_max, reduce
+from runtime.kernels.softmax import LogSoftmaxTable, log_softmax
 from runtime.kernels.space import batch_to_space_nd, depth_to_space, space_to_batch_nd, space_to_depth
 from runtime.numerics import ROUNDINGS, NumericsProfile
 from runtime.resolver import BuiltinOpResolver
@@ -615,3 +619,64 @@ def test_space_and_batch_as_arrays_match_litert(block, pads, n, c, data):
     assert_close_to_reference([back], [litert_output("BATCH_TO_SPACE_ND", [Spec(ours.shape), *consts],
                                                      Spec(back.shape), [ours])])
     assert np.array_equal(back, x)
+
+
+@SETTINGS
+@given(pair=st.sampled_from([("FLOAT32", "INT32"), ("FLOAT32", "UINT8"), ("INT32", "FLOAT32"), ("INT32", "BOOL"),
+                             ("INT8", "INT32"), ("FLOAT32", "INT8")]), shape=SHAPES, data=st.data())
+def test_cast_as_arrays_matches_litert(pair, shape, data):
+    src, dst = pair
+    seed = data.draw(st.integers(0, 2**16))
+    x = (np.random.default_rng(seed).standard_normal(shape) * 200).astype(np.float32) if src == "FLOAT32" \
+        else draw_array(data, src, shape, -9, 9)  # floats out of range: SafeCast saturates
+    ours = cast(x, np.dtype({"INT32": np.int32, "UINT8": np.uint8, "INT8": np.int8, "FLOAT32": np.float32,
+                             "BOOL": np.bool_}[dst]))
+    assert_close_to_reference([ours], [litert_output("CAST", [Spec(shape, src)], Spec(shape, dst), [x])])
+
+
+@SETTINGS
+@given(typ=st.sampled_from(["FLOAT32", "INT8", "UINT8"]), shape=SHAPES, data=st.data())
+def test_normalizations_as_arrays_match_litert(typ, shape, data):
+    zero_point = {"FLOAT32": 0, "INT8": data.draw(st.integers(-20, 20)), "UINT8": data.draw(st.integers(100, 150))}[typ]
+    quant_in = {} if typ == "FLOAT32" else dict(scale=0.05, zero_point=zero_point)
+    quant_out = {} if typ == "FLOAT32" else dict(scale=1 / 128, zero_point={"INT8": 0, "UINT8": 128}[typ])
+    x = draw_array(data, "FLOAT32", shape) if typ == "FLOAT32" else draw_array(
+        data, typ, shape, *((-128, 127) if typ == "INT8" else (0, 255)))
+    ours = l2_normalization(x, zero_point)
+    theirs = litert_output("L2_NORMALIZATION", [Spec(shape, typ, **quant_in)], Spec(shape, typ, **quant_out), [x],
+                           version=2 if typ == "INT8" else 1)
+    assert_close_to_reference([ours], [theirs])
+    log_out = {} if typ == "FLOAT32" else dict(scale=16 / 256, zero_point={"INT8": 127, "UINT8": 255}[typ])
+    table = None if typ == "FLOAT32" else LogSoftmaxTable.of(0.05, 16 / 256, log_out["zero_point"])
+    ours = log_softmax(x, table)
+    theirs = litert_output("LOG_SOFTMAX", [Spec(shape, typ, **quant_in)], Spec(shape, typ, **log_out), [x],
+                           version=2 if typ == "INT8" else 1)
+    assert_close_to_reference([ours], [theirs])
+
+
+@SETTINGS
+@given(shape=st.tuples(st.integers(1, 2), st.integers(1, 3), st.integers(1, 3), st.integers(1, 9)),
+       radius=st.integers(0, 4), bias=st.floats(0.5, 2), alpha=st.floats(0.01, 1), beta=st.floats(0.25, 1),
+       data=st.data())
+def test_local_response_normalization_as_arrays_matches_litert(shape, radius, bias, alpha, beta, data):
+    x = draw_array(data, "FLOAT32", shape)
+    f32 = [float(np.float32(v)) for v in (bias, alpha, beta)]
+    ours = local_response_normalization(x, radius, *f32)
+    theirs = litert_output("LOCAL_RESPONSE_NORMALIZATION", [Spec(shape)], Spec(shape), [x], radius=radius,
+                           bias=f32[0], alpha=f32[1], beta=f32[2])
+    assert_close_to_reference([ours], [theirs])
+
+
+@SETTINGS
+@given(typ=st.sampled_from(["FLOAT32", "INT32", "INT64"]), start=st.integers(-20, 20), delta=st.integers(-5, 5),
+       count=st.integers(1, 12), half=st.booleans())
+def test_range_as_arrays_matches_litert(typ, start, delta, count, half):
+    if delta == 0:
+        delta = 1
+    dtype = {"FLOAT32": np.float32, "INT32": np.int32, "INT64": np.int64}[typ]
+    step = delta / 2 if half and typ == "FLOAT32" else delta
+    scalars = [dtype(start), dtype(start + step * count), dtype(step)]
+    ours = range_values(*scalars)
+    theirs = litert_output("RANGE", [const(np.array(v, dtype)) for v in scalars], Spec(ours.shape, typ), [],
+                           version=2 if typ == "INT64" else 1)
+    assert_close_to_reference([ours], [theirs])

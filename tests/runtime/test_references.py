@@ -38,6 +38,7 @@ from runtime.kernels.normalization import l2_normalization, local_response_norma
 from runtime.kernels.reduce import ReduceQuantization, arg_min_max, reduce
 from runtime.kernels.softmax import LogSoftmaxTable, log_softmax
 from runtime.kernels.space import batch_to_space_nd, depth_to_space, space_to_batch_nd, space_to_depth
+from runtime.kernels.split import split, unpack
 from runtime.numerics import ROUNDINGS, NumericsProfile
 from runtime.resolver import BuiltinOpResolver
 
@@ -680,3 +681,23 @@ def test_range_as_arrays_matches_litert(typ, start, delta, count, half):
     theirs = litert_output("RANGE", [const(np.array(v, dtype)) for v in scalars], Spec(ours.shape, typ), [],
                            version=2 if typ == "INT64" else 1)
     assert_close_to_reference([ours], [theirs])
+
+
+@SETTINGS
+@given(typ=st.sampled_from(["FLOAT32", "INT32", "INT8"]), shape=SHAPES, data=st.data())
+def test_split_and_unpack_as_arrays_match_litert(typ, shape, data):
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    cuts = sorted(data.draw(st.lists(st.integers(0, shape[axis]), max_size=3)))
+    sizes = np.diff([0, *cuts, shape[axis]]).astype(np.int32)
+    x = draw_array(data, typ, shape)
+    quant = dict(scale=0.1, zero_point=1) if typ == "INT8" else {}
+    version = 2 if typ == "INT8" else 1
+    ours = split(x, axis, sizes.tolist())
+    outs = [Spec(p.shape, typ, **quant) for p in ours]
+    model = single_op_model("SPLIT_V", [Spec(shape, typ, **quant), const(sizes), const(np.array(axis, np.int32))],
+                            outs, version=version, num_splits=len(sizes))
+    assert_close_to_reference(ours, run_litert(model, [x]))
+    ours = unpack(x, axis)
+    model = single_op_model("UNPACK", [Spec(shape, typ, **quant)], [Spec(p.shape, typ, **quant) for p in ours],
+                            version=version, num=shape[axis], axis=axis)
+    assert_close_to_reference(ours, run_litert(model, [x]))

@@ -50,12 +50,26 @@ def reduced_shape(shape, axes, keep_dims: bool) -> tuple[int, ...]:
 
 
 @dataclass(frozen=True)
-class _MeanPlan:
-    """Per-node constants: the input/output rescaling for quantized types, the resolved constant
-    axes, and `fast`: the whole invoke, for the cases prepare specialized (None: the generic path)."""
+class ReduceQuantization:
+    """A quantized reduction's input and output (scale, zero point) and output dtype."""
 
-    multiplier: int
-    shift: int
+    in_scale: float
+    in_zero_point: int
+    out_scale: float
+    out_zero_point: int
+    dtype: np.dtype
+
+    @classmethod
+    def of(cls, x, out) -> ReduceQuantization:
+        """The quantization of input tensor `x` and output tensor `out`."""
+        return cls(x.scale, x.zero_point, out.scale, out.zero_point, out.dtype)
+
+
+@dataclass(frozen=True)
+class _MeanPlan:
+    """Per-node constants: the resolved constant axes, and `fast`: the whole invoke, for the cases
+    prepare specialized (None: the generic path)."""
+
     axes: tuple[int, ...] | None = None
     fast: Callable[[], None] | None = None
 
@@ -68,14 +82,9 @@ def _mean_prepare(ctx, node) -> None:
     check(axis.type == "INT32", f"axis tensor must be INT32, got {axis.type}")
     check(x.type in _TYPES, f"type {x.type} is not supported ({', '.join(_TYPES)})")
     check(out.type == x.type, f"output type {out.type} differs from input type {x.type}")
-    multiplier = shift = 0
-    if x.type in _QUANTIZED:
-        # reduce.cc PrepareMeanOrSum: real multiplier = input_scale / output_scale, in double.
-        multiplier, shift = quantize_multiplier(x.scale / out.scale)
-    plan = _MeanPlan(multiplier, shift)
     if not axis.is_constant:
         ctx.set_dynamic(out)
-        node.user_data = plan
+        node.user_data = _MeanPlan()
         return
     axes = resolve_axes(axis.data, len(x.shape))
     keep_dims = bool(node.options.keep_dims)
@@ -84,10 +93,10 @@ def _mean_prepare(ctx, node) -> None:
     lo, hi = dtype_range(x.dtype) if x.type in _QUANTIZED else (0, 0)
     fast = None
     if x.type in _QUANTIZED and 0 < count * (hi - lo) < 1 << 16:
-        fast = _mean_table_plan(x, out, axes, count, keep_dims, plan)
+        fast = _mean_table_plan(x, out, axes, count, keep_dims)
     elif x.type == "FLOAT32" and axes and count > 0:
         fast = _float_mean_plan(x, out, axes, count, keep_dims)
-    node.user_data = _MeanPlan(multiplier, shift, axes, fast)
+    node.user_data = _MeanPlan(axes, fast)
 
 
 def _float_mean_plan(x, out, axes, count: int, keep_dims: bool) -> Callable[[], None]:
@@ -114,7 +123,7 @@ def _float_mean_plan(x, out, axes, count: int, keep_dims: bool) -> Callable[[], 
     return store_plan(out, compute)
 
 
-def _mean_table_plan(x, out, axes, count: int, keep_dims: bool, plan: _MeanPlan) -> Callable[[], None]:
+def _mean_table_plan(x, out, axes, count: int, keep_dims: bool) -> Callable[[], None]:
     """The quantized MEAN's result for every possible sum: invoke only sums (exactly, in int16 when
     it cannot overflow) and looks up."""
     lo, hi = dtype_range(x.dtype)
@@ -124,7 +133,7 @@ def _mean_table_plan(x, out, axes, count: int, keep_dims: bool, plan: _MeanPlan)
     if keep_dims and len(x.shape) == 4 and sorted(axes) == [1, 2]:
         # optimized_integer_ops/mean.h: the first vector_channels channels take the SIMD rounding.
         vector_channels = x.shape[3] // 16 * 16
-        multiplier, shift, bias = _mean_4d_params(x, out, count)
+        multiplier, shift, bias = _mean_4d_params(ReduceQuantization.of(x, out), count)
         rows = np.stack([multiply_by_quantized_multiplier_half_up(totals, multiplier, shift) + bias,
                          multiply_by_quantized_multiplier(totals, multiplier, shift) + bias])
         table = np.clip(rows, out_lo, out_hi).astype(out.dtype).reshape(-1)
@@ -136,7 +145,8 @@ def _mean_table_plan(x, out, axes, count: int, keep_dims: bool, plan: _MeanPlan)
             return table.take(np.add.reduce(x.data, axis=axes, dtype=np.intp, keepdims=True) + offsets)
 
         return store_plan(out, compute)
-    row = np.clip(_quantized_mean_general(x, out, totals, count, plan), out_lo, out_hi).astype(out.dtype)
+    row = np.clip(_quantized_mean_general(ReduceQuantization.of(x, out), totals, count), out_lo,
+                  out_hi).astype(out.dtype)
     # Rolled, the table reads a negative sum through NumPy's wrap-around of negative indices.
     table = np.roll(row, count * lo)
     return store_plan(out, lambda: table.take(np.add.reduce(x.data, axis=axes, dtype=sum_type, keepdims=keep_dims)))
@@ -153,7 +163,7 @@ def _integer_mean(x: np.ndarray, axes, count: int, dtype) -> np.ndarray:
     return (np.sign(total) * quotient).astype(dtype)
 
 
-def _quantized_mean_4d(x, out, total: np.ndarray, count: int) -> np.ndarray:
+def _quantized_mean_4d(q: ReduceQuantization, total: np.ndarray, count: int) -> np.ndarray:
     """optimized_integer_ops/mean.h (4-D, axes {1,2}, keep_dims): float32 bias and scale, one multiply.
 
     LiteRT's x86 wheels build the NEON branch through NEON_2_SSE (neon_check.h), so MeanImpl
@@ -161,7 +171,7 @@ def _quantized_mean_4d(x, out, total: np.ndarray, count: int) -> np.ndarray:
     both round half up) and the remaining channels through the scalar gemmlowp form (half away
     from zero). The oracle runs one thread, hence one depth range.
     """
-    multiplier, shift, bias = _mean_4d_params(x, out, count)
+    multiplier, shift, bias = _mean_4d_params(q, count)
     vector_channels = total.shape[-1] // 16 * 16
     scaled = np.empty_like(total)
     scaled[..., :vector_channels] = multiply_by_quantized_multiplier_half_up(
@@ -170,23 +180,27 @@ def _quantized_mean_4d(x, out, total: np.ndarray, count: int) -> np.ndarray:
     return scaled + bias
 
 
-def _mean_4d_params(x, out, count: int) -> tuple[int, int, int]:
+def _mean_4d_params(q: ReduceQuantization, count: int) -> tuple[int, int, int]:
     """optimized_integer_ops/mean.h: (multiplier, shift, bias) from float32 scale and bias arithmetic."""
     f32 = np.float32
-    temp = f32(x.zero_point) * f32(x.scale) / f32(out.scale)
+    temp = f32(q.in_zero_point) * f32(q.in_scale) / f32(q.out_scale)
     temp = temp + f32(0.5) if temp > 0 else temp - f32(0.5)
-    bias = out.zero_point - int(temp)
-    real_scale = f32(x.scale) / (f32(count) * f32(out.scale))
+    bias = q.out_zero_point - int(temp)
+    real_scale = f32(q.in_scale) / (f32(count) * f32(q.out_scale))
     multiplier, shift = quantize_multiplier(float(real_scale))
     return multiplier, shift, bias
 
 
-def _quantized_mean_general(x, out, total: np.ndarray, count: int, plan: _MeanPlan) -> np.ndarray:
-    """reference_ops QuantizedMeanOrSum: fold 1/count into the multiplier, then requantize sum - zp * count."""
-    shift = min(count.bit_length() - 1, 32, 31 + plan.shift)
-    multiplier = (plan.multiplier << shift) // count
-    shifted = total - x.zero_point * count
-    return multiply_by_quantized_multiplier(shifted, multiplier, plan.shift - shift) + out.zero_point
+def _quantized_mean_general(q: ReduceQuantization, total: np.ndarray, count: int) -> np.ndarray:
+    """reference_ops QuantizedMeanOrSum: fold 1/count into the multiplier, then requantize sum - zp * count.
+
+    The multiplier is reduce.cc PrepareMeanOrSum's: input_scale / output_scale, in double.
+    """
+    base_multiplier, base_shift = quantize_multiplier(q.in_scale / q.out_scale)
+    shift = min(count.bit_length() - 1, 32, 31 + base_shift)
+    multiplier = (base_multiplier << shift) // count
+    shifted = total - q.in_zero_point * count
+    return multiply_by_quantized_multiplier(shifted, multiplier, base_shift - shift) + q.out_zero_point
 
 
 def _mean_invoke(ctx, node) -> None:
@@ -197,34 +211,40 @@ def _mean_invoke(ctx, node) -> None:
     _mean_reference(ctx, node)
 
 
-def _mean_reference(ctx, node) -> None:
-    """MEAN's specification (reduce.cc, reduce.h Mean, reference_ops QuantizedMeanOrSum, and
-    optimized_integer_ops/mean.h's 4-D rule): the sum over the axes, divided as each type does;
-    the fast plans (_float_mean_plan, _mean_table_plan) implement it (tests/runtime/test_references.py)."""
-    plan: _MeanPlan = node.user_data
-    x = ctx.input(node, 0)
-    out = ctx.output(node, 0)
-    keep_dims = node.options.keep_dims
-    axes = plan.axes if plan.axes is not None else resolve_axes(tensor_values(ctx.input(node, 1)), len(x.shape))
+def mean(x: np.ndarray, axes: tuple[int, ...], keep_dims: bool,
+         quantization: ReduceQuantization | None = None) -> np.ndarray:
+    """MEAN of `x` over resolved `axes` (reduce.cc, reduce.h Mean, reference_ops QuantizedMeanOrSum and
+    optimized_integer_ops/mean.h's 4-D rule): the sum over the axes, divided as each type does.
+
+    Float32 sums in float32 and divides; int32/int64 truncate toward zero; 8-bit (`quantization`)
+    requantize the int64 sum (the 4-D rule for NHWC spatial means with keep_dims). An empty input
+    gives NaN, 0 for integer types (reduce.cc InitializeMeanOutput). The fast plans
+    (_float_mean_plan, _mean_table_plan) implement this (tests/runtime/test_references.py).
+    """
     shape = reduced_shape(x.shape, axes, keep_dims)
-    if x.data.size == 0:
-        # reduce.cc InitializeMeanOutput: an empty input gives NaN (0 for integer types).
-        out.data = np.full(shape, np.nan if x.type == "FLOAT32" else 0, dtype=out.dtype)
-        return
+    dtype = x.dtype if quantization is None else quantization.dtype
+    if x.size == 0:
+        return np.full(shape, np.nan if x.dtype == np.float32 else 0, dtype=dtype)
     count = _count(x.shape, axes)
-    if x.type == "FLOAT32":
-        result = _float_mean(x.data, axes, count)
-    elif x.type in ("INT32", "INT64"):
-        result = _integer_mean(x.data, axes, count, out.dtype)
+    if quantization is None:
+        result = _float_mean(x, axes, count) if x.dtype == np.float32 else _integer_mean(x, axes, count, dtype)
+        return np.asarray(result, dtype=dtype).reshape(shape)
+    total = x.sum(axis=axes, dtype=np.int64)
+    if keep_dims and x.ndim == 4 and sorted(axes) == [1, 2]:
+        q = _quantized_mean_4d(quantization, total, count)
     else:
-        total = x.data.sum(axis=axes, dtype=np.int64)
-        if keep_dims and len(x.shape) == 4 and sorted(axes) == [1, 2]:
-            q = _quantized_mean_4d(x, out, total, count)
-        else:
-            q = _quantized_mean_general(x, out, total, count, plan)
-        lo, hi = dtype_range(out.dtype)
-        result = np.clip(q, lo, hi).astype(out.dtype)
-    out.data = np.asarray(result, dtype=out.dtype).reshape(shape)
+        q = _quantized_mean_general(quantization, total, count)
+    lo, hi = dtype_range(dtype)
+    return np.clip(q, lo, hi).astype(dtype).reshape(shape)
+
+
+def _mean_reference(ctx, node) -> None:
+    """`mean` on a node: its axes (resolved at prepare when constant), keep_dims and quantization."""
+    plan: _MeanPlan = node.user_data
+    x, out = ctx.input(node, 0), ctx.output(node, 0)
+    axes = plan.axes if plan.axes is not None else resolve_axes(tensor_values(ctx.input(node, 1)), len(x.shape))
+    quantization = ReduceQuantization.of(x, out) if x.type in _QUANTIZED else None
+    out.data = mean(x.data, axes, node.options.keep_dims, quantization)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -302,17 +322,6 @@ def _reduce_prepare(reduction: _Reduction):
     return prepare
 
 
-@dataclass(frozen=True)
-class ReduceQuantization:
-    """A quantized reduction's input and output (scale, zero point) and output dtype."""
-
-    in_scale: float
-    in_zero_point: int
-    out_scale: float
-    out_zero_point: int
-    dtype: np.dtype
-
-
 def _quantized_sum(q: ReduceQuantization, total: np.ndarray, count: int) -> np.ndarray:
     """optimized_ops::QuantizedMeanOrSum(compute_sum): round(sum * s + bias) + zp_out, all in float32.
 
@@ -379,8 +388,7 @@ def _reduce_node(reduction: _Reduction):
     def node_reduce(ctx, node) -> None:
         x, out = ctx.input(node, 0), ctx.output(node, 0)
         axes = resolve_axes(tensor_values(ctx.input(node, 1)), len(x.shape))
-        quantization = (ReduceQuantization(x.scale, x.zero_point, out.scale, out.zero_point, out.dtype)
-                        if x.type in reduction.quantized else None)
+        quantization = ReduceQuantization.of(x, out) if x.type in reduction.quantized else None
         out.data = reduce(reduction.op, x.data, axes, node.options.keep_dims, quantization).astype(out.dtype)
 
     return node_reduce

@@ -35,7 +35,7 @@ from runtime.kernels.gather import gather_nd
 from runtime.kernels.logical import select
 from runtime.kernels.math import floor_div, floor_mod, maximum_minimum, power
 from runtime.kernels.normalization import l2_normalization, local_response_normalization
-from runtime.kernels.reduce import ReduceQuantization, arg_min_max, reduce
+from runtime.kernels.reduce import ReduceQuantization, arg_min_max, mean, reduce
 from runtime.kernels.softmax import LogSoftmaxTable, log_softmax
 from runtime.kernels.space import batch_to_space_nd, depth_to_space, space_to_batch_nd, space_to_depth
 from runtime.kernels.split import split, unpack
@@ -701,3 +701,25 @@ def test_split_and_unpack_as_arrays_match_litert(typ, shape, data):
     model = single_op_model("UNPACK", [Spec(shape, typ, **quant)], [Spec(p.shape, typ, **quant) for p in ours],
                             version=version, num=shape[axis], axis=axis)
     assert_close_to_reference(ours, run_litert(model, [x]))
+
+
+@SETTINGS
+@given(typ=st.sampled_from(["FLOAT32", "INT32", "INT8", "UINT8"]), shape=SHAPES, keep_dims=st.booleans(),
+       spatial=st.booleans(), data=st.data())
+def test_mean_as_arrays_matches_litert(typ, shape, keep_dims, spatial, data):
+    if spatial:  # optimized_integer_ops/mean.h's 4-D rule: NHWC, axes {1, 2}, keep_dims; 16+ channels vectorised
+        shape, axes, keep_dims = (1, *shape[:2], data.draw(st.integers(1, 40))), (1, 2), True
+    else:
+        axes = tuple(data.draw(st.lists(st.integers(0, len(shape) - 1), unique=True, min_size=1, max_size=len(shape))))
+    quantized = typ in ("INT8", "UINT8")
+    x = draw_array(data, typ, shape, *((-128, 127) if typ == "INT8" else (0, 255) if typ == "UINT8" else (-9, 9)))
+    q_in = dict(scale=float(np.float32(data.draw(st.floats(0.01, 0.1)))), zero_point=data.draw(
+        st.integers(-10, 10)) + (128 if typ == "UINT8" else 0)) if quantized else {}
+    q_out = dict(scale=float(np.float32(data.draw(st.floats(0.01, 0.1)))), zero_point=data.draw(
+        st.integers(-10, 10)) + (128 if typ == "UINT8" else 0)) if quantized else {}
+    quantization = ReduceQuantization(q_in["scale"], q_in["zero_point"], q_out["scale"], q_out["zero_point"],
+                                      x.dtype) if quantized else None
+    ours = mean(x, axes, keep_dims, quantization)
+    theirs = litert_output("MEAN", [Spec(shape, typ, **q_in), const(np.array(axes, np.int32))],
+                           Spec(ours.shape, typ, **q_out), [x], version=2 if typ == "INT8" else 1, keep_dims=keep_dims)
+    assert_close_to_reference([ours], [theirs])

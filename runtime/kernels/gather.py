@@ -147,25 +147,29 @@ def _gather_nd_node(ctx, node) -> None:
     out = ctx.output(node, 0)
     values = np.asarray(tensor_values(indices), dtype=np.int64).reshape(indices.shape)
     out.data = gather_nd(ctx.input(node, 0).data, values).reshape(out.shape)
-def _gather_reference(ctx, node) -> None:
-    """GATHER's specification (reference gather.h): out[b, o, c, i] = x[b, o, positions[b, c], i] over
+def gather(x: np.ndarray, positions: np.ndarray, axis: int, batch_dims: int = 0) -> np.ndarray:
+    """GATHER (reference gather.h) along resolved `axis`: out[b, o, c, i] = x[b, o, positions[b, c], i] over
     (batch_dims, the axes before `axis`, the positions' own axes, the axes after it); with no batch dims,
-    np.take along the axis. Positions outside the axis are an error."""
-    plan: _GatherPlan = node.user_data
-    x, axis, batch_dims = plan.x, plan.axis, plan.batch_dims
-    idx = np.asarray(tensor_values(plan.positions), dtype=np.int64)
+    np.take along the axis. Raises KernelError for a position outside the axis.
+    """
+    idx = positions.astype(np.int64)
     _check_indices("GATHER", idx, x.shape[axis])
-    out = ctx.output(node, 0)
     if batch_dims == 0:
-        out.data = np.take(x.data, idx, axis=axis)
-        return
+        return np.take(x, idx, axis=axis)
     batch = int(np.prod(x.shape[:batch_dims], dtype=np.int64))
     outer = int(np.prod(x.shape[batch_dims:axis], dtype=np.int64))
     inner = int(np.prod(x.shape[axis + 1:], dtype=np.int64))
-    data = x.data.reshape(batch, outer, x.shape[axis], inner)
+    data = x.reshape(batch, outer, x.shape[axis], inner)
     coords = idx.reshape(batch, int(np.prod(idx.shape[batch_dims:], dtype=np.int64)))
-    out.data = data[np.arange(batch)[:, None, None], np.arange(outer)[None, :, None], coords[:, None, :]].reshape(
-        out.shape)
+    picked = data[np.arange(batch)[:, None, None], np.arange(outer)[None, :, None], coords[:, None, :]]
+    return picked.reshape(x.shape[:axis] + idx.shape[batch_dims:] + x.shape[axis + 1:])
+
+
+def _gather_reference(ctx, node) -> None:
+    """`gather` on a node; prepare resolved the axis and batch dims."""
+    plan: _GatherPlan = node.user_data
+    positions = np.asarray(tensor_values(plan.positions)).reshape(plan.positions.shape)
+    ctx.output(node, 0).data = gather(plan.x.data, positions, plan.axis, plan.batch_dims)
 
 
 def register(resolver) -> None:

@@ -31,7 +31,7 @@ from runtime.kernels.cast import cast
 from runtime.kernels.conv.geometry import SAME, VALID
 from runtime.kernels.cumsum import cumsum
 from runtime.kernels.fill import range_values
-from runtime.kernels.gather import gather_nd
+from runtime.kernels.gather import gather, gather_nd
 from runtime.kernels.logical import select
 from runtime.kernels.math import floor_div, floor_mod, maximum_minimum, power
 from runtime.kernels.normalization import l2_normalization, local_response_normalization
@@ -722,4 +722,20 @@ def test_mean_as_arrays_matches_litert(typ, shape, keep_dims, spatial, data):
     ours = mean(x, axes, keep_dims, quantization)
     theirs = litert_output("MEAN", [Spec(shape, typ, **q_in), const(np.array(axes, np.int32))],
                            Spec(ours.shape, typ, **q_out), [x], version=2 if typ == "INT8" else 1, keep_dims=keep_dims)
+    assert_close_to_reference([ours], [theirs])
+
+
+@SETTINGS
+@given(shape=st.lists(st.integers(1, 4), min_size=2, max_size=4).map(tuple), data=st.data())
+def test_gather_as_arrays_matches_litert(shape, data):
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    batch_dims = data.draw(st.integers(0, axis))
+    extra = tuple(data.draw(st.lists(st.integers(1, 3), max_size=2)))
+    seed = data.draw(st.integers(0, 2**16))
+    positions = np.random.default_rng(seed).integers(0, shape[axis], shape[:batch_dims] + extra).astype(np.int32)
+    x = draw_array(data, "INT8", shape, -128, 127)
+    ours = gather(x, positions, axis, batch_dims)
+    quant = dict(scale=0.1, zero_point=0)
+    theirs = litert_output("GATHER", [Spec(shape, "INT8", **quant), const(positions)],
+                           Spec(ours.shape, "INT8", **quant), [x], version=5, axis=axis, batch_dims=batch_dims)
     assert_close_to_reference([ours], [theirs])

@@ -28,6 +28,7 @@ from support import (
 from runtime.errors import OpResolutionError
 from runtime.interpreter import Interpreter
 from runtime.kernels.cast import cast
+from runtime.kernels.concat import concatenation
 from runtime.kernels.conv.geometry import SAME, VALID
 from runtime.kernels.cumsum import cumsum
 from runtime.kernels.fill import range_values
@@ -738,4 +739,19 @@ def test_gather_as_arrays_matches_litert(shape, data):
     quant = dict(scale=0.1, zero_point=0)
     theirs = litert_output("GATHER", [Spec(shape, "INT8", **quant), const(positions)],
                            Spec(ours.shape, "INT8", **quant), [x], version=5, axis=axis, batch_dims=batch_dims)
+    assert_close_to_reference([ours], [theirs])
+
+
+@SETTINGS
+@given(typ=st.sampled_from(["FLOAT32", "INT32", "UINT8"]), shape=SHAPES, count=st.integers(1, 3), data=st.data())
+def test_concatenation_as_arrays_matches_litert(typ, shape, count, data):
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    values = [draw_array(data, typ, shape[:axis] + (data.draw(st.integers(1, 3)),) + shape[axis + 1:], 0, 255)
+              for _ in range(count)]
+    quant = [dict(scale=float(np.float32(data.draw(st.floats(0.02, 0.2)))), zero_point=data.draw(st.integers(0, 255)))
+             if typ == "UINT8" else {} for _ in range(count + 1)]
+    pairs = [(q["scale"], q["zero_point"]) for q in quant] if typ == "UINT8" else [None] * (count + 1)
+    ours = concatenation(values, axis, pairs[:-1] if typ == "UINT8" else None, pairs[-1])
+    theirs = litert_output("CONCATENATION", [Spec(v.shape, typ, **q) for v, q in zip(values, quant)],
+                           Spec(ours.shape, typ, **quant[-1]), values, axis=axis)
     assert_close_to_reference([ours], [theirs])

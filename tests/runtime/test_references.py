@@ -27,6 +27,7 @@ from support import (
 
 from runtime.errors import OpResolutionError
 from runtime.interpreter import Interpreter
+from runtime.ir import Quantization
 from runtime.kernels.cast import cast
 from runtime.kernels.concat import concatenation
 from runtime.kernels.conv.geometry import SAME, VALID
@@ -36,6 +37,7 @@ from runtime.kernels.gather import gather, gather_nd
 from runtime.kernels.logical import select
 from runtime.kernels.math import floor_div, floor_mod, maximum_minimum, power
 from runtime.kernels.normalization import l2_normalization, local_response_normalization
+from runtime.kernels.quantize import dequantize, quantize, requantize
 from runtime.kernels.reduce import ReduceQuantization, arg_min_max, mean, reduce
 from runtime.kernels.softmax import LogSoftmaxTable, log_softmax
 from runtime.kernels.space import batch_to_space_nd, depth_to_space, space_to_batch_nd, space_to_depth
@@ -755,3 +757,28 @@ def test_concatenation_as_arrays_matches_litert(typ, shape, count, data):
     theirs = litert_output("CONCATENATION", [Spec(v.shape, typ, **q) for v, q in zip(values, quant)],
                            Spec(ours.shape, typ, **quant[-1]), values, axis=axis)
     assert_close_to_reference([ours], [theirs])
+
+
+@SETTINGS
+@given(types=st.sampled_from(QUANTIZE_CASES), shape=SHAPES,
+       scales=st.tuples(st.floats(0.01, 0.5), st.floats(0.01, 0.5)),
+       zero_points=st.tuples(st.integers(-50, 50), st.integers(-50, 50)), seed=st.integers(0, 2**16))
+def test_quantize_and_dequantize_as_arrays_match_litert(types, shape, scales, zero_points, seed):
+    src, dst = types
+    dtypes = {"FLOAT32": np.float32, "INT8": np.int8, "UINT8": np.uint8, "INT16": np.int16, "INT32": np.int32}
+    pairs = [(float(np.float32(s)), 0 if typ in ("INT16", "INT32") else z + (128 if typ == "UINT8" else 0))
+             for typ, s, z in zip(types, scales, zero_points)]
+    specs = [Spec(shape, typ, **({} if typ == "FLOAT32" else dict(scale=p[0], zero_point=p[1])))
+             for typ, p in zip(types, pairs)]
+    x = random_inputs([dict(dtype=dtypes[src], shape=shape)], seed)[0]
+    if src == "FLOAT32":
+        ours = quantize(x, Quantization((pairs[1][0],), (pairs[1][1],)), np.dtype(dtypes[dst]))
+    else:
+        ours = requantize(x, pairs[0], pairs[1], np.dtype(dtypes[dst]), (src, dst) in {
+            ("INT8", "INT8"), ("INT8", "UINT8"), ("UINT8", "INT8"), ("UINT8", "UINT8")})
+    version = 2 if "INT16" in types else 1
+    assert_close_to_reference([ours], [litert_output("QUANTIZE", specs[:1], specs[1], [x], version=version)])
+    if dst in ("INT8", "UINT8"):
+        back = dequantize(ours, Quantization((pairs[1][0],), (pairs[1][1],)))
+        assert_close_to_reference([back], [litert_output("DEQUANTIZE", specs[1:], Spec(shape), [ours],
+                                                         version=2 if dst == "INT8" else 1)])

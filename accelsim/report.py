@@ -1037,7 +1037,7 @@ class _Page:
     """What every report format is rendered from: the ordered points, the document and its figures."""
 
     name: str
-    points: Sequence[dict[str, Any]]
+    points: Sequence[PointResult]
     missing: Sequence[dict[str, Any]]
     blocks: Sequence[Block]
     figures: dict[str, plots.Picture]

@@ -548,10 +548,7 @@ def _summary_paragraph(name: str, points: Sequence[dict], missing: Sequence[dict
         text += " Fastest with accelerators: " + "; ".join(best) + "."
     slower = slower_than_host_points(ok)
     if slower:
-        named = "; ".join(f"{point_label(p)} ({fmt_speedup(p['speedup'])})" for p in slower[:_LONG_POINT_LIST])
-        more = f"; and {len(slower) - _LONG_POINT_LIST} more (results.csv)" if len(slower) > _LONG_POINT_LIST else ""
-        text += (f" Warning: delegation makes {len(slower)} of {sum(1 for p in ok if p['accelerators'])} accelerated "
-                 f"points slower than the host alone: {named}{more}.")
+        text += f" Warning: {slower_sentence(ok, 'points')}."
     text += (" Latencies are simulated microseconds for one inference; speed-up is the CPU-only latency of "
              "the same model and sweep point over the point's latency.")
     return text
@@ -561,6 +558,19 @@ def slower_than_host_points(points: Sequence[dict]) -> list[dict]:
     """The ok accelerated points whose latency is above the host-only latency of the same model (speed-up < 1)."""
     return [p for p in points if p["status"] == "ok" and p["accelerators"] and p["speedup"] is not None
             and p["speedup"] < 1]
+
+
+def slower_sentence(points: Sequence[dict], noun: str) -> str:
+    """'delegation makes 3 of 5 accelerated <noun> slower than the host alone: a (0.5×); ...', naming at most
+    _LONG_POINT_LIST points so the sentence stays one readable line whatever the point count.
+
+    The report and `accelsim run`'s warning both say it with this function.
+    """
+    slower = slower_than_host_points(points)
+    accelerated = sum(1 for p in points if p["status"] == "ok" and p["accelerators"])
+    named = "; ".join(f"{point_label(p)} ({fmt_speedup(p['speedup'])})" for p in slower[:_LONG_POINT_LIST])
+    more = f"; and {len(slower) - _LONG_POINT_LIST} more (results.csv)" if len(slower) > _LONG_POINT_LIST else ""
+    return f"delegation makes {len(slower)} of {accelerated} accelerated {noun} slower than the host alone: {named}{more}"
 
 
 def _summary_table(points: Sequence[dict], keys: Sequence[str]) -> Table:

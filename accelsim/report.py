@@ -11,7 +11,8 @@ Layout of `<out_dir>` (normally reports/<experiment>/):
                              that did not finish}
     results.csv              one row per design point, columns accelsim.results.CSV_COLUMNS
     layers/<slug>.csv        one row per node of every simulated point, columns accelsim.results.LAYER_COLUMNS
-    plots/                   breakdown.png, gantt_<slug>.png (points shown in detail), sweep_<key>.png
+    plots/                   breakdown.png, gantt_<slug>.png (points shown in detail), partitions_<slug>.png
+                             (those of them with accelerators: accelsim.partition_plot), sweep_<key>.png
     traces/<slug>.json       Chrome trace events of every simulated point (Perfetto, chrome://tracing)
     layers/<slug>.csv        with csv: one row per node of the point, accelsim.results.LAYER_COLUMNS and
                              bytes.<level> for every memory level its nodes used
@@ -48,8 +49,8 @@ TOP_BY_TIME = 10  # StatSummarizerOptions' default time_limit: benchmark_model l
 _LONG_NODE_LIST = 8  # rejected nodes listed one by one up to this many, as index ranges beyond
 _LONG_VALUE_LIST = 8  # sweep values listed one by one in the summary up to this many, as a range beyond
 BREAKDOWN_MAX_BARS = 40  # more ok points than this: the breakdown chart shows only the points shown in detail
-_GENERATED = (("plots", re.compile(r"^(gantt_.+|sweep_.+|breakdown)\.png$")), ("traces", re.compile(r"^.+\.json$")),
-              ("layers", re.compile(r"^.+\.csv$")))
+_GENERATED = (("plots", re.compile(r"^(gantt_.+|partitions_.+|sweep_.+|breakdown)\.png$")),
+              ("traces", re.compile(r"^.+\.json$")), ("layers", re.compile(r"^.+\.csv$")))
 
 
 # -- document model: built once, rendered as Markdown and as HTML ----------------------------------
@@ -614,12 +615,15 @@ def _layer_table(p: dict) -> Table:
                   interactive=True)
 
 
-def _detail_section(p: dict, slug: str, gantt: plots.Picture | None) -> Section:
+def _detail_section(p: dict, slug: str, gantt: plots.Picture | None, partitions: plots.Picture | None = None,
+                    ) -> Section:
     label = point_label(p)
     blocks: list[Block] = [Para(_point_paragraph(p, f"traces/{slug}.json")), _point_table(p)]
     if gantt:
         blocks.append(Image(f"plots/gantt_{slug}.png", f"timeline of {label}"))
     blocks.append(Heading(4, "Partitions"))
+    if partitions:
+        blocks.append(_partition_image(p, slug))
     if p["partition_table"]:
         blocks.append(_partition_table(p))
     else:
@@ -698,7 +702,26 @@ def _figures(points: Sequence[dict], names: Sequence[str], shown: Sequence[int],
         p = points[k]
         title = f"{point_label(p)}: one inference, {fmt_us(p['latency_us'])} µs"
         figures[f"plots/gantt_{names[k]}.png"] = plots.Picture(plots.gantt_png(p, title))
+    figures.update(_partition_figures(points, names, shown))
     return figures
+
+
+# -- partition pictures ------------------------------------------------------------------------------
+
+
+def _partition_figures(points: Sequence[dict], names: Sequence[str], shown: Sequence[int]) -> dict[str, plots.Picture]:
+    """plots/partitions_<slug>.png of each point that gets a timeline and has accelerators (CPU-only: all host)."""
+    # partition_plot draws with this module's `ranges`, so it is imported here, once this module exists
+    from accelsim.partition_plot import partition_png
+
+    return {f"plots/partitions_{names[k]}.png": plots.Picture(partition_png(
+        points[k], f"{point_label(points[k])}: where each node runs, in run order")) for k in shown
+        if points[k]["accelerators"]}
+
+
+def _partition_image(p: dict, slug: str) -> Image:
+    return Image(f"plots/partitions_{slug}.png",
+                 f"where each node of {point_label(p)} runs, in run order")
 
 
 _DETAIL_INTRO = (
@@ -749,7 +772,8 @@ def build_document(name: str, points: Sequence[dict], missing: Sequence[dict], e
             body.append(Para(f"Swept model × variant pairs are shown at their first and last sweep point only "
                              f"({len(shown)} of {n_ok} simulated points); every point is in the summary table, "
                              "results.json, results.csv, layers/ and traces/."))
-        body += [_detail_section(points[k], names[k], figures.get(f"plots/gantt_{names[k]}.png")) for k in shown]
+        body += [_detail_section(points[k], names[k], figures.get(f"plots/gantt_{names[k]}.png"),
+                                 figures.get(f"plots/partitions_{names[k]}.png")) for k in shown]
         blocks.append(Section(Heading(2, "Design points in detail"), tuple(body)))
     failed = [p for p in points if p["status"] != "ok"]
     if failed:

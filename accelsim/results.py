@@ -47,7 +47,8 @@ Times are microseconds, sizes bytes, shares percent. Keys:
 |                          | source (run, constant, shape, branch, override, default)                  |
 | events                   | the timeline: resource, kind, label, node, partition, start_us, end_us,   |
 |                          | bytes                                                                     |
-| partition_choice         | null, or with partition policy cost: objective, search (exact or greedy), |
+| partition_choice         | null, or with partition policy cost or assign cost: objective, search     |
+|                          | (exact or greedy; assign exact or assign greedy),                         |
 |                          | tflite_partitions (TFLite delegates), host_partitions [[unit, partition]] |
 |                          | kept on the host, tflite_latency_us, tflite_energy_uj, saved_us and       |
 |                          | saved_energy_uj (TFLite's choice minus this point's)                      |

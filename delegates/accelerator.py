@@ -55,6 +55,9 @@ class AcceleratorDelegate(SimpleDelegate):
             return False, (f"after node {first} ({op}), the first unsupported op: {self.spec.name} maps only "
                            "the graph's prefix (partition policy 'prefix')")
         ok, reason = self.spec.check(facts_from_node(runtime_node, context.tensors))
+        allowed = self.spec.partition.allowed_nodes
+        if ok and allowed is not None and node.index not in allowed:
+            ok, reason = False, f"{self.spec.name} could run it, but the system assigned it to another target"
         if not ok and self.spec.partition.kind == "prefix":
             self._first_refusal = (node.index, node.op_name)
         return ok, reason

@@ -22,6 +22,7 @@ from matplotlib.figure import Figure
 import accelsim
 from accelsim.config import System
 from accelsim.plots import _RC, _png
+from accelsim.record import PointResult
 
 # (record key, heading, unit): the quantities compared, in the order shown.
 METRICS = (
@@ -54,7 +55,7 @@ class Side:
     label: str
     source: str
     version: str | None  # accelsim version that produced the records (None: not recorded)
-    records: Mapping[str, dict[str, Any]]
+    records: Mapping[str, PointResult]
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ class Comparison:
         return out
 
 
-def _value(rec: dict[str, Any] | None, key: str) -> float | None:
+def _value(rec: PointResult | None, key: str) -> float | None:
     if rec is None or rec.get(key) is None:
         return None
     return float(rec[key])
@@ -159,7 +160,7 @@ def load_results(path: str | Path) -> list[Side]:
     if not isinstance(doc, dict) or not isinstance(doc.get("points"), list):
         raise ValueError(f"{path}: not an accelsim results.json (it has no 'points' list)")
     name = doc.get("experiment") or path.parent.name
-    groups: dict[str, dict[str, dict]] = {}
+    groups: dict[str, dict[str, PointResult]] = {}
     for rec in doc["points"]:
         if rec.get("status") != "ok":
             continue

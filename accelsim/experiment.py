@@ -76,6 +76,7 @@ from accelsim.config import (
     read_document,
 )
 from accelsim.files import write_atomic
+from accelsim.record import PointResult
 from accelsim.search import Limit, Range, Search, parse_limits, parse_range, parse_search, sampled_combinations
 from accelsim.sim import SCHEDULES
 from delegates.spec import OBJECTIVES
@@ -567,7 +568,7 @@ def _strip_sources(system: System) -> System:
 # -- running ------------------------------------------------------------------------------------
 
 
-def run_point(point: DesignPoint, options: Mapping[str, int]) -> dict[str, Any]:
+def run_point(point: DesignPoint, options: Mapping[str, int]) -> PointResult:
     """Simulate one design point (and check its numerics when asked); never raises for a bad point."""
     try:
         system = point.system if point.system is not None else resolved_system(point, options)
@@ -576,7 +577,7 @@ def run_point(point: DesignPoint, options: Mapping[str, int]) -> dict[str, Any]:
     return simulate_point(point, system, point.model)
 
 
-def simulate_point(point: DesignPoint, system: System, model: Any) -> dict[str, Any]:
+def simulate_point(point: DesignPoint, system: System, model: Any) -> PointResult:
     """The record of `point` run on `system`; `model` is its path, bytes or parsed Model (never raises for a bad point).
 
     The record names `point.model` whatever `model` is, so a worker that got the model's bytes
@@ -595,7 +596,7 @@ def simulate_point(point: DesignPoint, system: System, model: Any) -> dict[str, 
         return point_error(point, exc)
 
 
-def point_error(point: DesignPoint, exc: BaseException) -> dict[str, Any]:
+def point_error(point: DesignPoint, exc: BaseException) -> PointResult:
     """The record of a point that failed with `exc`."""
     from accelsim.results import error_record
 

@@ -42,6 +42,7 @@ from typing import Any
 import accelsim
 from accelsim import plots
 from accelsim.files import write_atomic
+from accelsim.record import PointResult
 from accelsim.results import CSV_COLUMNS, LAYER_COLUMNS, layer_rows
 from accelsim.trace import trace_document
 
@@ -439,7 +440,7 @@ def _profile_header(title: str) -> list[str]:
             + _field("[cdf%]", 8) + _field("[times called]", 9) + "\t[Name]"]
 
 
-def op_profile_text(rec: dict[str, Any]) -> str:
+def op_profile_text(rec: PointResult) -> str:
     """The op profile in benchmark_model's layout: Run Order, Top by Computation Time, Summary by node type.
 
     The [mem KB] column is left out (nothing is measured). Times are µs with 3 decimals instead of
@@ -734,7 +735,7 @@ _DETAIL_INTRO = (
     "benchmark_model's layout (µs; no memory column).")
 
 
-def build_document(name: str, points: Sequence[dict], missing: Sequence[dict], experiment: dict | None,
+def build_document(name: str, points: Sequence[PointResult], missing: Sequence[dict], experiment: dict | None,
                    names: Sequence[str], figures: dict[str, plots.Picture]) -> list[Block]:
     """The report's blocks in reading order; `figures` decides which images appear.
 
@@ -794,7 +795,7 @@ def build_document(name: str, points: Sequence[dict], missing: Sequence[dict], e
 # -- machine-readable results ---------------------------------------------------------------------
 
 
-def results_json(name: str, points: Sequence[dict], missing: Sequence[dict]) -> str:
+def results_json(name: str, points: Sequence[PointResult], missing: Sequence[dict]) -> str:
     """results.json: every record (sorted), and the points that did not finish."""
     doc = {"experiment": name, "version": accelsim.__version__, "points": list(points), "missing": list(missing)}
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
@@ -810,7 +811,7 @@ def _csv_value(value: Any) -> str:
     return str(value)
 
 
-def results_csv(points: Sequence[dict]) -> str:
+def results_csv(points: Sequence[PointResult]) -> str:
     """results.csv: one row per point, accelsim.results.CSV_COLUMNS; lists joined by '+', sweeps as 'k=v; k=v'."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
@@ -832,7 +833,7 @@ def _remove_stale(out: Path, keep: set[Path]) -> None:
                     f.unlink()
 
 
-def layers_csv(rec: dict[str, Any]) -> str:
+def layers_csv(rec: PointResult) -> str:
     """layers/<slug>.csv of an ok record: one row per node in run order, accelsim.results.LAYER_COLUMNS."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
@@ -880,7 +881,7 @@ RENDERERS: dict[str, tuple[str, Callable[[_Page], bytes]]] = {
 FORMATS = tuple(RENDERERS)
 
 
-def write_report(out_dir: Path, name: str, records: list[dict], *, formats: Sequence[str] = FORMATS,
+def write_report(out_dir: Path, name: str, records: list[PointResult], *, formats: Sequence[str] = FORMATS,
                  missing: Sequence[dict] = (), experiment: dict | None = None) -> dict[str, Path]:
     """Write the report of `records` (accelsim.results records) into `out_dir`.
 

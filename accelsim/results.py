@@ -1,61 +1,7 @@
 """One design point's result as plain, JSON-ready data: what results.json holds, one record each.
 
 Every number a report shows comes from these records, so md, html, json and csv agree.
-Times are microseconds, sizes bytes, shares percent. Keys:
-
-| key                      | meaning                                                                   |
-|--------------------------|---------------------------------------------------------------------------|
-| id                       | stable hash of the point's inputs (model bytes, resolved configs, options) |
-| model, model_name        | model path as given, and its file stem                                    |
-| variant                  | the experiment's variant name                                             |
-| host, accelerators       | config names                                                              |
-| sweep                    | {swept key path: value as written} for this point ({} when not swept)     |
-| schedule                 | sequential or dataflow                                                    |
-| status, error            | "ok", or "error" with the error's one-line message                        |
-| latency_us               | simulated end-to-end latency of one inference                             |
-| init_us                  | simulated initialization (parameter loading), not part of latency         |
-| compute_us, transfer_us, overhead_us | summed busy time by kind over every resource                  |
-| memory_us                | node time waiting on memory levels beyond compute (streamed weights,      |
-|                          | spills, bandwidth); compute_us excludes it                                |
-| level_bytes              | {'unit.level': bytes moved by nodes}; level 'link' is host memory over    |
-|                          | the link (streamed weights), units are the host and accelerator names     |
-| partition_overhead_pct   | (transfer + call overhead) / latency                                      |
-| energy_uj                | energy of one inference: every node (dynamic + static while busy),        |
-|                          | transfers, and every device's static power while idle (accelsim.energy)   |
-| static_energy_uj         | the static part of energy_uj                                              |
-| energy_by_unit_uj        | {host or accelerator name: energy_uj share}                               |
-| edp_uj_ms                | energy-delay product: energy_uj x latency in ms                           |
-| init_energy_uj           | energy of the parameter loads at initialization, not part of energy_uj    |
-| partitions               | number of delegate partitions                                             |
-| delegated_nodes, total_nodes | nodes run by accelerators, and all original nodes                     |
-| transfer_bytes           | bytes over host<->device links during one inference                       |
-| init_param_bytes         | cached weights loaded at initialization                                   |
-| streamed_param_bytes     | weights streamed on every inference (they did not fit the cache)          |
-| utilization_pct          | {resource: busy / latency}                                                |
-| partition_table          | per partition: partition, unit, delegate_node, nodes, ops, input_bytes,   |
-|                          | output_bytes, compute_us, memory_us, transfer_us, overhead_us,            |
-|                          | pct_of_latency, level_bytes {level: bytes}, bound_us {bound: us}: node    |
-|                          | time by what bound it (compute or a level), energy_uj (nodes + transfers) |
-| op_profile               | per node (benchmark_model's columns): node, op, unit, partition,          |
-|                          | first_ms, avg_ms, pct, cdf_pct, times_called                              |
-| op_summary               | per op type: op, count, avg_ms, pct, cdf_pct, times_called                 |
-| node_costs               | per node in run order: node, macs, cycles, utilization_pct, compute_us,   |
-|                          | bound, level_bytes {level: bytes}, streamed_weight_bytes, energy_uj       |
-|                          | (layer_rows joins them to op_profile for layers/<point>.csv)              |
-| rejected                 | per node an accelerator did not take: node, op, version, reason           |
-| loops                    | per control-flow node costed: node ("<subgraph>:<node>"), op, trips,      |
-|                          | source (run, constant, shape, branch, override, default)                  |
-| events                   | the timeline: resource, kind, label, node, partition, start_us, end_us,   |
-|                          | bytes                                                                     |
-| partition_choice         | null, or with partition policy cost or assign cost: objective, search     |
-|                          | (exact or greedy; assign exact or assign greedy),                         |
-|                          | tflite_partitions (TFLite delegates), host_partitions [[unit, partition]] |
-|                          | kept on the host, tflite_latency_us, tflite_energy_uj, saved_us and       |
-|                          | saved_energy_uj (TFLite's choice minus this point's)                      |
-| numerics                 | null, or inference_diff's result: runs, outputs [{index, name,            |
-|                          | mean_abs_error, std_abs_error, max_abs_error}]                            |
-| speedup                  | CPU-only latency / latency for the same model and sweep point (set by     |
-|                          | the experiment once the baseline is known; null without a baseline)       |
+Their keys, types and units are the TypedDicts of `accelsim.record` (`PointResult` and its rows).
 """
 
 from __future__ import annotations
@@ -65,6 +11,15 @@ from pathlib import Path
 from typing import Any
 
 from accelsim.diff import DiffReport
+from accelsim.record import (
+    LayerRow,
+    NodeCostRow,
+    NumericsRecord,
+    OpProfileRow,
+    OpSummaryRow,
+    PartitionChoiceRecord,
+    PointResult,
+)
 from accelsim.system import HOST, Simulation
 
 US = 1e6
@@ -81,7 +36,7 @@ def _uj(joules: float) -> float:
 
 
 def record(sim: Simulation, *, point_id: str, model: str, variant: str, sweep: dict[str, Any],
-           diff: DiffReport | None = None) -> dict[str, Any]:
+           diff: DiffReport | None = None) -> PointResult:
     """The results.json record of one simulated design point."""
     result = sim.result
     latency = result.latency
@@ -154,7 +109,7 @@ def record(sim: Simulation, *, point_id: str, model: str, variant: str, sweep: d
     }
 
 
-def partition_choice(sim: Simulation) -> dict[str, Any] | None:
+def partition_choice(sim: Simulation) -> PartitionChoiceRecord | None:
     """Partition policy 'cost''s decision next to TFLite's (None when no accelerator has that policy)."""
     c = sim.choice
     if c is None:
@@ -166,14 +121,14 @@ def partition_choice(sim: Simulation) -> dict[str, Any] | None:
 
 
 def error_record(*, point_id: str, model: str, variant: str, sweep: dict[str, Any], host: str,
-                 accelerators: list[str], schedule: str, error: str) -> dict[str, Any]:
+                 accelerators: list[str], schedule: str, error: str) -> PointResult:
     """The record of a design point that failed: its identity and the error, no numbers."""
     return {"id": point_id, "model": model, "model_name": Path(model).stem, "variant": variant, "host": host,
             "accelerators": accelerators, "sweep": dict(sweep), "schedule": schedule, "status": "error",
             "error": error, "speedup": None}
 
 
-def op_profile(sim: Simulation) -> tuple[list[dict], list[dict]]:
+def op_profile(sim: Simulation) -> tuple[list[OpProfileRow], list[OpSummaryRow]]:
     """benchmark_model's op profile (per node, in run order) and its summary by node type."""
     total = sum(n.seconds for n in sim.nodes) or 1.0
     order = {e.node: k for k, e in enumerate(sim.result.events) if e.node is not None and e.kind == "compute"}
@@ -198,7 +153,7 @@ def op_profile(sim: Simulation) -> tuple[list[dict], list[dict]]:
     return rows, summary
 
 
-def node_costs(sim: Simulation) -> list[dict]:
+def node_costs(sim: Simulation) -> list[NodeCostRow]:
     """Per node in run order, what the cost model says: MACs, cycles, utilisation, compute time, bound,
     bytes per memory level, streamed weight bytes and energy (`layer_rows` joins them to the op profile).
 
@@ -214,7 +169,7 @@ def node_costs(sim: Simulation) -> list[dict]:
             for n in sorted(sim.nodes, key=lambda n: order.get(n.index, n.index))]
 
 
-def _numerics(diff: DiffReport | None) -> dict[str, Any] | None:
+def _numerics(diff: DiffReport | None) -> NumericsRecord | None:
     if diff is None:
         return None
     return {"runs": diff.num_runs, "outputs": [
@@ -233,7 +188,7 @@ LAYER_COLUMNS = ("node", "op", "unit", "partition", "time_us", "pct", "cdf_pct",
                  "not_delegated_because")
 
 
-def layer_rows(rec: dict[str, Any]) -> list[dict[str, Any]]:
+def layer_rows(rec: PointResult) -> list[LayerRow]:
     """Per node of an ok record, in run order: the LAYER_COLUMNS values (partition None on the host).
 
     The one place per-node results are gathered, so the CSV and the HTML tables agree.

@@ -19,6 +19,8 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from accelsim.record import PointResult
+
 STORE_FILE = "points.sqlite"
 LEGACY_CACHE = "cache"  # the per-file cache of earlier versions, migrated on first use
 _LEGACY_ENTRY = re.compile(r"^[0-9a-f]{16}\.json$")
@@ -47,17 +49,17 @@ class ResultStore:
     def close(self) -> None:
         self._db.close()
 
-    def put(self, record: dict) -> None:
+    def put(self, record: PointResult) -> None:
         """Commit one point's record (replacing an earlier one of the same id)."""
         self.put_many([record])
 
-    def put_many(self, records: Sequence[dict]) -> None:
+    def put_many(self, records: Sequence[PointResult]) -> None:
         """Commit several records in one transaction (a batch that finished together)."""
         rows = [(r["id"], r["status"], json.dumps(r, sort_keys=True)) for r in records]
         with self._transaction():
             self._db.executemany("INSERT OR REPLACE INTO points (id, status, record) VALUES (?, ?, ?)", rows)
 
-    def records(self, ids: Iterable[str], *, ok_only: bool = False) -> dict[str, dict]:
+    def records(self, ids: Iterable[str], *, ok_only: bool = False) -> dict[str, PointResult]:
         """The stored records among `ids`, by id (with `ok_only`, only points that finished without error)."""
         wanted = set(ids)
         query = "SELECT id, record FROM points" + (" WHERE status = 'ok'" if ok_only else "")
@@ -114,7 +116,7 @@ class _Transaction:
         self._db.execute("ROLLBACK" if exc_type else "COMMIT")
 
 
-def _read_legacy(path: Path) -> dict | None:
+def _read_legacy(path: Path) -> PointResult | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -48,7 +48,9 @@ def test_benchmark_draws_the_partition_picture(tmp_path, capsys):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert main(["benchmark", str(FIXTURES / "interleaved_int8.tflite"), "--hw", "edgetpu_usb", "--num-runs", "1",
                  "--partition-plot", str(png)]) == 0
-    assert f"Partition picture: {png}" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"Partition picture: {png}" in out
+    assert "Per-layer" not in out  # the record drawn from is not the per-layer table asked for with --per-layer
 
 
 def test_report_draws_each_accelerated_detail_point_from_its_results_json_record(tmp_path):

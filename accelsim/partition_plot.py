@@ -11,6 +11,7 @@ and the nodes it applies to.
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,6 +24,7 @@ from accelsim.plots import _RC, _png
 from accelsim.report import ranges
 
 PER_ROW = 40  # cells per row: 250 nodes make 7 rows of cells wide enough for a rotated op name
+NOTE_CHARS_PER_INCH = 19  # characters of the 6.5 pt notes under the strip that fit an inch, for wrapping
 LABEL_CELLS = 3  # a boundary label is about this many cells wide
 ROW = 1.9  # height of a row in cell heights: a cell (0.8) plus its labels above and below
 HOST_COLOR = "#BBBBBB"
@@ -65,11 +67,15 @@ def partition_png(rec: dict[str, Any], title: str, per_row: int = PER_ROW) -> by
     table = {(p["unit"], p["partition"]): p for p in rec.get("partition_table", ())}
     rows = max(1, math.ceil(len(nodes) / per_row))
     cols = max(1, min(per_row, len(nodes)))
-    notes = len(reasons)
+    # a cell is 0.35 in wide; short models get a narrower figure, never one too narrow for the legend
+    width = max(9.0, 0.35 * cols + 0.6)
+    notes = "\n".join(textwrap.fill(line, int(width * NOTE_CHARS_PER_INCH), subsequent_indent="    ") for line in (
+        BOUNDARY_NOTE, *(f"r{number}: {reason} (node{'s' * (len(members) > 1)} {ranges(members)})"
+                         for reason, (number, members) in reasons.items())))
+    notes_height = 0.17 * (notes.count("\n") + 1) + 0.1
+    height = 1.1 + ROW * rows + notes_height
     with matplotlib.rc_context(_RC):
-        # a cell is 0.35 in wide; short models get a narrower figure, never one too narrow for the legend
-        height = 1.1 + ROW * rows + 0.17 * (notes + 1)
-        fig = Figure(figsize=(max(9.0, 0.35 * cols + 0.6), height), layout="constrained")
+        fig = Figure(figsize=(width, height), layout="constrained")
         ax = fig.add_subplot()
         last_start = last_end = -LABEL_CELLS  # where the last boundary labels were, in this row
         lifted_start = dropped_end = False
@@ -116,9 +122,7 @@ def partition_png(rec: dict[str, Any], title: str, per_row: int = PER_ROW) -> by
             handles.append(Patch(facecolor="white", edgecolor="black", hatch="////", label="refused (rN below)"))
         fig.legend(handles=handles, loc="outside upper right", ncols=len(handles), frameon=False)
         ax.set_title(title, loc="left")
-        lines = [BOUNDARY_NOTE, *(f"r{number}: {reason} (node{'s' * (len(members) > 1)} {ranges(members)})"
-                                  for reason, (number, members) in reasons.items())]
-        fig.text(0.01, 0.005, "\n".join(lines), ha="left", va="bottom", fontsize=6.5)
-        share = (0.17 * len(lines) + 0.1) / height  # the notes' part of the figure's height
+        fig.text(0.01, 0.005, notes, ha="left", va="bottom", fontsize=6.5)
+        share = notes_height / height  # the notes' part of the figure's height
         fig.get_layout_engine().set(rect=(0, share, 1, 1 - share))
         return _png(fig)

@@ -107,7 +107,8 @@ def test_a_delegate_claims_only_its_allowed_nodes_and_a_prefix_ends_at_the_first
     assert sorted(delegates[1].claimed_nodes()) == [8, 9]
     report = {r["index"]: r for r in it.get_delegation_report()}
     assert "edgetpu_usb could run it, but the system assigned it to another target" in report[3]["reason"]
-    assert "after node 3" in report[4]["reason"] and not report[4]["claimed"]
+    assert "after node 3 (DEPTHWISE_CONV_2D), the first node assigned to another target" in report[4]["reason"]
+    assert not report[4]["claimed"]
 
 
 def _experiment(tmp_path, assign: str) -> Path:

@@ -146,3 +146,10 @@ def test_an_experiment_variant_assigns_by_cost(tmp_path):
 def test_a_bad_assign_says_file_line_key_and_the_choices(tmp_path, assign, expected):
     with pytest.raises(ConfigError, match=expected):
         load_experiment(_experiment(tmp_path, assign))
+
+
+def test_an_assign_built_in_code_names_the_choices():
+    with pytest.raises(ValueError, match=r"assign must be one of \['order', 'cost'\], got 'fastest'"):
+        Assign("fastest")
+    with pytest.raises(ValueError, match=r"assign objective must be one of \['latency', 'energy'\], got 'area'"):
+        Assign("cost", "area")

@@ -16,8 +16,8 @@ from runtime.read import load_model
 
 HW = Path(__file__).resolve().parents[2] / "accelsim" / "hw_configs"
 PAIRS = [("edgetpu_usb", "hexagon_dsp"), ("hexagon_dsp", "ethos_u55_128")]
-MODELS = ["interleaved_int8", "dilated_cnn_int8", "transformer_block_int8", "mobilenet_v2_035_96_int8",
-          "segmentation_float", "lstm_gru_float"]
+# atan_custom needs its custom op registered, which a simulated system has no resolver for.
+MODELS = sorted(p.stem for p in FIXTURES.glob("*.tflite") if p.stem != "atan_custom")
 
 
 def _system(*accels: str, assign: Assign | None = None):

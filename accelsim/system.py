@@ -430,7 +430,8 @@ def _assigned_interpreter(model: Model, system: System, schedule: str, loops: Lo
     ASSIGN_EXACT_LIMIT, else greedily) is built as an interpreter whose delegates may claim only
     their nodes, TFLite's partitioning and each accelerator's rules (max partitions, the Edge TPU's
     prefix) applied as usual; then, as policy 'cost' does, the subset of its partitions to keep on
-    the host is searched by re-assembling the steps. TFLite's order is searched the same way. The
+    the host is searched by re-assembling the steps (every subset while all ways together stay
+    within 2**exact_limit, else greedily). TFLite's order is searched the same way. The
     best estimate is rebuilt and simulated; it stands only if it beats both TFLite's order and
     partition policy 'cost' on every accelerator (simulated too), else the better of those does.
     """
@@ -452,6 +453,10 @@ def _assigned_interpreter(model: Model, system: System, schedule: str, loops: Lo
         claimable[accel.name] = frozenset(ds[0].claimed_nodes())
         accel_cost[accel.name] = _cost_nodes(it, ds, alone, loops, False).where_run
     runs = _claim_runs(claimable, sorted(host_cost), names)
+    choices = [run.claimers for run in runs if len(run.claimers) > 1]
+    ways = 1
+    for c in choices:
+        ways *= len(c)
 
     def searched(it: Interpreter, ds: Sequence[AcceleratorDelegate]) -> tuple[float, frozenset[int]]:
         """The best estimate over the subsets of `it`'s partitions kept on the host, and that subset."""
@@ -465,7 +470,9 @@ def _assigned_interpreter(model: Model, system: System, schedule: str, loops: Lo
         def score(moved: frozenset[int]) -> float:
             return metric(_assemble(it, ds, plain, costs, schedule, "", moved))
 
-        moved = _exact(candidates, score) if len(candidates) <= exact_limit else _greedy(candidates, score)
+        # every subset only while all the ways together stay within policy cost's 2**exact_limit subsets
+        exact = len(candidates) <= exact_limit and ways * 2 ** len(candidates) <= 2 ** exact_limit
+        moved = _exact(candidates, score) if exact else _greedy(candidates, score)
         return score(moved), moved
 
     built: dict[tuple[str, ...], tuple[float, frozenset[int], Interpreter, list[AcceleratorDelegate]]] = {}
@@ -476,10 +483,6 @@ def _assigned_interpreter(model: Model, system: System, schedule: str, loops: Lo
             built[owners] = (*searched(it, ds), it, ds)
         return built[owners][0]
 
-    choices = [run.claimers for run in runs if len(run.claimers) > 1]
-    ways = 1
-    for c in choices:
-        ways *= len(c)
     search = "exact" if ways <= ASSIGN_EXACT_LIMIT else "greedy"
     if search == "exact":
         for owners in itertools.product(*choices):
@@ -487,7 +490,7 @@ def _assigned_interpreter(model: Model, system: System, schedule: str, loops: Lo
     else:
         owners_score(_greedy_owners(choices, owners_score))
     order_score, order_moved = searched(order_it, order_d)
-    estimates = [(order_score, order_moved, order_it, order_d), *sorted(built.values(), key=lambda b: b[0])]
+    estimates = [(order_score, order_moved, order_it, order_d), *built.values()]
     _, moved, it, ds = min(estimates, key=lambda e: e[0])  # ties: TFLite's order first
     if moved:
         keep = {d.name(): frozenset(d.claimed_nodes()) for d in ds}
@@ -507,7 +510,7 @@ def _assigned_interpreter(model: Model, system: System, schedule: str, loops: Lo
              "partition policy 'cost'", policy_it, policy_d),
             (metric(simulate_interpreter(it, ds, plain, schedule, loops=loops)), "assign: cost", it, ds)]
     value, source, it, ds = min(real, key=lambda r: r[0])  # ties: the first
-    if source != "assign: cost" and real[2][0] > value:
+    if real[2][0] > value:
         log.info("assign: cost: the estimated best assignment simulates at %.6g, %s at %.6g; keeping %s",
                  real[2][0], source, value, source)
     graph = order_it.primary

@@ -443,8 +443,8 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
         from accelsim.partition_plot import partition_png
 
         title = f"{Path(args.model).stem} on {', '.join(data['accelerators']) or system.host.name}"
-        rec = rec or record(sim, point_id="", model=args.model, variant="", sweep={})
-        data["partition_plot"] = str(write_atomic(Path(args.partition_plot), partition_png(rec, title)))
+        drawn = rec or record(sim, point_id="", model=args.model, variant="", sweep={})
+        data["partition_plot"] = str(write_atomic(Path(args.partition_plot), partition_png(drawn, title)))
     if args.json:
         print(json.dumps(data, indent=2))
         return 0

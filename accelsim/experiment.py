@@ -10,6 +10,7 @@ host: host_cpu
 variants:                          # each: accelerators applied in order; [] is the CPU-only baseline
   - {name: cpu_only, accelerators: []}
   - {name: edgetpu_usb, accelerators: [edgetpu_usb], max_delegated_partitions: 1}
+  - {name: both, accelerators: [edgetpu_usb, hexagon_dsp], assign: cost}   # see below
 sweeps:                            # optional; the design points are the cross product
   edgetpu_usb.link.bandwidth: [40 MB/s, 320 MB/s, 1 GB/s]   # <accelerator name>.<config key path>
   max_delegated_partitions: [1, 2, 4]                        # an option of every variant with accelerators
@@ -38,6 +39,11 @@ earlier versions); `none` traces nothing.
 count, `default_trips` applies to loops whose count neither constants nor shapes fix. There is no
 shipped default: a loop nobody can count is an error naming its node, since a guessed count
 would be a latency nobody chose. Reports list every trip count used and where it came from.
+
+`assign` says how a variant's accelerators share the nodes they claim: `order` (the default,
+TFLite's: applied in order, the first claimer takes a node) or `cost` (each claimed run of nodes
+goes to the cheapest target, the host included; `{policy: cost, objective: energy}` minimises
+energy instead of latency; see `accelsim.system.cost_aware_interpreter`).
 
 A sweep over an accelerator's key applies to the variants that contain that accelerator;
 variants without it run once. `host.<key path>` sweeps the host. Every point is stored in
@@ -70,7 +76,17 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import accelsim
-from accelsim.config import Checker, ConfigError, System, apply_overrides, load_hardware, load_system, read_document
+from accelsim.config import (
+    ASSIGN_POLICIES,
+    Assign,
+    Checker,
+    ConfigError,
+    System,
+    apply_overrides,
+    load_hardware,
+    load_system,
+    read_document,
+)
 from accelsim.files import write_atomic
 from accelsim.pareto import DEFAULT_BEST, TRACES
 from accelsim.record import PointResult
@@ -85,6 +101,7 @@ from accelsim.search import (
     sampled_combinations,
 )
 from accelsim.sim import SCHEDULES
+from delegates.spec import OBJECTIVES
 from runtime.errors import AccelsimError
 from runtime.work import LoopTrips
 
@@ -96,7 +113,7 @@ _TOP_KEYS = ("name", "models", "host", "variants", "sweeps", "search", "limits",
              "reports", "traces", "best", "pareto")
 _PARETO_KEYS = ("color",)
 _LOOP_KEYS = ("default_trips", "nodes")
-_VARIANT_KEYS = ("name", "accelerators", *OPTION_KEYS)
+_VARIANT_KEYS = ("name", "accelerators", *OPTION_KEYS, "assign")
 DEFAULT_NUMERICS_RUNS = 5
 
 
@@ -316,8 +333,30 @@ def _variants(errors: _Errors, value: Any, base: Path) -> list[Variant]:
                     errors.add(("variants", i, key), f"expected a whole number >= 0, got {v[key]!r}")
                 else:
                     options[key] = v[key]
+        if "assign" in v:
+            assign = _assign(errors, ("variants", i, "assign"), v["assign"])
+            if assign is not None:
+                options["assign"] = [assign.policy, assign.objective]
         out.append(Variant(name, tuple(paths), options))
     return out
+
+
+def _assign(errors: _Errors, where: tuple, value: Any) -> Assign | None:
+    """A variant's `assign`: a policy name, or {policy: ..., objective: ...}; None (and an error) if malformed."""
+    written = value if isinstance(value, dict) else {"policy": value}
+    unknown = [k for k in written if k not in ("policy", "objective")]
+    for k in unknown:
+        errors.add((*where, k), "unknown key; expected policy or objective")
+    policy, objective = written.get("policy", "order"), written.get("objective", "latency")
+    if policy not in ASSIGN_POLICIES:
+        errors.add(where if not isinstance(value, dict) else (*where, "policy"),
+                   f"expected one of {', '.join(ASSIGN_POLICIES)} (or {{policy: cost, objective: latency|energy}}), "
+                   f"got {policy!r}")
+        return None
+    if objective not in OBJECTIVES:
+        errors.add((*where, "objective"), f"expected one of {', '.join(OBJECTIVES)}, got {objective!r}")
+        return None
+    return None if unknown else Assign(policy, objective)
 
 
 def _sweeps(errors: _Errors, value: Any, random: bool) -> list[tuple[str, tuple | Range]]:
@@ -510,6 +549,7 @@ def resolved_system(point: DesignPoint, options: Mapping[str, int] | None = None
     """
     system = base if base is not None else load_system(point.host, point.accelerators)
     opts = dict(options or {})
+    assign = Assign(*opts.pop("assign")) if "assign" in opts else system.assign  # a system's key, not a partition's
     by_target: dict[str, dict[str, Any]] = {}
     for key, value in point.sweep.items():
         if key in OPTION_KEYS:
@@ -523,7 +563,7 @@ def resolved_system(point: DesignPoint, options: Mapping[str, int] | None = None
         changes = dict(by_target.get(a.name, {}))
         changes.update({f"partition.{k}": v for k, v in opts.items()})
         accels.append(apply_overrides(a, changes) if changes else a)
-    return System(host, tuple(accels))
+    return System(host, tuple(accels), assign)
 
 
 def design_points(experiment: Experiment) -> list[DesignPoint]:

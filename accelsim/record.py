@@ -108,12 +108,13 @@ class EventRow(TypedDict):
 
 
 class PartitionChoiceRecord(TypedDict):
-    """Partition policy 'cost''s decision next to TFLite's (`partition_choice`)."""
+    """Partition policy 'cost''s (or a system's `assign: cost`) decision next to TFLite's (`partition_choice`)."""
 
     objective: str  # what the policy minimised: latency or energy (delegates.spec.OBJECTIVES)
-    search: str  # "exact" (every subset) or "greedy"
+    search: str  # "exact" (every subset) or "greedy"; with assign cost, "assign exact" or "assign greedy"
     tflite_partitions: int  # partitions TFLite's choice delegates
-    host_partitions: list[list[Any]]  # [accelerator name, partition ordinal] pairs kept on the host
+    host_partitions: list[list[Any]]  # [accelerator name, partition ordinal] pairs kept on the host (assign cost:
+    # TFLite's partitions none of whose nodes the chosen assignment delegates)
     tflite_latency_us: float  # latency of TFLite's choice
     tflite_energy_uj: float  # energy of TFLite's choice
     saved_us: float  # TFLite's latency minus this point's

@@ -15,7 +15,8 @@ Layout of `<out_dir>` (normally reports/<experiment>/):
                              column per swept key in SI base units ("key [B/s]"), latency, energy, area
                              proxies, numerics errors when any point checked them
     layers/<slug>.csv        one row per node of every traced point, columns accelsim.results.LAYER_COLUMNS
-    plots/                   breakdown.png, gantt_<slug>.png (points shown in detail), sweep_<key>.png,
+    plots/                   breakdown.png, gantt_<slug>.png (points shown in detail), partitions_<slug>.png
+                             (those of them with accelerators: accelsim.partition_plot), sweep_<key>.png,
                              pareto_<model>.png
     traces/<slug>.json       Chrome trace events of every traced point (Perfetto, chrome://tracing)
 
@@ -67,7 +68,7 @@ TABLE_MAX_ROWS = 50  # rows of a front, failed or missing table
 SWEEP_MAX_LINES = 24  # a sweep plot with more lines than this (e.g. a random search) is left out
 _LONG_POINT_LIST = 8  # points named one by one in a sentence
 DETAIL_MAX = 20  # traced points shown in detail (with a Gantt chart): the fastest, then spread over the rest
-_GENERATED = (("plots", re.compile(r"^(gantt_.+|sweep_.+|pareto_.+|breakdown)\.png$")),
+_GENERATED = (("plots", re.compile(r"^(gantt_.+|partitions_.+|sweep_.+|pareto_.+|breakdown)\.png$")),
               ("traces", re.compile(r"^.+\.json$")),
               ("layers", re.compile(r"^.+\.csv$")))
 
@@ -763,12 +764,15 @@ def _layer_table(p: dict) -> Table:
                   interactive=True)
 
 
-def _detail_section(p: dict, slug: str, gantt: plots.Picture | None) -> Section:
+def _detail_section(p: dict, slug: str, gantt: plots.Picture | None, partitions: plots.Picture | None = None,
+                    ) -> Section:
     label = point_label(p)
     blocks: list[Block] = [Para(_point_paragraph(p, f"traces/{slug}.json")), _point_table(p)]
     if gantt:
         blocks.append(Image(f"plots/gantt_{slug}.png", f"timeline of {label}"))
     blocks.append(Heading(4, "Partitions"))
+    if partitions:
+        blocks.append(_partition_image(p, slug))
     if p["partition_table"]:
         blocks.append(_partition_table(p))
     else:
@@ -887,7 +891,26 @@ def _figures(points: Sequence[dict], names: Sequence[str], shown: Sequence[int],
         p = points[k]
         title = f"{point_label(p)}: one inference, {fmt_us(p['latency_us'])} µs"
         figures[f"plots/gantt_{names[k]}.png"] = plots.Picture(plots.gantt_png(p, title))
+    figures.update(_partition_figures(points, names, shown))
     return figures
+
+
+# -- partition pictures ------------------------------------------------------------------------------
+
+
+def _partition_figures(points: Sequence[dict], names: Sequence[str], shown: Sequence[int]) -> dict[str, plots.Picture]:
+    """plots/partitions_<slug>.png of each point that gets a timeline and has accelerators (CPU-only: all host)."""
+    # partition_plot draws with this module's `ranges`, so it is imported here, once this module exists
+    from accelsim.partition_plot import partition_png
+
+    return {f"plots/partitions_{names[k]}.png": plots.Picture(partition_png(
+        points[k], f"{point_label(points[k])}: where each node runs, in run order")) for k in shown
+        if points[k]["accelerators"]}
+
+
+def _partition_image(p: dict, slug: str) -> Image:
+    return Image(f"plots/partitions_{slug}.png",
+                 f"where each node of {point_label(p)} runs, in run order")
 
 
 _DETAIL_INTRO = (
@@ -955,7 +978,8 @@ def build_document(name: str, points: Sequence[PointResult], missing: Sequence[d
                              f"({len(shown)} of {n_ok} simulated points); every point is in "
                              f"{'the summary table, ' if len(points) <= SUMMARY_MAX_ROWS else ''}"
                              "results.json, results.csv, layers/ and traces/."))
-        body += [_detail_section(points[k], names[k], figures.get(f"plots/gantt_{names[k]}.png")) for k in shown]
+        body += [_detail_section(points[k], names[k], figures.get(f"plots/gantt_{names[k]}.png"),
+                                 figures.get(f"plots/partitions_{names[k]}.png")) for k in shown]
         blocks.append(Section(Heading(2, "Design points in detail"), tuple(body)))
     failed = [p for p in points if p["status"] != "ok"]
     if failed:

@@ -406,7 +406,12 @@ def test_plots_are_pngs_one_per_shown_point_plus_breakdown_and_sweep(written):
                        "gantt_dilated_cnn_int8__edgetpu_usb__edgetpu_usb.link.bandwidth-320_MB_s.png",
                        "gantt_interleaved_int8__cpu_only.png", "gantt_interleaved_int8__hexagon_dsp.png",
                        "gantt_interleaved_int8__edgetpu_usb__edgetpu_usb.link.bandwidth-40_MB_s.png",
-                       "gantt_interleaved_int8__edgetpu_usb__edgetpu_usb.link.bandwidth-1_GB_s.png"])
+                       "gantt_interleaved_int8__edgetpu_usb__edgetpu_usb.link.bandwidth-1_GB_s.png",
+                       # the partition pictures of the same points, but the CPU-only one
+                       "partitions_dilated_cnn_int8__edgetpu_usb__edgetpu_usb.link.bandwidth-320_MB_s.png",
+                       "partitions_interleaved_int8__hexagon_dsp.png",
+                       "partitions_interleaved_int8__edgetpu_usb__edgetpu_usb.link.bandwidth-40_MB_s.png",
+                       "partitions_interleaved_int8__edgetpu_usb__edgetpu_usb.link.bandwidth-1_GB_s.png"])
     assert names == expected
     assert sorted(k for k in files if k.startswith("plots/")) == [f"plots/{n}" for n in expected]
     for name in names:

@@ -12,9 +12,10 @@ Which config sections reach the analysis is one table, `SECTIONS`: a key of ever
 hardware config has (`accelsim.config.KEYS` and `compute:`), checked by the tests against the
 config schema, so a new section must be classified here. The analysis sections are exactly
 what the delegate is built from (`accelsim.config.to_spec`: name, claims, partition policy,
-numerics). A host's config never reaches the analysis (a host claims nothing). One exception,
-written once in `analysis_key`: an accelerator with partition policy 'cost' chooses its
-partitions by cost, so its points share an analysis only with identical systems and schedules.
+numerics), and the system's `assign`. A host's config never reaches the analysis (a host claims
+nothing). One exception, written once in `analysis_facts`: when costs choose where nodes run
+(an accelerator's partition policy 'cost', or `assign: cost`), points share an analysis only
+with identical systems and schedules.
 """
 
 from __future__ import annotations
@@ -78,15 +79,20 @@ def analysis_key(digest: str, system: System, schedule: str = "sequential",
 
 
 def analysis_facts(system: System, schedule: str = "sequential", loops: LoopTrips | None = None) -> Hashable:
-    """What an analysis depends on besides the model: the delegation facts and the loop overrides.
+    """What an analysis depends on besides the model: the delegation facts, `assign`, the loop overrides.
 
-    With an accelerator of partition policy 'cost', the partitions depend on every cost, so the
-    whole system (file locations aside) and the schedule are part of it.
+    When costs choose where nodes run (`chosen_by_cost`), the partitions depend on every cost,
+    so the whole system (file locations aside) and the schedule are part of it.
     """
-    facts: tuple = (delegation_facts(system), _loops_key(loops))
-    if any(a.partition.kind == "cost" for a in system.accelerators):
+    facts: tuple = (delegation_facts(system), system.assign, _loops_key(loops))
+    if chosen_by_cost(system):
         facts += (_costed_system(system), schedule)
     return facts
+
+
+def chosen_by_cost(system: System) -> bool:
+    """Whether costs choose where nodes run: an accelerator's partition policy 'cost', or `assign: cost`."""
+    return system.assign.policy == "cost" or any(a.partition.kind == "cost" for a in system.accelerators)
 
 
 def _costed_system(system: System) -> str:
@@ -106,7 +112,7 @@ class Analysis:
         works: every node's work where it runs.
         facts: `analysis_facts` of the system, schedule and loops it was made for.
         loops: the trip-count overrides it was made with.
-        choice: what partition policy 'cost' decided (None without such an accelerator).
+        choice: what partition policy 'cost' or `assign: cost` decided (None otherwise).
     """
 
     name: str
@@ -124,8 +130,8 @@ def analyze(model: Model | str | bytes, system: System, schedule: str = "sequent
 
     Kernels prepare shapes only (`runtime.Interpreter(shapes_only=True)`): no tables, folded
     weights or requantization stages. `schedule` matters only to accelerators with partition
-    policy 'cost' (it is how they cost their choice); their partitions are chosen by
-    `accelsim.system.cost_aware_interpreter`, which prepares kernels fully.
+    policy 'cost' and to `assign: cost` (it is how they cost their choice); their partitions are
+    chosen by `accelsim.system.cost_aware_interpreter`, which prepares kernels fully.
 
     Raises:
         ModelError: the model cannot be read.
@@ -135,7 +141,7 @@ def analyze(model: Model | str | bytes, system: System, schedule: str = "sequent
     name = model if isinstance(model, str) else "<model>"
     ir = model if isinstance(model, Model) else load_model(model)
     loops = loops if loops is not None else LoopTrips()
-    if any(a.partition.kind == "cost" for a in system.accelerators):
+    if chosen_by_cost(system):
         interpreter, delegates, choice = cost_aware_interpreter(ir, system, schedule, loops)
     else:  # cost_aware_interpreter's delegation, without the numeric preparation nothing here needs
         (interpreter, delegates), choice = build_interpreter(ir, system, shapes_only=True), None

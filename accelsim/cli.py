@@ -274,7 +274,7 @@ _DEFAULT_EXPERIMENT = Path(__file__).resolve().parent.parent / "examples" / "def
 def _cmd_run(args: argparse.Namespace) -> int:
     from accelsim.config import ConfigError
     from accelsim.experiment import load_experiment, run_experiment
-    from accelsim.report import point_label, slower_than_host_points
+    from accelsim.report import slower_sentence, slower_than_host_points
 
     path = args.experiment or str(_DEFAULT_EXPERIMENT)
     if not args.experiment and not _DEFAULT_EXPERIMENT.is_file():
@@ -300,12 +300,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
                                  should_stop=lambda: _STOP["requested"])
     for warning in outcome.warnings:
         print(f"accelsim run: warning: {warning}", file=sys.stderr)
-    slower = slower_than_host_points(outcome.records)
-    if slower:
-        accelerated = sum(1 for r in outcome.records if r["status"] == "ok" and r["accelerators"])
-        print(f"accelsim run: warning: delegation makes {len(slower)} of {accelerated} accelerated design points "
-              "slower than the host alone: " + "; ".join(f"{point_label(r)} ({r['speedup']:.2f}x)" for r in slower),
-              file=sys.stderr)
+    if slower_than_host_points(outcome.records):
+        print(f"accelsim run: warning: {slower_sentence(outcome.records, 'design points')}", file=sys.stderr)
     print(f"{len(outcome.records)} design points ({outcome.cached} cached, {outcome.computed} run, "
           f"{outcome.failed} failed) -> {outcome.out_dir}")
     for kind in ("html", "md", "json", "csv"):
@@ -447,8 +443,8 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
         from accelsim.partition_plot import partition_png
 
         title = f"{Path(args.model).stem} on {', '.join(data['accelerators']) or system.host.name}"
-        rec = rec or record(sim, point_id="", model=args.model, variant="", sweep={})
-        data["partition_plot"] = str(write_atomic(Path(args.partition_plot), partition_png(rec, title)))
+        drawn = rec or record(sim, point_id="", model=args.model, variant="", sweep={})
+        data["partition_plot"] = str(write_atomic(Path(args.partition_plot), partition_png(drawn, title)))
     if args.json:
         print(json.dumps(data, indent=2))
         return 0

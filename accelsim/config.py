@@ -144,12 +144,35 @@ class HardwareConfig:
         return [*self.kind_record.notes(self), *silent]
 
 
+ASSIGN_POLICIES = ("order", "cost")
+
+
+@dataclass(frozen=True)
+class Assign:
+    """How a system shares claimed nodes among its targets (an experiment variant's `assign`).
+
+    'order': TFLite's — accelerators are applied in order and the first that claims a node takes
+    it. 'cost': every claimed run of nodes goes to the target (an accelerator that claims it, or
+    the host) that gives the least simulated `objective` (`accelsim.system.cost_aware_interpreter`).
+    """
+
+    policy: str = "order"
+    objective: str = "latency"
+
+    def __post_init__(self):
+        if self.policy not in ASSIGN_POLICIES:
+            raise ValueError(f"assign must be one of {list(ASSIGN_POLICIES)}, got {self.policy!r}")
+        if self.objective not in OBJECTIVES:
+            raise ValueError(f"assign objective must be one of {list(OBJECTIVES)}, got {self.objective!r}")
+
+
 @dataclass(frozen=True)
 class System:
-    """A host and the accelerators attached to it."""
+    """A host and the accelerators attached to it, and how nodes are shared among them."""
 
     host: HardwareConfig
     accelerators: tuple[HardwareConfig, ...]
+    assign: Assign = Assign()
 
 
 # ---------------------------------------------------------------------------------------------

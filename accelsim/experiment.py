@@ -10,6 +10,7 @@ host: host_cpu
 variants:                          # each: accelerators applied in order; [] is the CPU-only baseline
   - {name: cpu_only, accelerators: []}
   - {name: edgetpu_usb, accelerators: [edgetpu_usb], max_delegated_partitions: 1}
+  - {name: both, accelerators: [edgetpu_usb, hexagon_dsp], assign: cost}   # see below
 sweeps:                            # optional; the design points are the cross product
   edgetpu_usb.link.bandwidth: [40 MB/s, 320 MB/s, 1 GB/s]   # <accelerator name>.<config key path>
   max_delegated_partitions: [1, 2, 4]                        # an option of every variant with accelerators
@@ -20,12 +21,29 @@ schedule: sequential               # or dataflow (also sweepable as `schedule`)
 numerics: false                    # or true (5 runs) or {runs: N}: inference_diff per point
 loops: {default_trips: 16, nodes: {"0:1": 10}}   # optional: trip counts of loops the model does not fix
 reports: [md, html, json, csv]
+traces: pareto                     # or all, or none: which points get Gantt charts, Chrome traces, layers/*.csv
+best: 5                            # with traces: pareto, the k fastest points are traced too
+pareto: {color: edgetpu_usb.compute.rows}   # the swept key colouring the Pareto plot (default: the first)
 ```
+
+`traces: pareto` (the default) traces only the points on a Pareto front (latency x energy,
+latency x MAC units, latency x on-chip bytes; accelsim.pareto) and the `best` fastest: their
+Gantt charts, Chrome traces and per-node tables are written, and the report shows them in
+detail. Which points those are is known only when every point has run, so the store keeps every
+point without its per-node lists (accelsim.results.DETAIL_KEYS) and the report re-simulates the
+chosen few (deterministic, so they come out the same). A 100,000-point run thus neither writes
+100,000 files nor holds 100,000 timelines. `all` stores and traces every point (the behaviour of
+earlier versions); `none` traces nothing.
 
 `loops` sets trip counts of WHILE loops: `nodes` ("<subgraph>:<node>" -> trips) overrides any
 count, `default_trips` applies to loops whose count neither constants nor shapes fix. There is no
 shipped default: a loop nobody can count is an error naming its node, since a guessed count
 would be a latency nobody chose. Reports list every trip count used and where it came from.
+
+`assign` says how a variant's accelerators share the nodes they claim: `order` (the default,
+TFLite's: applied in order, the first claimer takes a node) or `cost` (each claimed run of nodes
+goes to the cheapest target, the host included; `{policy: cost, objective: energy}` minimises
+energy instead of latency; see `accelsim.system.cost_aware_interpreter`).
 
 A sweep over an accelerator's key applies to the variants that contain that accelerator;
 variants without it run once. `host.<key path>` sweeps the host. Every point is stored in
@@ -62,11 +80,32 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 import accelsim
-from accelsim.config import Checker, ConfigError, System, apply_overrides, load_hardware, load_system, read_document
+from accelsim.config import (
+    ASSIGN_POLICIES,
+    Assign,
+    Checker,
+    ConfigError,
+    System,
+    apply_overrides,
+    load_hardware,
+    load_system,
+    read_document,
+)
 from accelsim.files import write_atomic
+from accelsim.pareto import DEFAULT_BEST, TRACES
 from accelsim.record import PointResult
-from accelsim.search import Limit, Range, Search, parse_limits, parse_range, parse_search, sampled_combinations
+from accelsim.search import (
+    Limit,
+    Range,
+    Search,
+    did_you_mean,
+    parse_limits,
+    parse_range,
+    parse_search,
+    sampled_combinations,
+)
 from accelsim.sim import SCHEDULES
+from delegates.spec import OBJECTIVES
 from runtime.errors import AccelsimError
 from runtime.work import LoopTrips
 
@@ -78,9 +117,10 @@ log = logging.getLogger(__name__)
 SHIPPED_CONFIGS = Path(accelsim.__file__).resolve().parent / "hw_configs"  # package data: ships in the wheel
 OPTION_KEYS = ("max_delegated_partitions", "min_nodes_per_partition")
 _TOP_KEYS = ("name", "models", "host", "variants", "sweeps", "search", "limits", "schedule", "numerics", "loops",
-             "reports")
+             "reports", "traces", "best", "pareto")
+_PARETO_KEYS = ("color",)
 _LOOP_KEYS = ("default_trips", "nodes")
-_VARIANT_KEYS = ("name", "accelerators", *OPTION_KEYS)
+_VARIANT_KEYS = ("name", "accelerators", *OPTION_KEYS, "assign")
 DEFAULT_NUMERICS_RUNS = 5
 
 
@@ -105,6 +145,9 @@ class Experiment:
     loops: LoopTrips = field(default_factory=LoopTrips)
     search: Search = Search()
     limits: tuple[Limit, ...] = ()
+    traces: str = "pareto"  # accelsim.pareto.TRACES
+    best: int = DEFAULT_BEST  # with traces pareto: the fastest `best` points are traced too
+    pareto_color: str | None = None  # the swept key colouring the Pareto plot; None: the first swept key
 
 
 @dataclass(frozen=True)
@@ -223,8 +266,9 @@ def load_experiment(path: str | Path) -> Experiment:
         if not isinstance(reports, list) or not reports or any(r not in FORMATS for r in reports):
             errors.add(("reports",), f"expected a list drawn from {', '.join(FORMATS)}, got {reports!r}")
         reports = tuple(reports) if isinstance(reports, list) else None
+    traces, best, color = _trace_options(errors, data, [k for k, _ in sweeps])
     experiment = Experiment(str(name), source, tuple(models), host_path, tuple(variants), tuple(sweeps), schedule,
-                            runs, reports, loops, search, limits)
+                            runs, reports, loops, search, limits, traces, best, color)
     _check_configs(experiment, errors)
     _check_models(experiment, errors)
     if errors.items:
@@ -296,8 +340,30 @@ def _variants(errors: _Errors, value: Any, base: Path) -> list[Variant]:
                     errors.add(("variants", i, key), f"expected a whole number >= 0, got {v[key]!r}")
                 else:
                     options[key] = v[key]
+        if "assign" in v:
+            assign = _assign(errors, ("variants", i, "assign"), v["assign"])
+            if assign is not None:
+                options["assign"] = [assign.policy, assign.objective]
         out.append(Variant(name, tuple(paths), options))
     return out
+
+
+def _assign(errors: _Errors, where: tuple, value: Any) -> Assign | None:
+    """A variant's `assign`: a policy name, or {policy: ..., objective: ...}; None (and an error) if malformed."""
+    written = value if isinstance(value, dict) else {"policy": value}
+    unknown = [k for k in written if k not in ("policy", "objective")]
+    for k in unknown:
+        errors.add((*where, k), "unknown key; expected policy or objective")
+    policy, objective = written.get("policy", "order"), written.get("objective", "latency")
+    if policy not in ASSIGN_POLICIES:
+        errors.add(where if not isinstance(value, dict) else (*where, "policy"),
+                   f"expected one of {', '.join(ASSIGN_POLICIES)} (or {{policy: cost, objective: latency|energy}}), "
+                   f"got {policy!r}")
+        return None
+    if objective not in OBJECTIVES:
+        errors.add((*where, "objective"), f"expected one of {', '.join(OBJECTIVES)}, got {objective!r}")
+        return None
+    return None if unknown else Assign(policy, objective)
 
 
 def _sweeps(errors: _Errors, value: Any, random: bool) -> list[tuple[str, tuple | Range]]:
@@ -327,6 +393,37 @@ def _sweeps(errors: _Errors, value: Any, random: bool) -> list[tuple[str, tuple 
                        f"{' or '.join(OPTION_KEYS)}, or schedule")
         out.append((str(key), span if span is not None else tuple(values)))
     return out
+
+
+def _trace_options(errors: _Errors, data: dict, sweep_keys: Sequence[str]) -> tuple[str, int, str | None]:
+    """`traces`, `best` and `pareto: {color: key}`, checked; a bad value is reported and its default used."""
+    traces = data.get("traces", "pareto")
+    if traces not in TRACES:
+        close = difflib.get_close_matches(str(traces), TRACES, n=1)
+        errors.add(("traces",), f"expected one of {', '.join(TRACES)}, got {traces!r}"
+                   + (f"; did you mean {close[0]!r}?" if close else ""))
+        traces = "pareto"
+    best = data.get("best", DEFAULT_BEST)
+    if isinstance(best, bool) or not isinstance(best, int) or best < 0:
+        errors.add(("best",), f"expected a whole number >= 0 of fastest points to trace, got {best!r}")
+        best = DEFAULT_BEST
+    pareto = data.get("pareto", {})
+    color = None
+    if not isinstance(pareto, dict):
+        errors.add(("pareto",), f"expected a mapping like {{color: <swept key>}}, got {pareto!r}")
+        return traces, best, None
+    for key in pareto:
+        if key not in _PARETO_KEYS:
+            errors.add(("pareto", key), did_you_mean(key, _PARETO_KEYS))
+    if "color" in pareto:
+        color = pareto["color"]
+        if color not in sweep_keys:
+            close = difflib.get_close_matches(str(color), sweep_keys, n=1)
+            errors.add(("pareto", "color"), f"{color!r} is not a swept key; "
+                       + (f"did you mean {close[0]!r}? " if close else "")
+                       + f"swept keys: {', '.join(sweep_keys) or 'none (add sweeps, or leave pareto.color out)'}")
+            color = None
+    return traces, best, color
 
 
 def _numerics(errors: _Errors, value: Any) -> int:
@@ -459,6 +556,7 @@ def resolved_system(point: DesignPoint, options: Mapping[str, int] | None = None
     """
     system = base if base is not None else load_system(point.host, point.accelerators)
     opts = dict(options or {})
+    assign = Assign(*opts.pop("assign")) if "assign" in opts else system.assign  # a system's key, not a partition's
     by_target: dict[str, dict[str, Any]] = {}
     for key, value in point.sweep.items():
         if key in OPTION_KEYS:
@@ -472,7 +570,7 @@ def resolved_system(point: DesignPoint, options: Mapping[str, int] | None = None
         changes = dict(by_target.get(a.name, {}))
         changes.update({f"partition.{k}": v for k, v in opts.items()})
         accels.append(apply_overrides(a, changes) if changes else a)
-    return System(host, tuple(accels))
+    return System(host, tuple(accels), assign)
 
 
 def design_points(experiment: Experiment) -> list[DesignPoint]:
@@ -850,6 +948,7 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
         ran: set[str] = set()
         interrupted: BaseException | None = None
         labels = {p.id: p.label for p in todo}
+        by_id = {p.id: p for p in todo}
         if progress is not None:
             progress(finished, len(points), "cached" if cached else "starting")
         batches = pool.run(todo, {v.name: dict(v.options) for v in experiment.variants})
@@ -857,7 +956,8 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
             if should_stop():
                 raise KeyboardInterrupt
             for batch in batches:
-                store.put_many(batch)  # committed first: an interrupt after this loses nothing
+                # committed first: an interrupt after this loses nothing
+                store.put_many([_stored(rec, by_id[rec["id"]], experiment.traces) for rec in batch])
                 for rec in batch:
                     ran.add(rec["id"])
                     finished += 1
@@ -881,19 +981,50 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
     return outcome
 
 
+def _stored(rec: PointResult, point: DesignPoint, traces: str) -> PointResult:
+    """What the store keeps of a finished point: its record with the area proxies of its system, and
+    without the per-node lists unless every point is traced (the report re-simulates the points it traces)."""
+    from accelsim.results import area, summary
+
+    kept = rec if traces == "all" else summary(rec)
+    return {**kept, **area(point.system)} if point.system is not None else kept
+
+
+def _with_details(experiment: Experiment, points: Sequence[DesignPoint], records: list[PointResult],
+                  traced: set[str]) -> list[PointResult]:
+    """`records` with the traced ones that were stored without details re-simulated (same numbers, with details)."""
+    from accelsim.results import DETAIL_KEYS
+
+    by_id = {p.id: p for p in points}
+    options = {v.name: dict(v.options) for v in experiment.variants}
+    out = []
+    for rec in records:
+        if rec["id"] in traced and rec["status"] == "ok" and "events" not in rec:
+            point = by_id[rec["id"]]
+            again = run_point(point, options[point.variant])
+            if again["status"] == "ok":
+                rec = {**rec, **{k: again[k] for k in DETAIL_KEYS}}
+        out.append(rec)
+    return out
+
+
 def _report(experiment: Experiment, out: Path, points: Sequence[DesignPoint], stored: Mapping[str, dict],
             n_cached: int, migrated: int, stale: int, pruned: bool, warning: str | None) -> RunOutcome:
     """Write the report of the stored records of `points` (in the experiment's order) and sum the run up."""
+    from accelsim.pareto import traced_ids
     from accelsim.report import FORMATS, write_report
     from accelsim.store import STORE_FILE
 
     records = [stored[p.id] for p in points if p.id in stored]
     _fill_speedups(records)
+    traced = traced_ids(records, experiment.traces, experiment.best)
+    if traced is not None:
+        records = _with_details(experiment, points, records, set(traced))
     missing = [p for p in points if p.id not in stored]
     written = write_report(out, experiment.name, records, formats=experiment.reports or FORMATS,
                            missing=[{"id": p.id, "model_name": Path(p.model).stem, "variant": p.variant,
                                      "sweep": dict(p.sweep)} for p in missing],
-                           experiment=report_context(experiment, len(points)))
+                           experiment=report_context(experiment, len(points)), traced=traced)
     return RunOutcome(records, missing, n_cached, len(records) - n_cached,
                       sum(1 for r in records if r["status"] != "ok"), written, out, stale, pruned,
                       (warning,) if warning else (), migrated, out / STORE_FILE)
@@ -901,9 +1032,12 @@ def _report(experiment: Experiment, out: Path, points: Sequence[DesignPoint], st
 
 def report_context(experiment: Experiment, n_points: int) -> dict[str, Any]:
     """What write_report needs to know of the experiment: its file, size, and the file's order of names."""
+    keys = [k for k, _ in experiment.sweeps]
     return {"source": experiment.source, "points": n_points,
             "models": list(dict.fromkeys(Path(m).stem for m in experiment.models)),
-            "variants": [v.name for v in experiment.variants], "sweep_keys": [k for k, _ in experiment.sweeps]}
+            "variants": [v.name for v in experiment.variants], "sweep_keys": keys,
+            "traces": experiment.traces, "best": experiment.best,
+            "pareto_color": experiment.pareto_color or (keys[0] if keys else None)}
 
 
 def _fill_speedups(records: Sequence[dict]) -> None:

@@ -11,6 +11,7 @@ and the nodes it applies to.
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,8 +24,12 @@ from accelsim.plots import _RC, _png
 from accelsim.report import ranges
 
 PER_ROW = 40  # cells per row: 250 nodes make 7 rows of cells wide enough for a rotated op name
-ROW = 1.7  # height of a row in cell heights: a cell (0.8) plus its labels above and below
+NOTE_CHARS_PER_INCH = 19  # characters of the 6.5 pt notes under the strip that fit an inch, for wrapping
+LABEL_CELLS = 3  # a boundary label is about this many cells wide
+ROW = 1.9  # height of a row in cell heights: a cell (0.8) plus its labels above and below
 HOST_COLOR = "#BBBBBB"
+BOUNDARY_NOTE = ("Black bars: partition boundaries. 'Pn in': bytes copied to the device where partition n starts; "
+                 "'out': bytes copied back where it ends (no number: shared memory, nothing copied).")
 _HUES = ("#4C72B0", "#DD8452", "#55A868", "#8172B3", "#937860", "#DA8BC3")
 
 
@@ -33,6 +38,14 @@ def _shade(color: str, k: int) -> tuple[float, float, float]:
     r, g, b = to_rgb(color)
     mix = 0.45 * (k % 2) + 0.15 * ((k // 2) % 2)
     return (r + (1 - r) * mix, g + (1 - g) * mix, b + (1 - b) * mix)
+
+
+def _bytes(n: int) -> str:
+    """Bytes for a label one cell wide: 512 B, 3.1 kB, 1.2 MB."""
+    for unit, scale in (("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n} B"
 
 
 def _reason_numbers(rejected: Sequence[dict]) -> dict[str, tuple[int, list[int]]]:
@@ -54,13 +67,22 @@ def partition_png(rec: dict[str, Any], title: str, per_row: int = PER_ROW) -> by
     table = {(p["unit"], p["partition"]): p for p in rec.get("partition_table", ())}
     rows = max(1, math.ceil(len(nodes) / per_row))
     cols = max(1, min(per_row, len(nodes)))
-    notes = len(reasons)
+    # a cell is 0.35 in wide; short models get a narrower figure, never one too narrow for the legend
+    width = max(9.0, 0.35 * cols + 0.6)
+    notes = "\n".join(textwrap.fill(line, int(width * NOTE_CHARS_PER_INCH), subsequent_indent="    ") for line in (
+        BOUNDARY_NOTE, *(f"r{number}: {reason} (node{'s' * (len(members) > 1)} {ranges(members)})"
+                         for reason, (number, members) in reasons.items())))
+    notes_height = 0.17 * (notes.count("\n") + 1) + 0.1
+    height = 1.1 + ROW * rows + notes_height
     with matplotlib.rc_context(_RC):
-        # a cell is 0.35 in wide; short models get a narrower figure, never one too narrow for the legend
-        fig = Figure(figsize=(max(9.0, 0.35 * cols + 0.6), 0.9 + ROW * rows + 0.17 * notes), layout="constrained")
+        fig = Figure(figsize=(width, height), layout="constrained")
         ax = fig.add_subplot()
+        last_start = last_end = -LABEL_CELLS  # where the last boundary labels were, in this row
+        lifted_start = dropped_end = False
         for i, n in enumerate(nodes):
             x, y = i % per_row, -(i // per_row) * ROW
+            if x == 0:
+                last_start = last_end = -LABEL_CELLS
             on_host = n["unit"] == "host"
             color = HOST_COLOR if on_host else _shade(hue[n["unit"]], n["partition"])
             ax.add_patch(Rectangle((x, y), 0.92, 0.8, facecolor=color, edgecolor="white",
@@ -75,28 +97,32 @@ def partition_png(rec: dict[str, Any], title: str, per_row: int = PER_ROW) -> by
             key = (n["unit"], n["partition"])
             if on_host:
                 continue
+            # labels of boundaries closer than LABEL_CELLS cells alternate between two heights
             if previous is None or (previous["unit"], previous["partition"]) != key:
                 ax.plot([x - 0.04, x - 0.04], [y - 0.15, y + 1.05], color="black", linewidth=1.2)
                 crossing = table.get(key, {}).get("input_bytes", 0)
-                ax.text(x + 0.02, y + 1.1, f"P{n['partition']} in {crossing:,} B", ha="left", va="bottom",
+                lift = 0.2 * (x - last_start < LABEL_CELLS and not lifted_start)
+                lifted_start, last_start = bool(lift), x
+                ax.text(x + 0.02, y + 1.1 + lift, f"P{n['partition']}" + (f" in {_bytes(crossing)}" if crossing
+                                                                           else ""), ha="left", va="bottom",
                         fontsize=5.5)
             if following is None or (following["unit"], following["partition"]) != key:
                 ax.plot([x + 0.96, x + 0.96], [y - 0.15, y + 1.05], color="black", linewidth=1.2)
                 crossing = table.get(key, {}).get("output_bytes", 0)
-                ax.text(x + 0.94, y - 0.2, f"out {crossing:,} B", ha="right", va="top", fontsize=5.5)
+                if crossing:
+                    drop = 0.2 * (x - last_end < LABEL_CELLS and not dropped_end)
+                    dropped_end, last_end = bool(drop), x
+                    ax.text(x + 0.94, y - 0.2 - drop, f"out {_bytes(crossing)}", ha="right", va="top", fontsize=5.5)
         ax.set_xlim(-0.3, cols + 0.2)
-        ax.set_ylim(-(rows - 1) * ROW - 0.45, 1.45)
+        ax.set_ylim(-(rows - 1) * ROW - 0.65, 1.65)
         ax.set_axis_off()
         handles = [Patch(color=HOST_COLOR, label="host")]
         handles += [Patch(color=hue[u], label=f"{u} (shades: partitions)") for u in units]
         if reasons:
             handles.append(Patch(facecolor="white", edgecolor="black", hatch="////", label="refused (rN below)"))
         fig.legend(handles=handles, loc="outside upper right", ncols=len(handles), frameon=False)
-        fig.suptitle(title, x=0.01, ha="left")
-        if reasons:
-            text = "\n".join(f"r{number}: {reason} (node{'s' * (len(members) > 1)} {ranges(members)})"
-                             for reason, (number, members) in reasons.items())
-            fig.text(0.01, 0.005, text, ha="left", va="bottom", fontsize=6.5)
-            share = (0.17 * notes + 0.1) / (0.9 + ROW * rows + 0.17 * notes)  # the notes' part of the height
-            fig.get_layout_engine().set(rect=(0, share, 1, 1 - share))
+        ax.set_title(title, loc="left")
+        fig.text(0.01, 0.005, notes, ha="left", va="bottom", fontsize=6.5)
+        share = notes_height / height  # the notes' part of the figure's height
+        fig.get_layout_engine().set(rect=(0, share, 1, 1 - share))
         return _png(fig)

@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import matplotlib
+import matplotlib.colors
+import matplotlib.ticker
+import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
@@ -320,3 +323,93 @@ def sweep_figure(key: str, lines: Sequence[SweepLine], axis: SweepAxis) -> tuple
 def _tip(name: str, latency_us: float, speedup: float | None) -> str:
     speed = f", {speedup:.2f}× vs CPU only" if speedup is not None else ""
     return f"{name}\n{latency_us:,.2f} µs{speed}"
+
+
+PARETO_LOG_SPAN = 10.0  # a Pareto axis whose positive values span a decade or more is logarithmic
+
+
+@dataclass(frozen=True)
+class ParetoPanel:
+    """One objective pair of a model: every ok point, and the front's points in order of x."""
+
+    x_label: str
+    y_label: str
+    x: tuple[float, ...]
+    y: tuple[float, ...]
+    front: tuple[int, ...]  # indices into x and y, sorted by x
+
+
+def pareto_png(title: str, panels: Sequence[ParetoPanel], color_key: str, colors: Sequence[Any]) -> bytes:
+    """Side-by-side scatter plots of objective pairs: every point in grey, the front coloured by a swept key.
+
+    Args:
+        colors: the colouring value of every point (as written; None where the key is not swept): numeric
+            values get a colour bar in the smallest value's unit, others a legend.
+    """
+    numbers = [sweep_number(c) if c is not None else None for c in colors]
+    numeric = any(n is not None for n in numbers) and all(n is not None for n, c in zip(numbers, colors)
+                                                          if c is not None)
+    with matplotlib.rc_context(_RC):
+        fig = Figure(figsize=(5.2 * len(panels) + 1.5, 4.6), layout="constrained")
+        axes = fig.subplots(1, len(panels), squeeze=False)[0]
+        mappable = None
+        handles: dict[str, Any] = {}
+        if numeric:
+            unit = min((n for n in numbers if n is not None), key=lambda n: n[0])[1]
+            scale = sweep_number(f"1 {unit}")[0] if unit else 1.0
+            values = [n[0] / scale if n is not None else None for n in numbers]
+            known = [v for v in values if v is not None]
+            log = min(known) > 0 and max(known) / min(known) >= PARETO_LOG_SPAN
+            norm = (matplotlib.colors.LogNorm if log else matplotlib.colors.Normalize)(min(known), max(known))
+            bar_label = f"{color_key} ({unit})" if unit else color_key
+        else:
+            categories = list(dict.fromkeys(str(c) for c in colors if c is not None))
+            palette = matplotlib.colormaps["tab10" if len(categories) <= 10 else "tab20"].colors
+            shade = {c: palette[k % len(palette)] for k, c in enumerate(categories)}
+        for ax, panel in zip(axes, panels):
+            # Every point: small and rasterized, so 100,000 of them draw fast and keep the PNG small
+            # (arrays, not tuples: matplotlib converts a long sequence element by element).
+            ax.scatter(np.asarray(panel.x, dtype=float), np.asarray(panel.y, dtype=float),
+                       s=14 if len(panel.x) < 1000 else 4, color="#8c959f", alpha=0.6,
+                       linewidths=0, rasterized=True, label="all points")
+            fx = [panel.x[i] for i in panel.front]
+            fy = [panel.y[i] for i in panel.front]
+            ax.step(fx, fy, where="post", color="#1f2328", linewidth=1.0, alpha=0.7, label="Pareto front")
+            unswept = [k for k, i in enumerate(panel.front) if colors[i] is None]
+            if unswept:
+                ax.scatter([fx[k] for k in unswept], [fy[k] for k in unswept], s=36, color="white",
+                           edgecolors="#1f2328", linewidths=1.0, zorder=3, label="front (key not swept)")
+            swept = [k for k, i in enumerate(panel.front) if colors[i] is not None]
+            if numeric and swept:
+                mappable = ax.scatter([fx[k] for k in swept], [fy[k] for k in swept],
+                                      c=[values[panel.front[k]] for k in swept], cmap="viridis", norm=norm, s=36,
+                                      edgecolors="#1f2328", linewidths=0.6, zorder=4)
+            elif swept:
+                for k in swept:
+                    name = str(colors[panel.front[k]])
+                    handles[name] = ax.scatter([fx[k]], [fy[k]], s=36, color=shade[name], edgecolors="#1f2328",
+                                               linewidths=0.6, zorder=4, label=name)
+            for data, label, axis, set_scale in ((panel.x, panel.x_label, ax.xaxis, ax.set_xscale),
+                                                 (panel.y, panel.y_label, ax.yaxis, ax.set_yscale)):
+                positive = [v for v in data if v > 0]
+                if len(positive) == len(data) and positive and max(positive) / min(positive) >= PARETO_LOG_SPAN:
+                    set_scale("log")
+                    axis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+                    axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+                # Bytes in engineering notation (8.4 MB), other numbers plainly (300, not 3 × 10²).
+                axis.set_major_formatter(matplotlib.ticker.EngFormatter(unit="B") if "bytes" in label
+                                         else matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.6g}"))
+            log_x, log_y = ax.get_xscale() == "log", ax.get_yscale() == "log"
+            ax.set_xlabel(panel.x_label + (", log scale" if log_x else ""))
+            ax.set_ylabel(panel.y_label + (", log scale" if log_y else ""))
+            ax.set_title(f"{panel.y_label.split(' (')[0]} vs latency: {len(panel.front)} on the front", loc="left")
+        first = axes[0]
+        base_handles, base_labels = first.get_legend_handles_labels()
+        keep = [(h, lab) for h, lab in zip(base_handles, base_labels) if lab not in handles]
+        legend = [*keep, *((h, f"{color_key} = {n}") for n, h in handles.items())]
+        fig.legend([h for h, _ in legend], [lab for _, lab in legend], loc="outside lower center",
+                   ncols=min(len(legend), 6), frameon=False)
+        if mappable is not None:
+            fig.colorbar(mappable, ax=list(axes), label=f"front coloured by {bar_label}", shrink=0.9)
+        fig.suptitle(title, x=0.01, ha="left")
+        return _png(fig)

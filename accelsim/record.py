@@ -108,12 +108,13 @@ class EventRow(TypedDict):
 
 
 class PartitionChoiceRecord(TypedDict):
-    """Partition policy 'cost''s decision next to TFLite's (`partition_choice`)."""
+    """Partition policy 'cost''s (or a system's `assign: cost`) decision next to TFLite's (`partition_choice`)."""
 
     objective: str  # what the policy minimised: latency or energy (delegates.spec.OBJECTIVES)
-    search: str  # "exact" (every subset) or "greedy"
+    search: str  # "exact" (every subset) or "greedy"; with assign cost, "assign exact" or "assign greedy"
     tflite_partitions: int  # partitions TFLite's choice delegates
-    host_partitions: list[list[Any]]  # [accelerator name, partition ordinal] pairs kept on the host
+    host_partitions: list[list[Any]]  # [accelerator name, partition ordinal] pairs kept on the host (assign cost:
+    # TFLite's partitions none of whose nodes the chosen assignment delegates)
     tflite_latency_us: float  # latency of TFLite's choice
     tflite_energy_uj: float  # energy of TFLite's choice
     saved_us: float  # TFLite's latency minus this point's
@@ -175,7 +176,12 @@ class PointHeader(TypedDict):
 
 
 class PointResult(PointHeader, total=False):
-    """A design point's record: the header, plus (present exactly when status is "ok") its numbers."""
+    """A design point's record: the header, plus (present exactly when status is "ok") its numbers.
+
+    Two groups are all-or-none: DETAIL_KEYS, which an experiment with `traces: pareto | none` does
+    not store for points it does not trace, and AREA_KEYS, which the experiment adds (on every
+    status) as it stores a point, from the point's system.
+    """
 
     latency_us: float  # simulated end-to-end latency of one inference
     init_us: float  # simulated initialization (parameter loading), not part of latency
@@ -206,3 +212,11 @@ class PointResult(PointHeader, total=False):
     events: list[EventRow]
     partition_choice: PartitionChoiceRecord | None  # None unless a partition policy 'cost' accelerator ran
     numerics: NumericsRecord | None  # None unless the experiment asked for numerics
+    area_macs: int | float  # area proxy: peak MACs per cycle of host and accelerators (whole for shipped kinds)
+    area_onchip_bytes: int  # area proxy: bytes of the sized memory levels of the host and every accelerator
+
+
+# The per-node and per-partition lists: what traces, layer tables and a report's detail sections need.
+DETAIL_KEYS = ("events", "op_profile", "op_summary", "node_costs", "partition_table", "rejected", "loops")
+# The area proxies (accelsim.results.area), set by the experiment as it stores a point.
+AREA_KEYS = ("area_macs", "area_onchip_bytes")

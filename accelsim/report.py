@@ -2,19 +2,29 @@
 
 Layout of `<out_dir>` (normally reports/<experiment>/):
 
-    report.md                summary, breakdown, sweeps, and per shown point its totals, partitions,
-                             rejected nodes and numerics; failures; missing points
+    report.md                summary (every point up to SUMMARY_MAX_ROWS, else ranges per model x variant
+                             and the fastest), Pareto fronts (plot and tables), breakdown, sweeps, and per
+                             shown point its totals, partitions, rejected nodes and numerics; failures;
+                             missing points
     report.html              the same plus every shown point's per-node table and op profile (collapsed);
                              tables sort on a click on their heading and filter as you type; sweep plot
                              points name themselves on hover; one self-contained file
     results.json             {"experiment", "version" (accelsim's), "points": every record, "missing": points
-                             that did not finish}
-    results.csv              one row per design point, columns accelsim.results.CSV_COLUMNS
-    layers/<slug>.csv        one row per node of every simulated point, columns accelsim.results.LAYER_COLUMNS
-    plots/                   breakdown.png, gantt_<slug>.png (points shown in detail), sweep_<key>.png
-    traces/<slug>.json       Chrome trace events of every simulated point (Perfetto, chrome://tracing)
-    layers/<slug>.csv        with csv: one row per node of the point, accelsim.results.LAYER_COLUMNS and
-                             bytes.<level> for every memory level its nodes used
+                             that did not finish, "columns" and "rows": the tidy table of results.csv}
+    results.csv              one row per design point, accelsim.results.tidy_table: identity, a numeric
+                             column per swept key in SI base units ("key [B/s]"), latency, energy, area
+                             proxies, numerics errors when any point checked them
+    layers/<slug>.csv        one row per node of every traced point, columns accelsim.results.LAYER_COLUMNS
+    plots/                   breakdown.png, gantt_<slug>.png (points shown in detail), partitions_<slug>.png
+                             (those of them with accelerators: accelsim.partition_plot), sweep_<key>.png,
+                             pareto_<model>.png
+    traces/<slug>.json       Chrome trace events of every traced point (Perfetto, chrome://tracing)
+
+Traced points: every ok point, or those write_report is given (`traced`: an experiment's
+`traces: pareto` passes the Pareto fronts and the best k). At most DETAIL_MAX of them are shown
+in detail. Tables that could grow with the point count are cut (SUMMARY_MAX_ROWS, TABLE_MAX_ROWS)
+with a sentence saying how many rows there are and which file holds them all, in report.md and
+report.html alike, so both stay readable at 100,000 points.
 
 Every number comes from the records (accelsim.results), so the files agree. Models, variants and
 sweep keys appear in the experiment file's order when the caller passes it (else alphabetically).
@@ -27,13 +37,14 @@ from __future__ import annotations
 
 import base64
 import csv
+import functools
 import html
 import io
 import itertools
 import json
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,15 +52,24 @@ from typing import Any
 import accelsim
 from accelsim import plots
 from accelsim.files import write_atomic
+from accelsim.pareto import DEFAULT_BEST, FRONTS, OBJECTIVES, best_ids, front_ids
 from accelsim.record import PointResult
-from accelsim.results import CSV_COLUMNS, LAYER_COLUMNS, layer_rows
+from accelsim.results import LAYER_COLUMNS, layer_rows, tidy_table
 from accelsim.trace import trace_document
 
 TOP_BY_TIME = 10  # StatSummarizerOptions' default time_limit: benchmark_model lists the 10 slowest nodes
 _LONG_NODE_LIST = 8  # rejected nodes listed one by one up to this many, as index ranges beyond
 _LONG_VALUE_LIST = 8  # sweep values listed one by one in the summary up to this many, as a range beyond
 BREAKDOWN_MAX_BARS = 40  # more ok points than this: the breakdown chart shows only the points shown in detail
-_GENERATED = (("plots", re.compile(r"^(gantt_.+|sweep_.+|breakdown)\.png$")), ("traces", re.compile(r"^.+\.json$")),
+# Readable at any point count: tables beyond these sizes show their first rows and say where the rest is.
+SUMMARY_MAX_ROWS = 50  # more points: the summary is ranges per model x variant and the best points
+HTML_MAX_ROWS = 1000  # report.html's collapsed, sortable table of every point holds at most this many
+TABLE_MAX_ROWS = 50  # rows of a front, failed or missing table
+SWEEP_MAX_LINES = 24  # a sweep plot with more lines than this (e.g. a random search) is left out
+_LONG_POINT_LIST = 8  # points named one by one in a sentence
+DETAIL_MAX = 20  # traced points shown in detail (with a Gantt chart): the fastest, then spread over the rest
+_GENERATED = (("plots", re.compile(r"^(gantt_.+|partitions_.+|sweep_.+|pareto_.+|breakdown)\.png$")),
+              ("traces", re.compile(r"^.+\.json$")),
               ("layers", re.compile(r"^.+\.csv$")))
 
 
@@ -402,6 +422,21 @@ def slugs(points: Sequence[dict[str, Any]]) -> list[str]:
     return out
 
 
+def _detail_subset(points: Sequence[dict[str, Any]], indices: Collection[int], best: int) -> list[int]:
+    """At most DETAIL_MAX of `indices`: the `best` fastest, then points evenly spaced in latency over the rest.
+
+    A front of a rows x cols sweep can hold hundreds of points; each gets a trace and a layer
+    table, but a report of hundreds of detail sections (and Gantt charts) would not be read.
+    """
+    by_latency = sorted(indices, key=lambda k: (points[k]["latency_us"], points[k]["id"]))
+    if len(by_latency) <= DETAIL_MAX:
+        return sorted(by_latency)
+    head, rest = by_latency[:min(best, DETAIL_MAX)], by_latency[min(best, DETAIL_MAX):]
+    take = DETAIL_MAX - len(head)
+    spread = [rest[round(i * (len(rest) - 1) / max(take - 1, 1))] for i in range(take)] if take else []
+    return sorted({*head, *spread})
+
+
 def detailed(points: Sequence[dict[str, Any]]) -> list[int]:
     """Indices of the ok points shown in detail: all of a model × variant, or its first and last sweep point."""
     groups: dict[tuple, list[int]] = defaultdict(list)
@@ -514,9 +549,7 @@ def _summary_paragraph(name: str, points: Sequence[dict], missing: Sequence[dict
         text += " Fastest with accelerators: " + "; ".join(best) + "."
     slower = slower_than_host_points(ok)
     if slower:
-        text += (f" Warning: delegation makes {len(slower)} of {sum(1 for p in ok if p['accelerators'])} accelerated "
-                 f"points slower than the host alone: " + "; ".join(
-                     f"{point_label(p)} ({fmt_speedup(p['speedup'])})" for p in slower) + ".")
+        text += f" Warning: {slower_sentence(ok, 'points')}."
     text += (" Latencies are simulated microseconds for one inference; speed-up is the CPU-only latency of "
              "the same model and sweep point over the point's latency.")
     return text
@@ -526,6 +559,19 @@ def slower_than_host_points(points: Sequence[dict]) -> list[dict]:
     """The ok accelerated points whose latency is above the host-only latency of the same model (speed-up < 1)."""
     return [p for p in points if p["status"] == "ok" and p["accelerators"] and p["speedup"] is not None
             and p["speedup"] < 1]
+
+
+def slower_sentence(points: Sequence[dict], noun: str) -> str:
+    """'delegation makes 3 of 5 accelerated <noun> slower than the host alone: a (0.5×); ...', naming at most
+    _LONG_POINT_LIST points so the sentence stays one readable line whatever the point count.
+
+    The report and `accelsim run`'s warning both say it with this function.
+    """
+    slower = slower_than_host_points(points)
+    accelerated = sum(1 for p in points if p["status"] == "ok" and p["accelerators"])
+    named = "; ".join(f"{point_label(p)} ({fmt_speedup(p['speedup'])})" for p in slower[:_LONG_POINT_LIST])
+    more = f"; and {len(slower) - _LONG_POINT_LIST} more (results.csv)" if len(slower) > _LONG_POINT_LIST else ""
+    return f"delegation makes {len(slower)} of {accelerated} accelerated {noun} slower than the host alone: {named}{more}"
 
 
 def _summary_table(points: Sequence[dict], keys: Sequence[str]) -> Table:
@@ -543,6 +589,109 @@ def _summary_table(points: Sequence[dict], keys: Sequence[str]) -> Table:
         rows.append([p["model_name"], p["variant"], *sweep, *numbers])
     return _table(headers, rows, [False, False, *(False for _ in keys), True, True, True, True, True, True, True],
                   interactive=True)
+
+
+def _cut(rows: Sequence, limit: int, where: str) -> tuple[Sequence, list[Block]]:
+    """The first `limit` rows, and a sentence saying how many there are and where all of them are, when cut."""
+    if len(rows) <= limit:
+        return rows, []
+    return rows[:limit], [Para(f"The table shows the first {limit} of {len(rows)} rows; all of them are in {where}.")]
+
+
+def _fmt_count(x: float | None) -> str:
+    return "—" if x is None else f"{x:,.0f}"
+
+
+def _span(values: Sequence[float], fmt: Callable[[float], str]) -> str:
+    low, high = min(values), max(values)
+    return fmt(low) if low == high else f"{fmt(low)} – {fmt(high)}"
+
+
+_TIDY_NOTE = ("Every point is in results.csv, one row each: a numeric column per swept key in SI base units with the "
+              "unit in its header (e.g. [B/s], [Hz], [B]), then latency, energy, the area proxies (MAC units: peak "
+              "MACs per cycle of the host and accelerators summed; on-chip bytes: their sized memory levels) and, "
+              "when numerics ran, the largest errors; results.json holds the same table and every record.")
+
+
+def _summary_section(points: Sequence[dict], keys: Sequence[str], best: int) -> Section:
+    """Every point in one table when there are few; else ranges per model x variant and the fastest points."""
+    if not points:
+        return Section(Heading(2, "Summary"), (Para("No design point finished."),))
+    if len(points) <= SUMMARY_MAX_ROWS:
+        return Section(Heading(2, "Summary"), (Para(_TIDY_NOTE), _summary_table(points, keys)))
+    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for p in points:
+        groups[(p["model_name"], p["variant"])].append(p)
+    rows = []
+    for (model, variant), group in groups.items():
+        ok = [p for p in group if p["status"] == "ok"]
+        if not ok:
+            rows.append([model, variant, str(len(group)), str(len(group)), *(["—"] * 6)])
+            continue
+        lat, energy = [p["latency_us"] for p in ok], [p["energy_uj"] for p in ok]
+        macs = [p["area_macs"] for p in ok if p.get("area_macs") is not None]
+        onchip = [p["area_onchip_bytes"] for p in ok if p.get("area_onchip_bytes") is not None]
+        rows.append([model, variant, str(len(group)), str(len(group) - len(ok)), fmt_us(min(lat)), fmt_us(max(lat)),
+                     fmt_uj(min(energy)), fmt_uj(max(energy)), _span(macs, _fmt_count) if macs else "—",
+                     _span(onchip, _fmt_count) if onchip else "—"])
+    ranges_table = _table(["Model", "Variant", "Points", "Failed", "Best latency (µs)", "Worst latency (µs)",
+                           "Best energy (µJ)", "Worst energy (µJ)", "MAC units", "On-chip (bytes)"], rows,
+                          [False, False, *([True] * 8)])
+    wanted = set(best_ids(points, best))
+    fastest = [p for p in points if p["id"] in wanted]
+    fastest.sort(key=lambda p: (p["latency_us"], p["id"]))
+    return Section(Heading(2, "Summary"), (
+        Para(f"{len(points)} design points, too many to list in report.md: per model and variant, how many ran "
+             f"and the range of each objective. {_TIDY_NOTE}"),
+        ranges_table,
+        Heading(3, f"The {len(fastest)} fastest points"),
+        _objectives_table(fastest, keys, interactive=False),
+        _every_point_section(points, keys)))
+
+
+def _every_point_section(points: Sequence[dict], keys: Sequence[str]) -> Section:
+    """report.html only, collapsed: the sortable table of every point, or of the HTML_MAX_ROWS fastest."""
+    if len(points) <= HTML_MAX_ROWS:
+        return Section(Heading(3, f"Every point ({len(points)})"), (_summary_table(points, keys),), open=False,
+                       html_only=True)
+    # Failed points have no latency: they sort last, so the cut keeps the fastest.
+    fastest = sorted(points, key=lambda p: (p["status"] != "ok", p.get("latency_us") or 0.0, p["id"]))
+    return Section(Heading(3, f"The {HTML_MAX_ROWS:,} fastest of {len(points):,} points"), (
+        Para(f"A page of {len(points):,} rows would not stay usable: this table holds the {HTML_MAX_ROWS:,} fastest; "
+             "results.csv holds every point."), _summary_table(fastest[:HTML_MAX_ROWS], keys)), open=False,
+        html_only=True)
+
+
+def _objectives_table(points: Sequence[dict], keys: Sequence[str], *, interactive: bool = True) -> Table:
+    """Points with their swept values and every objective: latency, energy, MAC units, on-chip bytes."""
+    rows = [[p["model_name"], p["variant"], *(str(p["sweep"][k]) if k in p["sweep"] else "—" for k in keys),
+             fmt_us(p["latency_us"]), fmt_speedup(p["speedup"]), fmt_uj(p["energy_uj"]), _fmt_count(p.get("area_macs")),
+             _fmt_count(p.get("area_onchip_bytes"))] for p in points]
+    return _table(["Model", "Variant", *keys, "Latency (µs)", "Speed-up", "Energy (µJ)", "MAC units",
+                   "On-chip (bytes)"], rows, [False, False, *(False for _ in keys), True, True, True, True, True],
+                  interactive=interactive)
+
+
+def _fronts_section(points: Sequence[dict], keys: Sequence[str], fronts: dict[tuple[str, str], list[str]],
+                    figures: dict[str, plots.Picture], color: str | None) -> Section | None:
+    """The Pareto fronts: per model a plot of every objective pair, and a table per pair."""
+    if not any(fronts.values()):
+        return None
+    by_id = {p["id"]: p for p in points}
+    body: list[Block] = [Para(
+        "A point is on a front when no other point of the same model is at least as good in both objectives and "
+        "better in one (every objective is minimised). Area is two separate proxies: MAC units (the peak MACs per "
+        "cycle of the host and the accelerators, summed) and on-chip bytes (their memory levels that have a size). "
+        f"The plots show every point in grey and the front coloured by {color or 'variant'}; an axis is "
+        f"logarithmic when its values span {plots.PARETO_LOG_SPAN:g}× or more.")]
+    body += [Image(path, f"Pareto fronts of {path[len('plots/pareto_'):-len('.png')]}") for path in figures
+             if path.startswith("plots/pareto_")]
+    for (_, y_key), ids in fronts.items():
+        rows, note = _cut([by_id[i] for i in ids], TABLE_MAX_ROWS, "results.csv")
+        body += [Heading(3, f"Latency × {OBJECTIVES[y_key].split(' (')[0]}: {len(ids)} point{'s' * (len(ids) != 1)} "
+                            "on the front"),
+                 *note, _objectives_table(rows, keys)]
+    return Section(Heading(2, "Pareto fronts"), tuple(body))
 
 
 def _point_table(p: dict) -> Table:
@@ -615,12 +764,15 @@ def _layer_table(p: dict) -> Table:
                   interactive=True)
 
 
-def _detail_section(p: dict, slug: str, gantt: plots.Picture | None) -> Section:
+def _detail_section(p: dict, slug: str, gantt: plots.Picture | None, partitions: plots.Picture | None = None,
+                    ) -> Section:
     label = point_label(p)
     blocks: list[Block] = [Para(_point_paragraph(p, f"traces/{slug}.json")), _point_table(p)]
     if gantt:
         blocks.append(Image(f"plots/gantt_{slug}.png", f"timeline of {label}"))
     blocks.append(Heading(4, "Partitions"))
+    if partitions:
+        blocks.append(_partition_image(p, slug))
     if p["partition_table"]:
         blocks.append(_partition_table(p))
     else:
@@ -675,22 +827,62 @@ def _sweep_lines(points: Sequence[dict], key: str) -> list[plots.SweepLine]:
     return lines
 
 
+def _sweep_line_count(points: Sequence[dict], key: str) -> int:
+    """How many lines _sweep_lines would draw for `key`, counted without building them."""
+    swept = {(p["model_name"], p["variant"], *(str(v) for k, v in p["sweep"].items() if k != key))
+             for p in points if p["status"] == "ok" and key in p["sweep"]}
+    flat = {(p["model_name"], p["variant"], p["id"]) for p in points if p["status"] == "ok" and key not in p["sweep"]}
+    return len(swept) + len(flat)
+
+
 def _breakdown_points(points: Sequence[dict], shown: Sequence[int]) -> list[dict]:
     """The points of the breakdown chart: every ok point, or those shown in detail when there are too many."""
     ok = [p for p in points if p["status"] == "ok"]
     return ok if len(ok) <= BREAKDOWN_MAX_BARS else [points[k] for k in shown]
 
 
-def _figures(points: Sequence[dict], names: Sequence[str], shown: Sequence[int],
-             keys: Sequence[str]) -> dict[str, plots.Picture]:
-    """Every plot of the report, by path relative to the report folder."""
+def _color_key(experiment: dict | None, keys: Sequence[str]) -> str | None:
+    """The swept key colouring the Pareto plots: the experiment's choice, else the first swept key (None: variant)."""
+    chosen = (experiment or {}).get("pareto_color")
+    return chosen if chosen in keys else (keys[0] if keys else None)
+
+
+def _pareto_figures(points: Sequence[dict], fronts: dict[tuple[str, str], list[str]],
+                    color: str | None) -> dict[str, plots.Picture]:
+    """Per model, plots/pareto_<model>.png: a panel per objective pair, the front coloured by `color`."""
     figures: dict[str, plots.Picture] = {}
+    on_front = {pair: set(ids) for pair, ids in fronts.items()}
+    models: dict[str, list[dict]] = defaultdict(list)
+    for p in points:
+        if p["status"] == "ok" and all(p.get(k) is not None for pair in fronts for k in pair):
+            models[p["model"]].append(p)
+    for group in models.values():
+        panels = []
+        for (x_key, y_key), ids in on_front.items():
+            front = sorted((k for k, p in enumerate(group) if p["id"] in ids),
+                           key=lambda k: (group[k][x_key], group[k][y_key]))
+            panels.append(plots.ParetoPanel(OBJECTIVES[x_key], OBJECTIVES[y_key], tuple(p[x_key] for p in group),
+                                            tuple(p[y_key] for p in group), tuple(front)))
+        colors = [p["sweep"].get(color) if color else p["variant"] for p in group]
+        name = group[0]["model_name"]
+        title = f"Pareto fronts of {name}: {len(group)} design points"
+        figures[f"plots/pareto_{_slug(name)}.png"] = plots.Picture(
+            plots.pareto_png(title, panels, color or "variant", colors))
+    return figures
+
+
+def _figures(points: Sequence[dict], names: Sequence[str], shown: Sequence[int], keys: Sequence[str],
+             fronts: dict[tuple[str, str], list[str]], color: str | None) -> dict[str, plots.Picture]:
+    """Every plot of the report, by path relative to the report folder."""
+    figures: dict[str, plots.Picture] = _pareto_figures(points, fronts, color)
     bars = _breakdown_points(points, shown)
     if bars:
         figures["plots/breakdown.png"] = plots.Picture(plots.breakdown_png([
             plots.Bar(point_label(p, short=True), p["compute_us"], p["memory_us"], p["transfer_us"], p["overhead_us"],
                       p["latency_us"], p["speedup"]) for p in bars]))
     for key in keys:
+        if _sweep_line_count(points, key) > SWEEP_MAX_LINES:
+            continue
         lines = _sweep_lines(points, key)
         if any(not ln.flat for ln in lines):
             values = [v for ln in lines for v in ln.values]
@@ -699,7 +891,26 @@ def _figures(points: Sequence[dict], names: Sequence[str], shown: Sequence[int],
         p = points[k]
         title = f"{point_label(p)}: one inference, {fmt_us(p['latency_us'])} µs"
         figures[f"plots/gantt_{names[k]}.png"] = plots.Picture(plots.gantt_png(p, title))
+    figures.update(_partition_figures(points, names, shown))
     return figures
+
+
+# -- partition pictures ------------------------------------------------------------------------------
+
+
+def _partition_figures(points: Sequence[dict], names: Sequence[str], shown: Sequence[int]) -> dict[str, plots.Picture]:
+    """plots/partitions_<slug>.png of each point that gets a timeline and has accelerators (CPU-only: all host)."""
+    # partition_plot draws with this module's `ranges`, so it is imported here, once this module exists
+    from accelsim.partition_plot import partition_png
+
+    return {f"plots/partitions_{names[k]}.png": plots.Picture(partition_png(
+        points[k], f"{point_label(points[k])}: where each node runs, in run order")) for k in shown
+        if points[k]["accelerators"]}
+
+
+def _partition_image(p: dict, slug: str) -> Image:
+    return Image(f"plots/partitions_{slug}.png",
+                 f"where each node of {point_label(p)} runs, in run order")
 
 
 _DETAIL_INTRO = (
@@ -713,23 +924,31 @@ _DETAIL_INTRO = (
 
 
 def build_document(name: str, points: Sequence[PointResult], missing: Sequence[dict], experiment: dict | None,
-                   names: Sequence[str], figures: dict[str, plots.Picture]) -> list[Block]:
+                   names: Sequence[str], figures: dict[str, plots.Picture], shown: Sequence[int],
+                   fronts: dict[tuple[str, str], list[str]], traced: bool, n_traced: int = 0) -> list[Block]:
     """The report's blocks in reading order; `figures` decides which images appear.
 
     `points` and `missing` are in report order with their sweeps in key order (as write_report
-    passes them); `experiment` may give that order (see Order.of).
+    passes them); `experiment` may give that order (see Order.of), `best` and `pareto_color`.
+    `shown` indexes the points shown in detail, `fronts` holds each objective pair's front ids
+    (pareto.front_ids), and `traced` says the shown points are (up to DETAIL_MAX of) the
+    `n_traced` traced points (fronts and fastest) rather than each model x variant's first and
+    last point.
     """
     order = Order.of(experiment)
     keys = order.sorted((k for p in points for k in p["sweep"]), "keys")
-    shown = detailed(points)
+    best = (experiment or {}).get("best", DEFAULT_BEST)
     blocks: list[Block] = [Heading(1, f"accelsim report: {name}"),
-                           Para(_summary_paragraph(name, points, missing, experiment, order))]
-    blocks.append(Section(Heading(2, "Summary"),
-                          (_summary_table(points, keys),) if points else (Para("No design point finished."),)))
+                           Para(_summary_paragraph(name, points, missing, experiment, order)),
+                           _summary_section(points, keys, best)]
+    front_section = _fronts_section(points, keys, fronts, figures, _color_key(experiment, keys))
+    if front_section is not None:
+        blocks.append(front_section)
     if "plots/breakdown.png" in figures:
         n_ok = sum(1 for p in points if p["status"] == "ok")
         n_bars = len(_breakdown_points(points, shown))
-        subset = (f" It shows the {n_bars} points shown in detail below; all {n_ok} are in the summary table."
+        where = "the summary table" if len(points) <= SUMMARY_MAX_ROWS else "results.csv"
+        subset = (f" It shows the {n_bars} points shown in detail below; all {n_ok} are in {where}."
                   if n_bars < n_ok else "")
         blocks.append(Section(Heading(2, "Latency breakdown"), (
             Para("Busy time by kind, summed over host, accelerators and links (it exceeds the end-to-end "
@@ -740,30 +959,42 @@ def build_document(name: str, points: Sequence[PointResult], missing: Sequence[d
         blocks.append(Section(Heading(2, "Sweeps"), (
             Para(f"Latency, speed-up over the CPU-only run of the same model (when the experiment has one) and "
                  f"partition overhead against each swept key; a latency or speed-up axis is logarithmic when its "
-                 f"values span more than {plots.LOG_SPAN:g}×. In report.html, hovering over a point names it."),
+                 f"values span more than {plots.LOG_SPAN:g}×. In report.html, hovering over a point names it. "
+                 f"A key whose other swept values make more than {SWEEP_MAX_LINES} lines (a random search) has no "
+                 "sweep plot: the Pareto plots show those points."),
             *(Image(path, f"latency, speed-up and partition overhead against {key}", figures[path].spots)
               for key, path in sweep_plots))))
     if shown:
         body: list[Block] = [Para(_DETAIL_INTRO)]
         n_ok = sum(1 for p in points if p["status"] == "ok")
-        if len(shown) < n_ok:
+        if traced:
+            body.append(Para(f"Traced: the points on a Pareto front and the {best} fastest ({n_traced} of {n_ok} "
+                             "simulated points); only they have a trace in traces/ and a per-node table in layers/. "
+                             + (f"Shown here: {len(shown)} of them, the fastest and others spread evenly in latency. "
+                                if len(shown) < n_traced else "")
+                             + "Every point is in results.csv and results.json."))
+        elif len(shown) < n_ok:
             body.append(Para(f"Swept model × variant pairs are shown at their first and last sweep point only "
-                             f"({len(shown)} of {n_ok} simulated points); every point is in the summary table, "
+                             f"({len(shown)} of {n_ok} simulated points); every point is in "
+                             f"{'the summary table, ' if len(points) <= SUMMARY_MAX_ROWS else ''}"
                              "results.json, results.csv, layers/ and traces/."))
-        body += [_detail_section(points[k], names[k], figures.get(f"plots/gantt_{names[k]}.png")) for k in shown]
+        body += [_detail_section(points[k], names[k], figures.get(f"plots/gantt_{names[k]}.png"),
+                                 figures.get(f"plots/partitions_{names[k]}.png")) for k in shown]
         blocks.append(Section(Heading(2, "Design points in detail"), tuple(body)))
     failed = [p for p in points if p["status"] != "ok"]
     if failed:
-        blocks.append(Section(Heading(2, "Failed design points"), (
+        shown_failed, note = _cut(failed, TABLE_MAX_ROWS, "results.csv (status error, with the error)")
+        blocks.append(Section(Heading(2, "Failed design points"), (*note,
             _table(["Model", "Variant", "Sweep", "Error"],
                    [[p["model_name"], p["variant"], sweep_text(p["sweep"]) or "—", p["error"] or "unknown"]
-                    for p in failed], [False] * 4, interactive=True),)))
+                    for p in shown_failed], [False] * 4, interactive=True))))
     if missing:
+        shown_missing, note = _cut(missing, TABLE_MAX_ROWS, "results.json under missing")
         blocks.append(Section(Heading(2, "Missing design points"), (
             Para(f"{len(missing)} design point{'s' * (len(missing) != 1)} did not finish before the run "
-                 f"stopped; run the experiment again to complete {'them' if len(missing) != 1 else 'it'}."),
+                 f"stopped; run the experiment again to complete {'them' if len(missing) != 1 else 'it'}."), *note,
             _table(["Model", "Variant", "Sweep", "Id"],
-                   [[m["model_name"], m["variant"], sweep_text(m["sweep"]) or "—", m["id"]] for m in missing],
+                   [[m["model_name"], m["variant"], sweep_text(m["sweep"]) or "—", m["id"]] for m in shown_missing],
                    [False] * 4))))
     return blocks
 
@@ -771,10 +1002,26 @@ def build_document(name: str, points: Sequence[PointResult], missing: Sequence[d
 # -- machine-readable results ---------------------------------------------------------------------
 
 
-def results_json(name: str, points: Sequence[PointResult], missing: Sequence[dict]) -> str:
-    """results.json: every record (sorted), and the points that did not finish."""
-    doc = {"experiment": name, "version": accelsim.__version__, "points": list(points), "missing": list(missing)}
-    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+def _json_list(items: Sequence[Any]) -> str:
+    # One item per line, each compact: readable, grep-able, and encoded by json's C encoder (which an
+    # indent turns off; indenting 100,000 records took most of a report's time).
+    if not items:
+        return "[]"
+    return "[\n" + ",\n".join(json.dumps(i, sort_keys=True, ensure_ascii=False) for i in items) + "\n]"
+
+
+def results_json(name: str, points: Sequence[PointResult], missing: Sequence[dict],
+                 table: tuple[list[str], list[list[Any]]] | None = None) -> str:
+    """results.json: every record (sorted), the points that did not finish, and the tidy table of results.csv
+    as "columns" (names in order) and "rows" (one list of values per point, null where absent).
+
+    Keys in sorted order, one point (row, missing point) per line.
+    """
+    columns, rows = table if table is not None else tidy_table(points)
+    parts = {"columns": json.dumps(columns, ensure_ascii=False), "experiment": json.dumps(name, ensure_ascii=False),
+             "missing": _json_list(missing), "points": _json_list(points), "rows": _json_list(rows),
+             "version": json.dumps(accelsim.__version__)}
+    return "{\n" + ",\n".join(f"{json.dumps(k)}: {v}" for k, v in parts.items()) + "\n}\n"
 
 
 def _csv_value(value: Any) -> str:
@@ -787,13 +1034,13 @@ def _csv_value(value: Any) -> str:
     return str(value)
 
 
-def results_csv(points: Sequence[PointResult]) -> str:
-    """results.csv: one row per point, accelsim.results.CSV_COLUMNS; lists joined by '+', sweeps as 'k=v; k=v'."""
+def results_csv(points: Sequence[PointResult], table: tuple[list[str], list[list[Any]]] | None = None) -> str:
+    """results.csv: accelsim.results.tidy_table of `points` (given, or made with the sweep keys alphabetically)."""
+    columns, rows = table if table is not None else tidy_table(points)
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    for p in points:
-        writer.writerow([_csv_value(p.get(c)) for c in CSV_COLUMNS])
+    writer.writerow(columns)
+    writer.writerows([_csv_value(v) for v in row] for row in rows)
     return buf.getvalue()
 
 
@@ -824,10 +1071,16 @@ class _Page:
     """What every report format is rendered from: the ordered points, the document and its figures."""
 
     name: str
-    points: Sequence[dict[str, Any]]
+    points: Sequence[PointResult]
     missing: Sequence[dict[str, Any]]
     blocks: Sequence[Block]
     figures: dict[str, plots.Picture]
+    keys: Sequence[str] = ()  # swept keys in the experiment's order
+
+    @functools.cached_property
+    def table(self) -> tuple[list[str], list[list[Any]]]:
+        """The tidy table of results.csv and results.json, made once for both."""
+        return tidy_table(self.points, self.keys)
 
 
 def _render_md(page: _Page) -> bytes:
@@ -840,11 +1093,11 @@ def _render_html(page: _Page) -> bytes:
 
 
 def _render_json(page: _Page) -> bytes:
-    return results_json(page.name, page.points, page.missing).encode()
+    return results_json(page.name, page.points, page.missing, page.table).encode()
 
 
 def _render_csv(page: _Page) -> bytes:
-    return results_csv(page.points).encode()
+    return results_csv(page.points, page.table).encode()
 
 
 # The report formats: name -> (file written, renderer). An experiment's `reports:` is checked against it.
@@ -858,7 +1111,8 @@ FORMATS = tuple(RENDERERS)
 
 
 def write_report(out_dir: Path, name: str, records: list[PointResult], *, formats: Sequence[str] = FORMATS,
-                 missing: Sequence[dict] = (), experiment: dict | None = None) -> dict[str, Path]:
+                 missing: Sequence[dict] = (), experiment: dict | None = None,
+                 traced: Collection[str] | None = None) -> dict[str, Path]:
     """Write the report of `records` (accelsim.results records) into `out_dir`.
 
     Args:
@@ -869,7 +1123,12 @@ def write_report(out_dir: Path, name: str, records: list[PointResult], *, format
             tables always.
         missing: design points that did not finish, each {id, model_name, variant, sweep}.
         experiment: optional {source: experiment file, models: file stems, variants: names,
-            sweep_keys: key paths}; the lists give the report's order (see Order).
+            sweep_keys: key paths, best: k, pareto_color: swept key}; the lists give the report's
+            order (see Order), best how many fastest points the summary lists, pareto_color the key
+            colouring the Pareto plots.
+        traced: ids of the points whose timelines are written (Gantt chart, trace, layer table)
+            and shown in detail (those of them whose records carry events); None: every ok point
+            is traced and each model x variant's first and last point shown in detail.
 
     Returns:
         What was written: "md", "html", "json", "csv" for those files, and the path relative to
@@ -888,21 +1147,32 @@ def write_report(out_dir: Path, name: str, records: list[PointResult], *, format
     points = sorted(({**r, "sweep": order.sweep(r["sweep"])} for r in records), key=order.key)
     missing = sorted(({**m, "sweep": order.sweep(m["sweep"])} for m in missing), key=order.key)
     names = slugs(points)
+    keys = order.sorted((k for p in points for k in p["sweep"]), "keys")
+    if traced is None:
+        shown = detailed(points)
+        timelines = {k for k, p in enumerate(points) if p["status"] == "ok"}
+    else:
+        wanted = set(traced)
+        timelines = {k for k, p in enumerate(points) if p["id"] in wanted and p["status"] == "ok" and "events" in p}
+        shown = _detail_subset(points, timelines, (experiment or {}).get("best", DEFAULT_BEST))
     written: dict[str, Path] = {}
     figures: dict[str, plots.Picture] = {}
+    fronts: dict[tuple[str, str], list[str]] = {}
     if "md" in formats or "html" in formats:
-        keys = order.sorted((k for p in points for k in p["sweep"]), "keys")
-        figures = _figures(points, names, detailed(points), keys)
+        fronts = {pair: front_ids(points, *pair) for pair in FRONTS}
+        figures = _figures(points, names, shown, keys, fronts, _color_key(experiment, keys))
         for rel, picture in figures.items():
             written[rel] = write_atomic(out / rel, picture.png)
     for pid, (p, slug) in enumerate(zip(points, names), start=1):
-        if p["status"] == "ok":
+        if pid - 1 in timelines:
             doc = trace_document(p, pid=pid, label=point_label(p))
             rel = f"traces/{slug}.json"
             written[rel] = write_atomic(out / rel, (json.dumps(doc, sort_keys=True) + "\n").encode())
             rel = f"layers/{slug}.csv"
             written[rel] = write_atomic(out / rel, layers_csv(p))
-    page = _Page(name, points, missing, build_document(name, points, missing, experiment, names, figures), figures)
+    blocks = build_document(name, points, missing, experiment, names, figures, shown, fronts, traced is not None,
+                            len(timelines))
+    page = _Page(name, points, missing, blocks, figures, keys)
     for fmt, (filename, render) in RENDERERS.items():
         if fmt in formats:
             written[fmt] = write_atomic(out / filename, render(page))

@@ -2,16 +2,25 @@
 
 Every number a report shows comes from these records, so md, html, json and csv agree.
 Their keys, types and units are the TypedDicts of `accelsim.record` (`PointResult` and its rows).
+
+Records of points an experiment does not trace (`traces: pareto | none`) are stored without
+their per-node and per-partition lists (accelsim.record.DETAIL_KEYS); a report re-simulates the
+points it traces. The experiment adds the area proxies (accelsim.record.AREA_KEYS, `area`) as it
+stores a point.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from accelsim.config import System
 from accelsim.diff import DiffReport
 from accelsim.record import (
+    DETAIL_KEYS,
     LayerRow,
     NodeCostRow,
     NumericsRecord,
@@ -20,6 +29,7 @@ from accelsim.record import (
     PartitionChoiceRecord,
     PointResult,
 )
+from accelsim.search import onchip_bytes, peak_macs_per_cycle, si_value
 from accelsim.system import HOST, Simulation
 
 US = 1e6
@@ -109,6 +119,19 @@ def record(sim: Simulation, *, point_id: str, model: str, variant: str, sweep: d
     }
 
 
+def area(system: System) -> dict[str, int | float]:
+    """The area proxies of a design point: MAC units and on-chip bytes over the host and every accelerator."""
+    devices = (system.host, *system.accelerators)
+    macs = sum(peak_macs_per_cycle(c) for c in devices)
+    return {"area_macs": int(macs) if float(macs).is_integer() else _r(macs),  # whole for every shipped kind
+            "area_onchip_bytes": int(sum(onchip_bytes(c) for c in devices))}
+
+
+def summary(rec: PointResult) -> PointResult:
+    """The record without its DETAIL_KEYS: what a store keeps of a point that is not traced."""
+    return {k: v for k, v in rec.items() if k not in DETAIL_KEYS}
+
+
 def partition_choice(sim: Simulation) -> PartitionChoiceRecord | None:
     """Partition policy 'cost''s decision next to TFLite's (None when no accelerator has that policy)."""
     c = sim.choice
@@ -177,10 +200,86 @@ def _numerics(diff: DiffReport | None) -> NumericsRecord | None:
          "std_abs_error": float(o.std_abs_error), "max_abs_error": float(o.max_abs_error)} for o in diff.outputs]}
 
 
-CSV_COLUMNS = ("id", "model_name", "variant", "accelerators", "sweep", "schedule", "status", "latency_us",
-               "speedup", "init_us", "compute_us", "memory_us", "transfer_us", "overhead_us", "partition_overhead_pct",
-               "partitions", "delegated_nodes", "total_nodes", "transfer_bytes", "init_param_bytes",
-               "streamed_param_bytes", "energy_uj", "edp_uj_ms", "error")
+# The tidy table of results.csv and results.json: the point's identity, one column per swept key
+# (sweep_columns), then these, then NUMERICS_COLUMNS when any point checked its numerics, then error.
+ID_COLUMNS = ("id", "model_name", "variant", "accelerators")
+CSV_COLUMNS = ("schedule", "status", "latency_us", "speedup", "init_us", "compute_us", "memory_us", "transfer_us",
+               "overhead_us", "partition_overhead_pct", "partitions", "delegated_nodes", "total_nodes",
+               "transfer_bytes", "init_param_bytes", "streamed_param_bytes", "energy_uj", "edp_uj_ms", "area_macs",
+               "area_onchip_bytes")
+# Over the point's outputs: the number of runs, the largest max and the largest mean absolute error.
+NUMERICS_COLUMNS = ("numerics_runs", "numerics_max_abs_error", "numerics_mean_abs_error")
+
+
+@dataclass(frozen=True)
+class SweepColumn:
+    """One swept key as a tidy column: numbers in SI base units (unit in the header), or text."""
+
+    key: str
+    header: str
+    values: dict[str, Any]  # str(value as written) -> the cell (SI number, or the text)
+
+    def value(self, sweep: dict[str, Any]) -> Any:
+        return self.values[str(sweep[self.key])] if self.key in sweep else None
+
+
+def _si_cell(number: float) -> float | int:
+    # Whole SI values print as integers (bytes, B/s, Hz), so the CSV reads as written.
+    return int(number) if float(number).is_integer() and abs(number) < 2 ** 53 else number
+
+
+def sweep_columns(keys: Sequence[str], points: Sequence[dict[str, Any]]) -> list[SweepColumn]:
+    """A column per swept key (in `keys`' order; `schedule` has its own column): numeric in the SI base
+    unit its values share ('key [B/s]', plain numbers without a unit), else text.
+
+    Each distinct value is parsed once: a grid repeats few values over many points.
+    """
+    out = []
+    for key in keys:
+        if key == "schedule":
+            continue
+        written = {str(p["sweep"][key]): p["sweep"][key] for p in points if key in p["sweep"]}
+        parsed = {text: si_value(value) for text, value in written.items()}
+        units_seen = {u for _, u in filter(None, parsed.values())}
+        if parsed and all(parsed.values()) and len(units_seen) == 1:
+            unit = units_seen.pop()
+            out.append(SweepColumn(key, f"{key} [{unit}]" if unit else key,
+                                   {text: _si_cell(number) for text, (number, _) in parsed.items()}))
+        else:
+            out.append(SweepColumn(key, key, {text: text for text in written}))
+    return out
+
+
+def tidy_table(points: Sequence[dict[str, Any]],
+               keys: Sequence[str] | None = None) -> tuple[list[str], list[list[Any]]]:
+    """results.csv's header and rows: one row per point, numbers as numbers, None where a value is absent.
+
+    Args:
+        points: records in report order.
+        keys: the swept keys in the experiment file's order (default: every swept key, alphabetically).
+    """
+    if keys is None:
+        keys = sorted({k for p in points for k in p["sweep"]})
+    swept = sweep_columns(keys, points)
+    numerics = any(p.get("numerics") for p in points)
+    header = [*ID_COLUMNS, *(c.header for c in swept), *CSV_COLUMNS, *(NUMERICS_COLUMNS if numerics else ()),
+              "error"]
+    rows = []
+    for p in points:
+        row = [p["id"], p["model_name"], p["variant"], "+".join(p["accelerators"]),
+               *(c.value(p["sweep"]) for c in swept), *(p.get(c) for c in CSV_COLUMNS)]
+        if numerics:
+            row += _numerics_columns(p.get("numerics"))
+        rows.append([*row, p.get("error")])
+    return header, rows
+
+
+def _numerics_columns(numerics: dict[str, Any] | None) -> list[Any]:
+    if not numerics or not numerics["outputs"]:
+        return [None] * len(NUMERICS_COLUMNS)
+    outputs = numerics["outputs"]
+    return [numerics["runs"], max(o["max_abs_error"] for o in outputs), max(o["mean_abs_error"] for o in outputs)]
+
 
 # One row per node of one design point (layers/<point>.csv and the HTML's per-layer tables).
 LAYER_COLUMNS = ("node", "op", "unit", "partition", "time_us", "pct", "cdf_pct", "macs", "cycles", "utilization_pct",

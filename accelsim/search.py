@@ -117,6 +117,24 @@ class Range:
         return f"{value / self.factor:.6g} {self.unit}"
 
 
+# The SI base unit of each quantity kind, as tidy result columns name it.
+BASE_UNITS = {"size": "B", "rate": "B/s", "frequency": "Hz", "time": "s", "energy": "J", "power": "W",
+              "energy per byte": "J/B"}
+
+
+def si_value(value: Any) -> tuple[float, str] | None:
+    """A sweep value in SI base units with its base unit ('' for a plain number): '40 MB/s' -> (4e7, 'B/s').
+
+    Returns:
+        None when the value is not a number or a quantity (e.g. a schedule name).
+    """
+    parsed = _quantity(value)
+    if parsed is None:
+        return None
+    base, kind, _, _ = parsed
+    return base, BASE_UNITS.get(kind, "")
+
+
 def parse_range(value: Mapping, path: tuple, error: Callable[[tuple, str], None], random: bool) -> Range | None:
     """A sweep range from its mapping; problems go to `error(path, message)`."""
     ok = True

@@ -35,7 +35,7 @@ class AcceleratorDelegate(SimpleDelegate):
     def __init__(self, spec: AcceleratorSpec):
         self.spec = spec
         self.kernels: list[AcceleratorKernel] = []
-        self._first_refusal: tuple[int, str] | None = None
+        self._first_refusal: tuple[int, str, str] | None = None  # node, op, why
 
     def name(self) -> str:
         return self.spec.name
@@ -51,12 +51,17 @@ class AcceleratorDelegate(SimpleDelegate):
     def is_node_supported(self, context, node, registration):
         runtime_node, _ = get_node_and_registration(context, node.index)
         if self.spec.partition.kind == "prefix" and self._first_refusal is not None:
-            first, op = self._first_refusal
-            return False, (f"after node {first} ({op}), the first unsupported op: {self.spec.name} maps only "
-                           "the graph's prefix (partition policy 'prefix')")
+            first, op, why = self._first_refusal
+            return False, (f"after node {first} ({op}), {why}: {self.spec.name} maps only the graph's prefix "
+                           "(partition policy 'prefix')")
         ok, reason = self.spec.check(facts_from_node(runtime_node, context.tensors))
+        why = "the first unsupported op"
+        allowed = self.spec.partition.allowed_nodes
+        if ok and allowed is not None and node.index not in allowed:
+            ok, reason = False, f"{self.spec.name} could run it, but the system assigned it to another target"
+            why = "the first node assigned to another target"
         if not ok and self.spec.partition.kind == "prefix":
-            self._first_refusal = (node.index, node.op_name)
+            self._first_refusal = (node.index, node.op_name, why)
         return ok, reason
 
     def select_partitions(self, partitions: Sequence[NodeSubset]) -> Selection:

@@ -1,6 +1,6 @@
 """Builtin kernels, one module per op family; each module's `register` adds its ops explicitly.
 
-Where each builtin op's kernel lives (tests/runtime/test_layers.py checks this table against the
+Where each builtin op's kernel lives (tests/runtime/test_kernel_table.py checks this table against the
 registrations):
 
     activations     ELU, GELU, HARD_SWISH, LEAKY_RELU, LOGISTIC, PRELU, RELU, RELU6, TANH

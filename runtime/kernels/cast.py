@@ -25,8 +25,8 @@ def _saturating_float_to_int(values: np.ndarray, dtype) -> np.ndarray:
     return np.where(too_high, info.max, np.where(too_low, info.min, result)).astype(dtype)
 
 
-def _cast(values: np.ndarray, out_dtype: np.dtype) -> np.ndarray:
-    """cast.cc copyCast for one (input, output) dtype pair."""
+def cast(values: np.ndarray, out_dtype: np.dtype) -> np.ndarray:
+    """CAST of `values` to `out_dtype` (cast.cc copyCast for one (input, output) dtype pair)."""
     if values.dtype.kind == "c" and out_dtype.kind != "c":
         values = values.real  # complex inputs cast their real part
     if out_dtype == np.bool_:
@@ -49,14 +49,14 @@ def _cast_prepare(ctx, node) -> None:
     ctx.resize_tensor(out, x.shape)
 
 
-def _cast_invoke(ctx, node) -> None:
+def _cast_node(ctx, node) -> None:
     out = ctx.output(node, 0)
-    out.data = _cast(ctx.input(node, 0).data, out.dtype)
+    out.data = cast(ctx.input(node, 0).data, out.dtype)
 
 
 def register(resolver) -> None:
-    # CAST has no fast path: its invoke is already the plain rule, its own reference.
+    # CAST has no fast path: the node form of `cast` is both the invoke and the reference.
     # CAST: v2 uint32, v3 int8, v4 uint16, v5 float16/float64; v6+ (int4, bfloat16, int2/uint4,
     # float8) are not implemented.
-    resolver.add_builtin("CAST", Registration(prepare=_cast_prepare, invoke=_cast_invoke, reference=_cast_invoke,
+    resolver.add_builtin("CAST", Registration(prepare=_cast_prepare, invoke=_cast_node, reference=_cast_node,
                                               work=work.elementwise), 1, 5)

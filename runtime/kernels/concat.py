@@ -125,46 +125,50 @@ def _check_concat_types(node, inputs, out) -> None:
             check(t.zero_point == 0 and out.zero_point == 0, "CONCATENATION: int16 zero points must be 0")
 
 
-def _requantize_uint8(t, out) -> np.ndarray:
+def _rescale_uint8(q: np.ndarray, source: tuple[float, int], target: tuple[float, int]) -> np.ndarray:
     """concatenation.h ConcatenationWithScaling: float32 q * (s_in / s_out) - z_in * ratio, rounded, + z_out."""
-    if t.scale == out.scale and t.zero_point == out.zero_point:
-        return t.data
+    if source == target:
+        return q
     f32 = np.float32
-    ratio = f32(t.scale) * (f32(1.0) / f32(out.scale))
-    bias = f32(-t.zero_point) * ratio
-    value = tflite_round(t.data.astype(f32) * ratio + bias) + out.zero_point
+    ratio = f32(source[0]) * (f32(1.0) / f32(target[0]))
+    bias = f32(-source[1]) * ratio
+    value = tflite_round(q.astype(f32) * ratio + bias) + target[1]
     return np.clip(value, 0, 255).astype(np.uint8)
+
+
+def concatenation(values: list[np.ndarray], axis: int, quantization: list[tuple[float, int]] | None = None,
+                  out_quantization: tuple[float, int] | None = None) -> np.ndarray:
+    """CONCATENATION (concatenation.h Concatenation) of `values` along resolved `axis`.
+
+    uint8 inputs whose (scale, zero point) in `quantization` differ from `out_quantization` are
+    rescaled to it first (ConcatenationWithScaling); other types share the output's quantization.
+    Rank-0 inputs join into a vector.
+    """
+    if not values[0].shape:
+        return np.asarray(values)
+    if out_quantization is not None:
+        values = [_rescale_uint8(v, q, out_quantization) for v, q in zip(values, quantization)]
+    return np.concatenate(values, axis=axis)
 
 
 def _concat_invoke(ctx, node) -> None:
     plan: _ConcatPlan = node.user_data
-    axis, inputs = plan.axis, plan.inputs
-    out = ctx.output(node, 0)
     if plan.plain:
         # The inputs' shapes are the ones prepare derived the output's from, and they share its
         # dtype: the result is stored without the setter's checks.
-        out.unchecked_data = np.concatenate([t.data for t in inputs], axis)
+        ctx.output(node, 0).unchecked_data = np.concatenate([t.data for t in plan.inputs], plan.axis)
         return
-    if not inputs[0].shape:
-        out.data = np.asarray([t.data for t in inputs], dtype=out.dtype)
-        return
-    if out.type == "UINT8":
-        values = [_requantize_uint8(t, out) for t in inputs]
-    else:
-        values = [t.data for t in inputs]
-    out.data = np.concatenate(values, axis=axis)
+    _concat_reference(ctx, node)
 
 
 def _concat_reference(ctx, node) -> None:
-    """CONCATENATION's specification (concatenation.h Concatenation, ConcatenationWithScaling for uint8 inputs
-    in another scale): the inputs, each requantized to the output's uint8 scale, joined along the axis."""
+    """`concatenation` on a node: its inputs and, for uint8, every (scale, zero point)."""
     plan: _ConcatPlan = node.user_data
     out = ctx.output(node, 0)
-    if not plan.inputs[0].shape:
-        out.data = np.asarray([t.data for t in plan.inputs], dtype=out.dtype)
-        return
-    values = [_requantize_uint8(t, out) if out.type == "UINT8" else t.data for t in plan.inputs]
-    out.data = np.concatenate(values, axis=plan.axis)
+    uint8 = out.type == "UINT8"
+    out.data = concatenation([t.data for t in plan.inputs], plan.axis,
+                             [(t.scale, t.zero_point) for t in plan.inputs] if uint8 else None,
+                             (out.scale, out.zero_point) if uint8 else None).astype(out.dtype, copy=False)
 
 
 def register(resolver) -> None:

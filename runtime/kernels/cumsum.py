@@ -22,21 +22,28 @@ def _cumsum_prepare(ctx, node) -> None:
     ctx.resize_tensor(ctx.output(node, 0), x.shape)
 
 
-def _cumsum_invoke(ctx, node) -> None:
-    x = ctx.input(node, 0)
-    axis = axis_value("CUMSUM", ctx.input(node, 1), len(x.shape))
-    data = np.flip(x.data, axis) if node.options.reverse else x.data
-    if node.options.exclusive:
-        # Exclusive: element i sums the elements before it; summing [0, x0, ..., x_{n-2}] keeps the
-        # running-sum rounding of cumsum.h (subtracting x from the inclusive sum would not).
+def cumsum(x: np.ndarray, axis: int, exclusive: bool = False, reverse: bool = False) -> np.ndarray:
+    """CUMSUM of `x` along resolved `axis` (reference_ops::CumSum, cumsum.h), in x's dtype.
+
+    cumsum.h adds one element at a time along the axis (integers wrap): NumPy's accumulate. Exclusive:
+    element i sums the elements before it; summing [0, x0, ..., x_{n-2}] keeps the running-sum rounding
+    (subtracting x from the inclusive sum would not). Reverse runs from the axis' end.
+    """
+    data = np.flip(x, axis) if reverse else x
+    if exclusive:
         lead = np.zeros_like(np.take(data, [0], axis=axis))
         data = np.concatenate([lead, np.take(data, np.arange(data.shape[axis] - 1), axis=axis)], axis=axis)
-    # cumsum.h adds one element at a time along the axis (wrapping for integers): NumPy's accumulate.
     summed = np.cumsum(data, axis=axis, dtype=x.dtype)
-    ctx.output(node, 0).data = np.flip(summed, axis) if node.options.reverse else summed
+    return np.flip(summed, axis) if reverse else summed
+
+
+def _cumsum_node(ctx, node) -> None:
+    x = ctx.input(node, 0)
+    axis = axis_value("CUMSUM", ctx.input(node, 1), len(x.shape))
+    ctx.output(node, 0).data = cumsum(x.data, axis, node.options.exclusive, node.options.reverse)
 
 
 def register(resolver) -> None:
-    # CUMSUM has no fast path: its invoke is already the plain rule, its own reference.
-    resolver.add_builtin("CUMSUM", Registration(prepare=_cumsum_prepare, invoke=_cumsum_invoke,
-                                                reference=_cumsum_invoke, work=work.reduce), 1, 1)
+    # CUMSUM has no fast path: the node form of `cumsum` is both the invoke and the reference.
+    resolver.add_builtin("CUMSUM", Registration(prepare=_cumsum_prepare, invoke=_cumsum_node,
+                                                reference=_cumsum_node, work=work.reduce), 1, 1)

@@ -66,18 +66,24 @@ def _range_prepare(ctx, node) -> None:
     size_outputs(ctx, node, [start, limit, delta], lambda: [(_range_count(*_range_scalars(ctx, node)),)])
 
 
-def _range_invoke(ctx, node) -> None:
-    start, limit, delta = _range_scalars(ctx, node)
-    out = ctx.output(node, 0)
+def range_values(start: np.generic, limit: np.generic, delta: np.generic) -> np.ndarray:
+    """RANGE of NumPy scalars of one type (range.cc): start, start + delta, ... short of limit, in that type.
+
+    Float32: range.cc CalculateRange adds delta to a running float32 value; a float32 cumsum repeats it.
+    Integers: start + i * delta, wrapping in the type as the running sum does. Raises KernelError when
+    delta is 0 or points away from limit.
+    """
     count = _range_count(start, limit, delta)
-    if out.type == "FLOAT32":
-        # range.cc CalculateRange adds delta to a running float32 value; a float32 cumsum repeats it.
+    if isinstance(start, np.floating):
         steps = np.full(count, delta, dtype=np.float32)
         steps[:1] = start
-        out.data = np.cumsum(steps, dtype=np.float32)
-        return
-    # Integers: start + i * delta, wrapping in the output type as the running sum does.
-    out.data = (int(start) + np.arange(count, dtype=np.int64) * int(delta)).astype(out.dtype)
+        return np.cumsum(steps, dtype=np.float32)
+    return (int(start) + np.arange(count, dtype=np.int64) * int(delta)).astype(np.asarray(start).dtype)
+
+
+def _range_node(ctx, node) -> None:
+    out = ctx.output(node, 0)
+    out.data = range_values(*_range_scalars(ctx, node)).astype(out.dtype)
 
 
 def _zeros_like_prepare(ctx, node) -> None:
@@ -93,12 +99,13 @@ def _zeros_like_invoke(ctx, node) -> None:
 
 
 def register(resolver) -> None:
-    # FILL, ZEROS_LIKE and RANGE have no fast path: each invoke is already the plain rule, its own reference.
+    # FILL, ZEROS_LIKE and RANGE have no fast path: each invoke is the plain rule (NumPy's `full` and `zeros`,
+    # `range_values`) and its own reference.
     # FILL: v2 bool/string, v3 int8/int16; v4 (float16) and v5 (float8) are not implemented.
     resolver.add_builtin("FILL", Registration(prepare=_fill_prepare, invoke=_fill_invoke, reference=_fill_invoke,
                                               work=work.move), 1, 3)
     resolver.add_builtin("ZEROS_LIKE", Registration(prepare=_zeros_like_prepare, invoke=_zeros_like_invoke,
                                                     reference=_zeros_like_invoke, work=work.move), 1, 1)
     # RANGE: v2 int64.
-    resolver.add_builtin("RANGE", Registration(prepare=_range_prepare, invoke=_range_invoke,
-                                               reference=_range_invoke, work=work.move), 1, 2)
+    resolver.add_builtin("RANGE", Registration(prepare=_range_prepare, invoke=_range_node,
+                                               reference=_range_node, work=work.move), 1, 2)

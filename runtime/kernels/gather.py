@@ -122,43 +122,54 @@ def _gather_nd_prepare(ctx, node) -> None:
     ctx.resize_tensor(out, indices.shape[:-1] + params.shape[nd:])
 
 
-def _gather_nd_invoke(ctx, node) -> None:
-    params, indices = ctx.input(node, 0), ctx.input(node, 1)
-    out = ctx.output(node, 0)
-    check(params.data.size > 0 or int(np.prod(indices.shape, dtype=np.int64)) == 0,
-          "GATHER_ND: params is empty but indices are not")
+def gather_nd(params: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """GATHER_ND (reference_ops::GatherNd): each row of `indices`' last axis picks one contiguous slice of params.
+
+    The output shape is indices.shape[:-1] + params.shape[indices.shape[-1]:]. Raises KernelError for
+    an index out of bounds, non-empty indices into empty params, or an index of depth 0 (LiteRT's
+    kernel fails those as out of bounds, though each would pick the whole params).
+    """
+    check(params.size > 0 or indices.size == 0, "GATHER_ND: params is empty but indices are not")
     nd = indices.shape[-1]
-    idx = np.asarray(tensor_values(indices), dtype=np.int64)
-    # LiteRT's kernel fails an index of depth 0 (each picking the whole params) as out of bounds.
     check(nd > 0 or 0 in indices.shape[:-1],
           "GATHER_ND: indices with an empty innermost dimension are out of bounds")
+    idx = indices.astype(np.int64)
     lead = params.shape[:nd]
     _check_indices("GATHER_ND", idx, np.asarray(lead, dtype=np.int64))
-    # reference_ops::GatherNd: each index row picks one contiguous slice of params.
-    rows = int(np.prod(lead, dtype=np.int64))
-    slice_size = int(np.prod(params.shape[nd:], dtype=np.int64))
     strides = np.asarray([int(np.prod(lead[j + 1:], dtype=np.int64)) for j in range(nd)], dtype=np.int64)
-    flat = idx @ strides
-    out.data = params.data.reshape(rows, slice_size)[flat].reshape(out.shape)
-def _gather_reference(ctx, node) -> None:
-    """GATHER's specification (reference gather.h): out[b, o, c, i] = x[b, o, positions[b, c], i] over
-    (batch_dims, the axes before `axis`, the positions' own axes, the axes after it); with no batch dims,
-    np.take along the axis. Positions outside the axis are an error."""
-    plan: _GatherPlan = node.user_data
-    x, axis, batch_dims = plan.x, plan.axis, plan.batch_dims
-    idx = np.asarray(tensor_values(plan.positions), dtype=np.int64)
-    _check_indices("GATHER", idx, x.shape[axis])
+    rows = params.reshape(int(np.prod(lead, dtype=np.int64)), int(np.prod(params.shape[nd:], dtype=np.int64)))
+    return rows[idx @ strides].reshape(indices.shape[:-1] + params.shape[nd:])
+
+
+def _gather_nd_node(ctx, node) -> None:
+    """`gather_nd` on a node (the indices tensor's values, constant or not)."""
+    indices = ctx.input(node, 1)
     out = ctx.output(node, 0)
+    values = np.asarray(tensor_values(indices), dtype=np.int64).reshape(indices.shape)
+    out.data = gather_nd(ctx.input(node, 0).data, values).reshape(out.shape)
+def gather(x: np.ndarray, positions: np.ndarray, axis: int, batch_dims: int = 0) -> np.ndarray:
+    """GATHER (reference gather.h) along resolved `axis`: out[b, o, c, i] = x[b, o, positions[b, c], i] over
+    (batch_dims, the axes before `axis`, the positions' own axes, the axes after it); with no batch dims,
+    np.take along the axis. Raises KernelError for a position outside the axis.
+    """
+    idx = positions.astype(np.int64)
+    _check_indices("GATHER", idx, x.shape[axis])
     if batch_dims == 0:
-        out.data = np.take(x.data, idx, axis=axis)
-        return
+        return np.take(x, idx, axis=axis)
     batch = int(np.prod(x.shape[:batch_dims], dtype=np.int64))
     outer = int(np.prod(x.shape[batch_dims:axis], dtype=np.int64))
     inner = int(np.prod(x.shape[axis + 1:], dtype=np.int64))
-    data = x.data.reshape(batch, outer, x.shape[axis], inner)
+    data = x.reshape(batch, outer, x.shape[axis], inner)
     coords = idx.reshape(batch, int(np.prod(idx.shape[batch_dims:], dtype=np.int64)))
-    out.data = data[np.arange(batch)[:, None, None], np.arange(outer)[None, :, None], coords[:, None, :]].reshape(
-        out.shape)
+    picked = data[np.arange(batch)[:, None, None], np.arange(outer)[None, :, None], coords[:, None, :]]
+    return picked.reshape(x.shape[:axis] + idx.shape[batch_dims:] + x.shape[axis + 1:])
+
+
+def _gather_reference(ctx, node) -> None:
+    """`gather` on a node; prepare resolved the axis and batch dims."""
+    plan: _GatherPlan = node.user_data
+    positions = np.asarray(tensor_values(plan.positions)).reshape(plan.positions.shape)
+    ctx.output(node, 0).data = gather(plan.x.data, positions, plan.axis, plan.batch_dims)
 
 
 def register(resolver) -> None:
@@ -167,6 +178,6 @@ def register(resolver) -> None:
     resolver.add_builtin("GATHER", Registration(prepare=_gather_prepare, invoke=_gather_invoke,
                                                 reference=_gather_reference, work=work.move), 1, 6)
     # GATHER_ND: v2 string, v3 int16, v4 int16 indices, v5 bool; v6 (float8) is not implemented.
-    # GATHER_ND has no fast path: its invoke is already the plain rule, its own reference.
-    resolver.add_builtin("GATHER_ND", Registration(prepare=_gather_nd_prepare, invoke=_gather_nd_invoke,
-                                                   reference=_gather_nd_invoke, work=work.move), 1, 5)
+    # GATHER_ND has no fast path: the node form of `gather_nd` is both the invoke and the reference.
+    resolver.add_builtin("GATHER_ND", Registration(prepare=_gather_nd_prepare, invoke=_gather_nd_node,
+                                                   reference=_gather_nd_node, work=work.move), 1, 5)

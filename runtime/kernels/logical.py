@@ -208,16 +208,25 @@ def _select_prepare(version_two: bool):
     return prepare
 
 
-def _select_invoke(ctx, node) -> None:
-    cond, x, y, out = ctx.input(node, 0).data, ctx.input(node, 1).data, ctx.input(node, 2).data, ctx.output(node, 0)
-    if int(np.prod(out.shape, dtype=np.int64)) == 1 and cond.size == 1 and x.size == 1 and y.size == 1:
-        value = x if cond.reshape(-1)[0] else y
-        out.data = value.reshape(out.shape).copy()
-        return
-    if node.user_data:
-        # SELECT's rank-1 condition picks whole slices along the first dimension (RankOneSelect).
+def select(cond: np.ndarray, x: np.ndarray, y: np.ndarray, shape: tuple[int, ...],
+           rank_one: bool = False) -> np.ndarray:
+    """SELECT or SELECT_V2 (select.cc): x where `cond`, else y, broadcast to the output `shape`.
+
+    rank_one: SELECT's rank-1 condition picks whole slices along the first dimension (RankOneSelect).
+    One-element tensors throughout keep the output's own shape (select.cc's mixed scalar forms).
+    """
+    if int(np.prod(shape, dtype=np.int64)) == 1 and cond.size == 1 and x.size == 1 and y.size == 1:
+        return (x if cond.reshape(-1)[0] else y).reshape(shape).copy()
+    if rank_one:
         cond = cond.reshape(cond.shape + (1,) * (x.ndim - 1))
-    out.data = np.broadcast_to(np.where(cond, x, y), out.shape).copy()
+    return np.broadcast_to(np.where(cond, x, y), shape).copy()
+
+
+def _select_node(ctx, node) -> None:
+    """`select` on a node; prepare stored whether SELECT's condition is rank one."""
+    out = ctx.output(node, 0)
+    out.data = select(ctx.input(node, 0).data, ctx.input(node, 1).data, ctx.input(node, 2).data, out.shape,
+                      node.user_data)
 
 
 # -- registration ----------------------------------------------------------------------------
@@ -239,12 +248,13 @@ def register(resolver) -> None:
     add("GREATER", comparisons["GREATER"], 1, 2)
     add("LOGICAL_AND", _logical_binary("LOGICAL_AND", np.logical_and), 1, 1)
     add("LOGICAL_OR", _logical_binary("LOGICAL_OR", np.logical_or), 1, 1)
-    # LOGICAL_NOT, SELECT and SELECT_V2 have no fast path: each invoke is already the plain rule, its own reference.
+    # LOGICAL_NOT, SELECT and SELECT_V2 have no fast path: the node form of the array function
+    # (NumPy's `logical_not`, `select`) is both the invoke and the reference.
     add("LOGICAL_NOT", Registration(prepare=_logical_not_prepare, invoke=_logical_not_invoke,
                                     reference=_logical_not_invoke, work=work.elementwise), 1, 1)
     # SELECT: v2 int8, v3 5-D, v4 uint32. SELECT_V2: v2 uint32.
-    add("SELECT", Registration(prepare=_select_prepare(False), invoke=_select_invoke, reference=_select_invoke,
+    add("SELECT", Registration(prepare=_select_prepare(False), invoke=_select_node, reference=_select_node,
                                work=work.elementwise), 1, 4)
-    add("SELECT_V2", Registration(prepare=_select_prepare(True), invoke=_select_invoke, reference=_select_invoke,
+    add("SELECT_V2", Registration(prepare=_select_prepare(True), invoke=_select_node, reference=_select_node,
                                   work=work.elementwise),
         1, 2)

@@ -487,18 +487,25 @@ def _unary_prepare_with(op: str, supported, fn):
 _MIN_MAX_TYPES = ("FLOAT32", "UINT8", "INT8", "INT16", "INT32", "INT64")
 
 
+def maximum_minimum(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """MAXIMUM or MINIMUM of broadcast `a` and `b` (maximum_minimum.cc: el1 > el2 ? el1 : el2, or <).
+
+    A NaN second operand wins; quantized inputs share the output's quantization, so no requantization.
+    """
+    return np.where(a > b if op == "MAXIMUM" else a < b, a, b)
+
+
 def _min_max(op: str) -> Registration:
     def prepare(ctx, node) -> None:
         _binary_prepare(ctx, node, op, _MIN_MAX_TYPES)
 
-    def invoke(ctx, node) -> None:
-        a, b, out = ctx.input(node, 0).data, ctx.input(node, 1).data, ctx.output(node, 0)
-        # maximum_minimum.cc: el1 > el2 ? el1 : el2 (a NaN second operand wins), no requantization.
-        pick_first = a > b if op == "MAXIMUM" else a < b
-        out.data = np.where(pick_first, a, b).astype(out.dtype).reshape(out.shape)
+    def node_min_max(ctx, node) -> None:
+        out = ctx.output(node, 0)
+        out.data = maximum_minimum(op, ctx.input(node, 0).data, ctx.input(node, 1).data).astype(out.dtype).reshape(
+            out.shape)
 
-    # No fast path: the invoke is already the plain rule, its own reference.
-    return Registration(prepare=prepare, invoke=invoke, reference=invoke, work=work.elementwise)
+    # No fast path: the node form of `maximum_minimum` is both the invoke and the reference.
+    return Registration(prepare=prepare, invoke=node_min_max, reference=node_min_max, work=work.elementwise)
 
 
 @dataclass(frozen=True)
@@ -603,13 +610,17 @@ def _scalar_integer_exponent(b: np.ndarray) -> int | None:
     return rounded if close else None
 
 
-def _pow_invoke(ctx, node) -> None:
-    a, b, out = ctx.input(node, 0).data, ctx.input(node, 1).data, ctx.output(node, 0)
-    is_int = out.type == "INT32"
+def power(a: np.ndarray, b: np.ndarray, broadcasting: bool) -> np.ndarray:
+    """POW of float32 or int32 `a` and `b` (pow.cc), in the inputs' dtype, broadcast.
+
+    Only a broadcasting POW (input shapes differ, `broadcasting`) takes BroadcastPow4D's
+    integer-exponent path (_scalar_integer_exponent); otherwise std::pow, in float for float32 and in
+    double for int32 (then static_cast<int32_t>). Raises KernelError for a negative int32 exponent.
+    """
+    is_int = a.dtype == np.int32
     if is_int:
         check(bool(np.all(b >= 0)), "POW: negative exponents are not supported for INT32")
-    # Only a broadcasting POW (input shapes differ) takes BroadcastPow4D's integer-exponent path.
-    exponent = _scalar_integer_exponent(b) if node.user_data else None
+    exponent = _scalar_integer_exponent(b) if broadcasting else None
     with np.errstate(all="ignore"):
         if exponent is not None and is_int:
             result = _integer_power(a.astype(np.int64), exponent, lambda u, v: _wrap32(u * v))
@@ -617,10 +628,15 @@ def _pow_invoke(ctx, node) -> None:
             # Each Mul clamps to the float range: overflow gives +-FLT_MAX, not infinity.
             result = _integer_power(a, exponent, lambda u, v: np.clip(u * v, -_FLT_MAX, _FLT_MAX))
         else:
-            # std::pow: float for float32, double for int32 (then static_cast<int32_t>).
-            power = np.power(a.astype(np.float64), b.astype(np.float64))
-            result = cast_to_int32(power) if is_int else power
-        out.data = np.broadcast_to(result, out.shape).astype(out.dtype)
+            result = np.power(a.astype(np.float64), b.astype(np.float64))
+            result = cast_to_int32(result) if is_int else result
+        return np.broadcast_to(result, np.broadcast_shapes(a.shape, b.shape)).astype(a.dtype)
+
+
+def _pow_node(ctx, node) -> None:
+    """`power` on a node; prepare stored whether its input shapes differ."""
+    out = ctx.output(node, 0)
+    out.data = power(ctx.input(node, 0).data, ctx.input(node, 1).data, node.user_data).reshape(out.shape)
 
 
 # -- DIV, FLOOR_DIV, FLOOR_MOD ---------------------------------------------------------------
@@ -742,32 +758,39 @@ def _floor_div_prepare(ctx, node) -> None:
     _binary_prepare(ctx, node, "FLOOR_DIV", ("FLOAT32", "INT32", "INT16", "INT8"))
 
 
-def _floor_div_invoke(ctx, node) -> None:
-    a, b, out = ctx.input(node, 0).data, ctx.input(node, 1).data, ctx.output(node, 0)
+def floor_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """FLOOR_DIV of broadcast `a` and `b` in their dtype (floor_div.h: std::floor of the quotient,
+    in double for float32). Raises KernelError for a zero divisor, as floor_div.cc does."""
     check(bool(np.all(b != 0)), "FLOOR_DIV: division by zero")
-    if out.type == "FLOAT32":
-        # floor_div.h: std::floor of the quotient in double.
-        result = np.floor(a.astype(np.float64) / b.astype(np.float64))
-    else:
-        result = np.floor_divide(a.astype(np.int64), b.astype(np.int64))
-    out.data = np.broadcast_to(result, out.shape).astype(out.dtype)
+    if a.dtype == np.float32:
+        return np.floor(a.astype(np.float64) / b.astype(np.float64)).astype(a.dtype)
+    return np.floor_divide(a.astype(np.int64), b.astype(np.int64)).astype(a.dtype)
+
+
+def _floor_div_node(ctx, node) -> None:
+    out = ctx.output(node, 0)
+    out.data = np.broadcast_to(floor_div(ctx.input(node, 0).data, ctx.input(node, 1).data), out.shape).copy()
 
 
 def _floor_mod_prepare(ctx, node) -> None:
     _binary_prepare(ctx, node, "FLOOR_MOD", ("FLOAT32", "INT8", "INT16", "INT32", "INT64"))
 
 
-def _floor_mod_invoke(ctx, node) -> None:
-    a, b, out = ctx.input(node, 0).data, ctx.input(node, 1).data, ctx.output(node, 0)
-    if out.type == "FLOAT32":
-        # floor_mod.h: fmod, then the divisor added when the signs differ.
+def floor_mod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """FLOOR_MOD of broadcast `a` and `b` in their dtype (floor_mod.h: fmod for float32, then the
+    divisor added when the signs differ; the integer remainder takes the divisor's sign). Raises
+    KernelError for a zero integer divisor, as floor_mod.cc does."""
+    if a.dtype == np.float32:
         with np.errstate(all="ignore"):
             trunc = np.fmod(a, b)
-            result = np.where((trunc != 0) & ((b < 0) != (trunc < 0)), trunc + b, trunc)
-    else:
-        check(bool(np.all(b != 0)), "FLOOR_MOD: division by zero")
-        result = np.mod(a.astype(np.int64), b.astype(np.int64))
-    out.data = np.broadcast_to(result, out.shape).astype(out.dtype)
+            return np.where((trunc != 0) & ((b < 0) != (trunc < 0)), trunc + b, trunc).astype(a.dtype)
+    check(bool(np.all(b != 0)), "FLOOR_MOD: division by zero")
+    return np.mod(a.astype(np.int64), b.astype(np.int64)).astype(a.dtype)
+
+
+def _floor_mod_node(ctx, node) -> None:
+    out = ctx.output(node, 0)
+    out.data = np.broadcast_to(floor_mod(ctx.input(node, 0).data, ctx.input(node, 1).data), out.shape).copy()
 
 
 # -- registration ----------------------------------------------------------------------------
@@ -835,16 +858,17 @@ def register(resolver) -> None:
     # SQUARED_DIFFERENCE: v2 int8.
     add("SQUARED_DIFFERENCE", Registration(prepare=_squared_difference_prepare, invoke=run_plan,
                                            reference=_squared_difference_reference, work=work.elementwise), 1, 2)
-    # POW, FLOOR_DIV and FLOOR_MOD have no fast path: each invoke is already the plain rule, its own reference.
-    add("POW", Registration(prepare=_pow_prepare, invoke=_pow_invoke, reference=_pow_invoke, work=work.elementwise), 1,
+    # POW, FLOOR_DIV and FLOOR_MOD have no fast path: the node form of the array function (`power`,
+    # `floor_div`, `floor_mod`) is both the invoke and the reference.
+    add("POW", Registration(prepare=_pow_prepare, invoke=_pow_node, reference=_pow_node, work=work.elementwise), 1,
         1)
     # DIV: v2 broadcasting beyond 4-D (the quantized forms are version 1).
     add("DIV", Registration(prepare=_div_prepare, invoke=_div_invoke, reference=_div_reference, work=work.elementwise),
         1, 2)
     # FLOOR_DIV: v2 float32, v3 int8/int16. FLOOR_MOD: v2 int8/int16.
-    add("FLOOR_DIV", Registration(prepare=_floor_div_prepare, invoke=_floor_div_invoke, reference=_floor_div_invoke,
+    add("FLOOR_DIV", Registration(prepare=_floor_div_prepare, invoke=_floor_div_node, reference=_floor_div_node,
                                   work=work.elementwise),
         1, 3)
-    add("FLOOR_MOD", Registration(prepare=_floor_mod_prepare, invoke=_floor_mod_invoke, reference=_floor_mod_invoke,
+    add("FLOOR_MOD", Registration(prepare=_floor_mod_prepare, invoke=_floor_mod_node, reference=_floor_mod_node,
                                   work=work.elementwise),
         1, 2)

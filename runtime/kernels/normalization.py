@@ -55,6 +55,15 @@ def _l2_prepare(ctx, node) -> None:
         _check_output_quantization(op, out, 1 / 128, {"INT8": 0, "UINT8": 128})
 
 
+def l2_normalization(x: np.ndarray, zero_point: int = 0) -> np.ndarray:
+    """L2_NORMALIZATION along the last axis (l2norm.cc), in x's dtype; `zero_point` is an 8-bit input's.
+
+    Float32: x / max(sqrt(sum x^2), 1e-6) (reference_ops::L2Normalization's epsilon). 8-bit: outputs in
+    1/128 steps (_l2_quantized).
+    """
+    return _l2_float(x) if x.dtype == np.float32 else _l2_quantized(x, zero_point, x.dtype)
+
+
 def _l2_float(x: np.ndarray) -> np.ndarray:
     """x / max(sqrt(sum x^2), 1e-6)."""
     wide = x.astype(np.float64)
@@ -79,12 +88,9 @@ def _l2_quantized(q: np.ndarray, zero_point: int, dtype) -> np.ndarray:
     return np.clip(y, lo, hi).astype(dtype)
 
 
-def _l2_invoke(ctx, node) -> None:
-    x, out = ctx.input(node, 0), ctx.output(node, 0)
-    if x.type == "FLOAT32":
-        out.data = _l2_float(x.data)
-    else:
-        out.data = _l2_quantized(x.data, x.zero_point, out.dtype)
+def _l2_node(ctx, node) -> None:
+    x = ctx.input(node, 0)
+    ctx.output(node, 0).data = l2_normalization(x.data, x.zero_point)
 
 
 # -- LOCAL_RESPONSE_NORMALIZATION ------------------------------------------------------------------
@@ -97,8 +103,9 @@ def _lrn_prepare(ctx, node) -> None:
     check(node.options.radius >= 0, f"{op}: radius must not be negative, got {node.options.radius}")
 
 
-def _lrn(x: np.ndarray, radius: int, bias: float, alpha: float, beta: float) -> np.ndarray:
-    """x / (bias + alpha * sum of x^2 over channels c - radius .. c + radius) ** beta (window clipped at the ends)."""
+def local_response_normalization(x: np.ndarray, radius: int, bias: float, alpha: float, beta: float) -> np.ndarray:
+    """LOCAL_RESPONSE_NORMALIZATION (reference_ops::LocalResponseNormalization) of float32 NHWC `x`:
+    x / (bias + alpha * sum of x^2 over channels c - radius .. c + radius) ** beta (window clipped at the ends)."""
     wide = x.astype(np.float64)
     depth = x.shape[-1]
     cumulative = np.zeros((*x.shape[:-1], depth + 1))
@@ -109,10 +116,10 @@ def _lrn(x: np.ndarray, radius: int, bias: float, alpha: float, beta: float) -> 
     return (wide * np.power(bias + alpha * window, -beta)).astype(np.float32)
 
 
-def _lrn_invoke(ctx, node) -> None:
+def _lrn_node(ctx, node) -> None:
     opts = node.options
-    f32 = [float(_F32(v)) for v in (opts.bias, opts.alpha, opts.beta)]
-    ctx.output(node, 0).data = _lrn(ctx.input(node, 0).data, int(opts.radius), *f32)
+    f32 = [float(_F32(v)) for v in (opts.bias, opts.alpha, opts.beta)]  # the options are float32
+    ctx.output(node, 0).data = local_response_normalization(ctx.input(node, 0).data, int(opts.radius), *f32)
 
 
 def _lrn_work(ctx, node) -> work.NodeWork:
@@ -124,9 +131,10 @@ def _lrn_work(ctx, node) -> work.NodeWork:
 
 def register(resolver) -> None:
     # op_version.cc: L2_NORMALIZATION v1 float32/uint8, v2 int8.
-    # Neither op has a fast path: each invoke is already the plain rule, its own reference.
-    resolver.add_builtin("L2_NORMALIZATION", Registration(prepare=_l2_prepare, invoke=_l2_invoke, reference=_l2_invoke,
+    # Neither op has a fast path: the node form of each array function (`l2_normalization`,
+    # `local_response_normalization`) is both the invoke and the reference.
+    resolver.add_builtin("L2_NORMALIZATION", Registration(prepare=_l2_prepare, invoke=_l2_node, reference=_l2_node,
                                                           work=work.per_input(2)),
                          1, 2)
-    resolver.add_builtin("LOCAL_RESPONSE_NORMALIZATION", Registration(prepare=_lrn_prepare, invoke=_lrn_invoke,
-                                                                      reference=_lrn_invoke, work=_lrn_work), 1, 1)
+    resolver.add_builtin("LOCAL_RESPONSE_NORMALIZATION", Registration(prepare=_lrn_prepare, invoke=_lrn_node,
+                                                                      reference=_lrn_node, work=_lrn_work), 1, 1)

@@ -4,7 +4,7 @@ LiteRT's x86 wheel compiles the optimized kernels' NEON blocks through
 NEON_2_SSE, so a flat loop runs whole SIMD blocks first and a scalar tail
 after them, and the two round differently. The kernels below reproduce both
 parts (quantize.cc, optimized_ops.h AffineQuantize / Requantize / Dequantize): computed, they are the
-specification (_quantize_reference, _dequantize_reference), which the table and block plans implement.
+specification (`quantize`, `requantize`, `dequantize`), which the table and block plans implement.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from runtime import work
+from runtime.ir import Quantization
 from runtime.kernels.common import check, check_inputs, fast_clip, integer_domain, run_plan, store_plan
 from runtime.quant import (
     cast_to_int32,
@@ -289,12 +290,11 @@ def _positional_lookup(x, out, head: np.ndarray, tail: np.ndarray, body: int):
 
 
 
-def _dequantize_values(tensor) -> np.ndarray:
-    """real = scale * (q - zero_point) as LiteRT's optimized Dequantize rounds it."""
-    q = tensor.data
-    if tensor.type == "FLOAT16":
+def dequantize(q: np.ndarray, qp: Quantization | None) -> np.ndarray:
+    """DEQUANTIZE (dequantize.cc): real = scale * (q - zero_point) as LiteRT's optimized Dequantize rounds it,
+    per tensor or along `qp.quantized_dimension`; float16 values (qp None) widen to float32."""
+    if q.dtype == np.float16:
         return q.astype(np.float32)
-    qp = tensor.quantization
     if qp.per_channel:
         # reference_ops::PerChannelDequantize: one float multiply, rounded once.
         shape = [1] * q.ndim
@@ -333,13 +333,13 @@ def _dequantize_prepare(ctx, node) -> None:
     # dequantize.cc: a constant input (e.g. float16 or int8 weights) is converted once, into a
     # kTfLitePersistentRo output, so that the consumers' prepares can precompute from it.
     if x.is_constant:
-        node.user_data = _constant_dequantize(out, _dequantize_values(x))
+        node.user_data = _constant_dequantize(out, dequantize(x.data, x.quantization))
     elif x.type != "FLOAT16" and not x.quantization.per_channel:
         node.user_data = _tabulated_dequantize(x, out)
     else:
-        def dequantize() -> None:
-            out.data = _dequantize_values(x)
-        node.user_data = dequantize
+        def run() -> None:
+            out.data = dequantize(x.data, x.quantization)
+        node.user_data = run
 
 
 def _constant_dequantize(out, values: np.ndarray):
@@ -366,21 +366,37 @@ def _tabulated_dequantize(x, out):
     return _positional_lookup(x, out, block, tail, size - size % _AFFINE_LANES)
 
 
+def quantize(x: np.ndarray, qp: Quantization, dtype) -> np.ndarray:
+    """QUANTIZE of float32 `x` to `dtype` with the output's quantization `qp` (quantize.cc): per tensor,
+    optimized_ops AffineQuantize (_affine_quantize); per channel, reference_ops::PerChannelQuantize."""
+    params = _affine_or_per_channel(qp, x.shape)
+    rule = _per_channel_quantize if isinstance(params, _PerChannel) else _affine_quantize
+    return rule(x, params, dtype)
+
+
+def requantize(q: np.ndarray, source: tuple[float, int], target: tuple[float, int], dtype,
+               simd: bool = False) -> np.ndarray:
+    """QUANTIZE of integer `q` in (scale, zero point) `source` to `dtype` in `target` (optimized_ops
+    Requantize): MultiplyByQuantizedMultiplier by source / target scale (in double), on whole 16-value
+    SIMD blocks first when `simd` (the (u)int8 -> (u)int8 pairs), then the scalar tail (_requantize)."""
+    multiplier, shift = quantize_multiplier(source[0] / target[0])
+    return _requantize(q, _Requantize(multiplier, shift, source[1], target[1], simd), dtype)
+
+
 def _quantize_reference(ctx, node) -> None:
-    """QUANTIZE's specification: every value through the computed rule of its code path (_affine_quantize,
-    _per_channel_quantize, _requantize); the lookups and block plans above implement it."""
+    """`quantize` or `requantize` on a node; the lookups and block plans above implement them."""
     x, out = ctx.input(node, 0), ctx.output(node, 0)
-    if x.type != "FLOAT32":
-        out.data = _requantize(x.data, _requantize_params(x, out), out.dtype)
-        return
-    params = _affine_or_per_channel(out.quantization, x.shape)
-    quantize = _per_channel_quantize if isinstance(params, _PerChannel) else _affine_quantize
-    out.data = quantize(x.data, params, out.dtype)
+    if x.type == "FLOAT32":
+        out.data = quantize(x.data, out.quantization, out.dtype)
+    else:
+        out.data = requantize(x.data, (x.scale, x.zero_point), (out.scale, out.zero_point), out.dtype,
+                              (x.type, out.type) in _SIMD_REQUANTIZE)
 
 
 def _dequantize_reference(ctx, node) -> None:
-    """DEQUANTIZE's specification: _dequantize_values, computed (the tables and constant plans implement it)."""
-    ctx.output(node, 0).data = _dequantize_values(ctx.input(node, 0))
+    """`dequantize` on a node (the tables and constant plans implement it)."""
+    x = ctx.input(node, 0)
+    ctx.output(node, 0).data = dequantize(x.data, x.quantization)
 
 
 def _dequantize_work(ctx, node) -> work.NodeWork:

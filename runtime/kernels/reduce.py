@@ -50,12 +50,26 @@ def reduced_shape(shape, axes, keep_dims: bool) -> tuple[int, ...]:
 
 
 @dataclass(frozen=True)
-class _MeanPlan:
-    """Per-node constants: the input/output rescaling for quantized types, the resolved constant
-    axes, and `fast`: the whole invoke, for the cases prepare specialized (None: the generic path)."""
+class ReduceQuantization:
+    """A quantized reduction's input and output (scale, zero point) and output dtype."""
 
-    multiplier: int
-    shift: int
+    in_scale: float
+    in_zero_point: int
+    out_scale: float
+    out_zero_point: int
+    dtype: np.dtype
+
+    @classmethod
+    def of(cls, x, out) -> ReduceQuantization:
+        """The quantization of input tensor `x` and output tensor `out`."""
+        return cls(x.scale, x.zero_point, out.scale, out.zero_point, out.dtype)
+
+
+@dataclass(frozen=True)
+class _MeanPlan:
+    """Per-node constants: the resolved constant axes, and `fast`: the whole invoke, for the cases
+    prepare specialized (None: the generic path)."""
+
     axes: tuple[int, ...] | None = None
     fast: Callable[[], None] | None = None
 
@@ -68,14 +82,9 @@ def _mean_prepare(ctx, node) -> None:
     check(axis.type == "INT32", f"axis tensor must be INT32, got {axis.type}")
     check(x.type in _TYPES, f"type {x.type} is not supported ({', '.join(_TYPES)})")
     check(out.type == x.type, f"output type {out.type} differs from input type {x.type}")
-    multiplier = shift = 0
-    if x.type in _QUANTIZED:
-        # reduce.cc PrepareMeanOrSum: real multiplier = input_scale / output_scale, in double.
-        multiplier, shift = quantize_multiplier(x.scale / out.scale)
-    plan = _MeanPlan(multiplier, shift)
     if not axis.is_constant:
         ctx.set_dynamic(out)
-        node.user_data = plan
+        node.user_data = _MeanPlan()
         return
     axes = resolve_axes(axis.data, len(x.shape))
     keep_dims = bool(node.options.keep_dims)
@@ -84,10 +93,10 @@ def _mean_prepare(ctx, node) -> None:
     lo, hi = dtype_range(x.dtype) if x.type in _QUANTIZED else (0, 0)
     fast = None
     if x.type in _QUANTIZED and 0 < count * (hi - lo) < 1 << 16:
-        fast = _mean_table_plan(x, out, axes, count, keep_dims, plan)
+        fast = _mean_table_plan(x, out, axes, count, keep_dims)
     elif x.type == "FLOAT32" and axes and count > 0:
         fast = _float_mean_plan(x, out, axes, count, keep_dims)
-    node.user_data = _MeanPlan(multiplier, shift, axes, fast)
+    node.user_data = _MeanPlan(axes, fast)
 
 
 def _float_mean_plan(x, out, axes, count: int, keep_dims: bool) -> Callable[[], None]:
@@ -114,7 +123,7 @@ def _float_mean_plan(x, out, axes, count: int, keep_dims: bool) -> Callable[[], 
     return store_plan(out, compute)
 
 
-def _mean_table_plan(x, out, axes, count: int, keep_dims: bool, plan: _MeanPlan) -> Callable[[], None]:
+def _mean_table_plan(x, out, axes, count: int, keep_dims: bool) -> Callable[[], None]:
     """The quantized MEAN's result for every possible sum: invoke only sums (exactly, in int16 when
     it cannot overflow) and looks up."""
     lo, hi = dtype_range(x.dtype)
@@ -124,7 +133,7 @@ def _mean_table_plan(x, out, axes, count: int, keep_dims: bool, plan: _MeanPlan)
     if keep_dims and len(x.shape) == 4 and sorted(axes) == [1, 2]:
         # optimized_integer_ops/mean.h: the first vector_channels channels take the SIMD rounding.
         vector_channels = x.shape[3] // 16 * 16
-        multiplier, shift, bias = _mean_4d_params(x, out, count)
+        multiplier, shift, bias = _mean_4d_params(ReduceQuantization.of(x, out), count)
         rows = np.stack([multiply_by_quantized_multiplier_half_up(totals, multiplier, shift) + bias,
                          multiply_by_quantized_multiplier(totals, multiplier, shift) + bias])
         table = np.clip(rows, out_lo, out_hi).astype(out.dtype).reshape(-1)
@@ -136,7 +145,8 @@ def _mean_table_plan(x, out, axes, count: int, keep_dims: bool, plan: _MeanPlan)
             return table.take(np.add.reduce(x.data, axis=axes, dtype=np.intp, keepdims=True) + offsets)
 
         return store_plan(out, compute)
-    row = np.clip(_quantized_mean_general(x, out, totals, count, plan), out_lo, out_hi).astype(out.dtype)
+    row = np.clip(_quantized_mean_general(ReduceQuantization.of(x, out), totals, count), out_lo,
+                  out_hi).astype(out.dtype)
     # Rolled, the table reads a negative sum through NumPy's wrap-around of negative indices.
     table = np.roll(row, count * lo)
     return store_plan(out, lambda: table.take(np.add.reduce(x.data, axis=axes, dtype=sum_type, keepdims=keep_dims)))
@@ -153,7 +163,7 @@ def _integer_mean(x: np.ndarray, axes, count: int, dtype) -> np.ndarray:
     return (np.sign(total) * quotient).astype(dtype)
 
 
-def _quantized_mean_4d(x, out, total: np.ndarray, count: int) -> np.ndarray:
+def _quantized_mean_4d(q: ReduceQuantization, total: np.ndarray, count: int) -> np.ndarray:
     """optimized_integer_ops/mean.h (4-D, axes {1,2}, keep_dims): float32 bias and scale, one multiply.
 
     LiteRT's x86 wheels build the NEON branch through NEON_2_SSE (neon_check.h), so MeanImpl
@@ -161,7 +171,7 @@ def _quantized_mean_4d(x, out, total: np.ndarray, count: int) -> np.ndarray:
     both round half up) and the remaining channels through the scalar gemmlowp form (half away
     from zero). The oracle runs one thread, hence one depth range.
     """
-    multiplier, shift, bias = _mean_4d_params(x, out, count)
+    multiplier, shift, bias = _mean_4d_params(q, count)
     vector_channels = total.shape[-1] // 16 * 16
     scaled = np.empty_like(total)
     scaled[..., :vector_channels] = multiply_by_quantized_multiplier_half_up(
@@ -170,23 +180,27 @@ def _quantized_mean_4d(x, out, total: np.ndarray, count: int) -> np.ndarray:
     return scaled + bias
 
 
-def _mean_4d_params(x, out, count: int) -> tuple[int, int, int]:
+def _mean_4d_params(q: ReduceQuantization, count: int) -> tuple[int, int, int]:
     """optimized_integer_ops/mean.h: (multiplier, shift, bias) from float32 scale and bias arithmetic."""
     f32 = np.float32
-    temp = f32(x.zero_point) * f32(x.scale) / f32(out.scale)
+    temp = f32(q.in_zero_point) * f32(q.in_scale) / f32(q.out_scale)
     temp = temp + f32(0.5) if temp > 0 else temp - f32(0.5)
-    bias = out.zero_point - int(temp)
-    real_scale = f32(x.scale) / (f32(count) * f32(out.scale))
+    bias = q.out_zero_point - int(temp)
+    real_scale = f32(q.in_scale) / (f32(count) * f32(q.out_scale))
     multiplier, shift = quantize_multiplier(float(real_scale))
     return multiplier, shift, bias
 
 
-def _quantized_mean_general(x, out, total: np.ndarray, count: int, plan: _MeanPlan) -> np.ndarray:
-    """reference_ops QuantizedMeanOrSum: fold 1/count into the multiplier, then requantize sum - zp * count."""
-    shift = min(count.bit_length() - 1, 32, 31 + plan.shift)
-    multiplier = (plan.multiplier << shift) // count
-    shifted = total - x.zero_point * count
-    return multiply_by_quantized_multiplier(shifted, multiplier, plan.shift - shift) + out.zero_point
+def _quantized_mean_general(q: ReduceQuantization, total: np.ndarray, count: int) -> np.ndarray:
+    """reference_ops QuantizedMeanOrSum: fold 1/count into the multiplier, then requantize sum - zp * count.
+
+    The multiplier is reduce.cc PrepareMeanOrSum's: input_scale / output_scale, in double.
+    """
+    base_multiplier, base_shift = quantize_multiplier(q.in_scale / q.out_scale)
+    shift = min(count.bit_length() - 1, 32, 31 + base_shift)
+    multiplier = (base_multiplier << shift) // count
+    shifted = total - q.in_zero_point * count
+    return multiply_by_quantized_multiplier(shifted, multiplier, base_shift - shift) + q.out_zero_point
 
 
 def _mean_invoke(ctx, node) -> None:
@@ -197,34 +211,40 @@ def _mean_invoke(ctx, node) -> None:
     _mean_reference(ctx, node)
 
 
-def _mean_reference(ctx, node) -> None:
-    """MEAN's specification (reduce.cc, reduce.h Mean, reference_ops QuantizedMeanOrSum, and
-    optimized_integer_ops/mean.h's 4-D rule): the sum over the axes, divided as each type does;
-    the fast plans (_float_mean_plan, _mean_table_plan) implement it (tests/runtime/test_references.py)."""
-    plan: _MeanPlan = node.user_data
-    x = ctx.input(node, 0)
-    out = ctx.output(node, 0)
-    keep_dims = node.options.keep_dims
-    axes = plan.axes if plan.axes is not None else resolve_axes(tensor_values(ctx.input(node, 1)), len(x.shape))
+def mean(x: np.ndarray, axes: tuple[int, ...], keep_dims: bool,
+         quantization: ReduceQuantization | None = None) -> np.ndarray:
+    """MEAN of `x` over resolved `axes` (reduce.cc, reduce.h Mean, reference_ops QuantizedMeanOrSum and
+    optimized_integer_ops/mean.h's 4-D rule): the sum over the axes, divided as each type does.
+
+    Float32 sums in float32 and divides; int32/int64 truncate toward zero; 8-bit (`quantization`)
+    requantize the int64 sum (the 4-D rule for NHWC spatial means with keep_dims). An empty input
+    gives NaN, 0 for integer types (reduce.cc InitializeMeanOutput). The fast plans
+    (_float_mean_plan, _mean_table_plan) implement this (tests/runtime/test_references.py).
+    """
     shape = reduced_shape(x.shape, axes, keep_dims)
-    if x.data.size == 0:
-        # reduce.cc InitializeMeanOutput: an empty input gives NaN (0 for integer types).
-        out.data = np.full(shape, np.nan if x.type == "FLOAT32" else 0, dtype=out.dtype)
-        return
+    dtype = x.dtype if quantization is None else quantization.dtype
+    if x.size == 0:
+        return np.full(shape, np.nan if x.dtype == np.float32 else 0, dtype=dtype)
     count = _count(x.shape, axes)
-    if x.type == "FLOAT32":
-        result = _float_mean(x.data, axes, count)
-    elif x.type in ("INT32", "INT64"):
-        result = _integer_mean(x.data, axes, count, out.dtype)
+    if quantization is None:
+        result = _float_mean(x, axes, count) if x.dtype == np.float32 else _integer_mean(x, axes, count, dtype)
+        return np.asarray(result, dtype=dtype).reshape(shape)
+    total = x.sum(axis=axes, dtype=np.int64)
+    if keep_dims and x.ndim == 4 and sorted(axes) == [1, 2]:
+        q = _quantized_mean_4d(quantization, total, count)
     else:
-        total = x.data.sum(axis=axes, dtype=np.int64)
-        if keep_dims and len(x.shape) == 4 and sorted(axes) == [1, 2]:
-            q = _quantized_mean_4d(x, out, total, count)
-        else:
-            q = _quantized_mean_general(x, out, total, count, plan)
-        lo, hi = dtype_range(out.dtype)
-        result = np.clip(q, lo, hi).astype(out.dtype)
-    out.data = np.asarray(result, dtype=out.dtype).reshape(shape)
+        q = _quantized_mean_general(quantization, total, count)
+    lo, hi = dtype_range(dtype)
+    return np.clip(q, lo, hi).astype(dtype).reshape(shape)
+
+
+def _mean_reference(ctx, node) -> None:
+    """`mean` on a node: its axes (resolved at prepare when constant), keep_dims and quantization."""
+    plan: _MeanPlan = node.user_data
+    x, out = ctx.input(node, 0), ctx.output(node, 0)
+    axes = plan.axes if plan.axes is not None else resolve_axes(tensor_values(ctx.input(node, 1)), len(x.shape))
+    quantization = ReduceQuantization.of(x, out) if x.type in _QUANTIZED else None
+    out.data = mean(x.data, axes, node.options.keep_dims, quantization)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -302,69 +322,76 @@ def _reduce_prepare(reduction: _Reduction):
     return prepare
 
 
-def _quantized_sum(x, out, total: np.ndarray, count: int) -> np.ndarray:
+def _quantized_sum(q: ReduceQuantization, total: np.ndarray, count: int) -> np.ndarray:
     """optimized_ops::QuantizedMeanOrSum(compute_sum): round(sum * s + bias) + zp_out, all in float32.
 
     s = input_scale / output_scale and bias = -zp_in * s * count, each product rounded to float32.
     """
     f32 = np.float32
-    scale = f32(x.scale) / f32(out.scale)
-    bias = f32(f32(-x.zero_point) * scale) * f32(count)
+    scale = f32(q.in_scale) / f32(q.out_scale)
+    bias = f32(f32(-q.in_zero_point) * scale) * f32(count)
     value = tflite_round(total.astype(f32) * scale + bias)
-    return value.astype(np.int64) + out.zero_point
+    return value.astype(np.int64) + q.out_zero_point
 
 
 def _wrap_int32(v: np.ndarray) -> np.ndarray:
     return ((v + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
 
 
-def _quantized_prod(x, out, axes) -> np.ndarray:
+def _quantized_prod(x: np.ndarray, q: ReduceQuantization, axes) -> np.ndarray:
     """optimized_ops::QuantizedReduceProd: fold each output's values in memory order, rescaling every step.
 
     reduce.cc GetQuantProdScaling: s = input_scale / output_scale**(1/n) (double) for n reduced values;
     acc = q0 - zp, then acc = M(acc * (q - zp)) for each next value, and one last M(acc), where M is the
     int64 MultiplyByQuantizedMultiplier (its int32 result wraps). The fold is sequential by nature.
     """
-    kept = [a for a in range(x.data.ndim) if a not in axes]
-    values = x.data.transpose(kept + sorted(axes)).reshape(-1 if kept else 1, _count(x.shape, axes))
+    kept = [a for a in range(x.ndim) if a not in axes]
+    values = x.transpose(kept + sorted(axes)).reshape(-1 if kept else 1, _count(x.shape, axes))
     n = values.shape[1]
-    multiplier, shift = quantize_multiplier(x.scale / np.power(float(out.scale), 1.0 / n))
-    centered = values.astype(np.int64) - x.zero_point
+    multiplier, shift = quantize_multiplier(q.in_scale / np.power(float(q.out_scale), 1.0 / n))
+    centered = values.astype(np.int64) - q.in_zero_point
     acc = centered[:, 0]
     for j in range(1, n):
         acc = _wrap_int32(multiply_by_quantized_multiplier_int64(acc * centered[:, j], multiplier, shift))
-    return _wrap_int32(multiply_by_quantized_multiplier_int64(acc, multiplier, shift)) + out.zero_point
+    return _wrap_int32(multiply_by_quantized_multiplier_int64(acc, multiplier, shift)) + q.out_zero_point
 
 
 def _count(shape, axes) -> int:
     return int(np.prod([shape[a] for a in axes], dtype=np.int64))
 
 
-def _reduce_values(reduction: _Reduction, x, out, axes) -> np.ndarray:
-    if x.type not in reduction.quantized:
-        return reduction.raw(x.data, axes)
-    if x.data.size == 0:
-        # The quantized kernels return early and leave the output unwritten; it reads as the zero point.
-        return np.full(reduced_shape(x.shape, axes, False), out.zero_point)
-    if reduction.op == "SUM":
-        return _quantized_sum(x, out, x.data.sum(axis=axes, dtype=np.int64), _count(x.shape, axes))
-    if not axes:
-        return x.data  # QuantizedReduceProd: ReduceIsCopy, no rescale
-    return _quantized_prod(x, out, axes)
+def reduce(op: str, x: np.ndarray, axes: tuple[int, ...], keep_dims: bool,
+           quantization: ReduceQuantization | None = None) -> np.ndarray:
+    """SUM, REDUCE_MAX, REDUCE_MIN or REDUCE_PROD of `x` over resolved `axes` (reduce.cc EvalGeneric/EvalSum).
+
+    Without `quantization` the raw values combine in the input type (_REDUCTIONS). With it (quantized
+    SUM and REDUCE_PROD) the result is rescaled to the output's quantization and saturated to its
+    dtype; an empty input leaves the output at its zero point, as the kernels return early.
+    """
+    shape = reduced_shape(x.shape, axes, keep_dims)
+    if quantization is None:
+        return np.asarray(_REDUCTIONS[op].raw(x, axes)).reshape(shape)
+    if x.size == 0:
+        values = np.full(reduced_shape(x.shape, axes, False), quantization.out_zero_point)
+    elif op == "SUM":
+        values = _quantized_sum(quantization, x.sum(axis=axes, dtype=np.int64), _count(x.shape, axes))
+    elif not axes:
+        values = x  # QuantizedReduceProd: ReduceIsCopy, no rescale
+    else:
+        values = _quantized_prod(x, quantization, axes)
+    lo, hi = dtype_range(quantization.dtype)
+    return np.clip(np.asarray(values), lo, hi).astype(quantization.dtype).reshape(shape)
 
 
-def _reduce_invoke(reduction: _Reduction):
-    def invoke(ctx, node) -> None:
+def _reduce_node(reduction: _Reduction):
+    """`reduce` on a node: its axes tensor, keep_dims option and (quantized types) quantization."""
+    def node_reduce(ctx, node) -> None:
         x, out = ctx.input(node, 0), ctx.output(node, 0)
         axes = resolve_axes(tensor_values(ctx.input(node, 1)), len(x.shape))
-        shape = reduced_shape(x.shape, axes, node.options.keep_dims)
-        values = np.asarray(_reduce_values(reduction, x, out, axes))
-        if x.type in reduction.quantized:
-            lo, hi = dtype_range(out.dtype)
-            values = np.clip(values, lo, hi)
-        out.data = values.astype(out.dtype).reshape(shape)
+        quantization = ReduceQuantization.of(x, out) if x.type in reduction.quantized else None
+        out.data = reduce(reduction.op, x.data, axes, node.options.keep_dims, quantization).astype(out.dtype)
 
-    return invoke
+    return node_reduce
 
 
 # ---------------------------------------------------------------------------------------------
@@ -406,28 +433,30 @@ def _arg_prepare(op: str):
     return prepare
 
 
-def _arg_invoke(op: str):
-    pick = np.argmax if op == "ARG_MAX" else np.argmin
+def arg_min_max(op: str, x: np.ndarray, axis: int, dtype) -> np.ndarray:
+    """ARG_MAX or ARG_MIN of `x` along resolved `axis`, as `dtype` indices (reference_ops::ArgMinMax).
 
-    def invoke(ctx, node) -> None:
+    Ties give the first index, as the kernels' strict comparisons do. Float: arg_min_max.h's NaN-aware
+    comparator never lets a NaN win and an all-NaN row gives index 0. (LiteRT's x86 last-axis float
+    kernel reduces 4-lane blocks with NEON_2_SSE's vpmax, which keeps a NaN in its first operand, so
+    with NaNs in the input it can return another index; not reproduced.)
+    """
+    pick = np.argmax if op == "ARG_MAX" else np.argmin
+    if x.dtype != np.float32:
+        return np.asarray(pick(x, axis=axis), dtype=dtype)
+    nan = np.isnan(x)
+    index = pick(np.where(nan, -np.inf if op == "ARG_MAX" else np.inf, x), axis=axis)
+    return np.asarray(np.where(nan.all(axis=axis), 0, index), dtype=dtype)
+
+
+def _arg_node(op: str):
+    """`arg_min_max` on a node: its axis tensor and output type."""
+    def node_arg(ctx, node) -> None:
         x, out = ctx.input(node, 0), ctx.output(node, 0)
         axis = _arg_axis(ctx.input(node, 1), len(x.shape), op)
-        shape = _arg_shape(x.shape, axis, op)
-        values = x.data
-        if x.type == "FLOAT32":
-            # arg_min_max.h: a NaN never wins (NaN-aware comparator); an all-NaN row gives index 0. (LiteRT's
-            # x86 last-axis float kernel reduces 4-lane blocks with NEON_2_SSE's vpmax, which keeps a NaN in
-            # its first operand, so with NaNs in the input it can return another index; not reproduced.)
-            nan = np.isnan(values)
-            fill = -np.inf if op == "ARG_MAX" else np.inf
-            values = np.where(nan, fill, values)
-            all_nan = nan.all(axis=axis)
-        index = pick(values, axis=axis)  # ties: the first index, as the kernels' strict comparisons
-        if x.type == "FLOAT32":
-            index = np.where(all_nan, 0, index)
-        out.data = np.asarray(index, dtype=out.dtype).reshape(shape)
+        out.data = arg_min_max(op, x.data, axis, out.dtype).reshape(_arg_shape(x.shape, axis, op))
 
-    return invoke
+    return node_arg
 
 
 def register(resolver) -> None:
@@ -435,18 +464,18 @@ def register(resolver) -> None:
     resolver.add_builtin("MEAN", Registration(prepare=_mean_prepare, invoke=_mean_invoke, reference=_mean_reference,
                                               work=work.reduce),
                          1, 2)
-    # SUM, REDUCE_MAX/MIN/PROD and ARG_MAX/MIN have no fast path: each invoke is already the plain rule,
-    # its own reference.
+    # SUM, REDUCE_MAX/MIN/PROD and ARG_MAX/MIN have no fast path: the node form of the array
+    # function (`reduce`, `arg_min_max`) is both the invoke and the reference.
     # SUM: v1 float32/int32/int64/uint8 (and int16, which op_version.cc leaves at 1), v2 int8.
     # REDUCE_MAX/MIN: v2 int8, v3 int16. REDUCE_PROD: v2 quantized int8/int16.
     for op, max_version in (("SUM", 2), ("REDUCE_MAX", 3), ("REDUCE_MIN", 3), ("REDUCE_PROD", 2)):
         reduction = _REDUCTIONS[op]
-        invoke = _reduce_invoke(reduction)
+        invoke = _reduce_node(reduction)
         resolver.add_builtin(op, Registration(prepare=_reduce_prepare(reduction), invoke=invoke, reference=invoke,
                                               work=work.reduce),
                              1, max_version)
     # ARG_MAX/ARG_MIN: v1 float32/uint8/int32, v2 int8, v3 bool.
     for op in ("ARG_MAX", "ARG_MIN"):
-        invoke = _arg_invoke(op)
+        invoke = _arg_node(op)
         resolver.add_builtin(op, Registration(prepare=_arg_prepare(op), invoke=invoke, reference=invoke,
                                               work=work.reduce), 1, 3)

@@ -162,11 +162,21 @@ def _softmax_lookup(x, out, table: np.ndarray, k_max: int):
 
 
 @dataclass(frozen=True)
-class _LogSoftmaxTable:
+class LogSoftmaxTable:
+    """An 8-bit LOG_SOFTMAX's exp lookup table and quantization (activations.cc LogSoftmaxPrepare)."""
+
     exp_table: np.ndarray  # float32 expf(-input_scale * d) for d = max - q in [0, 255]
     input_scale: np.float32
     out_scale: np.float32
     out_zero_point: int
+
+    @classmethod
+    def of(cls, input_scale: float, out_scale: float, out_zero_point: int) -> LogSoftmaxTable:
+        """PopulateSoftmaxLookupTable (beta 1): table[255 - d] = expf(-input_scale * d); expf is computed
+        in double and rounded once to float."""
+        scale = -_F32(input_scale) * _F32(1)
+        table = np.exp((scale * np.arange(256, dtype=np.float32)).astype(np.float64)).astype(np.float32)
+        return cls(table, _F32(input_scale), _F32(out_scale), out_zero_point)
 
 
 def _log_softmax_prepare(ctx, node) -> None:
@@ -177,11 +187,7 @@ def _log_softmax_prepare(ctx, node) -> None:
     if x.type in _EIGHT_BIT:
         # activations.cc LogSoftmaxPrepare: outputs in 1/16 steps, 0 at the type's maximum.
         _check_output_quantization(op, out, 16 / 256, {"INT8": 127, "UINT8": 255})
-        # PopulateSoftmaxLookupTable (beta 1): table[255 - d] = expf(-input_scale * d); expf is computed
-        # in double and rounded once to float.
-        scale = -_F32(x.scale) * _F32(1)
-        table = np.exp((scale * np.arange(256, dtype=np.float32)).astype(np.float64)).astype(np.float32)
-        node.user_data = _LogSoftmaxTable(table, _F32(x.scale), _F32(out.scale), out.zero_point)
+        node.user_data = LogSoftmaxTable.of(x.scale, out.scale, out.zero_point)
 
 
 def _log_softmax_float(x: np.ndarray) -> np.ndarray:
@@ -192,7 +198,7 @@ def _log_softmax_float(x: np.ndarray) -> np.ndarray:
         return (shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))).astype(np.float32)
 
 
-def _log_softmax_quantized(q: np.ndarray, p: _LogSoftmaxTable, dtype) -> np.ndarray:
+def _log_softmax_quantized(q: np.ndarray, p: LogSoftmaxTable, dtype) -> np.ndarray:
     """optimized_ops::LogSoftmax for 8-bit input, every step in float32 as the C++ does.
 
     sum_exp adds table[255 - (max - q)] left to right; log_prob = (s_in / s_out) * q
@@ -210,12 +216,18 @@ def _log_softmax_quantized(q: np.ndarray, p: _LogSoftmaxTable, dtype) -> np.ndar
     return np.clip(np.rint(log_prob).astype(np.int64) + p.out_zero_point, lo, hi).astype(dtype)
 
 
-def _log_softmax_invoke(ctx, node) -> None:
-    x, out = ctx.input(node, 0), ctx.output(node, 0)
-    if node.user_data is None:
-        out.data = _log_softmax_float(x.data)
-    else:
-        out.data = _log_softmax_quantized(x.data, node.user_data, out.dtype)
+def log_softmax(x: np.ndarray, table: LogSoftmaxTable | None = None) -> np.ndarray:
+    """LOG_SOFTMAX along the last axis (activations.cc LogSoftmaxEval), in x's dtype.
+
+    Float32: x - max - log(sum(exp(x - max))). 8-bit (`table` required): optimized_ops::LogSoftmax's
+    table-driven float32 steps (_log_softmax_quantized), outputs in 1/16 steps.
+    """
+    return _log_softmax_float(x) if table is None else _log_softmax_quantized(x, table, x.dtype)
+
+
+def _log_softmax_node(ctx, node) -> None:
+    """`log_softmax` on a node; prepare built the 8-bit table (None for float32)."""
+    ctx.output(node, 0).data = log_softmax(ctx.input(node, 0).data, node.user_data)
 
 
 def register(resolver) -> None:
@@ -223,6 +235,7 @@ def register(resolver) -> None:
     resolver.add_builtin("SOFTMAX", Registration(prepare=_softmax_prepare, invoke=run_plan,
                                                  reference=_softmax_reference, work=work.per_input(3)), 1, 2)
     # LOG_SOFTMAX v1 float32/uint8, v2 int8.
-    # LOG_SOFTMAX has no fast path (its 256-entry exp table is LiteRT's own): the invoke is its own reference.
-    resolver.add_builtin("LOG_SOFTMAX", Registration(prepare=_log_softmax_prepare, invoke=_log_softmax_invoke,
-                                                     reference=_log_softmax_invoke, work=work.per_input(3)), 1, 2)
+    # LOG_SOFTMAX has no fast path (its 256-entry exp table is LiteRT's own): the node form of
+    # `log_softmax` is both the invoke and the reference.
+    resolver.add_builtin("LOG_SOFTMAX", Registration(prepare=_log_softmax_prepare, invoke=_log_softmax_node,
+                                                     reference=_log_softmax_node, work=work.per_input(3)), 1, 2)

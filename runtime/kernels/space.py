@@ -68,35 +68,46 @@ def _as_4d(data: np.ndarray) -> np.ndarray:
     return data if data.ndim == 4 else data[:, :, None, :]
 
 
-def _space_to_batch_invoke(ctx, node) -> None:
-    x, block, pads = _block_inputs(ctx, node, "paddings")
-    out = ctx.output(node, 0)
-    shape = _space_to_batch_shape(x, block, pads) if out.dynamic else out.shape
+def space_to_batch_nd(x: np.ndarray, block: list[int], pads: np.ndarray, fill) -> np.ndarray:
+    """SPACE_TO_BATCH_ND (reference_ops::SpaceToBatchND) of a 3-D or 4-D `x` (3-D as NH1C).
+
+    The spatial dims, padded by `pads` [spatial, 2] with `fill` (the output zero point for 8/16-bit
+    types, else 0), split into `block` tiles; output batch (sh * bw + sw) * N + n holds
+    padded[n, y * bh + sh, x * bw + sw].
+    """
+    shape = _space_to_batch_shape(x, block, pads)
     bh, bw = (block + [1])[:2]
     pad_hw = np.vstack([pads, np.zeros((2 - len(block), 2), np.int64)])
-    # space_to_batch_nd.cc pads with the output zero point for 8/16-bit types, else 0.
-    fill = out.zero_point if x.dtype.itemsize <= 2 else 0
-    padded = np.pad(_as_4d(x.data), ((0, 0), tuple(pad_hw[0]), tuple(pad_hw[1]), (0, 0)),
+    padded = np.pad(_as_4d(x), ((0, 0), tuple(pad_hw[0]), tuple(pad_hw[1]), (0, 0)),
                     constant_values=np.asarray(fill, dtype=x.dtype))
     n, h, w, c = padded.shape
-    # Output batch (sh * bw + sw) * N + n holds padded[n, y * bh + sh, x * bw + sw].
-    blocks = padded.reshape(n, h // bh, bh, w // bw, bw, c).transpose(2, 4, 0, 1, 3, 5)
-    out.data = blocks.reshape(shape)
+    return padded.reshape(n, h // bh, bh, w // bw, bw, c).transpose(2, 4, 0, 1, 3, 5).reshape(shape)
 
 
-def _batch_to_space_invoke(ctx, node) -> None:
-    x, block, crops = _block_inputs(ctx, node, "crops")
+def _space_to_batch_node(ctx, node) -> None:
+    x, block, pads = _block_inputs(ctx, node, "paddings")
     out = ctx.output(node, 0)
-    shape = _batch_to_space_shape(x, block, crops) if out.dynamic else out.shape
+    # space_to_batch_nd.cc pads with the output zero point for 8/16-bit types, else 0.
+    out.data = space_to_batch_nd(x.data, block, pads, out.zero_point if x.dtype.itemsize <= 2 else 0)
+
+
+def batch_to_space_nd(x: np.ndarray, block: list[int], crops: np.ndarray) -> np.ndarray:
+    """BATCH_TO_SPACE_ND (reference_ops::BatchToSpaceND) of a 3-D or 4-D `x`: SPACE_TO_BATCH_ND's
+    inverse interleaving of batches into `block` tiles, then `crops` [spatial, 2] cut from each side."""
+    shape = _batch_to_space_shape(x, block, crops)
     bh, bw = (block + [1])[:2]
     crop_hw = np.vstack([crops, np.zeros((2 - len(block), 2), np.int64)])
-    data = _as_4d(x.data)
-    nb, h, w, c = data.shape
+    nb, h, w, c = _as_4d(x).shape
     n = nb // (bh * bw)
-    full = data.reshape(bh, bw, n, h, w, c).transpose(2, 3, 0, 4, 1, 5).reshape(n, h * bh, w * bw, c)
+    full = _as_4d(x).reshape(bh, bw, n, h, w, c).transpose(2, 3, 0, 4, 1, 5).reshape(n, h * bh, w * bw, c)
     top, left = int(crop_hw[0, 0]), int(crop_hw[1, 0])
     out_h, out_w = shape[1], (shape[2] if len(shape) == 4 else 1)
-    out.data = full[:, top:top + out_h, left:left + out_w, :].reshape(shape)
+    return full[:, top:top + out_h, left:left + out_w, :].reshape(shape)
+
+
+def _batch_to_space_node(ctx, node) -> None:
+    x, block, crops = _block_inputs(ctx, node, "crops")
+    ctx.output(node, 0).data = batch_to_space_nd(x.data, block, crops)
 
 
 _DEPTH_SPACE_TYPES = ("FLOAT32", "UINT8", "INT8", "INT32", "INT64", "UINT16")
@@ -129,38 +140,42 @@ def _space_to_depth_shape(shape, block: int) -> tuple[int, ...]:
     return n, h // block, w // block, c * block * block
 
 
-def _depth_to_space_invoke(ctx, node) -> None:
-    x = ctx.input(node, 0)
-    out = ctx.output(node, 0)
+def depth_to_space(x: np.ndarray, block: int) -> np.ndarray:
+    """DEPTH_TO_SPACE (reference_ops::DepthToSpace) of NHWC `x`: input depth index
+    (dy * b + dx) * C_out + c moves to pixel (h * b + dy, w * b + dx)."""
     n, h, w, c = x.shape
-    b = node.options.block_size
-    # Input depth index (dy * b + dx) * C_out + c moves to pixel (h * b + dy, w * b + dx).
-    blocks = x.data.reshape(n, h, w, b, b, c // (b * b)).transpose(0, 1, 3, 2, 4, 5)
-    out.data = blocks.reshape(out.shape)
+    blocks = x.reshape(n, h, w, block, block, c // (block * block)).transpose(0, 1, 3, 2, 4, 5)
+    return blocks.reshape(n, h * block, w * block, c // (block * block))
 
 
-def _space_to_depth_invoke(ctx, node) -> None:
-    x = ctx.input(node, 0)
-    out = ctx.output(node, 0)
+def space_to_depth(x: np.ndarray, block: int) -> np.ndarray:
+    """SPACE_TO_DEPTH (reference_ops::SpaceToDepth) of NHWC `x`: DEPTH_TO_SPACE's inverse."""
     n, h, w, c = x.shape
-    b = node.options.block_size
-    blocks = x.data.reshape(n, h // b, b, w // b, b, c).transpose(0, 1, 3, 2, 4, 5)
-    out.data = blocks.reshape(out.shape)
+    blocks = x.reshape(n, h // block, block, w // block, block, c).transpose(0, 1, 3, 2, 4, 5)
+    return blocks.reshape(n, h // block, w // block, c * block * block)
+
+
+def _block_node(fn):
+    """The node form of `depth_to_space` or `space_to_depth` (block_size from the options)."""
+    def node_block(ctx, node) -> None:
+        ctx.output(node, 0).data = fn(ctx.input(node, 0).data, node.options.block_size)
+
+    return node_block
 
 
 def register(resolver) -> None:
-    # These ops have no fast path: each invoke is already the plain rule, its own reference.
+    # These ops have no fast path: the node form of each array function above is both the invoke
+    # and the reference.
     # SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND: v2 int8, v3 3-D inputs, v4 int16.
     resolver.add_builtin("SPACE_TO_BATCH_ND", Registration(
-        prepare=_space_batch_prepare(_space_to_batch_shape, "paddings"), invoke=_space_to_batch_invoke,
-        reference=_space_to_batch_invoke, work=work.move), 1, 4)
+        prepare=_space_batch_prepare(_space_to_batch_shape, "paddings"), invoke=_space_to_batch_node,
+        reference=_space_to_batch_node, work=work.move), 1, 4)
     resolver.add_builtin("BATCH_TO_SPACE_ND", Registration(
-        prepare=_space_batch_prepare(_batch_to_space_shape, "crops"), invoke=_batch_to_space_invoke,
-        reference=_batch_to_space_invoke, work=work.move), 1, 4)
+        prepare=_space_batch_prepare(_batch_to_space_shape, "crops"), invoke=_batch_to_space_node,
+        reference=_batch_to_space_node, work=work.move), 1, 4)
     # DEPTH_TO_SPACE / SPACE_TO_DEPTH: v2 int8.
-    resolver.add_builtin("DEPTH_TO_SPACE", Registration(
-        prepare=_block_prepare("DEPTH_TO_SPACE", _depth_to_space_shape), invoke=_depth_to_space_invoke,
-        reference=_depth_to_space_invoke, work=work.move), 1, 2)
-    resolver.add_builtin("SPACE_TO_DEPTH", Registration(
-        prepare=_block_prepare("SPACE_TO_DEPTH", _space_to_depth_shape), invoke=_space_to_depth_invoke,
-        reference=_space_to_depth_invoke, work=work.move), 1, 2)
+    for op, fn, shape_fn in (("DEPTH_TO_SPACE", depth_to_space, _depth_to_space_shape),
+                             ("SPACE_TO_DEPTH", space_to_depth, _space_to_depth_shape)):
+        node_fn = _block_node(fn)
+        resolver.add_builtin(op, Registration(prepare=_block_prepare(op, shape_fn), invoke=node_fn, reference=node_fn,
+                                              work=work.move), 1, 2)

@@ -67,21 +67,20 @@ class _SplitPlan:
             out.unchecked_data = part
 
 
-def _part_indices(outs, axis: int, sizes) -> list[tuple]:
-    """(output, NumPy index) pairs: output i takes the i-th run of `sizes` along the axis (reference_ops::Split)."""
+def split(x: np.ndarray, axis: int, sizes) -> list[np.ndarray]:
+    """SPLIT and SPLIT_V (reference_ops::Split): part i is the i-th run of `sizes` along resolved `axis`.
+
+    The parts are views of `x` (a kernel never writes into its input).
+    """
+    bounds = np.cumsum([0, *sizes]).tolist()
     whole = (slice(None),) * axis
-    parts, start = [], 0
-    for out, size in zip(outs, sizes):
-        parts.append((out, (*whole, slice(start, start + size))))
-        start += size
-    return parts
+    return [x[(*whole, slice(start, stop))] for start, stop in zip(bounds[:-1], bounds[1:])]
 
 
 def _write_parts(ctx, node, x, axis: int, sizes) -> None:
-    """Output i takes the i-th run of `sizes` along the axis (reference_ops::Split)."""
-    data = x.data
-    for out, index in _part_indices(node_outputs(ctx, node), axis, sizes):
-        out.data = data[index]
+    """The node's outputs are `split`'s parts."""
+    for out, part in zip(node_outputs(ctx, node), split(x.data, axis, sizes)):
+        out.data = part
 
 
 def _split_invoke(ctx, node) -> None:
@@ -125,7 +124,7 @@ def _split_v_prepare(ctx, node) -> None:
     size_outputs(ctx, node, [sizes_t, axis_t], shapes)
 
 
-def _split_v_invoke(ctx, node) -> None:
+def _split_v_node(ctx, node) -> None:
     x, sizes_t, axis_t = (ctx.input(node, i) for i in range(3))
     axis, sizes = _split_v_sizes(x, sizes_t, axis_t)
     _write_parts(ctx, node, x, axis, sizes)
@@ -150,10 +149,15 @@ def _unpack_prepare(ctx, node) -> None:
         ctx.resize_tensor(out, x.shape[:axis] + x.shape[axis + 1:])
 
 
-def _unpack_invoke(ctx, node) -> None:
-    data = np.moveaxis(ctx.input(node, 0).data, node.user_data, 0)
-    for out, part in zip(node_outputs(ctx, node), data):
-        out.data = np.array(part)
+def unpack(x: np.ndarray, axis: int) -> list[np.ndarray]:
+    """UNPACK (reference_ops::Unpack): the slices of `x` along resolved `axis`, that axis dropped."""
+    return [np.array(part) for part in np.moveaxis(x, axis, 0)]
+
+
+def _unpack_node(ctx, node) -> None:
+    """`unpack` on a node; prepare resolved the axis."""
+    for out, part in zip(node_outputs(ctx, node), unpack(ctx.input(node, 0).data, node.user_data)):
+        out.data = part
 
 
 def _split_reference(ctx, node) -> None:
@@ -167,10 +171,11 @@ def register(resolver) -> None:
     # SPLIT: v2 int8, v3 int32, v4 int16; v5 (float8) is not implemented.
     split = Registration(prepare=_split_prepare, invoke=_split_invoke, reference=_split_reference, work=work.move)
     resolver.add_builtin("SPLIT", split, 1, 4)
-    # SPLIT_V and UNPACK have no fast path: each invoke is already the plain rule, its own reference.
+    # SPLIT_V and UNPACK have no fast path: the node form of `split` and `unpack` is both the invoke and the
+    # reference.
     # SPLIT_V: v2 int8; v3 (float8) is not implemented.
-    resolver.add_builtin("SPLIT_V", Registration(prepare=_split_v_prepare, invoke=_split_v_invoke,
-                                                 reference=_split_v_invoke, work=work.move), 1, 2)
+    resolver.add_builtin("SPLIT_V", Registration(prepare=_split_v_prepare, invoke=_split_v_node,
+                                                 reference=_split_v_node, work=work.move), 1, 2)
     # UNPACK: v2 int8/uint8, v3 bool, v4 int16; v5 (float16/bfloat16) and v6 (float8) are not implemented.
-    resolver.add_builtin("UNPACK", Registration(prepare=_unpack_prepare, invoke=_unpack_invoke,
-                                                reference=_unpack_invoke, work=work.move), 1, 4)
+    resolver.add_builtin("UNPACK", Registration(prepare=_unpack_prepare, invoke=_unpack_node,
+                                                reference=_unpack_node, work=work.move), 1, 4)

@@ -11,7 +11,7 @@ from support import FIXTURES
 import accelsim.system
 from accelsim import sim as simpy_engine
 from accelsim.analysis import ANALYSIS, SECTIONS, analysis_key, analyze, model_digest
-from accelsim.config import KEYS, HardwareConfig, apply_overrides, load_system
+from accelsim.config import KEYS, Assign, HardwareConfig, apply_overrides, load_system
 from accelsim.system import simulate_analysis, simulate_model
 from delegates.spec import AcceleratorSpec
 from runtime.work import LoopTrips
@@ -96,6 +96,14 @@ def test_policy_cost_shares_an_analysis_only_with_the_same_system_and_schedule()
     assert analysis_key("m", base) != analysis_key("m", base, schedule="dataflow")
     with pytest.raises(ValueError):
         simulate_analysis(analyze(MODEL, base), faster)
+    assert simulate_analysis(analyze(MODEL, faster), faster) == simulate_model(MODEL, faster)
+
+
+def test_assign_cost_shares_an_analysis_only_with_the_same_system():
+    base = dataclasses.replace(_system("hexagon_dsp"), assign=Assign("cost"))
+    faster = dataclasses.replace(_system("hexagon_dsp", clock="2 GHz"), assign=Assign("cost"))
+    assert analysis_key("m", base) != analysis_key("m", _system("hexagon_dsp"))
+    assert analysis_key("m", base) != analysis_key("m", faster)
     assert simulate_analysis(analyze(MODEL, faster), faster) == simulate_model(MODEL, faster)
 
 

@@ -15,6 +15,7 @@ from support import FIXTURES
 
 from accelsim.cli import _progress_bar, main
 from accelsim.experiment import shipped_configs
+from accelsim.pareto import traced_ids
 from accelsim.results import LAYER_COLUMNS
 from runtime.read import load_model
 
@@ -104,7 +105,9 @@ def test_run_with_no_argument_writes_the_default_report(tmp_path, capsys):
     pngs = list((out / "plots").glob("*.png"))
     assert len(pngs) >= 3 and all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
     traces = list((out / "traces").glob("*.json"))
-    assert len(traces) == 6
+    # traces: pareto (the default): the points of the Pareto fronts and the 5 fastest.
+    points = json.loads((out / "results.json").read_text())["points"]
+    assert len(traces) == len(traced_ids(points, "pareto", 5)) >= 5
     events = json.loads(traces[0].read_text())["traceEvents"]
     assert any(e["ph"] == "X" for e in events)
     assert main(["run", "--out", str(out), "--jobs", "1"]) == 0

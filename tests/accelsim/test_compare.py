@@ -182,7 +182,21 @@ def test_run_warns_about_points_slower_than_the_host(tmp_path, capsys):
     dsp = next(p for p in points if p["variant"] == "dsp")
     assert dsp["speedup"] < 1
     assert ("accelsim run: warning: delegation makes 1 of 1 accelerated design points slower than the host alone: "
-            f"interleaved_int8 | dsp ({dsp['speedup']:.2f}x)") in err
+            f"interleaved_int8 | dsp ({dsp['speedup']:.2f}×)") in err
     md = (tmp_path / "out" / "report.md").read_text()
     assert "Warning: delegation makes 1 of 1 accelerated points slower than the host alone" in md
     assert "slower than the host alone);" in md or "slower than the host alone)." in md
+
+
+def test_slower_sentence_names_at_most_eight_points_and_counts_the_rest():
+    from accelsim.report import slower_sentence
+
+    def point(i, speedup):
+        return {"status": "ok", "accelerators": ["dsp"], "speedup": speedup, "model_name": "m", "variant": "dsp",
+                "sweep": {"dsp.clock": f"{i} MHz"}}
+
+    points = [point(i, 0.5) for i in range(12)] + [point(99, 2.0), {**point(100, None), "accelerators": []}]
+    text = slower_sentence(points, "design points")
+    assert text.startswith("delegation makes 12 of 13 accelerated design points slower than the host alone: ")
+    assert text.count("(0.50×)") == 8
+    assert text.endswith("; and 4 more (results.csv)")

@@ -194,7 +194,9 @@ def test_the_report_follows_the_experiment_files_order(tmp_path):
     assert [(r["model_name"], r["variant"]) for r in rows][:4] == [
         ("mobilenet_v2_035_96_int8", "cpu_only"), ("mobilenet_v2_035_96_int8", "usb"),
         ("mobilenet_v2_035_96_int8", "usb"), ("mobilenet_v2_035_96_int8", "dsp")]
-    assert rows[1]["sweep"] == "max_delegated_partitions=1; edgetpu_usb.link.bandwidth=1 GB/s"
+    # One column per swept key, in the file's order, numbers in SI base units (the unit in the header).
+    assert list(rows[1])[4:6] == ["max_delegated_partitions", "edgetpu_usb.link.bandwidth [B/s]"]
+    assert (rows[1]["max_delegated_partitions"], rows[1]["edgetpu_usb.link.bandwidth [B/s]"]) == ("1", "1000000000")
     md = (tmp_path / "out" / "report.md").read_text()
     assert "on 3 variants (cpu_only, usb, dsp), sweeping max_delegated_partitions over 1, 2; " in md
 
@@ -345,7 +347,7 @@ sweeps:
     assert errors[1] == f"{path}:2: models[1]: ModelError: {model_error.value}"
     assert "bad_hw.yaml:" in errors[3] and "clock: expected a frequency" in errors[3]
     assert errors[2].endswith("colour: unknown key; expected one of name, models, host, variants, sweeps, search, "
-                              "limits, schedule, numerics, loops, reports")
+                              "limits, schedule, numerics, loops, reports, traces, best, pareto")
 
 
 def test_accelerators_are_checked_even_when_the_host_is_unknown(tmp_path):

@@ -48,4 +48,26 @@ def test_benchmark_draws_the_partition_picture(tmp_path, capsys):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert main(["benchmark", str(FIXTURES / "interleaved_int8.tflite"), "--hw", "edgetpu_usb", "--num-runs", "1",
                  "--partition-plot", str(png)]) == 0
-    assert f"Partition picture: {png}" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"Partition picture: {png}" in out
+    assert "Per-layer" not in out  # the record drawn from is not the per-layer table asked for with --per-layer
+
+
+def test_report_draws_each_accelerated_detail_point_from_its_results_json_record(tmp_path):
+    from accelsim.report import write_report
+
+    records = [{**_record("transformer_block_int8", "hexagon_dsp"), "variant": "dsp", "id": "a"},
+               {**record(simulate_model(str(FIXTURES / "transformer_block_int8.tflite"),
+                                        load_system(str(HW / "host_cpu.yaml"), [])),
+                         point_id="b", model="transformer_block_int8", variant="cpu", sweep={})}]
+    files = write_report(tmp_path, "pics", records)
+    assert sorted(k for k in files if k.startswith("plots/partitions_")) == [
+        "plots/partitions_transformer_block_int8__dsp.png"]  # the CPU-only point is all host: no picture
+    md = files["md"].read_text(encoding="utf-8")
+    section = md[md.index("### transformer_block_int8 | dsp"):]
+    assert section.index("(plots/partitions_transformer_block_int8__dsp.png)") < section.index("| Partition |")
+    # the report has nothing but the records: the same record from results.json draws the same picture
+    saved = json.loads(files["json"].read_text(encoding="utf-8"))["points"]
+    rec = next(p for p in saved if p["variant"] == "dsp")
+    title = "transformer_block_int8 | dsp: where each node runs, in run order"
+    assert partition_png(rec, title) == files["plots/partitions_transformer_block_int8__dsp.png"].read_bytes()

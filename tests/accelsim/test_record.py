@@ -11,7 +11,7 @@ from typing import Any, Union
 import pytest
 
 from accelsim.experiment import SerialExecutor, design_points, load_experiment, point_error, run_experiment, run_point
-from accelsim.record import LayerRow, PointHeader, PointResult
+from accelsim.record import AREA_KEYS, DETAIL_KEYS, LayerRow, PointHeader, PointResult
 from accelsim.results import layer_rows
 
 MODELS = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "models"
@@ -63,10 +63,15 @@ def check(value: Any, tp: Any, where: str) -> None:
 
 
 def check_point(rec: dict, where: str) -> None:
-    """A record is a PointResult: an ok one has every key, a failed one exactly the header's."""
+    """A record is a PointResult: an ok one has every key, a failed one exactly the header's; the detail
+    lists (absent from points a `traces: pareto` experiment did not trace) and the area proxies (added
+    as an experiment stores a point) are each all there or all absent."""
     check(rec, PointResult, where)
     expected = PointResult.__required_keys__ | PointResult.__optional_keys__ if rec["status"] == "ok" \
-        else PointHeader.__required_keys__
+        else PointHeader.__required_keys__ | set(AREA_KEYS)
+    for group in (DETAIL_KEYS, AREA_KEYS):
+        if not set(group) & rec.keys():
+            expected = expected - set(group)
     assert rec.keys() == expected, f"{where}: keys differ by {sorted(rec.keys() ^ expected)}"
     choice = rec.get("partition_choice")
     if choice is not None:  # list[list[Any]] in the TypedDict: the pairs are [accelerator name, ordinal]
@@ -113,17 +118,20 @@ def test_the_fixture_covers_every_kind_of_point_and_row(records):
     assert any(r["partition_choice"] is not None for r in ok) and any(r["partition_choice"] is None for r in ok)
     assert any(r["speedup"] is not None for r in ok)
     for key in ROW_KEYS:
-        assert any(r[key] for r in ok), f"no record has a non-empty {key}"
+        assert any(r.get(key) for r in ok), f"no record has a non-empty {key}"
+    # Stored points carry the area proxies; untraced ones (traces: pareto) are stored without the details.
+    assert any(set(AREA_KEYS) <= r.keys() for r in records if r["status"] == "ok")
+    assert any(not set(DETAIL_KEYS) & r.keys() for r in ok) and any(set(DETAIL_KEYS) <= r.keys() for r in ok)
 
 
 def test_layer_rows_are_layer_rows(records):
-    for rec in (r for r in records if r["status"] == "ok"):
+    for rec in (r for r in records if r["status"] == "ok" and "node_costs" in r):  # traced: with its details
         for k, row in enumerate(layer_rows(rec)):
             check(row, LayerRow, f"{rec['variant']} {rec['model_name']} layer {k}")
 
 
 def test_the_checker_rejects_a_missing_an_extra_and_a_mistyped_key(records):
-    rec = next(r for r in records if r["status"] == "ok" and r["rejected"])
+    rec = next(r for r in records if r["status"] == "ok" and r.get("rejected"))
     without = {k: v for k, v in rec.items() if k != "id"}
     with pytest.raises(AssertionError, match=r"missing \['id'\]"):
         check_point(without, "r")
@@ -133,3 +141,6 @@ def test_the_checker_rejects_a_missing_an_extra_and_a_mistyped_key(records):
         check_point({**rec, "latency_us": 3}, "r")
     with pytest.raises(AssertionError, match="keys differ by"):
         check_point({k: v for k, v in rec.items() if k != "events"}, "r")
+    with pytest.raises(AssertionError, match="keys differ by"):
+        # One area proxy without the other.
+        check_point({**{k: v for k, v in rec.items() if k != "area_onchip_bytes"}, "area_macs": 4128}, "r")

@@ -26,8 +26,9 @@ from accelsim import files, plots, report
 from accelsim.config import System, apply_overrides, load_system
 from accelsim.diff import inference_diff
 from accelsim.report import write_report
-from accelsim.results import CSV_COLUMNS, LAYER_COLUMNS, error_record, record
+from accelsim.results import CSV_COLUMNS, ID_COLUMNS, LAYER_COLUMNS, NUMERICS_COLUMNS, area, error_record, record
 from accelsim.system import simulate_model
+from accelsim.units import parse_rate
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -57,8 +58,9 @@ def _point(model: str, variant: str, accelerators: list[str], sweep: dict, numer
     system = System(system.host, tuple(accels))
     path = str(ROOT / MODELS / model)
     diff = inference_diff(path, system, numerics_runs) if numerics_runs else None
-    return record(simulate_model(path, system), point_id=_id(model, variant, sweep), model=f"{MODELS}/{model}",
-                  variant=variant, sweep=sweep, diff=diff)
+    rec = record(simulate_model(path, system), point_id=_id(model, variant, sweep), model=f"{MODELS}/{model}",
+                 variant=variant, sweep=sweep, diff=diff)
+    return {**rec, **area(system)}  # as an experiment stores it
 
 
 def _id(model: str, variant: str, sweep: dict) -> str:
@@ -80,9 +82,11 @@ def simulate_records() -> list[dict]:
     records.append(_point("dilated_cnn_int8.tflite", "edgetpu_usb", ["edgetpu_usb"], {BANDWIDTH: "320 MB/s"}))
     sweep = {BANDWIDTH: "40 MB/s"}
     error = "OpResolutionError: Didn't find op for builtin opcode 'BATCH_MATMUL' version '2'"
-    records.append(error_record(point_id=_id("transformer_block_int8.tflite", "edgetpu_usb", sweep),
-                                model=f"{MODELS}/transformer_block_int8.tflite", variant="edgetpu_usb", sweep=sweep,
-                                host="host_cpu", accelerators=["edgetpu_usb"], schedule="sequential", error=error))
+    failed = error_record(point_id=_id("transformer_block_int8.tflite", "edgetpu_usb", sweep),
+                          model=f"{MODELS}/transformer_block_int8.tflite", variant="edgetpu_usb", sweep=sweep,
+                          host="host_cpu", accelerators=["edgetpu_usb"], schedule="sequential", error=error)
+    records.append({**failed, **area(load_system(str(ROOT / "accelsim/hw_configs/host_cpu.yaml"),
+                                                 [str(ROOT / "accelsim/hw_configs/edgetpu_usb.yaml")]))})
     _fill_speedups(records)
     return records
 
@@ -166,7 +170,9 @@ def test_summary_numbers_agree_across_md_json_csv(written):
         assert (m["Model"], m["Variant"], c["model_name"], c["variant"]) == (p["model_name"], p["variant"]) * 2
         assert c["id"] == p["id"] and c["status"] == p["status"]
         assert m[BANDWIDTH] == p["sweep"].get(BANDWIDTH, "—")
-        assert c["sweep"] == "; ".join(f"{k}={v}" for k, v in sorted(p["sweep"].items()))
+        # Tidy: the swept key is a number in B/s with the unit in its header, not text to parse.
+        assert c[f"{BANDWIDTH} [B/s]"] == (str(round(parse_rate(p["sweep"][BANDWIDTH]))) if p["sweep"] else "")
+        assert (int(c["area_macs"]), int(c["area_onchip_bytes"])) == (p["area_macs"], p["area_onchip_bytes"])
         if p["status"] != "ok":
             assert m["Latency (µs)"] == "error" and c["latency_us"] == "" and c["error"] == p["error"]
             continue
@@ -198,7 +204,32 @@ def test_json_holds_sorted_points_and_missing(written):
     swept = [p["sweep"][BANDWIDTH] for p in doc["points"]
              if p["model_name"] == "interleaved_int8" and p["variant"] == "edgetpu_usb"]
     assert swept == ["40 MB/s", "320 MB/s", "1 GB/s"]
-    assert list(csv.reader(io.StringIO(files["csv"].read_text(encoding="utf-8"))))[0] == list(CSV_COLUMNS)
+    header, *rows = csv.reader(io.StringIO(files["csv"].read_text(encoding="utf-8")))
+    # The golden input has a numerics check, so its columns are there; the swept key comes after the identity.
+    assert header == [*ID_COLUMNS, f"{BANDWIDTH} [B/s]", *CSV_COLUMNS, *NUMERICS_COLUMNS, "error"]
+    assert doc["columns"] == header
+    assert [["" if v is None else str(v) for v in row] for row in doc["rows"]] == rows
+
+
+def test_results_csv_is_tidy_numbers_that_pivot(written):
+    """A dataframe-style group-by needs no string parsing: swept values and objectives are plain numbers."""
+    _, files, records = written
+    rows = list(csv.DictReader(io.StringIO(files["csv"].read_text(encoding="utf-8"))))
+    by_bandwidth: dict[float, list[float]] = {}
+    for row in rows:
+        if row["status"] == "ok" and row[f"{BANDWIDTH} [B/s]"]:
+            by_bandwidth.setdefault(float(row[f"{BANDWIDTH} [B/s]"]), []).append(float(row["latency_us"]))
+    assert sorted(by_bandwidth) == [40e6, 320e6, 1e9]
+    # More bandwidth never makes the interleaved model (the only one at 40 MB/s and 1 GB/s) slower.
+    assert min(by_bandwidth[40e6]) > min(by_bandwidth[1e9])
+    for row in rows:
+        for column in ("energy_uj", "area_macs", "area_onchip_bytes"):
+            if row["status"] == "ok":
+                float(row[column])
+    dsp = next(r for r in rows if r["variant"] == "hexagon_dsp")
+    numerics = next(r["numerics"] for r in records if r["variant"] == "hexagon_dsp")
+    assert float(dsp["numerics_max_abs_error"]) == max(o["max_abs_error"] for o in numerics["outputs"])
+    assert int(dsp["numerics_runs"]) == numerics["runs"]
 
 
 def test_partition_and_numerics_tables_show_record_values(written):
@@ -343,7 +374,8 @@ def test_markdown_names_failures_missing_points_and_rejections(written):
 def test_sweeps_show_first_and_last_value_in_detail(written):
     _, files, _ = written
     md = files["md"].read_text(encoding="utf-8")
-    headings = [ln[4:] for ln in md.splitlines() if ln.startswith("### ")]
+    detail = _md_section(md, "## Design points in detail")
+    headings = [ln[4:] for ln in detail.splitlines() if ln.startswith("### ")]
     assert headings == ["interleaved_int8 | cpu_only", "interleaved_int8 | hexagon_dsp",
                         f"interleaved_int8 | edgetpu_usb | {BANDWIDTH}=40 MB/s",
                         f"interleaved_int8 | edgetpu_usb | {BANDWIDTH}=1 GB/s",
@@ -369,11 +401,17 @@ def test_html_is_self_contained(written):
 def test_plots_are_pngs_one_per_shown_point_plus_breakdown_and_sweep(written):
     out, files, _ = written
     names = sorted(p.name for p in (out / "plots").iterdir())
-    expected = sorted(["breakdown.png", f"sweep_{BANDWIDTH}.png",
+    expected = sorted(["breakdown.png", f"sweep_{BANDWIDTH}.png", "pareto_interleaved_int8.png",
+                       "pareto_dilated_cnn_int8.png",
                        "gantt_dilated_cnn_int8__edgetpu_usb__edgetpu_usb.link.bandwidth-320_MB_s.png",
                        "gantt_interleaved_int8__cpu_only.png", "gantt_interleaved_int8__hexagon_dsp.png",
                        "gantt_interleaved_int8__edgetpu_usb__edgetpu_usb.link.bandwidth-40_MB_s.png",
-                       "gantt_interleaved_int8__edgetpu_usb__edgetpu_usb.link.bandwidth-1_GB_s.png"])
+                       "gantt_interleaved_int8__edgetpu_usb__edgetpu_usb.link.bandwidth-1_GB_s.png",
+                       # the partition pictures of the same points, but the CPU-only one
+                       "partitions_dilated_cnn_int8__edgetpu_usb__edgetpu_usb.link.bandwidth-320_MB_s.png",
+                       "partitions_interleaved_int8__hexagon_dsp.png",
+                       "partitions_interleaved_int8__edgetpu_usb__edgetpu_usb.link.bandwidth-40_MB_s.png",
+                       "partitions_interleaved_int8__edgetpu_usb__edgetpu_usb.link.bandwidth-1_GB_s.png"])
     assert names == expected
     assert sorted(k for k in files if k.startswith("plots/")) == [f"plots/{n}" for n in expected]
     for name in names:
@@ -528,7 +566,7 @@ def test_a_report_without_finished_points_still_lists_the_missing(tmp_path):
     md = files["md"].read_text(encoding="utf-8")
     assert "No design point finished." in md and MISSING[0]["id"] in md
     assert json.loads(files["json"].read_text(encoding="utf-8"))["points"] == []
-    assert files["csv"].read_text(encoding="utf-8").splitlines() == [",".join(CSV_COLUMNS)]
+    assert files["csv"].read_text(encoding="utf-8").splitlines() == [",".join([*ID_COLUMNS, *CSV_COLUMNS, "error"])]
 
 
 def test_report_of_fresh_simulations(tmp_path):
@@ -550,6 +588,48 @@ def test_ranges_and_op_abbreviation():
     assert report.ranges([5, 0, 1, 2, 7, 8]) == "0–2, 5, 7–8"
     assert report.ranges([]) == ""
     assert report.ops_abbrev(["ADD", "CONV_2D", "CONV_2D", "MEAN", "ADD", "CONV_2D"]) == "CONV_2D×3, ADD×2, MEAN"
+
+
+def test_a_large_report_stays_readable(tmp_path):
+    """300 points, 60 failed, 60 missing: summaries instead of per-point rows, every long table cut and saying so."""
+    from benchmarks.report_scale import KEYS, synthetic
+
+    records, chosen = synthetic(300)
+    for r in records[:60]:
+        r.update(status="error", error="OpResolutionError: made up for the test")
+    missing = [{"id": f"m{i:015x}", "model_name": "interleaved_int8", "variant": "edgetpu_usb",
+                "sweep": {KEYS[0]: 8}} for i in range(60)]
+    experiment = {"models": ["interleaved_int8"], "variants": ["edgetpu_usb"], "sweep_keys": list(KEYS), "best": 3}
+    files = write_report(tmp_path, NAME, records, missing=missing, experiment=experiment, traced=chosen)
+    md = files["md"].read_text(encoding="utf-8")
+    summary = _md_section(md, "## Summary")
+    assert "300 design points, too many to list in report.md" in summary
+    assert len(_md_table(summary.split("### ")[0])) == 1  # one model x variant: one row of ranges
+    assert len(_md_table(summary.split("### ")[1])) == 3  # the 3 fastest
+    assert "The table shows the first 50 of 60 rows; all of them are in results.csv" in md
+    assert "The table shows the first 50 of 60 rows; all of them are in results.json under missing" in md
+    detail = _md_section(md, "## Design points in detail")
+    assert detail.count("\n### ") == min(report.DETAIL_MAX, len([r for r in records if r["id"] in chosen and
+                                                                  r["status"] == "ok"]))
+    assert "## Sweeps" not in md  # a random search draws one line per point: no sweep plot
+    assert md.count("\n") < 700
+    # report.html adds a collapsed, sortable table of every point, up to HTML_MAX_ROWS of them.
+    assert "Every point (300)" in files["html"].read_text(encoding="utf-8") and "Every point (" not in md
+    assert len(files["csv"].read_text(encoding="utf-8").splitlines()) == 301
+
+
+def test_the_html_table_of_every_point_is_cut_to_the_fastest(tmp_path, monkeypatch):
+    from benchmarks.report_scale import synthetic
+
+    monkeypatch.setattr(report, "HTML_MAX_ROWS", 100)
+    records, _ = synthetic(1500, seed=1)
+    page = write_report(tmp_path, NAME, records, formats=("html",), traced=set())["html"].read_text(encoding="utf-8")
+    assert "The 100 fastest of 1,500 points" in page and "results.csv holds every point" in page
+    table = page[page.index("The 100 fastest of 1,500 points"):]
+    table = table[:table.index("</table>")]
+    assert table.count("<tr>") == 100 + 1  # the heading row
+    # The other tables are cut too: at most TABLE_MAX_ROWS per front (3), the ranges and the 5 fastest.
+    assert page.count("<tr>") - table.count("<tr>") <= 3 * (report.TABLE_MAX_ROWS + 1) + 2 + 6
 
 
 def regenerate(resimulate: bool) -> None:

@@ -3,7 +3,8 @@
 `Interpreter(reference=True)` runs the references (Registration.reference); the fast kernels must
 equal them bit for bit on 8-bit types and within tolerance on float, across shapes, strides,
 dilations, zero points and activations, under LiteRT's numerics and under a declared rounding
-(which takes the kernels' generic output stage). The references themselves must match LiteRT.
+(which takes the kernels' generic output stage). The references themselves must match LiteRT; for
+ops without a fast path the array function (e.g. `reduce`, `gather_nd`) is called directly.
 """
 
 from __future__ import annotations
@@ -26,7 +27,21 @@ from support import (
 
 from runtime.errors import OpResolutionError
 from runtime.interpreter import Interpreter
+from runtime.ir import Quantization
+from runtime.kernels.cast import cast
+from runtime.kernels.concat import concatenation
 from runtime.kernels.conv.geometry import SAME, VALID
+from runtime.kernels.cumsum import cumsum
+from runtime.kernels.fill import range_values
+from runtime.kernels.gather import gather, gather_nd
+from runtime.kernels.logical import select
+from runtime.kernels.math import floor_div, floor_mod, maximum_minimum, power
+from runtime.kernels.normalization import l2_normalization, local_response_normalization
+from runtime.kernels.quantize import dequantize, quantize, requantize
+from runtime.kernels.reduce import ReduceQuantization, arg_min_max, mean, reduce
+from runtime.kernels.softmax import LogSoftmaxTable, log_softmax
+from runtime.kernels.space import batch_to_space_nd, depth_to_space, space_to_batch_nd, space_to_depth
+from runtime.kernels.split import split, unpack
 from runtime.numerics import ROUNDINGS, NumericsProfile
 from runtime.resolver import BuiltinOpResolver
 
@@ -457,3 +472,313 @@ def test_batch_matmul_and_resize_equal_their_reference(typ, data):
                                  [Spec((1, *size, shape[3]), typ, **quant[0])], version=2 if typ == "INT8" else 1,
                                  half_pixel_centers=half_pixel)
         check_fast_equals_reference(resize, seed)
+
+
+# -- array references called directly, against LiteRT ---------------------------------------------
+# The ops below have no fast path: the node form of each array function is both invoke and reference,
+# so "fast == reference" holds by construction; what is tested here is the array function itself,
+# called on plain NumPy arrays and options, against LiteRT running the same op.
+
+
+def litert_output(op: str, inputs: list[Spec], out: Spec, arrays: list[np.ndarray], version: int = 1,
+                  **options) -> np.ndarray:
+    """LiteRT's output of a one-`op` model fed `arrays` for its non-constant inputs."""
+    return run_litert(single_op_model(op, inputs, [out], version=version, **options), arrays)[0]
+
+
+def draw_array(data, typ: str, shape: tuple[int, ...], lo: int = -9, hi: int = 9) -> np.ndarray:
+    """Small integers (exact in every op below), as float32 or the type's integers."""
+    seed = data.draw(st.integers(0, 2**16))
+    values = np.random.default_rng(seed).integers(lo, hi + 1, shape)
+    return values.astype({"FLOAT32": np.float32, "INT32": np.int32, "INT8": np.int8, "UINT8": np.uint8}[typ])
+
+
+SHAPES = st.lists(st.integers(1, 4), min_size=1, max_size=4).map(tuple)
+
+
+@SETTINGS
+@given(op=st.sampled_from(["SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD"]),
+       typ=st.sampled_from(["FLOAT32", "INT32"]), shape=SHAPES, keep_dims=st.booleans(), data=st.data())
+def test_reduce_as_arrays_matches_litert(op, typ, shape, keep_dims, data):
+    axes = tuple(data.draw(st.lists(st.integers(0, len(shape) - 1), unique=True, max_size=len(shape))))
+    x = draw_array(data, typ, shape, -2, 2)
+    ours = reduce(op, x, axes, keep_dims)
+    theirs = litert_output(op, [Spec(shape, typ), const(np.array(axes, np.int32))], Spec(ours.shape, typ), [x],
+                           keep_dims=keep_dims)
+    assert_close_to_reference([ours], [theirs])
+
+
+@SETTINGS
+@given(typ=st.sampled_from(["INT8", "UINT8"]), shape=SHAPES, data=st.data())
+def test_quantized_sum_as_arrays_matches_litert(typ, shape, data):
+    axes = tuple(data.draw(st.lists(st.integers(0, len(shape) - 1), unique=True, min_size=1, max_size=len(shape))))
+    zero_points = (data.draw(st.integers(-20, 20)), data.draw(st.integers(-20, 20)))
+    if typ == "UINT8":
+        zero_points = (zero_points[0] + 128, zero_points[1] + 128)
+    scales = (float(np.float32(data.draw(st.floats(0.01, 0.1)))), float(np.float32(data.draw(st.floats(0.05, 0.5)))))
+    x = draw_array(data, typ, shape, *((-128, 127) if typ == "INT8" else (0, 255)))
+    q = ReduceQuantization(scales[0], zero_points[0], scales[1], zero_points[1], x.dtype)
+    ours = reduce("SUM", x, axes, False, q)
+    theirs = litert_output("SUM", [Spec(shape, typ, scale=scales[0], zero_point=zero_points[0]),
+                                   const(np.array(axes, np.int32))],
+                           Spec(ours.shape, typ, scale=scales[1], zero_point=zero_points[1]), [x],
+                           version=2 if typ == "INT8" else 1, keep_dims=False)
+    assert_close_to_reference([ours], [theirs])
+
+
+@SETTINGS
+@given(op=st.sampled_from(["ARG_MAX", "ARG_MIN"]), typ=st.sampled_from(["FLOAT32", "INT32", "UINT8"]), shape=SHAPES,
+       data=st.data())
+def test_arg_min_max_as_arrays_matches_litert(op, typ, shape, data):
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    x = draw_array(data, typ, shape, 0, 3)  # few values: ties must pick the first index
+    ours = arg_min_max(op, x, axis, np.int32)
+    theirs = litert_output(op, [Spec(shape, typ), const(np.array([axis], np.int32))], Spec(ours.shape, "INT32"), [x],
+                           output_type=2)
+    assert_close_to_reference([ours], [theirs])
+
+
+@SETTINGS
+@given(op=st.sampled_from(["MAXIMUM", "MINIMUM", "FLOOR_DIV", "FLOOR_MOD", "POW", "SELECT_V2"]),
+       typ=st.sampled_from(["FLOAT32", "INT32"]), shapes=st.sampled_from([((2, 3), (2, 3)), ((2, 3), (3,)),
+                                                                          ((4, 1, 2), (3, 1)), ((3,), ())]),
+       data=st.data())
+def test_binary_rules_as_arrays_match_litert(op, typ, shapes, data):
+    a = draw_array(data, typ, shapes[0], *((1, 3) if op == "POW" else (-9, 9)))
+    b = draw_array(data, typ, shapes[1], 0, 3) if op == "POW" else draw_array(data, typ, shapes[1])
+    if op in ("FLOOR_DIV", "FLOOR_MOD"):
+        b = np.where(b == 0, 3, b).astype(b.dtype)
+    out_shape = np.broadcast_shapes(*shapes)
+    specs = [Spec(shapes[0], typ), Spec(shapes[1], typ)]
+    arrays = [a, b]
+    if op == "SELECT_V2":
+        cond = draw_array(data, "INT32", shapes[1], 0, 1).astype(np.bool_)
+        specs, arrays = [Spec(shapes[1], "BOOL"), *specs], [cond, a, b]
+        ours = select(cond, a, b, out_shape)
+    else:
+        ours = {"MAXIMUM": lambda: maximum_minimum(op, a, b), "MINIMUM": lambda: maximum_minimum(op, a, b),
+                "FLOOR_DIV": lambda: floor_div(a, b), "FLOOR_MOD": lambda: floor_mod(a, b),
+                "POW": lambda: power(a, b, shapes[0] != shapes[1])}[op]()
+    version = 2 if op == "FLOOR_DIV" and typ == "FLOAT32" else 1
+    assert_close_to_reference([ours], [litert_output(op, specs, Spec(out_shape, typ), arrays, version=version)])
+
+
+@SETTINGS
+@given(typ=st.sampled_from(["FLOAT32", "INT32"]), shape=SHAPES, exclusive=st.booleans(), reverse=st.booleans(),
+       data=st.data())
+def test_cumsum_as_arrays_matches_litert(typ, shape, exclusive, reverse, data):
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    x = draw_array(data, typ, shape)
+    ours = cumsum(x, axis, exclusive, reverse)
+    theirs = litert_output("CUMSUM", [Spec(shape, typ), const(np.array(axis, np.int32))], Spec(shape, typ), [x],
+                           exclusive=exclusive, reverse=reverse)
+    assert_close_to_reference([ours], [theirs])
+
+
+@SETTINGS
+@given(params_shape=SHAPES, depth=st.integers(1, 4),
+       rows=st.lists(st.integers(1, 3), min_size=1, max_size=2).map(tuple), data=st.data())
+def test_gather_nd_as_arrays_matches_litert(params_shape, depth, rows, data):
+    depth = min(depth, len(params_shape))
+    params = draw_array(data, "FLOAT32", params_shape)
+    seed = data.draw(st.integers(0, 2**16))
+    indices = np.random.default_rng(seed).integers(0, params_shape[:depth], (*rows, depth)).astype(np.int32)
+    ours = gather_nd(params, indices)
+    theirs = litert_output("GATHER_ND", [Spec(params_shape), const(indices)], Spec(ours.shape), [params])
+    assert_close_to_reference([ours], [theirs])
+
+
+@SETTINGS
+@given(typ=st.sampled_from(["FLOAT32", "INT8"]), block=st.integers(1, 3), n=st.integers(1, 2), h=st.integers(1, 3),
+       w=st.integers(1, 3), c=st.integers(1, 3), data=st.data())
+def test_depth_and_space_as_arrays_match_litert(typ, block, n, h, w, c, data):
+    quant = dict(scale=0.1, zero_point=2) if typ == "INT8" else {}
+    version = 2 if typ == "INT8" else 1
+    deep = draw_array(data, typ, (n, h, w, c * block * block))
+    ours = depth_to_space(deep, block)
+    assert_close_to_reference([ours], [litert_output("DEPTH_TO_SPACE", [Spec(deep.shape, typ, **quant)],
+                                                     Spec(ours.shape, typ, **quant), [deep], version=version,
+                                                     block_size=block)])
+    wide = draw_array(data, typ, (n, h * block, w * block, c))
+    ours = space_to_depth(wide, block)
+    assert_close_to_reference([ours], [litert_output("SPACE_TO_DEPTH", [Spec(wide.shape, typ, **quant)],
+                                                     Spec(ours.shape, typ, **quant), [wide], version=version,
+                                                     block_size=block)])
+
+
+@SETTINGS
+@given(block=st.tuples(st.integers(1, 3), st.integers(1, 3)), pads=st.lists(st.integers(0, 2), min_size=4, max_size=4),
+       n=st.integers(1, 2), c=st.integers(1, 3), data=st.data())
+def test_space_and_batch_as_arrays_match_litert(block, pads, n, c, data):
+    pads = np.array(pads, np.int64).reshape(2, 2)
+    # Each padded size a multiple of its block, at least one input pixel.
+    size = [max(data.draw(st.integers(1, 4)), -(-(int(p.sum()) + 1) // b)) * b - int(p.sum())
+            for b, p in zip(block, pads)]
+    x = draw_array(data, "FLOAT32", (n, *size, c))
+    ours = space_to_batch_nd(x, list(block), pads, 0)
+    consts = [const(np.array(block, np.int32)), const(pads.astype(np.int32))]
+    assert_close_to_reference([ours], [litert_output("SPACE_TO_BATCH_ND", [Spec(x.shape), *consts], Spec(ours.shape),
+                                                     [x])])
+    back = batch_to_space_nd(ours, list(block), pads)
+    assert_close_to_reference([back], [litert_output("BATCH_TO_SPACE_ND", [Spec(ours.shape), *consts],
+                                                     Spec(back.shape), [ours])])
+    assert np.array_equal(back, x)
+
+
+@SETTINGS
+@given(pair=st.sampled_from([("FLOAT32", "INT32"), ("FLOAT32", "UINT8"), ("INT32", "FLOAT32"), ("INT32", "BOOL"),
+                             ("INT8", "INT32"), ("FLOAT32", "INT8")]), shape=SHAPES, data=st.data())
+def test_cast_as_arrays_matches_litert(pair, shape, data):
+    src, dst = pair
+    seed = data.draw(st.integers(0, 2**16))
+    x = (np.random.default_rng(seed).standard_normal(shape) * 200).astype(np.float32) if src == "FLOAT32" \
+        else draw_array(data, src, shape, -9, 9)  # floats out of range: SafeCast saturates
+    ours = cast(x, np.dtype({"INT32": np.int32, "UINT8": np.uint8, "INT8": np.int8, "FLOAT32": np.float32,
+                             "BOOL": np.bool_}[dst]))
+    assert_close_to_reference([ours], [litert_output("CAST", [Spec(shape, src)], Spec(shape, dst), [x])])
+
+
+@SETTINGS
+@given(typ=st.sampled_from(["FLOAT32", "INT8", "UINT8"]), shape=SHAPES, data=st.data())
+def test_normalizations_as_arrays_match_litert(typ, shape, data):
+    zero_point = {"FLOAT32": 0, "INT8": data.draw(st.integers(-20, 20)), "UINT8": data.draw(st.integers(100, 150))}[typ]
+    quant_in = {} if typ == "FLOAT32" else dict(scale=0.05, zero_point=zero_point)
+    quant_out = {} if typ == "FLOAT32" else dict(scale=1 / 128, zero_point={"INT8": 0, "UINT8": 128}[typ])
+    x = draw_array(data, "FLOAT32", shape) if typ == "FLOAT32" else draw_array(
+        data, typ, shape, *((-128, 127) if typ == "INT8" else (0, 255)))
+    ours = l2_normalization(x, zero_point)
+    theirs = litert_output("L2_NORMALIZATION", [Spec(shape, typ, **quant_in)], Spec(shape, typ, **quant_out), [x],
+                           version=2 if typ == "INT8" else 1)
+    assert_close_to_reference([ours], [theirs])
+    log_out = {} if typ == "FLOAT32" else dict(scale=16 / 256, zero_point={"INT8": 127, "UINT8": 255}[typ])
+    table = None if typ == "FLOAT32" else LogSoftmaxTable.of(0.05, 16 / 256, log_out["zero_point"])
+    ours = log_softmax(x, table)
+    theirs = litert_output("LOG_SOFTMAX", [Spec(shape, typ, **quant_in)], Spec(shape, typ, **log_out), [x],
+                           version=2 if typ == "INT8" else 1)
+    assert_close_to_reference([ours], [theirs])
+
+
+@SETTINGS
+@given(shape=st.tuples(st.integers(1, 2), st.integers(1, 3), st.integers(1, 3), st.integers(1, 9)),
+       radius=st.integers(0, 4), bias=st.floats(0.5, 2), alpha=st.floats(0.01, 1), beta=st.floats(0.25, 1),
+       data=st.data())
+def test_local_response_normalization_as_arrays_matches_litert(shape, radius, bias, alpha, beta, data):
+    x = draw_array(data, "FLOAT32", shape)
+    f32 = [float(np.float32(v)) for v in (bias, alpha, beta)]
+    ours = local_response_normalization(x, radius, *f32)
+    theirs = litert_output("LOCAL_RESPONSE_NORMALIZATION", [Spec(shape)], Spec(shape), [x], radius=radius,
+                           bias=f32[0], alpha=f32[1], beta=f32[2])
+    assert_close_to_reference([ours], [theirs])
+
+
+@SETTINGS
+@given(typ=st.sampled_from(["FLOAT32", "INT32", "INT64"]), start=st.integers(-20, 20), delta=st.integers(-5, 5),
+       count=st.integers(1, 12), half=st.booleans())
+def test_range_as_arrays_matches_litert(typ, start, delta, count, half):
+    if delta == 0:
+        delta = 1
+    dtype = {"FLOAT32": np.float32, "INT32": np.int32, "INT64": np.int64}[typ]
+    step = delta / 2 if half and typ == "FLOAT32" else delta
+    scalars = [dtype(start), dtype(start + step * count), dtype(step)]
+    ours = range_values(*scalars)
+    theirs = litert_output("RANGE", [const(np.array(v, dtype)) for v in scalars], Spec(ours.shape, typ), [],
+                           version=2 if typ == "INT64" else 1)
+    assert_close_to_reference([ours], [theirs])
+
+
+@SETTINGS
+@given(typ=st.sampled_from(["FLOAT32", "INT32", "INT8"]), shape=SHAPES, data=st.data())
+def test_split_and_unpack_as_arrays_match_litert(typ, shape, data):
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    cuts = sorted(data.draw(st.lists(st.integers(0, shape[axis]), max_size=3)))
+    sizes = np.diff([0, *cuts, shape[axis]]).astype(np.int32)
+    x = draw_array(data, typ, shape)
+    quant = dict(scale=0.1, zero_point=1) if typ == "INT8" else {}
+    version = 2 if typ == "INT8" else 1
+    ours = split(x, axis, sizes.tolist())
+    outs = [Spec(p.shape, typ, **quant) for p in ours]
+    model = single_op_model("SPLIT_V", [Spec(shape, typ, **quant), const(sizes), const(np.array(axis, np.int32))],
+                            outs, version=version, num_splits=len(sizes))
+    assert_close_to_reference(ours, run_litert(model, [x]))
+    ours = unpack(x, axis)
+    model = single_op_model("UNPACK", [Spec(shape, typ, **quant)], [Spec(p.shape, typ, **quant) for p in ours],
+                            version=version, num=shape[axis], axis=axis)
+    assert_close_to_reference(ours, run_litert(model, [x]))
+
+
+@SETTINGS
+@given(typ=st.sampled_from(["FLOAT32", "INT32", "INT8", "UINT8"]), shape=SHAPES, keep_dims=st.booleans(),
+       spatial=st.booleans(), data=st.data())
+def test_mean_as_arrays_matches_litert(typ, shape, keep_dims, spatial, data):
+    if spatial:  # optimized_integer_ops/mean.h's 4-D rule: NHWC, axes {1, 2}, keep_dims; 16+ channels vectorised
+        shape, axes, keep_dims = (1, *shape[:2], data.draw(st.integers(1, 40))), (1, 2), True
+    else:
+        axes = tuple(data.draw(st.lists(st.integers(0, len(shape) - 1), unique=True, min_size=1, max_size=len(shape))))
+    quantized = typ in ("INT8", "UINT8")
+    x = draw_array(data, typ, shape, *((-128, 127) if typ == "INT8" else (0, 255) if typ == "UINT8" else (-9, 9)))
+    q_in = dict(scale=float(np.float32(data.draw(st.floats(0.01, 0.1)))), zero_point=data.draw(
+        st.integers(-10, 10)) + (128 if typ == "UINT8" else 0)) if quantized else {}
+    q_out = dict(scale=float(np.float32(data.draw(st.floats(0.01, 0.1)))), zero_point=data.draw(
+        st.integers(-10, 10)) + (128 if typ == "UINT8" else 0)) if quantized else {}
+    quantization = ReduceQuantization(q_in["scale"], q_in["zero_point"], q_out["scale"], q_out["zero_point"],
+                                      x.dtype) if quantized else None
+    ours = mean(x, axes, keep_dims, quantization)
+    theirs = litert_output("MEAN", [Spec(shape, typ, **q_in), const(np.array(axes, np.int32))],
+                           Spec(ours.shape, typ, **q_out), [x], version=2 if typ == "INT8" else 1, keep_dims=keep_dims)
+    assert_close_to_reference([ours], [theirs])
+
+
+@SETTINGS
+@given(shape=st.lists(st.integers(1, 4), min_size=2, max_size=4).map(tuple), data=st.data())
+def test_gather_as_arrays_matches_litert(shape, data):
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    batch_dims = data.draw(st.integers(0, axis))
+    extra = tuple(data.draw(st.lists(st.integers(1, 3), max_size=2)))
+    seed = data.draw(st.integers(0, 2**16))
+    positions = np.random.default_rng(seed).integers(0, shape[axis], shape[:batch_dims] + extra).astype(np.int32)
+    x = draw_array(data, "INT8", shape, -128, 127)
+    ours = gather(x, positions, axis, batch_dims)
+    quant = dict(scale=0.1, zero_point=0)
+    theirs = litert_output("GATHER", [Spec(shape, "INT8", **quant), const(positions)],
+                           Spec(ours.shape, "INT8", **quant), [x], version=5, axis=axis, batch_dims=batch_dims)
+    assert_close_to_reference([ours], [theirs])
+
+
+@SETTINGS
+@given(typ=st.sampled_from(["FLOAT32", "INT32", "UINT8"]), shape=SHAPES, count=st.integers(1, 3), data=st.data())
+def test_concatenation_as_arrays_matches_litert(typ, shape, count, data):
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    values = [draw_array(data, typ, shape[:axis] + (data.draw(st.integers(1, 3)),) + shape[axis + 1:], 0, 255)
+              for _ in range(count)]
+    quant = [dict(scale=float(np.float32(data.draw(st.floats(0.02, 0.2)))), zero_point=data.draw(st.integers(0, 255)))
+             if typ == "UINT8" else {} for _ in range(count + 1)]
+    pairs = [(q["scale"], q["zero_point"]) for q in quant] if typ == "UINT8" else [None] * (count + 1)
+    ours = concatenation(values, axis, pairs[:-1] if typ == "UINT8" else None, pairs[-1])
+    theirs = litert_output("CONCATENATION", [Spec(v.shape, typ, **q) for v, q in zip(values, quant)],
+                           Spec(ours.shape, typ, **quant[-1]), values, axis=axis)
+    assert_close_to_reference([ours], [theirs])
+
+
+@SETTINGS
+@given(types=st.sampled_from(QUANTIZE_CASES), shape=SHAPES,
+       scales=st.tuples(st.floats(0.01, 0.5), st.floats(0.01, 0.5)),
+       zero_points=st.tuples(st.integers(-50, 50), st.integers(-50, 50)), seed=st.integers(0, 2**16))
+def test_quantize_and_dequantize_as_arrays_match_litert(types, shape, scales, zero_points, seed):
+    src, dst = types
+    dtypes = {"FLOAT32": np.float32, "INT8": np.int8, "UINT8": np.uint8, "INT16": np.int16, "INT32": np.int32}
+    pairs = [(float(np.float32(s)), 0 if typ in ("INT16", "INT32") else z + (128 if typ == "UINT8" else 0))
+             for typ, s, z in zip(types, scales, zero_points)]
+    specs = [Spec(shape, typ, **({} if typ == "FLOAT32" else dict(scale=p[0], zero_point=p[1])))
+             for typ, p in zip(types, pairs)]
+    x = random_inputs([dict(dtype=dtypes[src], shape=shape)], seed)[0]
+    if src == "FLOAT32":
+        ours = quantize(x, Quantization((pairs[1][0],), (pairs[1][1],)), np.dtype(dtypes[dst]))
+    else:
+        ours = requantize(x, pairs[0], pairs[1], np.dtype(dtypes[dst]), (src, dst) in {
+            ("INT8", "INT8"), ("INT8", "UINT8"), ("UINT8", "INT8"), ("UINT8", "UINT8")})
+    version = 2 if "INT16" in types else 1
+    assert_close_to_reference([ours], [litert_output("QUANTIZE", specs[:1], specs[1], [x], version=version)])
+    if dst in ("INT8", "UINT8"):
+        back = dequantize(ours, Quantization((pairs[1][0],), (pairs[1][1],)))
+        assert_close_to_reference([back], [litert_output("DEQUANTIZE", specs[1:], Spec(shape), [ours],
+                                                         version=2 if dst == "INT8" else 1)])

@@ -3,7 +3,7 @@
 Layout of `<out_dir>` (normally reports/<experiment>/):
 
     report.md                summary (every point up to SUMMARY_MAX_ROWS, else ranges per model x variant
-                             and the fastest), Pareto fronts (plot and tables), breakdown, sweeps, and per
+                             and the fastest), Pareto fronts (plot, and one table of the points on any front), breakdown, sweeps, and per
                              shown point its totals, partitions, rejected nodes and numerics; failures;
                              missing points
     report.html              the same plus every shown point's per-node table and op profile (collapsed);
@@ -662,19 +662,29 @@ def _every_point_section(points: Sequence[dict], keys: Sequence[str]) -> Section
         html_only=True)
 
 
-def _objectives_table(points: Sequence[dict], keys: Sequence[str], *, interactive: bool = True) -> Table:
-    """Points with their swept values and every objective: latency, energy, MAC units, on-chip bytes."""
+_FRONT_NAMES = {"energy_uj": "energy", "area_macs": "MAC units", "area_onchip_bytes": "on-chip bytes"}
+
+
+def _objectives_table(points: Sequence[dict], keys: Sequence[str], *, interactive: bool = True,
+                      fronts: dict[str, str] | None = None) -> Table:
+    """Points with their swept values and every objective: latency, energy, MAC units, on-chip bytes.
+
+    `fronts` (point id -> the fronts it is on, as text) adds a last column "On the fronts of latency ×".
+    """
     rows = [[p["model_name"], p["variant"], *(str(p["sweep"][k]) if k in p["sweep"] else "—" for k in keys),
              fmt_us(p["latency_us"]), fmt_speedup(p["speedup"]), fmt_uj(p["energy_uj"]), _fmt_count(p.get("area_macs")),
-             _fmt_count(p.get("area_onchip_bytes"))] for p in points]
+             _fmt_count(p.get("area_onchip_bytes")), *([fronts[p["id"]]] if fronts is not None else [])]
+            for p in points]
+    extra = ["On the fronts of latency ×"] if fronts is not None else []
     return _table(["Model", "Variant", *keys, "Latency (µs)", "Speed-up", "Energy (µJ)", "MAC units",
-                   "On-chip (bytes)"], rows, [False, False, *(False for _ in keys), True, True, True, True, True],
+                   "On-chip (bytes)", *extra], rows,
+                  [False, False, *(False for _ in keys), True, True, True, True, True, *(False for _ in extra)],
                   interactive=interactive)
 
 
 def _fronts_section(points: Sequence[dict], keys: Sequence[str], fronts: dict[tuple[str, str], list[str]],
                     figures: dict[str, plots.Picture], color: str | None) -> Section | None:
-    """The Pareto fronts: per model a plot of every objective pair, and a table per pair."""
+    """The Pareto fronts: per model a plot of every objective pair, and one table of the points on any front."""
     if not any(fronts.values()):
         return None
     by_id = {p["id"]: p for p in points}
@@ -686,11 +696,19 @@ def _fronts_section(points: Sequence[dict], keys: Sequence[str], fronts: dict[tu
         f"logarithmic when its values span {plots.PARETO_LOG_SPAN:g}× or more.")]
     body += [Image(path, f"Pareto fronts of {path[len('plots/pareto_'):-len('.png')]}") for path in figures
              if path.startswith("plots/pareto_")]
+    # One table of every point on some front, each once, saying which fronts it is on: the three
+    # fronts share most of their points, and three tables repeated them.
+    on: dict[str, list[str]] = {}
     for (_, y_key), ids in fronts.items():
-        rows, note = _cut([by_id[i] for i in ids], TABLE_MAX_ROWS, "results.csv")
-        body += [Heading(3, f"Latency × {OBJECTIVES[y_key].split(' (')[0]}: {len(ids)} point{'s' * (len(ids) != 1)} "
-                            "on the front"),
-                 *note, _objectives_table(rows, keys)]
+        for i in ids:
+            on.setdefault(i, []).append(_FRONT_NAMES[y_key])
+    counts = ", ".join(f"latency × {_FRONT_NAMES[y]}: {len(ids)}" for (_, y), ids in fronts.items())
+    model_rank = {m: k for k, m in enumerate(dict.fromkeys(p["model"] for p in points))}  # the experiment's order
+    members = sorted((by_id[i] for i in on), key=lambda p: (model_rank[p["model"]], p["latency_us"], p["id"]))
+    rows, note = _cut(members, TABLE_MAX_ROWS, "results.csv")
+    body += [Heading(3, f"{len(members)} point{'s' * (len(members) != 1)} on a front"),
+             Para(f"Points per front: {counts}."), *note,
+             _objectives_table(rows, keys, fronts={p["id"]: ", ".join(on[p["id"]]) for p in rows})]
     return Section(Heading(2, "Pareto fronts"), tuple(body))
 
 

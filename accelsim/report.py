@@ -3,9 +3,9 @@
 Layout of `<out_dir>` (normally reports/<experiment>/):
 
     report.md                summary (every point up to SUMMARY_MAX_ROWS, else ranges per model x variant
-                             and the fastest), Pareto fronts (plot, and one table of the points on any front), breakdown, sweeps, and per
-                             shown point its totals, partitions, rejected nodes and numerics; failures;
-                             missing points
+                             and the fastest), Pareto fronts (plots, and one table of the points on any
+                             front), breakdown, sweeps, and per shown point its totals, partitions,
+                             rejected nodes and numerics; failures; missing points
     report.html              the same plus every shown point's per-node table and op profile (collapsed);
                              tables sort on a click on their heading and filter as you type; sweep plot
                              points name themselves on hover; one self-contained file
@@ -571,7 +571,8 @@ def slower_sentence(points: Sequence[dict], noun: str) -> str:
     accelerated = sum(1 for p in points if p["status"] == "ok" and p["accelerators"])
     named = "; ".join(f"{point_label(p)} ({fmt_speedup(p['speedup'])})" for p in slower[:_LONG_POINT_LIST])
     more = f"; and {len(slower) - _LONG_POINT_LIST} more (results.csv)" if len(slower) > _LONG_POINT_LIST else ""
-    return f"delegation makes {len(slower)} of {accelerated} accelerated {noun} slower than the host alone: {named}{more}"
+    return (f"delegation makes {len(slower)} of {accelerated} accelerated {noun} slower than the host alone: "
+            f"{named}{more}")
 
 
 def _summary_table(points: Sequence[dict], keys: Sequence[str]) -> Table:

@@ -550,6 +550,12 @@ def _summary_paragraph(name: str, points: Sequence[dict], missing: Sequence[dict
     slower = slower_than_host_points(ok)
     if slower:
         text += f" Warning: {slower_sentence(ok, 'points')}."
+    chose = [p for p in ok if p.get("partition_choice") and p["partition_choice"]["saved_us"] > 0]
+    if chose:
+        top = max(chose, key=lambda p: p["partition_choice"]["saved_us"])
+        text += (f" Cost-aware partitioning beat TFLite's choice at {len(chose)} point{'s' * (len(chose) != 1)}, "
+                 f"by up to {fmt_us(top['partition_choice']['saved_us'])} µs ({point_label(top)}; each point's "
+                 "Partition choice table has both).")
     text += (" Latencies are simulated microseconds for one inference; speed-up is the CPU-only latency of "
              "the same model and sweep point over the point's latency.")
     return text
@@ -741,6 +747,23 @@ def _partition_table(p: dict) -> Table:
                   [True, False, False, False, True, True, True, True, True, True])
 
 
+def _partition_choice_blocks(p: dict) -> list[Block]:
+    """TFLite's choice of partitions next to the cost-aware one this point ran, with the difference."""
+    c = p["partition_choice"]
+    kept = ", ".join(f"{unit} partition {k}" for unit, k in c["host_partitions"]) or "none"
+    how = "assign: cost" if c["search"].startswith("assign") else "partition policy cost"
+    rows = [["TFLite's (every claimed partition, in delegate order)", str(c["tflite_partitions"]),
+             fmt_us(c["tflite_latency_us"]), fmt_uj(c["tflite_energy_uj"])],
+            [f"cost-aware ({c['objective']}, {c['search']} search): this point", str(p["partitions"]),
+             fmt_us(p["latency_us"]), fmt_uj(p["energy_uj"])],
+            ["difference (TFLite's minus this)", "", fmt_us(c["saved_us"]), fmt_uj(c["saved_energy_uj"])]]
+    return [Heading(4, "Partition choice"),
+            Para(f"With {how}, partitions that do not pay for themselves stay on the host (kept on the host: "
+                 f"{kept})."),
+            _table(["Choice", "Partitions delegated", "Latency (µs)", "Energy (µJ)"], rows,
+                   [False, True, True, True])]
+
+
 def _rejected_table(p: dict) -> Table:
     by_reason: dict[str, list[dict]] = defaultdict(list)
     for r in p["rejected"]:
@@ -796,6 +819,8 @@ def _detail_section(p: dict, slug: str, gantt: plots.Picture | None, partitions:
         blocks.append(_partition_table(p))
     else:
         blocks.append(Para("No delegate partitions: every node ran on the host."))
+    if p.get("partition_choice"):
+        blocks += _partition_choice_blocks(p)
     if p.get("loops"):
         blocks += [Heading(4, "Loop trip counts"),
                    Para("Control-flow nodes are costed as the nodes of the subgraphs they run times these trips "

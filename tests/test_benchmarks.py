@@ -64,3 +64,14 @@ def test_cost_vs_litert_times_litert_by_thread_cpu_time():
 
     it = litert_interpreter(FIXTURES / "sparse_float.tflite", warmup=1)
     assert round_median(it, runs=3, min_time=0.0) > 0
+
+
+def test_cost_policy_benchmark_compares_both_choices_and_never_loses():
+    from benchmarks.cost_policy import FIXTURES as MODELS
+    from benchmarks.cost_policy import compare
+
+    row = compare(MODELS / "interleaved_int8.tflite", "hexagon_dsp")
+    assert (row.moved, row.partitions) == (2, 2)  # both DSP partitions cost more than the host alone
+    assert row.cost_us < row.tflite_us
+    kept = compare(MODELS / "mobilenet_v2_100_224_int8.tflite", "edgetpu_usb")
+    assert kept.moved == 0 and kept.cost_us == kept.tflite_us  # the Edge TPU pays for itself there

@@ -3,9 +3,9 @@
 Layout of `<out_dir>` (normally reports/<experiment>/):
 
     report.md                summary (every point up to SUMMARY_MAX_ROWS, else ranges per model x variant
-                             and the fastest), Pareto fronts (plot and tables), breakdown, sweeps, and per
-                             shown point its totals, partitions, rejected nodes and numerics; failures;
-                             missing points
+                             and the fastest), Pareto fronts (plots, and one table of the points on any
+                             front), breakdown, sweeps, and per shown point its totals, partitions,
+                             rejected nodes and numerics; failures; missing points
     report.html              the same plus every shown point's per-node table and op profile (collapsed);
                              tables sort on a click on their heading and filter as you type; sweep plot
                              points name themselves on hover; one self-contained file
@@ -550,6 +550,12 @@ def _summary_paragraph(name: str, points: Sequence[dict], missing: Sequence[dict
     slower = slower_than_host_points(ok)
     if slower:
         text += f" Warning: {slower_sentence(ok, 'points')}."
+    chose = [p for p in ok if p.get("partition_choice") and p["partition_choice"]["saved_us"] > 0]
+    if chose:
+        top = max(chose, key=lambda p: p["partition_choice"]["saved_us"])
+        text += (f" Cost-aware partitioning beat TFLite's choice at {len(chose)} point{'s' * (len(chose) != 1)}, "
+                 f"by up to {fmt_us(top['partition_choice']['saved_us'])} µs ({point_label(top)}; each point's "
+                 "Partition choice table has both).")
     text += (" Latencies are simulated microseconds for one inference; speed-up is the CPU-only latency of "
              "the same model and sweep point over the point's latency.")
     return text
@@ -571,7 +577,8 @@ def slower_sentence(points: Sequence[dict], noun: str) -> str:
     accelerated = sum(1 for p in points if p["status"] == "ok" and p["accelerators"])
     named = "; ".join(f"{point_label(p)} ({fmt_speedup(p['speedup'])})" for p in slower[:_LONG_POINT_LIST])
     more = f"; and {len(slower) - _LONG_POINT_LIST} more (results.csv)" if len(slower) > _LONG_POINT_LIST else ""
-    return f"delegation makes {len(slower)} of {accelerated} accelerated {noun} slower than the host alone: {named}{more}"
+    return (f"delegation makes {len(slower)} of {accelerated} accelerated {noun} slower than the host alone: "
+            f"{named}{more}")
 
 
 def _summary_table(points: Sequence[dict], keys: Sequence[str]) -> Table:
@@ -662,19 +669,29 @@ def _every_point_section(points: Sequence[dict], keys: Sequence[str]) -> Section
         html_only=True)
 
 
-def _objectives_table(points: Sequence[dict], keys: Sequence[str], *, interactive: bool = True) -> Table:
-    """Points with their swept values and every objective: latency, energy, MAC units, on-chip bytes."""
+_FRONT_NAMES = {"energy_uj": "energy", "area_macs": "MAC units", "area_onchip_bytes": "on-chip bytes"}
+
+
+def _objectives_table(points: Sequence[dict], keys: Sequence[str], *, interactive: bool = True,
+                      fronts: dict[str, str] | None = None) -> Table:
+    """Points with their swept values and every objective: latency, energy, MAC units, on-chip bytes.
+
+    `fronts` (point id -> the fronts it is on, as text) adds a last column "On the fronts of latency ×".
+    """
     rows = [[p["model_name"], p["variant"], *(str(p["sweep"][k]) if k in p["sweep"] else "—" for k in keys),
              fmt_us(p["latency_us"]), fmt_speedup(p["speedup"]), fmt_uj(p["energy_uj"]), _fmt_count(p.get("area_macs")),
-             _fmt_count(p.get("area_onchip_bytes"))] for p in points]
+             _fmt_count(p.get("area_onchip_bytes")), *([fronts[p["id"]]] if fronts is not None else [])]
+            for p in points]
+    extra = ["On the fronts of latency ×"] if fronts is not None else []
     return _table(["Model", "Variant", *keys, "Latency (µs)", "Speed-up", "Energy (µJ)", "MAC units",
-                   "On-chip (bytes)"], rows, [False, False, *(False for _ in keys), True, True, True, True, True],
+                   "On-chip (bytes)", *extra], rows,
+                  [False, False, *(False for _ in keys), True, True, True, True, True, *(False for _ in extra)],
                   interactive=interactive)
 
 
 def _fronts_section(points: Sequence[dict], keys: Sequence[str], fronts: dict[tuple[str, str], list[str]],
                     figures: dict[str, plots.Picture], color: str | None) -> Section | None:
-    """The Pareto fronts: per model a plot of every objective pair, and a table per pair."""
+    """The Pareto fronts: per model a plot of every objective pair, and one table of the points on any front."""
     if not any(fronts.values()):
         return None
     by_id = {p["id"]: p for p in points}
@@ -686,11 +703,19 @@ def _fronts_section(points: Sequence[dict], keys: Sequence[str], fronts: dict[tu
         f"logarithmic when its values span {plots.PARETO_LOG_SPAN:g}× or more.")]
     body += [Image(path, f"Pareto fronts of {path[len('plots/pareto_'):-len('.png')]}") for path in figures
              if path.startswith("plots/pareto_")]
+    # One table of every point on some front, each once, saying which fronts it is on: the three
+    # fronts share most of their points, and three tables repeated them.
+    on: dict[str, list[str]] = {}
     for (_, y_key), ids in fronts.items():
-        rows, note = _cut([by_id[i] for i in ids], TABLE_MAX_ROWS, "results.csv")
-        body += [Heading(3, f"Latency × {OBJECTIVES[y_key].split(' (')[0]}: {len(ids)} point{'s' * (len(ids) != 1)} "
-                            "on the front"),
-                 *note, _objectives_table(rows, keys)]
+        for i in ids:
+            on.setdefault(i, []).append(_FRONT_NAMES[y_key])
+    counts = ", ".join(f"latency × {_FRONT_NAMES[y]}: {len(ids)}" for (_, y), ids in fronts.items())
+    model_rank = {m: k for k, m in enumerate(dict.fromkeys(p["model"] for p in points))}  # the experiment's order
+    members = sorted((by_id[i] for i in on), key=lambda p: (model_rank[p["model"]], p["latency_us"], p["id"]))
+    rows, note = _cut(members, TABLE_MAX_ROWS, "results.csv")
+    body += [Heading(3, f"{len(members)} point{'s' * (len(members) != 1)} on a front"),
+             Para(f"Points per front: {counts}."), *note,
+             _objectives_table(rows, keys, fronts={p["id"]: ", ".join(on[p["id"]]) for p in rows})]
     return Section(Heading(2, "Pareto fronts"), tuple(body))
 
 
@@ -720,6 +745,23 @@ def _partition_table(p: dict) -> Table:
     return _table(["Partition", "Unit", "Nodes (count)", "Ops", "Compute (µs)", "Memory (µs)", "Transfer (µs)",
                    "Overhead (µs)", "% of latency", "Energy (µJ)"], rows,
                   [True, False, False, False, True, True, True, True, True, True])
+
+
+def _partition_choice_blocks(p: dict) -> list[Block]:
+    """TFLite's choice of partitions next to the cost-aware one this point ran, with the difference."""
+    c = p["partition_choice"]
+    kept = ", ".join(f"{unit} partition {k}" for unit, k in c["host_partitions"]) or "none"
+    how = "assign: cost" if c["search"].startswith("assign") else "partition policy cost"
+    rows = [["TFLite's (every claimed partition, in delegate order)", str(c["tflite_partitions"]),
+             fmt_us(c["tflite_latency_us"]), fmt_uj(c["tflite_energy_uj"])],
+            [f"cost-aware ({c['objective']}, {c['search']} search): this point", str(p["partitions"]),
+             fmt_us(p["latency_us"]), fmt_uj(p["energy_uj"])],
+            ["difference (TFLite's minus this)", "", fmt_us(c["saved_us"]), fmt_uj(c["saved_energy_uj"])]]
+    return [Heading(4, "Partition choice"),
+            Para(f"With {how}, partitions that do not pay for themselves stay on the host (kept on the host: "
+                 f"{kept})."),
+            _table(["Choice", "Partitions delegated", "Latency (µs)", "Energy (µJ)"], rows,
+                   [False, True, True, True])]
 
 
 def _rejected_table(p: dict) -> Table:
@@ -777,6 +819,8 @@ def _detail_section(p: dict, slug: str, gantt: plots.Picture | None, partitions:
         blocks.append(_partition_table(p))
     else:
         blocks.append(Para("No delegate partitions: every node ran on the host."))
+    if p.get("partition_choice"):
+        blocks += _partition_choice_blocks(p)
     if p.get("loops"):
         blocks += [Heading(4, "Loop trip counts"),
                    Para("Control-flow nodes are costed as the nodes of the subgraphs they run times these trips "

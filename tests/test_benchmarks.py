@@ -77,3 +77,14 @@ def test_dse_benchmark_runs_a_tiny_grid_through_every_path(capsys):
         assert label in out
     assert "mobilenet_v2_100_224_int8    host_cpu+edgetpu_usb" in out
     assert ("resnet152_int8" in out) and (RESNET.exists() or "build it once with" in out)
+
+
+def test_cost_policy_benchmark_compares_both_choices_and_never_loses():
+    from benchmarks.cost_policy import FIXTURES as MODELS
+    from benchmarks.cost_policy import compare
+
+    row = compare(MODELS / "interleaved_int8.tflite", "hexagon_dsp")
+    assert (row.moved, row.partitions) == (2, 2)  # both DSP partitions cost more than the host alone
+    assert row.cost_us < row.tflite_us
+    kept = compare(MODELS / "mobilenet_v2_100_224_int8.tflite", "edgetpu_usb")
+    assert kept.moved == 0 and kept.cost_us == kept.tflite_us  # the Edge TPU pays for itself there

@@ -646,6 +646,33 @@ def regenerate(resimulate: bool) -> None:
             (GOLDEN / name).write_bytes(files[fmt].read_bytes())
 
 
+
+def test_a_cost_aware_point_shows_tflites_choice_next_to_its_own(tmp_path):
+    """policy cost keeps both of interleaved_int8's DSP partitions on the host: the report says so, with numbers."""
+    from accelsim.experiment import load_experiment, run_experiment
+
+    path = tmp_path / "exp.yaml"
+    path.write_text(f"name: choice\nmodels: [{Path(MODELS).resolve() / 'interleaved_int8.tflite'}]\nhost: host_cpu\n"
+                    "variants:\n  - {name: dsp, accelerators: [hexagon_dsp]}\n"
+                    "sweeps:\n  hexagon_dsp.partition.policy: [tflite, cost]\ntraces: all\n")
+    outcome = run_experiment(load_experiment(path), tmp_path / "out", jobs=1)
+    cost = next(r for r in outcome.records if r["sweep"]["hexagon_dsp.partition.policy"] == "cost")
+    tflite = next(r for r in outcome.records if r["sweep"]["hexagon_dsp.partition.policy"] == "tflite")
+    choice = cost["partition_choice"]
+    assert tflite["partition_choice"] is None and choice["saved_us"] > 0
+    assert choice["tflite_latency_us"] == pytest.approx(tflite["latency_us"])
+    md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    section = md[md.index("#### Partition choice"):]
+    section = section[:section.index("\n#### ", 5)]
+    assert "kept on the host: hexagon_dsp partition 0, hexagon_dsp partition 1" in section
+    rows = [line for line in section.splitlines() if line.startswith("| ")]
+    assert rows[1].split("|")[2].strip() == str(choice["tflite_partitions"])
+    assert report.fmt_us(tflite["latency_us"]) in rows[1] and report.fmt_us(cost["latency_us"]) in rows[2]
+    assert report.fmt_us(choice["saved_us"]) in rows[3]
+    assert md.count("#### Partition choice") == 1  # only the cost-aware point has a choice to show
+    assert (f"Cost-aware partitioning beat TFLite's choice at 1 point, by up to {report.fmt_us(choice['saved_us'])} µs "
+            f"({report.point_label(cost)};") in md
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=regenerate.__doc__)
     parser.add_argument("--resimulate", action="store_true", help="re-run the simulator for golden/records.json")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import importlib.metadata
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -160,11 +161,18 @@ class KindRegistry:
     def __init__(self, kinds: Mapping[str, Kind | str], group: str | None = ENTRY_POINT_GROUP):
         self._kinds = dict(kinds)
         self._group = group
+        self._plugins: tuple[tuple[str, ...], dict[str, str]] | None = None
 
     def _entry_points(self) -> dict[str, str]:
+        """The installed plugins' kinds. Reading package metadata takes ~2 ms and every config check
+        (each design point's overrides) asks, so it is read again only when sys.path, where the
+        metadata is found, has changed; a package installed into an unchanged path is seen by a new process."""
         if self._group is None:
             return {}
-        return {ep.name: ep.value for ep in importlib.metadata.entry_points(group=self._group)}
+        where = tuple(sys.path)
+        if self._plugins is None or self._plugins[0] != where:
+            self._plugins = (where, {ep.name: ep.value for ep in importlib.metadata.entry_points(group=self._group)})
+        return self._plugins[1]
 
     def names(self) -> tuple[str, ...]:
         """Every kind name, given ones first, without importing any module."""
@@ -191,7 +199,11 @@ class KindRegistry:
 
     def with_kinds(self, *kinds: Kind) -> KindRegistry:
         """A registry with `kinds` added (a kind of the same name is replaced)."""
-        return KindRegistry({**self._kinds, **{k.name: k for k in kinds}}, self._group)
+        if all(self._kinds.get(k.name) is k for k in kinds):
+            return self  # each design point's overrides ask for the kind its config already has
+        registry = KindRegistry({**self._kinds, **{k.name: k for k in kinds}}, self._group)
+        registry._plugins = self._plugins  # the same installed plugins
+        return registry
 
     def names_with_role(self, role: str) -> tuple[str, ...]:
         return tuple(k.name for k in self.kinds() if k.role == role)

@@ -188,7 +188,7 @@ def main(argv=None) -> int:
             system = "+".join(["host_cpu", *accels])
             if not model.exists():
                 print(f"{model.stem:<28} {system:<22} {'absent':>8}  build it once with: "
-                      f"/work/tf-venv/bin/python benchmarks/dse.py --build (any Python with TensorFlow)")
+                      f"python benchmarks/dse.py --build (with a Python that has TensorFlow)")
                 continue
             print(f"{model.stem:<28} {system:<22} {from_file_seconds(model, accels, runs):8.3f}")
     print(f"\nmachine: {load_average()} at the end")

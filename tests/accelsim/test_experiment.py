@@ -374,3 +374,20 @@ def test_a_hardware_config_given_as_an_experiment_says_so():
         load_experiment(path)
     assert info.value.errors == (f"{path}: this is a hardware config, not an experiment; pass it with --hw to "
                                  "benchmark, or name it in an experiment's variants",)
+
+
+def test_point_ids_are_the_same_in_every_process_whatever_the_hash_seed(tmp_path):
+    """hexagon_dsp claims with several dtypes (a frozenset): ids must not follow Python's salted string hashing."""
+    path = tmp_path / "exp.yaml"
+    path.write_text(f"name: ids\nmodels: [{MODELS / 'interleaved_int8.tflite'}]\nhost: host_cpu\n"
+                    "variants:\n  - {name: dsp, accelerators: [hexagon_dsp]}\n"
+                    "  - {name: usb_by_cost, accelerators: [edgetpu_usb, hexagon_dsp], assign: cost}\n"
+                    "  - {name: usb_in_order, accelerators: [edgetpu_usb, hexagon_dsp]}\n")
+    script = ("import sys; from accelsim.experiment import design_points, load_experiment; "
+              "print(' '.join(p.id for p in design_points(load_experiment(sys.argv[1]))))")
+    ids = {tuple(subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True,
+                                check=True, cwd=ROOT, env={**os.environ, "PYTHONHASHSEED": seed}).stdout.split())
+           for seed in ("0", "1", "2", "3")}
+    assert len(ids) == 1
+    (one,) = ids
+    assert len(set(one)) == 3  # assign is part of the identity too

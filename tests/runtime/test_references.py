@@ -37,11 +37,14 @@ from runtime.kernels.gather import gather, gather_nd
 from runtime.kernels.logical import select
 from runtime.kernels.math import floor_div, floor_mod, maximum_minimum, power
 from runtime.kernels.normalization import l2_normalization, local_response_normalization
+from runtime.kernels.pad import mirror_pad, pad
 from runtime.kernels.quantize import dequantize, quantize, requantize
 from runtime.kernels.reduce import ReduceQuantization, arg_min_max, mean, reduce
+from runtime.kernels.shape import expand_dims, reshape, shape_of, squeeze
 from runtime.kernels.softmax import LogSoftmaxTable, log_softmax
 from runtime.kernels.space import batch_to_space_nd, depth_to_space, space_to_batch_nd, space_to_depth
 from runtime.kernels.split import split, unpack
+from runtime.kernels.transpose import transpose
 from runtime.numerics import ROUNDINGS, NumericsProfile
 from runtime.resolver import BuiltinOpResolver
 
@@ -782,3 +785,61 @@ def test_quantize_and_dequantize_as_arrays_match_litert(types, shape, scales, ze
         back = dequantize(ours, Quantization((pairs[1][0],), (pairs[1][1],)))
         assert_close_to_reference([back], [litert_output("DEQUANTIZE", specs[1:], Spec(shape), [ours],
                                                          version=2 if dst == "INT8" else 1)])
+
+
+@SETTINGS
+@given(typ=st.sampled_from(["FLOAT32", "INT32", "INT8"]), shape=SHAPES, data=st.data())
+def test_shape_ops_as_arrays_match_litert(typ, shape, data):
+    x = draw_array(data, typ, shape)
+    quant = dict(scale=0.1, zero_point=-3) if typ == "INT8" else {}
+    new_shape = [int(np.prod(shape))] if data.draw(st.booleans()) else list(shape[::-1])
+    new_shape[data.draw(st.integers(0, len(new_shape) - 1))] = -1
+    ours = reshape(x, new_shape)
+    assert_close_to_reference([ours], [litert_output("RESHAPE", [Spec(shape, typ, **quant),
+                                                                 const(np.array(new_shape, np.int32))],
+                                                     Spec(ours.shape, typ, **quant), [x])])
+    axis = data.draw(st.integers(-len(shape) - 1, len(shape)))
+    ours = expand_dims(x, axis + len(shape) + 1 if axis < 0 else axis)
+    assert_close_to_reference([ours], [litert_output("EXPAND_DIMS", [Spec(shape, typ, **quant),
+                                                                     const(np.array(axis, np.int32))],
+                                                     Spec(ours.shape, typ, **quant), [x])])
+    ones = tuple(i for i, d in enumerate(shape) if d == 1)
+    dims = data.draw(st.sampled_from([(), ones, ones[:1], tuple(d - len(shape) for d in ones)]))
+    ours = squeeze(x, dims)
+    assert_close_to_reference([ours], [litert_output("SQUEEZE", [Spec(shape, typ, **quant)],
+                                                     Spec(ours.shape, typ, **quant), [x], squeeze_dims=list(dims))])
+    out_type = data.draw(st.sampled_from([("INT32", np.int32, 2), ("INT64", np.int64, 4)]))
+    ours = shape_of(x, out_type[1])
+    assert_close_to_reference([ours], [litert_output("SHAPE", [Spec(shape, typ, **quant)], Spec((len(shape),),
+                                                     out_type[0]), [x], out_type=out_type[2])])
+
+
+@SETTINGS
+@given(typ=st.sampled_from(["FLOAT32", "INT32", "INT8"]), shape=SHAPES, data=st.data())
+def test_pad_and_transpose_as_arrays_match_litert(typ, shape, data):
+    x = draw_array(data, typ, shape)
+    quant = dict(scale=0.1, zero_point=-3) if typ == "INT8" else {}
+    amounts = np.array([[data.draw(st.integers(0, d)) for _ in range(2)] for d in shape], np.int32)
+    padded = tuple(int(d + a.sum()) for d, a in zip(shape, amounts))
+    fill = data.draw(st.integers(-5, 5))
+    # PADV2's constant_values: it must share the output's quantization, so an int8 fill is its own value.
+    ours = pad(x, amounts, fill)
+    fill_spec = const(np.array([fill], x.dtype), typ, **quant)
+    assert_close_to_reference([ours], [litert_output("PADV2", [Spec(shape, typ, **quant), const(amounts), fill_spec],
+                                                     Spec(padded, typ, **quant), [x], version=2 if typ == "INT8" else 1)])
+    # PAD's fill for an int8 tensor is the output zero point.
+    ours = pad(x, amounts, quant.get("zero_point", 0))
+    assert_close_to_reference([ours], [litert_output("PAD", [Spec(shape, typ, **quant), const(amounts)],
+                                                     Spec(padded, typ, **quant), [x], version=2 if typ == "INT8" else 1)])
+    mode = data.draw(st.sampled_from([0, 1]))  # REFLECT, SYMMETRIC
+    mirror = np.minimum(amounts, np.array(shape, np.int32)[:, None] - (1 - mode))
+    ours = mirror_pad(x, mirror, mode)
+    assert_close_to_reference([ours], [litert_output("MIRROR_PAD", [Spec(shape, typ, **quant), const(mirror)],
+                                                     Spec(ours.shape, typ, **quant), [x],
+                                                     version=2 if typ == "INT8" else 1, mode=mode)])
+    perm = data.draw(st.permutations(range(len(shape))))
+    ours = transpose(x, perm)
+    assert_close_to_reference([ours], [litert_output("TRANSPOSE", [Spec(shape, typ, **quant),
+                                                                   const(np.array(perm, np.int32))],
+                                                     Spec(ours.shape, typ, **quant), [x],
+                                                     version=2 if typ == "INT8" else 1)])

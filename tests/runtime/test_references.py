@@ -41,6 +41,7 @@ from runtime.kernels.pad import mirror_pad, pad
 from runtime.kernels.quantize import dequantize, quantize, requantize
 from runtime.kernels.reduce import ReduceQuantization, arg_min_max, mean, reduce
 from runtime.kernels.shape import expand_dims, reshape, shape_of, squeeze
+from runtime.kernels.slicing import StridedSliceMasks, slice_, strided_slice
 from runtime.kernels.softmax import LogSoftmaxTable, log_softmax
 from runtime.kernels.space import batch_to_space_nd, depth_to_space, space_to_batch_nd, space_to_depth
 from runtime.kernels.split import split, unpack
@@ -843,3 +844,38 @@ def test_pad_and_transpose_as_arrays_match_litert(typ, shape, data):
                                                                    const(np.array(perm, np.int32))],
                                                      Spec(ours.shape, typ, **quant), [x],
                                                      version=2 if typ == "INT8" else 1)])
+
+
+@SETTINGS
+@given(typ=st.sampled_from(["FLOAT32", "INT32", "INT8"]), shape=SHAPES, data=st.data())
+def test_slices_as_arrays_match_litert(typ, shape, data):
+    x = draw_array(data, typ, shape)
+    quant = dict(scale=0.1, zero_point=-3) if typ == "INT8" else {}
+    version = 2 if typ == "INT8" else 1
+    begin = [data.draw(st.integers(0, d)) for d in shape]
+    size = [data.draw(st.integers(-1, d - b)) for d, b in zip(shape, begin)]
+    ours = slice_(x, begin, size)
+    assert_close_to_reference([ours], [litert_output("SLICE", [Spec(shape, typ, **quant),
+                                                               const(np.array(begin, np.int32)),
+                                                               const(np.array(size, np.int32))],
+                                                     Spec(ours.shape, typ, **quant), [x], version=version)])
+    count = data.draw(st.integers(1, len(shape)))  # indices for the leading axes; the rest are whole
+    shrink = data.draw(st.integers(0, 2**count - 1))
+    begin, end, strides = [], [], []
+    for axis, d in enumerate(shape[:count]):
+        if shrink >> axis & 1:
+            begin.append(data.draw(st.integers(-d, d - 1)))
+            end.append(begin[-1] + 1)
+            strides.append(1)
+        else:
+            begin.append(data.draw(st.integers(-d - 1, d + 1)))
+            end.append(data.draw(st.integers(-d - 1, d + 1)))
+            strides.append(data.draw(st.sampled_from([-2, -1, 1, 2, 3])))
+    masks = StridedSliceMasks(begin_mask=data.draw(st.integers(0, 2**count - 1)) & ~shrink,
+                              end_mask=data.draw(st.integers(0, 2**count - 1)) & ~shrink, shrink_axis_mask=shrink)
+    ours = strided_slice(x, np.array(begin), np.array(end), np.array(strides), masks)
+    consts = [const(np.array(v, np.int32)) for v in (begin, end, strides)]
+    theirs = litert_output("STRIDED_SLICE", [Spec(shape, typ, **quant), *consts], Spec(ours.shape, typ, **quant), [x],
+                           version=version, begin_mask=masks.begin_mask, end_mask=masks.end_mask,
+                           shrink_axis_mask=shrink)
+    assert_close_to_reference([ours], [theirs])

@@ -28,14 +28,30 @@ from support import (
 from runtime.errors import OpResolutionError
 from runtime.interpreter import Interpreter
 from runtime.ir import Quantization
+from runtime.kernels.activations import elu, gelu, hard_swish, leaky_relu, logistic, prelu, relu, tanh
 from runtime.kernels.cast import cast
+from runtime.kernels.common import QuantParams
 from runtime.kernels.concat import concatenation
 from runtime.kernels.conv.geometry import SAME, VALID
 from runtime.kernels.cumsum import cumsum
 from runtime.kernels.fill import range_values
 from runtime.kernels.gather import gather, gather_nd
 from runtime.kernels.logical import select
-from runtime.kernels.math import floor_div, floor_mod, maximum_minimum, power
+from runtime.kernels.math import (
+    absolute,
+    div,
+    exp,
+    floor_div,
+    floor_mod,
+    log,
+    maximum_minimum,
+    neg,
+    power,
+    rsqrt,
+    sqrt,
+    square,
+    squared_difference,
+)
 from runtime.kernels.normalization import l2_normalization, local_response_normalization
 from runtime.kernels.pad import mirror_pad, pad
 from runtime.kernels.quantize import dequantize, quantize, requantize
@@ -820,6 +836,7 @@ def test_shape_ops_as_arrays_match_litert(typ, shape, data):
 def test_pad_and_transpose_as_arrays_match_litert(typ, shape, data):
     x = draw_array(data, typ, shape)
     quant = dict(scale=0.1, zero_point=-3) if typ == "INT8" else {}
+    version = 2 if typ == "INT8" else 1
     amounts = np.array([[data.draw(st.integers(0, d)) for _ in range(2)] for d in shape], np.int32)
     padded = tuple(int(d + a.sum()) for d, a in zip(shape, amounts))
     fill = data.draw(st.integers(-5, 5))
@@ -827,11 +844,11 @@ def test_pad_and_transpose_as_arrays_match_litert(typ, shape, data):
     ours = pad(x, amounts, fill)
     fill_spec = const(np.array([fill], x.dtype), typ, **quant)
     assert_close_to_reference([ours], [litert_output("PADV2", [Spec(shape, typ, **quant), const(amounts), fill_spec],
-                                                     Spec(padded, typ, **quant), [x], version=2 if typ == "INT8" else 1)])
+                                                     Spec(padded, typ, **quant), [x], version=version)])
     # PAD's fill for an int8 tensor is the output zero point.
     ours = pad(x, amounts, quant.get("zero_point", 0))
     assert_close_to_reference([ours], [litert_output("PAD", [Spec(shape, typ, **quant), const(amounts)],
-                                                     Spec(padded, typ, **quant), [x], version=2 if typ == "INT8" else 1)])
+                                                     Spec(padded, typ, **quant), [x], version=version)])
     mode = data.draw(st.sampled_from([0, 1]))  # REFLECT, SYMMETRIC
     mirror = np.minimum(amounts, np.array(shape, np.int32)[:, None] - (1 - mode))
     ours = mirror_pad(x, mirror, mode)
@@ -878,4 +895,84 @@ def test_slices_as_arrays_match_litert(typ, shape, data):
     theirs = litert_output("STRIDED_SLICE", [Spec(shape, typ, **quant), *consts], Spec(ours.shape, typ, **quant), [x],
                            version=version, begin_mask=masks.begin_mask, end_mask=masks.end_mask,
                            shrink_axis_mask=shrink)
+    assert_close_to_reference([ours], [theirs])
+
+
+# op -> its array reference as f(x, quantization), for the unary cases below.
+UNARY_REFERENCES = {
+    "RELU": lambda x, q: relu("RELU", x, q), "RELU6": lambda x, q: relu("RELU6", x, q), "LOGISTIC": logistic,
+    "TANH": tanh, "ELU": elu, "GELU": lambda x, q: gelu(x, False, q), "HARD_SWISH": hard_swish,
+    "LEAKY_RELU": lambda x, q: leaky_relu(x, 0.2, q), "EXP": exp, "LOG": log, "SQRT": sqrt, "RSQRT": rsqrt,
+    "ABS": absolute, "NEG": lambda x, q: neg(x), "SQUARE": lambda x, q: square(x)}
+UNARY_ARRAY_CASES = [("RELU", "FLOAT32", 1), ("RELU", "INT8", 2), ("RELU6", "UINT8", 2), ("LOGISTIC", "FLOAT32", 1),
+                     ("LOGISTIC", "INT8", 2), ("TANH", "UINT8", 1), ("TANH", "FLOAT32", 1), ("ELU", "FLOAT32", 1),
+                     ("ELU", "INT8", 1), ("GELU", "FLOAT32", 1), ("GELU", "INT8", 2), ("HARD_SWISH", "FLOAT32", 1),
+                     ("HARD_SWISH", "INT8", 1), ("LEAKY_RELU", "FLOAT32", 1), ("LEAKY_RELU", "INT8", 1),
+                     ("EXP", "FLOAT32", 1), ("EXP", "INT8", 2), ("EXP", "INT16", 2), ("LOG", "FLOAT32", 1),
+                     ("LOG", "INT8", 2), ("SQRT", "FLOAT32", 1), ("SQRT", "INT8", 2), ("RSQRT", "FLOAT32", 1),
+                     ("RSQRT", "INT8", 2), ("RSQRT", "INT16", 3), ("ABS", "FLOAT32", 1), ("ABS", "INT8", 2),
+                     ("ABS", "INT32", 5), ("NEG", "INT32", 1), ("SQUARE", "FLOAT32", 1)]
+
+
+@SETTINGS
+@given(case=st.sampled_from(UNARY_ARRAY_CASES), shape=st.lists(st.integers(1, 6), min_size=0, max_size=3),
+       scales=st.tuples(st.floats(0.01, 0.1), st.floats(0.01, 0.1)), zero_points=st.tuples(st.integers(-40, 40),
+                                                                                          st.integers(-40, 40)),
+       seed=st.integers(0, 2**16))
+def test_unary_ops_as_arrays_match_litert(case, shape, scales, zero_points, seed):
+    op, typ, version = case
+    shape = tuple(shape)
+    quant_in = quant_out = {}
+    if typ in ("INT8", "UINT8", "INT16"):
+        offset = 128 if typ == "UINT8" else 0
+        zps = (0, 0) if typ == "INT16" else (zero_points[0] + offset, zero_points[1] + offset)
+        if op in ("SQRT", "RSQRT") and typ != "INT16":  # no input below the zero point
+            zps = (-128 + offset, zps[1])
+        quant_in = dict(scale=float(np.float32(scales[0] / (50 if typ == "INT16" else 1))), zero_point=zps[0])
+        quant_out = dict(scale=float(np.float32(scales[1])), zero_point=zps[1])
+        if op == "LOGISTIC":
+            quant_out = dict(scale=1 / 256, zero_point=-128 if typ == "INT8" else 0)
+        if op == "TANH":
+            quant_out = dict(scale=1 / 128, zero_point=0 if typ == "INT8" else 128)
+    x = random_inputs([dict(dtype=np.dtype({"FLOAT32": np.float32, "INT8": np.int8, "UINT8": np.uint8,
+                                            "INT16": np.int16, "INT32": np.int32}[typ]), shape=shape)], seed)[0]
+    if typ == "FLOAT32" and op in ("LOG", "SQRT", "RSQRT"):
+        x = np.abs(x) + np.float32(0.01)
+    if typ == "INT16" and op == "RSQRT":
+        x = np.abs(x).astype(np.int16)
+    quantization = tuple(QuantParams(q["scale"], q["zero_point"]) for q in (quant_in, quant_out)) if quant_in else None
+    ours = UNARY_REFERENCES[op](x, quantization)
+    options = dict(alpha=0.2) if op == "LEAKY_RELU" else {}
+    theirs = litert_output(op, [Spec(shape, typ, **quant_in)], Spec(shape, typ, **quant_out), [x], version=version,
+                           **options)
+    assert_close_to_reference([np.asarray(ours)], [theirs])
+
+
+@SETTINGS
+@given(op=st.sampled_from(["DIV", "SQUARED_DIFFERENCE", "PRELU"]), typ=st.sampled_from(["FLOAT32", "INT8", "INT32"]),
+       activation=st.integers(0, 3), data=st.data())
+def test_binary_math_as_arrays_match_litert(op, typ, activation, data):
+    if typ == "INT32" and op == "PRELU":
+        typ = "FLOAT32"
+    shape = tuple(data.draw(st.lists(st.integers(1, 5), min_size=1, max_size=3)))
+    other = shape[data.draw(st.integers(0, len(shape))):]
+    specs = [Spec(shape, typ), Spec(other, typ), Spec(shape, typ)]
+    a, b = draw_array(data, typ, shape, -100, 100), draw_array(data, typ, other, -100, 100)
+    quantization = None
+    if typ == "INT8":
+        pairs = [(float(np.float32(data.draw(st.floats(0.02, 0.2)))), data.draw(st.integers(-20, 20)))
+                 for _ in range(3)]
+        specs = [Spec(s.shape, typ, scale=sc, zero_point=zp) for s, (sc, zp) in zip(specs, pairs)]
+        quantization = tuple(QuantParams(*p) for p in pairs)
+    if op == "DIV":  # a zero divisor (its zero point when quantized) is an error in LiteRT and here
+        zero = quantization[1].zero_point if quantization else 0
+        b = np.where(b == zero, b.dtype.type(zero + 1), b)
+        ours = div(a, b, activation if typ != "INT8" or activation != 3 else 0, quantization)
+        options = dict(fused_activation_function=activation if typ != "INT8" or activation != 3 else 0)
+    elif op == "SQUARED_DIFFERENCE":
+        ours, options = squared_difference(a, b, quantization), {}
+    else:
+        ours, options = prelu(a, b, quantization), {}
+    version = 2 if typ == "INT8" and op == "SQUARED_DIFFERENCE" else 1
+    theirs = litert_output(op, specs[:2], specs[2], [a, b], version=version, **options)
     assert_close_to_reference([ours], [theirs])

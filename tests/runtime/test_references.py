@@ -36,7 +36,7 @@ from runtime.kernels.conv.geometry import SAME, VALID
 from runtime.kernels.cumsum import cumsum
 from runtime.kernels.fill import range_values
 from runtime.kernels.gather import gather, gather_nd
-from runtime.kernels.logical import select
+from runtime.kernels.logical import compare, logical_and, logical_not, logical_or, select
 from runtime.kernels.math import (
     absolute,
     div,
@@ -976,3 +976,29 @@ def test_binary_math_as_arrays_match_litert(op, typ, activation, data):
     version = 2 if typ == "INT8" and op == "SQUARED_DIFFERENCE" else 1
     theirs = litert_output(op, specs[:2], specs[2], [a, b], version=version, **options)
     assert_close_to_reference([ours], [theirs])
+
+
+@SETTINGS
+@given(op=st.sampled_from(["EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL"]),
+       typ=st.sampled_from(["FLOAT32", "INT32", "INT8", "UINT8"]), data=st.data())
+def test_comparisons_and_logical_ops_as_arrays_match_litert(op, typ, data):
+    shape = tuple(data.draw(st.lists(st.integers(1, 5), min_size=0, max_size=3)))
+    other = shape[data.draw(st.integers(0, len(shape))):]
+    lo, hi = {"INT8": (-128, 127), "UINT8": (0, 255)}.get(typ, (-3, 3))
+    a, b = draw_array(data, typ, shape, lo, hi), draw_array(data, typ, other, lo, hi)
+    specs, quantization = [Spec(shape, typ), Spec(other, typ)], None
+    if typ in ("INT8", "UINT8"):
+        pairs = [(float(np.float32(data.draw(st.floats(0.01, 0.5)))),
+                  data.draw(st.integers(-20, 20)) + (128 if typ == "UINT8" else 0)) for _ in range(2)]
+        specs = [Spec(s.shape, typ, scale=sc, zero_point=zp) for s, (sc, zp) in zip(specs, pairs)]
+        quantization = tuple(QuantParams(*p) for p in pairs)
+    ours = compare(op, a, b, quantization)
+    theirs = litert_output(op, specs, Spec(ours.shape, "BOOL"), [a, b], version=2 if typ == "INT8" else 1)
+    assert_close_to_reference([ours], [theirs])
+    p, q = a > 0, b > 0
+    for name, fn in (("LOGICAL_AND", logical_and), ("LOGICAL_OR", logical_or)):
+        ours = fn(p, q)
+        theirs = litert_output(name, [Spec(shape, "BOOL"), Spec(other, "BOOL")], Spec(ours.shape, "BOOL"), [p, q])
+        assert_close_to_reference([ours], [theirs])
+    assert_close_to_reference([logical_not(p)], [litert_output("LOGICAL_NOT", [Spec(shape, "BOOL")],
+                                                               Spec(shape, "BOOL"), [p])])

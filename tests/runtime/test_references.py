@@ -31,10 +31,10 @@ from runtime.ir import Quantization
 from runtime.kernels.activations import elu, gelu, hard_swish, leaky_relu, logistic, prelu, relu, tanh
 from runtime.kernels.cast import cast
 from runtime.kernels.common import QuantParams
-from runtime.kernels.concat import concatenation
+from runtime.kernels.concat import concatenation, pack
 from runtime.kernels.conv.geometry import SAME, VALID
 from runtime.kernels.cumsum import cumsum
-from runtime.kernels.fill import range_values
+from runtime.kernels.fill import fill, range_values, zeros_like
 from runtime.kernels.gather import gather, gather_nd
 from runtime.kernels.logical import compare, logical_and, logical_not, logical_or, select
 from runtime.kernels.math import (
@@ -61,6 +61,7 @@ from runtime.kernels.slicing import StridedSliceMasks, slice_, strided_slice
 from runtime.kernels.softmax import LogSoftmaxTable, log_softmax
 from runtime.kernels.space import batch_to_space_nd, depth_to_space, space_to_batch_nd, space_to_depth
 from runtime.kernels.split import split, unpack
+from runtime.kernels.tile import broadcast_to, tile
 from runtime.kernels.transpose import transpose
 from runtime.numerics import ROUNDINGS, NumericsProfile
 from runtime.resolver import BuiltinOpResolver
@@ -1002,3 +1003,40 @@ def test_comparisons_and_logical_ops_as_arrays_match_litert(op, typ, data):
         assert_close_to_reference([ours], [theirs])
     assert_close_to_reference([logical_not(p)], [litert_output("LOGICAL_NOT", [Spec(shape, "BOOL")],
                                                                Spec(shape, "BOOL"), [p])])
+
+
+@SETTINGS
+@given(typ=st.sampled_from(["FLOAT32", "INT32", "INT8"]), shape=SHAPES, data=st.data())
+def test_repeating_and_filling_ops_as_arrays_match_litert(typ, shape, data):
+    x = draw_array(data, typ, shape)
+    quant = dict(scale=0.1, zero_point=-3) if typ == "INT8" else {}
+    version = 2 if typ == "INT8" else 1
+    multiples = [data.draw(st.integers(0, 3)) for _ in shape]
+    ours = tile(x, multiples)
+    assert_close_to_reference([ours], [litert_output("TILE", [Spec(shape, typ, **quant),
+                                                              const(np.array(multiples, np.int32))],
+                                                     Spec(ours.shape, typ, **quant), [x],
+                                                     version=3 if typ == "INT8" else 1)])
+    target = tuple(data.draw(st.lists(st.integers(1, 3), max_size=2))) + tuple(
+        d if d != 1 else data.draw(st.integers(1, 3)) for d in shape)
+    ones = draw_array(data, typ, tuple(1 if d != t else d for d, t in zip(shape, target[-len(shape):])))
+    ours = broadcast_to(ones, target)
+    assert_close_to_reference([ours], [litert_output("BROADCAST_TO", [Spec(ones.shape, typ, **quant),
+                                                                      const(np.array(target, np.int32))],
+                                                     Spec(target, typ, **quant), [ones],
+                                                     version=3 if typ == "INT8" else 2)])
+    count = data.draw(st.integers(1, 3))
+    values = [draw_array(data, typ, shape) for _ in range(count)]
+    axis = data.draw(st.integers(-len(shape) - 1, len(shape)))
+    ours = pack(values, axis + len(shape) + 1 if axis < 0 else axis)
+    assert_close_to_reference([ours], [litert_output("PACK", [Spec(shape, typ, **quant)] * count,
+                                                     Spec(ours.shape, typ, **quant), values, version=version,
+                                                     values_count=count, axis=axis)])
+    value = x.reshape(-1)[:1].reshape(())
+    ours = fill(shape, value)
+    assert_close_to_reference([ours], [litert_output("FILL", [const(np.array(shape, np.int32)), Spec((), typ, **quant)],
+                                                     Spec(shape, typ, **quant), [value],
+                                                     version=3 if typ == "INT8" else 1)])
+    if typ != "INT8":  # zeros_like.cc: int64, int32 and float32
+        assert_close_to_reference([zeros_like(x)], [litert_output("ZEROS_LIKE", [Spec(shape, typ)], Spec(shape, typ),
+                                                                  [x])])

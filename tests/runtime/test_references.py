@@ -56,6 +56,7 @@ from runtime.kernels.normalization import l2_normalization, local_response_norma
 from runtime.kernels.pad import mirror_pad, pad
 from runtime.kernels.quantize import dequantize, quantize, requantize
 from runtime.kernels.reduce import ReduceQuantization, arg_min_max, mean, reduce
+from runtime.kernels.resize import ResizeOptions, resize_bilinear, resize_nearest_neighbor
 from runtime.kernels.shape import expand_dims, reshape, shape_of, squeeze
 from runtime.kernels.slicing import StridedSliceMasks, slice_, strided_slice
 from runtime.kernels.softmax import LogSoftmaxTable, log_softmax
@@ -1040,3 +1041,24 @@ def test_repeating_and_filling_ops_as_arrays_match_litert(typ, shape, data):
     if typ != "INT8":  # zeros_like.cc: int64, int32 and float32
         assert_close_to_reference([zeros_like(x)], [litert_output("ZEROS_LIKE", [Spec(shape, typ)], Spec(shape, typ),
                                                                   [x])])
+
+
+@SETTINGS
+@given(typ=st.sampled_from(["FLOAT32", "INT8", "UINT8"]), flags=st.sampled_from([(False, False), (True, False),
+                                                                                  (False, True)]), data=st.data())
+def test_resizes_as_arrays_match_litert(typ, flags, data):
+    shape = (data.draw(st.integers(1, 2)), data.draw(st.integers(1, 6)), data.draw(st.integers(1, 6)),
+             data.draw(st.integers(1, 3)))
+    size = (data.draw(st.integers(1, 12)), data.draw(st.integers(1, 12)))
+    x = draw_array(data, typ, shape, *((-128, 127) if typ == "INT8" else (0, 255) if typ == "UINT8" else (-9, 9)))
+    if typ == "FLOAT32":
+        x = x + np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    quant = dict(scale=0.1, zero_point=-3 if typ == "INT8" else 120) if typ != "FLOAT32" else {}
+    options = ResizeOptions(*flags)
+    version = 3 if any(flags) else 2 if typ == "INT8" else 1
+    for op, fn in (("RESIZE_BILINEAR", resize_bilinear), ("RESIZE_NEAREST_NEIGHBOR", resize_nearest_neighbor)):
+        ours = fn(x, size, options)
+        theirs = litert_output(op, [Spec(shape, typ, **quant), const(np.array(size, np.int32))],
+                               Spec(ours.shape, typ, **quant), [x], version=version, align_corners=flags[0],
+                               half_pixel_centers=flags[1])
+        assert_close_to_reference([ours], [theirs])

@@ -37,6 +37,7 @@ from runtime.kernels.cumsum import cumsum
 from runtime.kernels.fill import fill, range_values, zeros_like
 from runtime.kernels.gather import gather, gather_nd
 from runtime.kernels.logical import compare, logical_and, logical_not, logical_or, select
+from runtime.kernels.lstm import LstmOptions, LstmWeights, lstm
 from runtime.kernels.math import (
     absolute,
     div,
@@ -65,6 +66,8 @@ from runtime.kernels.split import split, unpack
 from runtime.kernels.tile import broadcast_to, tile
 from runtime.kernels.transpose import transpose
 from runtime.numerics import ROUNDINGS, NumericsProfile
+from runtime.quant import activation_name
+from runtime.read import load_model
 from runtime.resolver import BuiltinOpResolver
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -1062,3 +1065,33 @@ def test_resizes_as_arrays_match_litert(typ, flags, data):
                                Spec(ours.shape, typ, **quant), [x], version=version, align_corners=flags[0],
                                half_pixel_centers=flags[1])
         assert_close_to_reference([ours], [theirs])
+
+
+@SETTINGS
+@given(variant=st.sampled_from([{}, dict(cifg=True), dict(peephole=True), dict(projection=True, projection_bias=True),
+                                dict(layer_norm=True), dict(cifg=True, peephole=True, layer_norm=True)]),
+       time_major=st.booleans(), activation=st.sampled_from([0, 1, 4]), seed=st.integers(0, 2**16))
+def test_lstm_as_arrays_matches_litert(variant, time_major, activation, seed):
+    from tests.runtime.test_lstm import lstm_model
+
+    model = lstm_model(time_major=time_major, fused_activation_function=activation, seed=seed, n_output=4 if
+                       variant.get("projection") else None, **variant)
+    constants = Interpreter(model_content=model)
+    constants.allocate_tensors()
+    index = load_model(model).subgraphs[0].operators[0].inputs
+
+    def value(i):
+        return None if index[i] < 0 else constants.get_tensor(index[i])
+
+    weights = LstmWeights.from_gates([value(i) for i in (1, 2, 3, 4)], [value(i) for i in (5, 6, 7, 8)],
+                                     [value(i) for i in (12, 13, 14, 15)],
+                                     tuple(value(i) for i in (9, 10, 11)) if variant.get("peephole") else None,
+                                     tuple(value(i) for i in (20, 21, 22, 23)) if variant.get("layer_norm") else None,
+                                     value(16), value(17))
+    x = random_inputs(constants.get_input_details(), seed)[0]
+    steps = x if time_major else x.transpose(1, 0, 2)
+    batch = steps.shape[1]
+    ours, _, _ = lstm(steps, np.zeros((batch, weights.n_output), np.float32),
+                      np.zeros((batch, weights.n_cell), np.float32), weights, LstmOptions(activation_name(activation)),
+                      time_major)
+    assert_close_to_reference([ours if time_major else ours.transpose(1, 0, 2)], run_litert(model, [x]))

@@ -9,6 +9,9 @@ ops without a fast path the array function (e.g. `reduce`, `gather_nd`) is calle
 
 from __future__ import annotations
 
+import inspect
+import re
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -1095,3 +1098,54 @@ def test_lstm_as_arrays_matches_litert(variant, time_major, activation, seed):
                       np.zeros((batch, weights.n_cell), np.float32), weights, LstmOptions(activation_name(activation)),
                       time_major)
     assert_close_to_reference([ours if time_major else ours.transpose(1, 0, 2)], run_litert(model, [x]))
+
+
+# Ops whose reference cannot be a function of arrays: they run subgraphs or hold resource state.
+# runtime/kernels/__init__.py says what their reference is (the interpreter invoking the subgraphs,
+# the subgraph's resource variables).
+NOT_ARRAY_FUNCTIONS = {"CALL_ONCE", "IF", "WHILE", "ASSIGN_VARIABLE", "READ_VARIABLE", "VAR_HANDLE"}
+
+
+def _reached(fn) -> list:
+    """The runtime.kernels functions `fn` reaches: closure cells, partials, and the module-level names
+    its code (nested code included) reads, followed transitively."""
+    found, seen, stack = [], set(), [fn]
+    while stack:
+        f = stack.pop()
+        f = getattr(f, "func", f)  # functools.partial
+        if not inspect.isfunction(f) or f in seen or not f.__module__.startswith("runtime.kernels"):
+            continue
+        seen.add(f)
+        found.append(f)
+        codes, names = [f.__code__], []
+        while codes:
+            code = codes.pop()
+            names += code.co_names
+            codes += [c for c in code.co_consts if inspect.iscode(c)]
+        stack += [c.cell_contents for c in f.__closure__ or ()] + [f.__globals__.get(n) for n in names]
+    return found
+
+
+def _array_references(op: str, reference) -> list:
+    """The plain array functions `reference` reaches that state `op`'s rule: public, not taking a
+    context and node, at most 30 lines below the docstring, their docstring's summary naming the op."""
+    plain = []
+    for f in _reached(reference):
+        params = list(inspect.signature(f).parameters)
+        lines = inspect.getsource(f).splitlines()
+        body = len(lines) - (len(f.__doc__.splitlines()) if f.__doc__ else 0)
+        if (not f.__name__.startswith("_") and params[:1] != ["ctx"] and body <= 30 and f.__doc__
+                and re.search(rf"\b{op}\b", f.__doc__.split("\n\n")[0])):
+            plain.append(f)
+    return plain
+
+
+def test_every_builtin_reference_is_a_plain_array_function():
+    registrations = BuiltinOpResolver()._builtins.values()
+    missing = sorted({reg.op_name for reg in registrations if reg.op_name not in NOT_ARRAY_FUNCTIONS
+                      and not _array_references(reg.op_name, reg.reference)})
+    assert missing == []
+    # The exceptions are registered, and the check does find no array function for them.
+    stateful = [reg for reg in registrations if reg.op_name in NOT_ARRAY_FUNCTIONS]
+    assert {reg.op_name for reg in stateful} == NOT_ARRAY_FUNCTIONS
+    assert not any(_array_references(reg.op_name, reg.reference) for reg in stateful)

@@ -1149,3 +1149,30 @@ def test_every_builtin_reference_is_a_plain_array_function():
     stateful = [reg for reg in registrations if reg.op_name in NOT_ARRAY_FUNCTIONS]
     assert {reg.op_name for reg in stateful} == NOT_ARRAY_FUNCTIONS
     assert not any(_array_references(reg.op_name, reg.reference) for reg in stateful)
+
+
+@SETTINGS
+@given(typ=st.sampled_from(["FLOAT32", "INT8"]), shape=SHAPES, data=st.data())
+def test_reshape_and_slices_equal_their_reference(typ, shape, data):
+    quant = dict(scale=0.1, zero_point=-3) if typ == "INT8" else {}
+    version = 2 if typ == "INT8" else 1
+    seed = data.draw(st.integers(0, 2**16))
+    new_shape = list(shape[::-1])
+    reshape_model = single_op_model("RESHAPE", [Spec(shape, typ, **quant), const(np.array(new_shape, np.int32))],
+                                    [Spec(tuple(new_shape), typ, **quant)])
+    check_fast_equals_reference(reshape_model, seed)
+    begin = [data.draw(st.integers(0, d - 1)) for d in shape]
+    size = [data.draw(st.integers(1, d - b)) for d, b in zip(shape, begin)]
+    slice_model = single_op_model("SLICE", [Spec(shape, typ, **quant), const(np.array(begin, np.int32)),
+                                            const(np.array(size, np.int32))],
+                                  [Spec(tuple(size), typ, **quant)], version=version)
+    check_fast_equals_reference(slice_model, seed)
+    strides = [data.draw(st.sampled_from([-2, -1, 1, 2])) for _ in shape]
+    begin_mask, end_mask = data.draw(st.integers(0, 2**len(shape) - 1)), data.draw(st.integers(0, 2**len(shape) - 1))
+    ends = [data.draw(st.integers(-d, d)) for d in shape]
+    picked = strided_slice(np.zeros(shape, np.int8), np.array(begin), np.array(ends), np.array(strides),
+                           StridedSliceMasks(begin_mask, end_mask))
+    strided_model = single_op_model("STRIDED_SLICE", [Spec(shape, typ, **quant)] + [
+        const(np.array(v, np.int32)) for v in (begin, ends, strides)], [Spec(picked.shape, typ, **quant)],
+        version=version, begin_mask=begin_mask, end_mask=end_mask)
+    check_fast_equals_reference(strided_model, seed)

@@ -38,6 +38,21 @@ registrations):
     variables       ASSIGN_VARIABLE, READ_VARIABLE, VAR_HANDLE
 
 `common.py` holds helpers shared by the kernels and registers nothing.
+
+Every op's reference (`Registration.reference`, what `Interpreter(reference=True)` runs) is the node
+form of a public function of NumPy arrays and resolved options in its module, which states the TFLite
+rule it follows (e.g. `shape.reshape`, `conv.reference.conv2d`, `logical.compare`); fast invokes are
+tested against them in tests/runtime/test_references.py, which also checks that this holds for every
+builtin. Six ops cannot be functions of arrays, and their reference is their invoke:
+
+    control_flow    WHILE, IF and CALL_ONCE run other subgraphs through the interpreter: WHILE runs cond
+                    then body while cond's flag holds (while.cc Eval_static / Eval_dynamic), IF runs the
+                    branch its condition picks (if.cc), CALL_ONCE runs its init subgraph at the first
+                    invoke only (call_once.cc). Under reference=True those subgraphs' nodes run their
+                    own references, so the arithmetic is still the array functions'.
+    variables       VAR_HANDLE, READ_VARIABLE and ASSIGN_VARIABLE move values into and out of the
+                    interpreter's resource variables (var_handle.cc, read_variable.cc,
+                    assign_variable.cc), state that outlives the node and the invoke.
 """
 
 from __future__ import annotations

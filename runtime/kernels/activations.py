@@ -19,6 +19,7 @@ import numpy as np
 
 from runtime import work
 from runtime.kernels.common import (
+    QuantParams,
     broadcast_shape,
     check,
     check_inputs,
@@ -33,7 +34,6 @@ from runtime.kernels.math import (
     _in_float64,
     _lookup,
     _lut_op_prepare,
-    _lut_op_reference,
     _lut_populate,
     _LutOp,
     _options_field,
@@ -47,6 +47,8 @@ from runtime.kernels.math import (
     _unary,
     _unary_prepare,
     lut_apply,
+    lut_values,
+    unary_node,
 )
 from runtime.quant import (
     INT32_MAX,
@@ -101,28 +103,34 @@ _RELU_TYPES = ("FLOAT32", "INT8", "UINT8", "INT16")
 
 def _relu_table(op: str, x, out) -> np.ndarray:
     """QuantizedReluX for every input value (integer_domain order)."""
-    return _relu_quantized(op, integer_domain(x.dtype), x, out)
+    return _relu_quantized(op, integer_domain(x.dtype), x, out, out.dtype)
 
 
-def _relu_quantized(op: str, q: np.ndarray, x, out) -> np.ndarray:
+def _relu_quantized(op: str, q: np.ndarray, x, out, dtype) -> np.ndarray:
     """QuantizedReluX of the values q: requantize with MultiplyByQuantizedMultiplier, then clamp."""
     # ReluPrepare: the multiplier is input_scale / output_scale computed in float.
     mult, shift = quantize_multiplier(float(_F32(x.scale) / _F32(out.scale)))
     y = multiply_by_quantized_multiplier(q.astype(np.int64) - x.zero_point, mult, shift) + out.zero_point
-    return np.clip(y, *_relu_range(op, out)).astype(out.dtype)
+    return np.clip(y, *_relu_range(op, out, dtype)).astype(dtype)
 
 
-def _relu_reference(op: str):
-    """RELU's and RELU6's specification: float max(x, 0) (and min(., 6)); quantized QuantizedReluX computed."""
-    def reference(ctx, node) -> None:
+def relu(op: str, x: np.ndarray, quantization: tuple[QuantParams, QuantParams] | None = None) -> np.ndarray:
+    """RELU or RELU6 (activations.cc ReluEval, Relu6Eval): float32 max(x, 0), and min(., 6) for RELU6;
+    8/16-bit with (input, output) `quantization`, QuantizedReluX: (q - zp_in) rescaled by
+    input/output scale, + zp_out, clamped to the quantized [0, inf) or [0, 6] within the type."""
+    if quantization is None:
+        hi = _RELU_LIMITS[op][1]
+        return np.maximum(x, _F32(0)) if hi is None else np.minimum(np.maximum(x, _F32(0)), _F32(hi))
+    return _relu_quantized(op, x, *quantization, x.dtype)
+
+
+def _relu_node(op: str):
+    """`relu` on a node: the input's and output's quantization for 8/16-bit types."""
+    def node_relu(ctx, node) -> None:
         x, out = ctx.input(node, 0), ctx.output(node, 0)
-        if x.type == "FLOAT32":
-            hi = _RELU_LIMITS[op][1]
-            out.data = np.maximum(x.data, _F32(0)) if hi is None else np.minimum(np.maximum(x.data, _F32(0)), _F32(hi))
-        else:
-            out.data = _relu_quantized(op, x.data, x, out)
+        out.data = relu(op, x.data, None if x.type == "FLOAT32" else QuantParams.of(x, out))
 
-    return reference
+    return node_relu
 
 
 def _relu_prepare(op: str):
@@ -172,9 +180,9 @@ def _table_lookup(x, out, table: np.ndarray):
     return lookup
 
 
-def _relu_range(op: str, out) -> tuple[int, int]:
+def _relu_range(op: str, out, dtype) -> tuple[int, int]:
     """QuantizedReluX: zero_point + (int)roundf(limit / scale) in float, within the type's range."""
-    info = np.iinfo(out.dtype)
+    info = np.iinfo(dtype)
     act_min, act_max = _RELU_LIMITS[op]
     scale = _F32(out.scale)
     lo = max(int(info.min), out.zero_point + int(cast_to_int32(tflite_round(_F32(act_min) / scale))))
@@ -207,19 +215,22 @@ def _lut_prepare(op: str):
     return prepare
 
 
-def _lut_reference(op: str):
-    """LOGISTIC's and TANH's specification: float32 tanh, or 1 / (1 + exp(-x)); 8-bit through
-    math.lut_apply (LUTPopulate's arithmetic) on the values themselves."""
-    def reference(ctx, node) -> None:
-        x, out = ctx.input(node, 0), ctx.output(node, 0)
-        if x.type != "FLOAT32":
-            out.data = lut_apply(_TRANSFORMS[op], x.data, x.scale, x.zero_point, out.scale, out.zero_point, x.dtype)
-        elif op == "TANH":
-            out.data = np.tanh(x.data)
-        else:
-            out.data = (_F32(1) / (_F32(1) + np.exp(-x.data))).astype(np.float32)
+def tanh(x: np.ndarray, quantization: tuple[QuantParams, QuantParams] | None = None) -> np.ndarray:
+    """TANH (activations.cc TanhEval): float32 tanh; 8-bit with (input, output) `quantization`,
+    math.lut_apply of tanhf (LUTPopulate's arithmetic) on the values themselves."""
+    if quantization is None:
+        return np.tanh(x)
+    qin, qout = quantization
+    return lut_apply(_f32_tanh, x, qin.scale, qin.zero_point, qout.scale, qout.zero_point, x.dtype)
 
-    return reference
+
+def logistic(x: np.ndarray, quantization: tuple[QuantParams, QuantParams] | None = None) -> np.ndarray:
+    """LOGISTIC (activations.cc SigmoidEval): float32 1 / (1 + exp(-x)); 8-bit with (input, output)
+    `quantization`, math.lut_apply of 1.0f / (1.0f + expf(-x)) on the values themselves."""
+    if quantization is None:
+        return (_F32(1) / (_F32(1) + np.exp(-x))).astype(np.float32)
+    qin, qout = quantization
+    return lut_apply(_f32_logistic, x, qin.scale, qin.zero_point, qout.scale, qout.zero_point, x.dtype)
 
 
 # Float TANH/LOGISTIC: LiteRT's optimized kernels evaluate Eigen's float32 approximations, so
@@ -423,15 +434,20 @@ def _prelu_params(x, alpha, out) -> _PreluParams:
                         quantize_multiplier(float(sx * sa / so)))
 
 
+def prelu(x: np.ndarray, alpha: np.ndarray,
+          quantization: tuple[QuantParams, QuantParams, QuantParams] | None = None) -> np.ndarray:
+    """PRELU (activations.cc PreluEval): x, or x * alpha (broadcast to x) below 0; with (input, alpha,
+    output) `quantization`, reference_ops Prelu per value (_prelu_quantized) in the input's type."""
+    a = np.broadcast_to(alpha, x.shape)
+    if quantization is None:
+        return _prelu_float(x, a)
+    return _clamp_to(_prelu_quantized(x.astype(np.int64), a.astype(np.int64), _prelu_params(*quantization)), x.dtype)
+
+
 def _prelu_reference(ctx, node) -> None:
-    """PRELU's specification: x, or x * alpha below 0; quantized reference_ops Prelu per value (_prelu_quantized)."""
+    """`prelu` on a node: its tensors' quantization when quantized."""
     x, alpha, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
-    a = np.broadcast_to(alpha.data, x.shape)
-    if x.type == "FLOAT32":
-        out.data = _prelu_float(x.data, a)
-        return
-    values = _prelu_quantized(x.data.astype(np.int64), a.astype(np.int64), _prelu_params(x, alpha, out))
-    out.data = _clamp_to(values, out.dtype)
+    out.data = prelu(x.data, alpha.data, None if x.type == "FLOAT32" else QuantParams.of(x, alpha, out))
 
 
 def _prelu_invoke(ctx, node) -> None:
@@ -475,14 +491,20 @@ def _leaky_params(x, out, alpha) -> _LeakyParams:
                         quantize_multiplier(float(sx * alpha / so)))
 
 
+def leaky_relu(x: np.ndarray, alpha: float, quantization: tuple[QuantParams, QuantParams] | None = None) -> np.ndarray:
+    """LEAKY_RELU (activations.cc LeakyReluEval): x above 0, else x * alpha (float32); with (input,
+    output) `quantization`, leaky_relu.h per value (_leaky_relu_quantized) in the input's type."""
+    alpha = _F32(alpha)
+    if quantization is None:
+        return np.asarray(np.where(x > 0, x, x * alpha))
+    return _clamp_to(_leaky_relu_quantized(x.astype(np.int64), _leaky_params(*quantization, alpha)), x.dtype)
+
+
 def _leaky_relu_reference(ctx, node) -> None:
-    """LEAKY_RELU's specification: x above 0, else x * alpha; quantized leaky_relu.h per value."""
+    """`leaky_relu` on a node: its alpha option and, when quantized, its tensors' quantization."""
     x, out = ctx.input(node, 0), ctx.output(node, 0)
-    alpha = _F32(_options_field(node, "alpha", 0.0))
-    if x.type == "FLOAT32":
-        out.data = np.asarray(np.where(x.data > 0, x.data, x.data * alpha))
-        return
-    out.data = _clamp_to(_leaky_relu_quantized(x.data.astype(np.int64), _leaky_params(x, out, alpha)), x.dtype)
+    out.data = leaky_relu(x.data, _options_field(node, "alpha", 0.0),
+                          None if x.type == "FLOAT32" else QuantParams.of(x, out))
 
 
 @dataclass(frozen=True)
@@ -546,13 +568,33 @@ def _hard_swish_params(x, out) -> _HardSwishParams:
                             _downscale_to_int16(relu_mult), relu_exp)
 
 
-def _hard_swish_reference(ctx, node) -> None:
-    """HARD_SWISH's specification: x * relu6(x + 3) / 6 in float32; quantized reference_ops::HardSwish per value."""
+def hard_swish(x: np.ndarray, quantization: tuple[QuantParams, QuantParams] | None = None) -> np.ndarray:
+    """HARD_SWISH (activations.cc HardSwishEval): x * relu6(x + 3) / 6 in float32; 8-bit with (input,
+    output) `quantization`, reference_ops::HardSwish per value (_hard_swish_quantized)."""
+    if quantization is None:
+        return np.asarray(_hard_swish_float(x))
+    return _clamp_to(_hard_swish_quantized(x.astype(np.int64), _hard_swish_params(*quantization)), x.dtype)
+
+
+def elu(x: np.ndarray, quantization: tuple[QuantParams, QuantParams] | None = None) -> np.ndarray:
+    """ELU (activations.cc EluEval): x above 0, else expm1(x), in float32; int8 with (input, output)
+    `quantization`, LUTPopulate's table of that transform (math.lut_values)."""
+    return lut_values(_elu_f32, _elu_f32, x, quantization)
+
+
+def gelu(x: np.ndarray, approximate: bool = False,
+         quantization: tuple[QuantParams, QuantParams] | None = None) -> np.ndarray:
+    """GELU (gelu.cc): float32 reference_ops::Gelu, 0.5 * x * erfc(-x / sqrt 2) (erfc from erfcc,
+    gelu_float_for) or its tanh form when `approximate`; 8/16-bit with (input, output)
+    `quantization`, LUTPopulate's table of gelu.h's GeluTransform(Approximate) (math.lut_values)."""
+    float_fn = _gelu_approximate_float if approximate else gelu_float_for(x.size)
+    return lut_values(float_fn, _gelu_approximate_transform if approximate else _gelu_transform, x, quantization)
+
+
+def _gelu_node(ctx, node) -> None:
+    """`gelu` on a node: its approximate option and, when quantized, its tensors' quantization."""
     x, out = ctx.input(node, 0), ctx.output(node, 0)
-    if x.type == "FLOAT32":
-        out.data = np.asarray(_hard_swish_float(x.data))
-        return
-    out.data = _clamp_to(_hard_swish_quantized(x.data.astype(np.int64), _hard_swish_params(x, out)), x.dtype)
+    out.data = gelu(x.data, _gelu_approximate(node), None if x.type == "FLOAT32" else QuantParams.of(x, out))
 
 
 # ELU and GELU: float32 computed directly, quantized through LUTPopulate's table (math.py's LUT ops).
@@ -567,24 +609,25 @@ _LUT_OPS = (
 def register(resolver) -> None:
     for op in ("RELU", "RELU6"):
         # v1 float, v2 int8/uint8, v3 int16 (zero points 0).
-        relu = Registration(prepare=_relu_prepare(op), invoke=run_plan, reference=_relu_reference(op),
+        relu = Registration(prepare=_relu_prepare(op), invoke=run_plan, reference=_relu_node(op),
                             work=work.elementwise)
         resolver.add_builtin(op, relu, 1, 3)
-    for op in ("LOGISTIC", "TANH"):
+    for op, reference in (("LOGISTIC", logistic), ("TANH", tanh)):
         # v1 float/uint8, v2 int8; v3 (int16 fixed point) is not implemented.
-        resolver.add_builtin(op, Registration(prepare=_lut_prepare(op), invoke=run_plan, reference=_lut_reference(op),
-                                              work=work.lookup_if_quantized),
-                             1, 2)
+        resolver.add_builtin(op, Registration(prepare=_lut_prepare(op), invoke=run_plan,
+                                              reference=unary_node(reference, _EIGHT_BIT),
+                                              work=work.lookup_if_quantized), 1, 2)
     # PRELU, HARD_SWISH, ELU have only version 1 (register.cc).
     prelu = Registration(prepare=_prelu_prepare, invoke=_prelu_invoke, reference=_prelu_reference,
                          work=work.elementwise)
     resolver.add_builtin("PRELU", prelu, 1, 1)
     # LEAKY_RELU: v2 adds int16.
     resolver.add_builtin("LEAKY_RELU", _unary(_leaky_relu_prepare, work.elementwise, _leaky_relu_reference), 1, 2)
-    resolver.add_builtin("HARD_SWISH", _unary(_hard_swish_prepare, work.elementwise, _hard_swish_reference), 1, 1)
+    resolver.add_builtin("HARD_SWISH", _unary(_hard_swish_prepare, work.elementwise, unary_node(hard_swish)), 1, 1)
     # ELU: v1 only. GELU: v2 int8/uint8; v3 (float16) is not implemented.
     versions = {"ELU": 1, "GELU": 2}
+    references = {"ELU": unary_node(elu), "GELU": _gelu_node}
     for spec in _LUT_OPS:
         # 8-bit ELU and GELU read a table, as TFLite's LUTPopulate kernels do.
         resolver.add_builtin(spec.name, _unary(_lut_op_prepare(spec), work.lookup_if_quantized,
-                                               _lut_op_reference(spec)), 1, versions[spec.name])
+                                               references[spec.name]), 1, versions[spec.name])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -21,6 +22,20 @@ fast_clip = _umath.clip
 
 # The index types TFLite accepts for shape-like inputs (paddings, multiples, dims, axis).
 INDEX_TYPES = ("INT32", "INT64")
+
+
+@dataclass(frozen=True)
+class QuantParams:
+    """One tensor's per-tensor quantization (real = scale * (q - zero_point)), as reference functions
+    take it; the rescaling helpers read `.scale` and `.zero_point`, which runtime tensors also have."""
+
+    scale: float
+    zero_point: int
+
+    @classmethod
+    def of(cls, *tensors) -> tuple[QuantParams, ...]:
+        """Each tensor's scale and zero point, in order."""
+        return tuple(cls(t.scale, t.zero_point) for t in tensors)
 
 
 def check(condition: bool, message: str) -> None:

@@ -39,9 +39,15 @@ def _pack_prepare(ctx, node) -> None:
     ctx.resize_tensor(out, first.shape[:axis] + (count,) + first.shape[axis:])
 
 
-def _pack_invoke(ctx, node) -> None:
-    values = [ctx.input(node, i).data for i in range(len(node.inputs))]
-    ctx.output(node, 0).data = np.stack(values, axis=node.user_data)
+def pack(values: list[np.ndarray], axis: int) -> np.ndarray:
+    """PACK (pack.cc, reference_ops Pack): same-shape `values` stacked along a new dimension at
+    resolved `axis`; no requantization (every input shares the output's quantization)."""
+    return np.stack(values, axis=axis)
+
+
+def _pack_node(ctx, node) -> None:
+    """`pack` on a node: prepare resolved its axis."""
+    ctx.output(node, 0).data = pack([ctx.input(node, i).data for i in range(len(node.inputs))], node.user_data)
 
 
 _CONCAT_TYPES = ("FLOAT32", "UINT8", "INT8", "INT16", "INT32", "INT64", "BOOL", "UINT32")
@@ -176,7 +182,7 @@ def register(resolver) -> None:
     resolver.add_builtin("CONCATENATION", Registration(prepare=_concat_prepare, invoke=_concat_invoke,
                                                        reference=_concat_reference, work=work.move), 1, 4)
     # PACK: v2 int8, v3 int16, v4 uint32; v5 (float8) is not implemented.
-    # PACK has no fast path: its invoke is already the plain rule, its own reference.
-    resolver.add_builtin("PACK", Registration(prepare=_pack_prepare, invoke=_pack_invoke, reference=_pack_invoke,
+    # PACK has no fast path: the node form of `pack` is both the invoke and the reference.
+    resolver.add_builtin("PACK", Registration(prepare=_pack_prepare, invoke=_pack_node, reference=_pack_node,
                                               work=work.move),
                          1, 4)

@@ -1,5 +1,9 @@
 """Control flow: WHILE, IF and CALL_ONCE, which run other subgraphs of the model.
 
+They have no array reference function: what they compute is which subgraphs the interpreter
+invokes and how values pass between them, so their reference is their invoke (under
+`Interpreter(reference=True)` the subgraphs' own nodes run their references).
+
 Their work is the work of the subgraphs they run, times how often they run them: counted by
 the last invoke when there was one, else folded from the model (a WHILE counter with a constant
 start and step against a constant or shape-derived bound; an IF condition fixed by constants),
@@ -461,7 +465,7 @@ def _call_once_work(ctx, node) -> NodeWork:
 
 def register(resolver) -> None:
     # The control-flow ops run their subgraphs (whose nodes run references under reference=True): each
-    # invoke is already the plain rule, its own reference.
+    # invoke is the plain rule and its own reference; no function of arrays alone can state it.
     resolver.add_builtin("WHILE", Registration(_while_invoke, _while_prepare, reference=_while_invoke,
                                                work=_while_work),
                          1, 1)

@@ -36,10 +36,16 @@ def _fill_prepare(ctx, node) -> None:
     size_outputs(ctx, node, [dims], lambda: [_fill_shape(dims)])
 
 
-def _fill_invoke(ctx, node) -> None:
-    value = ctx.input(node, 1)
+def fill(dims: tuple[int, ...], value: np.ndarray) -> np.ndarray:
+    """FILL (fill.cc): an array of shape `dims` holding the scalar `value` in its type (copied as is,
+    so a quantized value is already in the output's quantization)."""
+    return np.full(dims, value.reshape(())[()], dtype=value.dtype)
+
+
+def _fill_node(ctx, node) -> None:
+    """`fill` on a node: its dims tensor, checked non-negative."""
     out = ctx.output(node, 0)
-    out.data = np.full(_fill_shape(ctx.input(node, 0)), value.data.reshape(())[()], dtype=out.dtype)
+    out.data = fill(_fill_shape(ctx.input(node, 0)), ctx.input(node, 1).data)
 
 
 def _range_count(start, limit, delta) -> int:
@@ -93,19 +99,23 @@ def _zeros_like_prepare(ctx, node) -> None:
     ctx.resize_tensor(ctx.output(node, 0), x.shape)
 
 
-def _zeros_like_invoke(ctx, node) -> None:
-    out = ctx.output(node, 0)
-    out.data = np.zeros(ctx.input(node, 0).shape, dtype=out.dtype)
+def zeros_like(x: np.ndarray) -> np.ndarray:
+    """ZEROS_LIKE (zeros_like.cc): zeros of `x`'s shape and type."""
+    return np.zeros(x.shape, dtype=x.dtype)
+
+
+def _zeros_like_node(ctx, node) -> None:
+    ctx.output(node, 0).data = zeros_like(ctx.input(node, 0).data)
 
 
 def register(resolver) -> None:
-    # FILL, ZEROS_LIKE and RANGE have no fast path: each invoke is the plain rule (NumPy's `full` and `zeros`,
-    # `range_values`) and its own reference.
+    # FILL, ZEROS_LIKE and RANGE have no fast path: the node form of the array function (`fill`,
+    # `zeros_like`, `range_values`) is both the invoke and the reference.
     # FILL: v2 bool/string, v3 int8/int16; v4 (float16) and v5 (float8) are not implemented.
-    resolver.add_builtin("FILL", Registration(prepare=_fill_prepare, invoke=_fill_invoke, reference=_fill_invoke,
+    resolver.add_builtin("FILL", Registration(prepare=_fill_prepare, invoke=_fill_node, reference=_fill_node,
                                               work=work.move), 1, 3)
-    resolver.add_builtin("ZEROS_LIKE", Registration(prepare=_zeros_like_prepare, invoke=_zeros_like_invoke,
-                                                    reference=_zeros_like_invoke, work=work.move), 1, 1)
+    resolver.add_builtin("ZEROS_LIKE", Registration(prepare=_zeros_like_prepare, invoke=_zeros_like_node,
+                                                    reference=_zeros_like_node, work=work.move), 1, 1)
     # RANGE: v2 int64.
     resolver.add_builtin("RANGE", Registration(prepare=_range_prepare, invoke=_range_node,
                                                reference=_range_node, work=work.move), 1, 2)

@@ -11,7 +11,7 @@ import operator
 import numpy as np
 
 from runtime import work
-from runtime.kernels.common import broadcast_shape, check, check_inputs, integer_domain, table_index
+from runtime.kernels.common import QuantParams, broadcast_shape, check, check_inputs, integer_domain, table_index
 from runtime.quant import multiply_by_quantized_multiplier, quantize_multiplier
 from runtime.registration import Registration
 
@@ -73,8 +73,24 @@ def _rescaled(op: str, t, q: np.ndarray) -> np.ndarray:
     # only defined for scales in (0, 1).
     check(_quantized(t) and 0.0 < t.scale < 1.0,
           f"{op}: quantized {t.type} input {t.name!r} needs a per-tensor scale in (0, 1), got {t.scale}")
-    shifted = (q.astype(np.int64) - t.zero_point) << _LEFT_SHIFT
-    return multiply_by_quantized_multiplier(shifted, *quantize_multiplier(t.scale))
+    return _rescaled_values(q, t)
+
+
+def _rescaled_values(q: np.ndarray, qp) -> np.ndarray:
+    """ComparisonQuantized's rescale of values q with (scale, zero point) qp: ((q - zp) << 8) times the
+    scale, quantized with QuantizeMultiplierSmallerThanOneExp."""
+    shifted = (q.astype(np.int64) - qp.zero_point) << _LEFT_SHIFT
+    return multiply_by_quantized_multiplier(shifted, *quantize_multiplier(qp.scale))
+
+
+def compare(op: str, a: np.ndarray, b: np.ndarray,
+            quantization: tuple[QuantParams, QuantParams] | None = None) -> np.ndarray:
+    """EQUAL, NOT_EQUAL, LESS, LESS_EQUAL, GREATER or GREATER_EQUAL of broadcast `a` and `b`
+    (comparisons.cc), as bools: of the raw values, or with (a, b) `quantization` (uint8/int8 always,
+    quantized int16 for (NOT_)EQUAL) of both rescaled as ComparisonQuantized does (_rescaled_values)."""
+    if quantization is not None:
+        a, b = _rescaled_values(a, quantization[0]), _rescaled_values(b, quantization[1])
+    return np.asarray(_COMPARE[op](a, b))
 
 
 def _uses_rescaling(op: str, t) -> bool:
@@ -113,21 +129,34 @@ def _comparison(op: str) -> Registration:
         # which the data setter turns into a 0-d array.
         out.data = fn(a, b)
 
-    def reference(ctx, node) -> None:
-        """The comparison's specification (comparisons.cc): of the raw values, or of both rescaled (_rescaled)."""
-        a_t, b_t = ctx.input(node, 0), ctx.input(node, 1)
-        a, b = a_t.data, b_t.data
-        if _uses_rescaling(op, a_t):
-            a, b = _rescaled(op, a_t, a), _rescaled(op, b_t, b)
-        ctx.output(node, 0).data = fn(a, b)
+    def node_compare(ctx, node) -> None:
+        """`compare` on a node: its inputs' quantization when they compare rescaled (prepare checked it)."""
+        a, b = ctx.input(node, 0), ctx.input(node, 1)
+        ctx.output(node, 0).data = compare(op, a.data, b.data, QuantParams.of(a, b) if _uses_rescaling(op, a) else None)
 
-    return Registration(prepare=prepare, invoke=invoke, reference=reference, work=work.elementwise)
+    return Registration(prepare=prepare, invoke=invoke, reference=node_compare, work=work.elementwise)
 
 
 # -- LOGICAL_AND, LOGICAL_OR, LOGICAL_NOT ----------------------------------------------------
 
 
-def _logical_binary(op: str, fn) -> Registration:
+def logical_and(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """LOGICAL_AND (logical.cc): a && b of broadcast bools."""
+    return np.asarray(np.logical_and(a, b))
+
+
+def logical_or(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """LOGICAL_OR (logical.cc): a || b of broadcast bools."""
+    return np.asarray(np.logical_or(a, b))
+
+
+def logical_not(x: np.ndarray) -> np.ndarray:
+    """LOGICAL_NOT (logical.cc): !x of bools."""
+    return np.asarray(np.logical_not(x))
+
+
+def _logical_binary(op: str, fn, reference_fn) -> Registration:
+    """LOGICAL_AND or LOGICAL_OR: the ufunc `fn` as the invoke, `reference_fn` on a node as the reference."""
     def prepare(ctx, node) -> None:
         check_inputs(node, 2)
         a, b, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
@@ -147,8 +176,8 @@ def _logical_binary(op: str, fn) -> Registration:
         out.data = fn(a.data, b.data)
 
     def reference(ctx, node) -> None:
-        """The op's specification: the NumPy logical ufunc of the broadcast inputs."""
-        ctx.output(node, 0).data = fn(ctx.input(node, 0).data, ctx.input(node, 1).data)
+        """`reference_fn` on a node's two inputs."""
+        ctx.output(node, 0).data = reference_fn(ctx.input(node, 0).data, ctx.input(node, 1).data)
 
     return Registration(prepare=prepare, invoke=invoke, reference=reference, work=work.elementwise)
 
@@ -161,8 +190,8 @@ def _logical_not_prepare(ctx, node) -> None:
     ctx.resize_tensor(out, x.shape)
 
 
-def _logical_not_invoke(ctx, node) -> None:
-    ctx.output(node, 0).data = np.logical_not(ctx.input(node, 0).data)
+def _logical_not_node(ctx, node) -> None:
+    ctx.output(node, 0).data = logical_not(ctx.input(node, 0).data)
 
 
 # -- SELECT, SELECT_V2 -----------------------------------------------------------------------
@@ -246,12 +275,12 @@ def register(resolver) -> None:
     add("GREATER_EQUAL", comparisons["GREATER_EQUAL"], 1, 3)
     add("LESS_EQUAL", comparisons["LESS_EQUAL"], 1, 2)
     add("GREATER", comparisons["GREATER"], 1, 2)
-    add("LOGICAL_AND", _logical_binary("LOGICAL_AND", np.logical_and), 1, 1)
-    add("LOGICAL_OR", _logical_binary("LOGICAL_OR", np.logical_or), 1, 1)
+    add("LOGICAL_AND", _logical_binary("LOGICAL_AND", np.logical_and, logical_and), 1, 1)
+    add("LOGICAL_OR", _logical_binary("LOGICAL_OR", np.logical_or, logical_or), 1, 1)
     # LOGICAL_NOT, SELECT and SELECT_V2 have no fast path: the node form of the array function
-    # (NumPy's `logical_not`, `select`) is both the invoke and the reference.
-    add("LOGICAL_NOT", Registration(prepare=_logical_not_prepare, invoke=_logical_not_invoke,
-                                    reference=_logical_not_invoke, work=work.elementwise), 1, 1)
+    # (`logical_not`, `select`) is both the invoke and the reference.
+    add("LOGICAL_NOT", Registration(prepare=_logical_not_prepare, invoke=_logical_not_node,
+                                    reference=_logical_not_node, work=work.elementwise), 1, 1)
     # SELECT: v2 int8, v3 5-D, v4 uint32. SELECT_V2: v2 uint32.
     add("SELECT", Registration(prepare=_select_prepare(False), invoke=_select_node, reference=_select_node,
                                work=work.elementwise), 1, 4)

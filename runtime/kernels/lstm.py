@@ -30,8 +30,9 @@ _F32 = np.float32
 
 
 @dataclass(frozen=True)
-class _Cell:
-    """One LSTM cell's weights, gates stacked as (input?, forget, cell, output) along the last axis."""
+class LstmWeights:
+    """One LSTM cell's weights, gates stacked as (input?, forget, cell, output) along the last axis
+    (`from_gates` builds it from the op's per-gate inputs)."""
 
     w_input: np.ndarray  # [n_input, gates * n_cell]
     w_recurrent: np.ndarray  # [n_output, gates * n_cell]
@@ -44,6 +45,29 @@ class _Cell:
     cifg: bool
     n_cell: int
     n_output: int
+
+    @classmethod
+    def from_gates(cls, input_weights, recurrent_weights, gate_bias, peephole=None, layer_norm=None,
+                   projection=None, projection_bias=None) -> LstmWeights:
+        """The weights as the op's inputs hold them (lstm_shared.h), stacked so one matmul computes every gate.
+
+        Args:
+            input_weights, recurrent_weights: [n_cell, n_input] and [n_cell, n_output] arrays for the
+                (input, forget, cell, output) gates; the input gate's are None under CIFG.
+            gate_bias: the four gates' [n_cell] biases (the input gate's None under CIFG).
+            peephole: (input, forget, output) [n_cell] cell-to-gate weights, or None.
+            layer_norm: the four gates' [n_cell] layer-norm coefficients, or None.
+            projection, projection_bias: [n_output, n_cell] and [n_output], or None.
+        """
+        cifg = input_weights[0] is None
+        gates = slice(1, 4) if cifg else slice(0, 4)
+        return cls(w_input=np.concatenate(input_weights[gates], axis=0).T.astype(_F32),
+                   w_recurrent=np.concatenate(recurrent_weights[gates], axis=0).T.astype(_F32),
+                   bias=np.concatenate(gate_bias[gates]).astype(_F32), gate_bias=tuple(gate_bias),
+                   peephole=peephole, layer_norm=layer_norm,
+                   projection=None if projection is None else np.ascontiguousarray(projection.T),
+                   projection_bias=projection_bias, cifg=cifg, n_cell=input_weights[3].shape[0],
+                   n_output=recurrent_weights[3].shape[1])
 
 
 # The tensor names of the inputs above, for messages.
@@ -97,31 +121,16 @@ def _data(ctx, node, i: int) -> np.ndarray | None:
     return None if t is None else t.data
 
 
-def _gather_cell(ctx, node, n_cell: int, n_output: int, layer_norm: bool) -> _Cell:
-    """Stack the gate weights so one matmul per step computes every gate."""
-    cifg = ctx.input(node, 1) is None
-    gates = slice(1, 4) if cifg else slice(0, 4)
-    w_in = [_data(ctx, node, i) for i in _INPUT_WEIGHTS][gates]
-    w_rec = [_data(ctx, node, i) for i in _RECURRENT_WEIGHTS][gates]
-    gate_bias = tuple(_data(ctx, node, i) for i in _BIASES)
+def _gather_cell(ctx, node, layer_norm: bool) -> LstmWeights:
+    """The node's weight inputs as LstmWeights."""
     peephole = None
     if ctx.input(node, 10) is not None:
         peephole = tuple(_data(ctx, node, i) for i in _PEEPHOLE_WEIGHTS)
-    ln = tuple(_data(ctx, node, i) for i in _LAYER_NORM) if layer_norm else None
-    projection = _data(ctx, node, _PROJECTION_WEIGHTS)
-    return _Cell(
-        w_input=np.concatenate(w_in, axis=0).T.astype(_F32),
-        w_recurrent=np.concatenate(w_rec, axis=0).T.astype(_F32),
-        bias=np.concatenate(gate_bias[gates]).astype(_F32),
-        gate_bias=gate_bias,
-        peephole=peephole,
-        layer_norm=ln,
-        projection=None if projection is None else np.ascontiguousarray(projection.T),
-        projection_bias=_data(ctx, node, _PROJECTION_BIAS),
-        cifg=cifg,
-        n_cell=n_cell,
-        n_output=n_output,
-    )
+    return LstmWeights.from_gates([_data(ctx, node, i) for i in _INPUT_WEIGHTS],
+                                  [_data(ctx, node, i) for i in _RECURRENT_WEIGHTS],
+                                  tuple(_data(ctx, node, i) for i in _BIASES), peephole,
+                                  tuple(_data(ctx, node, i) for i in _LAYER_NORM) if layer_norm else None,
+                                  _data(ctx, node, _PROJECTION_WEIGHTS), _data(ctx, node, _PROJECTION_BIAS))
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -141,13 +150,16 @@ def _activate(x: np.ndarray, activation: str) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class _Params:
-    activation: str
-    cell_clip: float
-    proj_clip: float
+class LstmOptions:
+    """LSTMOptions / UnidirectionalSequenceLSTMOptions: the fused activation's name and the clips (0: none)."""
+
+    activation: str = "TANH"
+    cell_clip: float = 0.0
+    proj_clip: float = 0.0
 
 
-def _step(cell: _Cell, p: _Params, xw: np.ndarray, h: np.ndarray, c: np.ndarray, zero_input: np.ndarray | None):
+def _step(cell: LstmWeights, p: LstmOptions, xw: np.ndarray, h: np.ndarray, c: np.ndarray,
+          zero_input: np.ndarray | None):
     """One LstmStepFloat over a batch: xw is the input's contribution (with bias unless layer norm).
 
     zero_input marks the batch rows whose input is all zeros (only needed for activation NONE).
@@ -198,8 +210,13 @@ def _step(cell: _Cell, p: _Params, xw: np.ndarray, h: np.ndarray, c: np.ndarray,
     return h.astype(_F32), c.astype(_F32)
 
 
-def _run_sequence(cell: _Cell, p: _Params, x: np.ndarray, h: np.ndarray, c: np.ndarray, time_major: bool):
-    """x is [time, batch, n_input]; returns the outputs [time, batch, n_output] and the final states."""
+def lstm(x: np.ndarray, h: np.ndarray, c: np.ndarray, cell: LstmWeights, p: LstmOptions, time_major: bool = True):
+    """LSTM and UNIDIRECTIONAL_SEQUENCE_LSTM, float (lstm_eval.cc EvalFloat: LstmStepFloat per step).
+
+    x is [time, batch, n_input], h [batch, n_output] and c [batch, n_cell] the starting states;
+    returns the outputs [time, batch, n_output] and the final output and cell states. `time_major`
+    only decides how activation NONE tests for an all-zero input (the whole batch or each row).
+    """
     xw = x @ cell.w_input
     if cell.layer_norm is None:
         xw = xw + cell.bias
@@ -255,24 +272,26 @@ def _lstm_prepare(op: str, sequence: bool):
         ctx.resize_tensor(ctx.output(node, 0), x.shape[:-1] + (n_output,))
         weights = [ctx.input(node, i) for i in range(n_in) if i not in (_INPUT, _OUTPUT_STATE, _CELL_STATE)]
         constant = all(t is None or t.is_constant for t in weights)
-        cell = _gather_cell(ctx, node, n_cell, n_output, layer_norm) if constant else None
-        params = _Params(activation_name(opts.fused_activation_function), float(opts.cell_clip),
-                         float(opts.proj_clip))
+        cell = _gather_cell(ctx, node, layer_norm) if constant else None
+        params = LstmOptions(activation_name(opts.fused_activation_function), float(opts.cell_clip),
+                             float(opts.proj_clip))
         node.user_data = (cell, params, time_major, (n_cell, n_output, layer_norm))
 
     return prepare
 
 
-def _lstm_invoke(ctx, node) -> None:
+def _lstm_node(ctx, node) -> None:
+    """`lstm` on a node: its weights (gathered at prepare when constant), options, and the variable
+    state inputs, which take the final states."""
     cell, params, time_major, (n_cell, n_output, layer_norm) = node.user_data
     if cell is None:
-        cell = _gather_cell(ctx, node, n_cell, n_output, layer_norm)
+        cell = _gather_cell(ctx, node, layer_norm)
     x = ctx.input(node, _INPUT).data
     h_t, c_t = ctx.input(node, _OUTPUT_STATE), ctx.input(node, _CELL_STATE)
     n_batch = x.shape[-2] if time_major else x.shape[0]
     seq = x.reshape((1,) + x.shape) if x.ndim == 2 else (x if time_major else x.transpose(1, 0, 2))
-    out, h, c = _run_sequence(cell, params, seq, h_t.data.reshape(n_batch, n_output),
-                              c_t.data.reshape(n_batch, n_cell), time_major)
+    out, h, c = lstm(seq, h_t.data.reshape(n_batch, n_output), c_t.data.reshape(n_batch, n_cell), cell, params,
+                     time_major)
     if x.ndim == 2:
         out = out[0]
     elif not time_major:
@@ -304,13 +323,13 @@ def _lstm_work(ctx, node) -> work.NodeWork:
 
 
 def register(resolver) -> None:
-    # The LSTMs have no fast path: the invoke runs LstmStepFloat per step (_step), its own reference.
+    # The LSTMs have no fast path: the node form of `lstm` is both the invoke and the reference.
     # v1 is float (and, in TFLite, the integer kernels too: they fail prepare here); v2/v3 are
     # hybrid (int8 weights), v4 diagonal recurrent weights, v5 int16 activations: not implemented.
     resolver.add_builtin("UNIDIRECTIONAL_SEQUENCE_LSTM",
-                         Registration(_lstm_invoke, _lstm_prepare("UNIDIRECTIONAL_SEQUENCE_LSTM", True),
-                                      reference=_lstm_invoke, work=_lstm_work), 1, 1)
+                         Registration(_lstm_node, _lstm_prepare("UNIDIRECTIONAL_SEQUENCE_LSTM", True),
+                                      reference=_lstm_node, work=_lstm_work), 1, 1)
     # LSTM v1 is the float full kernel; v2 adds the basic kernel, v3/v4 hybrid: not implemented.
-    resolver.add_builtin("LSTM", Registration(_lstm_invoke, _lstm_prepare("LSTM", False), reference=_lstm_invoke,
+    resolver.add_builtin("LSTM", Registration(_lstm_node, _lstm_prepare("LSTM", False), reference=_lstm_node,
                                               work=_lstm_work),
                          1, 1)

@@ -21,7 +21,15 @@ from functools import partial
 import numpy as np
 
 from runtime import work
-from runtime.kernels.common import broadcast_shape, check, check_inputs, integer_domain, run_plan, store_plan
+from runtime.kernels.common import (
+    QuantParams,
+    broadcast_shape,
+    check,
+    check_inputs,
+    integer_domain,
+    run_plan,
+    store_plan,
+)
 from runtime.kernels.elementwise import pair_table_plan
 from runtime.quant import (
     INT32_MAX,
@@ -266,21 +274,41 @@ class _LutOp:
     int16_zero_points: bool  # the int16 form needs zero points of 0
 
 
-def _lut_op_reference(spec: _LutOp):
-    """The LUT op's specification: float32 computed directly, int8/uint8 through `lut_apply` on the values
-    themselves, int16 through LUTLookup of LUTPopulateInt16 (that interpolation is the int16 rule)."""
-    def reference(ctx, node) -> None:
-        x, out = ctx.input(node, 0), ctx.output(node, 0)
-        if x.type == "FLOAT32":
-            out.data = spec.float_fn(node, x)(x.data.reshape(-1).copy()).reshape(x.shape)
-        elif x.type == "INT16":
-            lut = _lut_int16(spec.transform_for(node, out), x.scale, x.zero_point, out.scale, out.zero_point)
-            out.data = _clamp_to(_lut_lookup_int16(x.data.astype(np.int64), lut), np.int16)
-        else:
-            out.data = lut_apply(spec.transform_for(node, out), x.data, x.scale, x.zero_point, out.scale,
-                                 out.zero_point, x.dtype)
+def lut_values(float_fn, transform, x: np.ndarray, quantization: tuple[QuantParams, QuantParams] | None) -> np.ndarray:
+    """A LUT op on `x`: float32 `float_fn` directly; with (input, output) `quantization`, int8/uint8
+    through `lut_apply` on the values themselves, int16 through LUTLookup of LUTPopulateInt16 of
+    `transform` (that interpolation is the int16 rule)."""
+    if quantization is None:
+        return float_fn(x.reshape(-1).copy()).reshape(x.shape)
+    qin, qout = quantization
+    if x.dtype == np.int16:
+        lut = _lut_int16(transform, qin.scale, qin.zero_point, qout.scale, qout.zero_point)
+        return _clamp_to(_lut_lookup_int16(x.astype(np.int64), lut), np.int16)
+    return lut_apply(transform, x, qin.scale, qin.zero_point, qout.scale, qout.zero_point, x.dtype)
 
-    return reference
+
+def exp(x: np.ndarray, quantization: tuple[QuantParams, QuantParams] | None = None) -> np.ndarray:
+    """EXP (exp.cc): float32 expf (in double, rounded once); int8/int16 with (input, output)
+    `quantization`, LUTPopulate's table of expf (lut_values)."""
+    return lut_values(_exp_f32, _exp_f32, x, quantization)
+
+
+def log(x: np.ndarray, quantization: tuple[QuantParams, QuantParams] | None = None) -> np.ndarray:
+    """LOG (elementwise.cc): float32 logf; int8/int16 with (input, output) `quantization`,
+    LUTPopulate's table of logf, non-positive inputs at the output's lowest value (LogLUTPrepare)."""
+    transform = None if quantization is None else _log_transform(x.dtype, quantization[1])
+    return lut_values(partial(_in_float64, np.log), transform, x, quantization)
+
+
+def unary_node(fn, quantized_types=("INT8", "UINT8", "INT16")):
+    """The node form of a unary reference `fn(x, quantization)`: (input, output) QuantParams for the
+    `quantized_types` when the input carries a quantization, else None."""
+    def node_form(ctx, node) -> None:
+        x, out = ctx.input(node, 0), ctx.output(node, 0)
+        quantization = QuantParams.of(x, out) if x.type in quantized_types and _quantized(x) else None
+        out.data = np.asarray(fn(x.data, quantization))
+
+    return node_form
 
 
 def _lut_op_prepare(spec: _LutOp):
@@ -299,9 +327,9 @@ def _lut_op_prepare(spec: _LutOp):
     return prepare
 
 
-def _log_transform(node, out):
+def _log_transform(dtype, out):
     # elementwise.cc LogLUTPrepare: non-positive inputs map to the output's lowest value.
-    qmin = -128 if out.type == "INT8" else -32768
+    qmin = -128 if dtype == np.int8 else -32768
     lowest = _F32(qmin - out.zero_point) * _F32(out.scale)
 
     def transform(v):
@@ -315,7 +343,8 @@ _LUT_OPS = (
     # exp.cc: int16 needs zero points of 0.
     _LutOp("EXP", ("FLOAT32", "INT8", "INT16"), lambda node, x: _exp_f32, lambda node, out: _exp_f32, True),
     # elementwise.cc GenericPrepare: quantized int16 needs zero points of 0.
-    _LutOp("LOG", ("FLOAT32", "INT8", "INT16"), lambda node, x: partial(_in_float64, np.log), _log_transform, True),
+    _LutOp("LOG", ("FLOAT32", "INT8", "INT16"), lambda node, x: partial(_in_float64, np.log),
+           lambda node, out: _log_transform(out.dtype, out), True),
 )
 
 # -- SQRT, RSQRT, SQUARE, ABS, NEG -----------------------------------------------------------
@@ -347,14 +376,14 @@ def _sqrt_prepare(ctx, node) -> None:
 _SQRT_NEGATIVE = "SQRT: the quantized input has negative values (Sqrt is only defined for non-negative values)"
 
 
-def _sqrt_reference(ctx, node) -> None:
-    """SQRT's specification: float sqrt; quantized SqrtEvalQuantized (_sqrt_quantized) computed per value."""
-    x, out = ctx.input(node, 0), ctx.output(node, 0)
-    if x.type == "FLOAT32":
-        out.data = np.sqrt(x.data)
-        return
-    out.data = _checked(lambda q: _clamp_to(_sqrt_quantized(q.astype(np.int64), x, out), x.dtype), x.dtype,
-                        x.zero_point, _SQRT_NEGATIVE)(x.data)
+def sqrt(x: np.ndarray, quantization: tuple[QuantParams, QuantParams] | None = None) -> np.ndarray:
+    """SQRT (elementwise.cc): float32 sqrtf; int8/int16 with (input, output) `quantization`,
+    SqrtEvalQuantized per value (_sqrt_quantized). Raises KernelError for inputs below the zero point."""
+    if quantization is None:
+        return np.sqrt(x)
+    qin, qout = quantization
+    return _checked(lambda q: _clamp_to(_sqrt_quantized(q.astype(np.int64), qin, qout), x.dtype), x.dtype,
+                    qin.zero_point, _SQRT_NEGATIVE)(x)
 
 
 def _rsqrt_int8(q: np.ndarray, zero_point: int, multiplier: int, shift: int, out_zp: int) -> np.ndarray:
@@ -404,19 +433,20 @@ def _rsqrt_int16_transform(out):
     return transform
 
 
-def _rsqrt_reference(ctx, node) -> None:
-    """RSQRT's specification: float 1 / sqrt; int8 RsqrtEvalQuantizedInt8 computed per value; int16 LUTLookup."""
-    x, out = ctx.input(node, 0), ctx.output(node, 0)
-    if x.type == "FLOAT32":
-        out.data = np.divide(_ONE, np.sqrt(x.data))
-        return
-    if x.type == "INT8":
-        rule = _rsqrt_int8_rule(x, out)
+def rsqrt(x: np.ndarray, quantization: tuple[QuantParams, QuantParams] | None = None) -> np.ndarray:
+    """RSQRT (elementwise.cc): float32 1.f / sqrtf; with (input, output) `quantization`, int8
+    RsqrtEvalQuantizedInt8 per value, int16 LUTLookup of LUTPopulateInt16. Raises KernelError for
+    inputs below the zero point."""
+    if quantization is None:
+        return np.divide(_ONE, np.sqrt(x))
+    qin, qout = quantization
+    if x.dtype == np.int8:
+        rule = _rsqrt_int8_rule(qin, qout)
     else:
-        lut = _lut_int16(_rsqrt_int16_transform(out), x.scale, x.zero_point, out.scale, out.zero_point)
+        lut = _lut_int16(_rsqrt_int16_transform(qout), qin.scale, qin.zero_point, qout.scale, qout.zero_point)
         rule = partial(_lut_lookup_int16, lut=lut)
-    out.data = _checked(lambda q: _clamp_to(rule(q.astype(np.int64)), x.dtype), x.dtype, x.zero_point,
-                        _RSQRT_BELOW_ZERO)(x.data)
+    return _checked(lambda q: _clamp_to(rule(q.astype(np.int64)), x.dtype), x.dtype, qin.zero_point,
+                    _RSQRT_BELOW_ZERO)(x)
 
 
 def _rsqrt_float(x: np.ndarray) -> np.ndarray:
@@ -453,21 +483,26 @@ def _abs_params(x, out) -> _AbsParams:
     return _AbsParams(x.zero_point, out.zero_point, quantize_multiplier(float(sx / so)) if sx != so else None)
 
 
-def _abs_reference(ctx, node) -> None:
-    """ABS's specification: std::abs (integers wrapping); quantized int8/int16 rescaled per value (_abs_quantized)."""
-    x, out = ctx.input(node, 0), ctx.output(node, 0)
-    if not (x.type == "INT8" or (x.type == "INT16" and _quantized(x))):
-        out.data = np.abs(x.data)
-        return
-    out.data = _clamp_to(_abs_quantized(x.data.astype(np.int64), _abs_params(x, out)), x.dtype)
+def absolute(x: np.ndarray, quantization: tuple[QuantParams, QuantParams] | None = None) -> np.ndarray:
+    """ABS (elementwise.cc AbsEval): std::abs (integers wrapping); int8 and quantized int16 with (input,
+    output) `quantization`, |q - zp_in| rescaled by input/output scale (when they differ) + zp_out."""
+    if quantization is None:
+        return np.abs(x)
+    return _clamp_to(_abs_quantized(x.astype(np.int64), _abs_params(*quantization)), x.dtype)
 
 
-def _square_float(x: np.ndarray) -> np.ndarray:
+def square(x: np.ndarray) -> np.ndarray:
+    """SQUARE (square.cc): x * x in float32."""
     return x * x
 
 
+def neg(x: np.ndarray) -> np.ndarray:
+    """NEG (neg.cc): -x in the input type, integers wrapping; no requantization."""
+    return np.negative(x)
+
+
 def _direct(fn):
-    """The reference hook of a unary op that applies `fn` to its input with no table or plan."""
+    """The node form of a unary reference `fn(x)` that needs no options."""
     def reference(ctx, node) -> None:
         ctx.output(node, 0).data = np.asarray(fn(ctx.input(node, 0).data))
 
@@ -565,17 +600,23 @@ def _squared_difference_params(a, b, out) -> _SquaredDifferenceParams:
         _smaller_than_one("SQUARED_DIFFERENCE", output_real))
 
 
+def squared_difference(a: np.ndarray, b: np.ndarray,
+                       quantization: tuple[QuantParams, QuantParams, QuantParams] | None = None) -> np.ndarray:
+    """SQUARED_DIFFERENCE (squared_difference.cc) of broadcast `a` and `b`: (a - b)^2 in the input type;
+    int8 with (a, b, output) `quantization`, per value pair (_squared_difference_quantized)."""
+    if quantization is None:
+        d = np.subtract(a, b)
+        return np.asarray(d * d)
+    values = _squared_difference_quantized(a.astype(np.int64), b.astype(np.int64),
+                                           _squared_difference_params(*quantization))
+    return _clamp_to(values, np.int8)
+
+
 def _squared_difference_reference(ctx, node) -> None:
-    """SQUARED_DIFFERENCE's specification: (a - b)^2 in the input type; int8 per value pair
-    (_squared_difference_quantized) on the broadcast inputs."""
+    """`squared_difference` on a node: its inputs' and output's quantization when int8."""
     a, b, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
-    if a.type != "INT8":
-        d = np.subtract(a.data, b.data)
-        out.data = np.asarray(d * d)
-        return
-    values = _squared_difference_quantized(a.data.astype(np.int64), b.data.astype(np.int64),
-                                           _squared_difference_params(a, b, out))
-    out.data = _clamp_to(values, np.int8).reshape(out.shape)
+    quantization = QuantParams.of(a, b, out) if a.type == "INT8" else None
+    out.data = squared_difference(a.data, b.data, quantization).reshape(out.shape)
 
 
 def _apply_binary(ctx, node) -> None:
@@ -712,37 +753,46 @@ def _div_prepare(ctx, node) -> None:
         node.user_data = partial(_div_int32, lo=_int32_activation_range(act)[0], hi=_int32_activation_range(act)[1])
         return
     _require_per_tensor_quantized("DIV", a, b, out)
-    rule = partial(_div_quantized, p=_div_params(a, b, out, act))
+    rule = partial(_div_quantized, p=_div_params(a, b, out, act, out.dtype))
     if a.type in _EIGHT_BIT:
         node.user_data = _pair_lookup(rule, a.dtype)
     else:
         node.user_data = lambda u, v: rule(u.astype(np.int64), v.astype(np.int64)).astype(np.int16)
 
 
-def _div_params(a, b, out, act) -> _DivQuantized:
+def _div_params(a, b, out, act, dtype) -> _DivQuantized:
     name = activation_name(act)
     lo, hi = activation_range_quantized(name if name in ("RELU", "RELU6", "RELU_N1_TO_1") else "NONE",
-                                        out.scale, out.zero_point, out.dtype)
+                                        out.scale, out.zero_point, dtype)
     # div.cc: input1_scale / (input2_scale * output_scale), all of it in float.
     mult, shift = quantize_multiplier(float(_F32(a.scale) / (_F32(b.scale) * _F32(out.scale))))
     return _DivQuantized((a.zero_point, b.zero_point, out.zero_point), mult, shift, lo, hi)
 
 
-def _div_reference(ctx, node) -> None:
-    """DIV's specification: float a / b and int32 truncating division, each clamped to the activation;
-    quantized, reference_ops DivElementwise (_div_quantized) per value pair of the broadcast inputs."""
-    a, b, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
-    act = _options_field(node, "fused_activation_function", 0)
-    if a.type in _DIV_QUANTIZED:
-        zero = b.zero_point
-        check(bool(np.all(b.data != zero)), "DIV: division by zero (the divisor has a zero value)")
-        values = _div_quantized(a.data.astype(np.int64), b.data.astype(np.int64), _div_params(a, b, out, act))
-    elif a.type == "INT32":
-        check(bool(np.all(b.data != 0)), "DIV: division by zero (the divisor has a zero value)")
-        values = _div_int32(a.data, b.data, *_int32_activation_range(act))
+def div(a: np.ndarray, b: np.ndarray, activation: int = 0,
+        quantization: tuple[QuantParams, QuantParams, QuantParams] | None = None) -> np.ndarray:
+    """DIV (div.cc) of broadcast `a` and `b`, clamped to the fused `activation` (its schema code):
+    float32 a / b (x / 0 allowed), int32 truncating division; 8/16-bit with (a, b, output)
+    `quantization`, reference_ops DivElementwise per value pair (_div_quantized). Raises KernelError
+    for a zero integer divisor (its zero point when quantized), as CheckNonZero does."""
+    if quantization is not None:
+        check(bool(np.all(b != quantization[1].zero_point)), "DIV: division by zero (the divisor has a zero value)")
+        values = _div_quantized(a.astype(np.int64), b.astype(np.int64), _div_params(*quantization, activation,
+                                                                                        a.dtype))
+    elif a.dtype == np.int32:
+        check(bool(np.all(b != 0)), "DIV: division by zero (the divisor has a zero value)")
+        values = _div_int32(a, b, *_int32_activation_range(activation))
     else:
-        values = _div_float(a.data, b.data, *_float_activation_range(act))
-    out.data = np.asarray(values).astype(out.dtype).reshape(out.shape)
+        values = _div_float(a, b, *_float_activation_range(activation))
+    return np.asarray(values).astype(a.dtype)
+
+
+def _div_reference(ctx, node) -> None:
+    """`div` on a node: its fused activation, and its inputs' and output's quantization when quantized."""
+    a, b, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+    quantization = QuantParams.of(a, b, out) if a.type in _DIV_QUANTIZED else None
+    out.data = div(a.data, b.data, _options_field(node, "fused_activation_function", 0), quantization).reshape(
+        out.shape)
 
 
 def _div_invoke(ctx, node) -> None:
@@ -838,20 +888,21 @@ def register(resolver) -> None:
     # SQUARE, NEG, POW have only version 1 (register.cc).
     # EXP, LOG: v2 int8/int16.
     versions = {"EXP": 2, "LOG": 2}
+    references = {"EXP": exp, "LOG": log}
     for spec in _LUT_OPS:
         # 8-bit EXP and LOG read a table, as TFLite's LUTPopulate kernels do.
-        add(spec.name, _unary(_lut_op_prepare(spec), work.lookup_if_quantized, _lut_op_reference(spec)), 1,
+        add(spec.name, _unary(_lut_op_prepare(spec), work.lookup_if_quantized, unary_node(references[spec.name])), 1,
             versions[spec.name])
     # SQRT: v2 int8/int16. RSQRT: v2 int8, v3 int16; v4 (float16) is not implemented.
-    add("SQRT", _unary(_sqrt_prepare, work.elementwise, _sqrt_reference), 1, 2)
-    add("RSQRT", _unary(_rsqrt_prepare, work.elementwise, _rsqrt_reference), 1, 3)
-    add("SQUARE", _unary(_unary_prepare_with("SQUARE", ("FLOAT32",), _square_float), work.elementwise,
-                         _direct(_square_float)), 1, 1)
+    add("SQRT", _unary(_sqrt_prepare, work.elementwise, unary_node(sqrt)), 1, 2)
+    add("RSQRT", _unary(_rsqrt_prepare, work.elementwise, unary_node(rsqrt)), 1, 3)
+    add("SQUARE", _unary(_unary_prepare_with("SQUARE", ("FLOAT32",), square), work.elementwise, _direct(square)), 1,
+        1)
     # ABS: v2 int8, v3 quantized int16, v4 plain int16, v5 int32.
-    add("ABS", _unary(_abs_prepare, work.elementwise, _abs_reference), 1, 5)
+    add("ABS", _unary(_abs_prepare, work.elementwise, unary_node(absolute)), 1, 5)
     # neg.cc: a plain negation for every type, integers wrapping (no requantization).
     negate = _unary_prepare_with("NEG", ("FLOAT32", "INT8", "INT16", "INT32", "INT64"), np.negative)
-    add("NEG", _unary(negate, work.elementwise, _direct(np.negative)), 1, 1)
+    add("NEG", _unary(negate, work.elementwise, _direct(neg)), 1, 1)
     # MINIMUM, MAXIMUM: v2 int8, v3 broadcasting beyond 4-D, v4 int16.
     add("MINIMUM", _min_max("MINIMUM"), 1, 4)
     add("MAXIMUM", _min_max("MAXIMUM"), 1, 4)

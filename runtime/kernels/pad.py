@@ -128,21 +128,33 @@ def _mirror_pad_prepare(ctx, node) -> None:
                   lambda: [tuple(np.asarray(x.shape) + _mirror_amounts(x, paddings, mode).sum(axis=1))])
 
 
-def _mirror_pad_invoke(ctx, node) -> None:
+def mirror_pad(x: np.ndarray, paddings: np.ndarray, mode: int) -> np.ndarray:
+    """MIRROR_PAD (mirror_pad.cc): `x` extended by `paddings` ([rank, 2] before/after) mirrored values.
+
+    REFLECT (mode 0) excludes the edge value (offset 1), SYMMETRIC (1) repeats it: NumPy's
+    reflect and symmetric modes.
+    """
+    return np.pad(x, paddings, mode="reflect" if mode == _MIRROR_REFLECT else "symmetric")
+
+
+def _mirror_pad_node(ctx, node) -> None:
+    """`mirror_pad` on a node: its paddings tensor (checked) and mode option."""
     x = ctx.input(node, 0)
     mode = node.options.mode
-    amounts = _mirror_amounts(x, ctx.input(node, 1), mode)
-    # REFLECT excludes the edge value (offset 1), SYMMETRIC repeats it: NumPy's reflect/symmetric.
-    ctx.output(node, 0).data = np.pad(x.data, amounts, mode="reflect" if mode == _MIRROR_REFLECT else "symmetric")
+    ctx.output(node, 0).data = mirror_pad(x.data, _mirror_amounts(x, ctx.input(node, 1), mode), mode)
+
+
+def pad(x: np.ndarray, paddings: np.ndarray, fill) -> np.ndarray:
+    """PAD and PADV2 (pad.cc, reference_ops::PadImpl): `x` with `paddings` ([rank, 2] before/after)
+    copies of `fill` along each axis. The fill is PADV2's constant_values, else the output zero point
+    for quantized types, else 0 (_pad_value); the fast invoke (_PadPlan) writes into a filled array."""
+    return np.pad(x, paddings, constant_values=np.asarray(fill, dtype=x.dtype))
 
 
 def _pad_reference(ctx, node) -> None:
-    """PAD's and PADV2's specification (pad.cc): the input with `paddings` values of the fill before and after
-    along each axis (constant_values, else the output zero point for quantized types, else 0)."""
+    """`pad` on a node: its paddings tensor (checked) and the fill its inputs and quantization give."""
     x, out = ctx.input(node, 0), ctx.output(node, 0)
-    fill = _pad_value(x, ctx.input(node, 2), out)
-    amounts = _pad_amounts(ctx.input(node, 1), len(x.shape))
-    out.data = np.pad(x.data, amounts, constant_values=np.asarray(fill, dtype=out.dtype))
+    out.data = pad(x.data, _pad_amounts(ctx.input(node, 1), len(x.shape)), _pad_value(x, ctx.input(node, 2), out))
 
 
 def register(resolver) -> None:
@@ -152,6 +164,7 @@ def register(resolver) -> None:
     # PADV2 is PAD's kernel with a constant_values input (pad.cc): v2 int8, v3 int16, v4 rank 5, v5 bool;
     # v6 (float8) is not implemented.
     resolver.add_builtin("PADV2", pad, 1, 5)
-    # MIRROR_PAD has no fast path: its invoke is already the plain rule, its own reference. v2 int8, v3 int16.
-    resolver.add_builtin("MIRROR_PAD", Registration(prepare=_mirror_pad_prepare, invoke=_mirror_pad_invoke,
-                                                    reference=_mirror_pad_invoke, work=work.move), 1, 3)
+    # MIRROR_PAD has no fast path: the node form of `mirror_pad` is both the invoke and the reference.
+    # v2 int8, v3 int16.
+    resolver.add_builtin("MIRROR_PAD", Registration(prepare=_mirror_pad_prepare, invoke=_mirror_pad_node,
+                                                    reference=_mirror_pad_node, work=work.move), 1, 3)

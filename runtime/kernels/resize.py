@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from runtime import work
@@ -186,14 +188,36 @@ def _resize_invoke(ctx, node) -> None:
     _resize_reference(ctx, node)
 
 
-def _resize_reference(ctx, node) -> None:
-    """RESIZE_BILINEAR's general path, its specification: the taps for the size input, then the type's kernel."""
-    x = ctx.input(node, 0)
-    opts = node.options
-    check(not (opts.half_pixel_centers and opts.align_corners),
+@dataclass(frozen=True)
+class ResizeOptions:
+    """A resize's options (ResizeBilinearOptions, ResizeNearestNeighborOptions)."""
+
+    align_corners: bool = False
+    half_pixel_centers: bool = False
+
+    @classmethod
+    def of(cls, options) -> ResizeOptions:
+        """The flags of a node's parsed options."""
+        return cls(bool(options.align_corners), bool(options.half_pixel_centers))
+
+
+def resize_bilinear(x: np.ndarray, size: tuple[int, int], options: ResizeOptions) -> np.ndarray:
+    """RESIZE_BILINEAR (resize_bilinear.cc) of NHWC `x` to `size` (height, width).
+
+    Taps from ComputeInterpolationValues (float32 positions); float32 weights the four corners,
+    uint8 sums them in float32 and truncates + 0.5 (ResizeBilinearGenericSmallChannel), int8 takes
+    reference_ops::ResizeBilinearInteger's 10-bit weights. Raises KernelError when both flags are set.
+    """
+    check(not (options.half_pixel_centers and options.align_corners),
           "RESIZE_BILINEAR: if half_pixel_centers is True, align_corners must be False")
-    out_h, out_w = _output_size(ctx.input(node, 1))
-    ctx.output(node, 0).data = _KERNELS[x.type](x.data, _TAPS[x.type](x.shape, out_h, out_w, opts))
+    kind = x.dtype.name.upper()
+    return _KERNELS[kind](x, _TAPS[kind](x.shape, size[0], size[1], options))
+
+
+def _resize_reference(ctx, node) -> None:
+    """`resize_bilinear` on a node: its size tensor and options (the general path of the invoke)."""
+    ctx.output(node, 0).data = resize_bilinear(ctx.input(node, 0).data, _output_size(ctx.input(node, 1)),
+                                               ResizeOptions.of(node.options))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -240,11 +264,21 @@ def _nearest_indices(out_size: int, in_size: int, x_type: str, opts) -> np.ndarr
     return _nearest_float(out_size, in_size, bool(opts.align_corners), bool(opts.half_pixel_centers))
 
 
+def resize_nearest_neighbor(x: np.ndarray, size: tuple[int, int], options: ResizeOptions) -> np.ndarray:
+    """RESIZE_NEAREST_NEIGHBOR (resize_nearest_neighbor.cc) of NHWC `x` to `size` (height, width): each
+    output pixel copies the input pixel _nearest_indices picks (8-bit without flags: the optimized
+    kernel's 16.16 fixed-point scale; otherwise reference_ops GetNearestNeighbor in float32)."""
+    _, in_h, in_w, _ = x.shape
+    kind = x.dtype.name.upper()
+    rows = _nearest_indices(size[0], in_h, kind, options)
+    return x.take(_nearest_indices(size[1], in_w, kind, options), axis=2).take(rows, axis=1)
+
+
 def _nearest_reference(ctx, node) -> None:
-    """RESIZE_NEAREST_NEIGHBOR's specification: each output pixel copies the input pixel _nearest_indices picks."""
-    x = ctx.input(node, 0)
-    rows, cols = _nearest_taps(x, *_output_size(ctx.input(node, 1), _NEAREST), node.options)
-    ctx.output(node, 0).data = x.data.take(cols, axis=2).take(rows, axis=1)
+    """`resize_nearest_neighbor` on a node: its size tensor and options."""
+    ctx.output(node, 0).data = resize_nearest_neighbor(ctx.input(node, 0).data,
+                                                       _output_size(ctx.input(node, 1), _NEAREST),
+                                                       ResizeOptions.of(node.options))
 
 
 def _nearest_invoke(ctx, node) -> None:

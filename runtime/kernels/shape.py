@@ -101,11 +101,16 @@ def _reshape_invoke(ctx, node) -> None:
     out.data = x.data.reshape(shape)
 
 
+def reshape(x: np.ndarray, new_shape) -> np.ndarray:
+    """RESHAPE (reshape.cc): `x`'s values, in order, in `new_shape`, where one -1 is inferred
+    (reshape_utils.h ResolveOutputShape). Raises KernelError when the element counts differ."""
+    return x.reshape(_resolve_shape(x.shape, new_shape))
+
+
 def _reshape_reference(ctx, node) -> None:
-    """RESHAPE's specification: the input's values in the output's shape (resolved at invoke when dynamic)."""
+    """`reshape` on a node: the output's shape, or the shape input / new_shape option when dynamic."""
     x, out = ctx.input(node, 0), ctx.output(node, 0)
-    shape = out.shape if not out.dynamic else _resolve_shape(x.shape, _reshape_target(ctx, node, at_invoke=True))
-    out.data = x.data.reshape(shape)
+    out.data = reshape(x.data, out.shape if not out.dynamic else _reshape_target(ctx, node, at_invoke=True))
 
 
 def _squeeze_prepare(ctx, node) -> None:
@@ -126,9 +131,18 @@ def _squeeze_prepare(ctx, node) -> None:
     ctx.resize_tensor(ctx.output(node, 0), tuple(d for i, d in enumerate(shape) if i not in squeezed))
 
 
-def _squeeze_invoke(ctx, node) -> None:
-    out = ctx.output(node, 0)
-    out.data = ctx.input(node, 0).data.reshape(out.shape)
+def squeeze(x: np.ndarray, squeeze_dims=()) -> np.ndarray:
+    """SQUEEZE (squeeze.cc): `x` without the size-1 dimensions `squeeze_dims` (negative ones count
+    from the rank), or without every size-1 dimension when none are given."""
+    dims = tuple(d + x.ndim if d < 0 else d for d in squeeze_dims) or tuple(
+        i for i, d in enumerate(x.shape) if d == 1)
+    return x.reshape(tuple(d for i, d in enumerate(x.shape) if i not in dims))
+
+
+def _squeeze_node(ctx, node) -> None:
+    """`squeeze` on a node: its squeeze_dims option."""
+    dims = tuple(node.options.squeeze_dims or ()) if node.options is not None else ()
+    ctx.output(node, 0).data = squeeze(ctx.input(node, 0).data, dims)
 
 
 def _shape_prepare(ctx, node) -> None:
@@ -140,9 +154,15 @@ def _shape_prepare(ctx, node) -> None:
     ctx.resize_tensor(out, (len(ctx.input(node, 0).shape),))
 
 
-def _shape_invoke(ctx, node) -> None:
+def shape_of(x: np.ndarray, dtype) -> np.ndarray:
+    """SHAPE (shape.cc): the 1-D `dtype` (int32 or int64, ShapeOptions.out_type) array of `x`'s dimensions."""
+    return np.asarray(x.shape, dtype=dtype).reshape(x.ndim)
+
+
+def _shape_node(ctx, node) -> None:
+    """`shape_of` on a node: the output's type."""
     out = ctx.output(node, 0)
-    out.data = np.asarray(ctx.input(node, 0).shape, dtype=out.dtype).reshape(out.shape)
+    out.data = shape_of(ctx.input(node, 0).data, out.dtype)
 
 
 def _expanded_shape(x, axis_t) -> tuple[int, ...]:
@@ -161,19 +181,26 @@ def _expand_dims_prepare(ctx, node) -> None:
     size_outputs(ctx, node, [axis_t], lambda: [_expanded_shape(x, axis_t)])
 
 
-def _expand_dims_invoke(ctx, node) -> None:
+def expand_dims(x: np.ndarray, axis: int) -> np.ndarray:
+    """EXPAND_DIMS (expand_dims.cc): `x` with a size-1 dimension inserted at resolved `axis` in [0, rank]."""
+    return x.reshape(x.shape[:axis] + (1,) + x.shape[axis:])
+
+
+def _expand_dims_node(ctx, node) -> None:
+    """`expand_dims` on a node: its axis tensor, a negative value counting from rank + 1."""
     x = ctx.input(node, 0)
-    ctx.output(node, 0).data = x.data.reshape(_expanded_shape(x, ctx.input(node, 1)))
+    ctx.output(node, 0).data = expand_dims(x.data, axis_value("EXPAND_DIMS", ctx.input(node, 1), len(x.shape) + 1))
 
 
 def register(resolver) -> None:
     resolver.add_builtin("RESHAPE", Registration(prepare=_reshape_prepare, invoke=_reshape_invoke,
                                                  reference=_reshape_reference, work=work.move), 1, 1)
-    # SQUEEZE, EXPAND_DIMS and SHAPE have no fast path: each invoke is already the plain rule, its own reference.
+    # SQUEEZE, EXPAND_DIMS and SHAPE have no fast path: the node form of the array function (`squeeze`,
+    # `expand_dims`, `shape_of`) is both the invoke and the reference.
     # op_version.cc: SQUEEZE v2 adds string inputs (a reshape of the object array).
-    resolver.add_builtin("SQUEEZE", Registration(prepare=_squeeze_prepare, invoke=_squeeze_invoke,
-                                                 reference=_squeeze_invoke, work=work.move), 1, 2)
-    resolver.add_builtin("EXPAND_DIMS", Registration(prepare=_expand_dims_prepare, invoke=_expand_dims_invoke,
-                                                     reference=_expand_dims_invoke, work=work.move), 1, 1)
-    resolver.add_builtin("SHAPE", Registration(prepare=_shape_prepare, invoke=_shape_invoke,
-                                               reference=_shape_invoke, work=work.move), 1, 1)
+    resolver.add_builtin("SQUEEZE", Registration(prepare=_squeeze_prepare, invoke=_squeeze_node,
+                                                 reference=_squeeze_node, work=work.move), 1, 2)
+    resolver.add_builtin("EXPAND_DIMS", Registration(prepare=_expand_dims_prepare, invoke=_expand_dims_node,
+                                                     reference=_expand_dims_node, work=work.move), 1, 1)
+    resolver.add_builtin("SHAPE", Registration(prepare=_shape_prepare, invoke=_shape_node,
+                                               reference=_shape_node, work=work.move), 1, 1)

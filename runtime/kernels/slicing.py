@@ -230,19 +230,44 @@ def _strided_slice_invoke(ctx, node) -> None:
     _strided_slice_reference(ctx, node)
 
 
+@dataclass(frozen=True)
+class StridedSliceMasks:
+    """STRIDED_SLICE's options (StridedSliceOptions): bit i of a mask concerns index i of begin/end/strides."""
+
+    begin_mask: int = 0
+    end_mask: int = 0
+    ellipsis_mask: int = 0
+    new_axis_mask: int = 0
+    shrink_axis_mask: int = 0
+    offset: bool = False
+
+    @classmethod
+    def of(cls, options) -> StridedSliceMasks:
+        """The masks of a node's parsed options."""
+        return cls(options.begin_mask, options.end_mask, options.ellipsis_mask, options.new_axis_mask,
+                   options.shrink_axis_mask, bool(options.offset))
+
+
+def strided_slice(x: np.ndarray, begin, end, strides, masks: StridedSliceMasks) -> np.ndarray:
+    """STRIDED_SLICE (strided_slice.cc, reference_ops::StridedSlice): `x` indexed per effective dimension
+    (new axes inserted, the ellipsis expanded) from StartForAxis to EndForAxis by the stride, the
+    shrunk axes dropped. With `offset`, end is relative to begin. Raises KernelError for a shrunk
+    index out of range (LiteRT would leave the output unwritten; TensorFlow rejects it)."""
+    p = _build_slice_params(x.shape, begin, end, strides, masks, with_indices=True)
+    for axis, size in enumerate(p.shape):
+        check(not _bit(p.shrink_mask, axis) or _start_for_axis(p, axis) < size,
+              f"STRIDED_SLICE: shrink_axis_mask index {p.begin[axis]} is out of range for axis {axis} of size {size}")
+    picked = x.reshape(p.shape)[tuple(_axis_slice(p, a) for a in range(len(p.shape)))]
+    return picked.reshape(tuple(d for a, d in enumerate(picked.shape) if not _bit(p.shrink_mask, a)))
+
+
 def _strided_slice_reference(ctx, node) -> None:
-    """STRIDED_SLICE's specification (strided_slice.cc): the input indexed per effective dimension with the
-    begin/end/stride that BuildStridedSliceParams and the masks give; _SlicePlan implements it."""
+    """`strided_slice` on a node: its begin/end/strides tensors and masks; _SlicePlan implements it."""
     x, begin, end, strides = _slice_inputs(ctx, node)
     out = ctx.output(node, 0)
     shape = _strided_slice_shape(ctx, node) if out.dynamic else out.shape
-    values = [tensor_values(t) for t in (begin, end, strides)]
-    p = _build_slice_params(x.shape, *values, node.options, with_indices=True)
-    for axis, size in enumerate(p.shape):
-        # LiteRT would leave the output unwritten; TensorFlow rejects the index.
-        check(not _bit(p.shrink_mask, axis) or _start_for_axis(p, axis) < size,
-              f"STRIDED_SLICE: shrink_axis_mask index {p.begin[axis]} is out of range for axis {axis} of size {size}")
-    picked = x.data.reshape(p.shape)[tuple(_axis_slice(p, a) for a in range(len(p.shape)))]
+    picked = strided_slice(x.data, *(tensor_values(t) for t in (begin, end, strides)),
+                           StridedSliceMasks.of(node.options))
     check(picked.size == int(np.prod(shape, dtype=np.int64)),
           f"STRIDED_SLICE: the slice holds {picked.size} elements but the output shape is {list(shape)}")
     out.data = picked.reshape(shape)
@@ -349,16 +374,23 @@ def _slice_invoke(ctx, node) -> None:
     _slice_reference(ctx, node)
 
 
+def slice_(x: np.ndarray, begin: list[int], size: list[int]) -> np.ndarray:
+    """SLICE (slice.cc, reference_ops::Slice): along each axis, size[i] values from begin[i] (size -1:
+    to the end of the axis). Raises KernelError naming the axis whose window does not fit."""
+    return x[_slice_index(x.shape, begin, size)]
+
+
 def _slice_reference(ctx, node) -> None:
-    """SLICE's specification (slice.cc): along each axis, `size` values from `begin` (-1: to the end)."""
+    """`slice_` on a node: its begin and size (read at prepare when constant); a fixed output shape must
+    match the slice."""
     plan: _SliceWindowPlan = node.user_data
     out = plan.out
-    x, begin, size = plan.x, plan.begin_values, plan.size_values
+    begin, size = plan.begin_values, plan.size_values
     if begin is None:
         begin = tensor_values(plan.begin).tolist()
     if size is None:
         size = tensor_values(plan.size).tolist()
-    picked = x.data[_slice_index(x.shape, begin, size)]
+    picked = slice_(plan.x.data, begin, size)
     if not (out.dynamic or picked.shape == out.shape):
         raise KernelError(f"SLICE: the slice has shape {list(picked.shape)} but the output's shape is fixed at "
                           f"{list(out.shape)}")

@@ -101,7 +101,8 @@ def sparse_coordinates(shape, sparsity) -> tuple[np.ndarray, ...]:
 
 
 def densify(values: np.ndarray, shape, sparsity) -> np.ndarray:
-    """The dense tensor of `shape` whose stored values, in traversal order, are `values` (zeros elsewhere)."""
+    """DENSIFY (densify.cc, sparsity FormatConverter): the dense tensor of `shape` whose stored values,
+    in the traversal order `sparsity` describes, are `values` (zeros elsewhere)."""
     index = sparse_coordinates(shape, sparsity)
     values = np.asarray(values).reshape(-1)
     check(values.size == index[0].size,

@@ -25,10 +25,16 @@ def _tile_prepare(ctx, node) -> None:
     size_outputs(ctx, node, [multiples], lambda: [_tile_shape(x, multiples)])
 
 
-def _tile_invoke(ctx, node) -> None:
+def tile(x: np.ndarray, multiples: list[int]) -> np.ndarray:
+    """TILE (tile.cc, reference_ops Tile): `x` repeated multiples[i] times along each axis i."""
+    return np.tile(x, multiples)
+
+
+def _tile_node(ctx, node) -> None:
+    """`tile` on a node: its multiples tensor, checked against the input's rank."""
     x, multiples = ctx.input(node, 0), ctx.input(node, 1)
     _tile_shape(x, multiples)
-    ctx.output(node, 0).data = np.tile(x.data, int_values(multiples))
+    ctx.output(node, 0).data = tile(x.data, int_values(multiples))
 
 
 def _broadcast_shape(x, shape_t) -> tuple[int, ...]:
@@ -51,17 +57,24 @@ def _broadcast_to_prepare(ctx, node) -> None:
     size_outputs(ctx, node, [shape_t], lambda: [_broadcast_shape(x, shape_t)])
 
 
-def _broadcast_to_invoke(ctx, node) -> None:
+def broadcast_to(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """BROADCAST_TO (broadcast_to.cc, reference_ops BroadcastTo): `x` broadcast to `shape`, NumPy's
+    rule (each input dimension 1 or the target's trailing one), as a new array."""
+    return np.broadcast_to(x, shape).copy()
+
+
+def _broadcast_to_node(ctx, node) -> None:
+    """`broadcast_to` on a node: its shape tensor, checked against the input's shape."""
     x = ctx.input(node, 0)
-    shape = _broadcast_shape(x, ctx.input(node, 1))
-    ctx.output(node, 0).data = np.broadcast_to(x.data, shape).copy()
+    ctx.output(node, 0).data = broadcast_to(x.data, _broadcast_shape(x, ctx.input(node, 1)))
 
 
 def register(resolver) -> None:
-    # TILE and BROADCAST_TO have no fast path: each invoke is already the plain rule, its own reference.
+    # TILE and BROADCAST_TO have no fast path: the node form of the array function (`tile`,
+    # `broadcast_to`) is both the invoke and the reference.
     # TILE: v2 string, v3 int8.
-    resolver.add_builtin("TILE", Registration(prepare=_tile_prepare, invoke=_tile_invoke, reference=_tile_invoke,
+    resolver.add_builtin("TILE", Registration(prepare=_tile_prepare, invoke=_tile_node, reference=_tile_node,
                                               work=work.move), 1, 3)
     # BROADCAST_TO starts at v2 (v1 was rolled back upstream); v3 int8/int16; v4 (float8) is not implemented.
-    resolver.add_builtin("BROADCAST_TO", Registration(prepare=_broadcast_to_prepare, invoke=_broadcast_to_invoke,
-                                                      reference=_broadcast_to_invoke, work=work.move), 2, 3)
+    resolver.add_builtin("BROADCAST_TO", Registration(prepare=_broadcast_to_prepare, invoke=_broadcast_to_node,
+                                                      reference=_broadcast_to_node, work=work.move), 2, 3)

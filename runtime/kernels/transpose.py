@@ -47,10 +47,16 @@ def _transpose_invoke(ctx, node) -> None:
     ctx.output(node, 0).data = np.ascontiguousarray(np.transpose(x.data, perm))
 
 
+def transpose(x: np.ndarray, perm) -> np.ndarray:
+    """TRANSPOSE (transpose.cc, reference_ops::Transpose): output dimension i is input dimension
+    perm[i], for a resolved permutation `perm` of [0, rank)."""
+    return np.ascontiguousarray(np.transpose(x, perm))
+
+
 def _transpose_reference(ctx, node) -> None:
-    """TRANSPOSE's specification: output dimension i is input dimension perm[i] (transpose.cc)."""
+    """`transpose` on a node: its perm tensor, checked and resolved (negative entries from the end)."""
     x = ctx.input(node, 0)
-    ctx.output(node, 0).data = np.ascontiguousarray(np.transpose(x.data, _transpose_perm(x, ctx.input(node, 1))))
+    ctx.output(node, 0).data = transpose(x.data, _transpose_perm(x, ctx.input(node, 1)))
 
 
 def register(resolver) -> None:

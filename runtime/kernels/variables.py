@@ -1,7 +1,9 @@
 """Resource variables: VAR_HANDLE, READ_VARIABLE and ASSIGN_VARIABLE.
 
 The variables live in the interpreter (shared by all subgraphs, kept across invokes),
-keyed by resource id; VAR_HANDLE maps (container, shared_name) to an id.
+keyed by resource id; VAR_HANDLE maps (container, shared_name) to an id. These ops have no
+array reference function (their result is that state, which outlives the node): the invoke is the
+reference.
 """
 
 from __future__ import annotations
@@ -85,7 +87,8 @@ def _assign_invoke(ctx, node) -> None:
 
 
 def register(resolver) -> None:
-    # The variable ops have no fast path: each invoke is already the plain rule, its own reference.
+    # The variable ops have no fast path and no array function (they read and write the interpreter's
+    # resource variables): each invoke is the plain rule and its own reference.
     resolver.add_builtin("VAR_HANDLE", Registration(_var_handle_invoke, _var_handle_prepare, _var_handle_init,
                                                            reference=_var_handle_invoke, work=work.move), 1, 1)
     resolver.add_builtin("READ_VARIABLE", Registration(_read_invoke, _read_prepare, reference=_read_invoke,

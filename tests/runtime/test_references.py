@@ -9,6 +9,9 @@ ops without a fast path the array function (e.g. `reduce`, `gather_nd`) is calle
 
 from __future__ import annotations
 
+import inspect
+import re
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -28,21 +31,46 @@ from support import (
 from runtime.errors import OpResolutionError
 from runtime.interpreter import Interpreter
 from runtime.ir import Quantization
+from runtime.kernels.activations import elu, gelu, hard_swish, leaky_relu, logistic, prelu, relu, tanh
 from runtime.kernels.cast import cast
-from runtime.kernels.concat import concatenation
+from runtime.kernels.common import QuantParams
+from runtime.kernels.concat import concatenation, pack
 from runtime.kernels.conv.geometry import SAME, VALID
 from runtime.kernels.cumsum import cumsum
-from runtime.kernels.fill import range_values
+from runtime.kernels.fill import fill, range_values, zeros_like
 from runtime.kernels.gather import gather, gather_nd
-from runtime.kernels.logical import select
-from runtime.kernels.math import floor_div, floor_mod, maximum_minimum, power
+from runtime.kernels.logical import compare, logical_and, logical_not, logical_or, select
+from runtime.kernels.lstm import LstmOptions, LstmWeights, lstm
+from runtime.kernels.math import (
+    absolute,
+    div,
+    exp,
+    floor_div,
+    floor_mod,
+    log,
+    maximum_minimum,
+    neg,
+    power,
+    rsqrt,
+    sqrt,
+    square,
+    squared_difference,
+)
 from runtime.kernels.normalization import l2_normalization, local_response_normalization
+from runtime.kernels.pad import mirror_pad, pad
 from runtime.kernels.quantize import dequantize, quantize, requantize
 from runtime.kernels.reduce import ReduceQuantization, arg_min_max, mean, reduce
+from runtime.kernels.resize import ResizeOptions, resize_bilinear, resize_nearest_neighbor
+from runtime.kernels.shape import expand_dims, reshape, shape_of, squeeze
+from runtime.kernels.slicing import StridedSliceMasks, slice_, strided_slice
 from runtime.kernels.softmax import LogSoftmaxTable, log_softmax
 from runtime.kernels.space import batch_to_space_nd, depth_to_space, space_to_batch_nd, space_to_depth
 from runtime.kernels.split import split, unpack
+from runtime.kernels.tile import broadcast_to, tile
+from runtime.kernels.transpose import transpose
 from runtime.numerics import ROUNDINGS, NumericsProfile
+from runtime.quant import activation_name
+from runtime.read import load_model
 from runtime.resolver import BuiltinOpResolver
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -782,3 +810,369 @@ def test_quantize_and_dequantize_as_arrays_match_litert(types, shape, scales, ze
         back = dequantize(ours, Quantization((pairs[1][0],), (pairs[1][1],)))
         assert_close_to_reference([back], [litert_output("DEQUANTIZE", specs[1:], Spec(shape), [ours],
                                                          version=2 if dst == "INT8" else 1)])
+
+
+@SETTINGS
+@given(typ=st.sampled_from(["FLOAT32", "INT32", "INT8"]), shape=SHAPES, data=st.data())
+def test_shape_ops_as_arrays_match_litert(typ, shape, data):
+    x = draw_array(data, typ, shape)
+    quant = dict(scale=0.1, zero_point=-3) if typ == "INT8" else {}
+    new_shape = [int(np.prod(shape))] if data.draw(st.booleans()) else list(shape[::-1])
+    new_shape[data.draw(st.integers(0, len(new_shape) - 1))] = -1
+    ours = reshape(x, new_shape)
+    assert_close_to_reference([ours], [litert_output("RESHAPE", [Spec(shape, typ, **quant),
+                                                                 const(np.array(new_shape, np.int32))],
+                                                     Spec(ours.shape, typ, **quant), [x])])
+    axis = data.draw(st.integers(-len(shape) - 1, len(shape)))
+    ours = expand_dims(x, axis + len(shape) + 1 if axis < 0 else axis)
+    assert_close_to_reference([ours], [litert_output("EXPAND_DIMS", [Spec(shape, typ, **quant),
+                                                                     const(np.array(axis, np.int32))],
+                                                     Spec(ours.shape, typ, **quant), [x])])
+    ones = tuple(i for i, d in enumerate(shape) if d == 1)
+    dims = data.draw(st.sampled_from([(), ones, ones[:1], tuple(d - len(shape) for d in ones)]))
+    ours = squeeze(x, dims)
+    assert_close_to_reference([ours], [litert_output("SQUEEZE", [Spec(shape, typ, **quant)],
+                                                     Spec(ours.shape, typ, **quant), [x], squeeze_dims=list(dims))])
+    out_type = data.draw(st.sampled_from([("INT32", np.int32, 2), ("INT64", np.int64, 4)]))
+    ours = shape_of(x, out_type[1])
+    assert_close_to_reference([ours], [litert_output("SHAPE", [Spec(shape, typ, **quant)], Spec((len(shape),),
+                                                     out_type[0]), [x], out_type=out_type[2])])
+
+
+@SETTINGS
+@given(typ=st.sampled_from(["FLOAT32", "INT32", "INT8"]), shape=SHAPES, data=st.data())
+def test_pad_and_transpose_as_arrays_match_litert(typ, shape, data):
+    x = draw_array(data, typ, shape)
+    quant = dict(scale=0.1, zero_point=-3) if typ == "INT8" else {}
+    version = 2 if typ == "INT8" else 1
+    amounts = np.array([[data.draw(st.integers(0, d)) for _ in range(2)] for d in shape], np.int32)
+    padded = tuple(int(d + a.sum()) for d, a in zip(shape, amounts))
+    fill = data.draw(st.integers(-5, 5))
+    # PADV2's constant_values: it must share the output's quantization, so an int8 fill is its own value.
+    ours = pad(x, amounts, fill)
+    fill_spec = const(np.array([fill], x.dtype), typ, **quant)
+    assert_close_to_reference([ours], [litert_output("PADV2", [Spec(shape, typ, **quant), const(amounts), fill_spec],
+                                                     Spec(padded, typ, **quant), [x], version=version)])
+    # PAD's fill for an int8 tensor is the output zero point.
+    ours = pad(x, amounts, quant.get("zero_point", 0))
+    assert_close_to_reference([ours], [litert_output("PAD", [Spec(shape, typ, **quant), const(amounts)],
+                                                     Spec(padded, typ, **quant), [x], version=version)])
+    mode = data.draw(st.sampled_from([0, 1]))  # REFLECT, SYMMETRIC
+    mirror = np.minimum(amounts, np.array(shape, np.int32)[:, None] - (1 - mode))
+    ours = mirror_pad(x, mirror, mode)
+    assert_close_to_reference([ours], [litert_output("MIRROR_PAD", [Spec(shape, typ, **quant), const(mirror)],
+                                                     Spec(ours.shape, typ, **quant), [x],
+                                                     version=2 if typ == "INT8" else 1, mode=mode)])
+    perm = data.draw(st.permutations(range(len(shape))))
+    ours = transpose(x, perm)
+    assert_close_to_reference([ours], [litert_output("TRANSPOSE", [Spec(shape, typ, **quant),
+                                                                   const(np.array(perm, np.int32))],
+                                                     Spec(ours.shape, typ, **quant), [x],
+                                                     version=2 if typ == "INT8" else 1)])
+
+
+@SETTINGS
+@given(typ=st.sampled_from(["FLOAT32", "INT32", "INT8"]), shape=SHAPES, data=st.data())
+def test_slices_as_arrays_match_litert(typ, shape, data):
+    x = draw_array(data, typ, shape)
+    quant = dict(scale=0.1, zero_point=-3) if typ == "INT8" else {}
+    version = 2 if typ == "INT8" else 1
+    begin = [data.draw(st.integers(0, d)) for d in shape]
+    size = [data.draw(st.integers(-1, d - b)) for d, b in zip(shape, begin)]
+    ours = slice_(x, begin, size)
+    assert_close_to_reference([ours], [litert_output("SLICE", [Spec(shape, typ, **quant),
+                                                               const(np.array(begin, np.int32)),
+                                                               const(np.array(size, np.int32))],
+                                                     Spec(ours.shape, typ, **quant), [x], version=version)])
+    count = data.draw(st.integers(1, len(shape)))  # indices for the leading axes; the rest are whole
+    shrink = data.draw(st.integers(0, 2**count - 1))
+    begin, end, strides = [], [], []
+    for axis, d in enumerate(shape[:count]):
+        if shrink >> axis & 1:
+            begin.append(data.draw(st.integers(-d, d - 1)))
+            end.append(begin[-1] + 1)
+            strides.append(1)
+        else:
+            begin.append(data.draw(st.integers(-d - 1, d + 1)))
+            end.append(data.draw(st.integers(-d - 1, d + 1)))
+            strides.append(data.draw(st.sampled_from([-2, -1, 1, 2, 3])))
+    masks = StridedSliceMasks(begin_mask=data.draw(st.integers(0, 2**count - 1)) & ~shrink,
+                              end_mask=data.draw(st.integers(0, 2**count - 1)) & ~shrink, shrink_axis_mask=shrink)
+    ours = strided_slice(x, np.array(begin), np.array(end), np.array(strides), masks)
+    consts = [const(np.array(v, np.int32)) for v in (begin, end, strides)]
+    theirs = litert_output("STRIDED_SLICE", [Spec(shape, typ, **quant), *consts], Spec(ours.shape, typ, **quant), [x],
+                           version=version, begin_mask=masks.begin_mask, end_mask=masks.end_mask,
+                           shrink_axis_mask=shrink)
+    assert_close_to_reference([ours], [theirs])
+
+
+# op -> its array reference as f(x, quantization), for the unary cases below.
+UNARY_REFERENCES = {
+    "RELU": lambda x, q: relu("RELU", x, q), "RELU6": lambda x, q: relu("RELU6", x, q), "LOGISTIC": logistic,
+    "TANH": tanh, "ELU": elu, "GELU": lambda x, q: gelu(x, False, q), "HARD_SWISH": hard_swish,
+    "LEAKY_RELU": lambda x, q: leaky_relu(x, 0.2, q), "EXP": exp, "LOG": log, "SQRT": sqrt, "RSQRT": rsqrt,
+    "ABS": absolute, "NEG": lambda x, q: neg(x), "SQUARE": lambda x, q: square(x)}
+UNARY_ARRAY_CASES = [("RELU", "FLOAT32", 1), ("RELU", "INT8", 2), ("RELU6", "UINT8", 2), ("LOGISTIC", "FLOAT32", 1),
+                     ("LOGISTIC", "INT8", 2), ("TANH", "UINT8", 1), ("TANH", "FLOAT32", 1), ("ELU", "FLOAT32", 1),
+                     ("ELU", "INT8", 1), ("GELU", "FLOAT32", 1), ("GELU", "INT8", 2), ("HARD_SWISH", "FLOAT32", 1),
+                     ("HARD_SWISH", "INT8", 1), ("LEAKY_RELU", "FLOAT32", 1), ("LEAKY_RELU", "INT8", 1),
+                     ("EXP", "FLOAT32", 1), ("EXP", "INT8", 2), ("EXP", "INT16", 2), ("LOG", "FLOAT32", 1),
+                     ("LOG", "INT8", 2), ("SQRT", "FLOAT32", 1), ("SQRT", "INT8", 2), ("RSQRT", "FLOAT32", 1),
+                     ("RSQRT", "INT8", 2), ("RSQRT", "INT16", 3), ("ABS", "FLOAT32", 1), ("ABS", "INT8", 2),
+                     ("ABS", "INT32", 5), ("NEG", "INT32", 1), ("SQUARE", "FLOAT32", 1)]
+
+
+@SETTINGS
+@given(case=st.sampled_from(UNARY_ARRAY_CASES), shape=st.lists(st.integers(1, 6), min_size=0, max_size=3),
+       scales=st.tuples(st.floats(0.01, 0.1), st.floats(0.01, 0.1)), zero_points=st.tuples(st.integers(-40, 40),
+                                                                                          st.integers(-40, 40)),
+       seed=st.integers(0, 2**16))
+def test_unary_ops_as_arrays_match_litert(case, shape, scales, zero_points, seed):
+    op, typ, version = case
+    shape = tuple(shape)
+    quant_in = quant_out = {}
+    if typ in ("INT8", "UINT8", "INT16"):
+        offset = 128 if typ == "UINT8" else 0
+        zps = (0, 0) if typ == "INT16" else (zero_points[0] + offset, zero_points[1] + offset)
+        if op in ("SQRT", "RSQRT") and typ != "INT16":  # no input below the zero point
+            zps = (-128 + offset, zps[1])
+        quant_in = dict(scale=float(np.float32(scales[0] / (50 if typ == "INT16" else 1))), zero_point=zps[0])
+        quant_out = dict(scale=float(np.float32(scales[1])), zero_point=zps[1])
+        if op == "LOGISTIC":
+            quant_out = dict(scale=1 / 256, zero_point=-128 if typ == "INT8" else 0)
+        if op == "TANH":
+            quant_out = dict(scale=1 / 128, zero_point=0 if typ == "INT8" else 128)
+    x = random_inputs([dict(dtype=np.dtype({"FLOAT32": np.float32, "INT8": np.int8, "UINT8": np.uint8,
+                                            "INT16": np.int16, "INT32": np.int32}[typ]), shape=shape)], seed)[0]
+    if typ == "FLOAT32" and op in ("LOG", "SQRT", "RSQRT"):
+        x = np.abs(x) + np.float32(0.01)
+    if typ == "INT16" and op == "RSQRT":
+        x = np.abs(x).astype(np.int16)
+    quantization = tuple(QuantParams(q["scale"], q["zero_point"]) for q in (quant_in, quant_out)) if quant_in else None
+    ours = UNARY_REFERENCES[op](x, quantization)
+    options = dict(alpha=0.2) if op == "LEAKY_RELU" else {}
+    theirs = litert_output(op, [Spec(shape, typ, **quant_in)], Spec(shape, typ, **quant_out), [x], version=version,
+                           **options)
+    assert_close_to_reference([np.asarray(ours)], [theirs])
+
+
+@SETTINGS
+@given(op=st.sampled_from(["DIV", "SQUARED_DIFFERENCE", "PRELU"]), typ=st.sampled_from(["FLOAT32", "INT8", "INT32"]),
+       activation=st.integers(0, 3), data=st.data())
+def test_binary_math_as_arrays_match_litert(op, typ, activation, data):
+    if typ == "INT32" and op == "PRELU":
+        typ = "FLOAT32"
+    shape = tuple(data.draw(st.lists(st.integers(1, 5), min_size=1, max_size=3)))
+    other = shape[data.draw(st.integers(0, len(shape))):]
+    specs = [Spec(shape, typ), Spec(other, typ), Spec(shape, typ)]
+    a, b = draw_array(data, typ, shape, -100, 100), draw_array(data, typ, other, -100, 100)
+    quantization = None
+    if typ == "INT8":
+        pairs = [(float(np.float32(data.draw(st.floats(0.02, 0.2)))), data.draw(st.integers(-20, 20)))
+                 for _ in range(3)]
+        specs = [Spec(s.shape, typ, scale=sc, zero_point=zp) for s, (sc, zp) in zip(specs, pairs)]
+        quantization = tuple(QuantParams(*p) for p in pairs)
+    if op == "DIV":  # a zero divisor (its zero point when quantized) is an error in LiteRT and here
+        zero = quantization[1].zero_point if quantization else 0
+        b = np.where(b == zero, b.dtype.type(zero + 1), b)
+        ours = div(a, b, activation if typ != "INT8" or activation != 3 else 0, quantization)
+        options = dict(fused_activation_function=activation if typ != "INT8" or activation != 3 else 0)
+    elif op == "SQUARED_DIFFERENCE":
+        ours, options = squared_difference(a, b, quantization), {}
+    else:
+        ours, options = prelu(a, b, quantization), {}
+    version = 2 if typ == "INT8" and op == "SQUARED_DIFFERENCE" else 1
+    theirs = litert_output(op, specs[:2], specs[2], [a, b], version=version, **options)
+    assert_close_to_reference([ours], [theirs])
+
+
+@SETTINGS
+@given(op=st.sampled_from(["EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL"]),
+       typ=st.sampled_from(["FLOAT32", "INT32", "INT8", "UINT8"]), data=st.data())
+def test_comparisons_and_logical_ops_as_arrays_match_litert(op, typ, data):
+    shape = tuple(data.draw(st.lists(st.integers(1, 5), min_size=0, max_size=3)))
+    other = shape[data.draw(st.integers(0, len(shape))):]
+    lo, hi = {"INT8": (-128, 127), "UINT8": (0, 255)}.get(typ, (-3, 3))
+    a, b = draw_array(data, typ, shape, lo, hi), draw_array(data, typ, other, lo, hi)
+    specs, quantization = [Spec(shape, typ), Spec(other, typ)], None
+    if typ in ("INT8", "UINT8"):
+        pairs = [(float(np.float32(data.draw(st.floats(0.01, 0.5)))),
+                  data.draw(st.integers(-20, 20)) + (128 if typ == "UINT8" else 0)) for _ in range(2)]
+        specs = [Spec(s.shape, typ, scale=sc, zero_point=zp) for s, (sc, zp) in zip(specs, pairs)]
+        quantization = tuple(QuantParams(*p) for p in pairs)
+    ours = compare(op, a, b, quantization)
+    theirs = litert_output(op, specs, Spec(ours.shape, "BOOL"), [a, b], version=2 if typ == "INT8" else 1)
+    assert_close_to_reference([ours], [theirs])
+    p, q = a > 0, b > 0
+    for name, fn in (("LOGICAL_AND", logical_and), ("LOGICAL_OR", logical_or)):
+        ours = fn(p, q)
+        theirs = litert_output(name, [Spec(shape, "BOOL"), Spec(other, "BOOL")], Spec(ours.shape, "BOOL"), [p, q])
+        assert_close_to_reference([ours], [theirs])
+    assert_close_to_reference([logical_not(p)], [litert_output("LOGICAL_NOT", [Spec(shape, "BOOL")],
+                                                               Spec(shape, "BOOL"), [p])])
+
+
+@SETTINGS
+@given(typ=st.sampled_from(["FLOAT32", "INT32", "INT8"]), shape=SHAPES, data=st.data())
+def test_repeating_and_filling_ops_as_arrays_match_litert(typ, shape, data):
+    x = draw_array(data, typ, shape)
+    quant = dict(scale=0.1, zero_point=-3) if typ == "INT8" else {}
+    version = 2 if typ == "INT8" else 1
+    multiples = [data.draw(st.integers(0, 3)) for _ in shape]
+    ours = tile(x, multiples)
+    assert_close_to_reference([ours], [litert_output("TILE", [Spec(shape, typ, **quant),
+                                                              const(np.array(multiples, np.int32))],
+                                                     Spec(ours.shape, typ, **quant), [x],
+                                                     version=3 if typ == "INT8" else 1)])
+    target = tuple(data.draw(st.lists(st.integers(1, 3), max_size=2))) + tuple(
+        d if d != 1 else data.draw(st.integers(1, 3)) for d in shape)
+    ones = draw_array(data, typ, tuple(1 if d != t else d for d, t in zip(shape, target[-len(shape):])))
+    ours = broadcast_to(ones, target)
+    assert_close_to_reference([ours], [litert_output("BROADCAST_TO", [Spec(ones.shape, typ, **quant),
+                                                                      const(np.array(target, np.int32))],
+                                                     Spec(target, typ, **quant), [ones],
+                                                     version=3 if typ == "INT8" else 2)])
+    count = data.draw(st.integers(1, 3))
+    values = [draw_array(data, typ, shape) for _ in range(count)]
+    axis = data.draw(st.integers(-len(shape) - 1, len(shape)))
+    ours = pack(values, axis + len(shape) + 1 if axis < 0 else axis)
+    assert_close_to_reference([ours], [litert_output("PACK", [Spec(shape, typ, **quant)] * count,
+                                                     Spec(ours.shape, typ, **quant), values, version=version,
+                                                     values_count=count, axis=axis)])
+    value = x.reshape(-1)[:1].reshape(())
+    ours = fill(shape, value)
+    assert_close_to_reference([ours], [litert_output("FILL", [const(np.array(shape, np.int32)), Spec((), typ, **quant)],
+                                                     Spec(shape, typ, **quant), [value],
+                                                     version=3 if typ == "INT8" else 1)])
+    if typ != "INT8":  # zeros_like.cc: int64, int32 and float32
+        assert_close_to_reference([zeros_like(x)], [litert_output("ZEROS_LIKE", [Spec(shape, typ)], Spec(shape, typ),
+                                                                  [x])])
+
+
+@SETTINGS
+@given(typ=st.sampled_from(["FLOAT32", "INT8", "UINT8"]), flags=st.sampled_from([(False, False), (True, False),
+                                                                                  (False, True)]), data=st.data())
+def test_resizes_as_arrays_match_litert(typ, flags, data):
+    shape = (data.draw(st.integers(1, 2)), data.draw(st.integers(1, 6)), data.draw(st.integers(1, 6)),
+             data.draw(st.integers(1, 3)))
+    size = (data.draw(st.integers(1, 12)), data.draw(st.integers(1, 12)))
+    x = draw_array(data, typ, shape, *((-128, 127) if typ == "INT8" else (0, 255) if typ == "UINT8" else (-9, 9)))
+    if typ == "FLOAT32":
+        x = x + np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    quant = dict(scale=0.1, zero_point=-3 if typ == "INT8" else 120) if typ != "FLOAT32" else {}
+    options = ResizeOptions(*flags)
+    version = 3 if any(flags) else 2 if typ == "INT8" else 1
+    for op, fn in (("RESIZE_BILINEAR", resize_bilinear), ("RESIZE_NEAREST_NEIGHBOR", resize_nearest_neighbor)):
+        ours = fn(x, size, options)
+        theirs = litert_output(op, [Spec(shape, typ, **quant), const(np.array(size, np.int32))],
+                               Spec(ours.shape, typ, **quant), [x], version=version, align_corners=flags[0],
+                               half_pixel_centers=flags[1])
+        assert_close_to_reference([ours], [theirs])
+
+
+@SETTINGS
+@given(variant=st.sampled_from([{}, dict(cifg=True), dict(peephole=True), dict(projection=True, projection_bias=True),
+                                dict(layer_norm=True), dict(cifg=True, peephole=True, layer_norm=True)]),
+       time_major=st.booleans(), activation=st.sampled_from([0, 1, 4]), seed=st.integers(0, 2**16))
+def test_lstm_as_arrays_matches_litert(variant, time_major, activation, seed):
+    from tests.runtime.test_lstm import lstm_model
+
+    model = lstm_model(time_major=time_major, fused_activation_function=activation, seed=seed, n_output=4 if
+                       variant.get("projection") else None, **variant)
+    constants = Interpreter(model_content=model)
+    constants.allocate_tensors()
+    index = load_model(model).subgraphs[0].operators[0].inputs
+
+    def value(i):
+        return None if index[i] < 0 else constants.get_tensor(index[i])
+
+    weights = LstmWeights.from_gates([value(i) for i in (1, 2, 3, 4)], [value(i) for i in (5, 6, 7, 8)],
+                                     [value(i) for i in (12, 13, 14, 15)],
+                                     tuple(value(i) for i in (9, 10, 11)) if variant.get("peephole") else None,
+                                     tuple(value(i) for i in (20, 21, 22, 23)) if variant.get("layer_norm") else None,
+                                     value(16), value(17))
+    x = random_inputs(constants.get_input_details(), seed)[0]
+    steps = x if time_major else x.transpose(1, 0, 2)
+    batch = steps.shape[1]
+    ours, _, _ = lstm(steps, np.zeros((batch, weights.n_output), np.float32),
+                      np.zeros((batch, weights.n_cell), np.float32), weights, LstmOptions(activation_name(activation)),
+                      time_major)
+    assert_close_to_reference([ours if time_major else ours.transpose(1, 0, 2)], run_litert(model, [x]))
+
+
+# Ops whose reference cannot be a function of arrays: they run subgraphs or hold resource state.
+# runtime/kernels/__init__.py says what their reference is (the interpreter invoking the subgraphs,
+# the subgraph's resource variables).
+NOT_ARRAY_FUNCTIONS = {"CALL_ONCE", "IF", "WHILE", "ASSIGN_VARIABLE", "READ_VARIABLE", "VAR_HANDLE"}
+
+
+def _reached(fn) -> list:
+    """The runtime.kernels functions `fn` reaches: closure cells, partials, and the module-level names
+    its code (nested code included) reads, followed transitively."""
+    found, seen, stack = [], set(), [fn]
+    while stack:
+        f = stack.pop()
+        f = getattr(f, "func", f)  # functools.partial
+        if not inspect.isfunction(f) or f in seen or not f.__module__.startswith("runtime.kernels"):
+            continue
+        seen.add(f)
+        found.append(f)
+        codes, names = [f.__code__], []
+        while codes:
+            code = codes.pop()
+            names += code.co_names
+            codes += [c for c in code.co_consts if inspect.iscode(c)]
+        stack += [c.cell_contents for c in f.__closure__ or ()] + [f.__globals__.get(n) for n in names]
+    return found
+
+
+def _array_references(op: str, reference) -> list:
+    """The plain array functions `reference` reaches that state `op`'s rule: public, not taking a
+    context and node, at most 30 lines below the docstring, their docstring's summary naming the op."""
+    plain = []
+    for f in _reached(reference):
+        params = list(inspect.signature(f).parameters)
+        lines = inspect.getsource(f).splitlines()
+        body = len(lines) - (len(f.__doc__.splitlines()) if f.__doc__ else 0)
+        if (not f.__name__.startswith("_") and params[:1] != ["ctx"] and body <= 30 and f.__doc__
+                and re.search(rf"\b{op}\b", f.__doc__.split("\n\n")[0])):
+            plain.append(f)
+    return plain
+
+
+def test_every_builtin_reference_is_a_plain_array_function():
+    registrations = BuiltinOpResolver()._builtins.values()
+    missing = sorted({reg.op_name for reg in registrations if reg.op_name not in NOT_ARRAY_FUNCTIONS
+                      and not _array_references(reg.op_name, reg.reference)})
+    assert missing == []
+    # The exceptions are registered, and the check does find no array function for them.
+    stateful = [reg for reg in registrations if reg.op_name in NOT_ARRAY_FUNCTIONS]
+    assert {reg.op_name for reg in stateful} == NOT_ARRAY_FUNCTIONS
+    assert not any(_array_references(reg.op_name, reg.reference) for reg in stateful)
+
+
+@SETTINGS
+@given(typ=st.sampled_from(["FLOAT32", "INT8"]), shape=SHAPES, data=st.data())
+def test_reshape_and_slices_equal_their_reference(typ, shape, data):
+    quant = dict(scale=0.1, zero_point=-3) if typ == "INT8" else {}
+    version = 2 if typ == "INT8" else 1
+    seed = data.draw(st.integers(0, 2**16))
+    new_shape = list(shape[::-1])
+    reshape_model = single_op_model("RESHAPE", [Spec(shape, typ, **quant), const(np.array(new_shape, np.int32))],
+                                    [Spec(tuple(new_shape), typ, **quant)])
+    check_fast_equals_reference(reshape_model, seed)
+    begin = [data.draw(st.integers(0, d - 1)) for d in shape]
+    size = [data.draw(st.integers(1, d - b)) for d, b in zip(shape, begin)]
+    slice_model = single_op_model("SLICE", [Spec(shape, typ, **quant), const(np.array(begin, np.int32)),
+                                            const(np.array(size, np.int32))],
+                                  [Spec(tuple(size), typ, **quant)], version=version)
+    check_fast_equals_reference(slice_model, seed)
+    strides = [data.draw(st.sampled_from([-2, -1, 1, 2])) for _ in shape]
+    begin_mask, end_mask = data.draw(st.integers(0, 2**len(shape) - 1)), data.draw(st.integers(0, 2**len(shape) - 1))
+    ends = [data.draw(st.integers(-d, d)) for d in shape]
+    picked = strided_slice(np.zeros(shape, np.int8), np.array(begin), np.array(ends), np.array(strides),
+                           StridedSliceMasks(begin_mask, end_mask))
+    strided_model = single_op_model("STRIDED_SLICE", [Spec(shape, typ, **quant)] + [
+        const(np.array(v, np.int32)) for v in (begin, ends, strides)], [Spec(picked.shape, typ, **quant)],
+        version=version, begin_mask=begin_mask, end_mask=end_mask)
+    check_fast_equals_reference(strided_model, seed)

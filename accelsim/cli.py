@@ -301,7 +301,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     for warning in outcome.warnings:
         print(f"accelsim run: warning: {warning}", file=sys.stderr)
     if slower_than_host_points(outcome.records):
-        print(f"accelsim run: warning: {slower_sentence(outcome.records, 'design points')}", file=sys.stderr)
+        # a terminal line: three named (a point's label holds every swept value), the report names more
+        print(f"accelsim run: warning: {slower_sentence(outcome.records, 'design points', limit=3)}", file=sys.stderr)
     print(f"{len(outcome.records)} design points ({outcome.cached} cached, {outcome.computed} run, "
           f"{outcome.failed} failed) -> {outcome.out_dir}")
     for kind in ("html", "md", "json", "csv"):

@@ -567,16 +567,16 @@ def slower_than_host_points(points: Sequence[dict]) -> list[dict]:
             and p["speedup"] < 1]
 
 
-def slower_sentence(points: Sequence[dict], noun: str) -> str:
+def slower_sentence(points: Sequence[dict], noun: str, limit: int = _LONG_POINT_LIST) -> str:
     """'delegation makes 3 of 5 accelerated <noun> slower than the host alone: a (0.5×); ...', naming at most
-    _LONG_POINT_LIST points so the sentence stays one readable line whatever the point count.
+    `limit` points so the sentence stays readable whatever the point count.
 
     The report and `accelsim run`'s warning both say it with this function.
     """
     slower = slower_than_host_points(points)
     accelerated = sum(1 for p in points if p["status"] == "ok" and p["accelerators"])
-    named = "; ".join(f"{point_label(p)} ({fmt_speedup(p['speedup'])})" for p in slower[:_LONG_POINT_LIST])
-    more = f"; and {len(slower) - _LONG_POINT_LIST} more (results.csv)" if len(slower) > _LONG_POINT_LIST else ""
+    named = "; ".join(f"{point_label(p)} ({fmt_speedup(p['speedup'])})" for p in slower[:limit])
+    more = f"; and {len(slower) - limit} more (results.csv)" if len(slower) > limit else ""
     return (f"delegation makes {len(slower)} of {accelerated} accelerated {noun} slower than the host alone: "
             f"{named}{more}")
 

@@ -200,3 +200,4 @@ def test_slower_sentence_names_at_most_eight_points_and_counts_the_rest():
     assert text.startswith("delegation makes 12 of 13 accelerated design points slower than the host alone: ")
     assert text.count("(0.50×)") == 8
     assert text.endswith("; and 4 more (results.csv)")
+    assert slower_sentence(points, "design points", limit=3).count("(0.50×)") == 3

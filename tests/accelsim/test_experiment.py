@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import csv
 import json
 import os
@@ -391,3 +392,15 @@ def test_point_ids_are_the_same_in_every_process_whatever_the_hash_seed(tmp_path
     assert len(ids) == 1
     (one,) = ids
     assert len(set(one)) == 3  # assign is part of the identity too
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "examples").glob("*.yaml")), ids=lambda p: p.name)
+def test_every_example_experiment_loads_and_its_points_resolve(path):
+    experiment = load_experiment(path)
+    if experiment.search.strategy == "random":
+        # examples/random_search.yaml is the 100,000-point search the README times; resolve a slice of it
+        assert experiment.search.samples == 100_000
+        experiment = dataclasses.replace(experiment, search=dataclasses.replace(experiment.search, samples=50))
+    points = design_points(experiment)
+    assert points and all(p.system is not None for p in points)
+    assert len({p.id for p in points}) == len(points)

@@ -445,7 +445,11 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
 
         title = f"{Path(args.model).stem} on {', '.join(data['accelerators']) or system.host.name}"
         drawn = rec or record(sim, point_id="", model=args.model, variant="", sweep={})
-        data["partition_plot"] = str(write_atomic(Path(args.partition_plot), partition_png(drawn, title)))
+        try:
+            data["partition_plot"] = str(write_atomic(Path(args.partition_plot), partition_png(drawn, title)))
+        except OSError as exc:  # say which option named the place that cannot be written
+            raise ValueError(f"--partition-plot {args.partition_plot}: cannot write the picture there: "
+                             f"{exc.strerror or exc}") from exc
     if args.json:
         print(json.dumps(data, indent=2))
         return 0

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import csv
+import dataclasses
 import json
 import os
 import re

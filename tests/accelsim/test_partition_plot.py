@@ -71,3 +71,14 @@ def test_report_draws_each_accelerated_detail_point_from_its_results_json_record
     rec = next(p for p in saved if p["variant"] == "dsp")
     title = "transformer_block_int8 | dsp: where each node runs, in run order"
     assert partition_png(rec, title) == files["plots/partitions_transformer_block_int8__dsp.png"].read_bytes()
+
+
+def test_a_partition_plot_path_that_cannot_be_written_names_the_option(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    target = blocker / "p.png"  # under a regular file: no folder can be made there
+    assert main(["benchmark", str(FIXTURES / "interleaved_int8.tflite"), "--hw", "edgetpu_usb", "--num-runs", "1",
+                 "--partition-plot", str(target)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"accelsim benchmark: error: --partition-plot {target}: cannot write the picture there: ")
+    assert len(err.splitlines()) == 1

@@ -403,9 +403,13 @@ def pareto_png(title: str, panels: Sequence[ParetoPanel], color_key: str, colors
             ax.set_xlabel(panel.x_label + (", log scale" if log_x else ""))
             ax.set_ylabel(panel.y_label + (", log scale" if log_y else ""))
             ax.set_title(f"{panel.y_label.split(' (')[0]} vs latency: {len(panel.front)} on the front", loc="left")
-        first = axes[0]
-        base_handles, base_labels = first.get_legend_handles_labels()
-        keep = [(h, lab) for h, lab in zip(base_handles, base_labels) if lab not in handles]
+        # Every panel's entries once: a front point without the colour key (e.g. the CPU alone) may be
+        # on one panel's front only.
+        seen: dict[str, Any] = {}
+        for ax in axes:
+            for h, lab in zip(*ax.get_legend_handles_labels()):
+                seen.setdefault(lab, h)
+        keep = [(h, lab) for lab, h in seen.items() if lab not in handles]
         legend = [*keep, *((h, f"{color_key} = {n}") for n, h in handles.items())]
         fig.legend([h for h, _ in legend], [lab for _, lab in legend], loc="outside lower center",
                    ncols=min(len(legend), 6), frameon=False)

@@ -10,9 +10,10 @@ and the nodes it applies to.
 
 from __future__ import annotations
 
+import itertools
 import math
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import matplotlib
@@ -21,7 +22,6 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
 from accelsim.plots import _RC, _png
-from accelsim.report import ranges
 
 PER_ROW = 40  # cells per row: 250 nodes make 7 rows of cells wide enough for a rotated op name
 NOTE_CHARS_PER_INCH = 19  # characters of the 6.5 pt notes under the strip that fit an inch, for wrapping
@@ -31,6 +31,16 @@ HOST_COLOR = "#BBBBBB"
 BOUNDARY_NOTE = ("Black bars: partition boundaries. 'Pn in': bytes copied to the device where partition n starts; "
                  "'out': bytes copied back where it ends (no number: shared memory, nothing copied).")
 _HUES = ("#4C72B0", "#DD8452", "#55A868", "#8172B3", "#937860", "#DA8BC3")
+
+
+def ranges(indices: Iterable[int]) -> str:
+    """Node indices compactly: [0, 1, 2, 5, 7, 8] -> '0–2, 5, 7–8'."""
+    spans = []
+    # Consecutive indices share index - position, so each run is one group.
+    for _, run in itertools.groupby(enumerate(sorted(set(indices))), key=lambda kv: kv[1] - kv[0]):
+        nums = [n for _, n in run]
+        spans.append(str(nums[0]) if len(nums) == 1 else f"{nums[0]}–{nums[-1]}")
+    return ", ".join(spans)
 
 
 def _shade(color: str, k: int) -> tuple[float, float, float]:

@@ -40,7 +40,6 @@ import csv
 import functools
 import html
 import io
-import itertools
 import json
 import re
 from collections import Counter, defaultdict
@@ -53,6 +52,7 @@ import accelsim
 from accelsim import plots
 from accelsim.files import write_atomic
 from accelsim.pareto import DEFAULT_BEST, FRONTS, OBJECTIVES, best_ids, front_ids
+from accelsim.partition_plot import partition_png, ranges
 from accelsim.record import PointResult
 from accelsim.results import LAYER_COLUMNS, layer_rows, tidy_table
 from accelsim.trace import trace_document
@@ -341,16 +341,6 @@ def point_label(rec: dict[str, Any], *, short: bool = False) -> str:
         return rest if short and rest and len(accels) == 1 and head == accels[0] else k
 
     return " | ".join([rec["model_name"], rec["variant"], *(f"{key(k)}={v}" for k, v in rec["sweep"].items())])
-
-
-def ranges(indices: Iterable[int]) -> str:
-    """Node indices compactly: [0, 1, 2, 5, 7, 8] -> '0–2, 5, 7–8'."""
-    spans = []
-    # Consecutive indices share index - position, so each run is one group.
-    for _, run in itertools.groupby(enumerate(sorted(set(indices))), key=lambda kv: kv[1] - kv[0]):
-        nums = [n for _, n in run]
-        spans.append(str(nums[0]) if len(nums) == 1 else f"{nums[0]}–{nums[-1]}")
-    return ", ".join(spans)
 
 
 def ops_abbrev(ops: Iterable[str]) -> str:
@@ -944,9 +934,6 @@ def _figures(points: Sequence[dict], names: Sequence[str], shown: Sequence[int],
 
 def _partition_figures(points: Sequence[dict], names: Sequence[str], shown: Sequence[int]) -> dict[str, plots.Picture]:
     """plots/partitions_<slug>.png of each point that gets a timeline and has accelerators (CPU-only: all host)."""
-    # partition_plot draws with this module's `ranges`, so it is imported here, once this module exists
-    from accelsim.partition_plot import partition_png
-
     return {f"plots/partitions_{names[k]}.png": plots.Picture(partition_png(
         points[k], f"{point_label(points[k])}: where each node runs, in run order")) for k in shown
         if points[k]["accelerators"]}

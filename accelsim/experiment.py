@@ -625,40 +625,19 @@ def _design_points(experiment: Experiment) -> tuple[list[DesignPoint], int]:
 
 
 def system_identity(system: System) -> dict[str, Any]:
-    """What a point id hashes of its system: each config's YAML data after the overrides (the input
-    the config is resolved from: canonical() of the resolved configs took 1.6 ms a point), or, for a
-    config built in memory, its canonical form without the file location, so a cache survives moving
-    the checkout."""
-    def one(c: HardwareConfig) -> Any:
-        if c.document is not None:
-            return {"kind": c.kind, "yaml": c.document.data}
-        return canonical(dataclasses.replace(c, source=""))
-    return {"host": one(system.host), "accelerators": [one(a) for a in system.accelerators],
-            "assign": canonical(system.assign)}
+    """What a point id hashes of its system: each config's kind and YAML data after the overrides.
 
-
-def canonical(value: Any) -> Any:
-    """`value` as JSON-ready data that is the same in every process: the identity a point id hashes.
-
-    repr() is not: a frozenset's order follows string hashing, which Python salts per process
-    (a claim's dtypes), so ids computed by repr changed from run to run and the cache missed.
+    That is the input every config of a design point is resolved from (design points come from
+    files: `load_system` then `apply_overrides`), plain data that JSON writes the same way in every
+    process and that holds no file location, so a cache survives moving the checkout. repr() of
+    the resolved system did neither: a claim's dtypes are a frozenset, whose order follows
+    Python's per-process string hashing, and a kind record printed its functions' addresses.
     """
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {"__type__": type(value).__name__,
-                **{f.name: canonical(getattr(value, f.name)) for f in dataclasses.fields(value) if f.repr}}
-    if callable(value) and hasattr(value, "__qualname__"):  # a kind's cost function: its name, not its address
-        return f"{value.__module__}.{value.__qualname__}"
-    if isinstance(value, Mapping):
-        return {str(k): canonical(v) for k, v in value.items()}
-    if isinstance(value, (set, frozenset)):
-        return sorted((canonical(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
-    if isinstance(value, (list, tuple)):
-        return [canonical(v) for v in value]
-    if isinstance(value, float):
-        return repr(value)  # exact, and the same text json would not guarantee for every float
-    if value is None or isinstance(value, (str, int)):
-        return value
-    return repr(value)
+    def one(c: HardwareConfig) -> dict[str, Any]:
+        return {"kind": c.kind, "yaml": c.document.data}
+
+    return {"host": one(system.host), "accelerators": [one(a) for a in system.accelerators],
+            "assign": dataclasses.asdict(system.assign)}
 
 
 # -- running ------------------------------------------------------------------------------------

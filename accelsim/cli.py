@@ -723,7 +723,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_cmd_diff)
 
-    p = sub.add_parser("compare", help="configs or experiment results side by side, with % differences and a chart",
+    p = sub.add_parser("compare", help="configs or experiment results side by side, with %% differences and a chart",
                        description="Put two or more hardware configs (each --hw is one column; join several "
                        "accelerators of one column with commas) or the design points of results.json files side by "
                        "side: latency, speed-up over the host alone, energy (when recorded), partitions, delegated "

@@ -26,12 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from accelsim.config import HardwareConfig, System
+from accelsim.delegates.accelerator import AcceleratorDelegate
+from accelsim.runtime.interpreter import Interpreter
+from accelsim.runtime.ir import Model
+from accelsim.runtime.read import load_model
+from accelsim.runtime.work import LoopTrips
 from accelsim.system import NodeWorks, PartitionChoice, build_interpreter, cost_aware_interpreter, node_works
-from delegates.accelerator import AcceleratorDelegate
-from runtime.interpreter import Interpreter
-from runtime.ir import Model
-from runtime.read import load_model
-from runtime.work import LoopTrips
 
 ANALYSIS = "analysis"  # a change gives another analysis: what is claimed, how it is partitioned
 COSTING = "costing"  # a change re-runs only the costs and the schedule of the same analysis

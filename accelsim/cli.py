@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import accelsim
-from runtime.errors import AccelsimError
-from runtime.work import LoopTrips
+from accelsim.runtime.errors import AccelsimError
+from accelsim.runtime.work import LoopTrips
 
 log = logging.getLogger("accelsim")
 
@@ -45,8 +45,8 @@ def _tensor_row(tensors, index: int) -> dict:
 
 def _delegates(hw: Sequence[str], named: Sequence[tuple[str, list[str]]]) -> list:
     from accelsim.config import load_hardware, to_spec
-    from delegates.accelerator import AcceleratorDelegate
-    from delegates.registry import parse_option_strings
+    from accelsim.delegates.accelerator import AcceleratorDelegate
+    from accelsim.delegates.registry import parse_option_strings
 
     out = [AcceleratorDelegate(to_spec(load_hardware(_config_path(h)))) for h in hw]
     registry = delegate_registry()
@@ -57,7 +57,7 @@ def _delegates(hw: Sequence[str], named: Sequence[tuple[str, list[str]]]) -> lis
 
 def delegation_rows(path: str, delegates: Sequence) -> list[dict]:
     """Per node: claimed by which delegate (and partition), or every delegate's reason for not."""
-    from runtime.interpreter import Interpreter
+    from accelsim.runtime.interpreter import Interpreter
 
     interpreter = Interpreter(model_path=path, experimental_delegates=list(delegates))
     return [{"index": r["index"], "op": r["op"], "version": r["version"], "claimed": r["claimed"],
@@ -67,9 +67,9 @@ def delegation_rows(path: str, delegates: Sequence) -> list[dict]:
 
 def inspect_model(path: str, delegates: Sequence = ()) -> dict:
     """Everything `accelsim inspect` shows, as plain data (the --json output)."""
-    from runtime.read import load_model
-    from runtime.resolver import BuiltinOpResolver
-    from runtime.versioning import get_builtin_operator_version, min_runtime_version, op_signature
+    from accelsim.runtime.read import load_model
+    from accelsim.runtime.resolver import BuiltinOpResolver
+    from accelsim.runtime.versioning import get_builtin_operator_version, min_runtime_version, op_signature
 
     model = load_model(path)
     resolver = BuiltinOpResolver()
@@ -146,8 +146,8 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
 
 def registration_code(path: str) -> str:
     """Python that builds a resolver holding exactly the model's ops (selective registration)."""
-    from runtime.read import load_model
-    from runtime.resolver import BuiltinOpResolver, resolver_for_model
+    from accelsim.runtime.read import load_model
+    from accelsim.runtime.resolver import BuiltinOpResolver, resolver_for_model
 
     model = load_model(path)
     rows = resolver_for_model(model, BuiltinOpResolver()).registrations()
@@ -185,7 +185,7 @@ _EPILOG_RUN = """examples:
 
 _EPILOG_BENCHMARK = """examples:
   accelsim benchmark tests/fixtures/models/mobilenet_v2_100_224_int8.tflite --hw edgetpu_usb
-  accelsim benchmark model.tflite --hw accelsim/hw_configs/hexagon_dsp.yaml --num-runs 20 --enable-op-profiling
+  accelsim benchmark model.tflite --hw hw_configs/hexagon_dsp.yaml --num-runs 20 --enable-op-profiling
   accelsim benchmark model.tflite --hw edgetpu_pcie --max-delegated-partitions 2 --json
 """
 
@@ -235,8 +235,8 @@ def _system(host: str, hw: Sequence[str], max_parts: int | None = None, min_node
 def delegate_registry():
     """The providers `--delegate` knows: `accelerator` (a hardware config) plus installed plugins."""
     from accelsim.config import load_hardware, to_spec
-    from delegates.accelerator import AcceleratorDelegate
-    from delegates.registry import DelegateRegistry, OptionSpec
+    from accelsim.delegates.accelerator import AcceleratorDelegate
+    from accelsim.delegates.registry import DelegateRegistry, OptionSpec
 
     registry = DelegateRegistry()
     registry.register_provider(
@@ -392,8 +392,8 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     from accelsim.diff import random_input
     from accelsim.report import layers_csv, op_profile_text
     from accelsim.results import layer_rows, op_profile, partition_choice, record
+    from accelsim.runtime.read import load_model
     from accelsim.system import cost_aware_interpreter, simulate_interpreter
-    from runtime.read import load_model
 
     args.model = _benchmark_model(args)
     system = _system(args.host, args.hw, args.max_delegated_partitions, args.min_nodes_per_partition)
@@ -503,7 +503,7 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
 
 def _cmd_diff(args: argparse.Namespace) -> int:
     from accelsim.diff import inference_diff, load_inputs
-    from runtime.interpreter import Interpreter
+    from accelsim.runtime.interpreter import Interpreter
 
     system = _system(args.host, args.hw)
     inputs = None
@@ -553,8 +553,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_whatif(args: argparse.Namespace) -> int:
+    from accelsim.runtime.read import load_model
     from accelsim.whatif import as_dict, lines, whatif
-    from runtime.read import load_model
 
     system = _system(args.host, args.hw)
     with _progress_bar("point") as progress:

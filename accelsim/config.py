@@ -35,10 +35,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from accelsim import units
 from accelsim.cost import Cost
-from accelsim.energy import Energy
-from accelsim.kinds import Field, Kind, KindRegistry, default_registry, or_list
-from accelsim.memory import LINK, Level, Memory
-from delegates.spec import (
+from accelsim.delegates.spec import (
     ANY_OP,
     BOOL_CONSTRAINTS,
     INT_CONSTRAINTS,
@@ -54,9 +51,12 @@ from delegates.spec import (
     Numerics,
     PartitionPolicy,
 )
-from runtime.errors import AccelsimError
-from runtime.ir import BUILTIN_OPS, TENSOR_TYPES
-from runtime.work import NodeWork
+from accelsim.energy import Energy
+from accelsim.kinds import Field, Kind, KindRegistry, default_registry, or_list
+from accelsim.memory import LINK, Level, Memory
+from accelsim.runtime.errors import AccelsimError
+from accelsim.runtime.ir import BUILTIN_OPS, TENSOR_TYPES
+from accelsim.runtime.work import NodeWork
 
 DTYPES = tuple(sorted(name.lower() for name in TENSOR_TYPES))
 

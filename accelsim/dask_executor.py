@@ -18,7 +18,7 @@ from pathlib import Path
 
 from accelsim.config import System
 from accelsim.experiment import DesignPoint, WorkersLost, point_error, point_records, resolved_system
-from runtime.errors import AccelsimError
+from accelsim.runtime.errors import AccelsimError
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from runtime.work import NodeWork
+from accelsim.runtime.work import NodeWork
 
 if TYPE_CHECKING:
     from accelsim.config import HardwareConfig

@@ -1,7 +1,7 @@
 """Experiments: a YAML grid of design points, cached, run in parallel, turned into a report.
 
 An experiment file (paths are relative to the file; a bare config name such as
-`edgetpu_usb` means the shipped `accelsim/hw_configs/edgetpu_usb.yaml`):
+`edgetpu_usb` means the shipped `hw_configs/edgetpu_usb.yaml`):
 
 ```yaml
 name: default                      # report folder reports/<name>/ (default: the file's stem)
@@ -75,11 +75,12 @@ import pickle
 import signal
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
-import accelsim
+import accelsim.hw_configs
 from accelsim.config import (
     ASSIGN_POLICIES,
     Assign,
@@ -92,9 +93,12 @@ from accelsim.config import (
     load_system,
     read_document,
 )
+from accelsim.delegates.spec import OBJECTIVES
 from accelsim.files import write_atomic
 from accelsim.pareto import DEFAULT_BEST, TRACES
 from accelsim.record import PointResult
+from accelsim.runtime.errors import AccelsimError
+from accelsim.runtime.work import LoopTrips
 from accelsim.search import (
     Limit,
     Range,
@@ -106,16 +110,14 @@ from accelsim.search import (
     sampled_combinations,
 )
 from accelsim.sim import SCHEDULES
-from delegates.spec import OBJECTIVES
-from runtime.errors import AccelsimError
-from runtime.work import LoopTrips
 
 if TYPE_CHECKING:  # the simulator is imported where points run, not to load an experiment
     from accelsim.analysis import Analysis
 
 log = logging.getLogger(__name__)
 
-SHIPPED_CONFIGS = Path(accelsim.__file__).resolve().parent / "hw_configs"  # package data: ships in the wheel
+# hw_configs/ at the repository top, installed as the package data `accelsim.hw_configs` (pyproject.toml).
+SHIPPED_CONFIGS = Path(str(resources.files(accelsim.hw_configs)))
 OPTION_KEYS = ("max_delegated_partitions", "min_nodes_per_partition")
 _TOP_KEYS = ("name", "models", "host", "variants", "sweeps", "search", "limits", "schedule", "numerics", "loops",
              "reports", "traces", "best", "pareto")
@@ -279,8 +281,8 @@ def load_experiment(path: str | Path) -> Experiment:
 
 def _check_models(experiment: Experiment, errors: _Errors) -> None:
     """Every model that exists parses: a corrupt file fails here with the ModelError `run` would give."""
-    from runtime.errors import ModelError
-    from runtime.read import load_model
+    from accelsim.runtime.errors import ModelError
+    from accelsim.runtime.read import load_model
 
     for i, model in enumerate(experiment.models):
         if not Path(model).is_file():
@@ -690,8 +692,8 @@ def point_records(model: Any, items: Iterable[tuple[DesignPoint, System | PointR
     re-runs the costs and the schedule.
     """
     from accelsim.analysis import analysis_facts, analyze
-    from runtime.ir import Model
-    from runtime.read import load_model
+    from accelsim.runtime.ir import Model
+    from accelsim.runtime.read import load_model
 
     analyses: dict[Hashable, Analysis | Exception] = {}
     parsed: list = []  # the parsed model, once a point needed it

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from accelsim.config import HardwareConfig
     from accelsim.cost import Cost
-    from runtime.work import NodeWork
+    from accelsim.runtime.work import NodeWork
 
 ENTRY_POINT_GROUP = "accelsim.kinds"
 ROLES = ("host", "accelerator")

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from runtime.work import NodeWork
+from accelsim.runtime.work import NodeWork
 
 LINK = "link"
 

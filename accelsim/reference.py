@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from accelsim.config import DTYPES, KEYS, TF_OP_NAMES, VERSION_WORDS, load_hardware
+from accelsim.delegates.spec import ANY_OP, CONSTRAINT_DOCS, NEVER_ANY
 from accelsim.kinds import KindRegistry, default_registry
-from delegates.spec import ANY_OP, CONSTRAINT_DOCS, NEVER_ANY
 
 _UNIT_EXAMPLES = {
     "frequency": "500 MHz, 1.5 GHz",

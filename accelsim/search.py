@@ -37,7 +37,7 @@ import numpy as np
 
 from accelsim import units
 from accelsim.config import HardwareConfig, System
-from runtime.work import Gemm, NodeWork
+from accelsim.runtime.work import Gemm, NodeWork
 
 STRATEGIES = ("grid", "random")
 _SEARCH_KEYS = ("strategy", "samples", "seed")

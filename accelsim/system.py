@@ -26,14 +26,14 @@ from typing import TYPE_CHECKING, Any
 
 from accelsim.config import Assign, HardwareConfig, System, to_spec
 from accelsim.cost import Cost, total
+from accelsim.delegates.accelerator import AcceleratorDelegate
+from accelsim.delegates.spec import PartitionPolicy
 from accelsim.energy import static_power
 from accelsim.memory import LINK
+from accelsim.runtime.interpreter import Interpreter
+from accelsim.runtime.ir import Model
+from accelsim.runtime.work import LoopTrips, NodeWork, control_nodes, node_work, resolve_trips
 from accelsim.sim import SimResult, Step, simulate
-from delegates.accelerator import AcceleratorDelegate
-from delegates.spec import PartitionPolicy
-from runtime.interpreter import Interpreter
-from runtime.ir import Model
-from runtime.work import LoopTrips, NodeWork, control_nodes, node_work, resolve_trips
 
 if TYPE_CHECKING:
     from accelsim.analysis import Analysis

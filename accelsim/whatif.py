@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from accelsim.config import HardwareConfig, System
-from accelsim.system import HOST, Simulation, simulate_model
-from delegates.spec import (
+from accelsim.delegates.spec import (
     BOOL_CONSTRAINTS,
     INT_CONSTRAINTS,
     MAX_VERSION,
@@ -33,10 +32,11 @@ from delegates.spec import (
     check_claim,
     facts_from_node,
 )
-from runtime.errors import WorkError
-from runtime.interpreter import Interpreter
-from runtime.ir import Model
-from runtime.work import LoopTrips
+from accelsim.runtime.errors import WorkError
+from accelsim.runtime.interpreter import Interpreter
+from accelsim.runtime.ir import Model
+from accelsim.runtime.work import LoopTrips
+from accelsim.system import HOST, Simulation, simulate_model
 
 # The best pair is searched among this many leading candidates (66 simulations at most). Under the
 # Edge TPU's prefix rule a line alone often gains nothing, so the pool is wide enough for whole models

@@ -21,10 +21,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from accelsim.config import apply_overrides, load_hardware, load_system  # noqa: E402
+from accelsim.runtime.read import load_model  # noqa: E402
 from accelsim.system import simulate_model  # noqa: E402
-from runtime.read import load_model  # noqa: E402
 
-HW = ROOT / "accelsim" / "hw_configs"
+HW = ROOT / "hw_configs"
 FIXTURES = ROOT / "tests" / "fixtures" / "models"
 # atan_custom needs its custom op registered, which a simulated system has no resolver for.
 NEEDS_RESOLVER = {"atan_custom"}

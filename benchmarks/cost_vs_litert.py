@@ -1,7 +1,7 @@
 """Simulated host latency against LiteRT's measured one, on every fixture model, on this machine.
 
 LiteRT runs with its default delegate (XNNPACK) and num_threads=1; accelsim simulates the same
-model cost-only on a host config that describes this machine (default `accelsim/hw_configs/host_x86.yaml`;
+model cost-only on a host config that describes this machine (default `hw_configs/host_x86.yaml`;
 pass `--host` for another). Both are measured in the same run, so the ratio simulated/measured is
 what the host model explains; its spread (max/min over the models) says whether one set of
 numbers serves CNNs, recurrent and transformer models alike. Loop trip counts used by the

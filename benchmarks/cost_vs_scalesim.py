@@ -30,7 +30,7 @@ if str(ROOT) not in sys.path:
 from accelsim.config import HardwareConfig, apply_overrides, load_hardware  # noqa: E402
 from accelsim.cost import systolic  # noqa: E402
 from accelsim.cost.systolic import DATAFLOWS  # noqa: E402
-from runtime.work import NodeWork, conv_work  # noqa: E402
+from accelsim.runtime.work import NodeWork, conv_work  # noqa: E402
 
 VENV = ROOT / ".venv-scalesim"
 ROWS, COLS = 32, 16
@@ -185,7 +185,7 @@ def run_scalesim(python: Path, layers, rows: int, cols: int, workdir: Path,
 def array_config(dataflow: str, rows: int = ROWS, cols: int = COLS) -> HardwareConfig:
     """The shipped Edge-TPU-like config resized to rows x cols, given `dataflow`, ample on-chip bandwidth and
     no program transfer (SCALE-Sim times the array alone)."""
-    base = load_hardware(ROOT / "accelsim" / "hw_configs" / "edgetpu_usb.yaml")
+    base = load_hardware(ROOT / "hw_configs" / "edgetpu_usb.yaml")
     return apply_overrides(base, {"compute.rows": rows, "compute.cols": cols, "compute.dataflow": dataflow,
                                   "compute.instruction_bytes": 0, "memory.levels.sram.bandwidth": "1000 TB/s"})
 

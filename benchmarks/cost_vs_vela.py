@@ -48,9 +48,9 @@ if str(ROOT) not in sys.path:
 from accelsim.config import HardwareConfig, load_hardware, to_spec  # noqa: E402
 from accelsim.cost import npu  # noqa: E402
 from accelsim.cost.npu import NpuCompute  # noqa: E402
-from delegates.accelerator import AcceleratorDelegate  # noqa: E402
-from runtime.interpreter import Interpreter  # noqa: E402
-from runtime.work import NodeWork  # noqa: E402
+from accelsim.delegates.accelerator import AcceleratorDelegate  # noqa: E402
+from accelsim.runtime.interpreter import Interpreter  # noqa: E402
+from accelsim.runtime.work import NodeWork  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "models"
 # (our config, Vela accelerator, Vela system config)
@@ -205,7 +205,7 @@ class Comparison:
 
 def compare(model: Path, config: str, accelerator: str, system: str, work_dir: Path) -> Comparison:
     """Our estimate and Vela's for one model on one system."""
-    hw = load_hardware(ROOT / "accelsim" / "hw_configs" / f"{config}.yaml")
+    hw = load_hardware(ROOT / "hw_configs" / f"{config}.yaml")
     out_dir = work_dir / f"{model.stem}_{accelerator}"
     nodes, works, cpu_ops = our_nodes(model, hw)
     return Comparison(model.stem, config, tuple(nodes), cpu_ops, run_vela(model, accelerator, system, out_dir), hw,

@@ -100,8 +100,8 @@ def fresh_per_minute(points, sample: int, full_prepare: bool) -> float:
             prepared shapes only (the SimPy replay of the sequential schedule is not restored).
     """
     from accelsim.results import record
+    from accelsim.runtime.read import load_model
     from accelsim.system import build_interpreter, simulate_interpreter, simulate_model
-    from runtime.read import load_model
 
     def full(p):
         interpreter, delegates = build_interpreter(load_model(p.model), p.system)

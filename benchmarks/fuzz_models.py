@@ -41,10 +41,10 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "models"
 sys.path.insert(0, str(ROOT))
 
-from runtime.errors import AccelsimError, ModelError  # noqa: E402
-from runtime.interpreter import Interpreter  # noqa: E402
-from runtime.read import load_model  # noqa: E402
-from runtime.verify import layout  # noqa: E402
+from accelsim.runtime.errors import AccelsimError, ModelError  # noqa: E402
+from accelsim.runtime.interpreter import Interpreter  # noqa: E402
+from accelsim.runtime.read import load_model  # noqa: E402
+from accelsim.runtime.verify import layout  # noqa: E402
 
 # Models whose tensors need more than this are loaded but not invoked (invoke time stays bounded).
 MAX_INVOKE_BYTES = 64 << 20

@@ -110,7 +110,7 @@ def op_profile(path: Path, min_time: float) -> tuple[float, list[tuple[str, floa
     import dataclasses
     from collections import Counter
 
-    from runtime import Interpreter
+    from accelsim.runtime import Interpreter
 
     it = Interpreter(model_path=path, num_threads=1)
     total, calls = Counter(), Counter()
@@ -181,7 +181,7 @@ def _rss_mb() -> float:
 
 def _memory_worker(path: Path) -> dict[str, float]:
     """Peak RSS after importing the runtime, and after construct + allocate_tensors + one invoke."""
-    from runtime import Interpreter
+    from accelsim.runtime import Interpreter
 
     imported = _rss_mb()
     it = Interpreter(model_path=path, num_threads=1)
@@ -230,8 +230,8 @@ def main(argv=None) -> int:
         print(json.dumps(_memory_worker(Path(args.memory_worker))))
         return 0
 
-    from runtime import Interpreter
-    from runtime.errors import AccelsimError
+    from accelsim.runtime import Interpreter
+    from accelsim.runtime.errors import AccelsimError
 
     paths = [p for p in sorted(FIXTURES.glob("*.tflite")) if p.stem != "atan_custom"]
     if args.only:

@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from accelsim.config import load_system  # noqa: E402
+from accelsim.runtime.read import load_model  # noqa: E402
 from accelsim.system import build_interpreter, simulate_interpreter, simulate_model  # noqa: E402
-from runtime.read import load_model  # noqa: E402
 
 CONFIGS = [[], ["edgetpu_usb"], ["edgetpu_pcie"], ["hexagon_dsp"]]
 
@@ -49,7 +49,7 @@ def main(argv=None) -> int:
     parser.add_argument("--model", default=str(ROOT / "tests/fixtures/models/mobilenet_v2_100_224_int8.tflite"))
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args(argv)
-    hw = ROOT / "accelsim" / "hw_configs"
+    hw = ROOT / "hw_configs"
     print(f"model: {args.model}")
     header = (f"{'system':<16} {'cost-only s':>11} {'sim latency ms':>14} {'invoke ms':>10} "
               f"{'invoke+sim ms':>13} {'sim adds':>8}")

@@ -1,6 +1,6 @@
 """The delegate mechanism: TFLite's SimpleDelegate API, graph partitioning and delegate loading."""
 
-from delegates.api import (
+from accelsim.delegates.api import (
     DelegateKernelError,
     DelegateNodeView,
     DelegateOptions,
@@ -12,8 +12,8 @@ from delegates.api import (
     get_node_and_registration,
     node_view,
 )
-from delegates.partition import GraphNode, NodeSubset, Selection, partition_graph, select_partitions
-from delegates.registry import (
+from accelsim.delegates.partition import GraphNode, NodeSubset, Selection, partition_graph, select_partitions
+from accelsim.delegates.registry import (
     DelegateProvider,
     DelegateRegistry,
     OptionSpec,
@@ -23,7 +23,7 @@ from delegates.registry import (
     provider_names,
     register_provider,
 )
-from runtime.errors import DelegateError
+from accelsim.runtime.errors import DelegateError
 
 __all__ = [
     "DelegateError",

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from delegates.api import DelegateOptions, SimpleDelegate, SimpleDelegateKernel, get_node_and_registration
-from delegates.partition import NodeSubset, Selection
-from delegates.spec import AcceleratorSpec, facts_from_node
-from runtime.numerics import invoker
-from runtime.work import NodeWork, node_work
+from accelsim.delegates.api import DelegateOptions, SimpleDelegate, SimpleDelegateKernel, get_node_and_registration
+from accelsim.delegates.partition import NodeSubset, Selection
+from accelsim.delegates.spec import AcceleratorSpec, facts_from_node
+from accelsim.runtime.numerics import invoker
+from accelsim.runtime.work import NodeWork, node_work
 
 
 class AcceleratorDelegate(SimpleDelegate):

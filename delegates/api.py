@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from delegates.partition import NodeSubset, Selection, describe_plan, partition_graph, select_partitions
-from runtime.errors import DelegateError, KernelError
-from runtime.ir import BUILTIN_OPS, Options, Quantization, numpy_dtype
-from runtime.resolver import Registration
+from accelsim.delegates.partition import NodeSubset, Selection, describe_plan, partition_graph, select_partitions
+from accelsim.runtime.errors import DelegateError, KernelError
+from accelsim.runtime.ir import BUILTIN_OPS, Options, Quantization, numpy_dtype
+from accelsim.runtime.resolver import Registration
 
 log = logging.getLogger(__name__)
 

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from runtime.numerics import ROUNDINGS, NumericsProfile
-from runtime.quant import activation_name
-from runtime.work import data_input, option
+from accelsim.runtime.numerics import ROUNDINGS, NumericsProfile
+from accelsim.runtime.quant import activation_name
+from accelsim.runtime.work import data_input, option
 
 # schema enums Padding and ActivationFunctionType, by name.
 PADDINGS = ("SAME", "VALID")

@@ -30,11 +30,11 @@ import sys
 
 import numpy as np
 
-from delegates import SimpleDelegate, SimpleDelegateKernel, delegation_report, get_node_and_registration
-from runtime.interpreter import Interpreter
-from runtime.ir import Model, Subgraph, Tensor, make_operator
-from runtime.quant import activation_name
-from runtime.read import load_model
+from accelsim.delegates import SimpleDelegate, SimpleDelegateKernel, delegation_report, get_node_and_registration
+from accelsim.runtime.interpreter import Interpreter
+from accelsim.runtime.ir import Model, Subgraph, Tensor, make_operator
+from accelsim.runtime.quant import activation_name
+from accelsim.runtime.read import load_model
 
 SUPPORTED_OPS = ("ADD", "SUB")
 

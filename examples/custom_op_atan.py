@@ -25,12 +25,12 @@ import sys
 
 import numpy as np
 
-from runtime import BuiltinOpResolver, Interpreter, OpResolutionError, Registration, load_model
-from runtime.custom import decode_options, encode_options
-from runtime.ir import Model, Subgraph, Tensor, make_operator
-from runtime.kernels.common import check
-from runtime.work import NodeWork, measured, node_work
-from runtime.write import save_model
+from accelsim.runtime import BuiltinOpResolver, Interpreter, OpResolutionError, Registration, load_model
+from accelsim.runtime.custom import decode_options, encode_options
+from accelsim.runtime.ir import Model, Subgraph, Tensor, make_operator
+from accelsim.runtime.kernels.common import check
+from accelsim.runtime.work import NodeWork, measured, node_work
+from accelsim.runtime.write import save_model
 
 # Vector ops per element of a float32 arctangent: range reduction (a compare, a divide, a select)
 # and a degree-9 odd polynomial by Horner's rule (x*x, then 4 multiply-adds counted as 2 ops each):

@@ -7,7 +7,7 @@ from typing import Any
 
 from flatbuffers import flexbuffers
 
-from runtime.errors import ModelError
+from accelsim.runtime.errors import ModelError
 
 
 def decode_options(buffer: bytes | None) -> dict[str, Any]:

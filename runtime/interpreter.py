@@ -16,18 +16,18 @@ from typing import Any
 
 import numpy as np
 
-from runtime.errors import (
+from accelsim.runtime.errors import (
     DelegateError,
     InterpreterStateError,
     KernelError,
     ModelError,
     OpResolutionError,
 )
-from runtime.ir import Model, Operator, tensor_type_for_dtype
-from runtime.numerics import LITERT_X86, NumericsProfile, invoker, to_half
-from runtime.read import DEFAULT_MAX_TENSOR_BYTES, load_model
-from runtime.resolver import BuiltinOpResolver, MutableOpResolver, Registration
-from runtime.tensor import ARENA, CONSTANT, PERSISTENT, TEMPORARY, RuntimeTensor
+from accelsim.runtime.ir import Model, Operator, tensor_type_for_dtype
+from accelsim.runtime.numerics import LITERT_X86, NumericsProfile, invoker, to_half
+from accelsim.runtime.read import DEFAULT_MAX_TENSOR_BYTES, load_model
+from accelsim.runtime.resolver import BuiltinOpResolver, MutableOpResolver, Registration
+from accelsim.runtime.tensor import ARENA, CONSTANT, PERSISTENT, TEMPORARY, RuntimeTensor
 
 log = logging.getLogger(__name__)
 

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from runtime.errors import ModelError
-from schema.tflite import BuiltinOperator as _bo_mod
-from schema.tflite import BuiltinOptions as _bopt_mod
-from schema.tflite import TensorType as _tt_mod
+from accelsim.runtime.errors import ModelError
+from accelsim.schema.tflite import BuiltinOperator as _bo_mod
+from accelsim.schema.tflite import BuiltinOptions as _bopt_mod
+from accelsim.schema.tflite import TensorType as _tt_mod
 
 FILE_IDENTIFIER = b"TFL3"
 SCHEMA_VERSION = 3
@@ -206,7 +206,7 @@ class Options(Mapping):
 
 
 def _options_class(type_name: str):
-    module = __import__(f"schema.tflite.{type_name}", fromlist=[type_name])
+    module = __import__(f"accelsim.schema.tflite.{type_name}", fromlist=[type_name])
     return getattr(module, type_name + "T")
 
 

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from runtime.errors import KernelError
+from accelsim.runtime.errors import KernelError
 
 INT32_MIN = -(1 << 31)
 INT32_MAX = (1 << 31) - 1

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from runtime.errors import ModelError
-from runtime.ir import (
+from accelsim.runtime.errors import ModelError
+from accelsim.runtime.ir import (
     _NUMPY_DTYPES,
     _OPTIONS_TYPE_NAMES,
     BUILTIN_OP_NAMES,
@@ -32,12 +32,12 @@ from runtime.ir import (
     default_options,
     options_type_for_op,
 )
-from runtime.verify import verify_model
-from schema.tflite.Buffer import BufferT
-from schema.tflite.Model import ModelT
-from schema.tflite.Operator import OperatorT
-from schema.tflite.QuantizationParameters import QuantizationParametersT
-from schema.tflite.SubGraph import SubGraphT
+from accelsim.runtime.verify import verify_model
+from accelsim.schema.tflite.Buffer import BufferT
+from accelsim.schema.tflite.Model import ModelT
+from accelsim.schema.tflite.Operator import OperatorT
+from accelsim.schema.tflite.QuantizationParameters import QuantizationParametersT
+from accelsim.schema.tflite.SubGraph import SubGraphT
 
 # A tensor larger than this is refused before anything is allocated.
 DEFAULT_MAX_TENSOR_BYTES = 2 << 30

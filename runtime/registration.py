@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from runtime.errors import OpResolutionError
-from runtime.ir import BUILTIN_OP_NAMES, BUILTIN_OPS
+from accelsim.runtime.errors import OpResolutionError
+from accelsim.runtime.ir import BUILTIN_OP_NAMES, BUILTIN_OPS
 
 
 @dataclass(frozen=True)

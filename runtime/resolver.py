@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from runtime.ir import Model
-from runtime.kernels import BuiltinOpResolver
-from runtime.registration import MutableOpResolver, Registration
+from accelsim.runtime.ir import Model
+from accelsim.runtime.kernels import BuiltinOpResolver
+from accelsim.runtime.registration import MutableOpResolver, Registration
 
 __all__ = ["BuiltinOpResolver", "MutableOpResolver", "Registration", "resolver_for_model"]
 

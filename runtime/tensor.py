@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.errors import KernelError
-from runtime.ir import Quantization, numpy_dtype
+from accelsim.runtime.errors import KernelError
+from accelsim.runtime.ir import Quantization, numpy_dtype
 
 # How a tensor's memory is handled (TfLiteAllocationType, simplified).
 CONSTANT = "constant"  # a read-only view of the model's buffer

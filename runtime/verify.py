@@ -27,7 +27,7 @@ import struct
 from dataclasses import dataclass
 from importlib import resources
 
-from runtime.errors import ModelError
+from accelsim.runtime.errors import ModelError
 
 # flatbuffers/verifier.h defaults.
 MAX_DEPTH = 64
@@ -244,7 +244,7 @@ def _field(table, name, ftype, slot, enums, unions, tables) -> list[Field]:
 @functools.cache
 def tflite_schema() -> Schema:
     """The schema of .tflite files (schema/tflite.fbs, the source flatc's reader was generated from)."""
-    return parse_schema(resources.files("schema").joinpath("tflite.fbs").read_text(encoding="utf-8"))
+    return parse_schema(resources.files("accelsim.schema").joinpath("tflite.fbs").read_text(encoding="utf-8"))
 
 
 # ---------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from runtime.ir import Model, Operator, Options, Quantization, Subgraph, Tensor
+    from accelsim.runtime.ir import Model, Operator, Options, Quantization, Subgraph, Tensor
 
 logger = logging.getLogger(__name__)
 

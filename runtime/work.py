@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from runtime.errors import WorkError
+from accelsim.runtime.errors import WorkError
 
 KINDS = ("gemm", "depthwise", "window", "reduce", "elementwise", "lookup", "move", "control")
 
@@ -483,7 +483,7 @@ def batch_matmul(context, node) -> NodeWork:
 def conv_output_size(size: int, kernel: int, stride: int, dilation: int, padding: str) -> int:
     """TFLite's ComputeOutSize (kernels/padding.h), as the interpreter's conv kernels compute it."""
     # Imported here: the kernel modules import this one for their work hooks.
-    from runtime.kernels.conv.geometry import SAME, VALID, out_size_and_padding
+    from accelsim.runtime.kernels.conv.geometry import SAME, VALID, out_size_and_padding
 
     paddings = {"SAME": SAME, "VALID": VALID}
     if padding not in paddings:

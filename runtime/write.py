@@ -8,8 +8,8 @@ from pathlib import Path
 import flatbuffers
 import numpy as np
 
-from runtime.errors import ModelError
-from runtime.ir import (
+from accelsim.runtime.errors import ModelError
+from accelsim.runtime.ir import (
     _OPTIONS_TYPES,
     _PLACEHOLDER_FOR_GREATER_OP_CODES,
     BUILTIN_OPS,
@@ -22,17 +22,17 @@ from runtime.ir import (
     _options_to_object,
     options_type_for_op,
 )
-from runtime.versioning import stamp_versions as _stamp_versions
-from schema.tflite.Buffer import BufferT
-from schema.tflite.Metadata import MetadataT
-from schema.tflite.Model import ModelT
-from schema.tflite.Operator import OperatorT
-from schema.tflite.OperatorCode import OperatorCodeT
-from schema.tflite.QuantizationParameters import QuantizationParametersT
-from schema.tflite.SignatureDef import SignatureDefT
-from schema.tflite.SubGraph import SubGraphT
-from schema.tflite.Tensor import TensorT
-from schema.tflite.TensorMap import TensorMapT
+from accelsim.runtime.versioning import stamp_versions as _stamp_versions
+from accelsim.schema.tflite.Buffer import BufferT
+from accelsim.schema.tflite.Metadata import MetadataT
+from accelsim.schema.tflite.Model import ModelT
+from accelsim.schema.tflite.Operator import OperatorT
+from accelsim.schema.tflite.OperatorCode import OperatorCodeT
+from accelsim.schema.tflite.QuantizationParameters import QuantizationParametersT
+from accelsim.schema.tflite.SignatureDef import SignatureDefT
+from accelsim.schema.tflite.SubGraph import SubGraphT
+from accelsim.schema.tflite.Tensor import TensorT
+from accelsim.schema.tflite.TensorMap import TensorMapT
 
 
 def save_model(model: Model, path: str | os.PathLike | None = None, *, stamp_versions: bool = False) -> bytes:
@@ -128,10 +128,10 @@ def _tensor_to_object(t: Tensor) -> TensorT:
 
 
 def _sparsity_to_object(s: Sparsity):
-    from schema.tflite.DimensionMetadata import DimensionMetadataT
-    from schema.tflite.Int32Vector import Int32VectorT
-    from schema.tflite.SparseIndexVector import SparseIndexVector
-    from schema.tflite.SparsityParameters import SparsityParametersT
+    from accelsim.schema.tflite.DimensionMetadata import DimensionMetadataT
+    from accelsim.schema.tflite.Int32Vector import Int32VectorT
+    from accelsim.schema.tflite.SparseIndexVector import SparseIndexVector
+    from accelsim.schema.tflite.SparsityParameters import SparsityParametersT
 
     def vec(values):
         v = Int32VectorT()

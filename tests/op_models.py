@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from support import Spec, const, single_op_model
 
-from runtime.kernels.conv.geometry import SAME, out_size_and_padding
+from accelsim.runtime.kernels.conv.geometry import SAME, out_size_and_padding
 
 ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
 POOL_QUANT = {"FLOAT32": {}, "INT8": {"scale": 0.05, "zero_point": -3}, "UINT8": {"scale": 0.05, "zero_point": 120}}

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import numpy as np
 
-from runtime.interpreter import Interpreter
-from runtime.ir import Model, Quantization, Subgraph, Tensor, make_operator, numpy_dtype, tensor_type_for_dtype
-from runtime.read import load_model
-from runtime.write import save_model
+from accelsim.runtime.interpreter import Interpreter
+from accelsim.runtime.ir import Model, Quantization, Subgraph, Tensor, make_operator, numpy_dtype, tensor_type_for_dtype
+from accelsim.runtime.read import load_model
+from accelsim.runtime.write import save_model
 
 FIXTURES = Path(__file__).parent / "fixtures" / "models"
 
@@ -67,7 +67,7 @@ def single_op_ir(op: str, inputs: list[Spec | None], outputs: list[Spec], *, ver
             continue
         buf = 0
         if spec.data is not None:
-            from runtime.ir import numpy_dtype
+            from accelsim.runtime.ir import numpy_dtype
 
             buffers.append(np.ascontiguousarray(spec.data, dtype=numpy_dtype(spec.type)).tobytes())
             buf = len(buffers) - 1
@@ -286,7 +286,7 @@ def prepare_error(model: bytes | Model) -> str:
     """The KernelError message allocate_tensors() raises for `model` (fails the test if it raises none)."""
     import pytest
 
-    from runtime.errors import KernelError
+    from accelsim.runtime.errors import KernelError
 
     it = Interpreter(model=model) if isinstance(model, Model) else Interpreter(model_content=model)
     with pytest.raises(KernelError) as info:

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
+from accelsim.runtime import Interpreter
 from benchmarks.interpreter import FIXTURES, op_profile, time_invoke
-from runtime import Interpreter
 
 
 def test_op_profile_counts_kernel_calls_per_invoke_including_loop_bodies():

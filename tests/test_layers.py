@@ -1,5 +1,6 @@
-"""Imports only point down: accelsim -> delegates -> runtime -> schema, and inside runtime the kernels
-sit below the resolver and the interpreter (they import tensors, quant and the IR, never the interpreter).
+"""Imports only point down: accelsim -> accelsim.delegates -> accelsim.runtime -> accelsim.schema, and inside
+the runtime the kernels sit below the resolver and the interpreter (they import tensors, quant and the IR, never
+the interpreter).
 
 Every import statement counts, also those inside functions or `if TYPE_CHECKING:` blocks.
 """
@@ -11,30 +12,45 @@ import sys
 from pathlib import Path
 
 import pytest
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("schema", "runtime", "delegates", "accelsim")  # lowest first
+PACKAGES = ("accelsim.schema", "accelsim.runtime", "accelsim.delegates", "accelsim")  # lowest first
+# The repository folder of each package: the build maps runtime/ to accelsim.runtime and so on (pyproject.toml).
+FOLDERS = {folder: package for package, folder in
+           tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"].items()}
 
 # Modules of `runtime`, lowest layer first; a module may import its own layer's modules and lower ones.
 RUNTIME_LAYERS = (
-    ("runtime.errors",),
-    ("runtime.ir", "runtime.quant", "runtime.numerics", "runtime.verify", "runtime.custom"),
-    ("runtime.versioning",),
-    ("runtime.read", "runtime.write", "runtime.tensor", "runtime.registration"),
-    ("runtime.kernels", "runtime.work"),  # the kernels package and every module in it; the work they report
-    ("runtime.resolver",),
-    ("runtime.interpreter",),
-    ("runtime",),  # the package's __init__, which exports the public names
+    ("accelsim.runtime.errors",),
+    ("accelsim.runtime.ir", "accelsim.runtime.quant", "accelsim.runtime.numerics", "accelsim.runtime.verify",
+     "accelsim.runtime.custom"),
+    ("accelsim.runtime.versioning",),
+    ("accelsim.runtime.read", "accelsim.runtime.write", "accelsim.runtime.tensor", "accelsim.runtime.registration"),
+    # the kernels package and every module in it; the work they report
+    ("accelsim.runtime.kernels", "accelsim.runtime.work"),
+    ("accelsim.runtime.resolver",),
+    ("accelsim.runtime.interpreter",),
+    ("accelsim.runtime",),  # the package's __init__, which exports the public names
 )
 
 
 def _module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT).with_suffix("").parts
+    """The import name of a source file: runtime/ir.py is accelsim.runtime.ir."""
+    folder, *parts = path.relative_to(ROOT).with_suffix("").parts
+    parts = [FOLDERS.get(folder, folder), *parts]
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def _sources() -> list[Path]:
-    return sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py") if "schema/tflite" not in p.as_posix())
+    return sorted(p for folder in FOLDERS for p in (ROOT / folder).rglob("*.py")
+                  if "schema/tflite" not in p.as_posix())
+
+
+def _package(module: str) -> str | None:
+    """The layer of PACKAGES a module belongs to (the longest prefix), or None outside the project."""
+    found = [pkg for pkg in PACKAGES if module == pkg or module.startswith(pkg + ".")]
+    return max(found, key=len) if found else None
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
@@ -66,13 +82,13 @@ def _runtime_layer(module: str) -> int:
 
 
 def _violation(importer: str, imported: str) -> str | None:
-    top_from, top_to = importer.split(".")[0], imported.split(".")[0]
-    if top_to not in PACKAGES:
+    top_from, top_to = _package(importer), _package(imported)
+    if top_to is None:
         return None
     if PACKAGES.index(top_to) > PACKAGES.index(top_from):
         return f"{top_from} may not import the higher layer {top_to}"
-    if top_from == top_to == "runtime":
-        if importer.startswith("runtime.kernels") and imported.startswith("runtime.interpreter"):
+    if top_from == top_to == "accelsim.runtime":
+        if importer.startswith("accelsim.runtime.kernels") and imported.startswith("accelsim.runtime.interpreter"):
             return "kernels never import the interpreter"
         if _runtime_layer(imported) > _runtime_layer(importer):
             return "runtime modules import only their own layer or lower ones (RUNTIME_LAYERS)"
@@ -88,22 +104,34 @@ def test_imports_point_down(path):
 
 
 @pytest.mark.parametrize(("importer", "imported"), [
-    ("runtime.kernels.conv", "runtime.interpreter.Interpreter"),
-    ("runtime.kernels.conv", "runtime.resolver.BuiltinOpResolver"),
-    ("runtime.ir", "runtime.read.load_model"),
-    ("runtime.tensor", "runtime.kernels.common.check"),
-    ("runtime.interpreter", "delegates.api.SimpleDelegate"),
-    ("delegates.partition", "accelsim.config.load_system"),
-    ("schema.generate", "runtime.ir.Model"),
+    ("accelsim.runtime.kernels.conv", "accelsim.runtime.interpreter.Interpreter"),
+    ("accelsim.runtime.kernels.conv", "accelsim.runtime.resolver.BuiltinOpResolver"),
+    ("accelsim.runtime.ir", "accelsim.runtime.read.load_model"),
+    ("accelsim.runtime.tensor", "accelsim.runtime.kernels.common.check"),
+    ("accelsim.runtime.interpreter", "accelsim.delegates.api.SimpleDelegate"),
+    ("accelsim.delegates.partition", "accelsim.config.load_system"),
+    ("accelsim.schema.generate", "accelsim.runtime.ir.Model"),
 ])
 def test_upward_imports_are_caught(importer, imported):
     assert _violation(importer, imported) is not None
+
+
+def test_a_planted_upward_import_fails(tmp_path, monkeypatch):
+    """A file in runtime/ that imports accelsim's hardware side is reported with its file:line."""
+    pkg = tmp_path / "runtime" / "kernels"
+    pkg.mkdir(parents=True)
+    source = pkg / "mod.py"
+    source.write_text("import numpy\ndef f():\n    from accelsim.config import load_system\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert _module_name(source) == "accelsim.runtime.kernels.mod"
+    with pytest.raises(AssertionError, match=r"runtime/kernels/mod.py:3: imports accelsim.config.load_system"):
+        test_imports_point_down(source)
 
 
 def test_function_level_and_relative_imports_are_read(tmp_path, monkeypatch):
     pkg = tmp_path / "runtime" / "kernels"
     pkg.mkdir(parents=True)
     source = pkg / "mod.py"
-    source.write_text("def f():\n    from runtime.interpreter import Interpreter\n    from . import common\n")
+    source.write_text("def f():\n    from accelsim.runtime.interpreter import Interpreter\n    from . import common\n")
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
-    assert _imports(source) == [(2, "runtime.interpreter.Interpreter"), (3, "runtime.kernels.common")]
+    assert _imports(source) == [(2, "accelsim.runtime.interpreter.Interpreter"), (3, "accelsim.runtime.kernels.common")]

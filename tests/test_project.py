@@ -59,9 +59,10 @@ def _package_data() -> set[Path]:
     """The files pyproject's package-data puts into the wheel (patterns are relative to each package)."""
     import tomllib
 
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
-    return {path for package, patterns in config.items() for pattern in patterns
-            for path in (ROOT / package.replace(".", "/")).glob(pattern)}
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = config["package-dir"]
+    return {path for package, patterns in config["package-data"].items() for pattern in patterns
+            for path in (ROOT / folders[package]).glob(pattern)}
 
 
 def test_the_wheel_carries_every_data_file_the_code_reads():
@@ -69,7 +70,7 @@ def test_the_wheel_carries_every_data_file_the_code_reads():
     from accelsim.experiment import SHIPPED_CONFIGS, shipped_configs
 
     shipped = set(shipped_configs().values())
-    assert shipped and SHIPPED_CONFIGS.is_relative_to(ROOT / "accelsim")
+    assert shipped and SHIPPED_CONFIGS == ROOT / "hw_configs"
     assert shipped | {ROOT / "schema" / "tflite.fbs"} <= _package_data()
 
 
@@ -96,3 +97,13 @@ def test_readme_walkthrough_from_nothing_to_a_benchmark(tmp_path, monkeypatch, c
     out = capsys.readouterr().out
     assert "my_npu.yaml: ok (systolic config 'my_npu')" in out and "Simulated latency in us:" in out
     assert "host: my_npu: op SOFTMAX is excluded from op any" in out
+
+
+def test_pyproject_lists_every_package_of_the_mapped_folders():
+    """The build maps runtime/, delegates/, schema/ and hw_configs/ into `accelsim`; a new subpackage must be listed."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    found = {".".join([package, *init.parent.relative_to(ROOT / folder).parts])
+             for package, folder in config["package-dir"].items() for init in (ROOT / folder).rglob("__init__.py")}
+    assert found == set(config["packages"])

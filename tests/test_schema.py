@@ -20,24 +20,24 @@ import flatbuffers
 import numpy as np
 import pytest
 
-from schema import generate as schema_generate
-from schema.tflite.ActivationFunctionType import ActivationFunctionType
-from schema.tflite.AddOptions import AddOptionsT
-from schema.tflite.Buffer import BufferT
-from schema.tflite.BuiltinOperator import BuiltinOperator
-from schema.tflite.BuiltinOptions import BuiltinOptions
-from schema.tflite.BuiltinOptions2 import BuiltinOptions2
-from schema.tflite.Conv2DOptions import Conv2DOptionsT
-from schema.tflite.GeluOptions import GeluOptionsT
-from schema.tflite.Model import ModelT
-from schema.tflite.Operator import OperatorT
-from schema.tflite.OperatorCode import OperatorCodeT
-from schema.tflite.Padding import Padding
-from schema.tflite.SignatureDef import SignatureDefT
-from schema.tflite.SubGraph import SubGraphT
-from schema.tflite.Tensor import TensorT
-from schema.tflite.TensorMap import TensorMapT
-from schema.tflite.TensorType import TensorType
+from accelsim.schema import generate as schema_generate
+from accelsim.schema.tflite.ActivationFunctionType import ActivationFunctionType
+from accelsim.schema.tflite.AddOptions import AddOptionsT
+from accelsim.schema.tflite.Buffer import BufferT
+from accelsim.schema.tflite.BuiltinOperator import BuiltinOperator
+from accelsim.schema.tflite.BuiltinOptions import BuiltinOptions
+from accelsim.schema.tflite.BuiltinOptions2 import BuiltinOptions2
+from accelsim.schema.tflite.Conv2DOptions import Conv2DOptionsT
+from accelsim.schema.tflite.GeluOptions import GeluOptionsT
+from accelsim.schema.tflite.Model import ModelT
+from accelsim.schema.tflite.Operator import OperatorT
+from accelsim.schema.tflite.OperatorCode import OperatorCodeT
+from accelsim.schema.tflite.Padding import Padding
+from accelsim.schema.tflite.SignatureDef import SignatureDefT
+from accelsim.schema.tflite.SubGraph import SubGraphT
+from accelsim.schema.tflite.Tensor import TensorT
+from accelsim.schema.tflite.TensorMap import TensorMapT
+from accelsim.schema.tflite.TensorType import TensorType
 
 litert_interpreter = pytest.importorskip("ai_edge_litert.interpreter")
 upstream = pytest.importorskip("ai_edge_litert.schema_py_generated")
@@ -172,7 +172,7 @@ def _classes(module) -> dict[str, type]:
 
 
 def _our_class(name: str) -> type:
-    return getattr(importlib.import_module(f"schema.tflite.{name.removesuffix('T')}"), name)
+    return getattr(importlib.import_module(f"accelsim.schema.tflite.{name.removesuffix('T')}"), name)
 
 
 UPSTREAM_CLASSES = _classes(upstream)

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 
 from accelsim import energy, memory
 from accelsim.memory import LINK, Level, Traffic
-from runtime.errors import ModelError
-from runtime.ir import numpy_dtype
-from runtime.work import NodeWork
+from accelsim.runtime.errors import ModelError
+from accelsim.runtime.ir import numpy_dtype
+from accelsim.runtime.work import NodeWork
 
 if TYPE_CHECKING:
     from accelsim.config import HardwareConfig

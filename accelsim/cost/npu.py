@@ -72,7 +72,7 @@ from accelsim import memory as mem
 from accelsim.cost import Cost, levels_of, timed
 from accelsim.kinds import Kind, spec
 from accelsim.memory import Level, Traffic
-from runtime.work import NodeWork
+from accelsim.runtime.work import NodeWork
 
 if TYPE_CHECKING:
     from accelsim.config import HardwareConfig

@@ -37,7 +37,7 @@ from accelsim import energy
 from accelsim.cost import Cost, cycles_for, roofline
 from accelsim.kinds import Kind, spec
 from accelsim.memory import LINK
-from runtime.work import Gemm, NodeWork
+from accelsim.runtime.work import Gemm, NodeWork
 
 if TYPE_CHECKING:
     from accelsim.config import HardwareConfig

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from accelsim.cost import Cost, dtype_itemsize, roofline
 from accelsim.kinds import Kind, spec
-from runtime.work import NodeWork
+from accelsim.runtime.work import NodeWork
 
 if TYPE_CHECKING:
     from accelsim.config import HardwareConfig

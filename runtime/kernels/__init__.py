@@ -57,7 +57,7 @@ builtin. Six ops cannot be functions of arrays, and their reference is their inv
 
 from __future__ import annotations
 
-from runtime.kernels import (
+from accelsim.runtime.kernels import (
     activations,
     cast,
     concat,
@@ -90,7 +90,7 @@ from runtime.kernels import (
     transpose_conv,
     variables,
 )
-from runtime.registration import MutableOpResolver
+from accelsim.runtime.registration import MutableOpResolver
 
 FAMILIES = (activations, cast, concat, control_flow, conv, conv3d, cumsum, elementwise, fill, fully_connected,
             gather, logical, lstm, math, matmul, normalization, pad, pooling, quantize, reduce, resize, shape,

@@ -17,8 +17,8 @@ from functools import partial
 
 import numpy as np
 
-from runtime import work
-from runtime.kernels.common import (
+from accelsim.runtime import work
+from accelsim.runtime.kernels.common import (
     QuantParams,
     broadcast_shape,
     check,
@@ -28,7 +28,7 @@ from runtime.kernels.common import (
     store_plan,
     table_index,
 )
-from runtime.kernels.math import (
+from accelsim.runtime.kernels.math import (
     _check_type,
     _clamp_to,
     _in_float64,
@@ -50,7 +50,7 @@ from runtime.kernels.math import (
     lut_values,
     unary_node,
 )
-from runtime.quant import (
+from accelsim.runtime.quant import (
     INT32_MAX,
     cast_to_int32,
     multiply_by_quantized_multiplier,
@@ -58,7 +58,7 @@ from runtime.quant import (
     rounding_divide_by_pot,
     tflite_round,
 )
-from runtime.registration import Registration
+from accelsim.runtime.registration import Registration
 
 _EIGHT_BIT = ("INT8", "UINT8")
 _F32 = np.float32

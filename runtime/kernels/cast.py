@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime import work
-from runtime.kernels.common import check, check_inputs
-from runtime.kernels.logical import _check_type
-from runtime.registration import Registration
+from accelsim.runtime import work
+from accelsim.runtime.kernels.common import check, check_inputs
+from accelsim.runtime.kernels.logical import _check_type
+from accelsim.runtime.registration import Registration
 
 _CAST_TYPES = ("INT64", "INT32", "UINT32", "UINT16", "INT16", "UINT8", "INT8", "FLOAT16", "FLOAT32", "FLOAT64",
                "BOOL", "COMPLEX64")

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime.errors import KernelError
-from runtime.quant import tflite_round
-from runtime.tensor import PERSISTENT_RO
+from accelsim.runtime.errors import KernelError
+from accelsim.runtime.quant import tflite_round
+from accelsim.runtime.tensor import PERSISTENT_RO
 
 # fast_clip(x, lo, hi, out=...) is the ufunc ndarray.clip and np.clip end in, without their ~1-3 us of
 # Python argument handling (measured, NumPy 2.4: 64 float32 values 1.4 -> 0.9 us; 64 int32 with int

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime import work
-from runtime.errors import KernelError
-from runtime.kernels.common import check
-from runtime.quant import activation_name, tflite_round
-from runtime.registration import Registration
+from accelsim.runtime import work
+from accelsim.runtime.errors import KernelError
+from accelsim.runtime.kernels.common import check
+from accelsim.runtime.quant import activation_name, tflite_round
+from accelsim.runtime.registration import Registration
 
 _PACK_TYPES = ("FLOAT32", "INT32", "UINT8", "INT64", "INT8", "INT16", "UINT32")
 

@@ -16,10 +16,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from runtime.errors import KernelError
-from runtime.kernels.common import check, tensor_values
-from runtime.registration import Registration
-from runtime.work import Folded, NodeWork, fold, measured, subgraph_work, where
+from accelsim.runtime.errors import KernelError
+from accelsim.runtime.kernels.common import check, tensor_values
+from accelsim.runtime.registration import Registration
+from accelsim.runtime.work import Folded, NodeWork, fold, measured, subgraph_work, where
 
 
 def _subgraph(ctx, index: int, role: str):

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime import work
-from runtime.kernels.common import check, is_known
-from runtime.kernels.conv.geometry import out_size_and_padding
-from runtime.kernels.conv.stage import FLOAT_RANGES, fused_activation
-from runtime.registration import Registration
+from accelsim.runtime import work
+from accelsim.runtime.kernels.common import check, is_known
+from accelsim.runtime.kernels.conv.geometry import out_size_and_padding
+from accelsim.runtime.kernels.conv.stage import FLOAT_RANGES, fused_activation
+from accelsim.runtime.registration import Registration
 
 
 @dataclass

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime import work
-from runtime.kernels.common import axis_value, check, check_types
-from runtime.registration import Registration
+from accelsim.runtime import work
+from accelsim.runtime.kernels.common import axis_value, check, check_types
+from accelsim.runtime.registration import Registration
 
 _CUMSUM_TYPES = ("INT32", "FLOAT32", "INT64")
 

@@ -19,8 +19,8 @@ from math import prod
 
 import numpy as np
 
-from runtime import work
-from runtime.kernels.common import (
+from accelsim.runtime import work
+from accelsim.runtime.kernels.common import (
     broadcast_shape,
     check,
     check_inputs,
@@ -29,7 +29,7 @@ from runtime.kernels.common import (
     store_plan,
     tensor_values,
 )
-from runtime.quant import (
+from accelsim.runtime.quant import (
     activation_name,
     activation_range_quantized,
     multiply_by_quantized_multiplier,
@@ -37,7 +37,7 @@ from runtime.quant import (
     rounding_divide_by_pot,
     saturating_rounding_doubling_high_mul,
 )
-from runtime.registration import Registration
+from accelsim.runtime.registration import Registration
 
 _F32 = np.float32
 _QUANTIZED = ("INT8", "UINT8")

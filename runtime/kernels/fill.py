@@ -7,9 +7,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime import work
-from runtime.kernels.common import INDEX_TYPES, check, check_same_quantization, check_types, int_values, size_outputs
-from runtime.registration import Registration
+from accelsim.runtime import work
+from accelsim.runtime.kernels.common import (
+    INDEX_TYPES,
+    check,
+    check_same_quantization,
+    check_types,
+    int_values,
+    size_outputs,
+)
+from accelsim.runtime.registration import Registration
 
 _RANGE_TYPES = ("INT32", "FLOAT32", "INT64")
 _ZEROS_LIKE_TYPES = ("INT64", "INT32", "FLOAT32")

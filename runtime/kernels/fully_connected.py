@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime import work
-from runtime.kernels.common import check, fast_clip, is_known, store_plan
-from runtime.kernels.conv.checks import check_bias, check_float_types, check_quantized_types
-from runtime.kernels.conv.reference import output_stage
-from runtime.kernels.conv.stage import (
+from accelsim.runtime import work
+from accelsim.runtime.kernels.common import check, fast_clip, is_known, store_plan
+from accelsim.runtime.kernels.conv.checks import check_bias, check_float_types, check_quantized_types
+from accelsim.runtime.kernels.conv.reference import output_stage
+from accelsim.runtime.kernels.conv.stage import (
     FLOAT_RANGES,
     OPTIMIZED_ROUNDING,
     REFERENCE_ROUNDING,
@@ -33,9 +33,9 @@ from runtime.kernels.conv.stage import (
     requantizer,
     row_period,
 )
-from runtime.kernels.sparse import densify_constant
-from runtime.quant import activation_name
-from runtime.registration import Registration
+from accelsim.runtime.kernels.sparse import densify_constant
+from accelsim.runtime.quant import activation_name
+from accelsim.runtime.registration import Registration
 
 _OP = "FULLY_CONNECTED"
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime import work
-from runtime.errors import KernelError
-from runtime.kernels.common import check, tensor_values
-from runtime.registration import Registration
+from accelsim.runtime import work
+from accelsim.runtime.errors import KernelError
+from accelsim.runtime.kernels.common import check, tensor_values
+from accelsim.runtime.registration import Registration
 
 _INDEX_TYPES = ("INT16", "INT32", "INT64")
 # gather.cc / gather_nd.cc Prepare: the data types each kernel accepts.

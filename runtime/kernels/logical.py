@@ -10,10 +10,17 @@ import operator
 
 import numpy as np
 
-from runtime import work
-from runtime.kernels.common import QuantParams, broadcast_shape, check, check_inputs, integer_domain, table_index
-from runtime.quant import multiply_by_quantized_multiplier, quantize_multiplier
-from runtime.registration import Registration
+from accelsim.runtime import work
+from accelsim.runtime.kernels.common import (
+    QuantParams,
+    broadcast_shape,
+    check,
+    check_inputs,
+    integer_domain,
+    table_index,
+)
+from accelsim.runtime.quant import multiply_by_quantized_multiplier, quantize_multiplier
+from accelsim.runtime.registration import Registration
 
 _COMPARE = {
     "EQUAL": np.equal,

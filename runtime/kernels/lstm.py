@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime import work
-from runtime.kernels.common import check
-from runtime.quant import activation_name, apply_float_activation
-from runtime.registration import Registration
+from accelsim.runtime import work
+from accelsim.runtime.kernels.common import check
+from accelsim.runtime.quant import activation_name, apply_float_activation
+from accelsim.runtime.registration import Registration
 
 # lstm_shared.h: the full kernel's input tensors.
 _INPUT = 0

@@ -20,8 +20,8 @@ from functools import partial
 
 import numpy as np
 
-from runtime import work
-from runtime.kernels.common import (
+from accelsim.runtime import work
+from accelsim.runtime.kernels.common import (
     QuantParams,
     broadcast_shape,
     check,
@@ -30,8 +30,8 @@ from runtime.kernels.common import (
     run_plan,
     store_plan,
 )
-from runtime.kernels.elementwise import pair_table_plan
-from runtime.quant import (
+from accelsim.runtime.kernels.elementwise import pair_table_plan
+from accelsim.runtime.quant import (
     INT32_MAX,
     INT32_MIN,
     activation_name,
@@ -43,7 +43,7 @@ from runtime.quant import (
     saturating_rounding_doubling_high_mul,
     tflite_round,
 )
-from runtime.registration import Registration
+from accelsim.runtime.registration import Registration
 
 _F32 = np.float32
 _ONE = np.array(1, dtype=np.float32)  # a 0-d float32: the cheapest scalar operand of a float32 ufunc

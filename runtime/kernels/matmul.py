@@ -14,15 +14,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime import work
-from runtime.kernels.common import check, fast_clip, integer_domain, store_plan
-from runtime.quant import (
+from accelsim.runtime import work
+from accelsim.runtime.kernels.common import check, fast_clip, integer_domain, store_plan
+from accelsim.runtime.quant import (
     dtype_range,
     multiply_by_quantized_multiplier,
     multiply_by_quantized_multiplier_int64,
     quantize_multiplier,
 )
-from runtime.registration import Registration
+from accelsim.runtime.registration import Registration
 
 _OP = "BATCH_MATMUL"
 # (lhs, rhs) -> allowed output types; float32 x int8 is the hybrid path (not implemented).

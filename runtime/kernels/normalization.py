@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime import work
-from runtime.kernels.common import check, check_inputs
-from runtime.quant import (
+from accelsim.runtime import work
+from accelsim.runtime.kernels.common import check, check_inputs
+from accelsim.runtime.quant import (
     activation_name,
     dtype_range,
     inv_sqrt_quantized_multiplier_exp,
     multiply_by_quantized_multiplier,
 )
-from runtime.registration import Registration
+from accelsim.runtime.registration import Registration
 
 _F32 = np.float32
 _EIGHT_BIT = ("INT8", "UINT8")

@@ -6,9 +6,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime import work
-from runtime.kernels.common import INDEX_TYPES, check, check_same_quantization, check_types, size_outputs, tensor_values
-from runtime.registration import Registration
+from accelsim.runtime import work
+from accelsim.runtime.kernels.common import (
+    INDEX_TYPES,
+    check,
+    check_same_quantization,
+    check_types,
+    size_outputs,
+    tensor_values,
+)
+from accelsim.runtime.registration import Registration
 
 _PAD_MAX_DIMS = 5  # reference_ops::PadKernelMaxDimensionCount
 _PAD_TYPES = ("FLOAT32", "UINT8", "INT8", "INT16", "INT32", "INT64", "BOOL")

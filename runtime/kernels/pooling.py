@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime import work
-from runtime.kernels.common import check
-from runtime.kernels.conv.geometry import Geometry, out_size_and_padding
-from runtime.quant import activation_name, activation_range_quantized
-from runtime.registration import Registration
+from accelsim.runtime import work
+from accelsim.runtime.kernels.common import check
+from accelsim.runtime.kernels.conv.geometry import Geometry, out_size_and_padding
+from accelsim.runtime.quant import activation_name, activation_range_quantized
+from accelsim.runtime.registration import Registration
 
 _QUANTIZED = ("UINT8", "INT8")
 

@@ -14,18 +14,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime import work
-from runtime.ir import Quantization
-from runtime.kernels.common import check, check_inputs, fast_clip, integer_domain, run_plan, store_plan
-from runtime.quant import (
+from accelsim.runtime import work
+from accelsim.runtime.ir import Quantization
+from accelsim.runtime.kernels.common import check, check_inputs, fast_clip, integer_domain, run_plan, store_plan
+from accelsim.runtime.quant import (
     cast_to_int32,
     multiply_by_quantized_multiplier,
     multiply_by_quantized_multiplier_half_up,
     quantize_multiplier,
     tflite_round,
 )
-from runtime.registration import Registration
-from runtime.tensor import ARENA, PERSISTENT_RO
+from accelsim.runtime.registration import Registration
+from accelsim.runtime.tensor import ARENA, PERSISTENT_RO
 
 # quantize.cc Prepare: which integer types may be requantized into which.
 _REQUANTIZE_OUTPUTS = {

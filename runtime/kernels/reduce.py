@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime import work
-from runtime.kernels.common import check, store_plan, tensor_values
-from runtime.quant import (
+from accelsim.runtime import work
+from accelsim.runtime.kernels.common import check, store_plan, tensor_values
+from accelsim.runtime.quant import (
     dtype_range,
     multiply_by_quantized_multiplier,
     multiply_by_quantized_multiplier_half_up,
@@ -23,7 +23,7 @@ from runtime.quant import (
     quantize_multiplier,
     tflite_round,
 )
-from runtime.registration import Registration
+from accelsim.runtime.registration import Registration
 
 _QUANTIZED = ("UINT8", "INT8")
 _TYPES = ("FLOAT32", "INT32", "INT64", *_QUANTIZED)

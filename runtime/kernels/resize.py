@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime import work
-from runtime.kernels.common import check, store_plan
-from runtime.quant import tflite_round
-from runtime.registration import Registration
+from accelsim.runtime import work
+from accelsim.runtime.kernels.common import check, store_plan
+from accelsim.runtime.quant import tflite_round
+from accelsim.runtime.registration import Registration
 
 
 def _output_size(size, op: str = "RESIZE_BILINEAR") -> tuple[int, int]:

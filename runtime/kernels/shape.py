@@ -6,9 +6,9 @@ from math import prod
 
 import numpy as np
 
-from runtime import work
-from runtime.errors import KernelError
-from runtime.kernels.common import (
+from accelsim.runtime import work
+from accelsim.runtime.errors import KernelError
+from accelsim.runtime.kernels.common import (
     INDEX_TYPES,
     axis_value,
     check,
@@ -17,7 +17,7 @@ from runtime.kernels.common import (
     size_outputs,
     tensor_values,
 )
-from runtime.registration import Registration
+from accelsim.runtime.registration import Registration
 
 # schema TensorType codes accepted by ShapeOptions.out_type.
 _SHAPE_OUT_TYPES = {2: "INT32", 4: "INT64"}

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime import work
-from runtime.errors import KernelError
-from runtime.kernels.common import check, tensor_values
-from runtime.registration import Registration
+from accelsim.runtime import work
+from accelsim.runtime.errors import KernelError
+from accelsim.runtime.kernels.common import check, tensor_values
+from accelsim.runtime.registration import Registration
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime import work
-from runtime.kernels.activations import _f32_exp, _require_quantized
-from runtime.kernels.common import check, check_inputs, run_plan, store_plan, table_index
-from runtime.kernels.normalization import _EIGHT_BIT, _check_output_quantization, _same_shape_prepare
-from runtime.quant import cast_to_int32, dtype_range, tflite_round
-from runtime.registration import Registration
+from accelsim.runtime import work
+from accelsim.runtime.kernels.activations import _f32_exp, _require_quantized
+from accelsim.runtime.kernels.common import check, check_inputs, run_plan, store_plan, table_index
+from accelsim.runtime.kernels.normalization import _EIGHT_BIT, _check_output_quantization, _same_shape_prepare
+from accelsim.runtime.quant import cast_to_int32, dtype_range, tflite_round
+from accelsim.runtime.registration import Registration
 
 _F32 = np.float32
 _SOFTMAX_OUTPUTS = {"INT8": ("INT8", "INT16"), "UINT8": ("UINT8", "INT16")}

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime import work
-from runtime.kernels.common import check, check_types, tensor_values
-from runtime.registration import Registration
+from accelsim.runtime import work
+from accelsim.runtime.kernels.common import check, check_types, tensor_values
+from accelsim.runtime.registration import Registration
 
 
 def _block_inputs(ctx, node, what: str):

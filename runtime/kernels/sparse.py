@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime import work
-from runtime.kernels.common import check
-from runtime.registration import Registration
+from accelsim.runtime import work
+from accelsim.runtime.kernels.common import check
+from accelsim.runtime.registration import Registration
 
 _DENSIFY_TYPES = ("FLOAT32", "FLOAT16", "INT8")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime import work
-from runtime.kernels.common import (
+from accelsim.runtime import work
+from accelsim.runtime.kernels.common import (
     axis_value,
     check,
     check_same_quantization,
@@ -14,7 +14,7 @@ from runtime.kernels.common import (
     node_outputs,
     size_outputs,
 )
-from runtime.registration import Registration
+from accelsim.runtime.registration import Registration
 
 # split.cc / split_v.cc / unpack.cc Prepare.
 _SPLIT_TYPES = ("FLOAT32", "UINT8", "INT8", "INT16", "INT32", "INT64")

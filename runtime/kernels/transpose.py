@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime import work
-from runtime.kernels.common import check, check_types, int_values, size_outputs
-from runtime.registration import Registration
+from accelsim.runtime import work
+from accelsim.runtime.kernels.common import check, check_types, int_values, size_outputs
+from accelsim.runtime.registration import Registration
 
 _TRANSPOSE_MAX_DIMS = 8  # transpose.cc kTransposeMaxDimensions
 

@@ -17,12 +17,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime import work
-from runtime.kernels.common import check, is_known
-from runtime.kernels.conv.checks import check_bias, check_float_types, check_quantized_types, filter_zero_point
-from runtime.kernels.conv.geometry import INT16_MAX, SAME, VALID
-from runtime.kernels.conv.reference import output_stage
-from runtime.kernels.conv.stage import (
+from accelsim.runtime import work
+from accelsim.runtime.kernels.common import check, is_known
+from accelsim.runtime.kernels.conv.checks import check_bias, check_float_types, check_quantized_types, filter_zero_point
+from accelsim.runtime.kernels.conv.geometry import INT16_MAX, SAME, VALID
+from accelsim.runtime.kernels.conv.reference import output_stage
+from accelsim.runtime.kernels.conv.stage import (
     OPTIMIZED_ROUNDING,
     REFERENCE_ROUNDING,
     FloatStage,
@@ -35,7 +35,7 @@ from runtime.kernels.conv.stage import (
     read_bias,
     requantizer,
 )
-from runtime.registration import Registration
+from accelsim.runtime.registration import Registration
 
 _OP = "TRANSPOSE_CONV"
 _QUANTIZED = ("INT8", "UINT8")

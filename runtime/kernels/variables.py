@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime import work
-from runtime.kernels.common import check
-from runtime.registration import Registration
+from accelsim.runtime import work
+from accelsim.runtime.kernels.common import check
+from accelsim.runtime.registration import Registration
 
 
 def _var_handle_init(ctx, options) -> int:

@@ -136,381 +136,381 @@ def BuiltinOptionsCreator(unionType, table):
     if not isinstance(table, Table):
         return None
     if unionType == BuiltinOptions.Conv2DOptions:
-        from schema.tflite import Conv2DOptions; from schema import tflite
+        from accelsim.schema.tflite import Conv2DOptions; from accelsim.schema import tflite
         return tflite.Conv2DOptions.Conv2DOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.DepthwiseConv2DOptions:
-        from schema.tflite import DepthwiseConv2DOptions; from schema import tflite
+        from accelsim.schema.tflite import DepthwiseConv2DOptions; from accelsim.schema import tflite
         return tflite.DepthwiseConv2DOptions.DepthwiseConv2DOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.ConcatEmbeddingsOptions:
-        from schema.tflite import ConcatEmbeddingsOptions; from schema import tflite
+        from accelsim.schema.tflite import ConcatEmbeddingsOptions; from accelsim.schema import tflite
         return tflite.ConcatEmbeddingsOptions.ConcatEmbeddingsOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.LSHProjectionOptions:
-        from schema.tflite import LSHProjectionOptions; from schema import tflite
+        from accelsim.schema.tflite import LSHProjectionOptions; from accelsim.schema import tflite
         return tflite.LSHProjectionOptions.LSHProjectionOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.Pool2DOptions:
-        from schema.tflite import Pool2DOptions; from schema import tflite
+        from accelsim.schema.tflite import Pool2DOptions; from accelsim.schema import tflite
         return tflite.Pool2DOptions.Pool2DOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.SVDFOptions:
-        from schema.tflite import SVDFOptions; from schema import tflite
+        from accelsim.schema.tflite import SVDFOptions; from accelsim.schema import tflite
         return tflite.SVDFOptions.SVDFOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.RNNOptions:
-        from schema.tflite import RNNOptions; from schema import tflite
+        from accelsim.schema.tflite import RNNOptions; from accelsim.schema import tflite
         return tflite.RNNOptions.RNNOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.FullyConnectedOptions:
-        from schema.tflite import FullyConnectedOptions; from schema import tflite
+        from accelsim.schema.tflite import FullyConnectedOptions; from accelsim.schema import tflite
         return tflite.FullyConnectedOptions.FullyConnectedOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.SoftmaxOptions:
-        from schema.tflite import SoftmaxOptions; from schema import tflite
+        from accelsim.schema.tflite import SoftmaxOptions; from accelsim.schema import tflite
         return tflite.SoftmaxOptions.SoftmaxOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.ConcatenationOptions:
-        from schema.tflite import ConcatenationOptions; from schema import tflite
+        from accelsim.schema.tflite import ConcatenationOptions; from accelsim.schema import tflite
         return tflite.ConcatenationOptions.ConcatenationOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.AddOptions:
-        from schema.tflite import AddOptions; from schema import tflite
+        from accelsim.schema.tflite import AddOptions; from accelsim.schema import tflite
         return tflite.AddOptions.AddOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.L2NormOptions:
-        from schema.tflite import L2NormOptions; from schema import tflite
+        from accelsim.schema.tflite import L2NormOptions; from accelsim.schema import tflite
         return tflite.L2NormOptions.L2NormOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.LocalResponseNormalizationOptions:
-        from schema.tflite import LocalResponseNormalizationOptions; from schema import tflite
+        from accelsim.schema.tflite import LocalResponseNormalizationOptions; from accelsim.schema import tflite
         return tflite.LocalResponseNormalizationOptions.LocalResponseNormalizationOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.LSTMOptions:
-        from schema.tflite import LSTMOptions; from schema import tflite
+        from accelsim.schema.tflite import LSTMOptions; from accelsim.schema import tflite
         return tflite.LSTMOptions.LSTMOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.ResizeBilinearOptions:
-        from schema.tflite import ResizeBilinearOptions; from schema import tflite
+        from accelsim.schema.tflite import ResizeBilinearOptions; from accelsim.schema import tflite
         return tflite.ResizeBilinearOptions.ResizeBilinearOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.CallOptions:
-        from schema.tflite import CallOptions; from schema import tflite
+        from accelsim.schema.tflite import CallOptions; from accelsim.schema import tflite
         return tflite.CallOptions.CallOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.ReshapeOptions:
-        from schema.tflite import ReshapeOptions; from schema import tflite
+        from accelsim.schema.tflite import ReshapeOptions; from accelsim.schema import tflite
         return tflite.ReshapeOptions.ReshapeOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.SkipGramOptions:
-        from schema.tflite import SkipGramOptions; from schema import tflite
+        from accelsim.schema.tflite import SkipGramOptions; from accelsim.schema import tflite
         return tflite.SkipGramOptions.SkipGramOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.SpaceToDepthOptions:
-        from schema.tflite import SpaceToDepthOptions; from schema import tflite
+        from accelsim.schema.tflite import SpaceToDepthOptions; from accelsim.schema import tflite
         return tflite.SpaceToDepthOptions.SpaceToDepthOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.EmbeddingLookupSparseOptions:
-        from schema.tflite import EmbeddingLookupSparseOptions; from schema import tflite
+        from accelsim.schema.tflite import EmbeddingLookupSparseOptions; from accelsim.schema import tflite
         return tflite.EmbeddingLookupSparseOptions.EmbeddingLookupSparseOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.MulOptions:
-        from schema.tflite import MulOptions; from schema import tflite
+        from accelsim.schema.tflite import MulOptions; from accelsim.schema import tflite
         return tflite.MulOptions.MulOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.PadOptions:
-        from schema.tflite import PadOptions; from schema import tflite
+        from accelsim.schema.tflite import PadOptions; from accelsim.schema import tflite
         return tflite.PadOptions.PadOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.GatherOptions:
-        from schema.tflite import GatherOptions; from schema import tflite
+        from accelsim.schema.tflite import GatherOptions; from accelsim.schema import tflite
         return tflite.GatherOptions.GatherOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.BatchToSpaceNDOptions:
-        from schema.tflite import BatchToSpaceNDOptions; from schema import tflite
+        from accelsim.schema.tflite import BatchToSpaceNDOptions; from accelsim.schema import tflite
         return tflite.BatchToSpaceNDOptions.BatchToSpaceNDOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.SpaceToBatchNDOptions:
-        from schema.tflite import SpaceToBatchNDOptions; from schema import tflite
+        from accelsim.schema.tflite import SpaceToBatchNDOptions; from accelsim.schema import tflite
         return tflite.SpaceToBatchNDOptions.SpaceToBatchNDOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.TransposeOptions:
-        from schema.tflite import TransposeOptions; from schema import tflite
+        from accelsim.schema.tflite import TransposeOptions; from accelsim.schema import tflite
         return tflite.TransposeOptions.TransposeOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.ReducerOptions:
-        from schema.tflite import ReducerOptions; from schema import tflite
+        from accelsim.schema.tflite import ReducerOptions; from accelsim.schema import tflite
         return tflite.ReducerOptions.ReducerOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.SubOptions:
-        from schema.tflite import SubOptions; from schema import tflite
+        from accelsim.schema.tflite import SubOptions; from accelsim.schema import tflite
         return tflite.SubOptions.SubOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.DivOptions:
-        from schema.tflite import DivOptions; from schema import tflite
+        from accelsim.schema.tflite import DivOptions; from accelsim.schema import tflite
         return tflite.DivOptions.DivOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.SqueezeOptions:
-        from schema.tflite import SqueezeOptions; from schema import tflite
+        from accelsim.schema.tflite import SqueezeOptions; from accelsim.schema import tflite
         return tflite.SqueezeOptions.SqueezeOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.SequenceRNNOptions:
-        from schema.tflite import SequenceRNNOptions; from schema import tflite
+        from accelsim.schema.tflite import SequenceRNNOptions; from accelsim.schema import tflite
         return tflite.SequenceRNNOptions.SequenceRNNOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.StridedSliceOptions:
-        from schema.tflite import StridedSliceOptions; from schema import tflite
+        from accelsim.schema.tflite import StridedSliceOptions; from accelsim.schema import tflite
         return tflite.StridedSliceOptions.StridedSliceOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.ExpOptions:
-        from schema.tflite import ExpOptions; from schema import tflite
+        from accelsim.schema.tflite import ExpOptions; from accelsim.schema import tflite
         return tflite.ExpOptions.ExpOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.TopKV2Options:
-        from schema.tflite import TopKV2Options; from schema import tflite
+        from accelsim.schema.tflite import TopKV2Options; from accelsim.schema import tflite
         return tflite.TopKV2Options.TopKV2OptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.SplitOptions:
-        from schema.tflite import SplitOptions; from schema import tflite
+        from accelsim.schema.tflite import SplitOptions; from accelsim.schema import tflite
         return tflite.SplitOptions.SplitOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.LogSoftmaxOptions:
-        from schema.tflite import LogSoftmaxOptions; from schema import tflite
+        from accelsim.schema.tflite import LogSoftmaxOptions; from accelsim.schema import tflite
         return tflite.LogSoftmaxOptions.LogSoftmaxOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.CastOptions:
-        from schema.tflite import CastOptions; from schema import tflite
+        from accelsim.schema.tflite import CastOptions; from accelsim.schema import tflite
         return tflite.CastOptions.CastOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.DequantizeOptions:
-        from schema.tflite import DequantizeOptions; from schema import tflite
+        from accelsim.schema.tflite import DequantizeOptions; from accelsim.schema import tflite
         return tflite.DequantizeOptions.DequantizeOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.MaximumMinimumOptions:
-        from schema.tflite import MaximumMinimumOptions; from schema import tflite
+        from accelsim.schema.tflite import MaximumMinimumOptions; from accelsim.schema import tflite
         return tflite.MaximumMinimumOptions.MaximumMinimumOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.ArgMaxOptions:
-        from schema.tflite import ArgMaxOptions; from schema import tflite
+        from accelsim.schema.tflite import ArgMaxOptions; from accelsim.schema import tflite
         return tflite.ArgMaxOptions.ArgMaxOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.LessOptions:
-        from schema.tflite import LessOptions; from schema import tflite
+        from accelsim.schema.tflite import LessOptions; from accelsim.schema import tflite
         return tflite.LessOptions.LessOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.NegOptions:
-        from schema.tflite import NegOptions; from schema import tflite
+        from accelsim.schema.tflite import NegOptions; from accelsim.schema import tflite
         return tflite.NegOptions.NegOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.PadV2Options:
-        from schema.tflite import PadV2Options; from schema import tflite
+        from accelsim.schema.tflite import PadV2Options; from accelsim.schema import tflite
         return tflite.PadV2Options.PadV2OptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.GreaterOptions:
-        from schema.tflite import GreaterOptions; from schema import tflite
+        from accelsim.schema.tflite import GreaterOptions; from accelsim.schema import tflite
         return tflite.GreaterOptions.GreaterOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.GreaterEqualOptions:
-        from schema.tflite import GreaterEqualOptions; from schema import tflite
+        from accelsim.schema.tflite import GreaterEqualOptions; from accelsim.schema import tflite
         return tflite.GreaterEqualOptions.GreaterEqualOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.LessEqualOptions:
-        from schema.tflite import LessEqualOptions; from schema import tflite
+        from accelsim.schema.tflite import LessEqualOptions; from accelsim.schema import tflite
         return tflite.LessEqualOptions.LessEqualOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.SelectOptions:
-        from schema.tflite import SelectOptions; from schema import tflite
+        from accelsim.schema.tflite import SelectOptions; from accelsim.schema import tflite
         return tflite.SelectOptions.SelectOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.SliceOptions:
-        from schema.tflite import SliceOptions; from schema import tflite
+        from accelsim.schema.tflite import SliceOptions; from accelsim.schema import tflite
         return tflite.SliceOptions.SliceOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.TransposeConvOptions:
-        from schema.tflite import TransposeConvOptions; from schema import tflite
+        from accelsim.schema.tflite import TransposeConvOptions; from accelsim.schema import tflite
         return tflite.TransposeConvOptions.TransposeConvOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.SparseToDenseOptions:
-        from schema.tflite import SparseToDenseOptions; from schema import tflite
+        from accelsim.schema.tflite import SparseToDenseOptions; from accelsim.schema import tflite
         return tflite.SparseToDenseOptions.SparseToDenseOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.TileOptions:
-        from schema.tflite import TileOptions; from schema import tflite
+        from accelsim.schema.tflite import TileOptions; from accelsim.schema import tflite
         return tflite.TileOptions.TileOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.ExpandDimsOptions:
-        from schema.tflite import ExpandDimsOptions; from schema import tflite
+        from accelsim.schema.tflite import ExpandDimsOptions; from accelsim.schema import tflite
         return tflite.ExpandDimsOptions.ExpandDimsOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.EqualOptions:
-        from schema.tflite import EqualOptions; from schema import tflite
+        from accelsim.schema.tflite import EqualOptions; from accelsim.schema import tflite
         return tflite.EqualOptions.EqualOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.NotEqualOptions:
-        from schema.tflite import NotEqualOptions; from schema import tflite
+        from accelsim.schema.tflite import NotEqualOptions; from accelsim.schema import tflite
         return tflite.NotEqualOptions.NotEqualOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.ShapeOptions:
-        from schema.tflite import ShapeOptions; from schema import tflite
+        from accelsim.schema.tflite import ShapeOptions; from accelsim.schema import tflite
         return tflite.ShapeOptions.ShapeOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.PowOptions:
-        from schema.tflite import PowOptions; from schema import tflite
+        from accelsim.schema.tflite import PowOptions; from accelsim.schema import tflite
         return tflite.PowOptions.PowOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.ArgMinOptions:
-        from schema.tflite import ArgMinOptions; from schema import tflite
+        from accelsim.schema.tflite import ArgMinOptions; from accelsim.schema import tflite
         return tflite.ArgMinOptions.ArgMinOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.FakeQuantOptions:
-        from schema.tflite import FakeQuantOptions; from schema import tflite
+        from accelsim.schema.tflite import FakeQuantOptions; from accelsim.schema import tflite
         return tflite.FakeQuantOptions.FakeQuantOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.PackOptions:
-        from schema.tflite import PackOptions; from schema import tflite
+        from accelsim.schema.tflite import PackOptions; from accelsim.schema import tflite
         return tflite.PackOptions.PackOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.LogicalOrOptions:
-        from schema.tflite import LogicalOrOptions; from schema import tflite
+        from accelsim.schema.tflite import LogicalOrOptions; from accelsim.schema import tflite
         return tflite.LogicalOrOptions.LogicalOrOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.OneHotOptions:
-        from schema.tflite import OneHotOptions; from schema import tflite
+        from accelsim.schema.tflite import OneHotOptions; from accelsim.schema import tflite
         return tflite.OneHotOptions.OneHotOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.LogicalAndOptions:
-        from schema.tflite import LogicalAndOptions; from schema import tflite
+        from accelsim.schema.tflite import LogicalAndOptions; from accelsim.schema import tflite
         return tflite.LogicalAndOptions.LogicalAndOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.LogicalNotOptions:
-        from schema.tflite import LogicalNotOptions; from schema import tflite
+        from accelsim.schema.tflite import LogicalNotOptions; from accelsim.schema import tflite
         return tflite.LogicalNotOptions.LogicalNotOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.UnpackOptions:
-        from schema.tflite import UnpackOptions; from schema import tflite
+        from accelsim.schema.tflite import UnpackOptions; from accelsim.schema import tflite
         return tflite.UnpackOptions.UnpackOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.FloorDivOptions:
-        from schema.tflite import FloorDivOptions; from schema import tflite
+        from accelsim.schema.tflite import FloorDivOptions; from accelsim.schema import tflite
         return tflite.FloorDivOptions.FloorDivOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.SquareOptions:
-        from schema.tflite import SquareOptions; from schema import tflite
+        from accelsim.schema.tflite import SquareOptions; from accelsim.schema import tflite
         return tflite.SquareOptions.SquareOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.ZerosLikeOptions:
-        from schema.tflite import ZerosLikeOptions; from schema import tflite
+        from accelsim.schema.tflite import ZerosLikeOptions; from accelsim.schema import tflite
         return tflite.ZerosLikeOptions.ZerosLikeOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.FillOptions:
-        from schema.tflite import FillOptions; from schema import tflite
+        from accelsim.schema.tflite import FillOptions; from accelsim.schema import tflite
         return tflite.FillOptions.FillOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.BidirectionalSequenceLSTMOptions:
-        from schema.tflite import BidirectionalSequenceLSTMOptions; from schema import tflite
+        from accelsim.schema.tflite import BidirectionalSequenceLSTMOptions; from accelsim.schema import tflite
         return tflite.BidirectionalSequenceLSTMOptions.BidirectionalSequenceLSTMOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.BidirectionalSequenceRNNOptions:
-        from schema.tflite import BidirectionalSequenceRNNOptions; from schema import tflite
+        from accelsim.schema.tflite import BidirectionalSequenceRNNOptions; from accelsim.schema import tflite
         return tflite.BidirectionalSequenceRNNOptions.BidirectionalSequenceRNNOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.UnidirectionalSequenceLSTMOptions:
-        from schema.tflite import UnidirectionalSequenceLSTMOptions; from schema import tflite
+        from accelsim.schema.tflite import UnidirectionalSequenceLSTMOptions; from accelsim.schema import tflite
         return tflite.UnidirectionalSequenceLSTMOptions.UnidirectionalSequenceLSTMOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.FloorModOptions:
-        from schema.tflite import FloorModOptions; from schema import tflite
+        from accelsim.schema.tflite import FloorModOptions; from accelsim.schema import tflite
         return tflite.FloorModOptions.FloorModOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.RangeOptions:
-        from schema.tflite import RangeOptions; from schema import tflite
+        from accelsim.schema.tflite import RangeOptions; from accelsim.schema import tflite
         return tflite.RangeOptions.RangeOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.ResizeNearestNeighborOptions:
-        from schema.tflite import ResizeNearestNeighborOptions; from schema import tflite
+        from accelsim.schema.tflite import ResizeNearestNeighborOptions; from accelsim.schema import tflite
         return tflite.ResizeNearestNeighborOptions.ResizeNearestNeighborOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.LeakyReluOptions:
-        from schema.tflite import LeakyReluOptions; from schema import tflite
+        from accelsim.schema.tflite import LeakyReluOptions; from accelsim.schema import tflite
         return tflite.LeakyReluOptions.LeakyReluOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.SquaredDifferenceOptions:
-        from schema.tflite import SquaredDifferenceOptions; from schema import tflite
+        from accelsim.schema.tflite import SquaredDifferenceOptions; from accelsim.schema import tflite
         return tflite.SquaredDifferenceOptions.SquaredDifferenceOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.MirrorPadOptions:
-        from schema.tflite import MirrorPadOptions; from schema import tflite
+        from accelsim.schema.tflite import MirrorPadOptions; from accelsim.schema import tflite
         return tflite.MirrorPadOptions.MirrorPadOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.AbsOptions:
-        from schema.tflite import AbsOptions; from schema import tflite
+        from accelsim.schema.tflite import AbsOptions; from accelsim.schema import tflite
         return tflite.AbsOptions.AbsOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.SplitVOptions:
-        from schema.tflite import SplitVOptions; from schema import tflite
+        from accelsim.schema.tflite import SplitVOptions; from accelsim.schema import tflite
         return tflite.SplitVOptions.SplitVOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.UniqueOptions:
-        from schema.tflite import UniqueOptions; from schema import tflite
+        from accelsim.schema.tflite import UniqueOptions; from accelsim.schema import tflite
         return tflite.UniqueOptions.UniqueOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.ReverseV2Options:
-        from schema.tflite import ReverseV2Options; from schema import tflite
+        from accelsim.schema.tflite import ReverseV2Options; from accelsim.schema import tflite
         return tflite.ReverseV2Options.ReverseV2OptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.AddNOptions:
-        from schema.tflite import AddNOptions; from schema import tflite
+        from accelsim.schema.tflite import AddNOptions; from accelsim.schema import tflite
         return tflite.AddNOptions.AddNOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.GatherNdOptions:
-        from schema.tflite import GatherNdOptions; from schema import tflite
+        from accelsim.schema.tflite import GatherNdOptions; from accelsim.schema import tflite
         return tflite.GatherNdOptions.GatherNdOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.CosOptions:
-        from schema.tflite import CosOptions; from schema import tflite
+        from accelsim.schema.tflite import CosOptions; from accelsim.schema import tflite
         return tflite.CosOptions.CosOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.WhereOptions:
-        from schema.tflite import WhereOptions; from schema import tflite
+        from accelsim.schema.tflite import WhereOptions; from accelsim.schema import tflite
         return tflite.WhereOptions.WhereOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.RankOptions:
-        from schema.tflite import RankOptions; from schema import tflite
+        from accelsim.schema.tflite import RankOptions; from accelsim.schema import tflite
         return tflite.RankOptions.RankOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.ReverseSequenceOptions:
-        from schema.tflite import ReverseSequenceOptions; from schema import tflite
+        from accelsim.schema.tflite import ReverseSequenceOptions; from accelsim.schema import tflite
         return tflite.ReverseSequenceOptions.ReverseSequenceOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.MatrixDiagOptions:
-        from schema.tflite import MatrixDiagOptions; from schema import tflite
+        from accelsim.schema.tflite import MatrixDiagOptions; from accelsim.schema import tflite
         return tflite.MatrixDiagOptions.MatrixDiagOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.QuantizeOptions:
-        from schema.tflite import QuantizeOptions; from schema import tflite
+        from accelsim.schema.tflite import QuantizeOptions; from accelsim.schema import tflite
         return tflite.QuantizeOptions.QuantizeOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.MatrixSetDiagOptions:
-        from schema.tflite import MatrixSetDiagOptions; from schema import tflite
+        from accelsim.schema.tflite import MatrixSetDiagOptions; from accelsim.schema import tflite
         return tflite.MatrixSetDiagOptions.MatrixSetDiagOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.HardSwishOptions:
-        from schema.tflite import HardSwishOptions; from schema import tflite
+        from accelsim.schema.tflite import HardSwishOptions; from accelsim.schema import tflite
         return tflite.HardSwishOptions.HardSwishOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.IfOptions:
-        from schema.tflite import IfOptions; from schema import tflite
+        from accelsim.schema.tflite import IfOptions; from accelsim.schema import tflite
         return tflite.IfOptions.IfOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.WhileOptions:
-        from schema.tflite import WhileOptions; from schema import tflite
+        from accelsim.schema.tflite import WhileOptions; from accelsim.schema import tflite
         return tflite.WhileOptions.WhileOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.DepthToSpaceOptions:
-        from schema.tflite import DepthToSpaceOptions; from schema import tflite
+        from accelsim.schema.tflite import DepthToSpaceOptions; from accelsim.schema import tflite
         return tflite.DepthToSpaceOptions.DepthToSpaceOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.NonMaxSuppressionV4Options:
-        from schema.tflite import NonMaxSuppressionV4Options; from schema import tflite
+        from accelsim.schema.tflite import NonMaxSuppressionV4Options; from accelsim.schema import tflite
         return tflite.NonMaxSuppressionV4Options.NonMaxSuppressionV4OptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.NonMaxSuppressionV5Options:
-        from schema.tflite import NonMaxSuppressionV5Options; from schema import tflite
+        from accelsim.schema.tflite import NonMaxSuppressionV5Options; from accelsim.schema import tflite
         return tflite.NonMaxSuppressionV5Options.NonMaxSuppressionV5OptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.ScatterNdOptions:
-        from schema.tflite import ScatterNdOptions; from schema import tflite
+        from accelsim.schema.tflite import ScatterNdOptions; from accelsim.schema import tflite
         return tflite.ScatterNdOptions.ScatterNdOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.SelectV2Options:
-        from schema.tflite import SelectV2Options; from schema import tflite
+        from accelsim.schema.tflite import SelectV2Options; from accelsim.schema import tflite
         return tflite.SelectV2Options.SelectV2OptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.DensifyOptions:
-        from schema.tflite import DensifyOptions; from schema import tflite
+        from accelsim.schema.tflite import DensifyOptions; from accelsim.schema import tflite
         return tflite.DensifyOptions.DensifyOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.SegmentSumOptions:
-        from schema.tflite import SegmentSumOptions; from schema import tflite
+        from accelsim.schema.tflite import SegmentSumOptions; from accelsim.schema import tflite
         return tflite.SegmentSumOptions.SegmentSumOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.BatchMatMulOptions:
-        from schema.tflite import BatchMatMulOptions; from schema import tflite
+        from accelsim.schema.tflite import BatchMatMulOptions; from accelsim.schema import tflite
         return tflite.BatchMatMulOptions.BatchMatMulOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.CumsumOptions:
-        from schema.tflite import CumsumOptions; from schema import tflite
+        from accelsim.schema.tflite import CumsumOptions; from accelsim.schema import tflite
         return tflite.CumsumOptions.CumsumOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.CallOnceOptions:
-        from schema.tflite import CallOnceOptions; from schema import tflite
+        from accelsim.schema.tflite import CallOnceOptions; from accelsim.schema import tflite
         return tflite.CallOnceOptions.CallOnceOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.BroadcastToOptions:
-        from schema.tflite import BroadcastToOptions; from schema import tflite
+        from accelsim.schema.tflite import BroadcastToOptions; from accelsim.schema import tflite
         return tflite.BroadcastToOptions.BroadcastToOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.Rfft2dOptions:
-        from schema.tflite import Rfft2dOptions; from schema import tflite
+        from accelsim.schema.tflite import Rfft2dOptions; from accelsim.schema import tflite
         return tflite.Rfft2dOptions.Rfft2dOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.Conv3DOptions:
-        from schema.tflite import Conv3DOptions; from schema import tflite
+        from accelsim.schema.tflite import Conv3DOptions; from accelsim.schema import tflite
         return tflite.Conv3DOptions.Conv3DOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.HashtableOptions:
-        from schema.tflite import HashtableOptions; from schema import tflite
+        from accelsim.schema.tflite import HashtableOptions; from accelsim.schema import tflite
         return tflite.HashtableOptions.HashtableOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.HashtableFindOptions:
-        from schema.tflite import HashtableFindOptions; from schema import tflite
+        from accelsim.schema.tflite import HashtableFindOptions; from accelsim.schema import tflite
         return tflite.HashtableFindOptions.HashtableFindOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.HashtableImportOptions:
-        from schema.tflite import HashtableImportOptions; from schema import tflite
+        from accelsim.schema.tflite import HashtableImportOptions; from accelsim.schema import tflite
         return tflite.HashtableImportOptions.HashtableImportOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.HashtableSizeOptions:
-        from schema.tflite import HashtableSizeOptions; from schema import tflite
+        from accelsim.schema.tflite import HashtableSizeOptions; from accelsim.schema import tflite
         return tflite.HashtableSizeOptions.HashtableSizeOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.VarHandleOptions:
-        from schema.tflite import VarHandleOptions; from schema import tflite
+        from accelsim.schema.tflite import VarHandleOptions; from accelsim.schema import tflite
         return tflite.VarHandleOptions.VarHandleOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.ReadVariableOptions:
-        from schema.tflite import ReadVariableOptions; from schema import tflite
+        from accelsim.schema.tflite import ReadVariableOptions; from accelsim.schema import tflite
         return tflite.ReadVariableOptions.ReadVariableOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.AssignVariableOptions:
-        from schema.tflite import AssignVariableOptions; from schema import tflite
+        from accelsim.schema.tflite import AssignVariableOptions; from accelsim.schema import tflite
         return tflite.AssignVariableOptions.AssignVariableOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.RandomOptions:
-        from schema.tflite import RandomOptions; from schema import tflite
+        from accelsim.schema.tflite import RandomOptions; from accelsim.schema import tflite
         return tflite.RandomOptions.RandomOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.BucketizeOptions:
-        from schema.tflite import BucketizeOptions; from schema import tflite
+        from accelsim.schema.tflite import BucketizeOptions; from accelsim.schema import tflite
         return tflite.BucketizeOptions.BucketizeOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.GeluOptions:
-        from schema.tflite import GeluOptions; from schema import tflite
+        from accelsim.schema.tflite import GeluOptions; from accelsim.schema import tflite
         return tflite.GeluOptions.GeluOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.DynamicUpdateSliceOptions:
-        from schema.tflite import DynamicUpdateSliceOptions; from schema import tflite
+        from accelsim.schema.tflite import DynamicUpdateSliceOptions; from accelsim.schema import tflite
         return tflite.DynamicUpdateSliceOptions.DynamicUpdateSliceOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.UnsortedSegmentProdOptions:
-        from schema.tflite import UnsortedSegmentProdOptions; from schema import tflite
+        from accelsim.schema.tflite import UnsortedSegmentProdOptions; from accelsim.schema import tflite
         return tflite.UnsortedSegmentProdOptions.UnsortedSegmentProdOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.UnsortedSegmentMaxOptions:
-        from schema.tflite import UnsortedSegmentMaxOptions; from schema import tflite
+        from accelsim.schema.tflite import UnsortedSegmentMaxOptions; from accelsim.schema import tflite
         return tflite.UnsortedSegmentMaxOptions.UnsortedSegmentMaxOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.UnsortedSegmentMinOptions:
-        from schema.tflite import UnsortedSegmentMinOptions; from schema import tflite
+        from accelsim.schema.tflite import UnsortedSegmentMinOptions; from accelsim.schema import tflite
         return tflite.UnsortedSegmentMinOptions.UnsortedSegmentMinOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.UnsortedSegmentSumOptions:
-        from schema.tflite import UnsortedSegmentSumOptions; from schema import tflite
+        from accelsim.schema.tflite import UnsortedSegmentSumOptions; from accelsim.schema import tflite
         return tflite.UnsortedSegmentSumOptions.UnsortedSegmentSumOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.ATan2Options:
-        from schema.tflite import ATan2Options; from schema import tflite
+        from accelsim.schema.tflite import ATan2Options; from accelsim.schema import tflite
         return tflite.ATan2Options.ATan2OptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.SignOptions:
-        from schema.tflite import SignOptions; from schema import tflite
+        from accelsim.schema.tflite import SignOptions; from accelsim.schema import tflite
         return tflite.SignOptions.SignOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.BitcastOptions:
-        from schema.tflite import BitcastOptions; from schema import tflite
+        from accelsim.schema.tflite import BitcastOptions; from accelsim.schema import tflite
         return tflite.BitcastOptions.BitcastOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.BitwiseXorOptions:
-        from schema.tflite import BitwiseXorOptions; from schema import tflite
+        from accelsim.schema.tflite import BitwiseXorOptions; from accelsim.schema import tflite
         return tflite.BitwiseXorOptions.BitwiseXorOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions.RightShiftOptions:
-        from schema.tflite import RightShiftOptions; from schema import tflite
+        from accelsim.schema.tflite import RightShiftOptions; from accelsim.schema import tflite
         return tflite.RightShiftOptions.RightShiftOptionsT.InitFromBuf(table.Bytes, table.Pos)
     return None

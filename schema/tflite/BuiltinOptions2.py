@@ -33,72 +33,72 @@ def BuiltinOptions2Creator(unionType, table):
     if not isinstance(table, Table):
         return None
     if unionType == BuiltinOptions2.StablehloConcatenateOptions:
-        from schema.tflite import StablehloConcatenateOptions; from schema import tflite
+        from accelsim.schema.tflite import StablehloConcatenateOptions; from accelsim.schema import tflite
         return tflite.StablehloConcatenateOptions.StablehloConcatenateOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions2.StablehloBroadcastInDimOptions:
-        from schema.tflite import StablehloBroadcastInDimOptions; from schema import tflite
+        from accelsim.schema.tflite import StablehloBroadcastInDimOptions; from accelsim.schema import tflite
         return tflite.StablehloBroadcastInDimOptions.StablehloBroadcastInDimOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions2.StablehloSliceOptions:
-        from schema.tflite import StablehloSliceOptions; from schema import tflite
+        from accelsim.schema.tflite import StablehloSliceOptions; from accelsim.schema import tflite
         return tflite.StablehloSliceOptions.StablehloSliceOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions2.StablehloConvolutionOptions:
-        from schema.tflite import StablehloConvolutionOptions; from schema import tflite
+        from accelsim.schema.tflite import StablehloConvolutionOptions; from accelsim.schema import tflite
         return tflite.StablehloConvolutionOptions.StablehloConvolutionOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions2.StablehloCustomCallOptions:
-        from schema.tflite import StablehloCustomCallOptions; from schema import tflite
+        from accelsim.schema.tflite import StablehloCustomCallOptions; from accelsim.schema import tflite
         return tflite.StablehloCustomCallOptions.StablehloCustomCallOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions2.StablehloReduceOptions:
-        from schema.tflite import StablehloReduceOptions; from schema import tflite
+        from accelsim.schema.tflite import StablehloReduceOptions; from accelsim.schema import tflite
         return tflite.StablehloReduceOptions.StablehloReduceOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions2.StablehloScatterOptions:
-        from schema.tflite import StablehloScatterOptions; from schema import tflite
+        from accelsim.schema.tflite import StablehloScatterOptions; from accelsim.schema import tflite
         return tflite.StablehloScatterOptions.StablehloScatterOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions2.StablehloCompareOptions:
-        from schema.tflite import StablehloCompareOptions; from schema import tflite
+        from accelsim.schema.tflite import StablehloCompareOptions; from accelsim.schema import tflite
         return tflite.StablehloCompareOptions.StablehloCompareOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions2.StablehloDynamicSliceOptions:
-        from schema.tflite import StablehloDynamicSliceOptions; from schema import tflite
+        from accelsim.schema.tflite import StablehloDynamicSliceOptions; from accelsim.schema import tflite
         return tflite.StablehloDynamicSliceOptions.StablehloDynamicSliceOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions2.StablehloPadOptions:
-        from schema.tflite import StablehloPadOptions; from schema import tflite
+        from accelsim.schema.tflite import StablehloPadOptions; from accelsim.schema import tflite
         return tflite.StablehloPadOptions.StablehloPadOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions2.StablehloIotaOptions:
-        from schema.tflite import StablehloIotaOptions; from schema import tflite
+        from accelsim.schema.tflite import StablehloIotaOptions; from accelsim.schema import tflite
         return tflite.StablehloIotaOptions.StablehloIotaOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions2.StablehloDotGeneralOptions:
-        from schema.tflite import StablehloDotGeneralOptions; from schema import tflite
+        from accelsim.schema.tflite import StablehloDotGeneralOptions; from accelsim.schema import tflite
         return tflite.StablehloDotGeneralOptions.StablehloDotGeneralOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions2.StablehloReduceWindowOptions:
-        from schema.tflite import StablehloReduceWindowOptions; from schema import tflite
+        from accelsim.schema.tflite import StablehloReduceWindowOptions; from accelsim.schema import tflite
         return tflite.StablehloReduceWindowOptions.StablehloReduceWindowOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions2.StablehloSortOptions:
-        from schema.tflite import StablehloSortOptions; from schema import tflite
+        from accelsim.schema.tflite import StablehloSortOptions; from accelsim.schema import tflite
         return tflite.StablehloSortOptions.StablehloSortOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions2.StablehloWhileOptions:
-        from schema.tflite import StablehloWhileOptions; from schema import tflite
+        from accelsim.schema.tflite import StablehloWhileOptions; from accelsim.schema import tflite
         return tflite.StablehloWhileOptions.StablehloWhileOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions2.StablehloGatherOptions:
-        from schema.tflite import StablehloGatherOptions; from schema import tflite
+        from accelsim.schema.tflite import StablehloGatherOptions; from accelsim.schema import tflite
         return tflite.StablehloGatherOptions.StablehloGatherOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions2.StablehloTransposeOptions:
-        from schema.tflite import StablehloTransposeOptions; from schema import tflite
+        from accelsim.schema.tflite import StablehloTransposeOptions; from accelsim.schema import tflite
         return tflite.StablehloTransposeOptions.StablehloTransposeOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions2.DilateOptions:
-        from schema.tflite import DilateOptions; from schema import tflite
+        from accelsim.schema.tflite import DilateOptions; from accelsim.schema import tflite
         return tflite.DilateOptions.DilateOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions2.StablehloRngBitGeneratorOptions:
-        from schema.tflite import StablehloRngBitGeneratorOptions; from schema import tflite
+        from accelsim.schema.tflite import StablehloRngBitGeneratorOptions; from accelsim.schema import tflite
         return tflite.StablehloRngBitGeneratorOptions.StablehloRngBitGeneratorOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions2.ReduceWindowOptions:
-        from schema.tflite import ReduceWindowOptions; from schema import tflite
+        from accelsim.schema.tflite import ReduceWindowOptions; from accelsim.schema import tflite
         return tflite.ReduceWindowOptions.ReduceWindowOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions2.StableHLOCompositeOptions:
-        from schema.tflite import StableHLOCompositeOptions; from schema import tflite
+        from accelsim.schema.tflite import StableHLOCompositeOptions; from accelsim.schema import tflite
         return tflite.StableHLOCompositeOptions.StableHLOCompositeOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions2.StablehloShiftLeftOptions:
-        from schema.tflite import StablehloShiftLeftOptions; from schema import tflite
+        from accelsim.schema.tflite import StablehloShiftLeftOptions; from accelsim.schema import tflite
         return tflite.StablehloShiftLeftOptions.StablehloShiftLeftOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == BuiltinOptions2.StablehloCaseOptions:
-        from schema.tflite import StablehloCaseOptions; from schema import tflite
+        from accelsim.schema.tflite import StablehloCaseOptions; from accelsim.schema import tflite
         return tflite.StablehloCaseOptions.StablehloCaseOptionsT.InitFromBuf(table.Bytes, table.Pos)
     return None

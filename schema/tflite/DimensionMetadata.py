@@ -124,10 +124,10 @@ def DimensionMetadataEnd(builder):
 def End(builder):
     return DimensionMetadataEnd(builder)
 
-from schema.tflite import Int32Vector; from schema import tflite
-from schema.tflite import SparseIndexVector; from schema import tflite
-from schema.tflite import Uint16Vector; from schema import tflite
-from schema.tflite import Uint8Vector; from schema import tflite
+from accelsim.schema.tflite import Int32Vector; from accelsim.schema import tflite
+from accelsim.schema.tflite import SparseIndexVector; from accelsim.schema import tflite
+from accelsim.schema.tflite import Uint16Vector; from accelsim.schema import tflite
+from accelsim.schema.tflite import Uint8Vector; from accelsim.schema import tflite
 try:
     from typing import Union
 except:

@@ -42,7 +42,7 @@ class Model(object):
             x = self._tab.Vector(o)
             x += flatbuffers.number_types.UOffsetTFlags.py_type(j) * 4
             x = self._tab.Indirect(x)
-            from schema.tflite.OperatorCode import OperatorCode
+            from accelsim.schema.tflite.OperatorCode import OperatorCode
             obj = OperatorCode()
             obj.Init(self._tab.Bytes, x)
             return obj
@@ -67,7 +67,7 @@ class Model(object):
             x = self._tab.Vector(o)
             x += flatbuffers.number_types.UOffsetTFlags.py_type(j) * 4
             x = self._tab.Indirect(x)
-            from schema.tflite.SubGraph import SubGraph
+            from accelsim.schema.tflite.SubGraph import SubGraph
             obj = SubGraph()
             obj.Init(self._tab.Bytes, x)
             return obj
@@ -99,7 +99,7 @@ class Model(object):
             x = self._tab.Vector(o)
             x += flatbuffers.number_types.UOffsetTFlags.py_type(j) * 4
             x = self._tab.Indirect(x)
-            from schema.tflite.Buffer import Buffer
+            from accelsim.schema.tflite.Buffer import Buffer
             obj = Buffer()
             obj.Init(self._tab.Bytes, x)
             return obj
@@ -151,7 +151,7 @@ class Model(object):
             x = self._tab.Vector(o)
             x += flatbuffers.number_types.UOffsetTFlags.py_type(j) * 4
             x = self._tab.Indirect(x)
-            from schema.tflite.Metadata import Metadata
+            from accelsim.schema.tflite.Metadata import Metadata
             obj = Metadata()
             obj.Init(self._tab.Bytes, x)
             return obj
@@ -176,7 +176,7 @@ class Model(object):
             x = self._tab.Vector(o)
             x += flatbuffers.number_types.UOffsetTFlags.py_type(j) * 4
             x = self._tab.Indirect(x)
-            from schema.tflite.SignatureDef import SignatureDef
+            from accelsim.schema.tflite.SignatureDef import SignatureDef
             obj = SignatureDef()
             obj.Init(self._tab.Bytes, x)
             return obj
@@ -201,7 +201,7 @@ class Model(object):
             x = self._tab.Vector(o)
             x += flatbuffers.number_types.UOffsetTFlags.py_type(j) * 4
             x = self._tab.Indirect(x)
-            from schema.tflite.ExternalBufferGroup import ExternalBufferGroup
+            from accelsim.schema.tflite.ExternalBufferGroup import ExternalBufferGroup
             obj = ExternalBufferGroup()
             obj.Init(self._tab.Bytes, x)
             return obj
@@ -226,7 +226,7 @@ class Model(object):
             x = self._tab.Vector(o)
             x += flatbuffers.number_types.UOffsetTFlags.py_type(j) * 4
             x = self._tab.Indirect(x)
-            from schema.tflite.ExternalBuffer import ExternalBuffer
+            from accelsim.schema.tflite.ExternalBuffer import ExternalBuffer
             obj = ExternalBuffer()
             obj.Init(self._tab.Bytes, x)
             return obj
@@ -364,13 +364,13 @@ def ModelEnd(builder):
 def End(builder):
     return ModelEnd(builder)
 
-from schema.tflite import Buffer; from schema import tflite
-from schema.tflite import ExternalBuffer; from schema import tflite
-from schema.tflite import ExternalBufferGroup; from schema import tflite
-from schema.tflite import Metadata; from schema import tflite
-from schema.tflite import OperatorCode; from schema import tflite
-from schema.tflite import SignatureDef; from schema import tflite
-from schema.tflite import SubGraph; from schema import tflite
+from accelsim.schema.tflite import Buffer; from accelsim.schema import tflite
+from accelsim.schema.tflite import ExternalBuffer; from accelsim.schema import tflite
+from accelsim.schema.tflite import ExternalBufferGroup; from accelsim.schema import tflite
+from accelsim.schema.tflite import Metadata; from accelsim.schema import tflite
+from accelsim.schema.tflite import OperatorCode; from accelsim.schema import tflite
+from accelsim.schema.tflite import SignatureDef; from accelsim.schema import tflite
+from accelsim.schema.tflite import SubGraph; from accelsim.schema import tflite
 try:
     from typing import List
 except:

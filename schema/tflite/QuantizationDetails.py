@@ -13,12 +13,12 @@ def QuantizationDetailsCreator(unionType, table):
     if not isinstance(table, Table):
         return None
     if unionType == QuantizationDetails.CustomQuantization:
-        from schema.tflite import CustomQuantization; from schema import tflite
+        from accelsim.schema.tflite import CustomQuantization; from accelsim.schema import tflite
         return tflite.CustomQuantization.CustomQuantizationT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == QuantizationDetails.BlockwiseQuantization:
-        from schema.tflite import BlockwiseQuantization; from schema import tflite
+        from accelsim.schema.tflite import BlockwiseQuantization; from accelsim.schema import tflite
         return tflite.BlockwiseQuantization.BlockwiseQuantizationT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == QuantizationDetails.MultiAxisQuantization:
-        from schema.tflite import MultiAxisQuantization; from schema import tflite
+        from accelsim.schema.tflite import MultiAxisQuantization; from accelsim.schema import tflite
         return tflite.MultiAxisQuantization.MultiAxisQuantizationT.InitFromBuf(table.Bytes, table.Pos)
     return None

@@ -238,10 +238,10 @@ def QuantizationParametersEnd(builder):
 def End(builder):
     return QuantizationParametersEnd(builder)
 
-from schema.tflite import BlockwiseQuantization; from schema import tflite
-from schema.tflite import CustomQuantization; from schema import tflite
-from schema.tflite import MultiAxisQuantization; from schema import tflite
-from schema.tflite import QuantizationDetails; from schema import tflite
+from accelsim.schema.tflite import BlockwiseQuantization; from accelsim.schema import tflite
+from accelsim.schema.tflite import CustomQuantization; from accelsim.schema import tflite
+from accelsim.schema.tflite import MultiAxisQuantization; from accelsim.schema import tflite
+from accelsim.schema.tflite import QuantizationDetails; from accelsim.schema import tflite
 try:
     from typing import List, Union
 except:

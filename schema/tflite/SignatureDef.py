@@ -35,7 +35,7 @@ class SignatureDef(object):
             x = self._tab.Vector(o)
             x += flatbuffers.number_types.UOffsetTFlags.py_type(j) * 4
             x = self._tab.Indirect(x)
-            from schema.tflite.TensorMap import TensorMap
+            from accelsim.schema.tflite.TensorMap import TensorMap
             obj = TensorMap()
             obj.Init(self._tab.Bytes, x)
             return obj
@@ -60,7 +60,7 @@ class SignatureDef(object):
             x = self._tab.Vector(o)
             x += flatbuffers.number_types.UOffsetTFlags.py_type(j) * 4
             x = self._tab.Indirect(x)
-            from schema.tflite.TensorMap import TensorMap
+            from accelsim.schema.tflite.TensorMap import TensorMap
             obj = TensorMap()
             obj.Init(self._tab.Bytes, x)
             return obj
@@ -140,7 +140,7 @@ def SignatureDefEnd(builder):
 def End(builder):
     return SignatureDefEnd(builder)
 
-from schema.tflite import TensorMap; from schema import tflite
+from accelsim.schema.tflite import TensorMap; from accelsim.schema import tflite
 try:
     from typing import List
 except:

@@ -13,12 +13,12 @@ def SparseIndexVectorCreator(unionType, table):
     if not isinstance(table, Table):
         return None
     if unionType == SparseIndexVector.Int32Vector:
-        from schema.tflite import Int32Vector; from schema import tflite
+        from accelsim.schema.tflite import Int32Vector; from accelsim.schema import tflite
         return tflite.Int32Vector.Int32VectorT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == SparseIndexVector.Uint16Vector:
-        from schema.tflite import Uint16Vector; from schema import tflite
+        from accelsim.schema.tflite import Uint16Vector; from accelsim.schema import tflite
         return tflite.Uint16Vector.Uint16VectorT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == SparseIndexVector.Uint8Vector:
-        from schema.tflite import Uint8Vector; from schema import tflite
+        from accelsim.schema.tflite import Uint8Vector; from accelsim.schema import tflite
         return tflite.Uint8Vector.Uint8VectorT.InitFromBuf(table.Bytes, table.Pos)
     return None

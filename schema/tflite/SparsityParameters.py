@@ -89,7 +89,7 @@ class SparsityParameters(object):
             x = self._tab.Vector(o)
             x += flatbuffers.number_types.UOffsetTFlags.py_type(j) * 4
             x = self._tab.Indirect(x)
-            from schema.tflite.DimensionMetadata import DimensionMetadata
+            from accelsim.schema.tflite.DimensionMetadata import DimensionMetadata
             obj = DimensionMetadata()
             obj.Init(self._tab.Bytes, x)
             return obj
@@ -155,7 +155,7 @@ def SparsityParametersEnd(builder):
 def End(builder):
     return SparsityParametersEnd(builder)
 
-from schema.tflite import DimensionMetadata; from schema import tflite
+from accelsim.schema.tflite import DimensionMetadata; from accelsim.schema import tflite
 try:
     from typing import List
 except:

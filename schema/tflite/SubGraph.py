@@ -35,7 +35,7 @@ class SubGraph(object):
             x = self._tab.Vector(o)
             x += flatbuffers.number_types.UOffsetTFlags.py_type(j) * 4
             x = self._tab.Indirect(x)
-            from schema.tflite.Tensor import Tensor
+            from accelsim.schema.tflite.Tensor import Tensor
             obj = Tensor()
             obj.Init(self._tab.Bytes, x)
             return obj
@@ -114,7 +114,7 @@ class SubGraph(object):
             x = self._tab.Vector(o)
             x += flatbuffers.number_types.UOffsetTFlags.py_type(j) * 4
             x = self._tab.Indirect(x)
-            from schema.tflite.Operator import Operator
+            from accelsim.schema.tflite.Operator import Operator
             obj = Operator()
             obj.Init(self._tab.Bytes, x)
             return obj
@@ -218,8 +218,8 @@ def SubGraphEnd(builder):
 def End(builder):
     return SubGraphEnd(builder)
 
-from schema.tflite import Operator; from schema import tflite
-from schema.tflite import Tensor; from schema import tflite
+from accelsim.schema.tflite import Operator; from accelsim.schema import tflite
+from accelsim.schema.tflite import Tensor; from accelsim.schema import tflite
 try:
     from typing import List
 except:

@@ -81,7 +81,7 @@ class Tensor(object):
         o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(12))
         if o != 0:
             x = self._tab.Indirect(o + self._tab.Pos)
-            from schema.tflite.QuantizationParameters import QuantizationParameters
+            from accelsim.schema.tflite.QuantizationParameters import QuantizationParameters
             obj = QuantizationParameters()
             obj.Init(self._tab.Bytes, x)
             return obj
@@ -99,7 +99,7 @@ class Tensor(object):
         o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(16))
         if o != 0:
             x = self._tab.Indirect(o + self._tab.Pos)
-            from schema.tflite.SparsityParameters import SparsityParameters
+            from accelsim.schema.tflite.SparsityParameters import SparsityParameters
             obj = SparsityParameters()
             obj.Init(self._tab.Bytes, x)
             return obj
@@ -146,7 +146,7 @@ class Tensor(object):
             x = self._tab.Vector(o)
             x += flatbuffers.number_types.UOffsetTFlags.py_type(j) * 4
             x = self._tab.Indirect(x)
-            from schema.tflite.VariantSubType import VariantSubType
+            from accelsim.schema.tflite.VariantSubType import VariantSubType
             obj = VariantSubType()
             obj.Init(self._tab.Bytes, x)
             return obj
@@ -267,9 +267,9 @@ def TensorEnd(builder):
 def End(builder):
     return TensorEnd(builder)
 
-from schema.tflite import QuantizationParameters; from schema import tflite
-from schema.tflite import SparsityParameters; from schema import tflite
-from schema.tflite import VariantSubType; from schema import tflite
+from accelsim.schema.tflite import QuantizationParameters; from accelsim.schema import tflite
+from accelsim.schema.tflite import SparsityParameters; from accelsim.schema import tflite
+from accelsim.schema.tflite import VariantSubType; from accelsim.schema import tflite
 try:
     from typing import List, Optional
 except:

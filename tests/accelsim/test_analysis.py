@@ -12,11 +12,11 @@ import accelsim.system
 from accelsim import sim as simpy_engine
 from accelsim.analysis import ANALYSIS, SECTIONS, analysis_key, analyze, model_digest
 from accelsim.config import KEYS, Assign, HardwareConfig, apply_overrides, load_system
+from accelsim.delegates.spec import AcceleratorSpec
+from accelsim.runtime.work import LoopTrips
 from accelsim.system import simulate_analysis, simulate_model
-from delegates.spec import AcceleratorSpec
-from runtime.work import LoopTrips
 
-HW = Path(__file__).resolve().parents[2] / "accelsim" / "hw_configs"
+HW = Path(__file__).resolve().parents[2] / "hw_configs"
 MODEL = str(FIXTURES / "interleaved_int8.tflite")  # two hexagon_dsp partitions
 
 

@@ -11,10 +11,10 @@ from support import FIXTURES
 
 from accelsim.config import Assign, ConfigError, load_system
 from accelsim.experiment import SerialExecutor, design_points, load_experiment, run_experiment
+from accelsim.runtime.read import load_model
 from accelsim.system import HOST, _claim_runs, _owners_allowed, build_interpreter, simulate_model
-from runtime.read import load_model
 
-HW = Path(__file__).resolve().parents[2] / "accelsim" / "hw_configs"
+HW = Path(__file__).resolve().parents[2] / "hw_configs"
 PAIRS = [("edgetpu_usb", "hexagon_dsp"), ("hexagon_dsp", "ethos_u55_128")]
 # atan_custom needs its custom op registered, which a simulated system has no resolver for.
 MODELS = sorted(p.stem for p in FIXTURES.glob("*.tflite") if p.stem != "atan_custom")

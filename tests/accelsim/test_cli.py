@@ -18,7 +18,7 @@ from accelsim.cli import _progress_bar, build_parser, main
 from accelsim.experiment import shipped_configs
 from accelsim.pareto import traced_ids
 from accelsim.results import LAYER_COLUMNS
-from runtime.read import load_model
+from accelsim.runtime.read import load_model
 
 FIXTURE_FILES = sorted(FIXTURES.glob("*.tflite"))
 ROOT = Path(__file__).resolve().parents[2]
@@ -197,7 +197,7 @@ def test_diff_prints_inference_diff_layout(capsys):
 def test_validate_reports_every_error_with_file_and_line(tmp_path, capsys):
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: x\nkind: systolic\nclock: fast\n")
-    assert main(["validate", str(bad), "accelsim/hw_configs/edgetpu_usb.yaml"]) == 1
+    assert main(["validate", str(bad), "hw_configs/edgetpu_usb.yaml"]) == 1
     out = capsys.readouterr().out
     assert f"{bad}:3: clock: expected a frequency" in out and "edgetpu_usb.yaml: ok" in out
 
@@ -317,9 +317,9 @@ def test_configs_schema_is_the_committed_reference_page(capsys):
 def test_the_schema_names_every_key_the_loader_accepts():
     """Each key, kind field, claim key and constraint the loader checks appears in the reference."""
     from accelsim.config import KEYS
+    from accelsim.delegates.spec import CONSTRAINT_DOCS, CONSTRAINTS
     from accelsim.kinds import default_registry
     from accelsim.reference import schema_markdown
-    from delegates.spec import CONSTRAINT_DOCS, CONSTRAINTS
 
     text = schema_markdown()
     assert list(CONSTRAINT_DOCS) == list(CONSTRAINTS)
@@ -359,7 +359,7 @@ def test_run_validates_before_any_work(tmp_path, capsys):
 
 def test_validate_says_what_a_host_leaves_to_the_simd_width_rule(tmp_path, capsys):
     host = tmp_path / "host.yaml"
-    host.write_text((ROOT / "accelsim" / "hw_configs" / "host_cpu.yaml").read_text().replace("    float32: 8\n", ""))
+    host.write_text((ROOT / "hw_configs" / "host_cpu.yaml").read_text().replace("    float32: 8\n", ""))
     assert main(["validate", str(host)]) == 0
     note = ("compute.macs_per_cycle has no float32: float32 nodes get one SIMD register per cycle, "
             "simd_bits / 32 = 4 MACs per cycle")
@@ -372,7 +372,7 @@ def test_validate_says_what_a_host_leaves_to_the_simd_width_rule(tmp_path, capsy
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["run", "accelsim/hw_configs/edgetpu_usb.yaml"], "accelsim/hw_configs/edgetpu_usb.yaml: this is a hardware "
+    (["run", "hw_configs/edgetpu_usb.yaml"], "hw_configs/edgetpu_usb.yaml: this is a hardware "
      "config, not an experiment; pass it with --hw to benchmark, or name it in an experiment's variants"),
     (["benchmark", "M", "--hw", "examples/default.yaml"], "this is an experiment, not a hardware config; run it "
      "with `accelsim run "),

@@ -16,7 +16,7 @@ from accelsim.system import simulate_model
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "models"
-HW = ROOT / "accelsim" / "hw_configs"
+HW = ROOT / "hw_configs"
 INTERLEAVED = str(FIXTURES / "interleaved_int8.tflite")
 MOBILENET = str(FIXTURES / "mobilenet_v2_035_96_int8.tflite")
 

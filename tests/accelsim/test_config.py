@@ -20,14 +20,22 @@ from accelsim.config import (
 from accelsim.cost.cpu import CpuCompute
 from accelsim.cost.systolic import SystolicCompute
 from accelsim.cost.vector import VectorCompute
+from accelsim.delegates.spec import (
+    MAX_VERSION,
+    ClaimRule,
+    NodeFacts,
+    Numerics,
+    PartitionPolicy,
+    check_claim,
+    facts_from_node,
+)
 from accelsim.memory import Level, Memory
-from delegates.spec import MAX_VERSION, ClaimRule, NodeFacts, Numerics, PartitionPolicy, check_claim, facts_from_node
-from runtime import Interpreter
-from runtime.errors import AccelsimError
-from runtime.ir import Quantization, make_operator
+from accelsim.runtime import Interpreter
+from accelsim.runtime.errors import AccelsimError
+from accelsim.runtime.ir import Quantization, make_operator
 
 ROOT = Path(__file__).resolve().parents[2]
-HW = ROOT / "accelsim" / "hw_configs"
+HW = ROOT / "hw_configs"
 VERSIONS = "expected versions like 'any', '1-3' (a range), [1, 3] (those versions) or 2"
 DTYPE_LIST = ("bfloat16, bool, complex128, complex64, float16, float32, float64, float8_e4m3fn, float8_e5m2, int16, "
               "int2, int32, int4, int64, int8, resource, string, uint16, uint32, uint4, uint64, uint8, variant")

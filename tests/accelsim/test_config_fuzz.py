@@ -1,6 +1,6 @@
 """Property tests: however a hardware YAML file is broken, loading it raises ConfigError naming file:line.
 
-Hypothesis damages the shipped accelsim/hw_configs/*.yaml: values of the wrong type or with bad units,
+Hypothesis damages the shipped hw_configs/*.yaml: values of the wrong type or with bad units,
 missing and unknown keys, duplicate keys, YAML tags (including !!python/object), anchors and
 alias bombs, deep nesting, stray bytes that are not UTF-8. The only outcomes allowed are a loaded
 config or a ConfigError whose every line starts with 'file:line:' and, where a key is to blame,
@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from accelsim.config import ConfigError, HardwareConfig, load_hardware
 
 ROOT = Path(__file__).resolve().parents[2]
-SHIPPED = sorted((ROOT / "accelsim" / "hw_configs").glob("*.yaml"))
+SHIPPED = sorted((ROOT / "hw_configs").glob("*.yaml"))
 FUZZ = settings(max_examples=60, derandomize=True, database=None, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 # Values that are wrong for every key: a config key never takes null, a nested list, an

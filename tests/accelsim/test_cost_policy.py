@@ -10,11 +10,11 @@ import pytest
 from support import FIXTURES
 
 from accelsim.config import ConfigError, apply_overrides, load_hardware, load_system
+from accelsim.delegates.spec import PartitionPolicy
+from accelsim.runtime.read import load_model
 from accelsim.system import HOST, build_interpreter, cost_aware_interpreter, simulate_interpreter, simulate_model
-from delegates.spec import PartitionPolicy
-from runtime.read import load_model
 
-HW = Path(__file__).resolve().parents[2] / "accelsim" / "hw_configs"
+HW = Path(__file__).resolve().parents[2] / "hw_configs"
 HOST_CFG = HW / "host_cpu.yaml"
 ACCELERATORS = sorted(p.stem for p in HW.glob("*.yaml") if not p.stem.startswith("host_"))
 # atan_custom needs its custom op registered, which a simulated system has no resolver for.

@@ -11,13 +11,13 @@ import pytest
 from accelsim.cli import main
 from accelsim.config import load_system
 from accelsim.diff import inference_diff, load_inputs, random_input
+from accelsim.runtime.interpreter import Interpreter
+from accelsim.runtime.read import load_model
 from accelsim.system import build_interpreter
-from runtime.interpreter import Interpreter
-from runtime.read import load_model
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "models"
-HW = ROOT / "accelsim" / "hw_configs"
+HW = ROOT / "hw_configs"
 MOBILENET = str(FIXTURES / "mobilenet_v2_035_96_int8.tflite")
 INTERLEAVED = str(FIXTURES / "interleaved_int8.tflite")
 

@@ -10,10 +10,10 @@ from support import FIXTURES
 from accelsim.config import ConfigError, System, apply_overrides, load_hardware, load_system
 from accelsim.energy import Energy, static_power
 from accelsim.results import CSV_COLUMNS, record
+from accelsim.runtime.work import NodeWork
 from accelsim.system import HOST, simulate_model
-from runtime.work import NodeWork
 
-HW = Path(__file__).resolve().parents[2] / "accelsim" / "hw_configs"
+HW = Path(__file__).resolve().parents[2] / "hw_configs"
 KiB = 1024
 pJ = 1e-12
 

@@ -320,7 +320,7 @@ def test_same_named_experiments_do_not_overwrite_each_others_report(tmp_path, mo
 def test_every_problem_of_an_experiment_is_reported_in_one_pass(tmp_path):
     """Unknown keys, missing and corrupt models, broken and unknown configs and bad sweeps, all at once."""
     (tmp_path / "trunc.tflite").write_bytes((MODELS / "interleaved_int8.tflite").read_bytes()[:1000])
-    (tmp_path / "bad_hw.yaml").write_text((ROOT / "accelsim" / "hw_configs" / "edgetpu_usb.yaml").read_text()
+    (tmp_path / "bad_hw.yaml").write_text((ROOT / "hw_configs" / "edgetpu_usb.yaml").read_text()
                                           .replace("name: edgetpu_usb", "name: bad").replace("500 MHz", "500 MHZZ"))
     path = write(tmp_path, """\
 name: bad
@@ -341,8 +341,8 @@ sweeps:
     assert [e.split(": ")[1] for e in errors] == [
         "models[0]", "models[1]", "colour", "variants[0]", "variants[1].accelerators[0]",
         "sweeps.edgetpu_usb.link.bandwidth", "sweeps.max_delegated_partitions"]
-    from runtime.errors import ModelError
-    from runtime.read import load_model
+    from accelsim.runtime.errors import ModelError
+    from accelsim.runtime.read import load_model
     with pytest.raises(ModelError) as model_error:
         load_model(tmp_path / "trunc.tflite")
     assert errors[1] == f"{path}:2: models[1]: ModelError: {model_error.value}"
@@ -370,7 +370,7 @@ def test_an_unknown_experiment_key_gets_a_did_you_mean(tmp_path):
 
 
 def test_a_hardware_config_given_as_an_experiment_says_so():
-    path = ROOT / "accelsim" / "hw_configs" / "edgetpu_usb.yaml"
+    path = ROOT / "hw_configs" / "edgetpu_usb.yaml"
     with pytest.raises(ConfigError) as info:
         load_experiment(path)
     assert info.value.errors == (f"{path}: this is a hardware config, not an experiment; pass it with --hw to "

@@ -14,10 +14,10 @@ from support import FIXTURES
 from accelsim.config import ConfigError, HardwareConfig, apply_overrides, load_hardware, load_system
 from accelsim.cost import Cost, roofline
 from accelsim.kinds import BUILTIN, Field, Kind, KindRegistry, default_registry, schema_rows, spec
+from accelsim.runtime.work import NodeWork
 from accelsim.system import HOST, simulate_model
-from runtime.work import NodeWork
 
-HW = Path(__file__).resolve().parents[2] / "accelsim" / "hw_configs"
+HW = Path(__file__).resolve().parents[2] / "hw_configs"
 
 
 @dataclass(frozen=True)

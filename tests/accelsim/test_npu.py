@@ -10,11 +10,11 @@ import pytest
 
 from accelsim.config import ConfigError, load_hardware, load_system
 from accelsim.cost import npu
+from accelsim.runtime.work import NodeWork, conv_work, gemm_work
 from accelsim.system import simulate_model
-from runtime.work import NodeWork, conv_work, gemm_work
 
 ROOT = Path(__file__).resolve().parents[2]
-HW = ROOT / "accelsim" / "hw_configs"
+HW = ROOT / "hw_configs"
 MODELS = ROOT / "tests" / "fixtures" / "models"
 
 # Round numbers so that every case below is checkable by hand.

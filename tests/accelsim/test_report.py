@@ -49,8 +49,8 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 def _point(model: str, variant: str, accelerators: list[str], sweep: dict, numerics_runs: int = 0) -> dict:
     """A real record, made as an experiment makes one: sweep values applied to the named accelerator."""
-    system = load_system(str(ROOT / "accelsim/hw_configs/host_cpu.yaml"),
-                         [str(ROOT / f"accelsim/hw_configs/{a}.yaml") for a in accelerators])
+    system = load_system(str(ROOT / "hw_configs/host_cpu.yaml"),
+                         [str(ROOT / f"hw_configs/{a}.yaml") for a in accelerators])
     accels = []
     for a in system.accelerators:
         changes = {k.split(".", 1)[1]: v for k, v in sweep.items() if k.split(".", 1)[0] == a.name}
@@ -85,8 +85,8 @@ def simulate_records() -> list[dict]:
     failed = error_record(point_id=_id("transformer_block_int8.tflite", "edgetpu_usb", sweep),
                           model=f"{MODELS}/transformer_block_int8.tflite", variant="edgetpu_usb", sweep=sweep,
                           host="host_cpu", accelerators=["edgetpu_usb"], schedule="sequential", error=error)
-    records.append({**failed, **area(load_system(str(ROOT / "accelsim/hw_configs/host_cpu.yaml"),
-                                                 [str(ROOT / "accelsim/hw_configs/edgetpu_usb.yaml")]))})
+    records.append({**failed, **area(load_system(str(ROOT / "hw_configs/host_cpu.yaml"),
+                                                 [str(ROOT / "hw_configs/edgetpu_usb.yaml")]))})
     _fill_speedups(records)
     return records
 

@@ -10,15 +10,15 @@ import pytest
 from support import FIXTURES, counter_loop_model
 
 from accelsim.config import apply_overrides, load_hardware, load_system
+from accelsim.delegates.spec import ClaimRule, Numerics, PartitionPolicy
 from accelsim.diff import inference_diff
+from accelsim.runtime.errors import WorkError
+from accelsim.runtime.interpreter import Interpreter
+from accelsim.runtime.read import load_model
+from accelsim.runtime.work import LoopTrips
 from accelsim.system import HOST, build_interpreter, simulate_interpreter, simulate_model
-from delegates.spec import ClaimRule, Numerics, PartitionPolicy
-from runtime.errors import WorkError
-from runtime.interpreter import Interpreter
-from runtime.read import load_model
-from runtime.work import LoopTrips
 
-HW = Path(__file__).resolve().parents[2] / "accelsim" / "hw_configs"
+HW = Path(__file__).resolve().parents[2] / "hw_configs"
 HOST_CFG = HW / "host_cpu.yaml"
 ACCELERATORS = ["edgetpu_usb", "edgetpu_pcie", "hexagon_dsp"]
 MODELS = ["mobilenet_v2_035_96_float", "mobilenet_v2_035_96_int8", "interleaved_float", "interleaved_int8"]

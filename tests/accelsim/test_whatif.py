@@ -9,14 +9,14 @@ import pytest
 
 from accelsim.cli import main
 from accelsim.config import load_system
+from accelsim.delegates.spec import ClaimRule
+from accelsim.runtime.read import load_model
 from accelsim.system import simulate_model
 from accelsim.whatif import claim_line, lines, whatif
-from delegates.spec import ClaimRule
-from runtime.read import load_model
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "models"
-HW = ROOT / "accelsim" / "hw_configs"
+HW = ROOT / "hw_configs"
 
 
 def _system(*configs: Path):

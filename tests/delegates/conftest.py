@@ -12,8 +12,8 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from runtime.ir import Model, Subgraph, Tensor, make_operator
-from runtime.resolver import BuiltinOpResolver, MutableOpResolver, Registration
+from accelsim.runtime.ir import Model, Subgraph, Tensor, make_operator
+from accelsim.runtime.resolver import BuiltinOpResolver, MutableOpResolver, Registration
 
 SHAPE = (2, 3)
 BINARY = {"ADD": np.add, "SUB": np.subtract, "MUL": np.multiply}

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import random_inputs, run_ours
 
-from delegates import (
+from accelsim.delegates import (
     DelegateError,
     DelegateKernelError,
     DelegateOptions,
@@ -22,11 +22,11 @@ from delegates import (
     get_node_and_registration,
     node_view,
 )
-from delegates.partition import describe_plan
-from runtime.interpreter import Interpreter
-from runtime.ir import Model, Quantization, Subgraph, Tensor, make_operator
-from runtime.read import load_model
-from runtime.resolver import MutableOpResolver, Registration
+from accelsim.delegates.partition import describe_plan
+from accelsim.runtime.interpreter import Interpreter
+from accelsim.runtime.ir import Model, Quantization, Subgraph, Tensor, make_operator
+from accelsim.runtime.read import load_model
+from accelsim.runtime.resolver import MutableOpResolver, Registration
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "models"
 
@@ -143,22 +143,22 @@ def test_modify_graph_with_delegate_after_allocation(demo, resolver_factory, run
 
 
 def test_logs_tflite_lines(demo, resolver_factory, caplog):
-    with caplog.at_level(logging.INFO, logger="delegates.api"):
+    with caplog.at_level(logging.INFO, logger="accelsim.delegates.api"):
         Interpreter(model=demo, op_resolver=resolver_factory(), experimental_delegates=[OpsDelegate()])
-    assert [r.getMessage() for r in caplog.records if r.name == "delegates.api"] == [
+    assert [r.getMessage() for r in caplog.records if r.name == "accelsim.delegates.api"] == [
         "Test delegate: 4 nodes delegated out of 5 nodes with 2 partitions.",
         "Replacing 4 out of 5 node(s) with delegate (Test) node, yielding 3 partitions for subgraph 0 (main).",
     ]
-    assert all(r.levelno == logging.INFO for r in caplog.records if r.name == "delegates.api")
+    assert all(r.levelno == logging.INFO for r in caplog.records if r.name == "accelsim.delegates.api")
 
 
 def test_nothing_supported_changes_nothing(demo, resolver_factory, caplog):
     it = Interpreter(model=demo, op_resolver=resolver_factory())
     before = state(it)
-    with caplog.at_level(logging.INFO, logger="delegates.api"):
+    with caplog.at_level(logging.INFO, logger="accelsim.delegates.api"):
         it.modify_graph_with_delegate(OpsDelegate(ops=("CONV_2D",)))
     assert state(it) == before
-    assert [r.getMessage() for r in caplog.records if r.name == "delegates.api"] == [
+    assert [r.getMessage() for r in caplog.records if r.name == "accelsim.delegates.api"] == [
         "Test delegate: 0 nodes delegated out of 5 nodes with 0 partitions."]
 
 
@@ -294,7 +294,7 @@ def test_double_claim_is_rejected(demo, resolver_factory):
 
 
 def test_claiming_an_unsupported_node_is_rejected(demo, resolver_factory):
-    from delegates.partition import NodeSubset
+    from accelsim.delegates.partition import NodeSubset
 
     class Sneaky(OpsDelegate):
         def select_partitions(self, partitions):

@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from delegates import DelegateNodeView, TensorView, delegation_report
-from runtime.interpreter import Interpreter
-from runtime.ir import Quantization, default_options
-from runtime.read import load_model
-from runtime.write import save_model
+from accelsim.delegates import DelegateNodeView, TensorView, delegation_report
+from accelsim.runtime.interpreter import Interpreter
+from accelsim.runtime.ir import Quantization, default_options
+from accelsim.runtime.read import load_model
+from accelsim.runtime.write import save_model
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "examples" / "add_sub_delegate.py"
@@ -37,10 +37,10 @@ EXPECTED = textwrap.dedent(example.__doc__.split("Expected output without MODEL:
 
 
 def test_demo_matches_documented_output(resolver_factory, caplog):
-    with caplog.at_level(logging.INFO, logger="delegates.api"):
+    with caplog.at_level(logging.INFO, logger="accelsim.delegates.api"):
         delegated, same = example.compare(example.demo_model(), resolver_factory())
     assert same
-    logged = [f"INFO: {r.getMessage()}" for r in caplog.records if r.name == "delegates.api"]
+    logged = [f"INFO: {r.getMessage()}" for r in caplog.records if r.name == "accelsim.delegates.api"]
     printed = [*example.describe(delegated), f"outputs identical with and without the delegate: {same}"]
     assert logged + printed == EXPECTED
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from delegates.partition import GraphNode, NodeSubset, partition_graph, select_partitions, side_effect_edges
+from accelsim.delegates.partition import GraphNode, NodeSubset, partition_graph, select_partitions, side_effect_edges
 
 
 def graph(*nodes, offset: int = 0) -> list[GraphNode]:

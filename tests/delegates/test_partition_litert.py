@@ -11,9 +11,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from delegates.partition import GraphNode, might_have_side_effect, partition_graph
-from runtime.ir import TENSOR_TYPES, Model, Subgraph, Tensor, make_operator
-from runtime.write import save_model
+from accelsim.delegates.partition import GraphNode, might_have_side_effect, partition_graph
+from accelsim.runtime.ir import TENSOR_TYPES, Model, Subgraph, Tensor, make_operator
+from accelsim.runtime.write import save_model
 
 XNNPACK_OPS = {"ADD", "SUB", "MUL", "VAR_HANDLE", "ASSIGN_VARIABLE", "READ_VARIABLE"}
 

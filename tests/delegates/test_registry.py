@@ -7,8 +7,8 @@ import textwrap
 
 import pytest
 
-from delegates import registry
-from delegates.registry import (
+from accelsim.delegates import registry
+from accelsim.delegates.registry import (
     DelegateProvider,
     DelegateRegistry,
     OptionSpec,
@@ -17,7 +17,7 @@ from delegates.registry import (
 )
 
 PLUGIN = '''
-from delegates.registry import DelegateProvider, OptionSpec
+from accelsim.delegates.registry import DelegateProvider, OptionSpec
 
 
 class Dummy:

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from support import Spec, check_against_litert, prepare_error, run_litert, run_ours, single_op_model
 
-from runtime.errors import OpResolutionError
-from runtime.interpreter import Interpreter
+from accelsim.runtime.errors import OpResolutionError
+from accelsim.runtime.interpreter import Interpreter
 
 ALL_INT8 = np.arange(-128, 128, dtype=np.int8).reshape(4, 64)
 ALL_UINT8 = np.arange(256, dtype=np.uint8).reshape(4, 64)

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from support import FIXTURES, Graph, build, check_against_litert, prepare_error, run_litert
 
-from runtime.errors import KernelError, ModelError
-from runtime.interpreter import Interpreter
-from runtime.ir import Model, make_operator
-from runtime.resolver import BuiltinOpResolver
+from accelsim.runtime.errors import KernelError, ModelError
+from accelsim.runtime.interpreter import Interpreter
+from accelsim.runtime.ir import Model, make_operator
+from accelsim.runtime.resolver import BuiltinOpResolver
 
 
 def _counter_while(buffers: list[bytes], x_shape, x_type: str = "FLOAT32"):

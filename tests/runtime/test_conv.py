@@ -21,14 +21,14 @@ from support import (
     single_op_model,
 )
 
-from runtime.errors import KernelError, OpResolutionError
-from runtime.interpreter import Interpreter
-from runtime.kernels.conv.geometry import SAME, VALID, out_size_and_padding
-from runtime.kernels.conv.stage import Requantizer
-from runtime.numerics import NumericsProfile
-from runtime.quant import multiply_by_quantized_multiplier_half_up, quantize_multipliers
-from runtime.read import load_model
-from runtime.write import save_model
+from accelsim.runtime.errors import KernelError, OpResolutionError
+from accelsim.runtime.interpreter import Interpreter
+from accelsim.runtime.kernels.conv.geometry import SAME, VALID, out_size_and_padding
+from accelsim.runtime.kernels.conv.stage import Requantizer
+from accelsim.runtime.numerics import NumericsProfile
+from accelsim.runtime.quant import multiply_by_quantized_multiplier_half_up, quantize_multipliers
+from accelsim.runtime.read import load_model
+from accelsim.runtime.write import save_model
 
 KINDS = ("float", "int8_per_channel", "int8_per_tensor")
 

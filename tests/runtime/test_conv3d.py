@@ -46,7 +46,7 @@ def test_filter_given_at_run_time_matches_litert():
 
 
 def test_resolver_knows_version_1_only():
-    from runtime.resolver import BuiltinOpResolver
+    from accelsim.runtime.resolver import BuiltinOpResolver
 
     resolver = BuiltinOpResolver()
     assert resolver.find_op("CONV_3D", 1) is not None

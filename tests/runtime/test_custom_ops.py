@@ -9,9 +9,16 @@ import pytest
 from flatbuffers import flexbuffers
 from support import FIXTURES, Spec, single_op_model
 
-from runtime import BuiltinOpResolver, Interpreter, KernelError, MutableOpResolver, OpResolutionError, Registration
-from runtime.custom import decode_options, encode_options
-from runtime.errors import ModelError
+from accelsim.runtime import (
+    BuiltinOpResolver,
+    Interpreter,
+    KernelError,
+    MutableOpResolver,
+    OpResolutionError,
+    Registration,
+)
+from accelsim.runtime.custom import decode_options, encode_options
+from accelsim.runtime.errors import ModelError
 
 
 class Recorder:
@@ -175,8 +182,8 @@ def test_invoke_error_names_node_and_leaves_interpreter_usable():
 
 
 def test_selective_resolver_registration_list():
-    from runtime import resolver_for_model
-    from runtime.read import load_model
+    from accelsim.runtime import resolver_for_model
+    from accelsim.runtime.read import load_model
 
     model = load_model(scale_model())
     base = resolver_with(Recorder())

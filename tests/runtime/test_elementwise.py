@@ -18,10 +18,10 @@ from support import (
     single_op_model,
 )
 
-from runtime.errors import OpResolutionError
-from runtime.interpreter import Interpreter
-from runtime.read import load_model
-from runtime.resolver import BuiltinOpResolver
+from accelsim.runtime.errors import OpResolutionError
+from accelsim.runtime.interpreter import Interpreter
+from accelsim.runtime.read import load_model
+from accelsim.runtime.resolver import BuiltinOpResolver
 
 ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
 OPS = ("ADD", "SUB", "MUL")

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from support import FIXTURES, assert_close_to_reference, random_inputs, run_litert
 
-from runtime.interpreter import Interpreter
+from accelsim.runtime.interpreter import Interpreter
 
 MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text())
 WHOLE_MODEL_RTOL = 1e-4

@@ -9,11 +9,11 @@ import pytest
 from op_models import ACTIVATIONS, fc_model
 from support import FIXTURES, Spec, check_against_litert, const, fixture_node_models, prepare_error, single_op_model
 
-from runtime.errors import OpResolutionError
-from runtime.interpreter import Interpreter
-from runtime.ir import DimensionMetadata, Sparsity
-from runtime.read import load_model
-from runtime.write import save_model
+from accelsim.runtime.errors import OpResolutionError
+from accelsim.runtime.interpreter import Interpreter
+from accelsim.runtime.ir import DimensionMetadata, Sparsity
+from accelsim.runtime.read import load_model
+from accelsim.runtime.write import save_model
 
 KINDS = ("float", "int8_per_channel", "int8_per_tensor", "uint8")
 

@@ -26,12 +26,12 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from support import FIXTURES
 
-from runtime import Interpreter
-from runtime.errors import AccelsimError, KernelError, ModelError
-from runtime.ir import Model, Quantization, Subgraph, Tensor, make_operator
-from runtime.read import load_model
-from runtime.verify import layout, parse_schema, tflite_schema, verify_model
-from runtime.write import save_model
+from accelsim.runtime import Interpreter
+from accelsim.runtime.errors import AccelsimError, KernelError, ModelError
+from accelsim.runtime.ir import Model, Quantization, Subgraph, Tensor, make_operator
+from accelsim.runtime.read import load_model
+from accelsim.runtime.verify import layout, parse_schema, tflite_schema, verify_model
+from accelsim.runtime.write import save_model
 
 FIXTURE_FILES = sorted(FIXTURES.glob("*.tflite"))
 # Fixtures cheap enough to run through the interpreter on every example.
@@ -458,9 +458,9 @@ def test_string_constants_load_as_bytes_and_a_bad_layout_is_refused(small):
 
 def _amplified_model(copies: int, dims: int) -> bytes:
     """A valid FlatBuffer whose subgraph lists the same Tensor table `copies` times (a shared offset)."""
-    from schema.tflite import Buffer, SubGraph
-    from schema.tflite import Model as M
-    from schema.tflite import Tensor as T
+    from accelsim.schema.tflite import Buffer, SubGraph
+    from accelsim.schema.tflite import Model as M
+    from accelsim.schema.tflite import Tensor as T
 
     b = flatbuffers.Builder(0)
     T.TensorStartShapeVector(b, dims)
@@ -511,7 +511,7 @@ def test_huge_vector_length_is_refused_before_any_list_is_built():
 
 
 def test_an_options_type_without_its_table_is_refused(small):
-    from schema.tflite.Model import ModelT
+    from accelsim.schema.tflite.Model import ModelT
 
     raw = ModelT.InitFromPackedBuf(save_model(small), 0)
     raw.subgraphs[0].operators[0].builtinOptions = None  # the type code stays: ReshapeOptions

@@ -18,11 +18,11 @@ from support import (
     with_dynamic_outputs,
 )
 
-from runtime.errors import KernelError
-from runtime.interpreter import Interpreter
-from runtime.ir import Model, Subgraph, numpy_dtype
-from runtime.read import load_model
-from runtime.write import save_model
+from accelsim.runtime.errors import KernelError
+from accelsim.runtime.interpreter import Interpreter
+from accelsim.runtime.ir import Model, Subgraph, numpy_dtype
+from accelsim.runtime.read import load_model
+from accelsim.runtime.write import save_model
 
 INT8 = {"scale": 0.05, "zero_point": -3}
 RNG = np.random.default_rng(11)

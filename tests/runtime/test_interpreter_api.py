@@ -7,8 +7,8 @@ import pytest
 from ai_edge_litert.interpreter import Interpreter as LiteRT
 from support import FIXTURES, Spec, const, single_op_model
 
-from runtime import Interpreter, MutableOpResolver, Registration, load_model
-from runtime.errors import InterpreterStateError
+from accelsim.runtime import Interpreter, MutableOpResolver, Registration, load_model
+from accelsim.runtime.errors import InterpreterStateError
 
 FIXTURE_FILES = sorted(FIXTURES.glob("*.tflite"))
 # LiteRT cannot even construct a model whose custom op it lacks, so ops details are compared on the rest.
@@ -163,9 +163,9 @@ def test_resize_errors(reshape_model):
 
 def test_intermediates_are_freed_unless_preserved():
     # x -> RESHAPE -> t -> RESHAPE -> y: t is freed after its last reader unless preserve-all is on.
-    from runtime.ir import Model, Subgraph, Tensor, make_operator
-    from runtime.read import load_model
-    from runtime.write import save_model
+    from accelsim.runtime.ir import Model, Subgraph, Tensor, make_operator
+    from accelsim.runtime.read import load_model
+    from accelsim.runtime.write import save_model
 
     tensors = (Tensor("x", "FLOAT32", (2, 3)), Tensor("s1", "INT32", (1,), buffer=1),
                Tensor("t", "FLOAT32", (6,)), Tensor("s2", "INT32", (2,), buffer=2), Tensor("y", "FLOAT32", (3, 2)))

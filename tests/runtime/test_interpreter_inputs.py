@@ -21,8 +21,8 @@ from support import (
     single_op_model,
 )
 
-from runtime import Interpreter
-from runtime.errors import AccelsimError, InterpreterStateError
+from accelsim.runtime import Interpreter
+from accelsim.runtime.errors import AccelsimError, InterpreterStateError
 
 
 @pytest.fixture(scope="module")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-import runtime.kernels as kernels
-from runtime.resolver import BuiltinOpResolver, MutableOpResolver
+import accelsim.runtime.kernels as kernels
+from accelsim.runtime.resolver import BuiltinOpResolver, MutableOpResolver
 
 
 def _table() -> dict[str, str]:

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from support import Spec, assert_close_to_reference, check_against_litert, run_litert, run_ours, single_op_model
 
-from runtime.errors import KernelError
-from runtime.resolver import BuiltinOpResolver
+from accelsim.runtime.errors import KernelError
+from accelsim.runtime.resolver import BuiltinOpResolver
 
 RNG = np.random.default_rng(99)
 COMPARISONS = ["EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL"]

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from support import assert_close_to_reference, check_against_litert, prepare_error
 
-from runtime.interpreter import Interpreter
-from runtime.ir import Model, Subgraph, Tensor, make_operator
-from runtime.read import load_model
-from runtime.write import save_model
+from accelsim.runtime.interpreter import Interpreter
+from accelsim.runtime.ir import Model, Subgraph, Tensor, make_operator
+from accelsim.runtime.read import load_model
+from accelsim.runtime.write import save_model
 
 NONE, RELU, RELU_N1_TO_1, RELU6, TANH, SIGN_BIT = range(6)
 
@@ -279,7 +279,7 @@ def test_error_lstm_basic_kernel_rejected():
 
 @pytest.mark.parametrize("projection", [False, True])
 def test_sequence_lstm_reports_its_gate_gemm_and_cell_updates(projection):
-    from runtime.work import Gemm, subgraph_work
+    from accelsim.runtime.work import Gemm, subgraph_work
 
     # batch 2 x 3 steps = 6 rows; K = 4 inputs + 3 outputs; N = 4 gates x 5 cells; projection 5 -> 3.
     it = Interpreter(model_content=lstm_model(n_cell=5, n_output=3 if projection else None, projection=projection))

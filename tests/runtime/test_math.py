@@ -16,10 +16,10 @@ from support import (
     single_op_model,
 )
 
-from runtime.errors import KernelError
-from runtime.interpreter import Interpreter
-from runtime.read import load_model
-from runtime.resolver import BuiltinOpResolver
+from accelsim.runtime.errors import KernelError
+from accelsim.runtime.interpreter import Interpreter
+from accelsim.runtime.read import load_model
+from accelsim.runtime.resolver import BuiltinOpResolver
 
 RNG = np.random.default_rng(1234)
 SPECIAL = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, -3.0, 1e-30, 9.0, -90.0, np.inf, -np.inf, np.nan],

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from support import Spec, check_against_litert, const, single_op_model
 
-from runtime.errors import KernelError
-from runtime.interpreter import Interpreter
+from accelsim.runtime.errors import KernelError
+from accelsim.runtime.interpreter import Interpreter
 
 # (lhs shape, rhs shape) before adjoints, i.e. [..., M, K] x [..., K, N].
 SHAPES = [

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from support import FIXTURES, Spec, const, random_inputs, run_litert, single_op_model
 
-from runtime.errors import ModelError
-from runtime.ir import Operator, Options, Quantization, make_operator
-from runtime.read import load_model
-from runtime.write import save_model
+from accelsim.runtime.errors import ModelError
+from accelsim.runtime.ir import Operator, Options, Quantization, make_operator
+from accelsim.runtime.read import load_model
+from accelsim.runtime.write import save_model
 
 FIXTURE_FILES = sorted(FIXTURES.glob("*.tflite"))
 RUNNABLE = [f for f in FIXTURE_FILES if f.stem != "atan_custom"]  # LiteRT lacks the Atan kernel
@@ -66,7 +66,7 @@ def test_constants_are_views_of_the_file_not_copies():
 def test_resolved_op_code_is_max_of_builtin_and_deprecated_code():
     # GELU (150) does not fit the one-byte deprecated field: the writer stores 127 there.
     model_bytes = single_op_model("GELU", [Spec((1, 4))], [Spec((1, 4))])
-    from schema.tflite.Model import ModelT
+    from accelsim.schema.tflite.Model import ModelT
 
     raw = ModelT.InitFromPackedBuf(model_bytes, 0)
     assert raw.operatorCodes[0].deprecatedBuiltinCode == 127
@@ -181,7 +181,7 @@ def test_enormous_tensor_is_refused_before_allocation(small_model):
 
 
 def test_opcode_index_out_of_range_is_refused(small_model):
-    from schema.tflite.Model import ModelT
+    from accelsim.schema.tflite.Model import ModelT
 
     raw = ModelT.InitFromPackedBuf(save_model(small_model), 0)
     raw.subgraphs[0].operators[0].opcodeIndex = 5

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from support import Spec, check_against_litert, single_op_model
 
-from runtime.errors import KernelError
-from runtime.interpreter import Interpreter
+from accelsim.runtime.errors import KernelError
+from accelsim.runtime.interpreter import Interpreter
 
 SHAPES = [(2, 3, 17), (5, 1), (4, 64), (1, 2, 3, 100), (3, 300)]
 # input zero points per type (the output quantization is fixed by the kernels)

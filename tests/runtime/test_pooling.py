@@ -9,9 +9,9 @@ import pytest
 from op_models import ACTIVATIONS, pool_model
 from support import Spec, check_against_litert, single_op_model
 
-from runtime.errors import KernelError, OpResolutionError
-from runtime.interpreter import Interpreter
-from runtime.resolver import BuiltinOpResolver
+from accelsim.runtime.errors import KernelError, OpResolutionError
+from accelsim.runtime.interpreter import Interpreter
+from accelsim.runtime.resolver import BuiltinOpResolver
 
 SAME, VALID = 0, 1
 WINDOWS = [(2, 2, 2, 2), (3, 3, 1, 1), (3, 2, 2, 1), (5, 5, 3, 3), (1, 1, 1, 1), (7, 7, 1, 1)]

@@ -15,10 +15,10 @@ from support import (
     single_op_model,
 )
 
-from runtime.errors import KernelError, ModelError, OpResolutionError
-from runtime.interpreter import Interpreter
-from runtime.read import load_model
-from runtime.write import save_model
+from accelsim.runtime.errors import KernelError, ModelError, OpResolutionError
+from accelsim.runtime.interpreter import Interpreter
+from accelsim.runtime.read import load_model
+from accelsim.runtime.write import save_model
 
 INT_RANGE = {"INT8": (-128, 127), "UINT8": (0, 255), "INT16": (-32768, 32767), "INT32": (-(2**31), 2**31 - 1)}
 

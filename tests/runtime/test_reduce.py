@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from support import Spec, check_against_litert, const, single_op_model
 
-from runtime.errors import KernelError, OpResolutionError
-from runtime.interpreter import Interpreter
-from runtime.kernels.reduce import reduced_shape, resolve_axes
-from runtime.resolver import BuiltinOpResolver
+from accelsim.runtime.errors import KernelError, OpResolutionError
+from accelsim.runtime.interpreter import Interpreter
+from accelsim.runtime.kernels.reduce import reduced_shape, resolve_axes
+from accelsim.runtime.resolver import BuiltinOpResolver
 
 SHAPE = (2, 6, 5, 7)
 AXES = [[1, 2], [2, 1], [1, 2, 1], [-3, -2], [3], [0], [0, 1, 2, 3], [1], [0, 3], [-1], []]

@@ -28,20 +28,20 @@ from support import (
     single_op_model,
 )
 
-from runtime.errors import OpResolutionError
-from runtime.interpreter import Interpreter
-from runtime.ir import Quantization
-from runtime.kernels.activations import elu, gelu, hard_swish, leaky_relu, logistic, prelu, relu, tanh
-from runtime.kernels.cast import cast
-from runtime.kernels.common import QuantParams
-from runtime.kernels.concat import concatenation, pack
-from runtime.kernels.conv.geometry import SAME, VALID
-from runtime.kernels.cumsum import cumsum
-from runtime.kernels.fill import fill, range_values, zeros_like
-from runtime.kernels.gather import gather, gather_nd
-from runtime.kernels.logical import compare, logical_and, logical_not, logical_or, select
-from runtime.kernels.lstm import LstmOptions, LstmWeights, lstm
-from runtime.kernels.math import (
+from accelsim.runtime.errors import OpResolutionError
+from accelsim.runtime.interpreter import Interpreter
+from accelsim.runtime.ir import Quantization
+from accelsim.runtime.kernels.activations import elu, gelu, hard_swish, leaky_relu, logistic, prelu, relu, tanh
+from accelsim.runtime.kernels.cast import cast
+from accelsim.runtime.kernels.common import QuantParams
+from accelsim.runtime.kernels.concat import concatenation, pack
+from accelsim.runtime.kernels.conv.geometry import SAME, VALID
+from accelsim.runtime.kernels.cumsum import cumsum
+from accelsim.runtime.kernels.fill import fill, range_values, zeros_like
+from accelsim.runtime.kernels.gather import gather, gather_nd
+from accelsim.runtime.kernels.logical import compare, logical_and, logical_not, logical_or, select
+from accelsim.runtime.kernels.lstm import LstmOptions, LstmWeights, lstm
+from accelsim.runtime.kernels.math import (
     absolute,
     div,
     exp,
@@ -56,22 +56,22 @@ from runtime.kernels.math import (
     square,
     squared_difference,
 )
-from runtime.kernels.normalization import l2_normalization, local_response_normalization
-from runtime.kernels.pad import mirror_pad, pad
-from runtime.kernels.quantize import dequantize, quantize, requantize
-from runtime.kernels.reduce import ReduceQuantization, arg_min_max, mean, reduce
-from runtime.kernels.resize import ResizeOptions, resize_bilinear, resize_nearest_neighbor
-from runtime.kernels.shape import expand_dims, reshape, shape_of, squeeze
-from runtime.kernels.slicing import StridedSliceMasks, slice_, strided_slice
-from runtime.kernels.softmax import LogSoftmaxTable, log_softmax
-from runtime.kernels.space import batch_to_space_nd, depth_to_space, space_to_batch_nd, space_to_depth
-from runtime.kernels.split import split, unpack
-from runtime.kernels.tile import broadcast_to, tile
-from runtime.kernels.transpose import transpose
-from runtime.numerics import ROUNDINGS, NumericsProfile
-from runtime.quant import activation_name
-from runtime.read import load_model
-from runtime.resolver import BuiltinOpResolver
+from accelsim.runtime.kernels.normalization import l2_normalization, local_response_normalization
+from accelsim.runtime.kernels.pad import mirror_pad, pad
+from accelsim.runtime.kernels.quantize import dequantize, quantize, requantize
+from accelsim.runtime.kernels.reduce import ReduceQuantization, arg_min_max, mean, reduce
+from accelsim.runtime.kernels.resize import ResizeOptions, resize_bilinear, resize_nearest_neighbor
+from accelsim.runtime.kernels.shape import expand_dims, reshape, shape_of, squeeze
+from accelsim.runtime.kernels.slicing import StridedSliceMasks, slice_, strided_slice
+from accelsim.runtime.kernels.softmax import LogSoftmaxTable, log_softmax
+from accelsim.runtime.kernels.space import batch_to_space_nd, depth_to_space, space_to_batch_nd, space_to_depth
+from accelsim.runtime.kernels.split import split, unpack
+from accelsim.runtime.kernels.tile import broadcast_to, tile
+from accelsim.runtime.kernels.transpose import transpose
+from accelsim.runtime.numerics import ROUNDINGS, NumericsProfile
+from accelsim.runtime.quant import activation_name
+from accelsim.runtime.read import load_model
+from accelsim.runtime.resolver import BuiltinOpResolver
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 QUANTIZED_KINDS = ("int8_per_channel", "int8_per_tensor", "uint8")
@@ -1113,7 +1113,7 @@ def _reached(fn) -> list:
     while stack:
         f = stack.pop()
         f = getattr(f, "func", f)  # functools.partial
-        if not inspect.isfunction(f) or f in seen or not f.__module__.startswith("runtime.kernels"):
+        if not inspect.isfunction(f) or f in seen or not f.__module__.startswith("accelsim.runtime.kernels"):
             continue
         seen.add(f)
         found.append(f)

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from support import Spec, check_against_litert, const, single_op_model
 
-from runtime.errors import KernelError, OpResolutionError
-from runtime.interpreter import Interpreter
-from runtime.resolver import BuiltinOpResolver
+from accelsim.runtime.errors import KernelError, OpResolutionError
+from accelsim.runtime.interpreter import Interpreter
+from accelsim.runtime.resolver import BuiltinOpResolver
 
 QUANT = {"FLOAT32": {}, "INT8": {"scale": 0.1, "zero_point": -3}, "UINT8": {"scale": 0.1, "zero_point": 120}}
 MODES = {"default": (False, False), "align_corners": (True, False), "half_pixel": (False, True)}

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from support import Graph, Spec, build, check_against_litert, const, run_litert, run_ours, single_op_model
 
-from runtime.errors import KernelError
-from runtime.interpreter import Interpreter
-from runtime.resolver import BuiltinOpResolver
+from accelsim.runtime.errors import KernelError
+from accelsim.runtime.interpreter import Interpreter
+from accelsim.runtime.resolver import BuiltinOpResolver
 
 INT8 = {"scale": 0.2, "zero_point": -4}
 # (type, quantization, the op version that type needs) for the data-movement ops.

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from support import FIXTURES, Spec, const, single_op_model
 
-from runtime import Interpreter
-from runtime.errors import InterpreterStateError, KernelError
-from runtime.work import node_work
+from accelsim.runtime import Interpreter
+from accelsim.runtime.errors import InterpreterStateError, KernelError
+from accelsim.runtime.work import node_work
 
 # atan_custom needs a custom op resolver; every other fixture prepares with the builtin kernels.
 MODELS = sorted(p.name for p in FIXTURES.glob("*.tflite") if p.stem != "atan_custom")

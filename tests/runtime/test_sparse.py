@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 from support import Spec, check_against_litert, const, single_op_model
 
-from runtime.errors import KernelError
-from runtime.interpreter import Interpreter
-from runtime.ir import DimensionMetadata, Sparsity
-from runtime.kernels.sparse import densify
-from runtime.read import load_model
-from runtime.write import save_model
+from accelsim.runtime.errors import KernelError
+from accelsim.runtime.interpreter import Interpreter
+from accelsim.runtime.ir import DimensionMetadata, Sparsity
+from accelsim.runtime.kernels.sparse import densify
+from accelsim.runtime.read import load_model
+from accelsim.runtime.write import save_model
 
 
 def encode(dense: np.ndarray, traversal_order, formats, block_map=(), block_sizes=()):
@@ -191,9 +191,9 @@ def test_a_corrupted_dense_size_is_refused_before_expanding():
 
     from support import FIXTURES
 
-    from runtime.errors import KernelError
-    from runtime.interpreter import Interpreter
-    from runtime.read import load_model
+    from accelsim.runtime.errors import KernelError
+    from accelsim.runtime.interpreter import Interpreter
+    from accelsim.runtime.read import load_model
 
     model = load_model(FIXTURES / "sparse_float.tflite")
     sg = model.subgraphs[0]

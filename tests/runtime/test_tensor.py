@@ -17,12 +17,12 @@ from support import (
     with_dynamic_outputs,
 )
 
-from runtime import BuiltinOpResolver
-from runtime.errors import KernelError
-from runtime.interpreter import Interpreter
-from runtime.ir import Model, Subgraph, Tensor, make_operator, numpy_dtype
-from runtime.read import load_model
-from runtime.write import save_model
+from accelsim.runtime import BuiltinOpResolver
+from accelsim.runtime.errors import KernelError
+from accelsim.runtime.interpreter import Interpreter
+from accelsim.runtime.ir import Model, Subgraph, Tensor, make_operator, numpy_dtype
+from accelsim.runtime.read import load_model
+from accelsim.runtime.write import save_model
 
 INT8 = {"scale": 0.05, "zero_point": -3}
 QUANT = {"INT8": INT8, "UINT8": {"scale": 0.1, "zero_point": 120}, "INT16": {"scale": 0.01, "zero_point": 0}}

@@ -7,8 +7,8 @@ import pytest
 from op_models import tc_model
 from support import Spec, check_against_litert, const, prepare_error, run_litert, single_op_model
 
-from runtime.errors import KernelError
-from runtime.interpreter import Interpreter
+from accelsim.runtime.errors import KernelError
+from accelsim.runtime.interpreter import Interpreter
 
 SAME, VALID = 0, 1
 KINDS = ("float", "int8_per_channel", "int8_per_tensor", "uint8")

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from support import Graph, assert_close_to_reference, build
 
-from runtime.errors import KernelError
-from runtime.interpreter import Interpreter
-from runtime.ir import SignatureDef, tensor_type_for_dtype
-from runtime.write import save_model
+from accelsim.runtime.errors import KernelError
+from accelsim.runtime.interpreter import Interpreter
+from accelsim.runtime.ir import SignatureDef, tensor_type_for_dtype
+from accelsim.runtime.write import save_model
 
 
 def _litert(model: bytes):

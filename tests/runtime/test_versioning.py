@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from support import FIXTURES, Spec, const, run_litert, single_op_ir, single_op_model
 
-from runtime.ir import DimensionMetadata, Model, Sparsity, Subgraph, Tensor, make_operator
-from runtime.read import load_model
-from runtime.versioning import (
+from accelsim.runtime.ir import DimensionMetadata, Model, Sparsity, Subgraph, Tensor, make_operator
+from accelsim.runtime.read import load_model
+from accelsim.runtime.versioning import (
     MIN_RUNTIME_VERSION_KEY,
     OpSignature,
     TensorSpec,
@@ -28,7 +28,7 @@ from runtime.versioning import (
     stamp_versions,
     unknown_runtime_versions,
 )
-from runtime.write import save_model
+from accelsim.runtime.write import save_model
 
 # ---------------------------------------------------------------------------
 # Fixture models from TensorFlow's converter: our rules must reproduce the versions it wrote.
@@ -123,7 +123,7 @@ def _w(type: str, shape, scale=None, qdim: int = 0) -> Spec:
     """A constant (weights); 2- and 4-bit types have no NumPy dtype, so they stay graph inputs."""
     if type in ("INT4", "INT2", "UINT4"):
         return _t(type, shape, scale=scale, qdim=qdim)
-    from runtime.ir import numpy_dtype
+    from accelsim.runtime.ir import numpy_dtype
 
     return const(np.zeros(shape, numpy_dtype(type)), type, scale=scale, quantized_dimension=qdim)
 
@@ -663,7 +663,7 @@ def test_min_runtime_version_of_custom_only_model_is_empty():
 def test_unknown_pairs_are_listed_and_logged(caplog):
     model = _model_with_ops(("HARD_SWISH", 2), ("RELU", 1), ("HARD_SWISH", 2), ("CONV_2D", 99))
     assert unknown_runtime_versions(model) == [("HARD_SWISH", 2), ("CONV_2D", 99)]
-    with caplog.at_level(logging.WARNING, logger="runtime.versioning"):
+    with caplog.at_level(logging.WARNING, logger="accelsim.runtime.versioning"):
         assert min_runtime_version(model) == "1.5.0"
     assert "HARD_SWISH v2" in caplog.text and "CONV_2D v99" in caplog.text
 

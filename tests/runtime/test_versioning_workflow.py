@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from support import Spec, check_against_litert, const, random_inputs, single_op_model
 
-from runtime import BuiltinOpResolver, Interpreter, MutableOpResolver, OpResolutionError, load_model
-from runtime.versioning import stamp_versions
-from runtime.write import save_model
-from schema.tflite.DepthwiseConv2DOptions import DepthwiseConv2DOptions
-from schema.tflite.Model import Model as RawModel
+from accelsim.runtime import BuiltinOpResolver, Interpreter, MutableOpResolver, OpResolutionError, load_model
+from accelsim.runtime.versioning import stamp_versions
+from accelsim.runtime.write import save_model
+from accelsim.schema.tflite.DepthwiseConv2DOptions import DepthwiseConv2DOptions
+from accelsim.schema.tflite.Model import Model as RawModel
 
 TFLITE_WORDING = (r"Didn't find op for builtin opcode 'DEPTHWISE_CONV_2D' version '2'\. An older version of "
                   r"this builtin might be supported\. Are you using an old TFLite binary with a newer model\?")
@@ -94,7 +94,7 @@ def _registered_ranges():
 
 @pytest.mark.parametrize(("op", "max_version"), _registered_ranges(), ids=lambda v: str(v))
 def test_every_builtin_refuses_the_version_above_what_it_implements(op, max_version):
-    from runtime.ir import Model, Subgraph, Tensor, make_operator
+    from accelsim.runtime.ir import Model, Subgraph, Tensor, make_operator
 
     operator = make_operator(op, [0], [1], version=max_version + 1)
     tensors = (Tensor("x", "FLOAT32", (1,)), Tensor("y", "FLOAT32", (1,)))

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from support import FIXTURES, Graph, build, counter_loop_model
 
-from runtime import BuiltinOpResolver, Interpreter, Registration
-from runtime.errors import WorkError
-from runtime.ir import make_operator, numpy_dtype
-from runtime.work import Gemm, LoopTrips, NodeWork, control_nodes, node_work, resolve_trips, subgraph_work
+from accelsim.runtime import BuiltinOpResolver, Interpreter, Registration
+from accelsim.runtime.errors import WorkError
+from accelsim.runtime.ir import make_operator, numpy_dtype
+from accelsim.runtime.work import Gemm, LoopTrips, NodeWork, control_nodes, node_work, resolve_trips, subgraph_work
 
 RESOLVER = BuiltinOpResolver()
 

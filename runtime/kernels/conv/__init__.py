@@ -17,11 +17,11 @@ kernels; LiteRT's builtin conv kernels reject a missing bias (and its DEPTHWISE_
 
 from __future__ import annotations
 
-from runtime import work
-from runtime.kernels.conv.conv2d import conv_invoke, conv_prepare
-from runtime.kernels.conv.depthwise import depthwise_invoke, depthwise_prepare
-from runtime.kernels.conv.reference import conv2d_node, depthwise_conv2d_node
-from runtime.registration import Registration
+from accelsim.runtime import work
+from accelsim.runtime.kernels.conv.conv2d import conv_invoke, conv_prepare
+from accelsim.runtime.kernels.conv.depthwise import depthwise_invoke, depthwise_prepare
+from accelsim.runtime.kernels.conv.reference import conv2d_node, depthwise_conv2d_node
+from accelsim.runtime.registration import Registration
 
 
 def register(resolver) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.kernels.common import check
+from accelsim.runtime.kernels.common import check
 
 
 def check_quantized_types(op: str, input_t, filter_t, bias_t, output_t) -> None:

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime.kernels.common import check, is_known
-from runtime.kernels.conv.checks import check_types, filter_zero_point
-from runtime.kernels.conv.geometry import Geometry
-from runtime.kernels.conv.im2col import im2col, phased_im2col, phases
-from runtime.kernels.conv.planar import PlanarPatches
-from runtime.kernels.conv.scaled import ScaledGemm
-from runtime.kernels.conv.stage import (
+from accelsim.runtime.kernels.common import check, is_known
+from accelsim.runtime.kernels.conv.checks import check_types, filter_zero_point
+from accelsim.runtime.kernels.conv.geometry import Geometry
+from accelsim.runtime.kernels.conv.im2col import im2col, phased_im2col, phases
+from accelsim.runtime.kernels.conv.planar import PlanarPatches
+from accelsim.runtime.kernels.conv.scaled import ScaledGemm
+from accelsim.runtime.kernels.conv.stage import (
     OPTIMIZED_ROUNDING,
     QUANTIZED,
     REFERENCE_ROUNDING,

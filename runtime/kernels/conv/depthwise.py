@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime.kernels.common import check, is_known
-from runtime.kernels.conv.checks import check_types, filter_zero_point
-from runtime.kernels.conv.geometry import Geometry
-from runtime.kernels.conv.stage import (
+from accelsim.runtime.kernels.common import check, is_known
+from accelsim.runtime.kernels.conv.checks import check_types, filter_zero_point
+from accelsim.runtime.kernels.conv.geometry import Geometry
+from accelsim.runtime.kernels.conv.stage import (
     QUANTIZED,
     ExactStage,
     FloatStage,
@@ -30,7 +30,7 @@ from runtime.kernels.conv.stage import (
     read_bias,
     requantizer,
 )
-from runtime.kernels.conv.tapsum import TapSum
+from accelsim.runtime.kernels.conv.tapsum import TapSum
 
 
 @dataclass

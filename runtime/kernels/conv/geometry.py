@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from runtime.kernels.common import check
+from accelsim.runtime.kernels.common import check
 
 SAME, VALID = 0, 1  # schema enum Padding
 INT16_MAX = 32767

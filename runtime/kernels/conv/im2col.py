@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.kernels.conv.geometry import Geometry
+from accelsim.runtime.kernels.conv.geometry import Geometry
 
 
 def im2col(g: Geometry, xp: np.ndarray, groups: int) -> np.ndarray:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime.kernels.conv.geometry import Geometry
+from accelsim.runtime.kernels.conv.geometry import Geometry
 
 
 @dataclass(frozen=True)

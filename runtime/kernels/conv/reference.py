@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.kernels.conv.geometry import Geometry
-from runtime.kernels.conv.stage import FLOAT_RANGES, Requantizer
+from accelsim.runtime.kernels.conv.geometry import Geometry
+from accelsim.runtime.kernels.conv.stage import FLOAT_RANGES, Requantizer
 
 
 def output_stage(acc: np.ndarray, bias: np.ndarray | None, stage: str | Requantizer) -> np.ndarray:

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime.kernels.common import fast_clip
-from runtime.kernels.conv.stage import ExactStage, Requantizer
+from accelsim.runtime.kernels.common import fast_clip
+from accelsim.runtime.kernels.conv.stage import ExactStage, Requantizer
 
 
 @dataclass(frozen=True)

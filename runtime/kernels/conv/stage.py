@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from runtime.kernels.common import check, fast_clip, is_known
-from runtime.quant import (
+from accelsim.runtime.kernels.common import check, fast_clip, is_known
+from accelsim.runtime.quant import (
     INT32_MAX,
     activation_name,
     activation_range_quantized,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime.kernels.conv.geometry import Geometry
+from accelsim.runtime.kernels.conv.geometry import Geometry
 
 
 def _column_cells(kw: int, stride_w: int, dilation_w: int) -> tuple[tuple[tuple[int, int], ...], int]:

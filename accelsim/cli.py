@@ -315,9 +315,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
           f"{layers} per-node tables in {outcome.out_dir / 'layers'}")
     if outcome.dropped:
         print(f"  limits: {outcome.dropped} design points left out (the experiment's limits:)")
-    if outcome.migrated:
-        print(f"  cache: migrated {outcome.migrated} points from the old per-file cache {outcome.out_dir / 'cache'} "
-              f"into {outcome.store}")
     if outcome.pruned:
         print(f"  cache: removed {outcome.stale} stale entries (design points no longer in the experiment)")
     else:

@@ -49,8 +49,7 @@ A sweep over an accelerator's key applies to the variants that contain that acce
 variants without it run once. `host.<key path>` sweeps the host. Every point is stored in
 `<out>/points.sqlite` (accelsim.store) under a hash of (model bytes, resolved configs, options,
 accelsim version), committed as soon as it finishes, so a re-run skips finished points and an
-interrupted run loses nothing; results.json and results.csv are exports of it. A folder with the
-per-file cache of earlier versions (`<out>/cache/<id>.json`) is migrated into the store. Stored
+interrupted run loses nothing; results.json and results.csv are exports of it. Stored
 points the experiment no longer has are counted as stale, and removed when asked
 (`prune_cache`). A failing point is recorded with its error (and runs again on the next run).
 
@@ -878,7 +877,6 @@ class RunOutcome:
     stale: int = 0  # stored points this experiment no longer has
     pruned: bool = False  # whether those entries were removed
     warnings: tuple[str, ...] = ()
-    migrated: int = 0  # points moved from an old per-file cache <out>/cache/ into the store
     store: Path | None = None  # the results store, <out>/points.sqlite
     dropped: int = 0  # design points the experiment's limits left out
 
@@ -924,7 +922,7 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
     """Run every design point not already in the results store, then write the report from the store.
 
     Each finished point is committed to `<out>/points.sqlite` (accelsim.store) before more are
-    asked for; an old per-file cache `<out>/cache/` is migrated into it first (`migrated`).
+    asked for.
 
     An interrupt (KeyboardInterrupt, or `should_stop()` turning true — a signal handler's flag,
     which survives signals that land where Python swallows exceptions, such as finalizers)
@@ -946,7 +944,6 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
     write_atomic(out / OWNER_FILE, json.dumps({"name": experiment.name,
                                                 "source": str(Path(experiment.source).resolve())}, indent=2) + "\n")
     with ResultStore(out) as store:
-        migrated = store.migrate_legacy(out)
         ids = {p.id for p in points}
         stale = sorted(store.ids() - ids)
         if prune_cache:
@@ -983,7 +980,7 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
             batches.close()  # cancels what has not started
         stored = store.records(cached | ran)
     outcome = dataclasses.replace(
-        _report(experiment, out, points, stored, len(cached), migrated, len(stale), prune_cache, warning),
+        _report(experiment, out, points, stored, len(cached), len(stale), prune_cache, warning),
         dropped=dropped)
     if isinstance(interrupted, KeyboardInterrupt):
         raise interrupted
@@ -1021,7 +1018,7 @@ def _with_details(experiment: Experiment, points: Sequence[DesignPoint], records
 
 
 def _report(experiment: Experiment, out: Path, points: Sequence[DesignPoint], stored: Mapping[str, dict],
-            n_cached: int, migrated: int, stale: int, pruned: bool, warning: str | None) -> RunOutcome:
+            n_cached: int, stale: int, pruned: bool, warning: str | None) -> RunOutcome:
     """Write the report of the stored records of `points` (in the experiment's order) and sum the run up."""
     from accelsim.pareto import traced_ids
     from accelsim.report import FORMATS, write_report
@@ -1039,7 +1036,7 @@ def _report(experiment: Experiment, out: Path, points: Sequence[DesignPoint], st
                            experiment=report_context(experiment, len(points)), traced=traced)
     return RunOutcome(records, missing, n_cached, len(records) - n_cached,
                       sum(1 for r in records if r["status"] != "ok"), written, out, stale, pruned,
-                      (warning,) if warning else (), migrated, out / STORE_FILE)
+                      (warning,) if warning else (), out / STORE_FILE)
 
 
 def report_context(experiment: Experiment, n_points: int) -> dict[str, Any]:

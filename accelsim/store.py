@@ -1,20 +1,19 @@
 """The results store of a run: one SQLite row per design point, keyed by the point's content hash.
 
-`<out>/points.sqlite` (the standard library's sqlite3, WAL mode) replaces the per-file cache
-`<out>/cache/<id>.json` of earlier versions, which does not scale to 100,000 points (directory
-size, resume scans, re-reading for reports). Each finished point is committed on its own, so an
+`<out>/points.sqlite` (the standard library's sqlite3, WAL mode): one database rather than a file per
+point, which does not scale to 100,000 points (directory size, resume scans, re-reading for
+reports). Each finished point is committed on its own, so an
 interrupt loses nothing finished; WAL lets readers (a report, a test polling progress) read while
 the run writes. Only the process that runs the experiment (the pool's or the Dask client's
 parent) writes: workers return records and never open the database.
 
 Schema: points(id TEXT PRIMARY KEY, status TEXT, record TEXT) where record is the JSON of the
-point's results.json record (sorted keys, as the old cache files held it).
+point's results.json record (sorted keys).
 """
 
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -22,8 +21,6 @@ from pathlib import Path
 from accelsim.record import PointResult
 
 STORE_FILE = "points.sqlite"
-LEGACY_CACHE = "cache"  # the per-file cache of earlier versions, migrated on first use
-_LEGACY_ENTRY = re.compile(r"^[0-9a-f]{16}\.json$")
 _SCHEMA = "CREATE TABLE IF NOT EXISTS points (id TEXT PRIMARY KEY, status TEXT NOT NULL, record TEXT NOT NULL)"
 
 
@@ -76,29 +73,6 @@ class ResultStore:
         with self._transaction():
             self._db.executemany("DELETE FROM points WHERE id = ?", [(i,) for i in ids])
 
-    def migrate_legacy(self, folder: str | Path) -> int:
-        """Move the finished points of an old per-file cache `<folder>/cache/*.json` into the store.
-
-        Entries are inserted in one transaction and the files removed after it commits, so an
-        interrupt leaves every point in one place or the other. Unreadable or failed entries are
-        dropped (their points run again); files that are not cache entries stay.
-
-        Returns:
-            how many points were migrated.
-        """
-        cache = Path(folder) / LEGACY_CACHE
-        if not cache.is_dir():
-            return 0
-        entries = sorted(f for f in cache.iterdir() if _LEGACY_ENTRY.match(f.name))
-        records = [r for r in map(_read_legacy, entries) if r is not None]
-        if records:
-            self.put_many(records)
-        for f in entries:
-            f.unlink()
-        if not any(cache.iterdir()):
-            cache.rmdir()
-        return len(records)
-
     def _transaction(self):
         return _Transaction(self._db)
 
@@ -115,11 +89,3 @@ class _Transaction:
     def __exit__(self, exc_type, exc, tb) -> None:
         self._db.execute("ROLLBACK" if exc_type else "COMMIT")
 
-
-def _read_legacy(path: Path) -> PointResult | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    ok = isinstance(data, dict) and data.get("status") == "ok" and data.get("id") == path.stem
-    return data if ok else None

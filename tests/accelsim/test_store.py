@@ -1,4 +1,4 @@
-"""The results store: SQLite rows committed as points finish, migration of the old per-file cache, pool writes."""
+"""The results store: SQLite rows committed as points finish, pool writes."""
 
 from __future__ import annotations
 
@@ -87,37 +87,3 @@ def test_an_interrupt_keeps_what_finished_and_the_rerun_completes_it(tmp_path):
     assert (again.cached, again.computed) == (len(done), 6 - len(done))
     run_experiment(exp, tmp_path / "fresh", executor=SerialExecutor())
     assert (tmp_path / "out" / "results.json").read_bytes() == (tmp_path / "fresh" / "results.json").read_bytes()
-
-
-def test_an_old_per_file_cache_is_migrated_and_said_so(tmp_path):
-    exp = experiment(tmp_path)
-    first = run_experiment(exp, tmp_path / "new", executor=SerialExecutor())
-    # The layout of earlier versions: one <id>.json per finished point under <out>/cache/.
-    legacy = tmp_path / "old" / "cache"
-    legacy.mkdir(parents=True)
-    for rec in first.records[:4]:
-        (legacy / f"{rec['id']}.json").write_text(json.dumps(rec, sort_keys=True))
-    (legacy / f"{first.records[4]['id']}.json").write_text("{broken")  # unreadable: runs again
-    (legacy / "notes.txt").write_text("not a cache entry")
-    out = run_experiment(exp, tmp_path / "old", executor=SerialExecutor())
-    assert (out.migrated, out.cached, out.computed) == (4, 4, 2)
-    assert sorted(p.name for p in legacy.iterdir()) == ["notes.txt"]
-    assert (tmp_path / "old" / "results.json").read_bytes() == (tmp_path / "new" / "results.json").read_bytes()
-    assert run_experiment(exp, tmp_path / "old", executor=SerialExecutor()).migrated == 0
-
-
-def test_the_cli_says_it_migrated(tmp_path, capsys):
-    from accelsim.cli import main
-
-    exp = experiment(tmp_path, sweep="[1]")
-    first = run_experiment(exp, tmp_path / "new", executor=SerialExecutor())
-    legacy = tmp_path / "old" / "cache"
-    legacy.mkdir(parents=True)
-    for rec in first.records:
-        (legacy / f"{rec['id']}.json").write_text(json.dumps(rec, sort_keys=True))
-    assert main(["run", exp.source, "--out", str(tmp_path / "old"), "--jobs", "1"]) == 0
-    printed = capsys.readouterr().out
-    assert "(4 cached, 0 run, 0 failed)" in printed
-    assert (f"  cache: migrated 4 points from the old per-file cache {legacy} into "
-            f"{tmp_path / 'old' / STORE_FILE}\n") in printed
-    assert not legacy.exists()

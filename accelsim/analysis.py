@@ -2,10 +2,10 @@
 
 An `Analysis` is what a cost-only simulation computes before any cost: the parsed model, the
 interpreter with the accelerators' delegates applied (partitions), and the work of every node
-(shapes and types only; `accelsim.system.NodeWorks`). Design points that differ only in cost
+(shapes and types only; `accelsim.delegation.NodeWorks`). Design points that differ only in cost
 parameters — clock, array shape, bandwidths, level sizes, energies, call overhead, the link —
 share one: each re-runs only the cost functions, memory, energy and the schedule
-(`accelsim.system.simulate_analysis`). A point that changes what is claimed or how it is
+(`simulate_analysis`). A point that changes what is claimed or how it is
 partitioned needs its own, and `analysis_key` tells them apart.
 
 Which config sections reach the analysis is one table, `SECTIONS`: a key of every section a
@@ -26,12 +26,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from accelsim.config import HardwareConfig, System
+from accelsim.costing import assemble, cost_works
 from accelsim.delegates.accelerator import AcceleratorDelegate
+from accelsim.delegation import NodeWorks, build_interpreter, node_works
+from accelsim.placement import cost_aware_interpreter
 from accelsim.runtime.interpreter import Interpreter
 from accelsim.runtime.ir import Model
 from accelsim.runtime.read import load_model
 from accelsim.runtime.work import LoopTrips
-from accelsim.system import NodeWorks, PartitionChoice, build_interpreter, cost_aware_interpreter, node_works
+from accelsim.simulation import PartitionChoice, Simulation
 
 ANALYSIS = "analysis"  # a change gives another analysis: what is claimed, how it is partitioned
 COSTING = "costing"  # a change re-runs only the costs and the schedule of the same analysis
@@ -131,7 +134,7 @@ def analyze(model: Model | str | bytes, system: System, schedule: str = "sequent
     Kernels prepare shapes only (`runtime.Interpreter(shapes_only=True)`): no tables, folded
     weights or requantization stages. `schedule` matters only to accelerators with partition
     policy 'cost' and to `assign: cost` (it is how they cost their choice); their partitions are
-    chosen by `accelsim.system.cost_aware_interpreter`, which prepares kernels fully.
+    chosen by `accelsim.placement.cost_aware_interpreter`, which prepares kernels fully.
 
     Raises:
         ModelError: the model cannot be read.
@@ -147,3 +150,31 @@ def analyze(model: Model | str | bytes, system: System, schedule: str = "sequent
         (interpreter, delegates), choice = build_interpreter(ir, system, shapes_only=True), None
     return Analysis(name, interpreter, tuple(delegates), node_works(interpreter, delegates, loops),
                     analysis_facts(system, schedule, loops), loops, choice)
+
+
+def simulate_model(model: Model | str | bytes, system: System, schedule: str = "sequential",
+                   loops: LoopTrips | None = None) -> Simulation:
+    """Simulate one inference of `model` on `system` (cost only: shapes and types, no invoke).
+
+    Raises:
+        WorkError: a node has no work model, or a loop's trip count is unknown and `loops` sets none.
+        ValueError: accelerators with partition policy 'cost' ask for different objectives.
+    """
+    return simulate_analysis(analyze(model, system, schedule, loops), system, schedule)
+
+
+def simulate_analysis(analysis: Analysis, system: System, schedule: str = "sequential") -> Simulation:
+    """Simulate one inference of an analysed model on `system`: only the costs and the schedule run.
+
+    Equal, bit for bit, to `simulate_model` of the same model on `system`.
+
+    Raises:
+        ValueError: `system` claims differently from the system the analysis was made for
+            (`accelsim.analysis.analysis_facts` differ), or the schedule is unknown.
+    """
+    if analysis_facts(system, schedule, analysis.loops) != analysis.facts:
+        raise ValueError("this analysis was made for accelerators that claim or partition differently (or for "
+                         "other loop trip counts); analyse the model on this system (accelsim.analysis.analyze)")
+    costs = cost_works(analysis.works, system, analysis.loops)
+    return assemble(analysis.interpreter, analysis.delegates, system, costs, schedule, analysis.name, frozenset(),
+                    analysis.choice)

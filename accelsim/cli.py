@@ -371,7 +371,8 @@ def _benchmark_model(args: argparse.Namespace) -> str:
 def _host_only_latency(model, system, inputs, schedule: str, loops: LoopTrips) -> float:
     """Simulated seconds of the model on the host alone, run once on `inputs` so loops count the same trips."""
     from accelsim.compare import host_only
-    from accelsim.system import build_interpreter, simulate_interpreter
+    from accelsim.costing import simulate_interpreter
+    from accelsim.delegation import build_interpreter
 
     baseline = host_only(system)
     interpreter, delegates = build_interpreter(model, baseline)
@@ -386,11 +387,12 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     import numpy as np
 
     from accelsim.compare import slower_than_host
+    from accelsim.costing import simulate_interpreter
     from accelsim.diff import random_input
+    from accelsim.placement import cost_aware_interpreter
     from accelsim.report import layers_csv, op_profile_text
     from accelsim.results import layer_rows, op_profile, partition_choice, record
     from accelsim.runtime.read import load_model
-    from accelsim.system import cost_aware_interpreter, simulate_interpreter
 
     args.model = _benchmark_model(args)
     system = _system(args.host, args.hw, args.max_delegated_partitions, args.min_nodes_per_partition)
@@ -596,8 +598,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_configs(args: argparse.Namespace) -> int:
+    from accelsim.config_docs import schema_markdown, shipped_lines
     from accelsim.experiment import SHIPPED_CONFIGS
-    from accelsim.reference import schema_markdown, shipped_lines
 
     if args.schema:
         print(schema_markdown())

@@ -181,9 +181,9 @@ def simulate_sides(models: Sequence[str], systems: Sequence[tuple[str, System]],
         OpResolutionError: a model the host cannot run (TFLite's message).
         WorkError: a node without a work model, or a loop without a trip count.
     """
+    from accelsim.analysis import simulate_model
     from accelsim.results import record
     from accelsim.runtime.read import load_model
-    from accelsim.system import simulate_model
 
     irs = {m: load_model(m) for m in models}
     baselines: dict[tuple[str, str], float] = {}

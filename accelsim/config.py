@@ -9,7 +9,7 @@ mappings are accepted (no tags that construct objects, no duplicate keys).
 
 Keys: `KEYS` below (everything outside `compute:`) and each kind's compute fields
 (`accelsim.kinds`); claim syntax in `_claim`, constraints in `delegates.spec.CONSTRAINT_DOCS`.
-`accelsim configs --schema` prints them all as one reference (`accelsim.reference`), and
+`accelsim configs --schema` prints them all as one reference (`accelsim.config_docs`), and
 `docs/hw_configs.md` is that text. Units as in `accelsim.units`: '500 MHz', '8 MiB',
 '320 MB/s', '2 us'.
 
@@ -153,7 +153,7 @@ class Assign:
 
     'order': TFLite's — accelerators are applied in order and the first that claims a node takes
     it. 'cost': every claimed run of nodes goes to the target (an accelerator that claims it, or
-    the host) that gives the least simulated `objective` (`accelsim.system.cost_aware_interpreter`).
+    the host) that gives the least simulated `objective` (`accelsim.placement`).
     """
 
     policy: str = "order"

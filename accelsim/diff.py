@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 
 from accelsim.config import System
+from accelsim.placement import cost_aware_interpreter
 from accelsim.runtime.interpreter import Interpreter
 from accelsim.runtime.ir import Model
 from accelsim.runtime.read import load_model
-from accelsim.system import cost_aware_interpreter
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ A node's energy is its dynamic energy (MACs x energy per MAC of its dtype, plus 
 per byte on every level it touches) plus the device's static power (compute unit and levels)
 over the node's time. A dtype without an entry is charged the dearest listed MAC (an upper
 bound rather than a silent zero). Transfers pay the link's energy per byte, and every device
-also burns its static power while idle during an inference (`accelsim.system`), so per-node,
+also burns its static power while idle during an inference (`accelsim.costing`), so per-node,
 per-partition and per-run energies add up.
 """
 

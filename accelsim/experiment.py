@@ -43,7 +43,7 @@ would be a latency nobody chose. Reports list every trip count used and where it
 `assign` says how a variant's accelerators share the nodes they claim: `order` (the default,
 TFLite's: applied in order, the first claimer takes a node) or `cost` (each claimed run of nodes
 goes to the cheapest target, the host included; `{policy: cost, objective: energy}` minimises
-energy instead of latency; see `accelsim.system.cost_aware_interpreter`).
+energy instead of latency; see `accelsim.placement`).
 
 A sweep over an accelerator's key applies to the variants that contain that accelerator;
 variants without it run once. `host.<key path>` sweeps the host. Every point is stored in
@@ -98,6 +98,7 @@ from accelsim.pareto import DEFAULT_BEST, TRACES
 from accelsim.record import PointResult
 from accelsim.runtime.errors import AccelsimError
 from accelsim.runtime.work import LoopTrips
+from accelsim.schedule import SCHEDULES
 from accelsim.search import (
     Limit,
     Range,
@@ -108,7 +109,6 @@ from accelsim.search import (
     parse_search,
     sampled_combinations,
 )
-from accelsim.sim import SCHEDULES
 
 if TYPE_CHECKING:  # the simulator is imported where points run, not to load an experiment
     from accelsim.analysis import Analysis
@@ -725,10 +725,9 @@ def simulate_point(point: DesignPoint, system: System, model: Any,
     Args:
         analysis_for: the shared analysis of a point (`point_records` keeps them); default: analyse afresh.
     """
-    from accelsim.analysis import analyze
+    from accelsim.analysis import analyze, simulate_analysis
     from accelsim.diff import inference_diff
     from accelsim.results import record
-    from accelsim.system import simulate_analysis
 
     try:
         analysis = (analysis_for(point, system) if analysis_for is not None

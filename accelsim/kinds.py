@@ -4,7 +4,7 @@ A kind lives in one module (the built-in ones in `accelsim/cost/`): a frozen dat
 `compute:` fields, each declared with `spec(type, meaning, ...)` so that the YAML checks, the
 key table (`schema_rows`) and the field itself come from one place; a
 `costs(works, hw) -> list[Cost]` function; and a `Kind` record named ``KIND`` that ties them
-together. `accelsim.config` checks files and `accelsim.system` costs nodes through the record
+together. `accelsim.config` checks files and `accelsim.costing` costs nodes through the record
 alone, so adding a kind is one module plus a YAML file that names it:
 
 - built in: one more entry in `BUILTIN`;

@@ -30,7 +30,7 @@ from accelsim.record import (
     PointResult,
 )
 from accelsim.search import onchip_bytes, peak_macs_per_cycle, si_value
-from accelsim.system import HOST, Simulation
+from accelsim.simulation import HOST, Simulation
 
 US = 1e6
 

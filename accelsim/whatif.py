@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from accelsim.analysis import simulate_model
 from accelsim.config import HardwareConfig, System
 from accelsim.delegates.spec import (
     BOOL_CONSTRAINTS,
@@ -36,7 +37,9 @@ from accelsim.runtime.errors import WorkError
 from accelsim.runtime.interpreter import Interpreter
 from accelsim.runtime.ir import Model
 from accelsim.runtime.work import LoopTrips
-from accelsim.system import HOST, Simulation, simulate_model
+
+# The best pair is searched among this many leading candidates (66 simulations at most). Under the
+from accelsim.simulation import HOST, Simulation
 
 # The best pair is searched among this many leading candidates (66 simulations at most). Under the
 # Edge TPU's prefix rule a line alone often gains nothing, so the pool is wide enough for whole models

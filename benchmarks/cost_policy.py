@@ -20,9 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from accelsim.analysis import simulate_model  # noqa: E402
 from accelsim.config import apply_overrides, load_hardware, load_system  # noqa: E402
 from accelsim.runtime.read import load_model  # noqa: E402
-from accelsim.system import simulate_model  # noqa: E402
 
 HW = ROOT / "hw_configs"
 FIXTURES = ROOT / "tests" / "fixtures" / "models"

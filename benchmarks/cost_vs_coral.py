@@ -39,10 +39,12 @@ if str(ROOT) not in sys.path:
 
 from accelsim import memory  # noqa: E402
 from accelsim.config import HardwareConfig, load_system  # noqa: E402
+from accelsim.costing import simulate_interpreter  # noqa: E402
+from accelsim.delegation import build_interpreter  # noqa: E402
 from accelsim.experiment import SHIPPED_CONFIGS  # noqa: E402
 from accelsim.runtime.read import load_model  # noqa: E402
 from accelsim.runtime.work import NodeWork  # noqa: E402
-from accelsim.system import HOST, Simulation, build_interpreter, simulate_interpreter  # noqa: E402
+from accelsim.simulation import HOST, Simulation  # noqa: E402
 
 CACHE = Path.home() / ".cache" / "accelsim" / "coral"
 CONFIGS = ("edgetpu_usb", "edgetpu_pcie")

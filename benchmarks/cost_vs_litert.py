@@ -28,9 +28,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from accelsim.analysis import simulate_model  # noqa: E402
 from accelsim.config import load_system  # noqa: E402
 from accelsim.experiment import resolve_config  # noqa: E402
-from accelsim.system import simulate_model  # noqa: E402
 from benchmarks.interpreter import _inputs  # noqa: E402  (the same seeded inputs as the interpreter benchmark)
 
 FIXTURES = ROOT / "tests" / "fixtures" / "models"

@@ -99,9 +99,11 @@ def fresh_per_minute(points, sample: int, full_prepare: bool) -> float:
         full_prepare: every kernel's numeric preparation too, as simulate_model did before analyses
             prepared shapes only (the SimPy replay of the sequential schedule is not restored).
     """
+    from accelsim.analysis import simulate_model
+    from accelsim.costing import simulate_interpreter
+    from accelsim.delegation import build_interpreter
     from accelsim.results import record
     from accelsim.runtime.read import load_model
-    from accelsim.system import build_interpreter, simulate_interpreter, simulate_model
 
     def full(p):
         interpreter, delegates = build_interpreter(load_model(p.model), p.system)
@@ -118,9 +120,9 @@ def fresh_per_minute(points, sample: int, full_prepare: bool) -> float:
 
 def from_file_seconds(model: Path, accelerators: list[str], runs: int) -> float:
     """Median seconds of cost-only simulate_model from the file on host_cpu with `accelerators`."""
+    from accelsim.analysis import simulate_model
     from accelsim.config import load_system
     from accelsim.experiment import SHIPPED_CONFIGS
-    from accelsim.system import simulate_model
 
     system = load_system(SHIPPED_CONFIGS / "host_cpu.yaml", [SHIPPED_CONFIGS / f"{a}.yaml" for a in accelerators])
     times = []

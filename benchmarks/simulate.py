@@ -28,9 +28,11 @@ import numpy as np  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from accelsim.analysis import simulate_model  # noqa: E402
 from accelsim.config import load_system  # noqa: E402
+from accelsim.costing import simulate_interpreter  # noqa: E402
+from accelsim.delegation import build_interpreter  # noqa: E402
 from accelsim.runtime.read import load_model  # noqa: E402
-from accelsim.system import build_interpreter, simulate_interpreter, simulate_model  # noqa: E402
 
 CONFIGS = [[], ["edgetpu_usb"], ["edgetpu_pcie"], ["hexagon_dsp"]]
 

@@ -8,13 +8,12 @@ from pathlib import Path
 import pytest
 from support import FIXTURES
 
-import accelsim.system
-from accelsim import sim as simpy_engine
-from accelsim.analysis import ANALYSIS, SECTIONS, analysis_key, analyze, model_digest
+import accelsim.costing
+from accelsim import schedule as simpy_engine
+from accelsim.analysis import ANALYSIS, SECTIONS, analysis_key, analyze, model_digest, simulate_analysis, simulate_model
 from accelsim.config import KEYS, Assign, HardwareConfig, apply_overrides, load_system
 from accelsim.delegates.spec import AcceleratorSpec
 from accelsim.runtime.work import LoopTrips
-from accelsim.system import simulate_analysis, simulate_model
 
 HW = Path(__file__).resolve().parents[2] / "hw_configs"
 MODEL = str(FIXTURES / "interleaved_int8.tflite")  # two hexagon_dsp partitions
@@ -126,7 +125,7 @@ def test_closed_form_sequential_equals_the_simpy_replay_on_every_fixture(accel, 
         replayed.append((result, simpy_engine.replay(steps, schedule)))
         return result
 
-    monkeypatch.setattr(accelsim.system, "simulate", both)
+    monkeypatch.setattr(accelsim.costing, "simulate", both)
     system = load_system(HW / "host_cpu.yaml", [HW / f"{accel}.yaml"] if accel else [])
     for model in _fixture_models():
         simulate_model(str(model), system)

@@ -9,10 +9,13 @@ from pathlib import Path
 import pytest
 from support import FIXTURES
 
+from accelsim.analysis import simulate_model
 from accelsim.config import Assign, ConfigError, load_system
+from accelsim.delegation import build_interpreter
 from accelsim.experiment import SerialExecutor, design_points, load_experiment, run_experiment
+from accelsim.placement import _claim_runs, _owners_allowed
 from accelsim.runtime.read import load_model
-from accelsim.system import HOST, _claim_runs, _owners_allowed, build_interpreter, simulate_model
+from accelsim.simulation import HOST
 
 HW = Path(__file__).resolve().parents[2] / "hw_configs"
 PAIRS = [("edgetpu_usb", "hexagon_dsp"), ("hexagon_dsp", "ethos_u55_128")]

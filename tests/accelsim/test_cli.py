@@ -317,9 +317,9 @@ def test_configs_schema_is_the_committed_reference_page(capsys):
 def test_the_schema_names_every_key_the_loader_accepts():
     """Each key, kind field, claim key and constraint the loader checks appears in the reference."""
     from accelsim.config import KEYS
+    from accelsim.config_docs import schema_markdown
     from accelsim.delegates.spec import CONSTRAINT_DOCS, CONSTRAINTS
     from accelsim.kinds import default_registry
-    from accelsim.reference import schema_markdown
 
     text = schema_markdown()
     assert list(CONSTRAINT_DOCS) == list(CONSTRAINTS)

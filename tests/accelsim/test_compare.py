@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from accelsim.analysis import simulate_model
 from accelsim.cli import main
 from accelsim.compare import Side, compare, host_only, load_results, simulate_sides, slower_than_host
 from accelsim.config import load_system
 from accelsim.report import slower_than_host_points
 from accelsim.results import record
-from accelsim.system import simulate_model
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "models"

@@ -11,10 +11,10 @@ import pytest
 from accelsim import memory
 from accelsim.config import apply_overrides, load_hardware
 from accelsim.cost import Cost, cpu, systolic, total, vector
+from accelsim.costing import utilization
 from accelsim.memory import streamed_parameters
 from accelsim.runtime import Interpreter
 from accelsim.runtime.work import Gemm, NodeWork, conv_output_size, conv_work, gemm_work, subgraph_work
-from accelsim.system import utilization
 
 ROOT = Path(__file__).resolve().parents[2]
 HW = ROOT / "hw_configs"

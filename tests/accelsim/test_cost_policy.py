@@ -9,10 +9,14 @@ from pathlib import Path
 import pytest
 from support import FIXTURES
 
+from accelsim.analysis import simulate_model
 from accelsim.config import ConfigError, apply_overrides, load_hardware, load_system
+from accelsim.costing import simulate_interpreter
 from accelsim.delegates.spec import PartitionPolicy
+from accelsim.delegation import build_interpreter
+from accelsim.placement import cost_aware_interpreter
 from accelsim.runtime.read import load_model
-from accelsim.system import HOST, build_interpreter, cost_aware_interpreter, simulate_interpreter, simulate_model
+from accelsim.simulation import HOST
 
 HW = Path(__file__).resolve().parents[2] / "hw_configs"
 HOST_CFG = HW / "host_cpu.yaml"

@@ -10,10 +10,10 @@ import pytest
 
 from accelsim.cli import main
 from accelsim.config import load_system
+from accelsim.delegation import build_interpreter
 from accelsim.diff import inference_diff, load_inputs, random_input
 from accelsim.runtime.interpreter import Interpreter
 from accelsim.runtime.read import load_model
-from accelsim.system import build_interpreter
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "models"

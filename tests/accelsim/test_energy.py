@@ -7,11 +7,12 @@ from pathlib import Path
 import pytest
 from support import FIXTURES
 
+from accelsim.analysis import simulate_model
 from accelsim.config import ConfigError, System, apply_overrides, load_hardware, load_system
 from accelsim.energy import Energy, static_power
 from accelsim.results import CSV_COLUMNS, record
 from accelsim.runtime.work import NodeWork
-from accelsim.system import HOST, simulate_model
+from accelsim.simulation import HOST
 
 HW = Path(__file__).resolve().parents[2] / "hw_configs"
 KiB = 1024

@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 from support import FIXTURES
 
+from accelsim.analysis import simulate_model
 from accelsim.config import ConfigError, HardwareConfig, apply_overrides, load_hardware, load_system
 from accelsim.cost import Cost, roofline
 from accelsim.kinds import BUILTIN, Field, Kind, KindRegistry, default_registry, schema_rows, spec
 from accelsim.runtime.work import NodeWork
-from accelsim.system import HOST, simulate_model
+from accelsim.simulation import HOST
 
 HW = Path(__file__).resolve().parents[2] / "hw_configs"
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from support import FIXTURES
 
+from accelsim.analysis import simulate_model
 from accelsim.config import ConfigError, apply_overrides, load_hardware, load_system
 from accelsim.cost import Cost, systolic
 from accelsim.runtime.work import NodeWork
-from accelsim.system import simulate_model
 
 HW = Path(__file__).resolve().parents[2] / "hw_configs"
 KiB = 1024

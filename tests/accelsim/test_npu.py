@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from accelsim.analysis import simulate_model
 from accelsim.config import ConfigError, load_hardware, load_system
 from accelsim.cost import npu
 from accelsim.runtime.work import NodeWork, conv_work, gemm_work
-from accelsim.system import simulate_model
 
 ROOT = Path(__file__).resolve().parents[2]
 HW = ROOT / "hw_configs"

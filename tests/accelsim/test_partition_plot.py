@@ -8,11 +8,11 @@ from pathlib import Path
 
 from matplotlib.image import imread
 
+from accelsim.analysis import simulate_model
 from accelsim.cli import main
 from accelsim.config import load_system
 from accelsim.partition_plot import PER_ROW, _reason_numbers, partition_png
 from accelsim.results import record
-from accelsim.system import simulate_model
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "models"

@@ -23,11 +23,11 @@ from pathlib import Path
 import pytest
 
 from accelsim import files, plots, report
+from accelsim.analysis import simulate_model
 from accelsim.config import System, apply_overrides, load_system
 from accelsim.diff import inference_diff
 from accelsim.report import write_report
 from accelsim.results import CSV_COLUMNS, ID_COLUMNS, LAYER_COLUMNS, NUMERICS_COLUMNS, area, error_record, record
-from accelsim.system import simulate_model
 from accelsim.units import parse_rate
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from accelsim.analysis import simulate_model
 from accelsim.cli import main
 from accelsim.config import load_system
 from accelsim.delegates.spec import ClaimRule
 from accelsim.runtime.read import load_model
-from accelsim.system import simulate_model
 from accelsim.whatif import claim_line, lines, whatif
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,0 +1,263 @@
+"""Costing and step assembly: every node costed on its device, one inference's steps built and scheduled.
+
+This is where the interpreter's execution plan meets the hardware: host nodes run on the
+host CPU; each delegate node first copies its non-resident inputs host->device over its
+accelerator's link, pays the per-call overhead, runs its nodes' costs on the accelerator and
+copies its outputs device->host. Constants are parameters: cached ones are loaded once at
+initialization (a separate phase in the results), the rest are streamed on every inference
+(traffic on the memory level they come from, inside the node's time; what a node spends
+beyond its compute time is reported as memory time, with the level that bound it).
+Shapes and types suffice: nothing is invoked unless numerics are asked for elsewhere.
+
+A control-flow node on the host (WHILE, IF, CALL_ONCE) costs what the nodes of the subgraphs
+it runs cost, times its trip count: counted by the last invoke if the interpreter ran, else
+fixed by the model's constants or shapes, else taken from `LoopTrips` (an override per node or
+a default); `Simulation.loops` lists every count used and where it came from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from accelsim.config import HardwareConfig, System
+from accelsim.cost import Cost, total
+from accelsim.delegates.accelerator import AcceleratorDelegate
+from accelsim.delegation import HOW_TO_SET_TRIPS, NodeWorks, node_works
+from accelsim.energy import static_power
+from accelsim.memory import LINK
+from accelsim.runtime.interpreter import Interpreter
+from accelsim.runtime.work import LoopTrips, NodeWork, resolve_trips
+from accelsim.schedule import SimResult, Step, simulate
+from accelsim.simulation import HOST, LoopCount, NodeTiming, PartitionChoice, PartitionSummary, Simulation
+
+
+def _link_seconds(link, nbytes: int) -> float:
+    return link.latency + nbytes / link.bandwidth
+
+
+def utilization(work: NodeWork, cost: Cost, device: HardwareConfig) -> float | None:
+    """Share of the unit's peak MAC throughput a node used over its whole time (None when the kind has no peak)."""
+    peak = device.kind_record.peak_macs_per_cycle
+    if peak is None or cost.cycles == 0:
+        return None
+    return work.macs / (cost.cycles * peak(work, device))
+
+
+def _device_costs(device: HardwareConfig, nodes: Sequence[int],
+                  works: Sequence[NodeWork]) -> dict[int, tuple[Cost, float | None]]:
+    """Cost and utilisation of each of a device's nodes (given in model order)."""
+    return {ni: (c, utilization(w, c, device)) for ni, w, c in zip(nodes, works, device.costs(works))}
+
+
+def _host_costs(works: Sequence[NodeWork], host: HardwareConfig) -> list[Cost]:
+    """Costs of host nodes in model order; a control-flow node's is its bodies' costs times its trips."""
+    leaves = iter(host.costs([w for w in works if w.kind != "control"]))
+    costs = []
+    for w in works:
+        if w.kind != "control":
+            costs.append(next(leaves))
+            continue
+        costs.append(total(_host_costs(w.body, host)).times(w.trips) + total(_host_costs(w.once, host)))
+    return costs
+
+
+class _StepBuilder:
+    """Accumulates steps with their dependencies, tracking where each tensor's value lives."""
+
+    def __init__(self) -> None:
+        self.steps: list[Step] = []
+        self.ready_on: dict[tuple[int, str], int | None] = {}  # (tensor, place) -> step that put it there
+
+    def add(self, resource: str, kind: str, seconds: float, label: str, deps, **kw) -> int:
+        sid = len(self.steps)
+        deps = tuple(sorted({d for d in deps if d is not None}))
+        self.steps.append(Step(sid, resource, kind, seconds, label, deps=deps, **kw))
+        return sid
+
+    def available(self, tensor: int, place: str) -> bool:
+        return (tensor, place) in self.ready_on
+
+    def producer(self, tensor: int, place: str) -> int | None:
+        return self.ready_on.get((tensor, place))
+
+
+def simulate_interpreter(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate], system: System,
+                         schedule: str = "sequential", name: str = "<model>",
+                         loops: LoopTrips | None = None, choice: PartitionChoice | None = None) -> Simulation:
+    """Simulate one inference of an interpreter whose accelerators were applied with `delegates`.
+
+    Loops the interpreter has run are costed with the trips that run counted (unless `loops` overrides them).
+    `choice` is recorded as is (`cost_aware_interpreter` makes it).
+    """
+    costs = cost_nodes(interpreter, delegates, system, loops if loops is not None else LoopTrips(), False)
+    return assemble(interpreter, delegates, system, costs, schedule, name, frozenset(), choice)
+
+
+@dataclass(frozen=True)
+class NodeCosts:
+    """Every node's cost where it runs, and (when asked) each claimed node's cost on the host."""
+
+    where_run: Mapping[int, tuple[Cost, float | None]]
+    on_host: Mapping[int, tuple[Cost, float | None]]
+    loops: tuple[LoopCount, ...]
+
+
+def cost_nodes(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate], system: System,
+                loops: LoopTrips, claimed_on_host: bool) -> NodeCosts:
+    """Cost every node once on the device that runs it (and, if `claimed_on_host`, every claimed node on the host)."""
+    return cost_works(node_works(interpreter, delegates, loops), system, loops, claimed_on_host)
+
+
+def cost_works(works: NodeWorks, system: System, loops: LoopTrips, claimed_on_host: bool = False) -> NodeCosts:
+    """Cost every node of `works` on the device that runs it (and, if `claimed_on_host`, claimed nodes on the host).
+
+    Args:
+        loops: trip counts for claimed control-flow nodes costed on the host.
+    """
+    # Costs: every device's nodes in model order, through its kind (a kind may share state
+    # between nodes, e.g. a parameter cache filled in model order).
+    node_cost: dict[int, tuple[Cost, float | None]] = {}
+    for device, accel in zip(works.devices, system.accelerators):
+        node_cost.update(_device_costs(accel, device.nodes, device.works))
+    host_costs = _host_costs(works.host.works, system.host)
+    node_cost.update({ni: (c, utilization(w, c, system.host))
+                      for ni, w, c in zip(works.host.nodes, works.host.works, host_costs)})
+    moved: dict[int, tuple[Cost, float | None]] = {}
+    if claimed_on_host:
+        order = sorted(works.claimed)
+        claimed = [resolve_trips(works.claimed[i], loops, HOW_TO_SET_TRIPS) for i in order]
+        moved = {ni: (c, utilization(w, c, system.host))
+                 for ni, w, c in zip(order, claimed, _host_costs(claimed, system.host))}
+    return NodeCosts(node_cost, moved, works.loops)
+
+
+def assemble(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate], system: System,
+              costs: NodeCosts, schedule: str, name: str, moved: frozenset[int],
+              choice: PartitionChoice | None = None) -> Simulation:
+    """Build one inference's steps from node costs and simulate them; delegate nodes in `moved` run on the host."""
+    graph = interpreter.primary
+    tensors = graph.tensors
+    accel_of = {d.name(): a for d, a in zip(delegates, system.accelerators)}
+    node_cost = costs.where_run
+    b = _StepBuilder()
+    for i in graph.inputs:
+        b.ready_on[(i, HOST)] = None
+    partitions: list[PartitionSummary] = []
+    timings: list[NodeTiming] = []
+
+    def on_host(ni: int, c: Cost, util: float | None) -> None:
+        node = graph.nodes[ni]
+        deps = [b.producer(t, HOST) for t in node.inputs if t >= 0]
+        sid = b.add(HOST, "compute", c.seconds, f"{node.op_name} #{ni}", deps, node=ni, stall=c.stall_seconds)
+        for t in node.outputs:
+            b.ready_on[(t, HOST)] = sid
+        timings.append(NodeTiming(ni, node.op_name, HOST, None, c.seconds, c.macs, c, util))
+
+    for ni in graph.execution_plan:
+        node = graph.nodes[ni]
+        if node.delegate is None:
+            on_host(ni, *node_cost[ni])
+            continue
+        if ni in moved:
+            for inner in node.params.nodes_to_replace:
+                on_host(inner, *costs.on_host[inner])
+            continue
+        accel = accel_of[node.delegate.name()]
+        link = accel.link
+        params = node.params
+        p = params.partition
+        label = f"{accel.name} partition {p}"
+        in_bytes = out_bytes = 0
+        ready = []
+        for t in params.input_tensors:
+            tensor = tensors[t]
+            if tensor.is_constant:
+                continue
+            if link.shared_memory or b.available(t, accel.name):
+                ready.append(b.producer(t, HOST) if link.shared_memory else b.producer(t, accel.name))
+                continue
+            in_bytes += tensor.nbytes
+            sid = b.add(f"{accel.name}.link", "transfer", _link_seconds(link, tensor.nbytes),
+                        f"{label} in: {tensor.name}", [b.producer(t, HOST)], partition=p, bytes=tensor.nbytes)
+            b.ready_on[(t, accel.name)] = sid
+            ready.append(sid)
+        last = b.add(accel.name, "overhead", link.call_overhead, f"{label} call", ready, partition=p)
+        for inner in params.nodes_to_replace:
+            c, util = node_cost[inner]
+            op = graph.nodes[inner].op_name
+            last = b.add(accel.name, "compute", c.seconds, f"{op} #{inner}", [last], node=inner, partition=p,
+                         stall=c.stall_seconds)
+            timings.append(NodeTiming(inner, op, accel.name, p, c.seconds, c.macs, c, util))
+            for t in graph.nodes[inner].outputs:
+                b.ready_on[(t, accel.name)] = last
+        for t in params.output_tensors:
+            tensor = tensors[t]
+            if link.shared_memory:
+                b.ready_on[(t, HOST)] = last
+                continue
+            out_bytes += tensor.nbytes
+            sid = b.add(f"{accel.name}.link", "transfer", _link_seconds(link, tensor.nbytes),
+                        f"{label} out: {tensor.name}", [last], partition=p, bytes=tensor.nbytes)
+            b.ready_on[(t, HOST)] = sid
+        inner_cost = total([node_cost[i][0] for i in params.nodes_to_replace])
+        partitions.append(PartitionSummary(p, accel.name, ni, tuple(params.nodes_to_replace),
+                                           tuple(graph.nodes[i].op_name for i in params.nodes_to_replace),
+                                           in_bytes, out_bytes, inner_cost.param_bytes_streamed, 0.0, 0.0, 0.0,
+                                           cost=inner_cost,
+                                           transfer_energy=(in_bytes + out_bytes) * link.energy))
+    result = simulate(b.steps, schedule)
+    by_partition = _by_unit_partition(result)
+    partitions = [dataclasses.replace(ps, **by_partition.get((ps.unit, ps.index), {})) for ps in partitions]
+    init = simulate(_parameter_loads(delegates, accel_of, {ni: c for ni, (c, _) in node_cost.items()}))
+    init_energy = sum(e.bytes * accel_of[e.resource.removesuffix(".link")].link.energy for e in init.events)
+    timings.sort(key=lambda t: t.index)
+    return Simulation(name, system.host.name, tuple(a.name for a in system.accelerators), schedule, result, init,
+                      tuple(timings), tuple(partitions), tuple(interpreter.get_delegation_report()),
+                      idle_energy=_idle_energy(system, timings, result.latency), init_energy=init_energy,
+                      loops=costs.loops, choice=choice)
+
+
+def _idle_energy(system: System, timings: Sequence[NodeTiming], latency: float) -> tuple[tuple[str, float], ...]:
+    """Each device's static power over the part of the inference it spends not running nodes."""
+    busy: dict[str, float] = {}
+    for t in timings:
+        busy[t.unit] = busy.get(t.unit, 0.0) + t.seconds
+    return tuple((d.name, static_power(d) * max(0.0, latency - busy.get(HOST if d is system.host else d.name, 0.0)))
+                 for d in (system.host, *system.accelerators))
+
+
+def _by_unit_partition(result: SimResult) -> dict[tuple[str, int], dict[str, float]]:
+    out: dict[tuple[str, int], dict[str, float]] = {}
+    for e in result.events:
+        if e.partition is None:
+            continue
+        unit = e.resource.removesuffix(".link")
+        slot = out.setdefault((unit, e.partition), {"compute": 0.0, "memory": 0.0, "transfer": 0.0, "overhead": 0.0})
+        for kind, seconds in e.times():
+            if kind in slot:
+                slot[kind] += seconds
+    return out
+
+
+def _parameter_loads(delegates: Sequence[AcceleratorDelegate], accel_of: Mapping[str, HardwareConfig],
+                     node_cost: Mapping[int, Cost]) -> list[Step]:
+    """Initialization: weights an accelerator keeps cross its link once (none with shared memory).
+
+    Weights living in host memory (`memory.weights: link`) are loaded only as far as they are
+    cached; weights living on a device level are all loaded there. `node_cost` gives each
+    claimed node's cost.
+    """
+    steps = []
+    for d in delegates:
+        accel = accel_of[d.name()]
+        if accel.link.shared_memory:
+            continue
+        works = d.work_by_node()
+        streamed = {i: node_cost[i].param_bytes_streamed if accel.memory.weights == LINK else 0 for i in works}
+        cached = sum(w.weight_bytes - streamed[i] for i, w in works.items())
+        if cached > 0:
+            steps.append(Step(len(steps), f"{accel.name}.link", "param_load", _link_seconds(accel.link, cached),
+                              f"{accel.name} parameters", bytes=cached))
+    return steps

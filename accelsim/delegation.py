@@ -1,0 +1,109 @@
+"""Delegation: a system's accelerators applied to a model as TFLite delegates, and the work of every node.
+
+The delegates are built from each accelerator's delegation policy (claims, partition policy,
+numerics; `accelsim.config.to_spec`); where placement chose to keep nodes on the host or hand
+them to one accelerator, those choices are arguments here (`host_nodes`, `allowed`), never
+fields of a config. Shapes and types suffice for the work (`runtime.work`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from accelsim.config import System, to_spec
+from accelsim.delegates.accelerator import AcceleratorDelegate
+from accelsim.runtime.interpreter import Interpreter
+from accelsim.runtime.ir import Model
+from accelsim.runtime.work import LoopTrips, NodeWork, control_nodes, node_work, resolve_trips
+from accelsim.simulation import LoopCount
+
+
+def delegates_for(system: System, host_nodes: Mapping[str, frozenset[int]] | None = None,
+                  allowed: Mapping[str, frozenset[int]] | None = None) -> list[AcceleratorDelegate]:
+    """One AcceleratorDelegate per accelerator, in the system's order (the order they are applied).
+
+    Args:
+        host_nodes: accelerator name -> nodes whose partitions its policy 'cost' keeps on the host.
+        allowed: accelerator name -> the only nodes it may claim (`assign: cost` decides them).
+    """
+    host_nodes = host_nodes or {}
+    allowed = allowed or {}
+    specs = [to_spec(accel) for accel in system.accelerators]
+    return [AcceleratorDelegate(dataclasses.replace(spec, partition=dataclasses.replace(
+        spec.partition, host_nodes=host_nodes.get(spec.name, frozenset()), allowed_nodes=allowed.get(spec.name))))
+        for spec in specs]
+
+
+def build_interpreter(model: Model, system: System, host_nodes: Mapping[str, frozenset[int]] | None = None,
+                      allowed: Mapping[str, frozenset[int]] | None = None, *, shapes_only: bool = False,
+                      ) -> tuple[Interpreter, list[AcceleratorDelegate]]:
+    """An interpreter over `model` with the system's accelerators applied in order, tensors allocated.
+
+    Args:
+        host_nodes, allowed: see `delegates_for`; `cost_aware_interpreter` chooses them.
+        shapes_only: prepare shapes and work only, for cost-only simulation (it cannot invoke;
+            `runtime.Interpreter`'s argument of that name).
+    """
+    delegates = delegates_for(system, host_nodes, allowed)
+    interpreter = Interpreter(model=model, experimental_delegates=delegates, shapes_only=shapes_only)
+    interpreter.allocate_tensors()
+    return interpreter, delegates
+
+
+# How users set trip counts, named in the error for a loop nobody can count.
+HOW_TO_SET_TRIPS = "experiment key loops: {default_trips: N, nodes: {'<subgraph>:<node>': N}} or --loop-trips"
+
+
+@dataclass(frozen=True)
+class DeviceWork:
+    """One accelerator's nodes (model order) and their work, from its delegate's partitions."""
+
+    nodes: tuple[int, ...]
+    works: tuple[NodeWork, ...]
+
+
+@dataclass(frozen=True)
+class NodeWorks:
+    """The work of every node of a delegated interpreter: what costing needs, shapes and types only.
+
+    Args:
+        devices: one per accelerator, in the system's order.
+        host: the nodes the host runs (model order) and their work, trip counts resolved.
+        claimed: every claimed node's work as its kernel reported it (trips unresolved), for
+            costing claimed nodes on the host.
+        loops: the trip count of every host control-flow node and where it came from.
+    """
+
+    devices: tuple[DeviceWork, ...]
+    host: DeviceWork
+    claimed: Mapping[int, NodeWork]
+    loops: tuple[LoopCount, ...]
+
+
+def node_works(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate], loops: LoopTrips) -> NodeWorks:
+    """The work of every node of `interpreter` (prepared, with `delegates` applied), where it runs.
+
+    Raises:
+        WorkError: a node has no work model, or a host loop's trip count is unknown and `loops` sets none.
+    """
+    graph = interpreter.primary
+    devices = []
+    claimed: dict[int, NodeWork] = {}
+    for d in delegates:
+        work = d.work_by_node()
+        # A partition after a dynamic tensor is prepared only when it first runs (TFLite's
+        # PrepareOpsStartingAt); cost-only, its nodes are sized from the shapes allocation gave
+        # them, as host nodes are.
+        for ni in d.claimed_nodes():
+            if ni not in work:
+                work[ni] = node_work(graph.context, graph.nodes[ni])
+        order = tuple(sorted(work))
+        devices.append(DeviceWork(order, tuple(work[i] for i in order)))
+        claimed.update(work)
+    on_host = tuple(sorted(ni for ni in graph.execution_plan if graph.nodes[ni].delegate is None))
+    host_work = tuple(resolve_trips(node_work(graph.context, graph.nodes[ni]), loops, HOW_TO_SET_TRIPS)
+                      for ni in on_host)
+    loop_counts = tuple(LoopCount(c.where, c.op, c.trips, c.trips_from) for w in host_work for c in control_nodes(w))
+    return NodeWorks(tuple(devices), DeviceWork(on_host, host_work), claimed, loop_counts)

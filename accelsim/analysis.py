@@ -104,7 +104,7 @@ def _costed_system(system: System) -> str:
                  for c in (system.host, *system.accelerators)])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Analysis:
     """A model delegated on a system's claims, and the work of every node: what every costing of it shares.
 
@@ -148,8 +148,9 @@ def analyze(model: Model | str | bytes, system: System, schedule: str = "sequent
         interpreter, delegates, choice = cost_aware_interpreter(ir, system, schedule, loops)
     else:  # cost_aware_interpreter's delegation, without the numeric preparation nothing here needs
         (interpreter, delegates), choice = build_interpreter(ir, system, shapes_only=True), None
-    return Analysis(name, interpreter, tuple(delegates), node_works(interpreter, delegates, loops),
-                    analysis_facts(system, schedule, loops), loops, choice)
+    return Analysis(name=name, interpreter=interpreter, delegates=tuple(delegates),
+                    works=node_works(interpreter, delegates, loops), facts=analysis_facts(system, schedule, loops),
+                    loops=loops, choice=choice)
 
 
 def simulate_model(model: Model | str | bytes, system: System, schedule: str = "sequential",

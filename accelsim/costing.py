@@ -17,7 +17,6 @@ a default); `Simulation.loops` lists every count used and where it came from.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -144,7 +143,7 @@ def assemble(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate],
     b = _StepBuilder()
     for i in graph.inputs:
         b.ready_on[(i, HOST)] = None
-    partitions: list[PartitionSummary] = []
+    drafts: list[dict] = []  # each partition's fields but its times, known once the steps are scheduled
     timings: list[NodeTiming] = []
 
     def on_host(ni: int, c: Cost, util: float | None) -> None:
@@ -153,7 +152,8 @@ def assemble(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate],
         sid = b.add(HOST, "compute", c.seconds, f"{node.op_name} #{ni}", deps, node=ni, stall=c.stall_seconds)
         for t in node.outputs:
             b.ready_on[(t, HOST)] = sid
-        timings.append(NodeTiming(ni, node.op_name, HOST, None, c.seconds, c.macs, c, util))
+        timings.append(NodeTiming(index=ni, op=node.op_name, unit=HOST, partition=None, seconds=c.seconds, macs=c.macs,
+                                  cost=c, utilization=util))
 
     for ni in graph.execution_plan:
         node = graph.nodes[ni]
@@ -189,7 +189,8 @@ def assemble(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate],
             op = graph.nodes[inner].op_name
             last = b.add(accel.name, "compute", c.seconds, f"{op} #{inner}", [last], node=inner, partition=p,
                          stall=c.stall_seconds)
-            timings.append(NodeTiming(inner, op, accel.name, p, c.seconds, c.macs, c, util))
+            timings.append(NodeTiming(index=inner, op=op, unit=accel.name, partition=p, seconds=c.seconds, macs=c.macs,
+                                      cost=c, utilization=util))
             for t in graph.nodes[inner].outputs:
                 b.ready_on[(t, accel.name)] = last
         for t in params.output_tensors:
@@ -202,19 +203,20 @@ def assemble(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate],
                         f"{label} out: {tensor.name}", [last], partition=p, bytes=tensor.nbytes)
             b.ready_on[(t, HOST)] = sid
         inner_cost = total([node_cost[i][0] for i in params.nodes_to_replace])
-        partitions.append(PartitionSummary(p, accel.name, ni, tuple(params.nodes_to_replace),
-                                           tuple(graph.nodes[i].op_name for i in params.nodes_to_replace),
-                                           in_bytes, out_bytes, inner_cost.param_bytes_streamed, 0.0, 0.0, 0.0,
-                                           cost=inner_cost,
-                                           transfer_energy=(in_bytes + out_bytes) * link.energy))
+        drafts.append(dict(index=p, unit=accel.name, delegate_node=ni, nodes=tuple(params.nodes_to_replace),
+                           ops=tuple(graph.nodes[i].op_name for i in params.nodes_to_replace),
+                           input_bytes=in_bytes, output_bytes=out_bytes,
+                           streamed_param_bytes=inner_cost.param_bytes_streamed, cost=inner_cost,
+                           transfer_energy=(in_bytes + out_bytes) * link.energy))
     result = simulate(b.steps, schedule)
     by_partition = _by_unit_partition(result)
-    partitions = [dataclasses.replace(ps, **by_partition.get((ps.unit, ps.index), {})) for ps in partitions]
+    partitions = [PartitionSummary(**d, **by_partition.get((d["unit"], d["index"]), _NO_TIME)) for d in drafts]
     init = simulate(_parameter_loads(delegates, accel_of, {ni: c for ni, (c, _) in node_cost.items()}))
     init_energy = sum(e.bytes * accel_of[e.resource.removesuffix(".link")].link.energy for e in init.events)
     timings.sort(key=lambda t: t.index)
-    return Simulation(name, system.host.name, tuple(a.name for a in system.accelerators), schedule, result, init,
-                      tuple(timings), tuple(partitions), tuple(interpreter.get_delegation_report()),
+    return Simulation(model=name, host=system.host.name, accelerators=tuple(a.name for a in system.accelerators),
+                      schedule=schedule, result=result, init=init, nodes=tuple(timings), partitions=tuple(partitions),
+                      delegation=tuple(interpreter.get_delegation_report()),
                       idle_energy=_idle_energy(system, timings, result.latency), init_energy=init_energy,
                       loops=costs.loops, choice=choice)
 
@@ -228,13 +230,17 @@ def _idle_energy(system: System, timings: Sequence[NodeTiming], latency: float) 
                  for d in (system.host, *system.accelerators))
 
 
+# A partition's time by kind (seconds): PartitionSummary's compute, memory, transfer and overhead.
+_NO_TIME = {"compute": 0.0, "memory": 0.0, "transfer": 0.0, "overhead": 0.0}
+
+
 def _by_unit_partition(result: SimResult) -> dict[tuple[str, int], dict[str, float]]:
     out: dict[tuple[str, int], dict[str, float]] = {}
     for e in result.events:
         if e.partition is None:
             continue
         unit = e.resource.removesuffix(".link")
-        slot = out.setdefault((unit, e.partition), {"compute": 0.0, "memory": 0.0, "transfer": 0.0, "overhead": 0.0})
+        slot = out.setdefault((unit, e.partition), dict(_NO_TIME))
         for kind, seconds in e.times():
             if kind in slot:
                 slot[kind] += seconds

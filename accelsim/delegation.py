@@ -105,5 +105,6 @@ def node_works(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate
     on_host = tuple(sorted(ni for ni in graph.execution_plan if graph.nodes[ni].delegate is None))
     host_work = tuple(resolve_trips(node_work(graph.context, graph.nodes[ni]), loops, HOW_TO_SET_TRIPS)
                       for ni in on_host)
-    loop_counts = tuple(LoopCount(c.where, c.op, c.trips, c.trips_from) for w in host_work for c in control_nodes(w))
+    loop_counts = tuple(LoopCount(where=c.where, op=c.op, trips=c.trips, source=c.trips_from)
+                        for w in host_work for c in control_nodes(w))
     return NodeWorks(tuple(devices), DeviceWork(on_host, host_work), claimed, loop_counts)

@@ -26,7 +26,7 @@ from accelsim.runtime.ir import Model
 from accelsim.runtime.read import load_model
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class OutputDiff:
     """One output's errors, in its own units: integer steps for a quantized output, real values for a float one."""
 
@@ -49,7 +49,7 @@ class OutputDiff:
         return line
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DiffReport:
     model: str
     accelerators: tuple[str, ...]
@@ -190,16 +190,17 @@ def inference_diff(model: Model | str | bytes, system: System, num_runs: int = 5
         if progress is not None:
             progress(run + 1, runs, "inference_diff runs")
     diffs = tuple(
-        OutputDiff(k, d["name"], statistics.fmean(per_run[k]),
-                   statistics.pstdev(per_run[k]) if len(per_run[k]) > 1 else 0.0, worst[k],
-                   _scale(d), agree[k][0] / agree[k][1] if agree[k][1] else None)
+        OutputDiff(index=k, name=d["name"], mean_abs_error=statistics.fmean(per_run[k]),
+                   std_abs_error=statistics.pstdev(per_run[k]) if len(per_run[k]) > 1 else 0.0, max_abs_error=worst[k],
+                   scale=_scale(d), top1_agreement=agree[k][0] / agree[k][1] if agree[k][1] else None)
         for k, d in enumerate(outputs))
     report = test.get_delegation_report()
     delegated = tuple((d.name(), sum(1 for r in report if r["claimed"] and r["delegate"] == d.name()))
                       for d in delegates)
-    return DiffReport(name, tuple(a.name for a in system.accelerators), runs, _avg_std(ref_times),
-                      _avg_std(test_times), diffs, delegated, len(report),
-                      input_source or f"random (seed {seed})")
+    return DiffReport(model=name, accelerators=tuple(a.name for a in system.accelerators), num_runs=runs,
+                      reference_latency_us=_avg_std(ref_times),
+                      test_latency_us=_avg_std(test_times), outputs=diffs, delegated=delegated, total_nodes=len(report),
+                      inputs=input_source or f"random (seed {seed})")
 
 
 def _classifier_shaped(output: np.ndarray) -> bool:

@@ -133,7 +133,7 @@ class Variant:
     options: Mapping[str, int] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Experiment:
     name: str
     source: str
@@ -152,7 +152,7 @@ class Experiment:
     pareto_color: str | None = None  # the swept key colouring the Pareto plot; None: the first swept key
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DesignPoint:
     """One run: a model on one variant with one value of every sweep that applies to it."""
 
@@ -269,8 +269,10 @@ def load_experiment(path: str | Path) -> Experiment:
             errors.add(("reports",), f"expected a list drawn from {', '.join(FORMATS)}, got {reports!r}")
         reports = tuple(reports) if isinstance(reports, list) else None
     traces, best, color = _trace_options(errors, data, [k for k, _ in sweeps])
-    experiment = Experiment(str(name), source, tuple(models), host_path, tuple(variants), tuple(sweeps), schedule,
-                            runs, reports, loops, search, limits, traces, best, color)
+    experiment = Experiment(name=str(name), source=source, models=tuple(models), host=host_path,
+                            variants=tuple(variants), sweeps=tuple(sweeps), schedule=schedule, numerics_runs=runs,
+                            reports=reports, loops=loops, search=search, limits=limits, traces=traces, best=best,
+                            pareto_color=color)
     _check_configs(experiment, errors)
     _check_models(experiment, errors)
     if errors.items:
@@ -607,8 +609,9 @@ def _design_points(experiment: Experiment) -> tuple[list[DesignPoint], int]:
             keys = [k for k, _ in experiment.sweeps if _applies(k, base_system)]
             for sweep in _sweep_combinations(experiment, keys):
                 schedule = sweep.get("schedule", experiment.schedule)
-                draft = DesignPoint("", model, variant.name, experiment.host, variant.accelerators, sweep, schedule,
-                                    experiment.numerics_runs, experiment.loops)
+                draft = DesignPoint(id="", model=model, variant=variant.name, host=experiment.host,
+                                    accelerators=variant.accelerators, sweep=sweep, schedule=schedule,
+                                    numerics_runs=experiment.numerics_runs, loops=experiment.loops)
                 system = resolved_system(draft, variant.options, base_system)
                 if not all(limit.allows(system) for limit in experiment.limits):
                     dropped += 1
@@ -864,7 +867,7 @@ def pool_batches(points: Sequence[DesignPoint], options: Mapping[str, Mapping[st
     return batches
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RunOutcome:
     records: list[dict]
     missing: list[DesignPoint]
@@ -1033,9 +1036,9 @@ def _report(experiment: Experiment, out: Path, points: Sequence[DesignPoint], st
                            missing=[{"id": p.id, "model_name": Path(p.model).stem, "variant": p.variant,
                                      "sweep": dict(p.sweep)} for p in missing],
                            experiment=report_context(experiment, len(points)), traced=traced)
-    return RunOutcome(records, missing, n_cached, len(records) - n_cached,
-                      sum(1 for r in records if r["status"] != "ok"), written, out, stale, pruned,
-                      (warning,) if warning else (), out / STORE_FILE)
+    return RunOutcome(records=records, missing=missing, cached=n_cached, computed=len(records) - n_cached,
+                      failed=sum(1 for r in records if r["status"] != "ok"), outputs=written, out_dir=out,
+                      stale=stale, pruned=pruned, warnings=(warning,) if warning else (), store=out / STORE_FILE)
 
 
 def report_context(experiment: Experiment, n_points: int) -> dict[str, Any]:

@@ -81,8 +81,9 @@ def cost_aware_interpreter(model: Model, system: System, schedule: str = "sequen
     search = "exact" if len(candidates) <= exact_limit else "greedy"
     moved = (_exact(candidates, score) if search == "exact" else _greedy(candidates, score))
     label = {ni: (graph.nodes[ni].delegate.name(), graph.nodes[ni].params.partition) for ni in candidates}
-    choice = PartitionChoice(objective, search, tuple(label[ni] for ni in candidates),
-                             tuple(label[ni] for ni in candidates if ni in moved), tflite.latency, tflite.energy)
+    choice = PartitionChoice(objective=objective, search=search, tflite=tuple(label[ni] for ni in candidates),
+                             host=tuple(label[ni] for ni in candidates if ni in moved),
+                             tflite_latency=tflite.latency, tflite_energy=tflite.energy)
     if not moved:
         return interpreter, delegates, choice
     host_nodes: dict[str, frozenset[int]] = {}
@@ -273,6 +274,6 @@ def _assigned_interpreter(model: Model, system: System, schedule: str, loops: Lo
     delegated = {ni for d in ds for ni in d.claimed_nodes()}
     host = tuple((n.delegate.name(), n.params.partition) for n in partitions
                  if delegated.isdisjoint(n.params.nodes_to_replace))
-    return it, ds, PartitionChoice(objective, f"assign {search}",
-                                   tuple((n.delegate.name(), n.params.partition) for n in partitions), host,
-                                   order_sim.latency, order_sim.energy)
+    return it, ds, PartitionChoice(objective=objective, search=f"assign {search}",
+                                   tflite=tuple((n.delegate.name(), n.params.partition) for n in partitions),
+                                   host=host, tflite_latency=order_sim.latency, tflite_energy=order_sim.energy)

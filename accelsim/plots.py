@@ -71,7 +71,7 @@ class Picture:
     spots: tuple[Spot, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Bar:
     """One design point in the breakdown chart (times in µs)."""
 
@@ -200,7 +200,7 @@ def sweep_axis(key: str, values: Sequence[Any]) -> SweepAxis:
     return SweepAxis({v: float(k) for k, v in enumerate(ordered)}, key, False)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SweepLine:
     """One model × variant (× other swept values) across the swept key; `flat` is a point that was not swept.
 

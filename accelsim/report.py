@@ -848,16 +848,18 @@ def _sweep_lines(points: Sequence[dict], key: str) -> list[plots.SweepLine]:
     lines = []
     for (model, _, label), group in swept.items():
         group = sorted(group, key=lambda p: _value_key(p["sweep"][key]))
-        lines.append(plots.SweepLine(model, label, tuple(p["sweep"][key] for p in group),
-                                     tuple(p["latency_us"] for p in group),
-                                     tuple(p["partition_overhead_pct"] for p in group),
-                                     tuple(p["speedup"] for p in group), tuple(point_label(p) for p in group)))
+        lines.append(plots.SweepLine(model=model, label=label, values=tuple(p["sweep"][key] for p in group),
+                                     latency_us=tuple(p["latency_us"] for p in group),
+                                     overhead_pct=tuple(p["partition_overhead_pct"] for p in group),
+                                     speedup=tuple(p["speedup"] for p in group),
+                                     names=tuple(point_label(p) for p in group)))
     models = {m for m, _, _ in swept}
     for p in points:
         if p["status"] == "ok" and key not in p["sweep"] and p["model_name"] in models:
-            lines.append(plots.SweepLine(p["model_name"], point_label(p, short=True), (), (p["latency_us"],),
-                                         (p["partition_overhead_pct"],), (p["speedup"],), (point_label(p),),
-                                         flat=True))
+            lines.append(plots.SweepLine(model=p["model_name"], label=point_label(p, short=True), values=(),
+                                         latency_us=(p["latency_us"],),
+                                         overhead_pct=(p["partition_overhead_pct"],), speedup=(p["speedup"],),
+                                         names=(point_label(p),), flat=True))
     return lines
 
 
@@ -912,8 +914,9 @@ def _figures(points: Sequence[dict], names: Sequence[str], shown: Sequence[int],
     bars = _breakdown_points(points, shown)
     if bars:
         figures["plots/breakdown.png"] = plots.Picture(plots.breakdown_png([
-            plots.Bar(point_label(p, short=True), p["compute_us"], p["memory_us"], p["transfer_us"], p["overhead_us"],
-                      p["latency_us"], p["speedup"]) for p in bars]))
+            plots.Bar(label=point_label(p, short=True), compute_us=p["compute_us"], memory_us=p["memory_us"],
+                      transfer_us=p["transfer_us"], overhead_us=p["overhead_us"],
+                      latency_us=p["latency_us"], speedup=p["speedup"]) for p in bars]))
     for key in keys:
         if _sweep_line_count(points, key) > SWEEP_MAX_LINES:
             continue
@@ -1097,7 +1100,7 @@ def layers_csv(rec: PointResult) -> str:
     return buf.getvalue()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Page:
     """What every report format is rendered from: the ordered points, the document and its figures."""
 
@@ -1203,7 +1206,7 @@ def write_report(out_dir: Path, name: str, records: list[PointResult], *, format
             written[rel] = write_atomic(out / rel, layers_csv(p))
     blocks = build_document(name, points, missing, experiment, names, figures, shown, fronts, traced is not None,
                             len(timelines))
-    page = _Page(name, points, missing, blocks, figures, keys)
+    page = _Page(name=name, points=points, missing=missing, blocks=blocks, figures=figures, keys=keys)
     for fmt, (filename, render) in RENDERERS.items():
         if fmt in formats:
             written[fmt] = write_atomic(out / filename, render(page))

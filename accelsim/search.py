@@ -63,7 +63,7 @@ class Search:
     seed: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Range:
     """A numeric sweep range; values are written in the unit of `from` (or are plain numbers)."""
 
@@ -186,7 +186,8 @@ def parse_range(value: Mapping, path: tuple, error: Callable[[tuple, str], None]
         return None
     whole = kind == "number" and all(isinstance(value[k], int) for k in ("from", "to")) and \
         (step is None or float(step).is_integer())
-    return Range(start, stop, step, steps, log, unit, factor, kind, whole)
+    return Range(start=start, stop=stop, step=step, steps=steps, log=log, unit=unit, factor=factor, kind=kind,
+                 whole=whole)
 
 
 def _quantity(value: Any) -> tuple[float, str, str, float] | None:

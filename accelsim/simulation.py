@@ -13,7 +13,7 @@ from accelsim.schedule import SimResult
 HOST = "host"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class NodeTiming:
     """One original node: where it runs and what it costs there."""
 
@@ -27,7 +27,7 @@ class NodeTiming:
     utilization: float | None = None  # MACs / (cycles x the unit's peak MACs per cycle); None if unknown
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LoopCount:
     """A control-flow node's trip count as costed: `where` is "<subgraph>:<node>", `source` how it was known."""
 
@@ -37,7 +37,7 @@ class LoopCount:
     source: str  # runtime.work.TRIPS_FROM
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PartitionSummary:
     """One delegate partition: its nodes and where its time went (seconds) in the simulated run."""
 
@@ -52,9 +52,9 @@ class PartitionSummary:
     compute: float
     transfer: float
     overhead: float
-    memory: float = 0.0  # node time waiting on memory levels beyond compute
-    cost: Cost = Cost()  # its nodes' costs summed: bytes per level, time per bound, energy
-    transfer_energy: float = 0.0  # joules of its input and output copies over the link
+    memory: float  # node time waiting on memory levels beyond compute
+    cost: Cost  # its nodes' costs summed: bytes per level, time per bound, energy
+    transfer_energy: float  # joules of its input and output copies over the link
 
     @property
     def energy(self) -> float:
@@ -62,7 +62,7 @@ class PartitionSummary:
         return self.cost.energy + self.transfer_energy
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PartitionChoice:
     """What partition policy 'cost' decided, next to TFLite's choice (every claimed partition delegated).
 
@@ -81,7 +81,7 @@ class PartitionChoice:
     tflite_energy: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Simulation:
     """Everything one simulated inference produced."""
 

@@ -47,7 +47,7 @@ from accelsim.simulation import HOST, Simulation
 PAIR_POOL = 12
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Outcome:
     """One simulated system: its latency and how the model was split (None fields: the simulation failed)."""
 
@@ -59,7 +59,7 @@ class Outcome:
     error: str | None = None  # e.g. the WorkError of an op without a work model
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Candidate:
     """One refusal reason lifted: the claim line to add to one accelerator, and the simulated result."""
 
@@ -89,7 +89,7 @@ class Unclaimable:
     why: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class WhatIf:
     model: str
     accelerators: tuple[str, ...]
@@ -105,8 +105,10 @@ def _outcome(model: Model, system: System, schedule: str, loops: LoopTrips | Non
     try:
         sim: Simulation = simulate_model(model, system, schedule, loops)
     except WorkError as exc:
-        return Outcome(None, None, None, None, None, f"no work model, not simulated: {exc}")
-    return Outcome(sim.latency * 1e6, sim.delegated_nodes, len(sim.partitions), sim.transfer_bytes, sim.energy * 1e6)
+        return Outcome(latency_us=None, delegated_nodes=None, partitions=None, transfer_bytes=None, energy_uj=None,
+                       error=f"no work model, not simulated: {exc}")
+    return Outcome(latency_us=sim.latency * 1e6, delegated_nodes=sim.delegated_nodes, partitions=len(sim.partitions),
+                   transfer_bytes=sim.transfer_bytes, energy_uj=sim.energy * 1e6)
 
 
 def node_facts(model: Model) -> dict[int, NodeFacts]:
@@ -233,8 +235,9 @@ def whatif(model: Model, system: System, name: str = "<model>", schedule: str = 
         WorkError: the model as given cannot be simulated (a host node without a work model).
     """
     base_sim = simulate_model(model, system, schedule, loops)
-    base = Outcome(base_sim.latency * 1e6, base_sim.delegated_nodes, len(base_sim.partitions),
-                   base_sim.transfer_bytes, base_sim.energy * 1e6)
+    base = Outcome(latency_us=base_sim.latency * 1e6, delegated_nodes=base_sim.delegated_nodes,
+                   partitions=len(base_sim.partitions),
+                   transfer_bytes=base_sim.transfer_bytes, energy_uj=base_sim.energy * 1e6)
     host_only = _outcome(model, System(system.host, ()), schedule, loops)
     facts = node_facts(model)
     on_host = {n.index for n in base_sim.nodes if n.unit == HOST}
@@ -254,16 +257,18 @@ def whatif(model: Model, system: System, name: str = "<model>", schedule: str = 
                 continue
             seen.add((accel.name, line))
             outcome = _outcome(model, _with_claims(system, {accel.name: (rule,)}), schedule, loops)
-            candidates.append(Candidate(accel.name, op, reason, members[0][2], tuple(ni for ni, _, _ in members),
-                                        rule, line, outcome))
+            candidates.append(Candidate(accelerator=accel.name, op=op, reason=reason, example=members[0][2],
+                                        nodes=tuple(ni for ni, _, _ in members),
+                                        rule=rule, line=line, outcome=outcome))
     # Most latency saved first; among equal latencies, the line that moves more nodes off the host.
     candidates.sort(key=lambda c: (c.outcome.latency_us is None, c.outcome.latency_us or 0.0,
                                    -(c.outcome.delegated_nodes or 0)))
     prefix = tuple((a.name, first) for a in system.accelerators if a.partition.kind == "prefix"
                    and (first := _first_refusal(a, facts)) is not None)
-    return WhatIf(name, tuple(a.name for a in system.accelerators), base, host_only, tuple(candidates),
-                  _best_pair(model, system, candidates[:pair_pool], schedule, loops),
-                  tuple(sorted(unclaimable.values(), key=lambda u: u.node)), prefix)
+    return WhatIf(model=name, accelerators=tuple(a.name for a in system.accelerators), base=base, host_only=host_only,
+                  candidates=tuple(candidates),
+                  pair=_best_pair(model, system, candidates[:pair_pool], schedule, loops),
+                  unclaimable=tuple(sorted(unclaimable.values(), key=lambda u: u.node)), prefix_refusals=prefix)
 
 
 def _first_refusal(accel: HardwareConfig, facts: dict[int, NodeFacts]) -> int | None:

@@ -439,8 +439,10 @@ def test_the_failure_line_points_to_whichever_report_files_were_written(tmp_path
     failed = error_record(point_id="0" * 16, model="m/atan_custom.tflite", variant="usb", sweep={"x.y": 2},
                           host="host_cpu", accelerators=["edgetpu_usb"], schedule="sequential", error="E: boom")
     ok = {**failed, "status": "ok", "error": None, "model_name": "other"}
-    line = _failure_line(RunOutcome([ok, failed], [], 0, 2, 1, {"json": tmp_path / "results.json"}, tmp_path))
+    line = _failure_line(RunOutcome(records=[ok, failed], missing=[], cached=0, computed=2, failed=1,
+                                    outputs={"json": tmp_path / "results.json"}, out_dir=tmp_path))
     assert line == f"1 of 2 design points failed; first: atan_custom | usb | x.y=2: E: boom; all are in " \
                    f"{tmp_path / 'results.json'}"
-    line = _failure_line(RunOutcome([failed], [], 0, 1, 1, {"csv": tmp_path / "results.csv"}, tmp_path))
+    line = _failure_line(RunOutcome(records=[failed], missing=[], cached=0, computed=1, failed=1,
+                                    outputs={"csv": tmp_path / "results.csv"}, out_dir=tmp_path))
     assert line.endswith(f"all are in {tmp_path / 'results.csv'} (status error)")

@@ -433,12 +433,17 @@ def test_sweep_axis_is_numeric_in_the_smallest_values_unit():
 def _two_models(speedup: bool) -> tuple[list[plots.SweepLine], plots.SweepAxis]:
     """A 3 µs model and a 5 ms model swept over the same bandwidths, with their CPU-only baselines."""
     values = ("40 MB/s", "320 MB/s", "1 GB/s")
-    lines = [plots.SweepLine("tiny", "tiny | usb", values, (3.0, 2.5, 2.4), (50.0, 40.0, 38.0),
-                             (2.0, 2.4, 2.5) if speedup else (), tuple(f"tiny | usb | bw={v}" for v in values)),
-             plots.SweepLine("big", "big | usb", values, (5300.0, 1980.0, 1660.0), (75.0, 34.0, 21.0),
-                             (1.09, 2.92, 3.48) if speedup else (), tuple(f"big | usb | bw={v}" for v in values)),
-             plots.SweepLine("tiny", "tiny | cpu_only", (), (6.0,), (0.0,), (1.0,) if speedup else (),
-                             ("tiny | cpu_only",), flat=True)]
+    lines = [plots.SweepLine(model="tiny", label="tiny | usb", values=values, latency_us=(3.0, 2.5, 2.4),
+                             overhead_pct=(50.0, 40.0, 38.0),
+                             speedup=(2.0, 2.4,
+                                      2.5) if speedup else (), names=tuple(f"tiny | usb | bw={v}" for v in values)),
+             plots.SweepLine(model="big", label="big | usb", values=values, latency_us=(5300.0, 1980.0, 1660.0),
+                             overhead_pct=(75.0, 34.0, 21.0),
+                             speedup=(1.09, 2.92,
+                                      3.48) if speedup else (), names=tuple(f"big | usb | bw={v}" for v in values)),
+             plots.SweepLine(model="tiny", label="tiny | cpu_only", values=(), latency_us=(6.0,), overhead_pct=(0.0,),
+                             speedup=(1.0,) if speedup else (),
+                             names=("tiny | cpu_only",), flat=True)]
     return lines, plots.sweep_axis("usb.link.bandwidth", list(values))
 
 

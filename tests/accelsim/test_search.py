@@ -46,7 +46,8 @@ def test_grid_ranges_step_evenly_or_geometrically_in_the_unit_of_from():
 
 
 def test_random_draws_are_seeded_within_their_ranges_and_lists():
-    sweeps = [("rows", Range(8, 256, step=8, whole=True)), ("bw", Range(40e6, 2e9, log=True, unit="MB/s",
+    sweeps = [("rows", Range(start=8, stop=256, step=8, whole=True)), ("bw", Range(start=40e6, stop=2e9, log=True,
+                                                                                   unit="MB/s",
                                                                         factor=1e6, kind="rate")),
               ("schedule", ("sequential", "dataflow"))]
     drawn = sampled_combinations(sweeps, Search("random", 500, seed=4))

@@ -14,8 +14,10 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import accelsim
+from accelsim.model_info import inspect_model, registration_code
 from accelsim.runtime.errors import AccelsimError
 from accelsim.runtime.work import LoopTrips
+from accelsim.schedule import SCHEDULES
 
 log = logging.getLogger("accelsim")
 
@@ -30,17 +32,6 @@ _EPILOG_OPS = """examples:
 """
 
 
-def _tensor_row(tensors, index: int) -> dict:
-    if index < 0:
-        return {"index": -1, "name": None, "dtype": None, "shape": None, "quantized": False}
-    t = tensors[index]
-    return {
-        "index": index,
-        "name": t.name,
-        "dtype": t.type,
-        "shape": list(t.shape),
-        "quantized": bool(t.quantization is not None and t.quantization.is_quantized),
-    }
 
 
 def _delegates(hw: Sequence[str], named: Sequence[tuple[str, list[str]]]) -> list:
@@ -55,58 +46,8 @@ def _delegates(hw: Sequence[str], named: Sequence[tuple[str, list[str]]]) -> lis
     return out
 
 
-def delegation_rows(path: str, delegates: Sequence) -> list[dict]:
-    """Per node: claimed by which delegate (and partition), or every delegate's reason for not."""
-    from accelsim.runtime.interpreter import Interpreter
-
-    interpreter = Interpreter(model_path=path, experimental_delegates=list(delegates))
-    return [{"index": r["index"], "op": r["op"], "version": r["version"], "claimed": r["claimed"],
-             "delegate": r["delegate"], "partition": r["partition"], "reason": r["reason"]}
-            for r in interpreter.get_delegation_report()]
 
 
-def inspect_model(path: str, delegates: Sequence = ()) -> dict:
-    """Everything `accelsim inspect` shows, as plain data (the --json output)."""
-    from accelsim.runtime.read import load_model
-    from accelsim.runtime.resolver import BuiltinOpResolver
-    from accelsim.runtime.versioning import get_builtin_operator_version, min_runtime_version, op_signature
-
-    model = load_model(path)
-    resolver = BuiltinOpResolver()
-    sg = model.subgraphs[0]
-    operators = []
-    missing = []
-    for si, subgraph in enumerate(model.subgraphs):
-        for oi, op in enumerate(subgraph.operators):
-            if op.op == "CUSTOM":
-                computed = op.version
-                supported = resolver.find_custom(op.custom_code or "", op.version) is not None
-            else:
-                computed = get_builtin_operator_version(op_signature(model, si, oi))
-                supported = resolver.find_op(op.op, op.version) is not None
-            if not supported:
-                missing.append({"op": op.display_name, "version": op.version})
-            if si:
-                continue
-            operators.append({
-                "index": oi,
-                "op": op.display_name,
-                "version": op.version,
-                "computed_version": computed,
-                "supported": supported,
-                "inputs": [_tensor_row(sg.tensors, i) for i in op.inputs],
-                "outputs": [_tensor_row(sg.tensors, i) for i in op.outputs],
-            })
-    unique_missing = sorted({(m["op"], m["version"]) for m in missing})
-    return {
-        "model": str(path),
-        "min_runtime_version": min_runtime_version(model),
-        "subgraphs": len(model.subgraphs),
-        "operators": operators,
-        "tensors": [_tensor_row(sg.tensors, i) for i in range(len(sg.tensors))],
-        "unsupported_ops": [{"op": op, "version": v} for op, v in unique_missing],
-        "delegation": delegation_rows(path, delegates) if delegates else None,
-    }
 
 
 def _fmt_tensor(row: dict) -> str:
@@ -144,30 +85,6 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
-def registration_code(path: str) -> str:
-    """Python that builds a resolver holding exactly the model's ops (selective registration)."""
-    from accelsim.runtime.read import load_model
-    from accelsim.runtime.resolver import BuiltinOpResolver, resolver_for_model
-
-    model = load_model(path)
-    rows = resolver_for_model(model, BuiltinOpResolver()).registrations()
-    customs = sorted({op.custom_code for sg in model.subgraphs for op in sg.operators if op.op == "CUSTOM"})
-    lines = [
-        f"# Selective registration for {path}",
-        "from runtime.resolver import BuiltinOpResolver, MutableOpResolver",
-        "",
-        "builtin = BuiltinOpResolver()",
-        "resolver = MutableOpResolver()",
-    ]
-    for name, custom, lo, hi in rows:
-        if not custom:
-            lines.append(f'resolver.add_builtin("{name}", builtin.find_op("{name}", {hi}), '
-                         f"min_version={lo}, max_version={hi})")
-    for name in customs:
-        versions = sorted({op.version for sg in model.subgraphs for op in sg.operators if op.custom_code == name})
-        lines.append(f'# resolver.add_custom("{name}", <your Registration>, min_version={versions[0]}, '
-                     f"max_version={versions[-1]})  # custom op: bring your own kernel")
-    return "\n".join(lines)
 
 
 def _cmd_ops(args: argparse.Namespace) -> int:
@@ -274,7 +191,7 @@ _DEFAULT_EXPERIMENT = Path(__file__).resolve().parent.parent / "examples" / "def
 def _cmd_run(args: argparse.Namespace) -> int:
     from accelsim.config import ConfigError
     from accelsim.experiment import load_experiment, run_experiment
-    from accelsim.report import slower_sentence, slower_than_host_points
+    from accelsim.report import RENDERERS, slower_sentence, slower_than_host_points
 
     path = args.experiment or str(_DEFAULT_EXPERIMENT)
     if not args.experiment and not _DEFAULT_EXPERIMENT.is_file():
@@ -305,7 +222,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"accelsim run: warning: {slower_sentence(outcome.records, 'design points', limit=3)}", file=sys.stderr)
     print(f"{len(outcome.records)} design points ({outcome.cached} cached, {outcome.computed} run, "
           f"{outcome.failed} failed) -> {outcome.out_dir}")
-    for kind in ("html", "md", "json", "csv"):
+    for kind in RENDERERS:
         if kind in outcome.outputs:
             print(f"  {kind}: {outcome.outputs[kind]}")
     plots = sum(1 for k in outcome.outputs if k.startswith("plots/"))
@@ -340,19 +257,6 @@ def _failure_line(outcome) -> str:
             f"{first['error']}; {listed}")
 
 
-def _wallclock(interpreter, inputs, runs: int) -> list[float]:
-    import time
-
-    for d, x in zip(interpreter.get_input_details(), inputs):
-        interpreter.set_tensor(d["index"], x)
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        interpreter.invoke()
-        times.append((time.perf_counter() - t0) * 1e6)
-    return times
-
-
 def _stats_line(times: Sequence[float]) -> str:
     import statistics
 
@@ -368,90 +272,24 @@ def _benchmark_model(args: argparse.Namespace) -> str:
     return args.model or args.graph
 
 
-def _host_only_latency(model, system, inputs, schedule: str, loops: LoopTrips) -> float:
-    """Simulated seconds of the model on the host alone, run once on `inputs` so loops count the same trips."""
-    from accelsim.compare import host_only
-    from accelsim.costing import simulate_interpreter
-    from accelsim.delegation import build_interpreter
-
-    baseline = host_only(system)
-    interpreter, delegates = build_interpreter(model, baseline)
-    _wallclock(interpreter, inputs, 1)
-    return simulate_interpreter(interpreter, delegates, baseline, schedule, loops=loops).latency
-
-
 def _cmd_benchmark(args: argparse.Namespace) -> int:
     import statistics
-    import time
 
-    import numpy as np
-
+    from accelsim.benchmark import benchmark_data, run_benchmark, write_partition_plot
     from accelsim.compare import slower_than_host
-    from accelsim.costing import simulate_interpreter
-    from accelsim.diff import random_input
-    from accelsim.placement import cost_aware_interpreter
     from accelsim.report import layers_csv, op_profile_text
-    from accelsim.results import layer_rows, op_profile, partition_choice, record
-    from accelsim.runtime.read import load_model
 
     args.model = _benchmark_model(args)
     system = _system(args.host, args.hw, args.max_delegated_partitions, args.min_nodes_per_partition)
-    loops = _merged_loops(LoopTrips(), args.loop_trips)
-    t0 = time.perf_counter()
-    model = load_model(args.model)
-    # partition policy 'cost' chooses cost-only, before any run (a loop's trips must be known or given)
-    interpreter, delegates, choice = cost_aware_interpreter(model, system, args.schedule, loops)
-    init_us = (time.perf_counter() - t0) * 1e6
-    rng = np.random.default_rng(0)
-    inputs = [random_input(d, rng) for d in interpreter.get_input_details()]
-    warmup = _wallclock(interpreter, inputs, args.warmup_runs) if args.warmup_runs else []
-    runs = _wallclock(interpreter, inputs, args.num_runs)
-    sim = simulate_interpreter(interpreter, delegates, system, args.schedule, args.model, loops, choice)
-    host_us = _host_only_latency(model, system, inputs, args.schedule, loops) * 1e6
-    speedup = host_us / (sim.latency * 1e6) if sim.latency else None
-    by_kind = sim.result.by_kind
-    profile, summary = op_profile(sim)
-    data = {
-        "model": args.model,
-        "host": system.host.name,
-        "accelerators": [a.name for a in system.accelerators],
-        "wallclock_us": {"init": init_us, "warmup": warmup, "runs": runs,
-                         "avg": statistics.fmean(runs), "min": min(runs), "max": max(runs)},
-        "simulated_us": {"latency": sim.latency * 1e6, "init": sim.init.latency * 1e6,
-                         "compute": by_kind["compute"] * 1e6, "memory": by_kind["memory"] * 1e6,
-                         "transfer": by_kind["transfer"] * 1e6, "overhead": by_kind["overhead"] * 1e6},
-        "energy_uj": sim.energy * 1e6,
-        "host_only_us": host_us,
-        "speedup": speedup,
-        "partition_overhead_pct": 100 * sim.partition_overhead,
-        "partitions": len(sim.partitions),
-        "delegated_nodes": sim.delegated_nodes,
-        "total_nodes": len(sim.nodes),
-        "transfer_bytes": sim.transfer_bytes,
-        "loops": [dataclasses.asdict(loop) for loop in sim.loops],
-        "partition_choice": partition_choice(sim),
-    }
-    if args.enable_op_profiling:
-        data["op_profile"] = profile
-        data["op_summary"] = summary
-    # the per-node rows of a report's layers/<point>.csv, from this run's record
-    rec = record(sim, point_id="", model=args.model, variant="", sweep={}) if args.per_layer else None
-    if rec is not None:
-        data["layers"] = layer_rows(rec)
+    run = run_benchmark(args.model, system, schedule=args.schedule, loops=_merged_loops(LoopTrips(), args.loop_trips),
+                        warmup_runs=args.warmup_runs, num_runs=args.num_runs)
+    data = benchmark_data(run, op_profiling=args.enable_op_profiling, per_layer=args.per_layer)
     if args.partition_plot:
-        from accelsim.files import write_atomic
-        from accelsim.partition_plot import partition_png
-
-        title = f"{Path(args.model).stem} on {', '.join(data['accelerators']) or system.host.name}"
-        drawn = rec or record(sim, point_id="", model=args.model, variant="", sweep={})
-        try:
-            data["partition_plot"] = str(write_atomic(Path(args.partition_plot), partition_png(drawn, title)))
-        except OSError as exc:  # say which option named the place that cannot be written
-            raise ValueError(f"--partition-plot {args.partition_plot}: cannot write the picture there: "
-                             f"{exc.strerror or exc}") from exc
+        data["partition_plot"] = str(write_partition_plot(run, args.partition_plot))
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
+    sim, warmup, runs, init_us, host_us = run.sim, run.warmup_us, run.runs_us, run.init_us, run.host_only_us
     print(f"Graph: [{args.model}]")
     print(f"Host: [{system.host.name}]  Accelerators: [{', '.join(data['accelerators']) or 'none'}]")
     print(f"Initialized session in {init_us / 1e3:.3f}ms.")
@@ -470,8 +308,8 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
           f"partition overhead {data['partition_overhead_pct']:.1f}%); initialization {sim_us['init']:.1f}")
     print(f"Simulated energy per inference: {data['energy_uj']:.3f} uJ")
     if system.accelerators:
-        print(f"Host alone ({system.host.name}, simulated): {host_us:.1f} us; speed-up {speedup:.2f}x")
-        warning = slower_than_host("this model", sim.latency * 1e6, host_us)
+        print(f"Host alone ({system.host.name}, simulated): {host_us:.1f} us; speed-up {data['speedup']:.2f}x")
+        warning = slower_than_host("this model", data["simulated_us"]["latency"], host_us)
         if warning:
             print(f"accelsim benchmark: warning: {warning}", file=sys.stderr)
     print(f"Delegated {sim.delegated_nodes} of {len(sim.nodes)} nodes in {len(sim.partitions)} partitions; "
@@ -493,10 +331,10 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
               f"{p.overhead * 1e6:.1f} us, energy {p.energy * 1e6:.3f} uJ")
     if args.enable_op_profiling:
         # benchmark_model's layout, the same text as a report's op profile (µs: simulated nodes are often < 1 µs).
-        print(op_profile_text({"op_profile": profile, "op_summary": summary}))
-    if rec is not None:
+        print(op_profile_text(run.record))
+    if args.per_layer:
         print("Per-layer (simulated; the columns of a report's layers/<point>.csv):")
-        print(layers_csv(rec), end="")
+        print(layers_csv(run.record), end="")
     return 0
 
 
@@ -697,7 +535,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--partition-plot", metavar="PNG",
                    help="draw the nodes in run order, coloured by host or accelerator partition, with the bytes "
                    "crossing each partition boundary and the reason of every refused node")
-    p.add_argument("--schedule", choices=("sequential", "dataflow"), default="sequential",
+    p.add_argument("--schedule", choices=SCHEDULES, default="sequential",
                    help="how the simulated time adds up: sequential (one node after another, default) or "
                    "dataflow (host, links and accelerators overlap as data dependencies allow)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -733,7 +571,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--hw", action="append", default=[], metavar="CFG[,CFG...]",
                    help="one column: an accelerator config, or several joined by commas (attached in that order)")
     p.add_argument("--host", default="host_cpu", help="host config (default: host_cpu)")
-    p.add_argument("--schedule", choices=("sequential", "dataflow"), default="sequential",
+    p.add_argument("--schedule", choices=SCHEDULES, default="sequential",
                    help="how the simulated time adds up (default sequential)")
     p.add_argument("--plot", default="reports/compare.png", help="where the bar chart goes (default %(default)s)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -750,7 +588,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", help="path of a .tflite file")
     p.add_argument("--hw", action="append", required=True, metavar="CFG", help=_HW_HELP)
     p.add_argument("--host", default="host_cpu", help="host config (default: host_cpu)")
-    p.add_argument("--schedule", choices=("sequential", "dataflow"), default="sequential",
+    p.add_argument("--schedule", choices=SCHEDULES, default="sequential",
                    help="how the simulated time adds up (default sequential)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_loop_trips(p)

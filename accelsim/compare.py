@@ -23,6 +23,7 @@ import accelsim
 from accelsim.config import System
 from accelsim.plots import _RC, _png
 from accelsim.record import PointResult
+from accelsim.results import speedup
 
 # (record key, heading, unit): the quantities compared, in the order shown.
 METRICS = (
@@ -45,7 +46,7 @@ def slower_than_host(label: str, latency_us: float, host_us: float) -> str | Non
     if not host_us or latency_us <= host_us:
         return None
     return (f"delegation makes {label} slower than the host alone: {latency_us:,.1f} µs against "
-            f"{host_us:,.1f} µs host-only ({host_us / latency_us:.2f}×)")
+            f"{host_us:,.1f} µs host-only ({speedup(host_us, latency_us):.2f}×)")
 
 
 @dataclass(frozen=True)
@@ -196,7 +197,7 @@ def simulate_sides(models: Sequence[str], systems: Sequence[tuple[str, System]],
                 baselines[key] = simulate_model(ir, host_only(system), schedule, loops).latency
             sim = simulate_model(ir, system, schedule, loops)
             rec = record(sim, point_id="", model=m, variant=label, sweep={})
-            rec["speedup"] = round(baselines[key] / sim.latency, 3) if sim.latency and system.accelerators else None
+            rec["speedup"] = speedup(baselines[key], sim.latency) if system.accelerators else None
             recs[Path(m).stem] = rec
         sides.append(Side(label, "simulated", accelsim.__version__, recs))
     return sides

@@ -96,6 +96,7 @@ from accelsim.delegates.spec import OBJECTIVES
 from accelsim.files import write_atomic
 from accelsim.pareto import DEFAULT_BEST, TRACES
 from accelsim.record import PointResult
+from accelsim.results import speedup
 from accelsim.runtime.errors import AccelsimError
 from accelsim.runtime.work import LoopTrips
 from accelsim.schedule import SCHEDULES
@@ -263,10 +264,10 @@ def load_experiment(path: str | Path) -> Experiment:
     loops = _loops(errors, data.get("loops", {}))
     reports = data.get("reports")
     if reports is not None:
-        from accelsim.report import FORMATS  # the renderers' own table (imported here: it brings matplotlib)
+        from accelsim.report import RENDERERS  # the renderers' own table (imported here: it brings matplotlib)
 
-        if not isinstance(reports, list) or not reports or any(r not in FORMATS for r in reports):
-            errors.add(("reports",), f"expected a list drawn from {', '.join(FORMATS)}, got {reports!r}")
+        if not isinstance(reports, list) or not reports or any(r not in RENDERERS for r in reports):
+            errors.add(("reports",), f"expected a list drawn from {', '.join(RENDERERS)}, got {reports!r}")
         reports = tuple(reports) if isinstance(reports, list) else None
     traces, best, color = _trace_options(errors, data, [k for k, _ in sweeps])
     experiment = Experiment(name=str(name), source=source, models=tuple(models), host=host_path,
@@ -1023,7 +1024,7 @@ def _report(experiment: Experiment, out: Path, points: Sequence[DesignPoint], st
             n_cached: int, stale: int, pruned: bool, warning: str | None) -> RunOutcome:
     """Write the report of the stored records of `points` (in the experiment's order) and sum the run up."""
     from accelsim.pareto import traced_ids
-    from accelsim.report import FORMATS, write_report
+    from accelsim.report import write_report
     from accelsim.store import STORE_FILE
 
     records = [stored[p.id] for p in points if p.id in stored]
@@ -1032,7 +1033,7 @@ def _report(experiment: Experiment, out: Path, points: Sequence[DesignPoint], st
     if traced is not None:
         records = _with_details(experiment, points, records, set(traced))
     missing = [p for p in points if p.id not in stored]
-    written = write_report(out, experiment.name, records, formats=experiment.reports or FORMATS,
+    written = write_report(out, experiment.name, records, formats=experiment.reports,
                            missing=[{"id": p.id, "model_name": Path(p.model).stem, "variant": p.variant,
                                      "sweep": dict(p.sweep)} for p in missing],
                            experiment=report_context(experiment, len(points)), traced=traced)
@@ -1059,7 +1060,6 @@ def _fill_speedups(records: Sequence[dict]) -> None:
 
     baselines = {key(r): r["latency_us"] for r in records if r["status"] == "ok" and not r["accelerators"]}
     for r in records:
-        base = baselines.get(key(r))
-        if r["status"] == "ok" and base and r["latency_us"]:
-            r["speedup"] = round(base / r["latency_us"], 3)
+        if r["status"] == "ok" and (value := speedup(baselines.get(key(r)), r["latency_us"])) is not None:
+            r["speedup"] = value
 

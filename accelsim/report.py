@@ -1101,7 +1101,7 @@ def layers_csv(rec: PointResult) -> str:
 
 
 @dataclass(frozen=True, kw_only=True)
-class _Page:
+class Page:
     """What every report format is rendered from: the ordered points, the document and its figures."""
 
     name: str
@@ -1117,34 +1117,34 @@ class _Page:
         return tidy_table(self.points, self.keys)
 
 
-def _render_md(page: _Page) -> bytes:
+def _render_md(page: Page) -> bytes:
     return render_markdown(page.blocks).encode()
 
 
-def _render_html(page: _Page) -> bytes:
+def _render_html(page: Page) -> bytes:
     images = {rel: f.png for rel, f in page.figures.items()}
     return render_html(page.blocks, f"accelsim report: {page.name}", images).encode()
 
 
-def _render_json(page: _Page) -> bytes:
+def _render_json(page: Page) -> bytes:
     return results_json(page.name, page.points, page.missing, page.table).encode()
 
 
-def _render_csv(page: _Page) -> bytes:
+def _render_csv(page: Page) -> bytes:
     return results_csv(page.points, page.table).encode()
 
 
-# The report formats: name -> (file written, renderer). An experiment's `reports:` is checked against it.
-RENDERERS: dict[str, tuple[str, Callable[[_Page], bytes]]] = {
+# The report formats: name -> (file written, renderer). An experiment's `reports:` is checked against it, the
+# CLI lists what it wrote in this order, and a new format is one entry here (a test adds a toy one).
+RENDERERS: dict[str, tuple[str, Callable[[Page], bytes]]] = {
     "md": ("report.md", _render_md),
     "html": ("report.html", _render_html),
     "json": ("results.json", _render_json),
     "csv": ("results.csv", _render_csv),
 }
-FORMATS = tuple(RENDERERS)
 
 
-def write_report(out_dir: Path, name: str, records: list[PointResult], *, formats: Sequence[str] = FORMATS,
+def write_report(out_dir: Path, name: str, records: list[PointResult], *, formats: Sequence[str] | None = None,
                  missing: Sequence[dict] = (), experiment: dict | None = None,
                  traced: Collection[str] | None = None) -> dict[str, Path]:
     """Write the report of `records` (accelsim.results records) into `out_dir`.
@@ -1153,8 +1153,8 @@ def write_report(out_dir: Path, name: str, records: list[PointResult], *, format
         out_dir: the report folder; created if needed.
         name: the experiment's name (title, results.json).
         records: one record per finished design point, ok or error, in any order.
-        formats: which of md, html, json, csv to write; plots come with md or html, traces and layer
-            tables always.
+        formats: which of the RENDERERS to write (None: all); plots come with md or html, traces
+            and layer tables always.
         missing: design points that did not finish, each {id, model_name, variant, sweep}.
         experiment: optional {source: experiment file, models: file stems, variants: names,
             sweep_keys: key paths, best: k, pareto_color: swept key}; the lists give the report's
@@ -1172,9 +1172,10 @@ def write_report(out_dir: Path, name: str, records: list[PointResult], *, format
     Raises:
         ValueError: an unknown format.
     """
-    unknown = [f for f in formats if f not in FORMATS]
+    formats = tuple(RENDERERS) if formats is None else formats
+    unknown = [f for f in formats if f not in RENDERERS]
     if unknown:
-        raise ValueError(f"unknown report formats {unknown}; expected some of {', '.join(FORMATS)}")
+        raise ValueError(f"unknown report formats {unknown}; expected some of {', '.join(RENDERERS)}")
     out = Path(out_dir)
     order = Order.of(experiment)
     # Copies with each sweep in the experiment's key order, which every label and table then follows.
@@ -1206,7 +1207,7 @@ def write_report(out_dir: Path, name: str, records: list[PointResult], *, format
             written[rel] = write_atomic(out / rel, layers_csv(p))
     blocks = build_document(name, points, missing, experiment, names, figures, shown, fronts, traced is not None,
                             len(timelines))
-    page = _Page(name=name, points=points, missing=missing, blocks=blocks, figures=figures, keys=keys)
+    page = Page(name=name, points=points, missing=missing, blocks=blocks, figures=figures, keys=keys)
     for fmt, (filename, render) in RENDERERS.items():
         if fmt in formats:
             written[fmt] = write_atomic(out / filename, render(page))

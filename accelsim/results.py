@@ -92,7 +92,7 @@ def record(sim: Simulation, *, point_id: str, model: str, variant: str, sweep: d
         "memory_us": _r(by_kind.get("memory", 0.0) * US),
         "transfer_us": _r(by_kind.get("transfer", 0.0) * US),
         "overhead_us": _r(by_kind.get("overhead", 0.0) * US),
-        "partition_overhead_pct": _r(100 * sim.partition_overhead, 2),
+        "partition_overhead_pct": partition_overhead_pct(sim),
         "energy_uj": _uj(sim.energy),
         "static_energy_uj": _uj(sim.static_energy),
         "energy_by_unit_uj": {k: _uj(v) for k, v in sim.energy_by_unit().items()},
@@ -117,6 +117,21 @@ def record(sim: Simulation, *, point_id: str, model: str, variant: str, sweep: d
         "numerics": _numerics(diff),
         "speedup": None,
     }
+
+
+def speedup(baseline_latency: float | None, latency: float | None) -> float | None:
+    """Speed-up over the host alone: the host-only latency over this latency (any one unit), to 3 places.
+
+    None when either latency is missing or zero (a failed point, or no baseline to compare with).
+    """
+    if not baseline_latency or not latency:
+        return None
+    return round(baseline_latency / latency, 3)
+
+
+def partition_overhead_pct(sim: Simulation) -> float:
+    """The share of the latency spent on partition transfers and call overheads, in percent (2 places)."""
+    return _r(100 * sim.partition_overhead, 2)
 
 
 def area(system: System) -> dict[str, int | float]:

@@ -190,8 +190,9 @@ _DEFAULT_EXPERIMENT = Path(__file__).resolve().parent.parent / "examples" / "def
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from accelsim.config import ConfigError
-    from accelsim.experiment import load_experiment, run_experiment
+    from accelsim.experiment import load_experiment
     from accelsim.report import RENDERERS, slower_sentence, slower_than_host_points
+    from accelsim.run import run_experiment
 
     path = args.experiment or str(_DEFAULT_EXPERIMENT)
     if not args.experiment and not _DEFAULT_EXPERIMENT.is_file():

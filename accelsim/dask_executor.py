@@ -17,7 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from accelsim.config import System
-from accelsim.experiment import DesignPoint, WorkersLost, point_error, point_records, resolved_system
+from accelsim.executors import WorkersLost, point_error, point_records
+from accelsim.points import DesignPoint, resolved_system
 from accelsim.runtime.errors import AccelsimError
 
 log = logging.getLogger(__name__)
@@ -72,7 +73,7 @@ def run_batch(model: bytes, items: Sequence[tuple[DesignPoint, System | dict]]) 
 
     An item carries its point's System, or the error record of a point whose System could not be
     built (it is passed back as it is). Points that share an analysis are costed against one
-    (`accelsim.experiment.point_records`).
+    (`accelsim.executors.point_records`).
     """
     return list(point_records(model, items))
 

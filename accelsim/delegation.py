@@ -8,7 +8,6 @@ fields of a config. Shapes and types suffice for the work (`runtime.work`).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -30,10 +29,9 @@ def delegates_for(system: System, host_nodes: Mapping[str, frozenset[int]] | Non
     """
     host_nodes = host_nodes or {}
     allowed = allowed or {}
-    specs = [to_spec(accel) for accel in system.accelerators]
-    return [AcceleratorDelegate(dataclasses.replace(spec, partition=dataclasses.replace(
-        spec.partition, host_nodes=host_nodes.get(spec.name, frozenset()), allowed_nodes=allowed.get(spec.name))))
-        for spec in specs]
+    return [AcceleratorDelegate(spec, host_nodes=host_nodes.get(spec.name, frozenset()),
+                                allowed_nodes=allowed.get(spec.name))
+            for spec in (to_spec(accel) for accel in system.accelerators)]
 
 
 def build_interpreter(model: Model, system: System, host_nodes: Mapping[str, frozenset[int]] | None = None,

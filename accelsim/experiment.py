@@ -60,24 +60,13 @@ writes to reports/<name>-<hash of its path>/ instead and says so, rather than ov
 
 from __future__ import annotations
 
-import concurrent.futures
-import concurrent.futures.process
-import dataclasses
 import difflib
-import hashlib
-import io
-import itertools
-import json
 import logging
-import os
-import pickle
-import signal
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 import accelsim.hw_configs
 from accelsim.config import (
@@ -85,45 +74,42 @@ from accelsim.config import (
     Assign,
     Checker,
     ConfigError,
-    HardwareConfig,
-    System,
     apply_overrides,
     load_hardware,
     load_system,
     read_document,
 )
 from accelsim.delegates.spec import OBJECTIVES
-from accelsim.files import write_atomic
 from accelsim.pareto import DEFAULT_BEST, TRACES
-from accelsim.record import PointResult
-from accelsim.results import speedup
-from accelsim.runtime.errors import AccelsimError
+from accelsim.runtime.errors import ModelError
+from accelsim.runtime.read import load_model
 from accelsim.runtime.work import LoopTrips
 from accelsim.schedule import SCHEDULES
-from accelsim.search import (
-    Limit,
-    Range,
-    Search,
-    did_you_mean,
-    parse_limits,
-    parse_range,
-    parse_search,
-    sampled_combinations,
-)
-
-if TYPE_CHECKING:  # the simulator is imported where points run, not to load an experiment
-    from accelsim.analysis import Analysis
+from accelsim.search import Limit, Range, Search, did_you_mean, parse_limits, parse_range, parse_search
 
 log = logging.getLogger(__name__)
 
+
 # hw_configs/ at the repository top, installed as the package data `accelsim.hw_configs` (pyproject.toml).
 SHIPPED_CONFIGS = Path(str(resources.files(accelsim.hw_configs)))
+
+
 OPTION_KEYS = ("max_delegated_partitions", "min_nodes_per_partition")
+
+
 _TOP_KEYS = ("name", "models", "host", "variants", "sweeps", "search", "limits", "schedule", "numerics", "loops",
              "reports", "traces", "best", "pareto")
+
+
 _PARETO_KEYS = ("color",)
+
+
 _LOOP_KEYS = ("default_trips", "nodes")
+
+
 _VARIANT_KEYS = ("name", "accelerators", *OPTION_KEYS, "assign")
+
+
 DEFAULT_NUMERICS_RUNS = 5
 
 
@@ -151,31 +137,6 @@ class Experiment:
     traces: str = "pareto"  # accelsim.pareto.TRACES
     best: int = DEFAULT_BEST  # with traces pareto: the fastest `best` points are traced too
     pareto_color: str | None = None  # the swept key colouring the Pareto plot; None: the first swept key
-
-
-@dataclass(frozen=True, kw_only=True)
-class DesignPoint:
-    """One run: a model on one variant with one value of every sweep that applies to it."""
-
-    id: str
-    model: str
-    variant: str
-    host: str
-    accelerators: tuple[str, ...]
-    sweep: Mapping[str, Any]  # key path -> value as written
-    schedule: str
-    numerics_runs: int
-    loops: LoopTrips = field(default_factory=LoopTrips)
-    # The resolved system, as design_points made it: running the point need not re-read the configs.
-    system: System | None = field(default=None, compare=False, repr=False)
-
-    @property
-    def label(self) -> str:
-        swept = ", ".join(f"{k}={v}" for k, v in self.sweep.items())
-        return f"{Path(self.model).stem} | {self.variant}" + (f" | {swept}" if swept else "")
-
-
-# -- loading ----------------------------------------------------------------------------------
 
 
 def shipped_configs() -> dict[str, Path]:
@@ -283,9 +244,6 @@ def load_experiment(path: str | Path) -> Experiment:
 
 def _check_models(experiment: Experiment, errors: _Errors) -> None:
     """Every model that exists parses: a corrupt file fails here with the ModelError `run` would give."""
-    from accelsim.runtime.errors import ModelError
-    from accelsim.runtime.read import load_model
-
     for i, model in enumerate(experiment.models):
         if not Path(model).is_file():
             continue  # already reported by _paths
@@ -538,528 +496,3 @@ def _check_configs(experiment: Experiment, errors: _Errors) -> None:
                         errors.add(("sweeps", key), detail)
                         break
                     errors.add(("sweeps", key), f"value {value!r}: {detail}")
-
-
-# -- design points ------------------------------------------------------------------------------
-
-
-def _applies(key: str, system: System) -> bool:
-    if key == "schedule":
-        return True
-    if key in OPTION_KEYS:
-        return bool(system.accelerators)
-    head = key.split(".", 1)[0]
-    return head == "host" or any(a.name == head for a in system.accelerators)
-
-
-def resolved_system(point: DesignPoint, options: Mapping[str, int] | None = None, base: System | None = None) -> System:
-    """The point's host and accelerators with its sweep values and options applied.
-
-    Args:
-        base: the point's system as its files give it, when the caller has it (reading the
-            YAML files is most of the cost of resolving a point).
-    """
-    system = base if base is not None else load_system(point.host, point.accelerators)
-    opts = dict(options or {})
-    assign = Assign(*opts.pop("assign")) if "assign" in opts else system.assign  # a system's key, not a partition's
-    by_target: dict[str, dict[str, Any]] = {}
-    for key, value in point.sweep.items():
-        if key in OPTION_KEYS:
-            opts[key] = value
-        elif key != "schedule":
-            head, rest = key.split(".", 1)
-            by_target.setdefault(head, {})[rest] = value
-    host = apply_overrides(system.host, by_target["host"]) if "host" in by_target else system.host
-    accels = []
-    for a in system.accelerators:
-        changes = dict(by_target.get(a.name, {}))
-        changes.update({f"partition.{k}": v for k, v in opts.items()})
-        accels.append(apply_overrides(a, changes) if changes else a)
-    return System(host, tuple(accels), assign)
-
-
-def design_points(experiment: Experiment) -> list[DesignPoint]:
-    """Models x variants x the sweep combinations that apply to each variant, within the limits.
-
-    The combinations are the cross product of the sweeps (grid), or the seeded draws of a
-    random search, each variant taking the keys that apply to it (repeats run once).
-    """
-    return _design_points(experiment)[0]
-
-
-def _sweep_combinations(experiment: Experiment, keys: Sequence[str]) -> list[dict[str, Any]]:
-    """The variant's combinations of the sweep keys `keys`, in order, without repeats."""
-    sweeps = [(k, v) for k, v in experiment.sweeps if k in keys]
-    if experiment.search.strategy == "random":
-        drawn = sampled_combinations(experiment.sweeps, experiment.search)
-        unique: dict[str, dict[str, Any]] = {}
-        for d in drawn:
-            unique.setdefault(json.dumps([str(d[k]) for k, _ in sweeps]), {k: d[k] for k, _ in sweeps})
-        return list(unique.values())
-    grids = [v.grid() if isinstance(v, Range) else v for _, v in sweeps]
-    return [dict(zip([k for k, _ in sweeps], combo)) for combo in itertools.product(*grids)]
-
-
-def _design_points(experiment: Experiment) -> tuple[list[DesignPoint], int]:
-    """(the design points, how many the limits dropped)."""
-    points, dropped = [], 0
-    for model in experiment.models:
-        model_hash = hashlib.sha256(Path(model).read_bytes()).hexdigest()
-        for variant in experiment.variants:
-            base_system = load_system(experiment.host, variant.accelerators)
-            keys = [k for k, _ in experiment.sweeps if _applies(k, base_system)]
-            for sweep in _sweep_combinations(experiment, keys):
-                schedule = sweep.get("schedule", experiment.schedule)
-                draft = DesignPoint(id="", model=model, variant=variant.name, host=experiment.host,
-                                    accelerators=variant.accelerators, sweep=sweep, schedule=schedule,
-                                    numerics_runs=experiment.numerics_runs, loops=experiment.loops)
-                system = resolved_system(draft, variant.options, base_system)
-                if not all(limit.allows(system) for limit in experiment.limits):
-                    dropped += 1
-                    continue
-                facts = {"model": model_hash, "system": system_identity(system),
-                         "variant": variant.name, "sweep": {k: str(v) for k, v in sweep.items()},
-                         "options": dict(variant.options), "schedule": schedule,
-                         "numerics": experiment.numerics_runs, "version": accelsim.__version__}
-                if experiment.loops != LoopTrips():  # only then: the ids of loop-free experiments stay as they were
-                    facts["loops"] = [experiment.loops.default_trips, dict(experiment.loops.nodes)]
-                identity = json.dumps(facts, sort_keys=True, default=str)
-                point_id = hashlib.sha256(identity.encode()).hexdigest()[:16]
-                points.append(dataclasses.replace(draft, id=point_id, system=system))
-    return points, dropped
-
-
-def system_identity(system: System) -> dict[str, Any]:
-    """What a point id hashes of its system: each config's kind and YAML data after the overrides.
-
-    That is the input every config of a design point is resolved from (design points come from
-    files: `load_system` then `apply_overrides`), plain data that JSON writes the same way in every
-    process and that holds no file location, so a cache survives moving the checkout. repr() of
-    the resolved system did neither: a claim's dtypes are a frozenset, whose order follows
-    Python's per-process string hashing, and a kind record printed its functions' addresses.
-    """
-    def one(c: HardwareConfig) -> dict[str, Any]:
-        return {"kind": c.kind, "yaml": c.document.data}
-
-    return {"host": one(system.host), "accelerators": [one(a) for a in system.accelerators],
-            "assign": dataclasses.asdict(system.assign)}
-
-
-# -- running ------------------------------------------------------------------------------------
-
-
-def run_point(point: DesignPoint, options: Mapping[str, int]) -> PointResult:
-    """Simulate one design point (and check its numerics when asked); never raises for a bad point."""
-    try:
-        system = point.system if point.system is not None else resolved_system(point, options)
-    except (AccelsimError, ValueError, OSError) as exc:
-        return point_error(point, exc)
-    return simulate_point(point, system, point.model)
-
-
-def run_packed(model: str, packed: bytes) -> list[PointResult]:
-    """In a pool worker: the records of a batch of points sharing `model` (a path), packed by `pack_items`."""
-    return list(point_records(model, pickle.loads(packed)))
-
-
-def _read_only(items: dict) -> MappingProxyType:
-    return MappingProxyType(items)
-
-
-class _ItemPickler(pickle.Pickler):
-    """Pickles Systems too: a config's read-only mappings (mappingproxy, which pickle refuses) go as dicts."""
-
-    def reducer_override(self, obj):
-        if type(obj) is MappingProxyType:
-            return _read_only, (dict(obj),)
-        return NotImplemented
-
-
-def pack_items(items: Sequence[tuple[DesignPoint, System | PointResult]]) -> bytes:
-    """Points with their Systems (or error records) as bytes for a worker: it need not re-read the configs.
-
-    Resolving a point's System re-checks its configs (milliseconds a point, more than costing
-    it); unpickling a resolved one takes a tenth of that.
-    """
-    buffer = io.BytesIO()
-    _ItemPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(list(items))
-    return buffer.getvalue()
-
-
-def point_records(model: Any, items: Iterable[tuple[DesignPoint, System | PointResult]]) -> Iterator[PointResult]:
-    """The records of points sharing `model` (its path, bytes or parsed Model), in order; never raises for a bad point.
-
-    An item is a point and its System, or the error record of a point whose System could not be
-    built (passed on as it is). The model is parsed once, and points whose claims, partition
-    options and loops agree (`accelsim.analysis.analysis_facts`) share one analysis: each only
-    re-runs the costs and the schedule.
-    """
-    from accelsim.analysis import analysis_facts, analyze
-    from accelsim.runtime.ir import Model
-    from accelsim.runtime.read import load_model
-
-    analyses: dict[Hashable, Analysis | Exception] = {}
-    parsed: list = []  # the parsed model, once a point needed it
-
-    def analysis_for(point: DesignPoint, system: System) -> Analysis:
-        facts = analysis_facts(system, point.schedule, point.loops)
-        if facts not in analyses:
-            try:
-                if not parsed:
-                    parsed.append(model if isinstance(model, Model) else load_model(model))
-                analyses[facts] = analyze(parsed[0], system, point.schedule, point.loops)
-            except (AccelsimError, ValueError, OSError) as exc:
-                analyses[facts] = exc  # every point of this analysis fails alike: analysed once
-        found = analyses[facts]
-        if isinstance(found, Exception):
-            raise found
-        return found
-
-    for point, system in items:
-        yield system if isinstance(system, dict) else simulate_point(point, system, model, analysis_for)
-
-
-def simulate_point(point: DesignPoint, system: System, model: Any,
-                   analysis_for: Callable[[DesignPoint, System], Analysis] | None = None) -> PointResult:
-    """The record of `point` run on `system`; `model` is its path, bytes or parsed Model (never raises for a bad point).
-
-    The record names `point.model` whatever `model` is, so a worker that got the model's bytes
-    writes the same record as one that read the file.
-
-    Args:
-        analysis_for: the shared analysis of a point (`point_records` keeps them); default: analyse afresh.
-    """
-    from accelsim.analysis import analyze, simulate_analysis
-    from accelsim.diff import inference_diff
-    from accelsim.results import record
-
-    try:
-        analysis = (analysis_for(point, system) if analysis_for is not None
-                    else analyze(model, system, point.schedule, point.loops))
-        sim = simulate_analysis(analysis, system, point.schedule)
-        diff = inference_diff(model, system, point.numerics_runs) if point.numerics_runs else None
-        return record(sim, point_id=point.id, model=point.model, variant=point.variant, sweep=dict(point.sweep),
-                      diff=diff)
-    except (AccelsimError, ValueError, OSError) as exc:
-        return point_error(point, exc)
-
-
-def point_error(point: DesignPoint, exc: BaseException) -> PointResult:
-    """The record of a point that failed with `exc`."""
-    from accelsim.results import error_record
-
-    message = " ".join(str(exc).split()) or type(exc).__name__
-    return error_record(point_id=point.id, model=point.model, variant=point.variant, sweep=dict(point.sweep),
-                        host=Path(point.host).stem, accelerators=[Path(a).stem for a in point.accelerators],
-                        schedule=point.schedule, error=f"{type(exc).__name__}: {message}")
-
-
-class WorkersLost(AccelsimError):
-    """The executor lost its workers for good (a pool process died, or Dask gave up on a task)."""
-
-
-class Executor(Protocol):
-    """Runs design points: the process pool by default, a Dask cluster with accelsim.dask_executor.
-
-    `run` yields the records of finished points in batches, in the order they finish; closing
-    the generator early cancels what has not started. The caller (the only writer of the results
-    store) commits each batch before asking for the next.
-    """
-
-    def run(self, points: Sequence[DesignPoint], options: Mapping[str, Mapping[str, int]]) -> Iterator[list[dict]]:
-        """Records of `points` (options by variant name), a batch at a time.
-
-        Raises:
-            WorkersLost: the workers died and the executor will not retry.
-        """
-        ...
-
-
-class SerialExecutor:
-    """Runs each point in this process, one at a time (jobs = 1); points of one model share its analyses."""
-
-    def run(self, points, options):
-        for model, group in itertools.groupby(points, key=lambda p: p.model):
-            items = []
-            for p in group:
-                try:
-                    items.append((p, p.system if p.system is not None else resolved_system(p, options[p.variant])))
-                except (AccelsimError, ValueError, OSError) as exc:
-                    items.append((p, point_error(p, exc)))
-            for rec in point_records(model, items):
-                yield [rec]
-
-
-# A pool batch is at most this many points of one analysis: big enough that building the analysis
-# (parse, delegate, size every node) is small next to costing the points, small enough that a
-# batch's records reach the store while the run goes on.
-POOL_BATCH = 256
-
-
-class PoolExecutor:
-    """A process pool of `jobs` workers, with about twice that many batches submitted at a time.
-
-    A batch holds points of one model that share an analysis (`accelsim.analysis.analysis_key`),
-    with their resolved Systems (`pack_items`), so a worker analyses the model once per batch and
-    only costs each point.
-    """
-
-    def __init__(self, jobs: int):
-        self.jobs = jobs
-
-    def run(self, points, options):
-        pool = concurrent.futures.ProcessPoolExecutor(max_workers=self.jobs, initializer=_default_sigterm)
-        queue = iter(pool_batches(points, options, self.jobs))
-        pending: dict[concurrent.futures.Future, str] = {}
-        cancel = True
-        try:
-            while True:
-                # A bounded window: a finished batch is saved before many more are started.
-                for model, items in itertools.islice(queue, max(0, 2 * self.jobs - len(pending))):
-                    pending[pool.submit(run_packed, model, pack_items(items))] = items[0][0].id
-                if not pending:
-                    break
-                ready, _ = concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)
-                for future in sorted(ready, key=lambda f: pending[f]):
-                    del pending[future]
-                    try:
-                        records = future.result()
-                    except concurrent.futures.process.BrokenProcessPool as exc:
-                        raise WorkersLost(f"a worker process died ({exc})") from exc
-                    yield records
-            cancel = False
-        finally:
-            pool.shutdown(wait=not cancel, cancel_futures=cancel)
-
-
-def _default_sigterm() -> None:
-    """In a pool worker: die on SIGTERM again.
-
-    A forked worker inherits the CLI's SIGTERM handler (which only sets a stop flag); the pool
-    terminates its workers with SIGTERM when one of them dies, and a worker that ignored it
-    would block the run's exit while writing a batch's records into a pipe nobody reads.
-    """
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-
-def pool_batches(points: Sequence[DesignPoint], options: Mapping[str, Mapping[str, int]], jobs: int,
-                 ) -> list[tuple[str, list[tuple[DesignPoint, System | PointResult]]]]:
-    """(model, items) batches: points of one model and one analysis, at most POOL_BATCH, about 2 per worker.
-
-    An item is a point and its System, or the error record of a point whose System could not be
-    built (such a point goes alone). Groups keep the order in which their first point comes.
-    """
-    from accelsim.analysis import analysis_key, model_digest
-
-    digests = {m: model_digest(m) for m in dict.fromkeys(p.model for p in points) if Path(m).is_file()}
-    groups: dict[Hashable, list[tuple[DesignPoint, System | PointResult]]] = {}
-    for p in points:
-        try:
-            system = p.system if p.system is not None else resolved_system(p, options[p.variant])
-            key: Hashable = (p.model, analysis_key(digests.get(p.model, ""), system, p.schedule, p.loops))
-            item = (p, system)
-        except (AccelsimError, ValueError, OSError) as exc:
-            key, item = ("point", p.id), (p, point_error(p, exc))
-        groups.setdefault(key, []).append(item)
-    batches = []
-    for group in groups.values():
-        size = max(1, min(POOL_BATCH, -(-len(group) // (2 * jobs))))
-        batches.extend((group[0][0].model, group[i:i + size]) for i in range(0, len(group), size))
-    return batches
-
-
-@dataclass(kw_only=True)
-class RunOutcome:
-    records: list[dict]
-    missing: list[DesignPoint]
-    cached: int
-    computed: int
-    failed: int
-    outputs: dict[str, Path] = field(default_factory=dict)
-    out_dir: Path | None = None
-    stale: int = 0  # stored points this experiment no longer has
-    pruned: bool = False  # whether those entries were removed
-    warnings: tuple[str, ...] = ()
-    store: Path | None = None  # the results store, <out>/points.sqlite
-    dropped: int = 0  # design points the experiment's limits left out
-
-
-OWNER_FILE = "experiment.json"
-
-
-def _owner(folder: Path) -> str | None:
-    """The experiment file whose report `folder` holds, if it says so."""
-    try:
-        data = json.loads((folder / OWNER_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data.get("source") if isinstance(data, dict) else None
-
-
-def report_folder(experiment: Experiment, out_dir: str | Path | None = None) -> tuple[Path, str | None]:
-    """Where a run of `experiment` writes, and a warning when that folder holds another experiment file's report.
-
-    Without `out_dir`, reports/<name>/ — unless another file named the same owns it; then
-    reports/<name>-<8 hex digits of this file's path>/, so neither report overwrites the other.
-    """
-    source = str(Path(experiment.source).resolve())
-    if out_dir is not None:
-        folder = Path(out_dir)
-        owner = _owner(folder)
-        if owner is not None and owner != source:
-            return folder, f"{folder} held the report of {owner}; it now holds the report of {source}"
-        return folder, None
-    folder = Path("reports") / experiment.name
-    owner = _owner(folder)
-    if owner is None or owner == source:
-        return folder, None
-    own = folder.with_name(f"{experiment.name}-{hashlib.sha256(source.encode()).hexdigest()[:8]}")
-    return own, (f"{folder} holds the report of {owner}, another experiment named {experiment.name!r}; this "
-                 f"report goes to {own} (rename one of the experiments, or pass --out)")
-
-
-def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *, jobs: int | None = None,
-                   executor: Executor | None = None, use_cache: bool = True, prune_cache: bool = False,
-                   progress: Callable[[int, int, str], None] | None = None,
-                   should_stop: Callable[[], bool] = lambda: False) -> RunOutcome:
-    """Run every design point not already in the results store, then write the report from the store.
-
-    Each finished point is committed to `<out>/points.sqlite` (accelsim.store) before more are
-    asked for.
-
-    An interrupt (KeyboardInterrupt, or `should_stop()` turning true — a signal handler's flag,
-    which survives signals that land where Python swallows exceptions, such as finalizers)
-    stops the run after saving what finished: the report is still written and lists the
-    missing points, then KeyboardInterrupt propagates.
-
-    The report goes to report_folder(experiment, out_dir); its warning, if any, is in the
-    outcome's `warnings`. Stored points the experiment no longer has are counted in `stale`,
-    and removed first with `prune_cache`.
-
-    Raises:
-        KeyboardInterrupt: after the report of what finished is written.
-        AccelsimError: the workers died (WorkersLost), after the same.
-    """
-    from accelsim.store import ResultStore
-
-    out, warning = report_folder(experiment, out_dir)
-    points, dropped = _design_points(experiment)
-    write_atomic(out / OWNER_FILE, json.dumps({"name": experiment.name,
-                                                "source": str(Path(experiment.source).resolve())}, indent=2) + "\n")
-    with ResultStore(out) as store:
-        ids = {p.id for p in points}
-        stale = sorted(store.ids() - ids)
-        if prune_cache:
-            store.delete(stale)
-        cached = store.ids(ok_only=True) & ids if use_cache else set()
-        todo = [p for p in points if p.id not in cached]
-        jobs = jobs if jobs is not None else (os.cpu_count() or 1)
-        pool = executor if executor is not None else (SerialExecutor() if jobs <= 1 or len(todo) <= 1
-                                                      else PoolExecutor(min(jobs, len(todo))))
-        finished = len(cached)
-        ran: set[str] = set()
-        interrupted: BaseException | None = None
-        labels = {p.id: p.label for p in todo}
-        by_id = {p.id: p for p in todo}
-        if progress is not None:
-            progress(finished, len(points), "cached" if cached else "starting")
-        batches = pool.run(todo, {v.name: dict(v.options) for v in experiment.variants})
-        try:
-            if should_stop():
-                raise KeyboardInterrupt
-            for batch in batches:
-                # committed first: an interrupt after this loses nothing
-                store.put_many([_stored(rec, by_id[rec["id"]], experiment.traces) for rec in batch])
-                for rec in batch:
-                    ran.add(rec["id"])
-                    finished += 1
-                    if progress is not None:
-                        progress(finished, len(points), labels[rec["id"]])
-                if should_stop():
-                    raise KeyboardInterrupt
-        except (KeyboardInterrupt, WorkersLost) as exc:
-            interrupted = exc
-        finally:
-            batches.close()  # cancels what has not started
-        stored = store.records(cached | ran)
-    outcome = dataclasses.replace(
-        _report(experiment, out, points, stored, len(cached), len(stale), prune_cache, warning),
-        dropped=dropped)
-    if isinstance(interrupted, KeyboardInterrupt):
-        raise interrupted
-    if interrupted is not None:
-        raise AccelsimError(f"{interrupted}; {len(outcome.missing)} design points are missing from {out}; "
-                            "run again to complete them") from interrupted
-    return outcome
-
-
-def _stored(rec: PointResult, point: DesignPoint, traces: str) -> PointResult:
-    """What the store keeps of a finished point: its record with the area proxies of its system, and
-    without the per-node lists unless every point is traced (the report re-simulates the points it traces)."""
-    from accelsim.results import area, summary
-
-    kept = rec if traces == "all" else summary(rec)
-    return {**kept, **area(point.system)} if point.system is not None else kept
-
-
-def _with_details(experiment: Experiment, points: Sequence[DesignPoint], records: list[PointResult],
-                  traced: set[str]) -> list[PointResult]:
-    """`records` with the traced ones that were stored without details re-simulated (same numbers, with details)."""
-    from accelsim.results import DETAIL_KEYS
-
-    by_id = {p.id: p for p in points}
-    options = {v.name: dict(v.options) for v in experiment.variants}
-    out = []
-    for rec in records:
-        if rec["id"] in traced and rec["status"] == "ok" and "events" not in rec:
-            point = by_id[rec["id"]]
-            again = run_point(point, options[point.variant])
-            if again["status"] == "ok":
-                rec = {**rec, **{k: again[k] for k in DETAIL_KEYS}}
-        out.append(rec)
-    return out
-
-
-def _report(experiment: Experiment, out: Path, points: Sequence[DesignPoint], stored: Mapping[str, dict],
-            n_cached: int, stale: int, pruned: bool, warning: str | None) -> RunOutcome:
-    """Write the report of the stored records of `points` (in the experiment's order) and sum the run up."""
-    from accelsim.pareto import traced_ids
-    from accelsim.report import write_report
-    from accelsim.store import STORE_FILE
-
-    records = [stored[p.id] for p in points if p.id in stored]
-    _fill_speedups(records)
-    traced = traced_ids(records, experiment.traces, experiment.best)
-    if traced is not None:
-        records = _with_details(experiment, points, records, set(traced))
-    missing = [p for p in points if p.id not in stored]
-    written = write_report(out, experiment.name, records, formats=experiment.reports,
-                           missing=[{"id": p.id, "model_name": Path(p.model).stem, "variant": p.variant,
-                                     "sweep": dict(p.sweep)} for p in missing],
-                           experiment=report_context(experiment, len(points)), traced=traced)
-    return RunOutcome(records=records, missing=missing, cached=n_cached, computed=len(records) - n_cached,
-                      failed=sum(1 for r in records if r["status"] != "ok"), outputs=written, out_dir=out,
-                      stale=stale, pruned=pruned, warnings=(warning,) if warning else (), store=out / STORE_FILE)
-
-
-def report_context(experiment: Experiment, n_points: int) -> dict[str, Any]:
-    """What write_report needs to know of the experiment: its file, size, and the file's order of names."""
-    keys = [k for k, _ in experiment.sweeps]
-    return {"source": experiment.source, "points": n_points,
-            "models": list(dict.fromkeys(Path(m).stem for m in experiment.models)),
-            "variants": [v.name for v in experiment.variants], "sweep_keys": keys,
-            "traces": experiment.traces, "best": experiment.best,
-            "pareto_color": experiment.pareto_color or (keys[0] if keys else None)}
-
-
-def _fill_speedups(records: Sequence[dict]) -> None:
-    """speedup = CPU-only latency / latency, for the same model, schedule and host settings."""
-    def key(r: dict) -> tuple:
-        host_sweep = tuple(sorted((k, str(v)) for k, v in r["sweep"].items() if k.startswith("host.")))
-        return (r["model"], r["schedule"], host_sweep)
-
-    baselines = {key(r): r["latency_us"] for r in records if r["status"] == "ok" and not r["accelerators"]}
-    for r in records:
-        if r["status"] == "ok" and (value := speedup(baselines.get(key(r)), r["latency_us"])) is not None:
-            r["speedup"] = value
-

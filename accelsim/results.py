@@ -129,6 +129,18 @@ def speedup(baseline_latency: float | None, latency: float | None) -> float | No
     return round(baseline_latency / latency, 3)
 
 
+def fill_speedups(records: Sequence[dict]) -> None:
+    """Set each ok record's `speedup` over the CPU-only point of its model, schedule and host settings."""
+    def key(r: dict) -> tuple:
+        host_sweep = tuple(sorted((k, str(v)) for k, v in r["sweep"].items() if k.startswith("host.")))
+        return (r["model"], r["schedule"], host_sweep)
+
+    baselines = {key(r): r["latency_us"] for r in records if r["status"] == "ok" and not r["accelerators"]}
+    for r in records:
+        if r["status"] == "ok" and (value := speedup(baselines.get(key(r)), r["latency_us"])) is not None:
+            r["speedup"] = value
+
+
 def partition_overhead_pct(sim: Simulation) -> float:
     """The share of the latency spent on partition transfers and call overheads, in percent (2 places)."""
     return _r(100 * sim.partition_overhead, 2)

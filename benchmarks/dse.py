@@ -79,7 +79,7 @@ def experiment_file(folder: Path, grid: dict[str, list]) -> Path:
 
 def points_per_minute(points, options, jobs: int, folder: Path) -> tuple[float, int]:
     """(points per minute, failed points) of the executor `accelsim run` would use, committing to a store."""
-    from accelsim.experiment import PoolExecutor, SerialExecutor
+    from accelsim.executors import PoolExecutor, SerialExecutor
     from accelsim.store import ResultStore
 
     executor = SerialExecutor() if jobs <= 1 else PoolExecutor(jobs)
@@ -151,7 +151,8 @@ def main(argv=None) -> int:
         build_resnet152()
         print(f"built {RESNET}")
         return 0
-    from accelsim.experiment import design_points, load_experiment
+    from accelsim.experiment import load_experiment
+    from accelsim.points import design_points
 
     grid = TINY_GRID if args.tiny else GRID
     runs = 1 if args.tiny else args.runs

@@ -28,8 +28,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from accelsim.experiment import SerialExecutor, load_experiment, run_experiment  # noqa: E402
+from accelsim.executors import SerialExecutor  # noqa: E402
+from accelsim.experiment import load_experiment  # noqa: E402
 from accelsim.files import write_atomic  # noqa: E402
+from accelsim.run import run_experiment  # noqa: E402
 from accelsim.store import ResultStore  # noqa: E402
 
 REPEATS = 3

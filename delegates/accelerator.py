@@ -30,10 +30,21 @@ class AcceleratorDelegate(SimpleDelegate):
 
     Args:
         spec: claim rules, partition policy and numerics (``accelsim.config.to_spec`` makes one).
+        host_nodes: with partition policy 'cost', chosen partitions holding any of these nodes stay on
+            the host; the delegate does not judge that itself, whoever costs the model decides it
+            (accelsim.placement).
+        allowed_nodes: when given, the only nodes this delegate may claim whatever its policy (others are
+            refused as left to another target; under 'prefix' that refusal ends the prefix, as an
+            unsupported op would): whoever shares the nodes among several accelerators names them.
+
+    Both are placement decisions, passed to the delegate for one delegation; the spec (the policy) never holds them.
     """
 
-    def __init__(self, spec: AcceleratorSpec):
+    def __init__(self, spec: AcceleratorSpec, *, host_nodes: frozenset[int] = frozenset(),
+                 allowed_nodes: frozenset[int] | None = None):
         self.spec = spec
+        self.host_nodes = frozenset(host_nodes)
+        self.allowed_nodes = allowed_nodes
         self.kernels: list[AcceleratorKernel] = []
         self._first_refusal: tuple[int, str, str] | None = None  # node, op, why
 
@@ -56,7 +67,7 @@ class AcceleratorDelegate(SimpleDelegate):
                            "(partition policy 'prefix')")
         ok, reason = self.spec.check(facts_from_node(runtime_node, context.tensors))
         why = "the first unsupported op"
-        allowed = self.spec.partition.allowed_nodes
+        allowed = self.allowed_nodes
         if ok and allowed is not None and node.index not in allowed:
             ok, reason = False, f"{self.spec.name} could run it, but the system assigned it to another target"
             why = "the first node assigned to another target"
@@ -67,7 +78,7 @@ class AcceleratorDelegate(SimpleDelegate):
     def select_partitions(self, partitions: Sequence[NodeSubset]) -> Selection:
         """TFLite's selection; with partition kind 'cost', chosen partitions holding a `host_nodes` node stay home."""
         selection = super().select_partitions(partitions)
-        host = self.spec.partition.host_nodes
+        host = self.host_nodes
         if self.spec.partition.kind != "cost" or not host:
             return selection
         moved = [p for p in selection.chosen if host.intersection(p.nodes)]

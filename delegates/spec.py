@@ -135,20 +135,15 @@ class PartitionPolicy:
     in plan order (the Edge TPU compiler's behaviour). `max_delegated_partitions` keeps the
     largest N partitions (0 = all); partitions with fewer than `min_nodes_per_partition`
     nodes stay on the host. 'cost': TFLite's selection, then the partitions that do not pay
-    for themselves (by `objective`, one of OBJECTIVES) stay on the host; the delegate does not
-    judge that itself — whoever costs the model names them in `host_nodes` (a partition is kept
-    on the host when it holds any of those node indices). `allowed_nodes`, when set, are the only
-    nodes the delegate may claim whatever its policy (others are refused as left to another
-    target; under 'prefix' that refusal ends the prefix, as an unsupported op would): whoever
-    shares the nodes among several accelerators names them.
+    for themselves (by `objective`, one of OBJECTIVES) stay on the host; which those are is a
+    placement decision passed to the delegate (`AcceleratorDelegate(host_nodes=...)`), never a
+    field of the policy.
     """
 
     kind: str = "tflite"
     max_delegated_partitions: int = 0
     min_nodes_per_partition: int = 0
     objective: str = "latency"
-    host_nodes: frozenset[int] = frozenset()
-    allowed_nodes: frozenset[int] | None = None
 
     def __post_init__(self):
         if self.kind not in PARTITION_KINDS:

@@ -12,8 +12,11 @@ from support import FIXTURES
 from accelsim.analysis import simulate_model
 from accelsim.config import Assign, ConfigError, load_system
 from accelsim.delegation import build_interpreter
-from accelsim.experiment import SerialExecutor, design_points, load_experiment, run_experiment
+from accelsim.executors import SerialExecutor
+from accelsim.experiment import load_experiment
 from accelsim.placement import _claim_runs, _owners_allowed
+from accelsim.points import design_points
+from accelsim.run import run_experiment
 from accelsim.runtime.read import load_model
 from accelsim.simulation import HOST
 

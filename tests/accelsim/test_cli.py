@@ -434,8 +434,8 @@ def test_run_without_an_experiment_outside_a_checkout_says_what_to_pass(tmp_path
 
 def test_the_failure_line_points_to_whichever_report_files_were_written(tmp_path):
     from accelsim.cli import _failure_line
-    from accelsim.experiment import RunOutcome
     from accelsim.results import error_record
+    from accelsim.run import RunOutcome
 
     failed = error_record(point_id="0" * 16, model="m/atan_custom.tflite", variant="usb", sweep={"x.y": 2},
                           host="host_cpu", accelerators=["edgetpu_usb"], schedule="sequential", error="E: boom")

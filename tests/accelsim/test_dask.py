@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 
 from accelsim.cli import main
-from accelsim.experiment import SerialExecutor, design_points, load_experiment, run_experiment
+from accelsim.executors import SerialExecutor
+from accelsim.experiment import load_experiment
+from accelsim.points import design_points
+from accelsim.run import run_experiment
 
 distributed = pytest.importorskip("distributed", reason="Dask is not installed: pip install -e '.[test]' brings it")
 

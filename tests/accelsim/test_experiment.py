@@ -18,7 +18,10 @@ from pathlib import Path
 import pytest
 
 from accelsim.config import ConfigError
-from accelsim.experiment import SerialExecutor, design_points, load_experiment, run_experiment, shipped_configs
+from accelsim.executors import SerialExecutor
+from accelsim.experiment import load_experiment, shipped_configs
+from accelsim.points import design_points
+from accelsim.run import run_experiment
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "tests" / "fixtures" / "models"
@@ -384,7 +387,7 @@ def test_point_ids_are_the_same_in_every_process_whatever_the_hash_seed(tmp_path
                     "variants:\n  - {name: dsp, accelerators: [hexagon_dsp]}\n"
                     "  - {name: usb_by_cost, accelerators: [edgetpu_usb, hexagon_dsp], assign: cost}\n"
                     "  - {name: usb_in_order, accelerators: [edgetpu_usb, hexagon_dsp]}\n")
-    script = ("import sys; from accelsim.experiment import design_points, load_experiment; "
+    script = ("import sys; from accelsim.experiment import load_experiment; from accelsim.points import design_points; "
               "print(' '.join(p.id for p in design_points(load_experiment(sys.argv[1]))))")
     ids = {tuple(subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True,
                                 check=True, cwd=ROOT, env={**os.environ, "PYTHONHASHSEED": seed}).stdout.split())

@@ -13,8 +13,9 @@ import pytest
 
 from accelsim.cli import main
 from accelsim.config import ConfigError
-from accelsim.experiment import load_experiment, run_experiment
+from accelsim.experiment import load_experiment
 from accelsim.report import RENDERERS, Page
+from accelsim.run import run_experiment
 
 MODELS = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "models"
 

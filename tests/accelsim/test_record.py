@@ -10,9 +10,12 @@ from typing import Any, Union
 
 import pytest
 
-from accelsim.experiment import SerialExecutor, design_points, load_experiment, point_error, run_experiment, run_point
+from accelsim.executors import SerialExecutor, point_error, run_point
+from accelsim.experiment import load_experiment
+from accelsim.points import design_points
 from accelsim.record import AREA_KEYS, DETAIL_KEYS, LayerRow, PointHeader, PointResult
 from accelsim.results import layer_rows
+from accelsim.run import run_experiment
 
 MODELS = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "models"
 

@@ -654,7 +654,8 @@ def regenerate(resimulate: bool) -> None:
 
 def test_a_cost_aware_point_shows_tflites_choice_next_to_its_own(tmp_path):
     """policy cost keeps both of interleaved_int8's DSP partitions on the host: the report says so, with numbers."""
-    from accelsim.experiment import load_experiment, run_experiment
+    from accelsim.experiment import load_experiment
+    from accelsim.run import run_experiment
 
     path = tmp_path / "exp.yaml"
     path.write_text(f"name: choice\nmodels: [{Path(MODELS).resolve() / 'interleaved_int8.tflite'}]\nhost: host_cpu\n"

@@ -8,7 +8,10 @@ import numpy as np
 import pytest
 
 from accelsim.config import ConfigError
-from accelsim.experiment import SerialExecutor, design_points, load_experiment, resolved_system, run_experiment
+from accelsim.executors import SerialExecutor
+from accelsim.experiment import load_experiment
+from accelsim.points import design_points, resolved_system
+from accelsim.run import run_experiment
 from accelsim.search import Range, Search, onchip_bytes, parse_range, peak_macs_per_cycle, sampled_combinations
 
 MODEL = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "models" / "interleaved_int8.tflite"

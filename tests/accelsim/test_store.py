@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from accelsim.experiment import PoolExecutor, SerialExecutor, design_points, load_experiment, run_experiment
+from accelsim.executors import PoolExecutor, SerialExecutor
+from accelsim.experiment import load_experiment
+from accelsim.points import design_points
+from accelsim.run import run_experiment
 from accelsim.store import STORE_FILE, ResultStore
 
 MODELS = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "models"

@@ -3,12 +3,12 @@
 Every problem is a `ConfigError` that says where and what, e.g.
 ``hw_configs/x.yaml:14: link.bandwidth: expected a rate like '320 MB/s', got 'fast'``.
 A file is checked completely before anything is built: all its errors are collected and
-raised together (first line: the first error). Files are read as UTF-8 with
-`yaml.compose` (SafeLoader) so every key keeps its line; only plain scalars, lists and
-mappings are accepted (no tags that construct objects, no duplicate keys).
+raised together (first line: the first error). Files are read by `accelsim.config_yaml` (UTF-8,
+`yaml.compose`, every key with its line; only plain scalars, lists and mappings, no duplicate
+keys).
 
 Keys: `KEYS` below (everything outside `compute:`) and each kind's compute fields
-(`accelsim.kinds`); claim syntax in `_claim`, constraints in `delegates.spec.CONSTRAINT_DOCS`.
+(`accelsim.kinds`); claim syntax in `accelsim.claims`, constraints in `delegates.spec.CONSTRAINT_DOCS`.
 `accelsim configs --schema` prints them all as one reference (`accelsim.config_docs`), and
 `docs/hw_configs.md` is that text. Units as in `accelsim.units`: '500 MHz', '8 MiB',
 '320 MB/s', '2 us'.
@@ -22,28 +22,28 @@ a model is costed (`HardwareConfig.costs`), since it depends on the model.
 from __future__ import annotations
 
 import copy
-import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-from yaml.constructor import SafeConstructor
-from yaml.nodes import MappingNode, ScalarNode, SequenceNode
-
 from accelsim import units
+from accelsim.claims import DTYPES, parse_claims
+from accelsim.config_yaml import (
+    INVALID,
+    Checker,
+    ConfigError,
+    Document,
+    choices_text,
+    describe,
+    keypath,
+    read_document,
+)
 from accelsim.cost import Cost
 from accelsim.delegates.spec import (
-    ANY_OP,
-    BOOL_CONSTRAINTS,
-    INT_CONSTRAINTS,
-    MAX_VERSION,
-    NAME_CONSTRAINTS,
     NUMERICS_MODES,
     OBJECTIVES,
-    PADDINGS,
     PARTITION_KINDS,
     ROUNDING_MODES,
     AcceleratorSpec,
@@ -54,31 +54,9 @@ from accelsim.delegates.spec import (
 from accelsim.energy import Energy
 from accelsim.kinds import Field, Kind, KindRegistry, default_registry, or_list
 from accelsim.memory import LINK, Level, Memory
-from accelsim.runtime.errors import AccelsimError
-from accelsim.runtime.ir import BUILTIN_OPS, TENSOR_TYPES
 from accelsim.runtime.work import NodeWork
 
-DTYPES = tuple(sorted(name.lower() for name in TENSOR_TYPES))
-
-_YAML = "tag:yaml.org,2002:"
-_SCALAR_TAGS = {_YAML + t for t in ("str", "int", "float", "bool", "null")}
-# An unquoted date resolves to a timestamp; it is read as the text it is.
-_TEXT_TAGS = {_YAML + "timestamp"}
 _KEY_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\[\d+\]")
-# Aliases are expanded into copies; this bounds the work a small file full of aliases can cause.
-_MAX_VALUES = 100_000
-# PyYAML composes recursively and its scanner slows quadratically with nesting; no config nests deeper.
-_MAX_DEPTH = 64
-# accelsim.units matches quantities with a regex that is quadratic in the text's length.
-_MAX_QUANTITY_CHARS = 200
-
-
-class ConfigError(AccelsimError, ValueError):
-    """A hardware description is invalid; `errors` lists every problem, one 'file:line: key: what' each."""
-
-    def __init__(self, errors: Sequence[str]):
-        self.errors = tuple(errors)
-        super().__init__("\n".join(self.errors))
 
 
 @dataclass(frozen=True)
@@ -88,14 +66,6 @@ class Link:
     call_overhead: float = 0.0
     shared_memory: bool = False
     energy: float = 0.0  # joules per byte over the link
-
-
-@dataclass(frozen=True)
-class _Document:
-    """Plain data of a YAML file plus the line of every key path; what overrides edit."""
-
-    data: Any
-    lines: Mapping[tuple, int]
 
 
 @dataclass(frozen=True)
@@ -114,7 +84,7 @@ class HardwareConfig:
     partition: PartitionPolicy = PartitionPolicy()
     numerics: Numerics = Numerics()
     source: str = field(default="<memory>", compare=False)
-    document: _Document | None = field(default=None, compare=False, hash=False, repr=False)
+    document: Document | None = field(default=None, compare=False, hash=False, repr=False)
 
     @property
     def is_accelerator(self) -> bool:
@@ -179,435 +149,8 @@ class System:
 # YAML -> plain data with lines.
 
 
-class _TooDeep(yaml.MarkedYAMLError):
-    pass
-
-
-class _DepthLimitedLoader(yaml.SafeLoader):
-    """SafeLoader that stops at nesting deeper than _MAX_DEPTH, before recursion runs out.
-
-    Flow collections (`[[[...`) are cut short in the scanner, which otherwise reads the whole
-    nest ahead at a cost quadratic in its depth; block nesting is cut short in the composer.
-    """
-
-    def __init__(self, stream):
-        super().__init__(stream)
-        self._depth = 0
-
-    def fetch_flow_collection_start(self, TokenClass):
-        if self.flow_level >= _MAX_DEPTH:
-            raise _TooDeep(problem=f"nesting deeper than {_MAX_DEPTH} levels", problem_mark=self.get_mark())
-        super().fetch_flow_collection_start(TokenClass)
-
-    def compose_node(self, parent, index):
-        self._depth += 1
-        try:
-            if self._depth > _MAX_DEPTH:
-                raise _TooDeep(problem=f"nesting deeper than {_MAX_DEPTH} levels",
-                               problem_mark=self.peek_event().start_mark)
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-
-
-class _Invalid:
-    """Stands for a value already reported as an error; checks skip it silently."""
-
-    def __repr__(self) -> str:
-        return "..."
-
-
-_INVALID = _Invalid()
-
-
-def _tag_name(tag: str) -> str:
-    return "!!" + tag[len(_YAML):] if tag.startswith(_YAML) else tag
-
-
-def _keypath(path: Iterable) -> str:
-    """('claims', 3, 'op') -> 'claims[3].op'."""
-    text = ""
-    for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
-    return text
-
-
-class _Reader:
-    """Turns a composed YAML node tree into dicts, lists and scalars, recording lines and errors."""
-
-    def __init__(self, source: str):
-        self.source = source
-        self.lines: dict[tuple, int] = {}
-        self.errors: list[tuple[int, str]] = []
-        self.constructor = SafeConstructor()
-        self.budget = _MAX_VALUES
-
-    def error(self, node, path: tuple, message: str) -> None:
-        line = node.start_mark.line + 1
-        where = f"{_keypath(path)}: " if path else ""
-        self.errors.append((line, f"{self.source}:{line}: {where}{message}"))
-
-    def read(self, node, path: tuple = ()) -> Any:
-        self.budget -= 1
-        if self.budget == 0:
-            self.error(node, path, f"the document expands to more than {_MAX_VALUES} values (aliases?)")
-        if self.budget <= 0:
-            return _INVALID
-        if len(path) > _MAX_DEPTH:  # only aliases nest this deep here: a file's own nesting is refused earlier
-            self.error(node, path, f"nesting deeper than {_MAX_DEPTH} levels (a recursive alias?)")
-            return _INVALID
-        if isinstance(node, MappingNode) and node.tag == _YAML + "map":
-            return self._mapping(node, path)
-        if isinstance(node, SequenceNode) and node.tag == _YAML + "seq":
-            items = []
-            for i, item in enumerate(node.value):
-                self.lines[(*path, i)] = item.start_mark.line + 1
-                items.append(self.read(item, (*path, i)))
-            return items
-        if isinstance(node, ScalarNode) and node.tag in _SCALAR_TAGS:
-            try:
-                return self.constructor.construct_object(node)
-            except (ValueError, KeyError) as exc:  # e.g. `!!int abc`, `!!bool maybe`, a 5000-digit int
-                shown = node.value if len(node.value) <= 40 else node.value[:40] + "..."
-                self.error(node, path, f"{shown!r} is not a valid {_tag_name(node.tag)} ({exc})")
-                return _INVALID
-        if isinstance(node, ScalarNode) and node.tag in _TEXT_TAGS:
-            return node.value
-        self.error(node, path, f"YAML tag {_tag_name(node.tag)} is not allowed (only plain values, lists "
-                               "and mappings)")
-        return _INVALID
-
-    def _mapping(self, node: MappingNode, path: tuple) -> dict:
-        result: dict[str, Any] = {}
-        for key_node, value_node in node.value:
-            if not (isinstance(key_node, ScalarNode) and key_node.tag == _YAML + "str"):
-                shown = key_node.value if isinstance(key_node, ScalarNode) else "a " + type(key_node).__name__
-                self.error(key_node, path, f"keys must be plain names, got {shown!r}")
-                continue
-            key = key_node.value
-            child = (*path, key)
-            if key in result:
-                self.error(key_node, child, f"duplicate key (first given on line {self.lines[child]})")
-                continue
-            self.lines[child] = key_node.start_mark.line + 1
-            result[key] = self.read(value_node, child)
-        return result
-
-
-def read_document(path: str, what: str = "hardware settings") -> tuple[_Document | None, list[tuple[int, str]]]:
-    """A YAML file's plain data with the line of every key path, or the errors that prevent reading it.
-
-    `what` names the expected content in the message for an empty file.
-    """
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        return None, [(0, f"{path}: cannot read: {exc.strerror or exc}")]
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        return None, [(line, f"{path}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})")]
-    try:
-        node = yaml.compose(text, Loader=_DepthLimitedLoader)
-    except _TooDeep as exc:
-        line = exc.problem_mark.line + 1
-        return None, [(line, f"{path}:{line}: {exc.problem}")]
-    except yaml.reader.ReaderError as exc:  # a character YAML forbids; its position gives the line
-        line = text.count("\n", 0, exc.position) + 1
-        return None, [(line, f"{path}:{line}: YAML error: {exc}")]
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else 1
-        return None, [(line, f"{path}:{line}: YAML syntax error: {exc.problem or exc.context}")]
-    except yaml.YAMLError as exc:
-        return None, [(1, f"{path}:1: YAML error: {exc}")]
-    if node is None:
-        return None, [(1, f"{path}:1: expected a mapping of {what}, got an empty file")]
-    reader = _Reader(path)
-    data = reader.read(node)
-    reader.lines[()] = node.start_mark.line + 1
-    return _Document(data, reader.lines), reader.errors
-
-
 # ---------------------------------------------------------------------------------------------
 # Checking plain data and building the dataclasses.
-
-
-def _suggest(word: str, choices: Iterable[str]) -> str:
-    # Short words need a closer match: 'npu' is two letters from 'cpu' but means something else.
-    cutoff = 0.6 if isinstance(word, str) and len(word) > 3 else 0.8
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff) if isinstance(word, str) else []
-    return f"; did you mean {close[0]!r}?" if close else ""
-
-
-def _choices_text(choices: Sequence[str]) -> str:
-    return ", ".join(choices)
-
-
-class Checker:
-    """Validates one document against the schema, collecting every error with its file:line: key."""
-
-    def __init__(self, source: str, lines: Mapping[tuple, int], overridden: frozenset = frozenset()):
-        self.source = source
-        self.lines = lines
-        self.overridden = overridden
-        self.errors: list[tuple[int, str]] = []
-
-    def error(self, path: tuple, message: str) -> None:
-        key = f"{_keypath(path)}: " if path else ""
-        if any(path[:i] in self.overridden for i in range(len(path) + 1)):
-            self.errors.append((0, f"{self.source}: override {key}{message}"))
-            return
-        probe = path
-        while probe and probe not in self.lines:
-            probe = probe[:-1]
-        line = self.lines.get(probe)
-        where = f"{self.source}:{line}" if line else self.source
-        self.errors.append((line or 0, f"{where}: {key}{message}"))
-
-    # -- structure -----------------------------------------------------------------------------
-
-    def mapping(self, path: tuple, value: Any, required: Sequence[str], optional: Sequence[str]) -> dict | None:
-        """The mapping at `path`, after reporting unknown and missing keys (None if not a mapping)."""
-        if value is _INVALID:
-            return None
-        if not isinstance(value, dict):
-            self.error(path, f"expected a mapping, got {_describe(value)}")
-            return None
-        allowed = (*required, *optional)
-        for key in value:
-            if key not in allowed:
-                hint = _suggest(key, allowed) or f"; expected one of: {_choices_text(allowed)}"
-                self.error((*path, key), f"unknown key{hint}")
-        for key in required:
-            if key not in value:
-                self.error((*path, key), "required key missing")
-        return {k: v for k, v in value.items() if k in allowed and v is not _INVALID}
-
-    # -- scalars -------------------------------------------------------------------------------
-
-    def unit(self, path: tuple, value: Any, parse) -> Any:
-        if value is _INVALID:
-            return None
-        if isinstance(value, str) and len(value) > _MAX_QUANTITY_CHARS:
-            self.error(path, f"expected a quantity like '8 MiB', got {len(value)} characters of text")
-            return None
-        try:
-            return parse(value)
-        except ValueError as exc:
-            self.error(path, str(exc))
-            return None
-
-    def whole(self, path: tuple, value: Any, minimum: int, example: int = 64) -> int | None:
-        if value is _INVALID:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int):
-            self.error(path, f"expected a whole number like {example}, got {value!r}")
-            return None
-        if value < minimum:
-            self.error(path, f"expected a whole number >= {minimum}, got {value}")
-            return None
-        return value
-
-    def fraction(self, path: tuple, value: Any) -> float | None:
-        number = self.unit(path, value, units.parse_number)
-        if number is not None and not 0 < number <= 1:
-            self.error(path, f"expected a number in (0, 1] like 0.8, got {value!r}")
-            return None
-        return number
-
-    def positive(self, path: tuple, value: Any) -> float | None:
-        number = self.unit(path, value, units.parse_number)
-        if number is not None and number <= 0:
-            self.error(path, f"expected a number above 0, got {value!r}")
-            return None
-        return number
-
-    def choice(self, path: tuple, value: Any, choices: Sequence[str], what: str = "") -> str | None:
-        if value is _INVALID:
-            return None
-        if isinstance(value, str) and value in choices:
-            return value
-        what = what or f"one of {_choices_text(choices)}"
-        self.error(path, f"expected {what}, got {value!r}{_suggest(value, choices)}")
-        return None
-
-    def boolean(self, path: tuple, value: Any) -> bool | None:
-        if value is _INVALID:
-            return None
-        if not isinstance(value, bool):
-            self.error(path, f"expected true or false, got {value!r}")
-            return None
-        return value
-
-    def text(self, path: tuple, value: Any) -> str | None:
-        if value is _INVALID:
-            return None
-        if not isinstance(value, str) or not value.strip() or "\n" in value:
-            self.error(path, f"expected a one-line name, got {value!r}")
-            return None
-        return value
-
-    def names(self, path: tuple, value: Any, choices: Sequence[str], what: str, example: str,
-              listed: bool = False) -> tuple[str, ...] | None:
-        """A non-empty list of names from `choices` (`listed`: an unknown name's error lists them all)."""
-        if value is _INVALID:
-            return None
-        if not isinstance(value, list) or not value:
-            self.error(path, f"expected a list of {what} like [{example}], got {value!r}")
-            return None
-        one = f"a {what[:-1] if what.endswith('s') else what}"
-        one = f"{one} ({_choices_text(choices)})" if listed else one
-        good = [self.choice((*path, i), v, choices, one) for i, v in enumerate(value)]
-        return tuple(good) if None not in good else None
-
-
-def _describe(value: Any) -> str:
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, str):
-        return repr(value)
-    return f"{type(value).__name__} {value!r}"
-
-
-_VERSION_RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
-VERSION_WORDS = ("any", "all")
-_VERSION_EXPECT = "expected versions like 'any', '1-3' (a range), [1, 3] (those versions) or 2"
-
-
-def _version_item(value: Any) -> tuple[int, int] | None:
-    """(lo, hi) of one version or 'lo-hi' range; None if it is neither."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return (value, value)
-    if isinstance(value, str) and (m := _VERSION_RANGE.match(value)):
-        return (int(m.group(1)), int(m.group(2) or m.group(1)))
-    return None
-
-
-def _versions(check: Checker, path: tuple, value: Any) -> tuple[tuple[int, int], ...] | None:
-    """Inclusive version ranges: 'any'/'all', a single version, 'lo-hi', or a list of versions and ranges."""
-    if value is _INVALID:
-        return None
-    if isinstance(value, str) and value.strip().lower() in VERSION_WORDS:
-        return ((1, MAX_VERSION),)
-    items = value if isinstance(value, list) and value else [value]
-    ranges = [_version_item(v) for v in items]
-    if None in ranges:
-        check.error(path, f"{_VERSION_EXPECT}, got {value!r}")
-        return None
-    if min(lo for lo, _ in ranges) < 1:
-        check.error(path, f"{_VERSION_EXPECT}, got {value!r} (versions start at 1)")
-        return None
-    if any(lo > hi for lo, hi in ranges):
-        check.error(path, f"{_VERSION_EXPECT}, got {value!r} (min above max)")
-        return None
-    return tuple(sorted(ranges))
-
-
-# TensorFlow's names (tf.raw_ops, Keras) for ops that TFLite names differently; only for error
-# messages. Keys are upper case without underscores; sources: TFLite's converter legalizations
-# (tensorflow/compiler/mlir/lite/transforms/legalize_patterns.td) map these TF ops to these TFLite ops.
-TF_OP_NAMES = {
-    "REDUCEMEAN": "MEAN", "REDUCESUM": "SUM", "MATMUL": "FULLY_CONNECTED or BATCH_MATMUL",
-    "DENSE": "FULLY_CONNECTED", "SIGMOID": "LOGISTIC", "BIASADD": "ADD", "ADDV2": "ADD",
-    "AVGPOOL": "AVERAGE_POOL_2D", "MAXPOOL": "MAX_POOL_2D", "CONCAT": "CONCATENATION",
-    "CONCATV2": "CONCATENATION", "CONV2DBACKPROPINPUT": "TRANSPOSE_CONV",
-    "CONV2DTRANSPOSE": "TRANSPOSE_CONV", "DEPTHWISECONV2DNATIVE": "DEPTHWISE_CONV_2D",
-    "DEPTHWISECONV2D": "DEPTHWISE_CONV_2D", "REALDIV": "DIV", "RSQRT": "RSQRT", "SELECTV2": "SELECT_V2",
-}
-_BUILTIN_BY_LOOSE_NAME = {name.replace("_", ""): name for name in BUILTIN_OPS}
-
-
-def _op_name(check: Checker, path: tuple, value: Any, allow_any: bool) -> str | None:
-    """A builtin op name, matched case-insensitively; errors name TFLite's spelling of TF names."""
-    if value is _INVALID:
-        return None
-    if isinstance(value, str):
-        upper = value.strip().upper()
-        if upper in BUILTIN_OPS:
-            return upper
-        if allow_any and value.strip().lower() == ANY_OP:
-            return ANY_OP
-        loose = upper.replace("_", "")
-        if loose in TF_OP_NAMES:
-            check.error(path, f"{value!r} is TensorFlow's name; TFLite calls it {TF_OP_NAMES[loose]}")
-            return None
-        if loose in _BUILTIN_BY_LOOSE_NAME:
-            check.error(path, f"unknown op {value!r}; did you mean {_BUILTIN_BY_LOOSE_NAME[loose]!r}?")
-            return None
-    words = "a builtin op name like CONV_2D" + (f" or {ANY_OP!r}" if allow_any else "")
-    hint = _suggest(value.upper(), BUILTIN_OPS) if isinstance(value, str) else ""
-    check.error(path, f"expected {words}, got {value!r}{hint or ' (every name: accelsim configs --schema)'}")
-    return None
-
-
-def _dtypes(check: Checker, path: tuple, value: Any) -> tuple[str, ...] | None:
-    """A non-empty list of tensor types, matched case-insensitively."""
-    if isinstance(value, list):
-        value = [v.lower() if isinstance(v, str) and v.lower() in DTYPES else v for v in value]
-    return check.names(path, value, DTYPES, "dtypes", "int8", listed=True)
-
-
-def _constraints(check: Checker, path: tuple, value: Any) -> dict | None:
-    body = check.mapping(path, value, (), (*INT_CONSTRAINTS, *NAME_CONSTRAINTS, *BOOL_CONSTRAINTS))
-    if body is None:
-        return None
-    result = {}
-    for name, v in body.items():
-        key = (*path, name)
-        if name in INT_CONSTRAINTS:
-            result[name] = check.whole(key, v, 1, example=3)
-        elif name in NAME_CONSTRAINTS:
-            choices = NAME_CONSTRAINTS[name]
-            what, example = ("paddings", "SAME") if choices is PADDINGS else ("activations", "NONE, RELU")
-            result[name] = check.names(key, v, choices, what, example)
-        else:
-            result[name] = check.boolean(key, v)
-    return result if None not in result.values() else None
-
-
-def _claim(check: Checker, path: tuple, value: Any) -> ClaimRule | None:
-    if isinstance(value, dict) and isinstance(value.get("op"), str) and value["op"].strip().lower() == ANY_OP:
-        body = check.mapping(path, value, ("op", "dtypes"), ("versions", "constraints", "except"))
-    else:
-        body = check.mapping(path, value, ("op", "versions", "dtypes"), ("constraints",))
-    if body is None:
-        return None
-    op = versions = dtypes = None
-    if "op" in body:
-        op = _op_name(check, (*path, "op"), body["op"], allow_any=True)
-    if "versions" in body:
-        versions = _versions(check, (*path, "versions"), body["versions"])
-    elif op == ANY_OP:
-        versions = ((1, MAX_VERSION),)
-    if "dtypes" in body:
-        dtypes = _dtypes(check, (*path, "dtypes"), body["dtypes"])
-    constraints = _constraints(check, (*path, "constraints"), body.get("constraints", {}))
-    excluded: list | None = []
-    if "except" in body:
-        excluded = _op_list(check, (*path, "except"), body["except"])
-    if None in (op, versions, dtypes, constraints, excluded):
-        return None
-    return ClaimRule(op, versions, frozenset(dtypes), constraints, frozenset(excluded))
-
-
-def _op_list(check: Checker, path: tuple, value: Any) -> list[str] | None:
-    """A non-empty list of builtin op names."""
-    if not isinstance(value, list) or not value:
-        check.error(path, f"expected a list of op names like [SOFTMAX], got {value!r}")
-        return None
-    ops = [_op_name(check, (*path, i), v, allow_any=False) for i, v in enumerate(value)]
-    return ops if None not in ops else None
-
-
-def _claims(check: Checker, value: Any) -> tuple[ClaimRule, ...] | None:
-    path = ("claims",)
-    if not isinstance(value, list) or not value:
-        check.error(path, f"expected a non-empty list of claim rules, got {_describe(value)}")
-        return None
-    rules = [_claim(check, (*path, i), item) for i, item in enumerate(value)]
-    return tuple(rules) if None not in rules else None
 
 
 @dataclass(frozen=True)
@@ -759,13 +302,13 @@ def _memory(check: Checker, value: Any, has_link: bool) -> Memory | None:
     body = check.mapping(path, value, ("levels",), [k for k in _section("memory") if k != "levels"])
     if body is None:
         return None
-    given = body.get("levels", _INVALID)
+    given = body.get("levels", INVALID)
     levels = None
     if isinstance(given, dict) and given:
         parsed = [_level(check, (*path, "levels", name), name, v) for name, v in given.items()]
         levels = tuple(parsed) if None not in parsed else None
-    elif given is not _INVALID:
-        check.error((*path, "levels"), f"expected {_LEVELS_EXPECT}, got {_describe(given)}")
+    elif given is not INVALID:
+        check.error((*path, "levels"), f"expected {_LEVELS_EXPECT}, got {describe(given)}")
     if levels is None:
         return None  # the other keys name levels; with the levels in error there is nothing to check them against
     names = tuple(lvl.name for lvl in levels)
@@ -774,7 +317,7 @@ def _memory(check: Checker, value: Any, has_link: bool) -> Memory | None:
     def place(key: str, choices: tuple[str, ...], default: str | None) -> str | None:
         if key not in body:
             return default
-        return check.choice((*path, key), body[key], choices, f"a level name ({_choices_text(choices)})")
+        return check.choice((*path, key), body[key], choices, f"a level name ({choices_text(choices)})")
 
     weights = place("weights", homes, names[-1])
     activations = place("activations", names, names[0])
@@ -848,7 +391,7 @@ def _numerics(check: Checker, value: Any) -> Numerics | None:
             return None
         rounding = check.choice((*path, "rounding"), body["rounding"], ROUNDING_MODES)
     elif mode == "rounding":
-        check.error((*path, "rounding"), f"required with mode 'rounding'; one of {_choices_text(ROUNDING_MODES)}")
+        check.error((*path, "rounding"), f"required with mode 'rounding'; one of {choices_text(ROUNDING_MODES)}")
         return None
     if mode is None or (mode == "rounding" and rounding is None):
         return None
@@ -858,21 +401,21 @@ def _numerics(check: Checker, value: Any) -> Numerics | None:
 _TOP_KEYS = tuple(dict.fromkeys(k.path.split(".")[0] for k in KEYS))
 
 
-def _check_document(doc: _Document, source: str, kinds: KindRegistry, overridden: frozenset = frozenset(),
+def _check_document(doc: Document, source: str, kinds: KindRegistry, overridden: frozenset = frozenset(),
                     prior: Sequence[tuple[int, str]] = ()) -> HardwareConfig:
     """Validate a whole document and build its HardwareConfig, or raise one ConfigError with every problem."""
     check = Checker(source, doc.lines, overridden)
     check.errors.extend(prior)
     config = None
     data = doc.data
-    if data is _INVALID:
+    if data is INVALID:
         pass  # the reader already said why
     elif not isinstance(data, dict):
-        check.error((), f"expected a mapping of hardware settings at the top level, got {_describe(data)}")
+        check.error((), f"expected a mapping of hardware settings at the top level, got {describe(data)}")
     elif "kind" not in data and {"models", "variants"} & data.keys():
         check.error((), f"this is an experiment, not a hardware config; run it with `accelsim run {source}`")
     else:
-        name = check.choice(("kind",), data.get("kind", _INVALID), kinds.names())
+        name = check.choice(("kind",), data.get("kind", INVALID), kinds.names())
         kind = kinds.get(name) if name is not None else None
         accelerator = kind is not None and kind.is_accelerator
         required = ("name", "kind", "clock", "compute", "memory", *(("link", "claims") if accelerator else ()))
@@ -895,7 +438,7 @@ def _check_document(doc: _Document, source: str, kinds: KindRegistry, overridden
         if "link" in body:
             parts["link"] = _link(check, body["link"])
         if "claims" in body:
-            parts["claims"] = _claims(check, body["claims"])
+            parts["claims"] = parse_claims(check, body["claims"])
         if "partition" in body:
             parts["partition"] = _partition(check, body["partition"])
         if "numerics" in body:
@@ -982,7 +525,7 @@ def load_system(host_path: str | Path, accel_paths: Iterable[str | Path],
 def _located(config: HardwareConfig, path: tuple, message: str) -> str:
     line = config.document.lines.get(path) if config.document is not None else None
     where = f"{config.source}:{line}" if line else config.source
-    return f"{where}: {_keypath(path)}: {message}"
+    return f"{where}: {keypath(path)}: {message}"
 
 
 def to_spec(config: HardwareConfig) -> AcceleratorSpec:
@@ -1015,22 +558,22 @@ def _set_path(data: Any, path: tuple, value: Any) -> str | None:
         nxt = path[depth + 1]
         if isinstance(part, int):
             if not isinstance(node, list) or not 0 <= part < len(node):
-                return f"{_keypath(path[:depth + 1])} is not an item of a list"
+                return f"{keypath(path[:depth + 1])} is not an item of a list"
             node = node[part]
             continue
         if not isinstance(node, dict):
-            return f"{_keypath(path[:depth])} is not a mapping"
+            return f"{keypath(path[:depth])} is not a mapping"
         if part not in node:
             if isinstance(nxt, int):
-                return f"{_keypath(path[:depth + 1])} is not a list"
+                return f"{keypath(path[:depth + 1])} is not a list"
             node[part] = {}
         node = node[part]
     last = path[-1]
     if isinstance(last, int):
         if not isinstance(node, list) or not 0 <= last < len(node):
-            return f"{_keypath(path)} is not an item of a list"
+            return f"{keypath(path)} is not an item of a list"
     elif not isinstance(node, dict):
-        return f"{_keypath(path[:-1])} is not a mapping"
+        return f"{keypath(path[:-1])} is not a mapping"
     node[last] = value
     return None
 
@@ -1065,7 +608,7 @@ def apply_overrides(config: HardwareConfig, overrides: Mapping[str, Any]) -> Har
     lines = {p: line for p, line in config.document.lines.items()
              if not any(p[:len(o)] == o for o in overridden)}
     kinds = default_registry.with_kinds(config.kind_record)
-    return _check_document(_Document(data, lines), config.source, kinds, frozenset(overridden))
+    return _check_document(Document(data, lines), config.source, kinds, frozenset(overridden))
 
 
 __all__ = [

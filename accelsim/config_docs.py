@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from accelsim.config import DTYPES, KEYS, TF_OP_NAMES, VERSION_WORDS, load_hardware
+from accelsim.claims import DTYPES, TF_OP_NAMES, VERSION_WORDS
+from accelsim.config import KEYS, load_hardware
 from accelsim.delegates.spec import ANY_OP, CONSTRAINT_DOCS, NEVER_ANY
 from accelsim.kinds import KindRegistry, default_registry
 

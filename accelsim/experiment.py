@@ -69,16 +69,8 @@ from pathlib import Path
 from typing import Any
 
 import accelsim.hw_configs
-from accelsim.config import (
-    ASSIGN_POLICIES,
-    Assign,
-    Checker,
-    ConfigError,
-    apply_overrides,
-    load_hardware,
-    load_system,
-    read_document,
-)
+from accelsim.config import ASSIGN_POLICIES, Assign, apply_overrides, load_hardware, load_system
+from accelsim.config_yaml import Checker, ConfigError, read_document
 from accelsim.delegates.spec import OBJECTIVES
 from accelsim.pareto import DEFAULT_BEST, TRACES
 from accelsim.runtime.errors import ModelError

@@ -5,19 +5,41 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import difflib
 import json
 import logging
 import os
 import signal
+import statistics
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
+from tqdm import tqdm
+
 import accelsim
+from accelsim.benchmark import benchmark_data, run_benchmark, write_partition_plot
+from accelsim.compare import chart_png, compare, load_results, simulate_sides, slower_than_host
+from accelsim.config import load_hardware
+from accelsim.config_docs import schema_markdown, shipped_lines
+from accelsim.config_yaml import ConfigError, read_document
+from accelsim.dask_executor import DaskExecutor, dask_client, distributed_module
+from accelsim.diff import inference_diff, load_inputs
+from accelsim.experiment import SHIPPED_CONFIGS, load_experiment
+from accelsim.exports import layers_csv, op_profile_text
+from accelsim.files import write_atomic
+from accelsim.labels import point_label
 from accelsim.model_info import inspect_model, registration_code
+from accelsim.report import RENDERERS, slower_sentence, slower_than_host_points
+from accelsim.run import run_experiment
 from accelsim.runtime.errors import AccelsimError
+from accelsim.runtime.interpreter import Interpreter
+from accelsim.runtime.read import load_model
 from accelsim.runtime.work import LoopTrips
 from accelsim.schedule import SCHEDULES
+from accelsim.systems import delegates_from_options, system_from_options
+from accelsim.whatif import as_dict, whatif
+from accelsim.whatif import lines as whatif_lines
 
 log = logging.getLogger("accelsim")
 
@@ -32,24 +54,6 @@ _EPILOG_OPS = """examples:
 """
 
 
-
-
-def _delegates(hw: Sequence[str], named: Sequence[tuple[str, list[str]]]) -> list:
-    from accelsim.config import load_hardware, to_spec
-    from accelsim.delegates.accelerator import AcceleratorDelegate
-    from accelsim.delegates.registry import parse_option_strings
-
-    out = [AcceleratorDelegate(to_spec(load_hardware(_config_path(h)))) for h in hw]
-    registry = delegate_registry()
-    for name, options in named:
-        out.append(registry.create_delegate(name, **parse_option_strings(options)))
-    return out
-
-
-
-
-
-
 def _fmt_tensor(row: dict) -> str:
     if row["index"] < 0:
         return "-"
@@ -58,7 +62,7 @@ def _fmt_tensor(row: dict) -> str:
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
-    info = inspect_model(args.model, _delegates(args.hw, args.delegates))
+    info = inspect_model(args.model, delegates_from_options(args.hw, args.delegates))
     if args.json:
         print(json.dumps(info, indent=2))
         return 0
@@ -83,8 +87,6 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
             where = f"{r['delegate']} partition {r['partition']}" if r["claimed"] else f"host: {r['reason']}"
             print(f"{r['index']:>4}  {r['op']:<26} v{r['version']:<3} {where}")
     return 0
-
-
 
 
 def _cmd_ops(args: argparse.Namespace) -> int:
@@ -129,45 +131,9 @@ _EPILOG_VALIDATE = """examples:
 """
 
 
-def _config_path(value: str) -> str:
-    from accelsim.experiment import resolve_config
-
-    return resolve_config(value, Path.cwd())
-
-
-def _system(host: str, hw: Sequence[str], max_parts: int | None = None, min_nodes: int | None = None):
-    from accelsim.config import System, apply_overrides, load_system
-
-    system = load_system(_config_path(host), [_config_path(h) for h in hw])
-    changes = {}
-    if max_parts is not None:
-        changes["partition.max_delegated_partitions"] = max_parts
-    if min_nodes is not None:
-        changes["partition.min_nodes_per_partition"] = min_nodes
-    if changes:
-        system = System(system.host, tuple(apply_overrides(a, changes) for a in system.accelerators))
-    return system
-
-
-def delegate_registry():
-    """The providers `--delegate` knows: `accelerator` (a hardware config) plus installed plugins."""
-    from accelsim.config import load_hardware, to_spec
-    from accelsim.delegates.accelerator import AcceleratorDelegate
-    from accelsim.delegates.registry import DelegateRegistry, OptionSpec
-
-    registry = DelegateRegistry()
-    registry.register_provider(
-        "accelerator",
-        lambda config: AcceleratorDelegate(to_spec(load_hardware(_config_path(config)))),
-        {"config": OptionSpec(str, "edgetpu_usb", "hardware config: a YAML path or a shipped name")},
-        help="a virtual accelerator described by a hardware config")
-    return registry
-
-
 @contextlib.contextmanager
 def _progress_bar(unit: str, stream=None) -> Iterator[Callable[[int, int, str], None]]:
     """A progress callback (done, total, label) drawing a tqdm bar on a terminal, and nothing on a pipe or file."""
-    from tqdm import tqdm
 
     bar = None
 
@@ -189,11 +155,6 @@ _DEFAULT_EXPERIMENT = Path(__file__).resolve().parent.parent / "examples" / "def
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from accelsim.config import ConfigError
-    from accelsim.experiment import load_experiment
-    from accelsim.report import RENDERERS, slower_sentence, slower_than_host_points
-    from accelsim.run import run_experiment
-
     path = args.experiment or str(_DEFAULT_EXPERIMENT)
     if not args.experiment and not _DEFAULT_EXPERIMENT.is_file():
         raise ConfigError([f"no experiment given, and the default {_DEFAULT_EXPERIMENT} is not there (it comes with "
@@ -206,7 +167,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         executor = None
         if args.executor == "dask":
-            from accelsim.dask_executor import DaskExecutor, dask_client, distributed_module
 
             # Dask sets its loggers to INFO when imported and logs every cluster event; show them with --debug only.
             distributed_module()
@@ -247,7 +207,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _failure_line(outcome) -> str:
     """The last line of a run with failed points: how many, the first one's error, and where all are listed."""
-    from accelsim.report import point_label
 
     first = next(r for r in outcome.records if r["status"] != "ok")
     where = [str(outcome.outputs[k]) for k in ("md", "html") if k in outcome.outputs]
@@ -259,8 +218,6 @@ def _failure_line(outcome) -> str:
 
 
 def _stats_line(times: Sequence[float]) -> str:
-    import statistics
-
     std = statistics.pstdev(times) if len(times) > 1 else 0.0
     return (f"count={len(times)} first={times[0]:.0f} curr={times[-1]:.0f} min={min(times):.0f} "
             f"max={max(times):.0f} avg={statistics.fmean(times):.0f} std={std:.0f}")
@@ -274,14 +231,8 @@ def _benchmark_model(args: argparse.Namespace) -> str:
 
 
 def _cmd_benchmark(args: argparse.Namespace) -> int:
-    import statistics
-
-    from accelsim.benchmark import benchmark_data, run_benchmark, write_partition_plot
-    from accelsim.compare import slower_than_host
-    from accelsim.report import layers_csv, op_profile_text
-
     args.model = _benchmark_model(args)
-    system = _system(args.host, args.hw, args.max_delegated_partitions, args.min_nodes_per_partition)
+    system = system_from_options(args.host, args.hw, args.max_delegated_partitions, args.min_nodes_per_partition)
     run = run_benchmark(args.model, system, schedule=args.schedule, loops=_merged_loops(LoopTrips(), args.loop_trips),
                         warmup_runs=args.warmup_runs, num_runs=args.num_runs)
     data = benchmark_data(run, op_profiling=args.enable_op_profiling, per_layer=args.per_layer)
@@ -340,10 +291,7 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
 
 
 def _cmd_diff(args: argparse.Namespace) -> int:
-    from accelsim.diff import inference_diff, load_inputs
-    from accelsim.runtime.interpreter import Interpreter
-
-    system = _system(args.host, args.hw)
+    system = system_from_options(args.host, args.hw)
     inputs = None
     if args.input:
         details = Interpreter(model_path=args.model).get_input_details()
@@ -366,9 +314,6 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from accelsim.compare import chart_png, compare, load_results, simulate_sides
-    from accelsim.files import write_atomic
-
     results = [i for i in args.inputs if i.endswith(".json")]
     if results and len(results) != len(args.inputs):
         raise ValueError("give either models (with --hw twice or more) or results.json files, not both: got "
@@ -378,7 +323,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             raise ValueError("--hw is for comparing models on configs; results.json files carry their own configs")
         sides = [side for path in results for side in load_results(path)]
     else:
-        systems = [(h, _system(args.host, h.split(","))) for h in args.hw]
+        systems = [(h, system_from_options(args.host, h.split(","))) for h in args.hw]
         sides = simulate_sides(args.inputs, systems, args.schedule, _merged_loops(LoopTrips(), args.loop_trips))
     comparison = compare(sides)
     plot = write_atomic(Path(args.plot), chart_png(comparison))
@@ -391,10 +336,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_whatif(args: argparse.Namespace) -> int:
-    from accelsim.runtime.read import load_model
-    from accelsim.whatif import as_dict, lines, whatif
-
-    system = _system(args.host, args.hw)
+    system = system_from_options(args.host, args.hw)
     with _progress_bar("point") as progress:
         progress(0, 1, "simulating every lifted refusal")
         result = whatif(load_model(args.model), system, args.model, args.schedule,
@@ -403,14 +345,11 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(as_dict(result), indent=2))
         return 0
-    print("\n".join(lines(result)))
+    print("\n".join(whatif_lines(result)))
     return 0
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from accelsim.config import ConfigError, load_hardware, read_document
-    from accelsim.experiment import load_experiment
-
     bad = 0
     for path in args.files:
         doc, _ = read_document(path)
@@ -437,9 +376,6 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_configs(args: argparse.Namespace) -> int:
-    from accelsim.config_docs import schema_markdown, shipped_lines
-    from accelsim.experiment import SHIPPED_CONFIGS
-
     if args.schema:
         print(schema_markdown())
         return 0
@@ -687,7 +623,6 @@ def _interrupt(signum, frame) -> None:
 
 def _unknown_arguments(verb: argparse.ArgumentParser, unknown: Sequence[str]) -> str:
     """argparse's 'unrecognized arguments' message, naming the closest option of the verb for each."""
-    import difflib
 
     # Every spelling of an option points at its first one (--num_runs -> --num-runs).
     options = {o: a.option_strings[0] for a in verb._actions for o in a.option_strings if o.startswith("--")}

@@ -20,10 +20,12 @@ import matplotlib
 from matplotlib.figure import Figure
 
 import accelsim
+from accelsim.analysis import simulate_model
 from accelsim.config import System
 from accelsim.plots import _RC, _png
 from accelsim.record import PointResult
-from accelsim.results import speedup
+from accelsim.results import record, speedup
+from accelsim.runtime.read import load_model
 
 # (record key, heading, unit): the quantities compared, in the order shown.
 METRICS = (
@@ -182,10 +184,6 @@ def simulate_sides(models: Sequence[str], systems: Sequence[tuple[str, System]],
         OpResolutionError: a model the host cannot run (TFLite's message).
         WorkError: a node without a work model, or a loop without a trip count.
     """
-    from accelsim.analysis import simulate_model
-    from accelsim.results import record
-    from accelsim.runtime.read import load_model
-
     irs = {m: load_model(m) for m in models}
     baselines: dict[tuple[str, str], float] = {}
     sides = []

@@ -471,11 +471,13 @@ def load_hardware(path: str | Path, kinds: KindRegistry = default_registry) -> H
 
 
 def load_system(host_path: str | Path, accel_paths: Iterable[str | Path],
-                kinds: KindRegistry = default_registry) -> System:
+                kinds: KindRegistry = default_registry, *, loaded: dict[str, HardwareConfig] | None = None) -> System:
     """Load a host (a kind whose role is host) and its accelerators; names must be unique.
 
     Args:
         kinds: the kinds the files may name.
+        loaded: configs already read, by path, and where those read now are kept: a caller loading several
+            systems from the same files (an experiment's variants) reads each file once.
 
     Raises:
         ConfigError: every problem of every file, plus role and name clashes.
@@ -483,11 +485,16 @@ def load_system(host_path: str | Path, accel_paths: Iterable[str | Path],
     errors: list[str] = []
 
     def load(path) -> HardwareConfig | None:
+        if loaded is not None and str(path) in loaded:
+            return loaded[str(path)]
         try:
-            return load_hardware(path, kinds)
+            config = load_hardware(path, kinds)
         except ConfigError as exc:
             errors.extend(exc.errors)
             return None
+        if loaded is not None:
+            loaded[str(path)] = config
+        return config
 
     host = load(host_path)
     accelerators: list[HardwareConfig | None] = []

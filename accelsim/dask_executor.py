@@ -37,7 +37,7 @@ class DaskUnavailable(AccelsimError):
 def distributed_module():
     """The `distributed` package, or an error naming the pip command that brings it."""
     try:
-        import distributed
+        import distributed  # an optional dependency (the `distributed` extra): imported only when asked for
     except ImportError as exc:
         raise DaskUnavailable(f"--executor dask needs Dask's distributed scheduler, which is not installed "
                               f"({exc}); install it with: {INSTALL_HINT}") from exc

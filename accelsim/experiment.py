@@ -69,10 +69,11 @@ from pathlib import Path
 from typing import Any
 
 import accelsim.hw_configs
-from accelsim.config import ASSIGN_POLICIES, Assign, apply_overrides, load_hardware, load_system
+from accelsim.config import ASSIGN_POLICIES, Assign, HardwareConfig, apply_overrides, load_hardware, load_system
 from accelsim.config_yaml import Checker, ConfigError, read_document
 from accelsim.delegates.spec import OBJECTIVES
 from accelsim.pareto import DEFAULT_BEST, TRACES
+from accelsim.report import RENDERERS
 from accelsim.runtime.errors import ModelError
 from accelsim.runtime.read import load_model
 from accelsim.runtime.work import LoopTrips
@@ -129,6 +130,9 @@ class Experiment:
     traces: str = "pareto"  # accelsim.pareto.TRACES
     best: int = DEFAULT_BEST  # with traces pareto: the fastest `best` points are traced too
     pareto_color: str | None = None  # the swept key colouring the Pareto plot; None: the first swept key
+    # The hardware configs its files name, by path, as loading read them: design points reuse them rather than
+    # read every file again (accelsim.config.load_system's `loaded`).
+    configs: dict[str, HardwareConfig] = field(default_factory=dict, compare=False, repr=False)
 
 
 def shipped_configs() -> dict[str, Path]:
@@ -217,8 +221,6 @@ def load_experiment(path: str | Path) -> Experiment:
     loops = _loops(errors, data.get("loops", {}))
     reports = data.get("reports")
     if reports is not None:
-        from accelsim.report import RENDERERS  # the renderers' own table (imported here: it brings matplotlib)
-
         if not isinstance(reports, list) or not reports or any(r not in RENDERERS for r in reports):
             errors.add(("reports",), f"expected a list drawn from {', '.join(RENDERERS)}, got {reports!r}")
         reports = tuple(reports) if isinstance(reports, list) else None
@@ -448,14 +450,14 @@ def _check_configs(experiment: Experiment, errors: _Errors) -> None:
                     report(("variants", i), exc)
         return
     try:
-        load_system(experiment.host, ())  # the host alone, so its problems are reported under host:
+        load_system(experiment.host, (), loaded=experiment.configs)  # the host alone: its problems under host:
     except ConfigError as exc:
         report(("host",), exc)
     systems = {}
     unreadable = False
     for i, v in enumerate(experiment.variants):
         try:
-            systems[v.name] = load_system(experiment.host, v.accelerators)
+            systems[v.name] = load_system(experiment.host, v.accelerators, loaded=experiment.configs)
         except ConfigError as exc:
             report(("variants", i), exc)
             unreadable = True

@@ -108,7 +108,7 @@ def points_within_limits(experiment: Experiment) -> tuple[list[DesignPoint], int
     for model in experiment.models:
         model_hash = hashlib.sha256(Path(model).read_bytes()).hexdigest()
         for variant in experiment.variants:
-            base_system = load_system(experiment.host, variant.accelerators)
+            base_system = load_system(experiment.host, variant.accelerators, loaded=experiment.configs)
             keys = [k for k, _ in experiment.sweeps if _applies(k, base_system)]
             for sweep in _sweep_combinations(experiment, keys):
                 schedule = sweep.get("schedule", experiment.schedule)

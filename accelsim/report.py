@@ -35,39 +35,48 @@ does not produce are removed, so the folder never mixes two runs.
 
 from __future__ import annotations
 
-import base64
-import csv
 import functools
-import html
-import io
 import json
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import accelsim
 from accelsim import plots
+from accelsim.document import Block, Heading, Image, Para, Pre, Section, Table, make_table, render_html, render_markdown
+from accelsim.exports import csv_value, layers_csv, op_profile_text, results_csv, results_json
 from accelsim.files import write_atomic
-from accelsim.pareto import DEFAULT_BEST, FRONTS, OBJECTIVES, best_ids, front_ids
-from accelsim.partition_plot import partition_png, ranges
+from accelsim.labels import (
+    Order,
+    detail_subset,
+    detailed,
+    fmt_pct,
+    fmt_speedup,
+    fmt_uj,
+    fmt_us,
+    ops_abbrev,
+    point_label,
+    slug_of,
+    slugs,
+    sweep_text,
+    value_key,
+)
+from accelsim.pareto import DEFAULT_BEST, FRONTS, best_ids, front_ids
+from accelsim.partition_plot import ranges
 from accelsim.record import PointResult
+from accelsim.report_figures import SWEEP_MAX_LINES, all_figures, breakdown_points, color_key, partition_image
 from accelsim.results import LAYER_COLUMNS, layer_rows, tidy_table
 from accelsim.trace import trace_document
 
-TOP_BY_TIME = 10  # StatSummarizerOptions' default time_limit: benchmark_model lists the 10 slowest nodes
 _LONG_NODE_LIST = 8  # rejected nodes listed one by one up to this many, as index ranges beyond
 _LONG_VALUE_LIST = 8  # sweep values listed one by one in the summary up to this many, as a range beyond
-BREAKDOWN_MAX_BARS = 40  # more ok points than this: the breakdown chart shows only the points shown in detail
 # Readable at any point count: tables beyond these sizes show their first rows and say where the rest is.
 SUMMARY_MAX_ROWS = 50  # more points: the summary is ranges per model x variant and the best points
 HTML_MAX_ROWS = 1000  # report.html's collapsed, sortable table of every point holds at most this many
 TABLE_MAX_ROWS = 50  # rows of a front, failed or missing table
-SWEEP_MAX_LINES = 24  # a sweep plot with more lines than this (e.g. a random search) is left out
 _LONG_POINT_LIST = 8  # points named one by one in a sentence
-DETAIL_MAX = 20  # traced points shown in detail (with a Gantt chart): the fastest, then spread over the rest
 _GENERATED = (("plots", re.compile(r"^(gantt_.+|partitions_.+|sweep_.+|pareto_.+|breakdown)\.png$")),
               ("traces", re.compile(r"^.+\.json$")),
               ("layers", re.compile(r"^.+\.csv$")))
@@ -76,417 +85,13 @@ _GENERATED = (("plots", re.compile(r"^(gantt_.+|partitions_.+|sweep_.+|pareto_.+
 # -- document model: built once, rendered as Markdown and as HTML ----------------------------------
 
 
-@dataclass(frozen=True)
-class Heading:
-    level: int
-    text: str
-    anchor: str = ""
-
-
-@dataclass(frozen=True)
-class Para:
-    text: str
-
-
-@dataclass(frozen=True)
-class Table:
-    headers: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-    numeric: tuple[bool, ...]  # right-aligned columns, sorted as numbers
-    interactive: bool = False  # in HTML: sorts on a click on a heading, with a filter box
-
-
-@dataclass(frozen=True)
-class Pre:
-    text: str
-
-
-@dataclass(frozen=True)
-class Image:
-    path: str  # relative to the report folder
-    alt: str
-    spots: tuple[plots.Spot, ...] = ()  # in HTML: points that name themselves on hover
-
-
-@dataclass(frozen=True)
-class Section:
-    """A titled part that HTML shows as a collapsible <details>; Markdown shows it unless `html_only`."""
-
-    heading: Heading
-    body: tuple[Block, ...]
-    open: bool = True
-    html_only: bool = False
-
-
-Block = Heading | Para | Table | Pre | Image | Section
-
-
-def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], numeric: Sequence[bool], *,
-           interactive: bool = False) -> Table:
-    return Table(tuple(headers), tuple(tuple(r) for r in rows), tuple(numeric), interactive)
-
-
-def render_markdown(blocks: Sequence[Block]) -> str:
-    """GitHub-flavoured Markdown: padded pipe tables, fenced text blocks, images by relative path."""
-    return "\n\n".join(_markdown_blocks(blocks)) + "\n"
-
-
-def _markdown_blocks(blocks: Sequence[Block]) -> list[str]:
-    out: list[str] = []
-    for b in blocks:
-        if isinstance(b, Section):
-            if not b.html_only:
-                out += _markdown_blocks([b.heading, *b.body])
-        elif isinstance(b, Heading):
-            out.append(f"{'#' * b.level} {b.text}")
-        elif isinstance(b, Para):
-            out.append(b.text)
-        elif isinstance(b, Pre):
-            out.append(f"```text\n{b.text}\n```")
-        elif isinstance(b, Image):
-            out.append(f"![{b.alt}]({b.path})")
-        else:
-            out.append(_markdown_table(b))
-    return out
-
-
-def _markdown_table(t: Table) -> str:
-    def cell(s: str) -> str:
-        return s.replace("|", "\\|").replace("\n", " ")
-
-    rows = [[cell(h) for h in t.headers], *([cell(c) for c in r] for r in t.rows)]
-    widths = [max(3, *(len(r[k]) for r in rows)) for k in range(len(t.headers))]
-    lines = []
-    for i, r in enumerate(rows):
-        padded = [c.rjust(w) if t.numeric[k] and i else c.ljust(w) for k, (c, w) in enumerate(zip(r, widths))]
-        lines.append("| " + " | ".join(padded) + " |")
-        if i == 0:
-            lines.append("|" + "|".join(("-" * (w + 1) + ":") if n else ("-" * (w + 2))
-                                        for w, n in zip(widths, t.numeric)) + "|")
-    return "\n".join(lines)
-
-
-_CSS = """
-body { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; color: #1f2328;
-       max-width: 1400px; margin: 2em auto; padding: 0 1.5em; line-height: 1.45; font-size: 15px; }
-h1 { border-bottom: 2px solid #d0d7de; padding-bottom: .3em; }
-h2 { border-bottom: 1px solid #d0d7de; padding-bottom: .2em; margin-top: 2em; }
-h3 { margin-top: 2em; background: #f6f8fa; padding: .3em .5em; border-left: 4px solid #4C72B0; }
-details > summary { cursor: pointer; }
-details > summary > h2, details > summary > h3, details > summary > h4 { display: inline-block; margin-bottom: .3em; }
-details > summary > h2 { width: calc(100% - 1.5em); }
-details > summary > h3 { width: calc(100% - 2.5em); margin-top: 1.2em; }
-table { border-collapse: collapse; margin: .8em 0; font-size: 13px; max-width: 100%; }
-th, td { border: 1px solid #d0d7de; padding: 3px 9px; vertical-align: top; }
-th { background: #eef1f4; text-align: left; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-th.num { text-align: right; }
-tbody tr:nth-child(even) { background: #f8f9fa; }
-table.interactive th { cursor: pointer; user-select: none; }
-table.interactive th::after { content: " \\2195"; color: #8c959f; }
-table.interactive th[aria-sort="ascending"]::after { content: " \\25B2"; color: #1f2328; }
-table.interactive th[aria-sort="descending"]::after { content: " \\25BC"; color: #1f2328; }
-input.filter { font: inherit; font-size: 13px; padding: 2px 6px; margin-top: .5em; width: 22em; }
-span.count { font-size: 13px; color: #57606a; margin-left: .8em; }
-pre { background: #f6f8fa; border: 1px solid #d0d7de; padding: .8em; overflow-x: auto; font-size: 12px;
-      line-height: 1.3; tab-size: 8; }
-figure { margin: .5em 0; }
-div.plot { position: relative; display: inline-block; max-width: 100%; border: 1px solid #d0d7de; }
-div.plot img { display: block; max-width: 100%; height: auto; }
-span.spot { position: absolute; width: 16px; height: 16px; margin: -8px 0 0 -8px; border-radius: 50%; cursor: help; }
-span.spot:hover, span.spot:focus { outline: 2px solid #1f2328; }
-span.spot:hover::after, span.spot:focus::after { content: attr(data-tip); position: absolute; left: 20px; top: -4px;
-      white-space: pre; background: #1f2328; color: #fff; padding: 3px 7px; border-radius: 4px; font-size: 12px;
-      z-index: 2; pointer-events: none; }
-"""
-
-# Sorting and filtering of table.interactive: a click on a heading sorts its rows (numbers as numbers,
-# blanks and dashes last; again to reverse), a filter box above hides rows that do not contain its text.
-# Rows are moved in one DocumentFragment, so a table of thousands of rows re-renders once per action.
-_SCRIPT = """
-"use strict";
-document.querySelectorAll("table.interactive").forEach(function (table) {
-  var body = table.tBodies[0];
-  var rows = Array.prototype.slice.call(body.rows);
-  var texts = rows.map(function (r) { return r.textContent.toLowerCase(); });
-  var filter = document.createElement("input");
-  filter.type = "search";
-  filter.className = "filter";
-  filter.placeholder = "filter " + rows.length + " rows";
-  filter.setAttribute("aria-label", "filter the rows of the table below");
-  var count = document.createElement("span");
-  count.className = "count";
-  table.parentNode.insertBefore(filter, table);
-  table.parentNode.insertBefore(count, table);
-  filter.addEventListener("input", function () {
-    var q = filter.value.trim().toLowerCase(), shown = 0;
-    rows.forEach(function (r, i) { r.hidden = q !== "" && texts[i].indexOf(q) < 0; shown += r.hidden ? 0 : 1; });
-    count.textContent = q === "" ? "" : shown + " of " + rows.length + " rows";
-  });
-  var heads = Array.prototype.slice.call(table.tHead.rows[0].cells);
-  heads.forEach(function (th, col) {
-    th.tabIndex = 0;
-    th.title = "sort by this column";
-    function sort() {
-      var up = th.getAttribute("aria-sort") !== "ascending";
-      var numeric = th.classList.contains("num");
-      var keys = rows.map(function (r, i) {
-        var t = r.cells[col].textContent.trim();
-        var n = numeric ? parseFloat(t.replace(/[,\\u00d7%\\s]/g, "")) : NaN;
-        return {row: r, i: i, blank: numeric ? isNaN(n) : t === "" || t === "\\u2014", n: n, t: t};
-      });
-      keys.sort(function (a, b) {
-        if (a.blank !== b.blank) { return a.blank ? 1 : -1; }
-        var c = a.blank ? 0 : numeric ? a.n - b.n : a.t.localeCompare(b.t, undefined, {numeric: true});
-        return (up ? c : -c) || a.i - b.i;
-      });
-      var fragment = document.createDocumentFragment();
-      keys.forEach(function (k) { fragment.appendChild(k.row); });
-      body.appendChild(fragment);
-      heads.forEach(function (h) { h.removeAttribute("aria-sort"); });
-      th.setAttribute("aria-sort", up ? "ascending" : "descending");
-    }
-    th.addEventListener("click", sort);
-    th.addEventListener("keydown", function (e) {
-      if (e.key === "Enter" || e.key === " ") { e.preventDefault(); sort(); }
-    });
-  });
-});
-"""
-
-
-def render_html(blocks: Sequence[Block], title: str, images: dict[str, bytes]) -> str:
-    """One self-contained page: inline CSS and script, PNGs embedded as data URIs, nothing fetched."""
-    esc = html.escape
-    out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
-           '<meta name="viewport" content="width=device-width, initial-scale=1">',
-           f"<title>{esc(title)}</title>", f"<style>{_CSS}</style>", "</head>", "<body>",
-           *_html_blocks(blocks, images), f"<script>{_SCRIPT}</script>", "</body>", "</html>"]
-    return "\n".join(out) + "\n"
-
-
-def _html_heading(b: Heading) -> str:
-    anchor = f' id="{html.escape(b.anchor)}"' if b.anchor else ""
-    return f"<h{b.level}{anchor}>{html.escape(b.text)}</h{b.level}>"
-
-
-def _html_blocks(blocks: Sequence[Block], images: dict[str, bytes]) -> list[str]:
-    esc = html.escape
-    out: list[str] = []
-    for b in blocks:
-        if isinstance(b, Section):
-            out += [f"<details{' open' if b.open else ''}>", f"<summary>{_html_heading(b.heading)}</summary>",
-                    *_html_blocks(b.body, images), "</details>"]
-        elif isinstance(b, Heading):
-            out.append(_html_heading(b))
-        elif isinstance(b, Para):
-            out.append(f"<p>{esc(b.text)}</p>")
-        elif isinstance(b, Pre):
-            out.append(f"<pre>{esc(b.text)}</pre>")
-        elif isinstance(b, Image):
-            data = base64.b64encode(images[b.path]).decode("ascii")
-            spots = "".join(f'<span class="spot" tabindex="0" style="left:{s.x * 100:.2f}%;top:{s.y * 100:.2f}%" '
-                            f'data-tip="{esc(s.label)}" aria-label="{esc(s.label)}"></span>' for s in b.spots)
-            out.append(f'<figure><div class="plot"><img src="data:image/png;base64,{data}" alt="{esc(b.alt)}">'
-                       f"{spots}</div></figure>")
-        else:
-            out.append(_html_table(b))
-    return out
-
-
-def _html_table(t: Table) -> str:
-    def cls(k: int) -> str:
-        return ' class="num"' if t.numeric[k] else ""
-
-    head = "".join(f"<th{cls(k)}>{html.escape(h)}</th>" for k, h in enumerate(t.headers))
-    body = "\n".join("<tr>" + "".join(f"<td{cls(k)}>{html.escape(c)}</td>" for k, c in enumerate(r)) + "</tr>"
-                     for r in t.rows)
-    table = ' class="interactive"' if t.interactive else ""
-    return f"<table{table}>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>"
-
-
 # -- formatting -------------------------------------------------------------------------------------
-
-
-def fmt_us(x: float) -> str:
-    return f"{x:,.2f}"
-
-
-def fmt_uj(x: float) -> str:
-    return f"{x:,.3f}"
-
-
-def fmt_pct(x: float) -> str:
-    return f"{x:.1f}"
-
-
-def fmt_speedup(x: float | None) -> str:
-    return "—" if x is None else f"{x:.2f}×"
-
-
-def sweep_text(sweep: dict[str, Any], sep: str = ", ") -> str:
-    """'k1=v1, k2=v2' in the dict's key order (write_report puts it in the experiment's), values as written."""
-    return sep.join(f"{k}={v}" for k, v in sweep.items())
-
-
-def point_label(rec: dict[str, Any], *, short: bool = False) -> str:
-    """'model | variant | key=value ...': how a design point is named in a report.
-
-    With `short` (plot labels), a swept key drops its accelerator's name when the variant has only that one.
-    """
-    accels = rec["accelerators"]
-
-    def key(k: str) -> str:
-        head, _, rest = k.partition(".")
-        return rest if short and rest and len(accels) == 1 and head == accels[0] else k
-
-    return " | ".join([rec["model_name"], rec["variant"], *(f"{key(k)}={v}" for k, v in rec["sweep"].items())])
-
-
-def ops_abbrev(ops: Iterable[str]) -> str:
-    """Op types with counts, most frequent first (ties in first-seen order): 'CONV_2D×12, ADD×3, MEAN'."""
-    counts = Counter(ops)  # keeps first-seen order, and sorted() is stable
-    ordered = sorted(counts, key=lambda op: -counts[op])
-    return ", ".join(op if counts[op] == 1 else f"{op}×{counts[op]}" for op in ordered)
 
 
 # -- ordering, names, selection ---------------------------------------------------------------------
 
 
-def _value_key(value: Any) -> tuple:
-    number = plots.sweep_number(value)
-    return (0, number[0], str(value)) if number is not None else (1, 0.0, str(value))
-
-
-@dataclass(frozen=True)
-class Order:
-    """The experiment file's order of models (file stems), variants and sweep keys.
-
-    Names it does not list (or all of them, when no order is given) come after, alphabetically.
-    """
-
-    models: tuple[str, ...] = ()
-    variants: tuple[str, ...] = ()
-    keys: tuple[str, ...] = ()
-
-    @classmethod
-    def of(cls, experiment: dict | None) -> Order:
-        """The order an experiment dict gives under "models", "variants" and "sweep_keys"."""
-        experiment = experiment or {}
-        return cls(*(tuple(experiment.get(k, ())) for k in ("models", "variants", "sweep_keys")))
-
-    @staticmethod
-    def _rank(listed: tuple[str, ...], name: str) -> tuple[int, str]:
-        return (listed.index(name) if name in listed else len(listed)), name
-
-    def sorted(self, names: Iterable[str], kind: str) -> list[str]:
-        """Distinct `names` of one kind ("models", "variants" or "keys") in this order."""
-        listed = getattr(self, kind)
-        return sorted(set(names), key=lambda n: self._rank(listed, n))
-
-    def sweep(self, sweep: dict[str, Any]) -> dict[str, Any]:
-        """The same sweep with its keys in this order."""
-        return {k: sweep[k] for k in self.sorted(sweep, "keys")}
-
-    def key(self, rec: dict[str, Any]) -> tuple:
-        """Sort key: model, variant, sweep values (numbers compared as numbers) in key order, model path, id."""
-        sweep = tuple((self._rank(self.keys, k), _value_key(v)) for k, v in self.sweep(rec["sweep"]).items())
-        return (self._rank(self.models, rec["model_name"]), self._rank(self.variants, rec["variant"]), sweep,
-                rec.get("model", ""), rec.get("id", ""))
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._")[:120] or "point"
-
-
-def slugs(points: Sequence[dict[str, Any]]) -> list[str]:
-    """A file-name-safe, unique name per point: model__variant__key-value...; the id breaks rare ties."""
-    out: list[str] = []
-    seen: set[str] = set()
-    for rec in points:
-        base = _slug("__".join([rec["model_name"], rec["variant"],
-                                *(f"{k}-{v}" for k, v in sorted(rec["sweep"].items()))]))
-        slug = base if base not in seen else f"{base}__{rec['id'][:8]}"
-        seen.add(slug)
-        out.append(slug)
-    return out
-
-
-def _detail_subset(points: Sequence[dict[str, Any]], indices: Collection[int], best: int) -> list[int]:
-    """At most DETAIL_MAX of `indices`: the `best` fastest, then points evenly spaced in latency over the rest.
-
-    A front of a rows x cols sweep can hold hundreds of points; each gets a trace and a layer
-    table, but a report of hundreds of detail sections (and Gantt charts) would not be read.
-    """
-    by_latency = sorted(indices, key=lambda k: (points[k]["latency_us"], points[k]["id"]))
-    if len(by_latency) <= DETAIL_MAX:
-        return sorted(by_latency)
-    head, rest = by_latency[:min(best, DETAIL_MAX)], by_latency[min(best, DETAIL_MAX):]
-    take = DETAIL_MAX - len(head)
-    spread = [rest[round(i * (len(rest) - 1) / max(take - 1, 1))] for i in range(take)] if take else []
-    return sorted({*head, *spread})
-
-
-def detailed(points: Sequence[dict[str, Any]]) -> list[int]:
-    """Indices of the ok points shown in detail: all of a model × variant, or its first and last sweep point."""
-    groups: dict[tuple, list[int]] = defaultdict(list)
-    for k, rec in enumerate(points):
-        if rec["status"] == "ok":
-            groups[(rec["model_name"], rec["model"], rec["variant"])].append(k)
-    chosen = [k for g in groups.values() for k in (g if len(g) <= 2 else (g[0], g[-1]))]
-    return sorted(chosen)
-
-
 # -- benchmark_model's op profile --------------------------------------------------------------------
-
-
-def _field(text: str, width: int) -> str:
-    # stats_calculator.cc InitField: a tab, then the value right-aligned in a fixed width.
-    return "\t" + text.rjust(width)
-
-
-def _us(ms: float) -> str:
-    # The records keep node times to the nanosecond (ms with 6 decimals): µs with 3 decimals shows all of it,
-    # where benchmark_model's ms with 4 decimals would print 0.0000 for most nodes of a small model.
-    return f"{ms * 1e3:.3f}"
-
-
-def _profile_row(row: dict[str, Any], cdf: float) -> str:
-    where = row["unit"] if row["partition"] is None else f"{row['unit']} partition {row['partition']}"
-    return (_field(row["op"], 40) + _field(_us(row["first_ms"]), 9) + _field(_us(row["avg_ms"]), 9)
-            + _field(f"{row['pct']:.3f}", 7) + "%" + _field(f"{cdf:.3f}", 7) + "%"
-            + _field(str(row["times_called"]), 9) + f"\t[{where}]:{row['node']}")
-
-
-def _profile_header(title: str) -> list[str]:
-    return [f"============================== {title} ==============================",
-            _field("[node type]", 40) + _field("[first]", 9) + _field("[avg µs]", 9) + _field("[%]", 8)
-            + _field("[cdf%]", 8) + _field("[times called]", 9) + "\t[Name]"]
-
-
-def op_profile_text(rec: PointResult) -> str:
-    """The op profile in benchmark_model's layout: Run Order, Top by Computation Time, Summary by node type.
-
-    The [mem KB] column is left out (nothing is measured). Times are µs with 3 decimals instead of
-    benchmark_model's ms with 4: simulated accelerator nodes often take well under a microsecond.
-    """
-    rows = rec["op_profile"]
-    lines = ["Operator-wise Profiling Info for Regular Benchmark Runs:", *_profile_header("Run Order")]
-    lines += [_profile_row(r, r["cdf_pct"]) for r in rows]
-    lines += ["", *_profile_header("Top by Computation Time")]
-    cdf = 0.0
-    for r in sorted(rows, key=lambda r: -r["avg_ms"])[:TOP_BY_TIME]:
-        cdf += r["pct"]
-        lines.append(_profile_row(r, cdf))
-    lines += ["", f"Number of nodes executed: {len(rows)}",
-              "============================== Summary by node type ==============================",
-              _field("[Node type]", 40) + _field("[count]", 9) + _field("[avg µs]", 10) + _field("[avg %]", 11)
-              + _field("[cdf %]", 11) + _field("[times called]", 10)]
-    for s in rec["op_summary"]:
-        lines.append(_field(s["op"], 40) + _field(str(s["count"]), 9) + _field(_us(s["avg_ms"]), 10)
-                     + _field(f"{s['pct']:.3f}", 10) + "%" + _field(f"{s['cdf_pct']:.3f}", 10) + "%"
-                     + _field(str(s["times_called"]), 9))
-    return "\n".join(lines)
 
 
 # -- report sections --------------------------------------------------------------------------------
@@ -494,7 +99,7 @@ def op_profile_text(rec: PointResult) -> str:
 
 def _values_text(values: Iterable[Any]) -> str:
     """Sweep values in order, or their count and range when there are too many to read."""
-    ordered = sorted(values, key=_value_key)
+    ordered = sorted(values, key=value_key)
     if len(ordered) <= _LONG_VALUE_LIST:
         return ", ".join(str(v) for v in ordered)
     return f"{len(ordered)} values from {ordered[0]} to {ordered[-1]}"
@@ -584,7 +189,7 @@ def _summary_table(points: Sequence[dict], keys: Sequence[str]) -> Table:
         else:
             numbers = ["error", "—", "—", "—", "—", "—", "—"]
         rows.append([p["model_name"], p["variant"], *sweep, *numbers])
-    return _table(headers, rows, [False, False, *(False for _ in keys), True, True, True, True, True, True, True],
+    return make_table(headers, rows, [False, False, *(False for _ in keys), True, True, True, True, True, True, True],
                   interactive=True)
 
 
@@ -631,7 +236,7 @@ def _summary_section(points: Sequence[dict], keys: Sequence[str], best: int) -> 
         rows.append([model, variant, str(len(group)), str(len(group) - len(ok)), fmt_us(min(lat)), fmt_us(max(lat)),
                      fmt_uj(min(energy)), fmt_uj(max(energy)), _span(macs, _fmt_count) if macs else "—",
                      _span(onchip, _fmt_count) if onchip else "—"])
-    ranges_table = _table(["Model", "Variant", "Points", "Failed", "Best latency (µs)", "Worst latency (µs)",
+    ranges_table = make_table(["Model", "Variant", "Points", "Failed", "Best latency (µs)", "Worst latency (µs)",
                            "Best energy (µJ)", "Worst energy (µJ)", "MAC units", "On-chip (bytes)"], rows,
                           [False, False, *([True] * 8)])
     wanted = set(best_ids(points, best))
@@ -673,7 +278,7 @@ def _objectives_table(points: Sequence[dict], keys: Sequence[str], *, interactiv
              _fmt_count(p.get("area_onchip_bytes")), *([fronts[p["id"]]] if fronts is not None else [])]
             for p in points]
     extra = ["On the fronts of latency ×"] if fronts is not None else []
-    return _table(["Model", "Variant", *keys, "Latency (µs)", "Speed-up", "Energy (µJ)", "MAC units",
+    return make_table(["Model", "Variant", *keys, "Latency (µs)", "Speed-up", "Energy (µJ)", "MAC units",
                    "On-chip (bytes)", *extra], rows,
                   [False, False, *(False for _ in keys), True, True, True, True, True, *(False for _ in extra)],
                   interactive=interactive)
@@ -715,7 +320,7 @@ def _point_table(p: dict) -> Table:
            fmt_us(p["transfer_us"]), fmt_us(p["overhead_us"]), fmt_pct(p["partition_overhead_pct"]),
            f"{p['transfer_bytes']:,}", fmt_us(p["init_us"]), f"{p['init_param_bytes']:,}",
            f"{p['streamed_param_bytes']:,}", fmt_uj(p["energy_uj"]), fmt_uj(p["edp_uj_ms"])]
-    return _table(["Latency (µs)", "Speed-up", "Compute (µs)", "Memory (µs)", "Transfer (µs)", "Call overhead (µs)",
+    return make_table(["Latency (µs)", "Speed-up", "Compute (µs)", "Memory (µs)", "Transfer (µs)", "Call overhead (µs)",
                    "Partition overhead (%)", "Transfer (bytes)", "Init (µs)", "Cached params (bytes)",
                    "Streamed params (bytes)", "Energy (µJ)", "EDP (µJ·ms)"], [row], [True] * 13)
 
@@ -732,7 +337,7 @@ def _partition_table(p: dict) -> Table:
     rows = [[str(t["partition"]), t["unit"], f"{ranges(t['nodes'])} ({len(t['nodes'])})", ops_abbrev(t["ops"]),
              fmt_us(t["compute_us"]), fmt_us(t["memory_us"]), fmt_us(t["transfer_us"]), fmt_us(t["overhead_us"]),
              fmt_pct(t["pct_of_latency"]), fmt_uj(t["energy_uj"])] for t in p["partition_table"]]
-    return _table(["Partition", "Unit", "Nodes (count)", "Ops", "Compute (µs)", "Memory (µs)", "Transfer (µs)",
+    return make_table(["Partition", "Unit", "Nodes (count)", "Ops", "Compute (µs)", "Memory (µs)", "Transfer (µs)",
                    "Overhead (µs)", "% of latency", "Energy (µJ)"], rows,
                   [True, False, False, False, True, True, True, True, True, True])
 
@@ -750,7 +355,7 @@ def _partition_choice_blocks(p: dict) -> list[Block]:
     return [Heading(4, "Partition choice"),
             Para(f"With {how}, partitions that do not pay for themselves stay on the host (kept on the host: "
                  f"{kept})."),
-            _table(["Choice", "Partitions delegated", "Latency (µs)", "Energy (µJ)"], rows,
+            make_table(["Choice", "Partitions delegated", "Latency (µs)", "Energy (µJ)"], rows,
                    [False, True, True, True])]
 
 
@@ -766,7 +371,7 @@ def _rejected_table(p: dict) -> Table:
         else:
             which = f"#{ranges(r['node'] for r in nodes)}: {ops_abbrev([r['op'] for r in nodes])}"
         rows.append([reason, str(len(nodes)), which])
-    return _table(["Reason", "Nodes", "Which"], rows, [False, True, False])
+    return make_table(["Reason", "Nodes", "Which"], rows, [False, True, False])
 
 
 def _numerics_blocks(p: dict) -> list[Block]:
@@ -776,7 +381,7 @@ def _numerics_blocks(p: dict) -> list[Block]:
     return [Heading(4, "Numerics (inference_diff)"),
             Para(f"{n['runs']} runs of seeded random inputs through the reference interpreter and the delegated "
                  "one; absolute error per output in the output's own units (quantized outputs compare integers)."),
-            _table(["Output", "Name", "Avg error", "Std dev", "Max error"], rows, [True, False, True, True, True])]
+            make_table(["Output", "Name", "Avg error", "Std dev", "Max error"], rows, [True, False, True, True, True])]
 
 
 _LAYER_HEADERS = {"node": "Node", "op": "Op", "unit": "Unit", "partition": "Partition", "time_us": "Time (µs)",
@@ -791,8 +396,8 @@ def _layer_table(p: dict) -> Table:
     rows = layer_rows(p)
     numeric = [bool(rows) and all(isinstance(r[c], (int, float)) or r[c] is None for r in rows)
                and any(isinstance(r[c], (int, float)) for r in rows) for c in LAYER_COLUMNS]
-    return _table([_LAYER_HEADERS.get(c, c) for c in LAYER_COLUMNS],
-                  [["—" if r[c] is None else _csv_value(r[c]) for c in LAYER_COLUMNS] for r in rows], numeric,
+    return make_table([_LAYER_HEADERS.get(c, c) for c in LAYER_COLUMNS],
+                  [["—" if r[c] is None else csv_value(r[c]) for c in LAYER_COLUMNS] for r in rows], numeric,
                   interactive=True)
 
 
@@ -804,7 +409,7 @@ def _detail_section(p: dict, slug: str, gantt: plots.Picture | None, partitions:
         blocks.append(Image(f"plots/gantt_{slug}.png", f"timeline of {label}"))
     blocks.append(Heading(4, "Partitions"))
     if partitions:
-        blocks.append(_partition_image(p, slug))
+        blocks.append(partition_image(p, slug))
     if p["partition_table"]:
         blocks.append(_partition_table(p))
     else:
@@ -816,7 +421,7 @@ def _detail_section(p: dict, slug: str, gantt: plots.Picture | None, partitions:
                    Para("Control-flow nodes are costed as the nodes of the subgraphs they run times these trips "
                         "(run: counted by an invoke; constant / shape: fixed by the model; branch: the costlier "
                         "IF branch; override / default: set by the experiment)."),
-                   _table(["Node", "Op", "Trips", "From"],
+                   make_table(["Node", "Op", "Trips", "From"],
                           [[loop["node"], loop["op"], str(loop["trips"]), loop["source"]] for loop in p["loops"]],
                           [False, False, True, False])]
     if p["accelerators"]:
@@ -838,113 +443,7 @@ def _detail_section(p: dict, slug: str, gantt: plots.Picture | None, partitions:
     return Section(Heading(3, label, slug), tuple(blocks))
 
 
-def _sweep_lines(points: Sequence[dict], key: str) -> list[plots.SweepLine]:
-    swept: dict[tuple, list[dict]] = defaultdict(list)
-    for p in points:
-        if p["status"] == "ok" and key in p["sweep"]:
-            others = {k: v for k, v in p["sweep"].items() if k != key}
-            label = point_label({**p, "sweep": others}, short=True)
-            swept[(p["model_name"], p["variant"], label)].append(p)
-    lines = []
-    for (model, _, label), group in swept.items():
-        group = sorted(group, key=lambda p: _value_key(p["sweep"][key]))
-        lines.append(plots.SweepLine(model=model, label=label, values=tuple(p["sweep"][key] for p in group),
-                                     latency_us=tuple(p["latency_us"] for p in group),
-                                     overhead_pct=tuple(p["partition_overhead_pct"] for p in group),
-                                     speedup=tuple(p["speedup"] for p in group),
-                                     names=tuple(point_label(p) for p in group)))
-    models = {m for m, _, _ in swept}
-    for p in points:
-        if p["status"] == "ok" and key not in p["sweep"] and p["model_name"] in models:
-            lines.append(plots.SweepLine(model=p["model_name"], label=point_label(p, short=True), values=(),
-                                         latency_us=(p["latency_us"],),
-                                         overhead_pct=(p["partition_overhead_pct"],), speedup=(p["speedup"],),
-                                         names=(point_label(p),), flat=True))
-    return lines
-
-
-def _sweep_line_count(points: Sequence[dict], key: str) -> int:
-    """How many lines _sweep_lines would draw for `key`, counted without building them."""
-    swept = {(p["model_name"], p["variant"], *(str(v) for k, v in p["sweep"].items() if k != key))
-             for p in points if p["status"] == "ok" and key in p["sweep"]}
-    flat = {(p["model_name"], p["variant"], p["id"]) for p in points if p["status"] == "ok" and key not in p["sweep"]}
-    return len(swept) + len(flat)
-
-
-def _breakdown_points(points: Sequence[dict], shown: Sequence[int]) -> list[dict]:
-    """The points of the breakdown chart: every ok point, or those shown in detail when there are too many."""
-    ok = [p for p in points if p["status"] == "ok"]
-    return ok if len(ok) <= BREAKDOWN_MAX_BARS else [points[k] for k in shown]
-
-
-def _color_key(experiment: dict | None, keys: Sequence[str]) -> str | None:
-    """The swept key colouring the Pareto plots: the experiment's choice, else the first swept key (None: variant)."""
-    chosen = (experiment or {}).get("pareto_color")
-    return chosen if chosen in keys else (keys[0] if keys else None)
-
-
-def _pareto_figures(points: Sequence[dict], fronts: dict[tuple[str, str], list[str]],
-                    color: str | None) -> dict[str, plots.Picture]:
-    """Per model, plots/pareto_<model>.png: a panel per objective pair, the front coloured by `color`."""
-    figures: dict[str, plots.Picture] = {}
-    on_front = {pair: set(ids) for pair, ids in fronts.items()}
-    models: dict[str, list[dict]] = defaultdict(list)
-    for p in points:
-        if p["status"] == "ok" and all(p.get(k) is not None for pair in fronts for k in pair):
-            models[p["model"]].append(p)
-    for group in models.values():
-        panels = []
-        for (x_key, y_key), ids in on_front.items():
-            front = sorted((k for k, p in enumerate(group) if p["id"] in ids),
-                           key=lambda k: (group[k][x_key], group[k][y_key]))
-            panels.append(plots.ParetoPanel(OBJECTIVES[x_key], OBJECTIVES[y_key], tuple(p[x_key] for p in group),
-                                            tuple(p[y_key] for p in group), tuple(front)))
-        colors = [p["sweep"].get(color) if color else p["variant"] for p in group]
-        name = group[0]["model_name"]
-        title = f"Pareto fronts of {name}: {len(group)} design points"
-        figures[f"plots/pareto_{_slug(name)}.png"] = plots.Picture(
-            plots.pareto_png(title, panels, color or "variant", colors))
-    return figures
-
-
-def _figures(points: Sequence[dict], names: Sequence[str], shown: Sequence[int], keys: Sequence[str],
-             fronts: dict[tuple[str, str], list[str]], color: str | None) -> dict[str, plots.Picture]:
-    """Every plot of the report, by path relative to the report folder."""
-    figures: dict[str, plots.Picture] = _pareto_figures(points, fronts, color)
-    bars = _breakdown_points(points, shown)
-    if bars:
-        figures["plots/breakdown.png"] = plots.Picture(plots.breakdown_png([
-            plots.Bar(label=point_label(p, short=True), compute_us=p["compute_us"], memory_us=p["memory_us"],
-                      transfer_us=p["transfer_us"], overhead_us=p["overhead_us"],
-                      latency_us=p["latency_us"], speedup=p["speedup"]) for p in bars]))
-    for key in keys:
-        if _sweep_line_count(points, key) > SWEEP_MAX_LINES:
-            continue
-        lines = _sweep_lines(points, key)
-        if any(not ln.flat for ln in lines):
-            values = [v for ln in lines for v in ln.values]
-            figures[f"plots/sweep_{_slug(key)}.png"] = plots.sweep_png(key, lines, plots.sweep_axis(key, values))
-    for k in shown:
-        p = points[k]
-        title = f"{point_label(p)}: one inference, {fmt_us(p['latency_us'])} µs"
-        figures[f"plots/gantt_{names[k]}.png"] = plots.Picture(plots.gantt_png(p, title))
-    figures.update(_partition_figures(points, names, shown))
-    return figures
-
-
 # -- partition pictures ------------------------------------------------------------------------------
-
-
-def _partition_figures(points: Sequence[dict], names: Sequence[str], shown: Sequence[int]) -> dict[str, plots.Picture]:
-    """plots/partitions_<slug>.png of each point that gets a timeline and has accelerators (CPU-only: all host)."""
-    return {f"plots/partitions_{names[k]}.png": plots.Picture(partition_png(
-        points[k], f"{point_label(points[k])}: where each node runs, in run order")) for k in shown
-        if points[k]["accelerators"]}
-
-
-def _partition_image(p: dict, slug: str) -> Image:
-    return Image(f"plots/partitions_{slug}.png",
-                 f"where each node of {point_label(p)} runs, in run order")
 
 
 _DETAIL_INTRO = (
@@ -975,12 +474,12 @@ def build_document(name: str, points: Sequence[PointResult], missing: Sequence[d
     blocks: list[Block] = [Heading(1, f"accelsim report: {name}"),
                            Para(_summary_paragraph(name, points, missing, experiment, order)),
                            _summary_section(points, keys, best)]
-    front_section = _fronts_section(points, keys, fronts, figures, _color_key(experiment, keys))
+    front_section = _fronts_section(points, keys, fronts, figures, color_key(experiment, keys))
     if front_section is not None:
         blocks.append(front_section)
     if "plots/breakdown.png" in figures:
         n_ok = sum(1 for p in points if p["status"] == "ok")
-        n_bars = len(_breakdown_points(points, shown))
+        n_bars = len(breakdown_points(points, shown))
         where = "the summary table" if len(points) <= SUMMARY_MAX_ROWS else "results.csv"
         subset = (f" It shows the {n_bars} points shown in detail below; all {n_ok} are in {where}."
                   if n_bars < n_ok else "")
@@ -988,7 +487,7 @@ def build_document(name: str, points: Sequence[PointResult], missing: Sequence[d
             Para("Busy time by kind, summed over host, accelerators and links (it exceeds the end-to-end "
                  f"latency, the black mark, where resources overlap).{subset}"),
             Image("plots/breakdown.png", "latency breakdown per design point"))))
-    sweep_plots = [(k, f"plots/sweep_{_slug(k)}.png") for k in keys if f"plots/sweep_{_slug(k)}.png" in figures]
+    sweep_plots = [(k, f"plots/sweep_{slug_of(k)}.png") for k in keys if f"plots/sweep_{slug_of(k)}.png" in figures]
     if sweep_plots:
         blocks.append(Section(Heading(2, "Sweeps"), (
             Para(f"Latency, speed-up over the CPU-only run of the same model (when the experiment has one) and "
@@ -1019,7 +518,7 @@ def build_document(name: str, points: Sequence[PointResult], missing: Sequence[d
     if failed:
         shown_failed, note = _cut(failed, TABLE_MAX_ROWS, "results.csv (status error, with the error)")
         blocks.append(Section(Heading(2, "Failed design points"), (*note,
-            _table(["Model", "Variant", "Sweep", "Error"],
+            make_table(["Model", "Variant", "Sweep", "Error"],
                    [[p["model_name"], p["variant"], sweep_text(p["sweep"]) or "—", p["error"] or "unknown"]
                     for p in shown_failed], [False] * 4, interactive=True))))
     if missing:
@@ -1027,55 +526,13 @@ def build_document(name: str, points: Sequence[PointResult], missing: Sequence[d
         blocks.append(Section(Heading(2, "Missing design points"), (
             Para(f"{len(missing)} design point{'s' * (len(missing) != 1)} did not finish before the run "
                  f"stopped; run the experiment again to complete {'them' if len(missing) != 1 else 'it'}."), *note,
-            _table(["Model", "Variant", "Sweep", "Id"],
+            make_table(["Model", "Variant", "Sweep", "Id"],
                    [[m["model_name"], m["variant"], sweep_text(m["sweep"]) or "—", m["id"]] for m in shown_missing],
                    [False] * 4))))
     return blocks
 
 
 # -- machine-readable results ---------------------------------------------------------------------
-
-
-def _json_list(items: Sequence[Any]) -> str:
-    # One item per line, each compact: readable, grep-able, and encoded by json's C encoder (which an
-    # indent turns off; indenting 100,000 records took most of a report's time).
-    if not items:
-        return "[]"
-    return "[\n" + ",\n".join(json.dumps(i, sort_keys=True, ensure_ascii=False) for i in items) + "\n]"
-
-
-def results_json(name: str, points: Sequence[PointResult], missing: Sequence[dict],
-                 table: tuple[list[str], list[list[Any]]] | None = None) -> str:
-    """results.json: every record (sorted), the points that did not finish, and the tidy table of results.csv
-    as "columns" (names in order) and "rows" (one list of values per point, null where absent).
-
-    Keys in sorted order, one point (row, missing point) per line.
-    """
-    columns, rows = table if table is not None else tidy_table(points)
-    parts = {"columns": json.dumps(columns, ensure_ascii=False), "experiment": json.dumps(name, ensure_ascii=False),
-             "missing": _json_list(missing), "points": _json_list(points), "rows": _json_list(rows),
-             "version": json.dumps(accelsim.__version__)}
-    return "{\n" + ",\n".join(f"{json.dumps(k)}: {v}" for k, v in parts.items()) + "\n}\n"
-
-
-def _csv_value(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, dict):
-        return sweep_text(value, "; ")
-    if isinstance(value, (list, tuple)):
-        return "+".join(str(v) for v in value)
-    return str(value)
-
-
-def results_csv(points: Sequence[PointResult], table: tuple[list[str], list[list[Any]]] | None = None) -> str:
-    """results.csv: accelsim.results.tidy_table of `points` (given, or made with the sweep keys alphabetically)."""
-    columns, rows = table if table is not None else tidy_table(points)
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(columns)
-    writer.writerows([_csv_value(v) for v in row] for row in rows)
-    return buf.getvalue()
 
 
 # -- writing ----------------------------------------------------------------------------------------
@@ -1088,16 +545,6 @@ def _remove_stale(out: Path, keep: set[Path]) -> None:
             for f in directory.iterdir():
                 if f.is_file() and pattern.match(f.name) and f not in keep:
                     f.unlink()
-
-
-def layers_csv(rec: PointResult) -> str:
-    """layers/<slug>.csv of an ok record: one row per node in run order, accelsim.results.LAYER_COLUMNS."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(LAYER_COLUMNS)
-    for row in layer_rows(rec):
-        writer.writerow([_csv_value(row[c]) for c in LAYER_COLUMNS])
-    return buf.getvalue()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -1189,13 +636,13 @@ def write_report(out_dir: Path, name: str, records: list[PointResult], *, format
     else:
         wanted = set(traced)
         timelines = {k for k, p in enumerate(points) if p["id"] in wanted and p["status"] == "ok" and "events" in p}
-        shown = _detail_subset(points, timelines, (experiment or {}).get("best", DEFAULT_BEST))
+        shown = detail_subset(points, timelines, (experiment or {}).get("best", DEFAULT_BEST))
     written: dict[str, Path] = {}
     figures: dict[str, plots.Picture] = {}
     fronts: dict[tuple[str, str], list[str]] = {}
     if "md" in formats or "html" in formats:
         fronts = {pair: front_ids(points, *pair) for pair in FRONTS}
-        figures = _figures(points, names, shown, keys, fronts, _color_key(experiment, keys))
+        figures = all_figures(points, names, shown, keys, fronts, color_key(experiment, keys))
         for rel, picture in figures.items():
             written[rel] = write_atomic(out / rel, picture.png)
     for pid, (p, slug) in enumerate(zip(points, names), start=1):

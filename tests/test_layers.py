@@ -1,8 +1,10 @@
-"""Imports only point down: accelsim -> accelsim.delegates -> accelsim.runtime -> accelsim.schema, and inside
+"""Imports only point down: accelsim -> accelsim.delegates -> accelsim.runtime -> accelsim.schema; inside
 the runtime the kernels sit below the resolver and the interpreter (they import tensors, quant and the IR, never
-the interpreter).
+the interpreter); inside accelsim/ the layers of docs/architecture.md (ACCELSIM_LAYERS), where costing never
+imports placement and nothing below the command line imports it.
 
-Every import statement counts, also those inside functions or `if TYPE_CHECKING:` blocks.
+Every import statement counts, also those inside functions or `if TYPE_CHECKING:` blocks. Inside accelsim/, an
+import in a function is only for an optional dependency (OPTIONAL), with a comment saying so.
 """
 
 from __future__ import annotations
@@ -33,6 +35,36 @@ RUNTIME_LAYERS = (
     ("accelsim.runtime.interpreter",),
     ("accelsim.runtime",),  # the package's __init__, which exports the public names
 )
+
+
+# Modules of `accelsim` itself (the hardware side and the tool), lowest layer first: docs/architecture.md names
+# each layer's job. A module may import its own layer's modules and lower ones; a new module goes in the layer
+# of its job (a prefix names a package and every module in it).
+ACCELSIM_LAYERS = (
+    # foundation: quantities, files, the result record, traces, schedules, Pareto fronts
+    ("accelsim", "accelsim.units", "accelsim.files", "accelsim.record", "accelsim.trace", "accelsim.schedule",
+     "accelsim.pareto"),  # accelsim: the package's __init__, which holds only __version__
+    # hardware: configs, claims, kinds and their cost models, memory, energy, sweep ranges and limits
+    ("accelsim.config", "accelsim.config_yaml", "accelsim.claims", "accelsim.config_docs", "accelsim.kinds",
+     "accelsim.cost", "accelsim.memory", "accelsim.energy", "accelsim.search", "accelsim.hw_configs"),
+    # delegation: delegates applied, node work, what a simulated inference produced
+    ("accelsim.simulation", "accelsim.delegation"),
+    ("accelsim.costing",),  # node costs, step assembly
+    ("accelsim.placement",),  # searches that use costing; costing never uses them
+    ("accelsim.analysis", "accelsim.diff"),  # once per (model, delegation policy); the numerics diff
+    # results and reports
+    ("accelsim.results", "accelsim.report", "accelsim.document", "accelsim.exports", "accelsim.report_figures",
+     "accelsim.labels", "accelsim.plots", "accelsim.partition_plot"),
+    # experiments: the file, points, executors, the store, details, the pipeline
+    ("accelsim.experiment", "accelsim.points", "accelsim.executors", "accelsim.dask_executor", "accelsim.store",
+     "accelsim.detail", "accelsim.run"),
+    # tools
+    ("accelsim.compare", "accelsim.whatif", "accelsim.benchmark", "accelsim.model_info", "accelsim.systems",
+     "accelsim.ops"),
+    ("accelsim.cli", "accelsim.__main__"),  # the command line
+)
+# Optional dependencies: the only imports allowed inside functions of accelsim/ (with a comment saying so).
+OPTIONAL = ("distributed", "dask", "playwright")
 
 
 def _module_name(path: Path) -> str:
@@ -81,12 +113,29 @@ def _runtime_layer(module: str) -> int:
     return best[0]
 
 
+def _accelsim_layer(module: str) -> int:
+    """The rank of a module (or of a name in it: accelsim.config.load_system is accelsim.config's)."""
+    best = None
+    for rank, group in enumerate(ACCELSIM_LAYERS):
+        for prefix in group:
+            # the package itself matches only exactly: a module missing from the table is an error, not the package
+            inside = module.startswith(prefix + ".") and prefix != "accelsim"
+            if (module == prefix or inside) and (best is None or len(prefix) > best[1]):
+                best = (rank, len(prefix))
+    assert best is not None, (f"{module} is in no layer of ACCELSIM_LAYERS (tests/test_layers.py); add it to the "
+                              "layer of its job (docs/architecture.md)")
+    return best[0]
+
+
 def _violation(importer: str, imported: str) -> str | None:
     top_from, top_to = _package(importer), _package(imported)
     if top_to is None:
         return None
     if PACKAGES.index(top_to) > PACKAGES.index(top_from):
         return f"{top_from} may not import the higher layer {top_to}"
+    if top_from == top_to == "accelsim":
+        if _accelsim_layer(imported) > _accelsim_layer(importer):
+            return "accelsim modules import only their own layer or lower ones (ACCELSIM_LAYERS)"
     if top_from == top_to == "accelsim.runtime":
         if importer.startswith("accelsim.runtime.kernels") and imported.startswith("accelsim.runtime.interpreter"):
             return "kernels never import the interpreter"
@@ -103,6 +152,33 @@ def test_imports_point_down(path):
     assert not problems, "\n".join(problems)
 
 
+def _function_imports(path: Path) -> list[tuple[int, str, str]]:
+    """(line, imported module, the line's text) of every import inside a function."""
+    text = path.read_text()
+    lines = text.splitlines()
+    found = []
+    for fn in ast.walk(ast.parse(text)):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Import):
+                    found += [(node.lineno, a.name, lines[node.lineno - 1]) for a in node.names]
+                elif isinstance(node, ast.ImportFrom):
+                    found.append((node.lineno, "." * node.level + (node.module or ""), lines[node.lineno - 1]))
+    return found
+
+
+@pytest.mark.parametrize("path", [p for p in _sources() if _module_name(p).split(".")[1:2] not in
+                                  (["schema"], ["runtime"], ["delegates"])],
+                         ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_accelsim_imports_in_functions_are_only_optional_dependencies(path):
+    problems = [f"{path.relative_to(ROOT)}:{line}: imports {module} inside a function; import it at the top "
+                f"(only an optional dependency, {', '.join(OPTIONAL)}, is imported where it is needed, with a "
+                "comment saying so)"
+                for line, module, text in _function_imports(path)
+                if module.split(".")[0] not in OPTIONAL or "#" not in text]
+    assert not problems, "\n".join(problems)
+
+
 @pytest.mark.parametrize(("importer", "imported"), [
     ("accelsim.runtime.kernels.conv", "accelsim.runtime.interpreter.Interpreter"),
     ("accelsim.runtime.kernels.conv", "accelsim.runtime.resolver.BuiltinOpResolver"),
@@ -111,6 +187,10 @@ def test_imports_point_down(path):
     ("accelsim.runtime.interpreter", "accelsim.delegates.api.SimpleDelegate"),
     ("accelsim.delegates.partition", "accelsim.config.load_system"),
     ("accelsim.schema.generate", "accelsim.runtime.ir.Model"),
+    ("accelsim.costing", "accelsim.placement.cost_aware_interpreter"),
+    ("accelsim.config", "accelsim.analysis.analyze"),
+    ("accelsim.report", "accelsim.run.run_experiment"),
+    ("accelsim.run", "accelsim.cli.main"),
 ])
 def test_upward_imports_are_caught(importer, imported):
     assert _violation(importer, imported) is not None
@@ -135,3 +215,25 @@ def test_function_level_and_relative_imports_are_read(tmp_path, monkeypatch):
     source.write_text("def f():\n    from accelsim.runtime.interpreter import Interpreter\n    from . import common\n")
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     assert _imports(source) == [(2, "accelsim.runtime.interpreter.Interpreter"), (3, "accelsim.runtime.kernels.common")]
+
+
+def test_a_planted_upward_import_inside_accelsim_fails(tmp_path, monkeypatch):
+    """Costing that imports a placement search is reported with its file:line, the function-level one too."""
+    pkg = tmp_path / "accelsim"
+    pkg.mkdir()
+    (pkg / "placement.py").write_text("")
+    source = pkg / "costing.py"
+    source.write_text("import numpy\ndef f():\n    from accelsim.placement import cost_aware_interpreter\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    with pytest.raises(AssertionError, match=r"accelsim/costing.py:3: imports accelsim.placement.cost_aware_interpreter"
+                                             r": accelsim modules import only their own layer or lower ones"):
+        test_imports_point_down(source)
+    with pytest.raises(AssertionError, match=r"accelsim/costing.py:3: imports accelsim.placement inside a function"):
+        test_accelsim_imports_in_functions_are_only_optional_dependencies(source)
+
+
+def test_every_accelsim_module_has_a_layer():
+    for path in _sources():
+        module = _module_name(path)
+        if _package(module) == "accelsim":
+            _accelsim_layer(module)

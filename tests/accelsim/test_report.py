@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from accelsim import files, plots, report
+from accelsim import exports, files, labels, plots, report
 from accelsim.analysis import simulate_model
 from accelsim.config import System, apply_overrides, load_system
 from accelsim.diff import inference_diff
@@ -264,8 +264,8 @@ def test_op_profile_is_in_benchmark_model_layout_in_microseconds(written):
     page = files["html"].read_text(encoding="utf-8")
     cpu = next(r for r in records if r["variant"] == "cpu_only")
     text = _html_details(page, "interleaved_int8__cpu_only", "Op profile (benchmark_model's layout)")
-    assert report.op_profile_text(cpu) in text and "<details>" in page  # collapsed: no `open`
-    lines = report.op_profile_text(cpu).splitlines()
+    assert exports.op_profile_text(cpu) in text and "<details>" in page  # collapsed: no `open`
+    lines = exports.op_profile_text(cpu).splitlines()
     run_order = lines.index("============================== Run Order ==============================")
     assert lines[run_order + 1].split("\t")[1:] == [f"{'[node type]':>40}", f"{'[first]':>9}", f"{'[avg µs]':>9}",
                                                     f"{'[%]':>8}", f"{'[cdf%]':>8}", f"{'[times called]':>9}",
@@ -280,9 +280,9 @@ def test_op_profile_is_in_benchmark_model_layout_in_microseconds(written):
         assert float(fields[4].rstrip("%")) == pytest.approx(row["cdf_pct"], abs=5e-4)
         assert fields[6] == f"[host]:{row['node']}"
     top = lines.index("============================== Top by Computation Time ==============================")
-    top_rows = lines[top + 2:top + 2 + report.TOP_BY_TIME]
+    top_rows = lines[top + 2:top + 2 + exports.TOP_BY_TIME]
     times = [float(ln.split("\t")[3]) for ln in top_rows]
-    assert times == sorted(times, reverse=True) and len(top_rows) == report.TOP_BY_TIME
+    assert times == sorted(times, reverse=True) and len(top_rows) == exports.TOP_BY_TIME
     assert f"Number of nodes executed: {len(cpu['op_profile'])}" in lines
     summary = lines.index("============================== Summary by node type ==============================")
     assert [ln.split("\t")[1].strip() for ln in lines[summary + 2:]] == [s["op"] for s in cpu["op_summary"]]
@@ -293,7 +293,7 @@ def test_small_node_times_keep_their_digits():
                            "avg_ms": 2.1e-05, "pct": 100.0, "cdf_pct": 100.0, "times_called": 1}],
            "op_summary": [{"op": "ADD", "count": 1, "avg_ms": 2.1e-05, "pct": 100.0, "cdf_pct": 100.0,
                            "times_called": 1}]}
-    text = report.op_profile_text(rec)
+    text = exports.op_profile_text(rec)
     assert "\t    0.021\t    0.021\t" in text and "0.0000" not in text  # 21 ns, as µs
 
 
@@ -308,8 +308,8 @@ def test_markdown_leaves_per_node_tables_to_layers_csv_and_html(written):
         assert f"\n{heading}\n" in md
     layer_files = sorted((out / "layers").iterdir())
     assert len(layer_files) == len(ok) == sum(1 for k in files if k.startswith("layers/"))
-    by_name = {f"{slug}.csv": r for slug, r in zip(report.slugs(sorted(ok, key=report.Order().key)),
-                                                    sorted(ok, key=report.Order().key))}
+    by_name = {f"{slug}.csv": r for slug, r in zip(labels.slugs(sorted(ok, key=labels.Order().key)),
+                                                    sorted(ok, key=labels.Order().key))}
     for path in layer_files:
         rec = by_name[path.name]
         rows = list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))
@@ -341,10 +341,10 @@ def test_the_report_follows_the_experiment_order(written, tmp_path):
 
 
 def test_sweep_keys_follow_the_experiment_order():
-    order = report.Order(keys=("z.rows", "a.cols"))
+    order = labels.Order(keys=("z.rows", "a.cols"))
     rec = {"model_name": "m", "variant": "v", "sweep": {"a.cols": 8, "z.rows": 16, "b.other": 1}}
     assert list(order.sweep(rec["sweep"])) == ["z.rows", "a.cols", "b.other"]
-    assert report.point_label({**rec, "sweep": order.sweep(rec["sweep"]), "accelerators": []}) == \
+    assert labels.point_label({**rec, "sweep": order.sweep(rec["sweep"]), "accelerators": []}) == \
         "m | v | z.rows=16 | a.cols=8 | b.other=1"
     assert order.sorted(["b", "a.cols", "z.rows"], "keys") == ["z.rows", "a.cols", "b"]
 
@@ -592,7 +592,7 @@ def test_report_of_fresh_simulations(tmp_path):
 def test_ranges_and_op_abbreviation():
     assert report.ranges([5, 0, 1, 2, 7, 8]) == "0–2, 5, 7–8"
     assert report.ranges([]) == ""
-    assert report.ops_abbrev(["ADD", "CONV_2D", "CONV_2D", "MEAN", "ADD", "CONV_2D"]) == "CONV_2D×3, ADD×2, MEAN"
+    assert labels.ops_abbrev(["ADD", "CONV_2D", "CONV_2D", "MEAN", "ADD", "CONV_2D"]) == "CONV_2D×3, ADD×2, MEAN"
 
 
 def test_a_large_report_stays_readable(tmp_path):
@@ -614,7 +614,7 @@ def test_a_large_report_stays_readable(tmp_path):
     assert "The table shows the first 50 of 60 rows; all of them are in results.csv" in md
     assert "The table shows the first 50 of 60 rows; all of them are in results.json under missing" in md
     detail = _md_section(md, "## Design points in detail")
-    assert detail.count("\n### ") == min(report.DETAIL_MAX, len([r for r in records if r["id"] in chosen and
+    assert detail.count("\n### ") == min(labels.DETAIL_MAX, len([r for r in records if r["id"] in chosen and
                                                                   r["status"] == "ok"]))
     assert "## Sweeps" not in md  # a random search draws one line per point: no sweep plot
     assert md.count("\n") < 700
@@ -673,11 +673,11 @@ def test_a_cost_aware_point_shows_tflites_choice_next_to_its_own(tmp_path):
     assert "kept on the host: hexagon_dsp partition 0, hexagon_dsp partition 1" in section
     rows = [line for line in section.splitlines() if line.startswith("| ")]
     assert rows[1].split("|")[2].strip() == str(choice["tflite_partitions"])
-    assert report.fmt_us(tflite["latency_us"]) in rows[1] and report.fmt_us(cost["latency_us"]) in rows[2]
-    assert report.fmt_us(choice["saved_us"]) in rows[3]
+    assert labels.fmt_us(tflite["latency_us"]) in rows[1] and labels.fmt_us(cost["latency_us"]) in rows[2]
+    assert labels.fmt_us(choice["saved_us"]) in rows[3]
     assert md.count("#### Partition choice") == 1  # only the cost-aware point has a choice to show
-    assert (f"Cost-aware partitioning beat TFLite's choice at 1 point, by up to {report.fmt_us(choice['saved_us'])} µs "
-            f"({report.point_label(cost)};") in md
+    assert (f"Cost-aware partitioning beat TFLite's choice at 1 point, by up to {labels.fmt_us(choice['saved_us'])} µs "
+            f"({labels.point_label(cost)};") in md
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=regenerate.__doc__)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from accelsim import report
+from accelsim import report, report_figures
 from accelsim.report import write_report
 from tests.accelsim.test_report import EXPERIMENT, MISSING, NAME, golden_records
 
@@ -222,6 +222,6 @@ def test_a_report_of_hundreds_of_points_stays_responsive(browser, tmp_path):
         intro = page.page.locator("p").first.text_content()
         assert f"over {LARGE - 1} values from 10 MB/s to {10 + 5 * (LARGE - 2)} MB/s;" in intro
         bars = "the 3 points shown in detail below; all 300 are in results.csv"
-        assert report.BREAKDOWN_MAX_BARS < LARGE and bars in page.page.content()
+        assert report_figures.BREAKDOWN_MAX_BARS < LARGE and bars in page.page.content()
     finally:
         page.page.close()

@@ -8,24 +8,25 @@ share one: each re-runs only the cost functions, memory, energy and the schedule
 (`simulate_analysis`). A point that changes what is claimed or how it is
 partitioned needs its own, and `analysis_key` tells them apart.
 
-Which config sections reach the analysis is one table, `SECTIONS`: a key of every section a
-hardware config has (`accelsim.config.KEYS` and `compute:`), checked by the tests against the
-config schema, so a new section must be classified here. The analysis sections are exactly
-what the delegate is built from (`accelsim.config.to_spec`: name, claims, partition policy,
-numerics), and the system's `assign`. A host's config never reaches the analysis (a host claims
-nothing). One exception, written once in `analysis_facts`: when costs choose where nodes run
-(an accelerator's partition policy 'cost', or `assign: cost`), points share an analysis only
-with identical systems and schedules.
+Which config sections reach the analysis is one table, `accelsim.config.SECTIONS`: each section
+of a hardware config describes the hardware or the delegation policy, and the policy sections
+are exactly what the delegate is built from (`accelsim.config.to_spec`: name, claims, partition
+policy, numerics). With the system's `assign` they are `accelsim.config.identity(system,
+hardware=False)`. A host's config never reaches the analysis (a host claims nothing). One
+exception, written once in `analysis_facts`: when costs choose where nodes run (an
+accelerator's partition policy 'cost', or `assign: cost`), points share an analysis only with
+identical systems and schedules.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Hashable
 from dataclasses import dataclass
 from pathlib import Path
 
-from accelsim.config import HardwareConfig, System
+from accelsim.config import System, identity
 from accelsim.costing import assemble, cost_works
 from accelsim.delegates.accelerator import AcceleratorDelegate
 from accelsim.delegation import NodeWorks, build_interpreter, node_works
@@ -36,38 +37,11 @@ from accelsim.runtime.read import load_model
 from accelsim.runtime.work import LoopTrips
 from accelsim.simulation import PartitionChoice, Simulation
 
-ANALYSIS = "analysis"  # a change gives another analysis: what is claimed, how it is partitioned
-COSTING = "costing"  # a change re-runs only the costs and the schedule of the same analysis
-
-# Every top-level section of a hardware config and the role of a change to it.
-SECTIONS = {
-    "name": ANALYSIS,  # the delegate's name: the delegation report and every partition carry it
-    "kind": COSTING,  # which cost model runs; claims are the config's own
-    "clock": COSTING,
-    "compute": COSTING,
-    "memory": COSTING,
-    "energy": COSTING,
-    "link": COSTING,  # bandwidth, latency, call overhead, shared memory, energy: steps, not claims
-    "claims": ANALYSIS,
-    "partition": ANALYSIS,  # policy, objective, max_delegated_partitions, min_nodes_per_partition
-    "numerics": ANALYSIS,  # the delegate asks for its profile when it takes nodes
-}
-
 
 def model_digest(model: str | Path | bytes) -> str:
     """The sha256 of a model's bytes (given as the bytes or a path), the model's part of an analysis key."""
     data = model if isinstance(model, bytes) else Path(model).read_bytes()
     return hashlib.sha256(data).hexdigest()
-
-
-def _delegation(config: HardwareConfig) -> tuple:
-    """The analysis sections of an accelerator's config (hashable frozen values)."""
-    return tuple(getattr(config, name) for name, role in SECTIONS.items() if role == ANALYSIS)
-
-
-def delegation_facts(system: System) -> tuple:
-    """What delegation sees of `system`: the analysis sections of each accelerator, in order."""
-    return tuple(_delegation(a) for a in system.accelerators)
 
 
 def _loops_key(loops: LoopTrips | None) -> tuple:
@@ -82,26 +56,19 @@ def analysis_key(digest: str, system: System, schedule: str = "sequential",
 
 
 def analysis_facts(system: System, schedule: str = "sequential", loops: LoopTrips | None = None) -> Hashable:
-    """What an analysis depends on besides the model: the delegation facts, `assign`, the loop overrides.
+    """What an analysis depends on besides the model: the system's `identity` without its hardware, the loop overrides.
 
     When costs choose where nodes run (`chosen_by_cost`), the partitions depend on every cost,
-    so the whole system (file locations aside) and the schedule are part of it.
+    so the whole identity (hardware included) and the schedule are part of it.
     """
-    facts: tuple = (delegation_facts(system), system.assign, _loops_key(loops))
-    if chosen_by_cost(system):
-        facts += (_costed_system(system), schedule)
-    return facts
+    costly = chosen_by_cost(system)
+    return (json.dumps(identity(system, hardware=costly), sort_keys=True, default=str), schedule if costly else None,
+            _loops_key(loops))
 
 
 def chosen_by_cost(system: System) -> bool:
     """Whether costs choose where nodes run: an accelerator's partition policy 'cost', or `assign: cost`."""
     return system.assign.policy == "cost" or any(a.partition.kind == "cost" for a in system.accelerators)
-
-
-def _costed_system(system: System) -> str:
-    # repr: the configs hold mappings (not hashable); equal systems built in one process print the same.
-    return repr([(c.name, c.kind, c.clock, c.compute, c.memory, c.energy, c.link)
-                 for c in (system.host, *system.accelerators)])
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -22,6 +22,7 @@ a model is costed (`HardwareConfig.costs`), since it depends on the model.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -112,6 +113,26 @@ class HardwareConfig:
         """
         silent = [] if self.energy.mac else ["energy.mac is not given: this device's MACs count no energy"]
         return [*self.kind_record.notes(self), *silent]
+
+
+HARDWARE = "hardware"  # the device: a change re-runs only the costs and the schedule of the same analysis
+POLICY = "policy"  # how it is delegated to: a change gives another analysis (what is claimed, how partitioned)
+
+# Every top-level section of a hardware config and what it describes (Vela keeps the chip's
+# ArchitectureFeatures apart from its CompilerOptions the same way). The YAML format keeps both in
+# one file; `identity` and the analysis (accelsim.analysis) read this table.
+SECTIONS = {
+    "name": POLICY,  # the delegate's name: the delegation report and every partition carry it
+    "kind": HARDWARE,  # which cost model runs; claims are the config's own
+    "clock": HARDWARE,
+    "compute": HARDWARE,
+    "memory": HARDWARE,
+    "energy": HARDWARE,
+    "link": HARDWARE,  # bandwidth, latency, call overhead, shared memory, energy: steps, not claims
+    "claims": POLICY,
+    "partition": POLICY,  # policy, objective, max_delegated_partitions, min_nodes_per_partition
+    "numerics": POLICY,  # the delegate asks for its profile when it takes nodes
+}
 
 
 ASSIGN_POLICIES = ("order", "cost")
@@ -527,6 +548,33 @@ def load_system(host_path: str | Path, accel_paths: Iterable[str | Path],
     if errors:
         raise ConfigError(errors)
     return System(host, tuple(accelerators))
+
+
+def identity(system: System, *, hardware: bool = True) -> dict[str, Any]:
+    """What a system is, as plain data: the one key of design-point ids, shared analyses and their batches.
+
+    Each config is its kind and its YAML data after the overrides: the input every config is
+    resolved from (configs come from files: `load_system` then `apply_overrides`, so change a
+    config with `apply_overrides` and its identity follows), plain data that JSON writes the same
+    way in every process and that holds no file location, so a results cache survives moving the
+    checkout. repr() of the resolved configs would do neither: a claim's dtypes are a frozenset,
+    whose order follows Python's per-process string hashing, and a kind record prints its
+    functions' addresses.
+
+    Args:
+        hardware: whether the hardware sections count (`SECTIONS`); without them, only what
+            delegation sees is left: each accelerator's policy sections and the system's `assign`
+            (the host claims nothing).
+    """
+    def one(c: HardwareConfig) -> dict[str, Any]:
+        if hardware:
+            return {"kind": c.kind, "yaml": c.document.data}
+        return {"yaml": {k: v for k, v in c.document.data.items() if SECTIONS.get(k) == POLICY}}
+
+    accelerators = [one(a) for a in system.accelerators]
+    if not hardware:
+        return {"accelerators": accelerators, "assign": dataclasses.asdict(system.assign)}
+    return {"host": one(system.host), "accelerators": accelerators, "assign": dataclasses.asdict(system.assign)}
 
 
 def _located(config: HardwareConfig, path: tuple, message: str) -> str:

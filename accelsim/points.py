@@ -1,6 +1,6 @@
 """Design points: an experiment's models x variants x sweep combinations, each with its resolved system and id.
 
-A point's id hashes its model's bytes, its system's identity (`system_identity`), its variant,
+A point's id hashes its model's bytes, its system's identity (`accelsim.config.identity`), its variant,
 sweep values, options, schedule, numerics and the accelsim version: the key of the results
 store, so a re-run skips finished points.
 """
@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import accelsim
-from accelsim.config import Assign, HardwareConfig, System, apply_overrides, load_system
+from accelsim.config import Assign, System, apply_overrides, load_system
+from accelsim.config import identity as system_identity
 from accelsim.experiment import OPTION_KEYS, Experiment
 from accelsim.runtime.work import LoopTrips
 from accelsim.search import Range, sampled_combinations
@@ -129,19 +130,3 @@ def points_within_limits(experiment: Experiment) -> tuple[list[DesignPoint], int
                 point_id = hashlib.sha256(identity.encode()).hexdigest()[:16]
                 points.append(dataclasses.replace(draft, id=point_id, system=system))
     return points, dropped
-
-
-def system_identity(system: System) -> dict[str, Any]:
-    """What a point id hashes of its system: each config's kind and YAML data after the overrides.
-
-    That is the input every config of a design point is resolved from (design points come from
-    files: `load_system` then `apply_overrides`), plain data that JSON writes the same way in every
-    process and that holds no file location, so a cache survives moving the checkout. repr() of
-    the resolved system did neither: a claim's dtypes are a frozenset, whose order follows
-    Python's per-process string hashing, and a kind record printed its functions' addresses.
-    """
-    def one(c: HardwareConfig) -> dict[str, Any]:
-        return {"kind": c.kind, "yaml": c.document.data}
-
-    return {"host": one(system.host), "accelerators": [one(a) for a in system.accelerators],
-            "assign": dataclasses.asdict(system.assign)}

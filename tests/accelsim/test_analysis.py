@@ -10,8 +10,8 @@ from support import FIXTURES
 
 import accelsim.costing
 from accelsim import schedule as simpy_engine
-from accelsim.analysis import ANALYSIS, SECTIONS, analysis_key, analyze, model_digest, simulate_analysis, simulate_model
-from accelsim.config import KEYS, Assign, HardwareConfig, apply_overrides, load_system
+from accelsim.analysis import analysis_key, analyze, model_digest, simulate_analysis, simulate_model
+from accelsim.config import KEYS, POLICY, SECTIONS, Assign, HardwareConfig, apply_overrides, load_system
 from accelsim.delegates.spec import AcceleratorSpec
 from accelsim.runtime.work import LoopTrips
 
@@ -31,7 +31,7 @@ def test_the_table_classifies_every_config_section_and_the_analysis_sections_are
     assert set(SECTIONS) == sections
     internal = {"kind_record", "source", "document"}
     assert set(SECTIONS) == {f.name for f in dataclasses.fields(HardwareConfig)} - internal
-    assert {s for s, role in SECTIONS.items() if role == ANALYSIS} == {f.name for f in
+    assert {s for s, role in SECTIONS.items() if role == POLICY} == {f.name for f in
                                                                       dataclasses.fields(AcceleratorSpec)}
 
 

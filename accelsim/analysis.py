@@ -67,8 +67,9 @@ def analysis_facts(system: System, schedule: str = "sequential", loops: LoopTrip
 
 
 def chosen_by_cost(system: System) -> bool:
-    """Whether costs choose where nodes run: an accelerator's partition policy 'cost', or `assign: cost`."""
-    return system.assign.policy == "cost" or any(a.partition.kind == "cost" for a in system.accelerators)
+    """Whether costs choose where nodes run: an accelerator's partition policy 'cost', or an `assign:` placement
+    policy other than TFLite's order (accelsim.placement.ASSIGNERS)."""
+    return system.assign.policy != "order" or any(a.partition.kind == "cost" for a in system.accelerators)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -68,8 +68,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import accelsim.config
 import accelsim.hw_configs
-from accelsim.config import ASSIGN_POLICIES, Assign, HardwareConfig, apply_overrides, load_hardware, load_system
+from accelsim.config import Assign, HardwareConfig, apply_overrides, load_hardware, load_system
 from accelsim.config_yaml import Checker, ConfigError, read_document
 from accelsim.delegates.spec import OBJECTIVES
 from accelsim.pareto import DEFAULT_BEST, TRACES
@@ -312,9 +313,10 @@ def _assign(errors: _Errors, where: tuple, value: Any) -> Assign | None:
     for k in unknown:
         errors.add((*where, k), "unknown key; expected policy or objective")
     policy, objective = written.get("policy", "order"), written.get("objective", "latency")
-    if policy not in ASSIGN_POLICIES:
+    policies = accelsim.config.ASSIGN_POLICIES  # read when checked: a placement policy may be added at run time
+    if policy not in policies:
         errors.add(where if not isinstance(value, dict) else (*where, "policy"),
-                   f"expected one of {', '.join(ASSIGN_POLICIES)} (or {{policy: cost, objective: latency|energy}}), "
+                   f"expected one of {', '.join(policies)} (or {{policy: cost, objective: latency|energy}}), "
                    f"got {policy!r}")
         return None
     if objective not in OBJECTIVES:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from accelsim.config import Assign, System
@@ -55,9 +55,9 @@ def cost_aware_interpreter(model: Model, system: System, schedule: str = "sequen
     Raises:
         ValueError: accelerators with policy 'cost' ask for different objectives.
     """
-    if system.assign.policy == "cost":
-        return _assigned_interpreter(model, system, schedule, loops if loops is not None else LoopTrips(),
-                                     exact_limit)
+    if system.assign.policy != "order":
+        return ASSIGNERS[system.assign.policy](model, system, schedule, loops if loops is not None else LoopTrips(),
+                                               exact_limit)
     interpreter, delegates = build_interpreter(model, system)
     costed = {a.name for a in system.accelerators if a.partition.kind == "cost"}
     if not costed:
@@ -277,3 +277,12 @@ def _assigned_interpreter(model: Model, system: System, schedule: str, loops: Lo
     return it, ds, PartitionChoice(objective=objective, search=f"assign {search}",
                                    tflite=tuple((n.delegate.name(), n.params.partition) for n in partitions),
                                    host=host, tflite_latency=order_sim.latency, tflite_energy=order_sim.energy)
+
+
+# The placement policies of a system's `assign:` besides TFLite's order: name -> the search that chooses the
+# interpreter, its delegates and the PartitionChoice to record, called as (model, system, schedule, loops,
+# exact_limit). A new policy is an entry here and its name in accelsim.config.ASSIGN_POLICIES (a test adds a toy).
+ASSIGNERS: dict[str, Callable[[Model, System, str, LoopTrips, int],
+                              tuple[Interpreter, list[AcceleratorDelegate], PartitionChoice]]] = {
+    "cost": _assigned_interpreter,
+}

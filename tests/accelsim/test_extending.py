@@ -2,6 +2,9 @@
 
 A report format is one entry in `accelsim.report.RENDERERS`: the experiment file's `reports:` accepts
 it, `write_report` renders it, and `accelsim run` lists the file it wrote — nothing else changes.
+A placement policy of `assign:` is a search in `accelsim.placement.ASSIGNERS` and its name in
+`accelsim.config.ASSIGN_POLICIES`: experiments accept it, points using it get their own analysis, and
+the search decides what the delegates claim through `build_interpreter`'s arguments.
 """
 
 from __future__ import annotations
@@ -11,11 +14,16 @@ from pathlib import Path
 
 import pytest
 
+import accelsim.config
+from accelsim import placement
 from accelsim.cli import main
 from accelsim.config import ConfigError
+from accelsim.costing import simulate_interpreter
+from accelsim.delegation import build_interpreter
 from accelsim.experiment import load_experiment
 from accelsim.report import RENDERERS, Page
 from accelsim.run import run_experiment
+from accelsim.simulation import PartitionChoice
 
 MODELS = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "models"
 
@@ -57,3 +65,39 @@ def test_an_unregistered_format_is_refused_with_the_registered_ones(tmp_path):
         load_experiment(path)
     assert info.value.errors == (f"{path}:7: reports: expected a list drawn from {', '.join(RENDERERS)}, "
                                  "got ['toy']",)
+
+
+def _all_on_the_host(model, system, schedule, loops, exact_limit):
+    """A toy placement policy: no accelerator may claim anything, so the whole model runs on the host."""
+    order, order_delegates = build_interpreter(model, system)
+    tflite = simulate_interpreter(order, order_delegates, system, schedule, loops=loops)
+    interpreter, delegates = build_interpreter(model, system, allowed={a.name: frozenset() for a in
+                                                                       system.accelerators})
+    partitions = [(n.delegate.name(), n.params.partition) for n in map(order.primary.nodes.__getitem__,
+                                                                        order.primary.execution_plan) if n.delegate]
+    return interpreter, delegates, PartitionChoice(objective=system.assign.objective, search="toy",
+                                                   tflite=tuple(partitions), host=tuple(partitions),
+                                                   tflite_latency=tflite.latency, tflite_energy=tflite.energy)
+
+
+def test_a_toy_placement_policy_is_one_search_and_its_name(tmp_path, monkeypatch):
+    monkeypatch.setattr(accelsim.config, "ASSIGN_POLICIES", (*accelsim.config.ASSIGN_POLICIES, "host_only"))
+    monkeypatch.setitem(placement.ASSIGNERS, "host_only", _all_on_the_host)
+    path = tmp_path / "placed.yaml"
+    path.write_text(f"""\
+name: placed
+models: [{MODELS / 'interleaved_int8.tflite'}]
+host: host_cpu
+variants:
+  - {{name: cpu_only, accelerators: []}}
+  - {{name: usb, accelerators: [edgetpu_usb]}}
+  - {{name: usb_kept_home, accelerators: [edgetpu_usb], assign: host_only}}
+reports: [json]
+""")
+    records = {r["variant"]: r for r in run_experiment(load_experiment(path), tmp_path / "out", jobs=1).records}
+    home, usb, cpu = records["usb_kept_home"], records["usb"], records["cpu_only"]
+    assert home["status"] == "ok" and home["delegated_nodes"] == 0 < usb["delegated_nodes"]
+    assert home["latency_us"] == cpu["latency_us"]  # every node on the host, as without the accelerator
+    choice = home["partition_choice"]
+    assert choice["search"] == "toy" and choice["tflite_partitions"] == usb["partitions"]
+    assert choice["tflite_latency_us"] == usb["latency_us"]

@@ -128,7 +128,7 @@ def analyze(model: Model | str | bytes, system: System, schedule: str = "sequent
             loops: LoopTrips | None = None) -> Analysis:
     """Parse (unless given a Model), delegate and size every node of `model` on `system`'s claims.
 
-    Kernels prepare shapes only (`runtime.Interpreter(shapes_only=True)`): no tables, folded
+    Kernels prepare shapes only (`accelsim.runtime.Interpreter(shapes_only=True)`): no tables, folded
     weights or requantization stages. `schedule` matters only to accelerators with partition
     policy 'cost' and to `assign: cost` (it is how they cost their choice); their partitions are
     chosen by `accelsim.system.cost_aware_interpreter`, which prepares kernels fully.

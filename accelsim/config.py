@@ -8,7 +8,7 @@ raised together (first line: the first error). Files are read as UTF-8 with
 mappings are accepted (no tags that construct objects, no duplicate keys).
 
 Keys: `KEYS` below (everything outside `compute:`) and each kind's compute fields
-(`accelsim.kinds`); claim syntax in `_claim`, constraints in `delegates.spec.CONSTRAINT_DOCS`.
+(`accelsim.kinds`); claim syntax in `_claim`, constraints in `accelsim.delegates.spec.CONSTRAINT_DOCS`.
 `accelsim configs --schema` prints them all as one reference (`accelsim.reference`), and
 `docs/hw_configs.md` is that text. Units as in `accelsim.units`: '500 MHz', '8 MiB',
 '320 MB/s', '2 us'.

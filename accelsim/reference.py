@@ -1,7 +1,7 @@
 """The hardware-config reference: every key, the claim syntax and the constraint vocabulary.
 
 Generated from the tables the loader checks against (`accelsim.config.KEYS`, each kind's
-compute fields in `accelsim.kinds`, `delegates.spec.CONSTRAINT_DOCS`), so it cannot drift
+compute fields in `accelsim.kinds`, `accelsim.delegates.spec.CONSTRAINT_DOCS`), so it cannot drift
 from what `load_hardware` accepts. `accelsim configs --schema` prints `schema_markdown()`;
 `docs/hw_configs.md` is the same text (a test compares them).
 """

@@ -1,7 +1,7 @@
 """What if the accelerator took the nodes it refused? Every refusal lifted by one claim line, simulated and ranked.
 
 For each accelerator and each node it refused that runs on the host, the claim rules say why
-(`delegates.spec`): no rule covers the op, or a covering rule's versions, dtypes or one of its
+(`accelsim.delegates.spec`): no rule covers the op, or a covering rule's versions, dtypes or one of its
 constraints exclude the node. Each such reason, for all nodes of the same op refused for it by
 the same rule, becomes one candidate: a claim line that is that rule relaxed in that one
 respect just enough to accept those nodes (or, for an op no rule covers, a new rule for the

@@ -442,7 +442,7 @@ class Interpreter:
         op_resolver: a `MutableOpResolver` (default: every builtin kernel).
         num_threads: accepted for LiteRT compatibility; kernels are single-threaded.
         experimental_preserve_all_tensors: keep every intermediate for `get_tensor`.
-        model: an already-parsed `runtime.ir.Model` instead of a path or bytes.
+        model: an already-parsed `accelsim.runtime.ir.Model` instead of a path or bytes.
         reference: run every op's plain reference function (`Registration.reference`, the
             specification its fast kernel implements) instead of the kernel's invoke.
         shapes_only: prepare gives every node its shapes and checks them, but kernels skip their

@@ -1,7 +1,7 @@
 """The public resolver API: Registration, MutableOpResolver, BuiltinOpResolver and selective registration.
 
-`Registration` and `MutableOpResolver` live in `runtime.registration` (below the kernels, which
-register into them); `BuiltinOpResolver` lives next to the kernels in `runtime.kernels`.
+`Registration` and `MutableOpResolver` live in `accelsim.runtime.registration` (below the kernels, which
+register into them); `BuiltinOpResolver` lives next to the kernels in `accelsim.runtime.kernels`.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ tensorflow/compiler/mlir/lite/tools/versioning/): `op_signature.cc` says which f
 operator's version depends on, `op_version.cc` maps them to a version, and
 `runtime_version.cc` names the TFLite release that first runs each (op, version).
 
-This module only reads the IR, so `runtime.write` may import it (for
+This module only reads the IR, so `accelsim.runtime.write` may import it (for
 `save_model(..., stamp_versions=True)`) without an import cycle.
 """
 

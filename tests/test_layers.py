@@ -135,3 +135,18 @@ def test_function_level_and_relative_imports_are_read(tmp_path, monkeypatch):
     source.write_text("def f():\n    from accelsim.runtime.interpreter import Interpreter\n    from . import common\n")
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     assert _imports(source) == [(2, "accelsim.runtime.interpreter.Interpreter"), (3, "accelsim.runtime.kernels.common")]
+
+
+def test_the_repository_folders_are_not_importable_by_their_own_names():
+    """Only `accelsim` is a top-level name: the folders are reached as accelsim.runtime, accelsim.schema, ..."""
+    import importlib.util
+
+    def importable(name: str) -> bool:
+        try:
+            return importlib.util.find_spec(name) is not None
+        except ModuleNotFoundError:  # its parent is not importable either
+            return False
+
+    # (tests/runtime and tests/delegates are namespace folders of tests, hence the submodules)
+    assert not any(importable(name) for name in ("runtime.interpreter", "schema.tflite", "delegates.api", "hw_configs"))
+    assert importlib.util.find_spec("accelsim.runtime").origin == str(ROOT / "runtime" / "__init__.py")

@@ -2,7 +2,7 @@
 
 A node takes node_cycles (the runtime's per-node dispatch) plus the longer of compute and memory:
 
-- compute, by the class of its work (`runtime.work`):
+- compute, by the class of its work (`accelsim.runtime.work`):
   - gemm: MACs / (macs_per_cycle[dtype] * efficiency), plus row_cycles[dtype] per output row
     (M of the GEMM: the per-pixel work of a convolution driver — indirection, requantizing
     and storing one row of outputs — which dominates layers with few channels);

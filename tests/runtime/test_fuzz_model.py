@@ -1,7 +1,7 @@
 """Hostile model files: a damaged fixture loads or raises ModelError, and whatever loads runs or raises
 an AccelsimError.
 
-Mutations aim at the FlatBuffer's real structure (`runtime.verify.layout` lists every table, vtable,
+Mutations aim at the FlatBuffer's real structure (`accelsim.runtime.verify.layout` lists every table, vtable,
 vector, string, offset and scalar field of a fixture): bit flips, truncation at object boundaries,
 vtable entries, vector lengths, offsets, index and shape fields, spliced objects; and at the IR
 (subgraph cycles, out-of-range indices, shapes, short buffers), written back with our writer.

@@ -14,7 +14,7 @@ from accelsim.runtime.ir import Model, Quantization, Subgraph, Tensor, make_oper
 from accelsim.runtime.read import load_model
 from accelsim.runtime.write import save_model
 
-FIXTURES = Path(__file__).parent / "fixtures" / "models"
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "models"
 
 
 @dataclass

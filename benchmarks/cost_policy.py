@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the repository root
+    sys.path.insert(0, str(ROOT))
 
 from accelsim.config import apply_overrides, load_hardware, load_system  # noqa: E402
 from accelsim.runtime.read import load_model  # noqa: E402

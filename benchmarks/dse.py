@@ -38,7 +38,8 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the repository root
+    sys.path.insert(0, str(ROOT))
 
 MOBILENET = ROOT / "tests" / "fixtures" / "models" / "mobilenet_v2_100_224_int8.tflite"
 CACHE = Path.home() / ".cache" / "accelsim" / "dse"

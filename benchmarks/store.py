@@ -26,7 +26,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the repository root
+    sys.path.insert(0, str(ROOT))
 
 from accelsim.experiment import SerialExecutor, load_experiment, run_experiment  # noqa: E402
 from accelsim.files import write_atomic  # noqa: E402

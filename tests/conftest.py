@@ -7,8 +7,15 @@ sys.path here makes such an import fail in the tests as it fails for users.
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != ROOT]
+
+# benchmarks/ is a folder of scripts, not part of the package; tests import them as `benchmarks.<script>`.
+_spec = importlib.machinery.ModuleSpec("benchmarks", None, is_package=True)
+_spec.submodule_search_locations = [str(ROOT / "benchmarks")]
+sys.modules.setdefault("benchmarks", importlib.util.module_from_spec(_spec))

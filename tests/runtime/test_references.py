@@ -31,22 +31,21 @@ from support import (
 from accelsim.runtime.errors import OpResolutionError
 from accelsim.runtime.interpreter import Interpreter
 from accelsim.runtime.ir import Quantization
-from accelsim.runtime.kernels.activations import elu, gelu, hard_swish, leaky_relu, logistic, prelu, relu, tanh
+from accelsim.runtime.kernels.activations import elu, hard_swish, leaky_relu, logistic, prelu, relu, tanh
 from accelsim.runtime.kernels.cast import cast
 from accelsim.runtime.kernels.common import QuantParams
 from accelsim.runtime.kernels.concat import concatenation, pack
 from accelsim.runtime.kernels.conv.geometry import SAME, VALID
 from accelsim.runtime.kernels.cumsum import cumsum
+from accelsim.runtime.kernels.division import div, floor_div, floor_mod
 from accelsim.runtime.kernels.fill import fill, range_values, zeros_like
 from accelsim.runtime.kernels.gather import gather, gather_nd
+from accelsim.runtime.kernels.gelu import gelu
 from accelsim.runtime.kernels.logical import compare, logical_and, logical_not, logical_or, select
 from accelsim.runtime.kernels.lstm import LstmOptions, LstmWeights, lstm
 from accelsim.runtime.kernels.math import (
     absolute,
-    div,
     exp,
-    floor_div,
-    floor_mod,
     log,
     maximum_minimum,
     neg,

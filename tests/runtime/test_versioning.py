@@ -13,16 +13,13 @@ import pytest
 from support import FIXTURES, Spec, const, run_litert, single_op_ir, single_op_model
 
 from accelsim.runtime.ir import DimensionMetadata, Model, Sparsity, Subgraph, Tensor, make_operator
+from accelsim.runtime.op_signature import OpSignature, TensorSpec, op_signature, operator_signature
+from accelsim.runtime.op_versions import get_builtin_operator_version
 from accelsim.runtime.read import load_model
 from accelsim.runtime.versioning import (
     MIN_RUNTIME_VERSION_KEY,
-    OpSignature,
-    TensorSpec,
     find_minimum_runtime_version,
-    get_builtin_operator_version,
     min_runtime_version,
-    op_signature,
-    operator_signature,
     read_min_runtime_version,
     runtime_version_key,
     stamp_versions,

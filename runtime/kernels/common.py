@@ -2,8 +2,10 @@
 
 Kernels import these names publicly; no kernel reaches into another kernel's private names
 (tests/runtime/test_kernel_imports.py). Sections: checks and prepare helpers; (de)quantization;
-invoke plans; gemmlowp fixed point on int64 arrays holding int32 (or int16) values; tables over a
-whole 8/16-bit domain and LiteRT's LUTs (LUTPopulate, LUTLookup); the unary-op registration shape.
+invoke plans; tables over a whole 8/16-bit domain and LiteRT's LUTs (LUTPopulate, LUTLookup); the
+unary-op registration shape. The gemmlowp fixed-point arithmetic (SaturatingRoundingDoublingHighMul,
+RoundingDivideByPOT, MultiplyByQuantizedMultiplier and their relatives) is `runtime.quant`, which the
+delegates and the rest of the runtime share too; kernels import it as publicly.
 """
 
 from __future__ import annotations

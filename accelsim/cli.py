@@ -67,9 +67,11 @@ def delegation_rows(path: str, delegates: Sequence) -> list[dict]:
 
 def inspect_model(path: str, delegates: Sequence = ()) -> dict:
     """Everything `accelsim inspect` shows, as plain data (the --json output)."""
+    from accelsim.runtime.op_signature import op_signature
+    from accelsim.runtime.op_versions import get_builtin_operator_version
     from accelsim.runtime.read import load_model
     from accelsim.runtime.resolver import BuiltinOpResolver
-    from accelsim.runtime.versioning import get_builtin_operator_version, min_runtime_version, op_signature
+    from accelsim.runtime.versioning import min_runtime_version
 
     model = load_model(path)
     resolver = BuiltinOpResolver()

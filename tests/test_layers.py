@@ -25,12 +25,16 @@ RUNTIME_LAYERS = (
     ("accelsim.runtime.errors",),
     ("accelsim.runtime.ir", "accelsim.runtime.quant", "accelsim.runtime.numerics", "accelsim.runtime.verify",
      "accelsim.runtime.custom"),
+    # op_signature.cc, runtime_version.cc's table, op_version.cc, and their use on a whole model
+    ("accelsim.runtime.op_signature", "accelsim.runtime.runtime_versions"),
+    ("accelsim.runtime.op_versions",),
     ("accelsim.runtime.versioning",),
     ("accelsim.runtime.read", "accelsim.runtime.write", "accelsim.runtime.tensor", "accelsim.runtime.registration"),
     # the kernels package and every module in it; the work they report
     ("accelsim.runtime.kernels", "accelsim.runtime.work"),
     ("accelsim.runtime.resolver",),
-    ("accelsim.runtime.interpreter",),
+    # the interpreter and the subgraphs it runs (each names the other's type)
+    ("accelsim.runtime.interpreter", "accelsim.runtime.subgraph"),
     ("accelsim.runtime",),  # the package's __init__, which exports the public names
 )
 

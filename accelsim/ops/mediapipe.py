@@ -276,7 +276,7 @@ def max_unpooling(x: np.ndarray, indices: np.ndarray, p: PoolParams) -> np.ndarr
     bad = (oy < 0) | (oy >= oh) | (ox < 0) | (ox >= ow)
     if bad.any():
         where = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise KernelError(f"MaxUnpooling2D: index {indices[where]} at input {list(where)} lands outside the "
+        raise KernelError(f"MaxUnpooling2D: index {float(indices[where]):g} at input {list(where)} lands outside the "
                           f"{oh}x{ow} output")
     flat = ((b * oh + oy) * ow + ox) * c + ch
     out = np.zeros(n * oh * ow * c, np.float32)

@@ -154,7 +154,7 @@ def registration_code(path: str) -> str:
     customs = sorted({op.custom_code for sg in model.subgraphs for op in sg.operators if op.op == "CUSTOM"})
     lines = [
         f"# Selective registration for {path}",
-        "from runtime.resolver import BuiltinOpResolver, MutableOpResolver",
+        "from accelsim.runtime.resolver import BuiltinOpResolver, MutableOpResolver",
         "",
         "builtin = BuiltinOpResolver()",
         "resolver = MutableOpResolver()",

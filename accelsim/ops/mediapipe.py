@@ -141,7 +141,8 @@ def _tcb_prepare(context, node) -> None:
     op = "Convolution2DTransposeBias"
     _f32(context, node, op, 3, 1)
     x, w, b = (context.input(node, i) for i in range(3))
-    _rank(x, 4, op, "input"), _rank(w, 4, op, "weights (OHWI)"), _rank(b, 1, op, "bias")
+    for t, rank, what in ((x, 4, "input"), (w, 4, "weights (OHWI)"), (b, 1, "bias")):
+        _rank(t, rank, op, what)
     _check(x.shape[3] == w.shape[3], op, f"input has {x.shape[3]} channels but the weights expect {w.shape[3]}")
     _check(b.shape[0] == w.shape[0], op, f"bias has {b.shape[0]} values for {w.shape[0]} output channels")
     (oh, ow), _ = transpose_conv_padding(node.user_data, x.shape[1:3], w.shape[1:3])
@@ -291,7 +292,8 @@ def _unpool_prepare(context, node) -> None:
     op = "MaxUnpooling2D"
     _f32(context, node, op, 2, 1)
     x, idx, p = context.input(node, 0), context.input(node, 1), node.user_data
-    _rank(x, 4, op, "input"), _rank(idx, 4, op, "indices")
+    _rank(x, 4, op, "input")
+    _rank(idx, 4, op, "indices")
     _check(tuple(idx.shape) == tuple(x.shape), op, f"indices {list(idx.shape)} must match input {list(x.shape)}")
     n, h, wd, c = x.shape
     context.resize_tensor(context.output(node, 0), (n, h * p.filter_h, wd * p.filter_w, c))
@@ -449,10 +451,6 @@ def _landmarks_invoke(context, node) -> None:
     dims = p.dimensions if node.registration.version == 1 else x.shape[-1]
     scale = p.scale if node.registration.version == 1 else 1.0
     context.output(node, 0).data = transform_landmarks(x.data, context.input(node, 1).data, dims, scale)
-
-
-def _landmarks_init(context, buffer):
-    return landmarks_params(buffer)
 
 
 def _landmarks_work(context, node):
@@ -655,9 +653,11 @@ def register(resolver) -> None:
     resolver.add_custom("TransformTensorBilinear", Registration(
         init=_init_with(bilinear_params), prepare=_bilinear_prepare, invoke=_bilinear_invoke,
         reference=_bilinear_invoke, work=_bilinear_work), 2, 2)
-    resolver.add_custom("TransformLandmarks", Registration(
-        init=_landmarks_init, prepare=_landmarks_prepare, invoke=_landmarks_invoke, reference=_landmarks_invoke,
-        work=_landmarks_work), 1, 2)
+    # v2 ignores its options (ParseTransformLandmarksV2Attributes): dimensions from the shape, scale 1
+    for version, parse in ((1, landmarks_params), (2, lambda _: LandmarksParams())):
+        resolver.add_custom("TransformLandmarks", Registration(
+            init=_init_with(parse), prepare=_landmarks_prepare, invoke=_landmarks_invoke,
+            reference=_landmarks_invoke, work=_landmarks_work), version, version)
     for version in (1, 2):
         resolver.add_custom("Landmarks2TransformMatrix", Registration(
             init=_init_with(lambda b, v=version: matrix_params(b, v)), prepare=_matrix_prepare,

@@ -199,7 +199,7 @@ def test_transform_landmarks_by_hand():
                             custom_options=encode_options({"dimensions": 3, "scale": 2.0}))
     np.testing.assert_array_equal(_run_pack(model, [v1, m])[0].reshape(-1), [4, 4, 7, 8, 10, 8])
     v2 = single_op_model("CUSTOM", [Spec((1, 2, 2)), Spec((1, 4, 4))], [Spec((1, 2, 2))],
-                         custom_code="TransformLandmarks", version=2)
+                         custom_code="TransformLandmarks", version=2, custom_options=b"not read")  # v2 ignores them
     out, = _run_pack(v2, [np.array([[[1, 2], [3, 4]]], np.float32), m])  # dimensions from the last axis, scale 1
     np.testing.assert_array_equal(out.reshape(-1), [3, 5, 7, 11])
 

@@ -70,11 +70,11 @@ def inspect_model(path: str, delegates: Sequence = ()) -> dict:
     from accelsim.runtime.op_signature import op_signature
     from accelsim.runtime.op_versions import get_builtin_operator_version
     from accelsim.runtime.read import load_model
-    from accelsim.runtime.resolver import BuiltinOpResolver
+    from accelsim.runtime.resolver import default_resolver
     from accelsim.runtime.versioning import min_runtime_version
 
     model = load_model(path)
-    resolver = BuiltinOpResolver()
+    resolver = default_resolver()  # builtins plus the --ops kernels
     sg = model.subgraphs[0]
     operators = []
     missing = []
@@ -149,10 +149,10 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
 def registration_code(path: str) -> str:
     """Python that builds a resolver holding exactly the model's ops (selective registration)."""
     from accelsim.runtime.read import load_model
-    from accelsim.runtime.resolver import BuiltinOpResolver, resolver_for_model
+    from accelsim.runtime.resolver import default_resolver, resolver_for_model
 
     model = load_model(path)
-    rows = resolver_for_model(model, BuiltinOpResolver()).registrations()
+    rows = resolver_for_model(model, default_resolver()).registrations()
     customs = sorted({op.custom_code for sg in model.subgraphs for op in sg.operators if op.op == "CUSTOM"})
     lines = [
         f"# Selective registration for {path}",
@@ -189,6 +189,8 @@ _EPILOG_BENCHMARK = """examples:
   accelsim benchmark tests/fixtures/models/mobilenet_v2_100_224_int8.tflite --hw edgetpu_usb
   accelsim benchmark model.tflite --hw hw_configs/hexagon_dsp.yaml --num-runs 20 --enable-op-profiling
   accelsim benchmark model.tflite --hw edgetpu_pcie --max-delegated-partitions 2 --json
+  accelsim benchmark tests/fixtures/models/selfie_like_float.tflite --ops accelsim.ops.mediapipe   # custom ops
+  accelsim benchmark tests/fixtures/models/atan_custom.tflite --ops examples/custom_op_atan.py
 """
 
 _EPILOG_DIFF = """examples:
@@ -275,14 +277,14 @@ _DEFAULT_EXPERIMENT = Path(__file__).resolve().parent.parent / "examples" / "def
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from accelsim.config import ConfigError
-    from accelsim.experiment import load_experiment, run_experiment
+    from accelsim.experiment import load_experiment, run_experiment, with_ops
     from accelsim.report import slower_sentence, slower_than_host_points
 
     path = args.experiment or str(_DEFAULT_EXPERIMENT)
     if not args.experiment and not _DEFAULT_EXPERIMENT.is_file():
         raise ConfigError([f"no experiment given, and the default {_DEFAULT_EXPERIMENT} is not there (it comes with "
                            "the source checkout); pass an experiment YAML"])
-    experiment = load_experiment(path)
+    experiment = with_ops(load_experiment(path), args.ops)  # the workers load --ops too
     if args.loop_trips:
         experiment = dataclasses.replace(experiment, loops=_merged_loops(experiment.loops, args.loop_trips))
     if args.scheduler and args.executor != "dask":
@@ -392,16 +394,16 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
 
     from accelsim.compare import slower_than_host
     from accelsim.diff import random_input
+    from accelsim.ops import require_kernels
     from accelsim.report import layers_csv, op_profile_text
     from accelsim.results import layer_rows, op_profile, partition_choice, record
-    from accelsim.runtime.read import load_model
     from accelsim.system import cost_aware_interpreter, simulate_interpreter
 
     args.model = _benchmark_model(args)
     system = _system(args.host, args.hw, args.max_delegated_partitions, args.min_nodes_per_partition)
     loops = _merged_loops(LoopTrips(), args.loop_trips)
     t0 = time.perf_counter()
-    model = load_model(args.model)
+    model = require_kernels(args.model)
     # partition policy 'cost' chooses cost-only, before any run (a loop's trips must be known or given)
     interpreter, delegates, choice = cost_aware_interpreter(model, system, args.schedule, loops)
     init_us = (time.perf_counter() - t0) * 1e6
@@ -505,9 +507,11 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
 
 def _cmd_diff(args: argparse.Namespace) -> int:
     from accelsim.diff import inference_diff, load_inputs
+    from accelsim.ops import require_kernels
     from accelsim.runtime.interpreter import Interpreter
 
     system = _system(args.host, args.hw)
+    require_kernels(args.model)
     inputs = None
     if args.input:
         details = Interpreter(model_path=args.model).get_input_details()
@@ -546,22 +550,23 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         sides = simulate_sides(args.inputs, systems, args.schedule, _merged_loops(LoopTrips(), args.loop_trips))
     comparison = compare(sides)
     plot = write_atomic(Path(args.plot), chart_png(comparison))
+    failed = any(side.failed for side in comparison.sides)  # the others are shown; rc 1, as run's failed points
     if args.json:
         print(json.dumps({**comparison.as_dict(), "plot": str(plot)}, indent=2, ensure_ascii=False))
-        return 0
+        return 1 if failed else 0
     print("\n".join(comparison.lines()))
     print(f"bar chart: {plot}")
-    return 0
+    return 1 if failed else 0
 
 
 def _cmd_whatif(args: argparse.Namespace) -> int:
-    from accelsim.runtime.read import load_model
+    from accelsim.ops import require_kernels
     from accelsim.whatif import as_dict, lines, whatif
 
     system = _system(args.host, args.hw)
     with _progress_bar("point") as progress:
         progress(0, 1, "simulating every lifted refusal")
-        result = whatif(load_model(args.model), system, args.model, args.schedule,
+        result = whatif(require_kernels(args.model), system, args.model, args.schedule,
                         _merged_loops(LoopTrips(), args.loop_trips))
         progress(1, 1, "done")
     if args.json:
@@ -582,7 +587,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
                                                                           or "models" in doc.data)
         try:
             if is_experiment:
-                e = load_experiment(path)
+                e = load_experiment(path, check_kernels=True)
                 print(f"{path}: ok (experiment {e.name!r}, {len(e.variants)} variants)")
                 configs = dict.fromkeys([e.host, *(a for v in e.variants for a in v.accelerators)])
                 for config in (load_hardware(c) for c in configs):
@@ -649,6 +654,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a delegate provider (e.g. accelerator) or package.module:factory; repeatable, in order")
     p.add_argument("--delegate-option", action=_DelegateOptionAction, dest="delegates", metavar="KEY=VALUE",
                    help="an option for the --delegate given just before it (e.g. config=edgetpu_usb)")
+    _add_ops(p)
     p.set_defaults(func=_cmd_inspect)
 
     p = sub.add_parser("ops", help="print the resolver registrations a model needs, as pasteable Python",
@@ -656,6 +662,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "exactly the (op, version) pairs the model uses.",
                        epilog=_EPILOG_OPS, formatter_class=raw)
     p.add_argument("model", help="path of a .tflite file")
+    _add_ops(p)
     p.set_defaults(func=_cmd_ops)
 
     p = sub.add_parser("run", help="run an experiment and write its latency report",
@@ -674,6 +681,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prune-cache", action="store_true",
                    help="remove stored design points the experiment no longer has")
     _add_loop_trips(p)
+    _add_ops(p)
     p.set_defaults(func=_cmd_run)
 
     p = sub.add_parser("benchmark", help="benchmark_model's job: wall-clock statistics and simulated latency",
@@ -705,6 +713,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "dataflow (host, links and accelerators overlap as data dependencies allow)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_loop_trips(p)
+    _add_ops(p)
     p.set_defaults(func=_cmd_benchmark)
 
     p = sub.add_parser("diff", help="inference_diff's job: accelerator numerics against the reference",
@@ -723,6 +732,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "per input named as the input (or arr_0, arr_1, ... in order); an extra leading axis holds "
                    "one run per row (--num-runs is then ignored)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_ops(p)
     p.set_defaults(func=_cmd_diff)
 
     p = sub.add_parser("compare", help="configs or experiment results side by side, with %% differences and a chart",
@@ -741,6 +751,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", default="reports/compare.png", help="where the bar chart goes (default %(default)s)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_loop_trips(p)
+    _add_ops(p)
     p.set_defaults(func=_cmd_compare)
 
     p = sub.add_parser("whatif", help="which op to support next: every refused node's claim line, simulated",
@@ -757,12 +768,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how the simulated time adds up (default sequential)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_loop_trips(p)
+    _add_ops(p)
     p.set_defaults(func=_cmd_whatif)
 
     p = sub.add_parser("validate", help="check hardware configs and experiments, listing every error",
                        description="Check each file (a hardware config or an experiment) and print every "
                        "problem as file:line: key: message.", epilog=_EPILOG_VALIDATE, formatter_class=raw)
     p.add_argument("files", nargs="+", help="YAML files")
+    _add_ops(p)
     p.set_defaults(func=_cmd_validate)
 
     p = sub.add_parser("configs", help="list the shipped hardware configs, or print every key (--schema)",
@@ -797,6 +810,12 @@ class _DelegateOptionAction(argparse.Action):
         if not namespace.delegates:
             parser.error(f"--delegate-option {value} comes before any --delegate")
         namespace.delegates[-1][1].append(value)
+
+
+def _add_ops(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--ops", action="append", default=[], metavar="MODULE_OR_FILE",
+                        help="load custom-op kernels: an installed module (e.g. accelsim.ops.mediapipe) or a .py "
+                        "file whose register(resolver) adds them (e.g. examples/custom_op_atan.py); repeatable")
 
 
 def _add_loop_trips(parser: argparse.ArgumentParser) -> None:
@@ -862,6 +881,15 @@ def _unknown_arguments(verb: argparse.ArgumentParser, unknown: Sequence[str]) ->
     return "unrecognized arguments: " + " ".join(words)
 
 
+def _load_ops(specs: Sequence[str]) -> contextlib.AbstractContextManager:
+    """The --ops modules, loaded now (so a bad one fails before any work), as the block their kernels live in."""
+    if not specs:
+        return contextlib.nullcontext()
+    from accelsim.ops import load_op_modules, using_ops
+
+    return using_ops(load_op_modules(specs))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
@@ -877,7 +905,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, _interrupt)
     try:
-        return func(args)
+        ops = _load_ops(getattr(args, "ops", []))
+    except AccelsimError as exc:  # a missing module, or one that registers nothing: bad input, as argparse's
+        print(f"accelsim {args.command}: error: --ops {exc}", file=sys.stderr)
+        return 2
+    try:
+        with ops:
+            return func(args)
     except (AccelsimError, ValueError, FileNotFoundError, PermissionError, IsADirectoryError) as exc:
         if args.debug:
             raise

@@ -12,7 +12,7 @@ import dataclasses
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,12 +50,13 @@ def slower_than_host(label: str, latency_us: float, host_us: float) -> str | Non
 
 @dataclass(frozen=True)
 class Side:
-    """One column: a label, where it came from, and its ok records by model name."""
+    """One column: a label, where it came from, its ok records by model name, and the models that failed on it."""
 
     label: str
     source: str
     version: str | None  # accelsim version that produced the records (None: not recorded)
     records: Mapping[str, PointResult]
+    failed: Mapping[str, str] = field(default_factory=dict)  # model name -> its error, one line
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,8 @@ class Comparison:
         return {"columns": [{"label": s.label, "source": s.source, "version": s.version} for s in self.sides],
                 "models": [{"model": m, **{key: [vars(self.cell(m, k, key)) for k in range(len(self.sides))]
                                            for key, _, _ in self.metrics}} for m in self.models],
+                "failed": [{"column": s.label, "model": m, "error": e}
+                           for s in self.sides for m, e in s.failed.items()],
                 "notes": list(self.notes)}
 
     def lines(self) -> list[str]:
@@ -133,8 +136,15 @@ def compare(sides: Sequence[Side]) -> Comparison:
         notes.append("note: the columns come from different accelsim versions ("
                      + ", ".join(f"{s.label}: {s.version or 'not recorded'}" for s in sides)
                      + "); cost models may have changed between them")
+    failed_models = dict.fromkeys(m for s in sides for m in s.failed)
+    for m in failed_models:
+        errors = {s.label: s.failed[m] for s in sides if m in s.failed}
+        if len(errors) == len(sides) and len(set(errors.values())) == 1:
+            notes.append(f"error: {m} failed on every column and is left out: {next(iter(errors.values()))}")
+        else:
+            notes.extend(f"error: {m} failed on {label} and is left out there: {e}" for label, e in errors.items())
     for s in sides:
-        missing = [m for m in models if m not in s.records]
+        missing = [m for m in models if m not in s.records and m not in s.failed]
         if missing:
             notes.append(f"note: {s.label} has no result for {', '.join(missing)}: the columns ran different models")
     for s in sides:
@@ -177,29 +187,50 @@ def simulate_sides(models: Sequence[str], systems: Sequence[tuple[str, System]],
                    loops=None) -> list[Side]:
     """One side per (label, system): every model simulated on it, with its speed-up over the host alone.
 
+    A model that fails (a custom op without a kernel, a node without a work model, a loop without a
+    trip count, a corrupt file) is named with its one-line error in the side's `failed`; the other
+    models are still simulated.
+
     Raises:
-        OpResolutionError: a model the host cannot run (TFLite's message).
-        WorkError: a node without a work model, or a loop without a trip count.
+        OpResolutionError, WorkError, ModelError: the first model's error, when no model ran on any side.
     """
+    from accelsim.ops import require_kernels
     from accelsim.results import record
-    from accelsim.runtime.read import load_model
+    from accelsim.runtime.errors import AccelsimError
     from accelsim.system import simulate_model
 
-    irs = {m: load_model(m) for m in models}
+    irs, broken, errors = {}, {}, []
+    for m in models:
+        try:
+            irs[m] = require_kernels(m)
+        except (AccelsimError, ValueError, OSError) as exc:
+            broken[Path(m).stem] = _one_line(exc)
+            errors.append(exc)
     baselines: dict[tuple[str, str], float] = {}
     sides = []
     for label, system in systems:
-        recs = {}
+        recs, failed = {}, dict(broken)
         for m, ir in irs.items():
             key = (m, system.host.name)
-            if key not in baselines:
-                baselines[key] = simulate_model(ir, host_only(system), schedule, loops).latency
-            sim = simulate_model(ir, system, schedule, loops)
+            try:
+                if key not in baselines:
+                    baselines[key] = simulate_model(ir, host_only(system), schedule, loops).latency
+                sim = simulate_model(ir, system, schedule, loops)
+            except (AccelsimError, ValueError) as exc:
+                failed[Path(m).stem] = _one_line(exc)
+                errors.append(exc)
+                continue
             rec = record(sim, point_id="", model=m, variant=label, sweep={})
             rec["speedup"] = round(baselines[key] / sim.latency, 3) if sim.latency and system.accelerators else None
             recs[Path(m).stem] = rec
-        sides.append(Side(label, "simulated", accelsim.__version__, recs))
+        sides.append(Side(label, "simulated", accelsim.__version__, recs, failed))
+    if errors and not any(s.records for s in sides):
+        raise errors[0]
     return sides
+
+
+def _one_line(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
 
 
 def chart_png(comparison: Comparison) -> bytes:

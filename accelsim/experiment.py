@@ -20,6 +20,7 @@ limits: {peak_macs_per_cycle: {max: 8192}, onchip_bytes: {max: 16 MiB}}   # opti
 schedule: sequential               # or dataflow (also sweepable as `schedule`)
 numerics: false                    # or true (5 runs) or {runs: N}: inference_diff per point
 loops: {default_trips: 16, nodes: {"0:1": 10}}   # optional: trip counts of loops the model does not fix
+ops: [accelsim.ops.mediapipe, my_ops.py]          # optional: custom-op modules (accelsim.ops), paths relative
 reports: [md, html, json, csv]
 traces: pareto                     # or all, or none: which points get Gantt charts, Chrome traces, layers/*.csv
 best: 5                            # with traces: pareto, the k fastest points are traced too
@@ -120,7 +121,7 @@ log = logging.getLogger(__name__)
 SHIPPED_CONFIGS = Path(str(resources.files(accelsim.hw_configs)))
 OPTION_KEYS = ("max_delegated_partitions", "min_nodes_per_partition")
 _TOP_KEYS = ("name", "models", "host", "variants", "sweeps", "search", "limits", "schedule", "numerics", "loops",
-             "reports", "traces", "best", "pareto")
+             "reports", "traces", "best", "pareto", "ops")
 _PARETO_KEYS = ("color",)
 _LOOP_KEYS = ("default_trips", "nodes")
 _VARIANT_KEYS = ("name", "accelerators", *OPTION_KEYS, "assign")
@@ -151,6 +152,7 @@ class Experiment:
     traces: str = "pareto"  # accelsim.pareto.TRACES
     best: int = DEFAULT_BEST  # with traces pareto: the fastest `best` points are traced too
     pareto_color: str | None = None  # the swept key colouring the Pareto plot; None: the first swept key
+    ops: tuple[str, ...] = ()  # custom-op modules (accelsim.ops.resolve_spec: names, or absolute .py paths)
 
 
 @dataclass(frozen=True)
@@ -166,6 +168,7 @@ class DesignPoint:
     schedule: str
     numerics_runs: int
     loops: LoopTrips = field(default_factory=LoopTrips)
+    ops: tuple[str, ...] = ()  # the experiment's custom-op modules, loaded where the point runs
     # The resolved system, as design_points made it: running the point need not re-read the configs.
     system: System | None = field(default=None, compare=False, repr=False)
 
@@ -212,11 +215,16 @@ class _Errors(Checker):
         return self.errors
 
 
-def load_experiment(path: str | Path) -> Experiment:
-    """Read and check an experiment file, its hardware configs, sweeps and models.
+def load_experiment(path: str | Path, *, check_kernels: bool = False) -> Experiment:
+    """Read and check an experiment file, its hardware configs, sweeps, op modules and models.
 
     Every problem is collected first (unknown keys, bad values, unknown or broken configs,
-    sweep values a config refuses, missing or corrupt models) and raised together.
+    sweep values a config refuses, op modules that are missing or register nothing, missing or
+    corrupt models) and raised together.
+
+    Args:
+        check_kernels: also require a kernel for every custom op of every model (`validate`); `run`
+            leaves such a model to fail its own points, so the other models still run.
 
     Raises:
         ConfigError: every problem, one 'file:line: key: message' each, sorted by line.
@@ -270,27 +278,64 @@ def load_experiment(path: str | Path) -> Experiment:
             errors.add(("reports",), f"expected a list drawn from {', '.join(FORMATS)}, got {reports!r}")
         reports = tuple(reports) if isinstance(reports, list) else None
     traces, best, color = _trace_options(errors, data, [k for k, _ in sweeps])
+    ops = _op_modules(errors, data.get("ops", []), base)
     experiment = Experiment(str(name), source, tuple(models), host_path, tuple(variants), tuple(sweeps), schedule,
-                            runs, reports, loops, search, limits, traces, best, color)
+                            runs, reports, loops, search, limits, traces, best, color, ops)
     _check_configs(experiment, errors)
-    _check_models(experiment, errors)
+    _check_models(experiment, errors, check_kernels)
     if errors.items:
         raise ConfigError([m for _, m in sorted(errors.items)])
     return experiment
 
 
-def _check_models(experiment: Experiment, errors: _Errors) -> None:
-    """Every model that exists parses: a corrupt file fails here with the ModelError `run` would give."""
+def _check_models(experiment: Experiment, errors: _Errors, check_kernels: bool) -> None:
+    """Every model that exists parses (a corrupt file fails here with the ModelError `run` would give);
+    with `check_kernels`, every custom op it uses has a kernel among the builtins and the experiment's ops."""
+    from accelsim.ops import OpModuleError, load_op_modules, unresolved_op, using_ops
     from accelsim.runtime.errors import ModelError
     from accelsim.runtime.read import load_model
 
-    for i, model in enumerate(experiment.models):
-        if not Path(model).is_file():
-            continue  # already reported by _paths
+    try:
+        loaded = load_op_modules(experiment.ops if check_kernels else ())
+    except OpModuleError:
+        return  # already reported by _op_modules
+    with using_ops(loaded):
+        for i, model in enumerate(experiment.models):
+            if not Path(model).is_file():
+                continue  # already reported by _paths
+            try:
+                parsed = load_model(model)
+            except ModelError as exc:
+                errors.add(("models", i), f"ModelError: {' '.join(str(exc).split())}")
+                continue
+            problem = unresolved_op(parsed, model) if check_kernels else None
+            if problem is not None:
+                errors.add(("models", i), f"OpResolutionError: {problem}")
+
+
+def _op_modules(errors: _Errors, value: Any, base: Path) -> tuple[str, ...]:
+    """`ops`: custom-op modules (names, or .py paths relative to the file), each loaded once to check it."""
+    from accelsim.ops import OpModuleError, load_op_modules, resolve_spec
+
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        errors.add(("ops",), f"expected a list of op modules (installed names like accelsim.ops.mediapipe, or .py "
+                   f"paths relative to this file), got {value!r}")
+        return ()
+    for i, spec in enumerate(value):
         try:
-            load_model(model)
-        except ModelError as exc:
-            errors.add(("models", i), f"ModelError: {' '.join(str(exc).split())}")
+            load_op_modules([spec], base)
+        except OpModuleError as exc:
+            errors.add(("ops", i), str(exc))
+    return tuple(dict.fromkeys(resolve_spec(v, base) for v in value))
+
+
+def with_ops(experiment: Experiment, specs: Sequence[str]) -> Experiment:
+    """`experiment` with more op modules (e.g. the command line's --ops; paths relative to the working folder)."""
+    from accelsim.ops import resolve_spec
+
+    if not specs:
+        return experiment
+    return dataclasses.replace(experiment, ops=tuple(dict.fromkeys([*experiment.ops, *map(resolve_spec, specs)])))
 
 
 def _paths(errors: _Errors, data: dict, key: str, base: Path) -> list[str]:
@@ -600,7 +645,10 @@ def _sweep_combinations(experiment: Experiment, keys: Sequence[str]) -> list[dic
 
 def _design_points(experiment: Experiment) -> tuple[list[DesignPoint], int]:
     """(the design points, how many the limits dropped)."""
+    from accelsim.ops import load_op_modules
+
     points, dropped = [], 0
+    ops_digest = load_op_modules(experiment.ops).digest() if experiment.ops else ""
     for model in experiment.models:
         model_hash = hashlib.sha256(Path(model).read_bytes()).hexdigest()
         for variant in experiment.variants:
@@ -609,7 +657,7 @@ def _design_points(experiment: Experiment) -> tuple[list[DesignPoint], int]:
             for sweep in _sweep_combinations(experiment, keys):
                 schedule = sweep.get("schedule", experiment.schedule)
                 draft = DesignPoint("", model, variant.name, experiment.host, variant.accelerators, sweep, schedule,
-                                    experiment.numerics_runs, experiment.loops)
+                                    experiment.numerics_runs, experiment.loops, experiment.ops)
                 system = resolved_system(draft, variant.options, base_system)
                 if not all(limit.allows(system) for limit in experiment.limits):
                     dropped += 1
@@ -620,6 +668,8 @@ def _design_points(experiment: Experiment) -> tuple[list[DesignPoint], int]:
                          "numerics": experiment.numerics_runs, "version": accelsim.__version__}
                 if experiment.loops != LoopTrips():  # only then: the ids of loop-free experiments stay as they were
                     facts["loops"] = [experiment.loops.default_trips, dict(experiment.loops.nodes)]
+                if ops_digest:  # likewise: a kernel's code decides its node's work, so its source is identity
+                    facts["ops"] = ops_digest
                 identity = json.dumps(facts, sort_keys=True, default=str)
                 point_id = hashlib.sha256(identity.encode()).hexdigest()[:16]
                 points.append(dataclasses.replace(draft, id=point_id, system=system))
@@ -692,8 +742,7 @@ def point_records(model: Any, items: Iterable[tuple[DesignPoint, System | PointR
     re-runs the costs and the schedule.
     """
     from accelsim.analysis import analysis_facts, analyze
-    from accelsim.runtime.ir import Model
-    from accelsim.runtime.read import load_model
+    from accelsim.ops import require_kernels
 
     analyses: dict[Hashable, Analysis | Exception] = {}
     parsed: list = []  # the parsed model, once a point needed it
@@ -702,8 +751,8 @@ def point_records(model: Any, items: Iterable[tuple[DesignPoint, System | PointR
         facts = analysis_facts(system, point.schedule, point.loops)
         if facts not in analyses:
             try:
-                if not parsed:
-                    parsed.append(model if isinstance(model, Model) else load_model(model))
+                if not parsed:  # an unresolved custom op fails every point alike, naming the model file
+                    parsed.append(require_kernels(model, point.model))
                 analyses[facts] = analyze(parsed[0], system, point.schedule, point.loops)
             except (AccelsimError, ValueError, OSError) as exc:
                 analyses[facts] = exc  # every point of this analysis fails alike: analysed once
@@ -728,14 +777,16 @@ def simulate_point(point: DesignPoint, system: System, model: Any,
     """
     from accelsim.analysis import analyze
     from accelsim.diff import inference_diff
+    from accelsim.ops import require_kernels, using_ops
     from accelsim.results import record
     from accelsim.system import simulate_analysis
 
     try:
-        analysis = (analysis_for(point, system) if analysis_for is not None
-                    else analyze(model, system, point.schedule, point.loops))
-        sim = simulate_analysis(analysis, system, point.schedule)
-        diff = inference_diff(model, system, point.numerics_runs) if point.numerics_runs else None
+        with using_ops(point.ops):  # in this process or a worker: the experiment's custom kernels resolve
+            analysis = (analysis_for(point, system) if analysis_for is not None
+                        else analyze(require_kernels(model, point.model), system, point.schedule, point.loops))
+            sim = simulate_analysis(analysis, system, point.schedule)
+            diff = inference_diff(model, system, point.numerics_runs) if point.numerics_runs else None
         return record(sim, point_id=point.id, model=point.model, variant=point.variant, sweep=dict(point.sweep),
                       diff=diff)
     except (AccelsimError, ValueError, OSError) as exc:

@@ -165,7 +165,7 @@ def _relaxed(rule: ClaimRule, op: str, reason: str, group: Sequence[NodeFacts]) 
         constraints[reason] = True
     else:
         constraints[reason] = frozenset(constraints[reason]) | {_needed(reason, f) for f in group}
-    return ClaimRule(op, versions, dtypes, constraints)
+    return ClaimRule(op, versions, dtypes, constraints, custom_code=rule.custom_code)
 
 
 def claim_line(rule: ClaimRule) -> str:
@@ -175,7 +175,8 @@ def claim_line(rule: ClaimRule) -> str:
     else:
         items = [str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in rule.versions]
         versions = items[0] if len(items) == 1 else f"[{', '.join(items)}]"
-    parts = [f"op: {rule.op}", f"versions: {versions}", f"dtypes: [{', '.join(sorted(rule.dtypes))}]"]
+    parts = [f"op: {rule.op}", *([f"custom_code: {rule.custom_code}"] if rule.custom_code else []),
+             f"versions: {versions}", f"dtypes: [{', '.join(sorted(rule.dtypes))}]"]
     if rule.constraints:
         parts.append("constraints: {" + ", ".join(f"{k}: {_yaml_value(v)}" for k, v in rule.constraints.items())
                      + "}")
@@ -202,17 +203,19 @@ def _groups(accel: HardwareConfig, facts_of: dict[int, NodeFacts], on_host: set[
         ok, refusal = check_claim(accel.claims, facts)
         if ok or ni not in on_host:
             continue
-        if facts.op in NEVER_ANY or facts.dtype is None:
-            why = ("custom ops and control flow are not claimed by rules" if facts.dtype is not None
+        named_custom = facts.op == "CUSTOM" and bool(facts.custom_code)  # a rule can name it by custom_code
+        if (facts.op in NEVER_ANY and not named_custom) or facts.dtype is None:
+            why = ("control flow and unnamed custom ops are not claimed by rules" if facts.dtype is not None
                    else "the node has no data input, so no dtype rule can name it")
             unclaimable.append(Unclaimable(ni, facts.op, why))
             continue
-        covering = [k for k, r in enumerate(accel.claims) if r.covers(facts.op)]
+        op = (facts.op, facts.custom_code if named_custom else None)
+        covering = [k for k, r in enumerate(accel.claims) if r.covers(*op)]
         if not covering:
-            groups.setdefault((facts.op, None, "op not claimed"), []).append((ni, facts, refusal))
+            groups.setdefault((op, None, "op not claimed"), []).append((ni, facts, refusal))
         for k in covering:
             for reason in _failures(accel.claims[k], facts):
-                groups.setdefault((facts.op, k, reason), []).append((ni, facts, refusal))
+                groups.setdefault((op, k, reason), []).append((ni, facts, refusal))
     return groups, unclaimable
 
 
@@ -242,10 +245,13 @@ def whatif(model: Model, system: System, name: str = "<model>", schedule: str = 
         groups, lost = _groups(accel, facts, on_host)
         for u in lost:
             unclaimable.setdefault(u.node, u)
-        for (op, k, reason), members in groups.items():
+        for ((op, custom_code), k, reason), members in groups.items():
             group = [f for _, f, _ in members]
-            rule = (ClaimRule(op, _ranges({f.version for f in group}), frozenset(f.dtype for f in group))
+            rule = (ClaimRule(op, _ranges({f.version for f in group}), frozenset(f.dtype for f in group),
+                              custom_code=custom_code)
                     if k is None else _relaxed(accel.claims[k], op, reason, group))
+            if custom_code:
+                op = f"CUSTOM {custom_code!r}"
             line = claim_line(rule)
             if (accel.name, line) in seen:
                 continue

@@ -90,7 +90,8 @@ class ClaimRule:
     sorted tuple of disjoint ranges (`(1, 3)` becomes `((1, 3),)`). `op` may be `ANY_OP`: every
     builtin op outside `excluded` and `NEVER_ANY`. `dtypes` are lower-case tensor type names
     ('int8', 'float32'); empty means any.
-    `constraints` use the vocabulary in this module's docstring.
+    `constraints` use the vocabulary in this module's docstring. `custom_code` narrows a rule for op
+    CUSTOM to the custom ops of that name (None: every custom op).
     """
 
     op: str
@@ -98,6 +99,7 @@ class ClaimRule:
     dtypes: frozenset[str] = frozenset()
     constraints: Mapping[str, Any] = field(default_factory=dict, hash=False)
     excluded: frozenset[str] = frozenset()
+    custom_code: str | None = None
 
     def __post_init__(self):
         ranges = (self.versions,) if all(isinstance(v, int) for v in self.versions) else self.versions
@@ -115,15 +117,17 @@ class ClaimRule:
         object.__setattr__(self, "dtypes", frozenset(d.lower() for d in self.dtypes))
         if self.excluded and self.op != ANY_OP:
             raise ValueError(f"{self.op}: only a rule for op {ANY_OP!r} can exclude ops")
+        if self.custom_code is not None and self.op != "CUSTOM":
+            raise ValueError(f"{self.op}: only a rule for op CUSTOM can name a custom_code")
         object.__setattr__(self, "excluded", frozenset(self.excluded))
         checked = {name: _check_constraint(name, value) for name, value in self.constraints.items()}
         object.__setattr__(self, "constraints", MappingProxyType(checked))
 
-    def covers(self, op: str) -> bool:
-        """Whether this rule speaks about `op` at all (before versions, dtypes and constraints)."""
+    def covers(self, op: str, custom_code: str | None = None) -> bool:
+        """Whether this rule speaks about `op` (and its custom code) at all, before versions, dtypes, constraints."""
         if self.op == ANY_OP:
             return op not in self.excluded and op not in NEVER_ANY
-        return self.op == op
+        return self.op == op and (self.custom_code is None or self.custom_code == custom_code)
 
 
 @dataclass(frozen=True)
@@ -355,7 +359,7 @@ def check_claim(rules: Iterable[ClaimRule], facts: NodeFacts) -> tuple[bool, str
     """
     reasons: list[str] = []
     for rule in rules:
-        if rule.covers(facts.op):
+        if rule.covers(facts.op, facts.custom_code):
             why = _rule_failure(rule, facts)
             if why is None:
                 return True, ""

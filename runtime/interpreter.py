@@ -23,7 +23,7 @@ from accelsim.runtime.errors import (
 )
 from accelsim.runtime.ir import Model, Operator, tensor_type_for_dtype
 from accelsim.runtime.read import DEFAULT_MAX_TENSOR_BYTES, load_model
-from accelsim.runtime.resolver import BuiltinOpResolver, MutableOpResolver, Registration
+from accelsim.runtime.resolver import MutableOpResolver, Registration, default_resolver
 from accelsim.runtime.subgraph import Node, SubgraphRuntime
 from accelsim.runtime.tensor import ARENA, RuntimeTensor
 
@@ -39,7 +39,8 @@ class Interpreter:
         model_path: path of a .tflite file.
         model_content: the file's bytes.
         experimental_delegates: delegates applied in order after construction.
-        op_resolver: a `MutableOpResolver` (default: every builtin kernel).
+        op_resolver: a `MutableOpResolver` (default: every builtin kernel, plus the custom kernels of an
+            enclosing `accelsim.runtime.resolver.extra_custom_ops` block).
         num_threads: accepted for LiteRT compatibility; kernels are single-threaded.
         experimental_preserve_all_tensors: keep every intermediate for `get_tensor`.
         model: an already-parsed `accelsim.runtime.ir.Model` instead of a path or bytes.
@@ -71,7 +72,7 @@ class Interpreter:
         self.preserve_all_tensors = bool(experimental_preserve_all_tensors)
         self.reference = bool(reference)
         self.shapes_only = bool(shapes_only)
-        self.op_resolver = op_resolver if op_resolver is not None else _default_resolver()
+        self.op_resolver = op_resolver if op_resolver is not None else default_resolver()
         # Shared by every subgraph, as TFLite's Interpreter owns them (resource::ResourceMap):
         # resource ids by (container, shared_name), resource variables by id, and the
         # init subgraphs CALL_ONCE has already run.
@@ -471,9 +472,3 @@ def _sparsity_details(s) -> dict[str, Any]:
         "block_map": np.asarray(s.block_map, dtype=np.int32),
         "dim_metadata": dims,
     }
-
-
-def _default_resolver() -> MutableOpResolver:
-    # A fresh resolver per interpreter: registering every kernel costs microseconds,
-    # and a shared one could be changed by one caller under another.
-    return BuiltinOpResolver()

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support import FIXTURES
+from support import CUSTOM_OP_FIXTURES, FIXTURES
 
 from accelsim.config import Assign, ConfigError, load_system
 from accelsim.experiment import SerialExecutor, design_points, load_experiment, run_experiment
@@ -17,7 +17,7 @@ from accelsim.system import HOST, _claim_runs, _owners_allowed, build_interprete
 HW = Path(__file__).resolve().parents[2] / "hw_configs"
 PAIRS = [("edgetpu_usb", "hexagon_dsp"), ("hexagon_dsp", "ethos_u55_128")]
 # atan_custom needs its custom op registered, which a simulated system has no resolver for.
-MODELS = sorted(p.stem for p in FIXTURES.glob("*.tflite") if p.stem != "atan_custom")
+MODELS = sorted(p.stem for p in FIXTURES.glob("*.tflite") if p.stem not in CUSTOM_OP_FIXTURES)
 
 
 def _system(*accels: str, assign: Assign | None = None):

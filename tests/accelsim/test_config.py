@@ -265,7 +265,7 @@ def test_load_system_collects_errors_of_every_file(tmp_path):
       "(every name: accelsim configs --schema)"]),
     ("  - {op: CONV_2D, versions: 1-3, dtypes: [int8]}", "  - {op: CONV_2D, versions: 1, dtypes: [int8], "
                                                         "except: [ADD]}",
-     ["16: claims[0].except: unknown key; expected one of: op, versions, dtypes, constraints"]),
+     ["16: claims[0].except: unknown key; expected one of: op, versions, dtypes, constraints, custom_code"]),
     ("  - {op: CONV_2D, versions: 1-3, dtypes: [int8]}", "  - {op: any, versions: 1}",
      ["16: claims[0].dtypes: required key missing"]),
     ("dtypes: [int8]}", "dtypes: int8}", ["16: claims[0].dtypes: expected a list of dtypes like [int8], "

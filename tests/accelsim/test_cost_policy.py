@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support import FIXTURES
+from support import CUSTOM_OP_FIXTURES, FIXTURES
 
 from accelsim.config import ConfigError, apply_overrides, load_hardware, load_system
 from accelsim.delegates.spec import PartitionPolicy
@@ -18,7 +18,7 @@ HW = Path(__file__).resolve().parents[2] / "hw_configs"
 HOST_CFG = HW / "host_cpu.yaml"
 ACCELERATORS = sorted(p.stem for p in HW.glob("*.yaml") if not p.stem.startswith("host_"))
 # atan_custom needs its custom op registered, which a simulated system has no resolver for.
-MODELS = sorted(p.stem for p in FIXTURES.glob("*.tflite") if p.stem != "atan_custom")
+MODELS = sorted(p.stem for p in FIXTURES.glob("*.tflite") if p.stem not in CUSTOM_OP_FIXTURES)
 
 
 def _system(accel, overrides):

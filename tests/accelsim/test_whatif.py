@@ -126,7 +126,7 @@ def test_nothing_to_lift_and_unclaimable_nodes_are_said_in_words(capsys):
     path = str(FIXTURES / "lstm_gru_float.tflite")
     result = whatif(load_model(path), _system(HW / "edgetpu_pcie.yaml"), path, pair_pool=0)
     assert [(u.node, u.op) for u in result.unclaimable] == [(1, "WHILE"), (2, "WHILE")]
-    assert result.unclaimable[0].why == "custom ops and control flow are not claimed by rules"
+    assert result.unclaimable[0].why == "control flow and unnamed custom ops are not claimed by rules"
 
 
 def test_a_model_the_host_cannot_run_gets_tflites_error(capsys):

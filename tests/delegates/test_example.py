@@ -108,10 +108,10 @@ def float_fixtures():
     if not manifest.exists():
         return []
     models = json.loads(manifest.read_text())["models"]
-    # atan_custom needs the user's Atan kernel (examples/custom_op_atan.py), which the example does not register.
+    # custom-op fixtures need kernels (examples/custom_op_atan.py, accelsim.ops.mediapipe) the example does not register
     return sorted(v["file"] for v in models.values()
                   if {"ADD", "SUB"} & set(v.get("ops", ())) and all(i["dtype"] == "float32" for i in v["inputs"])
-                  and v["file"] != "atan_custom.tflite")
+                  and not v["custom_ops"])
 
 
 @pytest.mark.parametrize("name", float_fixtures())

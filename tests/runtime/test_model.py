@@ -6,7 +6,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from support import FIXTURES, Spec, const, random_inputs, run_litert, single_op_model
+from support import CUSTOM_OP_FIXTURES, FIXTURES, Spec, const, random_inputs, run_litert, single_op_model
 
 from accelsim.runtime.errors import ModelError
 from accelsim.runtime.ir import Operator, Options, Quantization, make_operator
@@ -14,7 +14,7 @@ from accelsim.runtime.read import load_model
 from accelsim.runtime.write import save_model
 
 FIXTURE_FILES = sorted(FIXTURES.glob("*.tflite"))
-RUNNABLE = [f for f in FIXTURE_FILES if f.stem != "atan_custom"]  # LiteRT lacks the Atan kernel
+RUNNABLE = [f for f in FIXTURE_FILES if f.stem not in CUSTOM_OP_FIXTURES]  # LiteRT lacks their kernels
 
 
 def test_fixture_corpus_is_present():

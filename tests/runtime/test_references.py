@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from op_models import conv3d_model, conv_model, fc_model, pool_model, tc_model
 from support import (
+    CUSTOM_OP_FIXTURES,
     FIXTURES,
     Spec,
     assert_close_to_reference,
@@ -149,7 +150,7 @@ def test_add_sub_mul_equal_their_reference(case):
 
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in FIXTURES.glob("*.tflite")
-                                         if p.stem not in ("atan_custom", "mobilenet_v2_100_224_int8")))
+                                         if p.stem not in (*CUSTOM_OP_FIXTURES, "mobilenet_v2_100_224_int8")))
 def test_reference_interpreter_runs_whole_fixture_models_like_litert(name):
     model = (FIXTURES / f"{name}.tflite").read_bytes()
     inputs = random_inputs(Interpreter(model_content=model).get_input_details(), seed=3)

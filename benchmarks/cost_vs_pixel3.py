@@ -103,10 +103,10 @@ PARAMS = {
             Param("adreno630_gpu", "compute.kernel_cycles", 100, 100_000, whole=True),
             Param("adreno630_gpu", "link.call_overhead", 1e-5, 5e-3)),
     "cpu": (Param("kryo385_cpu", "compute.efficiency", 0.05, 1.0),
-            Param("kryo385_cpu", "compute.row_cycles.float32", 0.5, 200),
-            Param("kryo385_cpu", "compute.row_cycles.int8", 0.5, 200),
-            Param("kryo385_cpu", "compute.vector_per_cycle.float32", 0.2, 32),
-            Param("kryo385_cpu", "compute.vector_per_cycle.int8", 0.2, 64)),
+            Param("kryo385_cpu", "compute.row_cycles.float32", 0.5, 2000),
+            Param("kryo385_cpu", "compute.row_cycles.int8", 0.5, 2000),
+            Param("kryo385_cpu", "compute.vector_per_cycle.float32", 0.2, 8),
+            Param("kryo385_cpu", "compute.vector_per_cycle.int8", 0.2, 32)),
 }
 
 
@@ -142,13 +142,20 @@ class Bench:
         """The configs with `values` written over their keys."""
         out = dict(self.configs)
         for name in out:
-            changes = {p.key: (round(v) if p.whole else v) for p, v in values.items() if p.config == name}
+            changes = {p.key: _yaml_value(p, v) for p, v in values.items() if p.config == name}
             if changes:
                 out[name] = apply_overrides(out[name], changes)
         return out
 
     def ms(self, row: Row, column: str, configs: Mapping[str, HardwareConfig]) -> float:
         return simulate_analysis(self.analyses[(row.label, column)], self.system(column, configs)).latency * 1e3
+
+
+def _yaml_value(p: Param, value: float):
+    """How a fitted value is written in the YAML: whole, plain, or a time in microseconds."""
+    if p.whole:
+        return round(value)
+    return f"{value * 1e6:.4g} us" if p.key.startswith("link.") else float(f"{value:.4g}")
 
 
 def log_error(simulated: float, published: float) -> float:
@@ -237,7 +244,7 @@ def main(argv=None) -> int:
         values = {**fit(bench, PARAMS["gpu"], ("gpu",)), **fit(bench, PARAMS["cpu"], ("cpu_float", "cpu_quant"))}
         print("fitted on the fit rows (write these into the YAMLs):")
         for p, v in values.items():
-            print(f"  {p.config}.yaml  {p.key}: {round(v) if p.whole else float(f'{v:.3g}')}")
+            print(f"  {p.config}.yaml  {p.key}: {_yaml_value(p, v)}")
         configs = bench.configured(values)
         print()
     table(bench, configs)

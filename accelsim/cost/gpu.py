@@ -49,7 +49,7 @@ class GpuCompute:
 
     macs_per_cycle: tuple[tuple[str, float], ...] = spec(
         "dtype_rates", "ALU multiply-adds per cycle of the whole GPU by precision (float16, float32)")
-    efficiency: float = spec("fraction", "fraction of the ALU peak the delegate's kernels reach", default=1.0)
+    efficiency: float = spec("fraction", "fraction of peak reached", default=1.0)
     kernel_cycles: int = spec("count", "cycles of dispatch per kernel launched (fused ops launch none)",
                               default=0, minimum=0, example=10000)
 

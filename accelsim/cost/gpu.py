@@ -159,6 +159,8 @@ RULES: dict[str, Rule] = {
                                "CheckDepthwiseConvGpuDelegateCompatibility"),
     "FULLY_CONNECTED": _rule(9, 2, True, "FullyConnectedOperationParser",
                              "kTfLiteBuiltinFullyConnected: 'doesn't support more than 2 runtime inputs'"),
+    "TRANSPOSE_CONV": _rule(3, 2, False, "TransposeConvOperationParser", "kTfLiteBuiltinTransposeConv: "
+                            "CheckConvoultionInputOutput (version 4 adds a fused activation the parser lacks)"),
     "AVERAGE_POOL_2D": _rule(2, 1, True, "Pooling2DOperationParser", "CheckPooling2DGpuDelegateCompatibility"),
     "MAX_POOL_2D": _rule(2, 1, True, "Pooling2DOperationParser", "CheckPooling2DGpuDelegateCompatibility"),
     "CONCATENATION": _rule(2, None, True, "ConcatenationOperationParser", "kTfLiteBuiltinConcatenation"),

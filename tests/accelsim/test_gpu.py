@@ -14,8 +14,9 @@ from accelsim.cost import cpu, gpu
 from accelsim.delegates.spec import ClaimRule, NodeFacts, check_claim
 from accelsim.diff import inference_diff
 from accelsim.experiment import SHIPPED_CONFIGS
+from accelsim.runtime.read import load_model
 from accelsim.runtime.work import NodeWork
-from accelsim.system import HOST, simulate_model
+from accelsim.system import HOST, build_interpreter, simulate_model
 
 GPU_YAML = SHIPPED_CONFIGS / "adreno630_gpu.yaml"
 
@@ -140,3 +141,21 @@ def test_threads_above_the_declared_cores_is_a_config_error(tmp_path, kryo):
     with pytest.raises(ConfigError, match="compute.threads: 5 threads above the 4 cores"):
         apply_overrides(kryo, {"compute.threads": 5})
     assert np.isclose(apply_overrides(kryo, {"compute.threads": 2}).compute.threads, 2)
+
+
+FLOAT_FIXTURES = sorted(p for p in FIXTURES.glob("*_float.tflite"))
+
+
+@pytest.mark.parametrize("model", FLOAT_FIXTURES, ids=lambda p: p.stem)
+def test_in_tflite_order_a_float_model_the_gpu_accepts_in_part_runs_a_partition_there(model, adreno, kryo):
+    """examples/phone.yaml's order variant: the GPU delegate first, then the DSP; the CPU runs what is left."""
+    dsp = load_hardware(SHIPPED_CONFIGS / "hexagon_dsp.yaml")
+    system = System(kryo, (adreno, dsp))
+    interpreter, _ = build_interpreter(load_model(str(model)), system, shapes_only=True)
+    report = interpreter.get_delegation_report()
+    accepted = [r for r in report if "adreno630_gpu" not in r["reasons"]]
+    on_gpu = [r for r in report if r["delegate"] == "adreno630_gpu"]
+    assert bool(on_gpu) == bool(accepted)
+    for row in report:
+        if row["delegate"] is None:  # every node left on the CPU says which GPU rule refused it
+            assert row["reasons"]["adreno630_gpu"], row

@@ -159,3 +159,17 @@ def test_in_tflite_order_a_float_model_the_gpu_accepts_in_part_runs_a_partition_
     for row in report:
         if row["delegate"] is None:  # every node left on the CPU says which GPU rule refused it
             assert row["reasons"]["adreno630_gpu"], row
+
+
+def test_a_gpu_without_a_float32_rate_is_refused_and_an_unlisted_float16_rate_is_noted(tmp_path, adreno):
+    text = GPU_YAML.read_text(encoding="utf-8")
+    path = tmp_path / "gpu.yaml"
+    path.write_text(text.replace("macs_per_cycle: {float16: 1024, float32: 512}", "macs_per_cycle: {float16: 1024}"),
+                    encoding="utf-8")
+    line = text.splitlines().index("  macs_per_cycle: {float16: 1024, float32: 512}") + 1
+    with pytest.raises(ConfigError, match=rf"gpu.yaml:{line}: compute.macs_per_cycle: needs a float32 rate"):
+        load_hardware(path)
+    fp32_only = apply_overrides(adreno, {"compute.macs_per_cycle": {"float32": 512}})
+    assert gpu.alu_rate(fp32_only) == 1024
+    assert fp32_only.notes()[0] == "compute.macs_per_cycle has no float16: it runs at 1024 multiply-adds per cycle"
+    assert adreno.notes() == []

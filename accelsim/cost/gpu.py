@@ -9,13 +9,13 @@ invocation) and the layout conversion of its boundary tensors (see below):
     the config's numerics run in half precision (`numerics.mode: float16`, the delegate's
     `precision_loss_allowed`/`TFLITE_GPU_INFERENCE_PRIORITY_MIN_LATENCY` default), else float32;
   - memory: the config's levels (`accelsim.memory`); a GPU shares the phone's DRAM.
-- Fusion: the delegate merges an elementwise or activation op into the kernel that produces its
-  input ("linkable" operations: tensorflow/lite/delegates/gpu/common/transformations/
-  merge_padding_with.cc, fuse_add_to_conv.cc and the GPU backend's `MergeNodes` of linkable
-  elementwise ops), so it launches no kernel of its own and its input never goes through memory.
-  The cost model sees a device's nodes in model order, without tensor ids: a fusable op
-  (`FUSABLE`) directly after another of the device's nodes is fused when one of its inputs has
-  that node's output size; it pays its ALU work and the bytes of its other inputs only.
+- Fusion: the delegate links a "linkable" (elementwise or activation) op into the kernel that
+  produces its first input when that input has no other consumer
+  (tensorflow/lite/delegates/gpu/common/gpu_model.cc: LinkNodes, MergeElementwiseNodes), so it
+  launches no kernel of its own and that input never goes through memory. The cost model sees a
+  device's nodes in model order, without tensor ids: a fusable op (`FUSABLE`) directly after
+  another of the device's nodes is fused when its first input has that node's output size; it
+  pays its ALU work and the bytes of its other inputs only.
 - Layout: the delegate keeps tensors in its own layout (PHWC4: channels in slices of 4), so each
   tensor entering or leaving a partition is converted by a copy kernel, even though CPU and GPU
   share memory. The config's `link` is that conversion: `bandwidth` its rate, `latency` its
@@ -78,7 +78,7 @@ def fused_flags(works: Sequence[NodeWork]) -> list[bool]:
     for i in range(1, len(works)):
         w, before = works[i], works[i - 1]
         flags[i] = (w.op in FUSABLE and w.kind != "control" and before.kind != "control"
-                    and before.output_bytes > 0 and before.output_bytes in w.reads)
+                    and before.output_bytes > 0 and w.reads[:1] == (before.output_bytes,))
     return flags
 
 
@@ -93,8 +93,7 @@ def costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
         compute = math.ceil(w.total_ops / rate)
         if fused:
             # its input comes in registers from the kernel it joins, whose output write it takes over
-            fused_input = next(r for r in w.reads if r == works[len(out) - 1].output_bytes)
-            keep = max(0, w.input_bytes - fused_input) / max(1, w.bytes_moved)
+            keep = max(0, w.input_bytes - w.reads[0]) / max(1, w.bytes_moved)
             t = Traffic(tuple((name, round(nbytes * keep)) for name, nbytes in t.level_bytes), t.streamed)
         out.append(timed(w, compute, hw, t, levels, watts, 0 if fused else hw.compute.kernel_cycles))
     return out

@@ -117,7 +117,8 @@ def ensure_models(cache: Path, tf_python: str) -> dict[str, Path]:
     missing = [k for k in keys if not paths[k].exists()]
     if missing:
         print(f"building {len(missing)} models into {cache} with {tf_python} ...", flush=True)
-        subprocess.run([tf_python, str(BUILDER), str(cache), *missing], check=True)
+        if subprocess.run([tf_python, str(BUILDER), str(cache), *missing]).returncode != 0:
+            raise SystemExit(f"cost_vs_pixel3: building {len(missing)} models into {cache} failed (see above)")
     return paths
 
 

@@ -60,6 +60,12 @@ def parse_key(key: str) -> tuple[str, float, int, bool]:
 
 
 def main(argv: list[str]) -> int:
+    try:
+        import tensorflow  # noqa: F401
+    except ImportError:
+        print(f"pixel3_models: {sys.executable} has no TensorFlow; run this file with a Python that has it "
+              "(cost_vs_pixel3.py --tf-python PY)", file=sys.stderr)
+        return 1
     cache = Path(argv[0])
     cache.mkdir(parents=True, exist_ok=True)
     for key in argv[1:]:

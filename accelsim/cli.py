@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import accelsim
+from accelsim.hw_configs import DEFAULT_HOST
 from accelsim.runtime.errors import AccelsimError
 from accelsim.runtime.work import LoopTrips
 
@@ -690,7 +691,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "given system with its breakdown.", epilog=_EPILOG_BENCHMARK, formatter_class=raw)
     p.add_argument("model", nargs="?", help="path of a .tflite file")
     p.add_argument("--graph", metavar="MODEL", help="benchmark_model's spelling of MODEL")
-    p.add_argument("--host", default="host_cpu", help="host config (default: host_cpu)")
+    p.add_argument("--host", default=DEFAULT_HOST, help=f"host config (default: {DEFAULT_HOST})")
     p.add_argument("--hw", action="append", default=[], metavar="CFG", help=_HW_HELP)
     # benchmark_model writes its flags with underscores; both spellings work.
     p.add_argument("--num-runs", "--num_runs", type=_positive, default=10, help="timed runs (default 10)")
@@ -724,7 +725,7 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog=_EPILOG_DIFF, formatter_class=raw)
     p.add_argument("model", help="path of a .tflite file")
     p.add_argument("--hw", action="append", required=True, metavar="CFG", help=_HW_HELP)
-    p.add_argument("--host", default="host_cpu", help="host config (default: host_cpu)")
+    p.add_argument("--host", default=DEFAULT_HOST, help=f"host config (default: {DEFAULT_HOST})")
     p.add_argument("--num-runs", "--num_runs", type=_positive, default=50, help="random inputs to compare (default 50)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     p.add_argument("--input", metavar="FILE.npy|FILE.npz",
@@ -745,7 +746,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=".tflite models (with --hw), or results.json files written by accelsim run")
     p.add_argument("--hw", action="append", default=[], metavar="CFG[,CFG...]",
                    help="one column: an accelerator config, or several joined by commas (attached in that order)")
-    p.add_argument("--host", default="host_cpu", help="host config (default: host_cpu)")
+    p.add_argument("--host", default=DEFAULT_HOST, help=f"host config (default: {DEFAULT_HOST})")
     p.add_argument("--schedule", choices=("sequential", "dataflow"), default="sequential",
                    help="how the simulated time adds up (default sequential)")
     p.add_argument("--plot", default="reports/compare.png", help="where the bar chart goes (default %(default)s)")
@@ -763,7 +764,7 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog=_EPILOG_WHATIF, formatter_class=raw)
     p.add_argument("model", help="path of a .tflite file")
     p.add_argument("--hw", action="append", required=True, metavar="CFG", help=_HW_HELP)
-    p.add_argument("--host", default="host_cpu", help="host config (default: host_cpu)")
+    p.add_argument("--host", default=DEFAULT_HOST, help=f"host config (default: {DEFAULT_HOST})")
     p.add_argument("--schedule", choices=("sequential", "dataflow"), default="sequential",
                    help="how the simulated time adds up (default sequential)")
     p.add_argument("--json", action="store_true", help="print one JSON object")

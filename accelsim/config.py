@@ -907,6 +907,8 @@ def _check_document(doc: _Document, source: str, kinds: KindRegistry, overridden
             parts["numerics"] = _numerics(check, body["numerics"])
         if not check.errors and None not in parts.values():
             config = HardwareConfig(**parts, source=source, document=doc)
+            for path, message in kind.check(config):  # the kind's own rules across keys (Kind.check)
+                check.error(path, message)
     if check.errors or config is None:
         raise ConfigError([message for _, message in sorted(check.errors, key=lambda e: e[0])])
     return config

@@ -6,7 +6,7 @@ An experiment file (paths are relative to the file; a bare config name such as
 ```yaml
 name: default                      # report folder reports/<name>/ (default: the file's stem)
 models: [../tests/fixtures/models/mobilenet_v2_035_96_int8.tflite]
-host: host_cpu
+host: kryo385_cpu                  # the default host (calibrated: benchmarks/cost_vs_pixel3.py)
 variants:                          # each: accelerators applied in order; [] is the CPU-only baseline
   - {name: cpu_only, accelerators: []}
   - {name: edgetpu_usb, accelerators: [edgetpu_usb], max_delegated_partitions: 1}
@@ -119,6 +119,7 @@ log = logging.getLogger(__name__)
 
 # hw_configs/ at the repository top, installed as the package data `accelsim.hw_configs` (pyproject.toml).
 SHIPPED_CONFIGS = Path(str(resources.files(accelsim.hw_configs)))
+DEFAULT_HOST = accelsim.hw_configs.DEFAULT_HOST
 OPTION_KEYS = ("max_delegated_partitions", "min_nodes_per_partition")
 _TOP_KEYS = ("name", "models", "host", "variants", "sweeps", "search", "limits", "schedule", "numerics", "loops",
              "reports", "traces", "best", "pareto", "ops")
@@ -255,7 +256,7 @@ def load_experiment(path: str | Path, *, check_kernels: bool = False) -> Experim
     host = data.get("host")
     host_path = ""
     if not isinstance(host, str):
-        errors.add(("host",), f"expected a host config (a path or shipped name like host_cpu), got {host!r}")
+        errors.add(("host",), f"expected a host config (a path or shipped name like {DEFAULT_HOST}), got {host!r}")
     else:
         try:
             host_path = resolve_config(host, base)

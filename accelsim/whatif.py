@@ -128,6 +128,8 @@ def _needed(name: str, facts: NodeFacts) -> Any:
         return facts.rank
     if name == "max_input_elements":
         return facts.input_elements
+    if name == "max_runtime_inputs":
+        return facts.runtime_inputs
     if name == "allowed_paddings":
         return facts.padding
     if name == "allowed_activations":

@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--objective", default="latency", choices=["latency", "energy"])
     args = parser.parse_args(argv)
     names = args.models or sorted(p.stem for p in FIXTURES.glob("*.tflite") if p.stem not in NEEDS_RESOLVER)
-    accelerators = sorted(p.stem for p in HW.glob("*.yaml") if not p.stem.startswith("host_"))
+    accelerators = sorted(p.stem for p in HW.glob("*.yaml") if load_hardware(p).is_accelerator)
     print(f"{'accelerator':<15} {'model':<27} {'moved':>7} {'TFLite us':>11} {'cost us':>11} {'saved us':>10} "
           f"{'TFLite uJ':>10} {'cost uJ':>10}")
     differ = total = 0

@@ -35,7 +35,8 @@ ANY_OP = "any"
 # `op: any` does not reach these: a custom op needs its own kernel, and control flow runs other subgraphs.
 NEVER_ANY = frozenset({"CUSTOM", "DELEGATE", "CALL", "CALL_ONCE", "IF", "WHILE"})
 
-INT_CONSTRAINTS = ("max_kernel_size", "max_stride", "max_dilation", "max_channels", "max_rank", "max_input_elements")
+INT_CONSTRAINTS = ("max_kernel_size", "max_stride", "max_dilation", "max_channels", "max_rank", "max_input_elements",
+                   "max_runtime_inputs")
 NAME_CONSTRAINTS = {"allowed_paddings": PADDINGS, "allowed_activations": ACTIVATIONS}
 BOOL_CONSTRAINTS = ("per_channel",)
 CONSTRAINTS = (*INT_CONSTRAINTS, *NAME_CONSTRAINTS, *BOOL_CONSTRAINTS)
@@ -50,6 +51,8 @@ CONSTRAINT_DOCS = {
                      "{max_channels: 2048}"),
     "max_rank": ("int >= 1", "a non-constant input or an output has more dimensions", "{max_rank: 4}"),
     "max_input_elements": ("int >= 1", "the first input holds more elements", "{max_input_elements: 16000}"),
+    "max_runtime_inputs": ("int >= 1", "more of its inputs are non-constant tensors (present, not weights)",
+                           "{max_runtime_inputs: 2}"),
     "allowed_paddings": ("list of " + ", ".join(PADDINGS), "its padding is not listed",
                          "{allowed_paddings: [SAME]}"),
     "allowed_activations": ("list of " + ", ".join(ACTIVATIONS), "its fused activation is not listed",
@@ -236,6 +239,11 @@ class NodeFacts:
         return max((len(s) for s in (*shapes, *self.output_shapes)), default=0)
 
     @property
+    def runtime_inputs(self) -> int:
+        """Inputs that are present and not constant (TFLite GPU delegate's GetNumberOfRuntimeInputs)."""
+        return sum(1 for s, c in zip(self.input_shapes, self.constant_inputs) if s is not None and not c)
+
+    @property
     def input_elements(self) -> int:
         """Elements of the data input (the first non-constant input, else the first one)."""
         present = [(s, c) for s, c in zip(self.input_shapes, self.constant_inputs) if s is not None]
@@ -322,6 +330,8 @@ def _constraint_failure(name: str, limit: Any, facts: NodeFacts) -> str | None:
         return f"rank {facts.rank} above max {limit}"
     if name == "max_input_elements" and facts.input_elements > limit:
         return f"input elements {facts.input_elements} above max {limit}"
+    if name == "max_runtime_inputs" and facts.runtime_inputs > limit:
+        return f"{facts.runtime_inputs} runtime inputs above max {limit}"
     if name == "allowed_paddings" and facts.padding is not None and facts.padding not in limit:
         return f"padding {facts.padding} not in {_names(limit)}"
     if name == "allowed_activations" and facts.activation is not None and facts.activation not in limit:

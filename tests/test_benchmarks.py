@@ -88,3 +88,32 @@ def test_cost_policy_benchmark_compares_both_choices_and_never_loses():
     assert row.cost_us < row.tflite_us
     kept = compare(MODELS / "mobilenet_v2_100_224_int8.tflite", "edgetpu_usb")
     assert kept.moved == 0 and kept.cost_us == kept.tflite_us  # the Edge TPU pays for itself there
+
+
+def test_cost_vs_pixel3_fits_on_fit_rows_only_and_recovers_a_planted_value():
+    """--fit never looks at a held-out row, and finds the value that makes simulated equal published."""
+    from accelsim.config import load_hardware
+    from accelsim.experiment import SHIPPED_CONFIGS
+    from benchmarks import cost_vs_pixel3 as pixel3
+
+    class Planted:
+        """Simulated = published x (0.25 / efficiency): the right efficiency is 0.25."""
+
+        configs = {"kryo385_cpu": load_hardware(SHIPPED_CONFIGS / "kryo385_cpu.yaml")}
+        asked: set = set()
+
+        def configured(self, values):
+            return dict(values)
+
+        def ms(self, row, column, configs):
+            self.asked.add(row.label)
+            (efficiency,) = configs.values()
+            return row.published(column) * 0.25 / efficiency
+
+    param = pixel3.Param("kryo385_cpu", "compute.efficiency", 0.05, 1.0)
+    bench = Planted()
+    (value,) = pixel3.fit(bench, [param], ("cpu_float", "cpu_quant")).values()
+    assert value == pytest.approx(0.25, rel=0.02)
+    held_out = {r.label for r in pixel3.ROWS if r.held_out}
+    assert held_out and bench.asked and not bench.asked & held_out
+    assert {"MobileNet V1 0.50 128", "Inception V3 299"} <= held_out

@@ -12,6 +12,12 @@ A node takes node_cycles (the runtime's per-node dispatch) plus the longer of co
   A dtype missing from macs_per_cycle gets one SIMD register of lanes per cycle (simd_bits /
   element bits); one missing from vector_per_cycle runs at the GEMM rate (macs_per_cycle *
   efficiency); one missing from lookups_per_cycle is costed as a vector op.
+- threads: TFLite runs its GEMMs (ruy, for CONV_2D and FULLY_CONNECTED) and its optimized
+  depthwise convolution on `threads` worker threads, splitting the output among them
+  (tensorflow/lite/kernels/cpu_backend_context.h: SetMaxNumThreads; depthwise_conv.cc runs
+  DepthwiseConvWorkerTask per thread); every other kernel runs on the calling thread. So gemm and
+  depthwise compute (their row and fused-activation work included) is divided by `threads`, one per
+  core (`threads` above `cores` is a ConfigError); memory bandwidth is the cores' shared one.
 - memory: the config's levels (`accelsim.memory`). A core's cache is a bounded level that
   weights and activations both live on, above DRAM: a node whose bytes fit it moves them at
   its bandwidth, any other at DRAM's.
@@ -35,6 +41,8 @@ if TYPE_CHECKING:
     from accelsim.config import HardwareConfig
 
 _VECTOR_KINDS = ("depthwise", "window", "reduce", "elementwise")
+# The work classes TFLite's CPU kernels split among threads (see the module docstring).
+_THREADED_KINDS = ("gemm", "depthwise")
 
 
 @dataclass(frozen=True)
@@ -56,6 +64,9 @@ class CpuCompute:
         "dtype_rates", "elements a data-movement op writes per cycle by dtype (default: bytes only)", default=())
     node_cycles: int = spec("count", "cycles of dispatch per node the runtime runs", default=0, minimum=0,
                             example=300)
+    cores: int = spec("count", "cores of this kind the host has for the runtime's threads", default=1, example=4)
+    threads: int = spec("count", "threads the runtime runs GEMM and depthwise kernels on (at most cores)",
+                        default=1, example=4)
 
 
 def simd_lanes(dtype: str, hw: HardwareConfig) -> int:
@@ -82,7 +93,7 @@ def compute_cycles(work: NodeWork, hw: HardwareConfig) -> float:
         cycles += work.macs / (dict(c.lookups_per_cycle).get(dtype) or vector)
     elif work.kind == "move" and dtype in dict(c.move_per_cycle):
         cycles += work.elements / dict(c.move_per_cycle)[dtype]
-    return cycles
+    return cycles / c.threads if work.kind in _THREADED_KINDS else cycles
 
 
 # The dtypes nearly every model computes in; a host without a rate for one of them is told so.
@@ -108,12 +119,21 @@ def cost(work: NodeWork, hw: HardwareConfig) -> Cost:
 
 
 def peak_macs_per_cycle(work: NodeWork, hw: HardwareConfig) -> float:
-    """Peak GEMM MACs per cycle of the node's dtype (for utilisation)."""
-    return macs_per_cycle(work.dtype, hw)
+    """Peak GEMM MACs per cycle of the node's dtype on every thread it runs on (for utilisation)."""
+    return macs_per_cycle(work.dtype, hw) * (hw.compute.threads if work.kind in _THREADED_KINDS else 1)
+
+
+def check(hw: HardwareConfig) -> list[tuple[tuple, str]]:
+    """compute.threads within compute.cores: one runtime thread per core."""
+    c = hw.compute
+    if c.threads > c.cores:
+        return [(("compute", "threads"), f"{c.threads} threads above the {c.cores} cores compute.cores declares "
+                                         f"(one runtime thread per core); use threads <= {c.cores} or more cores")]
+    return []
 
 
 KIND = Kind("cpu", "host", "host CPU core: per-class compute (GEMM, vector, lookup, move) against a cache/DRAM "
             "roofline, plus per-node dispatch", CpuCompute, costs=costs,
             macs_per_cycle="compute.macs_per_cycle per dtype, times efficiency; a dtype it does not list gets "
                            "simd_bits / element bits (one SIMD register per cycle)", notes=notes,
-            peak_macs_per_cycle=peak_macs_per_cycle)
+            peak_macs_per_cycle=peak_macs_per_cycle, check=check)

@@ -11,7 +11,7 @@ from support import CUSTOM_OP_FIXTURES, FIXTURES
 import accelsim.system
 from accelsim import sim as simpy_engine
 from accelsim.analysis import ANALYSIS, SECTIONS, analysis_key, analyze, model_digest
-from accelsim.config import KEYS, Assign, HardwareConfig, apply_overrides, load_system
+from accelsim.config import KEYS, Assign, HardwareConfig, apply_overrides, load_hardware, load_system
 from accelsim.delegates.spec import AcceleratorSpec
 from accelsim.ops import using_ops
 from accelsim.runtime.work import LoopTrips
@@ -112,7 +112,7 @@ def _fixture_models() -> list[Path]:
     return sorted(FIXTURES.glob("*.tflite"))
 
 
-@pytest.mark.parametrize("accel", ["", *sorted(p.stem for p in HW.glob("*.yaml") if not p.stem.startswith("host"))])
+@pytest.mark.parametrize("accel", ["", *sorted(p.stem for p in HW.glob("*.yaml") if load_hardware(p).is_accelerator)])
 def test_closed_form_sequential_equals_the_simpy_replay_on_every_fixture(accel, monkeypatch):
     """Every step list a fixture gives on a shipped config: the closed form and SimPy agree exactly.
 

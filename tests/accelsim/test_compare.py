@@ -33,12 +33,14 @@ def test_slower_than_host_says_so_in_words_and_only_then():
 
 
 def test_benchmark_prints_host_only_latency_speedup_and_warns_when_slower(capsys):
-    assert main(["benchmark", INTERLEAVED, "--hw", "edgetpu_usb", "--num-runs", "1", "--json"]) == 0
+    # the host _system() names, not the default (kryo385_cpu)
+    assert main(["benchmark", INTERLEAVED, "--hw", "edgetpu_usb", "--host", "host_cpu", "--num-runs", "1", "--json"]) \
+        == 0
     data = json.loads(capsys.readouterr().out)
     host = simulate_model(INTERLEAVED, host_only(_system("edgetpu_usb"))).latency * 1e6
     assert data["host_only_us"] == pytest.approx(host)
     assert data["speedup"] == pytest.approx(host / data["simulated_us"]["latency"]) and data["speedup"] < 1
-    assert main(["benchmark", INTERLEAVED, "--hw", "edgetpu_usb", "--num-runs", "1"]) == 0
+    assert main(["benchmark", INTERLEAVED, "--hw", "edgetpu_usb", "--host", "host_cpu", "--num-runs", "1"]) == 0
     out, err = capsys.readouterr()
     assert f"Host alone (host_cpu, simulated): {host:.1f} us; speed-up {data['speedup']:.2f}x" in out
     assert "accelsim benchmark: warning: delegation makes this model slower than the host alone" in err
@@ -54,7 +56,7 @@ def test_benchmark_of_a_faster_design_does_not_warn(capsys):
 def test_compare_configs_gives_each_column_and_its_difference_from_the_first(tmp_path, capsys):
     plot = tmp_path / "cmp.png"
     assert main(["compare", MOBILENET, INTERLEAVED, "--hw", "edgetpu_usb", "--hw", "hexagon_dsp",
-                 "--plot", str(plot), "--json"]) == 0
+                 "--host", "host_cpu", "--plot", str(plot), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert [c["label"] for c in data["columns"]] == ["edgetpu_usb", "hexagon_dsp"]
     rows = {r["model"]: r for r in data["models"]}

@@ -16,7 +16,7 @@ from accelsim.system import HOST, build_interpreter, cost_aware_interpreter, sim
 
 HW = Path(__file__).resolve().parents[2] / "hw_configs"
 HOST_CFG = HW / "host_cpu.yaml"
-ACCELERATORS = sorted(p.stem for p in HW.glob("*.yaml") if not p.stem.startswith("host_"))
+ACCELERATORS = sorted(p.stem for p in HW.glob("*.yaml") if load_hardware(p).is_accelerator)
 # atan_custom needs its custom op registered, which a simulated system has no resolver for.
 MODELS = sorted(p.stem for p in FIXTURES.glob("*.tflite") if p.stem not in CUSTOM_OP_FIXTURES)
 

@@ -42,6 +42,7 @@ BUILTIN = {
     "vector": "accelsim.cost.vector:KIND",
     "cpu": "accelsim.cost.cpu:KIND",
     "npu": "accelsim.cost.npu:KIND",
+    "tensor": "accelsim.cost.tensor:KIND",
 }
 
 

@@ -159,9 +159,9 @@ def test_schema_rows_come_from_the_field_specs():
     assert set(rows) == {"compute.rows", "compute.cols", "compute.dataflow", "compute.vector_lanes",
                          "compute.instruction_bytes", "compute.lanes",
                          "compute.contexts", "compute.efficiency", "compute.simd_bits", "compute.macs_per_cycle",
-                         "compute.row_cycles", "compute.vector_per_cycle", "compute.lookups_per_cycle",
-                         "compute.move_per_cycle", "compute.node_cycles", "compute.channel_block",
-                         "compute.float_precision", "compute.prefetch_bytes", *npu_keys}
+                         "compute.row_cycles", "compute.pack_cycles", "compute.vector_per_cycle",
+                         "compute.lookups_per_cycle", "compute.move_per_cycle", "compute.node_cycles",
+                         "compute.channel_block", "compute.float_precision", "compute.prefetch_bytes", *npu_keys}
 
 
 def test_a_malformed_kind_is_refused_when_it_is_defined():

@@ -10,6 +10,7 @@ import pytest
 
 from accelsim.config import ConfigError, apply_overrides, load_hardware, load_system
 from accelsim.cost import tensor
+from accelsim.diff import inference_diff
 from accelsim.runtime.work import NodeWork, gemm_work
 from accelsim.system import HOST, simulate_model
 
@@ -105,3 +106,12 @@ def test_hexagon_v75_npu_takes_every_node_of_a_mobilenet(model):
     sim = simulate_model(str(MODELS / model), system)
     assert sim.nodes and all(n.unit == "hexagon_v75_npu" for n in sim.nodes)
     assert not any(n.unit == HOST for n in sim.nodes) and len(sim.partitions) == 1
+
+
+def test_hexagon_v75_npu_runs_float_graphs_in_fp16_and_int8_bit_exact():
+    """`diff` shows the fp16 error of a float model against float32, and none on an int8 one."""
+    system = load_system(HW / "host_cpu.yaml", [HW / "hexagon_v75_npu.yaml"])
+    fp16 = inference_diff(str(MODELS / "mobilenet_v2_035_96_float.tflite"), system, num_runs=1).outputs[0]
+    assert 0 < fp16.max_abs_error < 1e-2 and fp16.top1_agreement == 1.0
+    int8 = inference_diff(str(MODELS / "mobilenet_v2_035_96_int8.tflite"), system, num_runs=1).outputs[0]
+    assert int8.max_abs_error == 0

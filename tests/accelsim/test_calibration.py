@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+import sys
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks import calibration, cost_vs_coral
+from benchmarks import calibration, cost_vs_aihub, cost_vs_coral
 
 
 @settings(max_examples=25, deadline=None)
@@ -56,3 +57,19 @@ def test_coral_summary_keeps_held_out_fit_and_retired_rows_apart():
     assert held_worst.split()[3:] == ["20%", "of", "1", "-", "-"]
     assert fit_geomean.split()[4:] == ["10%", "of", "1", "11%", "of", "1", "-"]
     assert fit_worst.split()[4:] == ["10%", "of", "1", "10%", "of", "1", "-"]
+
+
+@pytest.mark.parametrize("module", ["coral", "aihub"])
+def test_missing_models_without_tensorflow_say_how_to_build_them(module, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "tensorflow", None)  # `import tensorflow` fails, as without it installed
+    with pytest.raises(SystemExit) as info:
+        if module == "coral":
+            cost_vs_coral.ensure_models(cost_vs_coral.ROWS[:1], tmp_path)
+        else:
+            cost_vs_aihub.ensure_models(tmp_path)
+    message = str(info.value)
+    assert f"missing from {tmp_path}" in message and "needs TensorFlow" in message
+    expected = (f"python benchmarks/keras_tflite.py {tmp_path / 'mobilenet_v1_int8.tflite'} MobileNet 224 int8"
+                if module == "coral" else
+                f"python benchmarks/keras_tflite.py {tmp_path / 'mobilenet_v2_float32.tflite'} MobileNetV2 224 float32")
+    assert expected in message

@@ -13,7 +13,7 @@ Keys: `KEYS` below (everything outside `compute:`) and each kind's compute field
 `docs/hw_configs.md` is that text. Units as in `accelsim.units`: '500 MHz', '8 MiB',
 '320 MB/s', '2 us'.
 
-A kind's role says what a file of it describes: an accelerator (systolic, vector, npu) needs
+A kind's role says what a file of it describes: an accelerator (systolic, vector, npu, tensor) needs
 `link` and `claims`; a host (cpu) may omit both. `apply_overrides` changes keys by path for
 sweeps (`memory.levels.sram.bandwidth`). Whether activations fit the memory is checked when
 a model is costed (`HardwareConfig.costs`), since it depends on the model.

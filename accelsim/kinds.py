@@ -43,6 +43,7 @@ BUILTIN = {
     "cpu": "accelsim.cost.cpu:KIND",
     "npu": "accelsim.cost.npu:KIND",
     "gpu": "accelsim.cost.gpu:KIND",
+    "tensor": "accelsim.cost.tensor:KIND",
 }
 
 

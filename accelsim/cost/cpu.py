@@ -5,7 +5,10 @@ A node takes node_cycles (the runtime's per-node dispatch) plus the longer of co
 - compute, by the class of its work (`accelsim.runtime.work`):
   - gemm: MACs / (macs_per_cycle[dtype] * efficiency), plus row_cycles[dtype] per output row
     (M of the GEMM: the per-pixel work of a convolution driver — indirection, requantizing
-    and storing one row of outputs — which dominates layers with few channels);
+    and storing one row of outputs — which dominates layers with few channels), plus
+    pack_cycles[dtype] per element of the GEMM's input matrix (M x K: a kernel that copies its
+    input into packed blocks first — im2col of a spatial window, then packing — pays per
+    element it copies, which weighs on layers with wide windows and few output channels);
   - depthwise, window, reduce, elementwise and a fused activation: ops / vector_per_cycle[dtype];
   - lookup: lookups / lookups_per_cycle[dtype];
   - move: output elements / move_per_cycle[dtype] (nothing when the dtype is not listed).
@@ -22,7 +25,7 @@ A node takes node_cycles (the runtime's per-node dispatch) plus the longer of co
   weights and activations both live on, above DRAM: a node whose bytes fit it moves them at
   its bandwidth, any other at DRAM's.
 
-Left at their defaults (no row, vector, lookup or move rates, no dispatch) with one DRAM level,
+Left at their defaults (no row, pack, vector, lookup or move rates, no dispatch) with one DRAM level,
 a node costs max(ops / macs_per_cycle, bytes / DRAM bandwidth): the plain roofline.
 """
 
@@ -55,6 +58,8 @@ class CpuCompute:
     efficiency: float = spec("fraction", "fraction of peak reached", default=1.0)
     row_cycles: tuple[tuple[str, float], ...] = spec(
         "dtype_rates", "cycles per GEMM output row (pixel) by dtype, on top of the MACs", default=())
+    pack_cycles: tuple[tuple[str, float], ...] = spec(
+        "dtype_rates", "cycles per element of a GEMM's M x K input (im2col and packing) by dtype", default=())
     vector_per_cycle: tuple[tuple[str, float], ...] = spec(
         "dtype_rates", "elementwise/window/reduce/depthwise ops per cycle by dtype (default: as macs_per_cycle)",
         default=())
@@ -86,7 +91,9 @@ def compute_cycles(work: NodeWork, hw: HardwareConfig) -> float:
     cycles = work.activation_ops / vector
     if work.kind == "gemm":
         rows = work.gemm.m * work.gemm.batch if work.gemm is not None else 0
-        cycles += work.macs / (macs_per_cycle(dtype, hw) * c.efficiency) + rows * dict(c.row_cycles).get(dtype, 0)
+        packed = rows * work.gemm.k if work.gemm is not None else 0
+        cycles += (work.macs / (macs_per_cycle(dtype, hw) * c.efficiency) + rows * dict(c.row_cycles).get(dtype, 0)
+                   + packed * dict(c.pack_cycles).get(dtype, 0))
     elif work.kind in _VECTOR_KINDS:
         cycles += work.macs / vector
     elif work.kind == "lookup":

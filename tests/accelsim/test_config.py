@@ -147,7 +147,7 @@ def test_load_system_reports_roles_and_name_clashes(tmp_path):
         "host is kind cpu (give accelerators with --hw, or in an experiment variant's accelerators)",
         f"{HW / 'host_cpu.yaml'}:{_line(HW / 'host_cpu.yaml', 'kind:')}: kind: "
         "host_cpu is a host config (kind cpu); use --host (in an experiment: host:); an accelerator is kind "
-        "systolic, vector, npu or gpu",
+        "systolic, vector, npu, gpu or tensor",
         f"{twin}:{_line(usb, 'name:')}: name: 'edgetpu_usb' is also the name in {usb}",
     )
 
@@ -161,7 +161,7 @@ def test_load_system_names_the_host_given_as_an_accelerator_and_duplicates():
         f"{usb}: given twice; each accelerator joins the system once (to run it twice, copy the file and give "
         "the copy another name)",
         f"{host}:{_line(host, 'kind:')}: kind: host_cpu is a host config (kind cpu); use --host (in an "
-        "experiment: host:); an accelerator is kind systolic, vector, npu or gpu",
+        "experiment: host:); an accelerator is kind systolic, vector, npu, gpu or tensor",
     )
 
 
@@ -230,7 +230,7 @@ def test_load_system_collects_errors_of_every_file(tmp_path):
     ("  weights: link", "  cache: sram",
      ["11: memory.cache: a cache must be a level above where the weights live ('sram'), got 'sram'"]),
     ("  weights: link", "  cahce: sram", ["11: memory.cahce: unknown key; did you mean 'cache'?"]),
-    ("kind: systolic", "kind: systolc", ["2: kind: expected one of systolic, vector, cpu, npu, gpu, got 'systolc'; "
+    ("kind: systolic", "kind: systolc", ["2: kind: expected one of systolic, vector, cpu, npu, gpu, tensor, got 'systolc'; "
                                          "did you mean 'systolic'?"]),
     ("name: tiny", "name: ''", ["1: name: expected a one-line name, got ''"]),
     ("op: CONV_2D", "op: CONV2D", ["16: claims[0].op: unknown op 'CONV2D'; did you mean 'CONV_2D'?"]),
@@ -255,7 +255,7 @@ def test_load_system_collects_errors_of_every_file(tmp_path):
                                             + "), got 'int9'; did you mean 'int8'?"]),
     ("dtypes: [int8]}", "dtypes: [INT9]}", ["16: claims[0].dtypes[0]: expected a dtype (" + DTYPE_LIST
                                             + "), got 'INT9'"]),
-    ("kind: systolic", "kind: fpga", ["2: kind: expected one of systolic, vector, cpu, npu, gpu, got 'fpga'"]),
+    ("kind: systolic", "kind: fpga", ["2: kind: expected one of systolic, vector, cpu, npu, gpu, tensor, got 'fpga'"]),
     ("  - {op: CONV_2D, versions: 1-3, dtypes: [int8]}", "  - {op: any, dtypes: [int8], except: SOFTMAX}",
      ["16: claims[0].except: expected a list of op names like [SOFTMAX], got 'SOFTMAX'"]),
     ("  - {op: CONV_2D, versions: 1-3, dtypes: [int8]}", "  - {op: any, dtypes: [int8], except: [SOFTMX]}",

@@ -230,8 +230,8 @@ def test_load_system_collects_errors_of_every_file(tmp_path):
     ("  weights: link", "  cache: sram",
      ["11: memory.cache: a cache must be a level above where the weights live ('sram'), got 'sram'"]),
     ("  weights: link", "  cahce: sram", ["11: memory.cahce: unknown key; did you mean 'cache'?"]),
-    ("kind: systolic", "kind: systolc", ["2: kind: expected one of systolic, vector, cpu, npu, gpu, tensor, got 'systolc'; "
-                                         "did you mean 'systolic'?"]),
+    ("kind: systolic", "kind: systolc", ["2: kind: expected one of systolic, vector, cpu, npu, gpu, tensor, got "
+                                         "'systolc'; did you mean 'systolic'?"]),
     ("name: tiny", "name: ''", ["1: name: expected a one-line name, got ''"]),
     ("op: CONV_2D", "op: CONV2D", ["16: claims[0].op: unknown op 'CONV2D'; did you mean 'CONV_2D'?"]),
     ("op: CONV_2D", "op: CONV_2E", ["16: claims[0].op: expected a builtin op name like CONV_2D or 'any', "

@@ -7,13 +7,14 @@ import re
 
 import numpy as np
 import pytest
-from support import FIXTURES
+from support import CUSTOM_OP_FIXTURES, FIXTURES
 
 from accelsim.config import ConfigError, System, apply_overrides, load_hardware
 from accelsim.cost import cpu, gpu
 from accelsim.delegates.spec import ClaimRule, NodeFacts, check_claim
 from accelsim.diff import inference_diff
 from accelsim.experiment import SHIPPED_CONFIGS
+from accelsim.ops import using_ops
 from accelsim.runtime.read import load_model
 from accelsim.runtime.work import NodeWork
 from accelsim.system import HOST, build_interpreter, simulate_model
@@ -151,7 +152,9 @@ def test_in_tflite_order_a_float_model_the_gpu_accepts_in_part_runs_a_partition_
     """examples/phone.yaml's order variant: the GPU delegate first, then the DSP; the CPU runs what is left."""
     dsp = load_hardware(SHIPPED_CONFIGS / "hexagon_dsp.yaml")
     system = System(kryo, (adreno, dsp))
-    interpreter, _ = build_interpreter(load_model(str(model)), system, shapes_only=True)
+    module = CUSTOM_OP_FIXTURES.get(model.stem)  # custom-op fixtures load with their op module's kernels
+    with using_ops([module] if module else []):
+        interpreter, _ = build_interpreter(load_model(str(model)), system, shapes_only=True)
     report = interpreter.get_delegation_report()
     accepted = [r for r in report if "adreno630_gpu" not in r["reasons"]]
     on_gpu = [r for r in report if r["delegate"] == "adreno630_gpu"]

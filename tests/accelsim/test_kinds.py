@@ -91,7 +91,8 @@ def test_a_toy_kind_is_checked_from_its_field_specs(tmp_path, toy_file):
 def test_a_kind_unknown_to_the_registry_lists_the_known_ones(toy_file):
     with pytest.raises(ConfigError) as info:
         load_hardware(toy_file)
-    assert info.value.errors == (f"{toy_file}:2: kind: expected one of systolic, vector, cpu, npu, gpu, tensor, got 'toy'",)
+    assert info.value.errors == (
+        f"{toy_file}:2: kind: expected one of systolic, vector, cpu, npu, gpu, tensor, got 'toy'",)
 
 
 def test_roles_are_checked_against_the_registry(toy_file):

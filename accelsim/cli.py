@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import accelsim
+from accelsim.feasibility import Infeasible, summary_line
 from accelsim.runtime.errors import AccelsimError
 from accelsim.runtime.work import LoopTrips
 
@@ -305,6 +306,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"accelsim run: warning: {slower_sentence(outcome.records, 'design points', limit=3)}", file=sys.stderr)
     print(f"{len(outcome.records)} design points ({outcome.cached} cached, {outcome.computed} run, "
           f"{outcome.failed} failed) -> {outcome.out_dir}")
+    infeasible = summary_line(outcome.records, outcome.dropped)
+    if infeasible:  # results, not failures: they do not change the exit status
+        print(f"  {infeasible}")
+        first = next((r for r in outcome.records if r["status"] == "infeasible"), None)
+        if first is not None:
+            from accelsim.report import point_label
+
+            print(f"  first infeasible: {point_label(first)}: {first['error']}")
     for kind in ("html", "md", "json", "csv"):
         if kind in outcome.outputs:
             print(f"  {kind}: {outcome.outputs[kind]}")
@@ -334,7 +343,7 @@ def _failure_line(outcome) -> str:
     """The last line of a run with failed points: how many, the first one's error, and where all are listed."""
     from accelsim.report import point_label
 
-    first = next(r for r in outcome.records if r["status"] != "ok")
+    first = next(r for r in outcome.records if r["status"] == "error")
     where = [str(outcome.outputs[k]) for k in ("md", "html") if k in outcome.outputs]
     listed = (f"all are listed under 'Failed design points' in {' and '.join(where)}" if where else
               f"all are in {outcome.outputs['json']}" if "json" in outcome.outputs else
@@ -388,6 +397,7 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
 
     import numpy as np
 
+    from accelsim.assumptions import assumption_lines
     from accelsim.compare import slower_than_host
     from accelsim.diff import random_input
     from accelsim.report import layers_csv, op_profile_text
@@ -421,7 +431,8 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
         "simulated_us": {"latency": sim.latency * 1e6, "init": sim.init.latency * 1e6,
                          "compute": by_kind["compute"] * 1e6, "memory": by_kind["memory"] * 1e6,
                          "transfer": by_kind["transfer"] * 1e6, "overhead": by_kind["overhead"] * 1e6},
-        "energy_uj": sim.energy * 1e6,
+        "energy_uj": None if sim.modelled_energy is None else sim.modelled_energy * 1e6,
+        "energy_not_modelled": list(sim.energy_unmodelled),
         "host_only_us": host_us,
         "speedup": speedup,
         "partition_overhead_pct": 100 * sim.partition_overhead,
@@ -429,8 +440,11 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
         "delegated_nodes": sim.delegated_nodes,
         "total_nodes": len(sim.nodes),
         "transfer_bytes": sim.transfer_bytes,
+        "init_param_bytes": sim.init.bytes_moved,
+        "streamed_param_bytes": sum(p.streamed_param_bytes for p in sim.partitions),
         "loops": [dataclasses.asdict(loop) for loop in sim.loops],
         "partition_choice": partition_choice(sim),
+        "assumptions": assumption_lines((system.host, *system.accelerators)),
     }
     if args.enable_op_profiling:
         data["op_profile"] = profile
@@ -469,7 +483,10 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     print(f"Simulated latency in us: {sim_us['latency']:.1f} (compute {sim_us['compute']:.1f}, memory "
           f"{sim_us['memory']:.1f}, transfer {sim_us['transfer']:.1f}, call overhead {sim_us['overhead']:.1f}; "
           f"partition overhead {data['partition_overhead_pct']:.1f}%); initialization {sim_us['init']:.1f}")
-    print(f"Simulated energy per inference: {data['energy_uj']:.3f} uJ")
+    if data["energy_uj"] is None:
+        print(f"Simulated energy per inference: not modelled (no energy.mac for {', '.join(sim.energy_unmodelled)})")
+    else:
+        print(f"Simulated energy per inference: {data['energy_uj']:.3f} uJ")
     if system.accelerators:
         print(f"Host alone ({system.host.name}, simulated): {host_us:.1f} us; speed-up {speedup:.2f}x")
         warning = slower_than_host("this model", sim.latency * 1e6, host_us)
@@ -477,6 +494,13 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
             print(f"accelsim benchmark: warning: {warning}", file=sys.stderr)
     print(f"Delegated {sim.delegated_nodes} of {len(sim.nodes)} nodes in {len(sim.partitions)} partitions; "
           f"{sim.transfer_bytes} bytes over links per inference")
+    if data["streamed_param_bytes"]:
+        print(f"Weights: {data['streamed_param_bytes']} bytes streamed from where they live on every inference "
+              f"(not cached: read from the level they live on); {data['init_param_bytes']} bytes loaded once at "
+              "initialization")
+    if data["assumptions"]:
+        print("Assumptions (cost numbers the configs leave out, and what is used instead):")
+        print("\n".join(f"  {line}" for line in data["assumptions"]))
     chosen = data["partition_choice"]
     if chosen is not None:
         print(f"Partition policy cost ({chosen['objective']}, {chosen['search']} search): kept "
@@ -491,7 +515,8 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     for p in sim.partitions:
         print(f"  partition {p.index} on {p.unit}: {len(p.nodes)} nodes, compute {p.compute * 1e6:.1f} us, "
               f"memory {p.memory * 1e6:.1f} us, transfer {p.transfer * 1e6:.1f} us, overhead "
-              f"{p.overhead * 1e6:.1f} us, energy {p.energy * 1e6:.3f} uJ")
+              f"{p.overhead * 1e6:.1f} us, energy "
+              + ("not modelled" if p.unit in sim.energy_unmodelled else f"{p.energy * 1e6:.3f} uJ"))
     if args.enable_op_profiling:
         # benchmark_model's layout, the same text as a report's op profile (µs: simulated nodes are often < 1 µs).
         print(op_profile_text({"op_profile": profile, "op_summary": summary}))
@@ -570,6 +595,7 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
+    from accelsim.assumptions import assumptions
     from accelsim.config import ConfigError, load_hardware, read_document
     from accelsim.experiment import load_experiment
 
@@ -591,6 +617,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
                 print(f"{path}: ok ({c.kind} config {c.name!r})")
                 for note in c.notes():
                     print(f"  note: {note}")
+                for a in assumptions(c):
+                    print(f"  assumed: {a.key} = {a.value} ({a.source})")
         except ConfigError as exc:
             bad += 1
             for line in exc.errors:
@@ -876,6 +904,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGINT, _interrupt)
     try:
         return func(args)
+    except Infeasible as exc:  # the design cannot run the model: not a bug, not bad input; what to change
+        if args.debug:
+            raise
+        print(f"accelsim {args.command}: infeasible ({exc.reason}): {exc}", file=sys.stderr)
+        return 1
     except (AccelsimError, ValueError, FileNotFoundError, PermissionError, IsADirectoryError) as exc:
         if args.debug:
             raise

@@ -139,6 +139,9 @@ def compare(sides: Sequence[Side]) -> Comparison:
             notes.append(f"note: {s.label} has no result for {', '.join(missing)}: the columns ran different models")
     for s in sides:
         for m, rec in s.records.items():
+            if rec.get("energy_not_modelled"):
+                notes.append(f"note: energy of {m} on {s.label} is not modelled (no energy.mac for "
+                             f"{', '.join(rec['energy_not_modelled'])}): left out, not compared")
             speedup = rec.get("speedup")
             if rec.get("accelerators") and speedup is not None and speedup < 1:
                 notes.append(f"warning: delegation makes {m} on {s.label} slower than the host alone "

@@ -50,6 +50,7 @@ from typing import Any
 
 import accelsim
 from accelsim import plots
+from accelsim.feasibility import summary_line
 from accelsim.files import write_atomic
 from accelsim.pareto import DEFAULT_BEST, FRONTS, OBJECTIVES, best_ids, front_ids
 from accelsim.partition_plot import partition_png, ranges
@@ -312,8 +313,11 @@ def fmt_us(x: float) -> str:
     return f"{x:,.2f}"
 
 
-def fmt_uj(x: float) -> str:
-    return f"{x:,.3f}"
+NOT_MODELLED = "not modelled"  # an energy no config gives a number for (accelsim.energy): never shown as 0
+
+
+def fmt_uj(x: float | None) -> str:
+    return NOT_MODELLED if x is None else f"{x:,.3f}"
 
 
 def fmt_pct(x: float) -> str:
@@ -510,7 +514,8 @@ def _summary_paragraph(name: str, points: Sequence[dict], missing: Sequence[dict
         for k, v in p["sweep"].items():
             swept[k][str(v)] = v
     ok = [p for p in points if p["status"] == "ok"]
-    failed = len(points) - len(ok)
+    failed = sum(1 for p in points if p["status"] == "error")
+    infeasible = summary_line(points)
     source = f" ({experiment['source']})" if experiment and experiment.get("source") else ""
     text = (f"Experiment {name}{source}: {len(models)} model{'s' * (len(models) != 1)} ({', '.join(models)}) "
             f"on {len(variants)} variant{'s' * (len(variants) != 1)} ({', '.join(variants)})")
@@ -520,7 +525,11 @@ def _summary_paragraph(name: str, points: Sequence[dict], missing: Sequence[dict
     schedules = sorted({p["schedule"] for p in points})
     if schedules and "schedule" not in swept:
         text += f"; schedule {', '.join(schedules)}"
-    text += (f". {len(everything)} design points: {len(ok)} simulated, {failed} failed, {len(missing)} missing.")
+    text += (f". {len(everything)} design points: {len(ok)} simulated, {failed} failed, "
+             + (f"{infeasible}, " if infeasible else "") + f"{len(missing)} missing.")
+    if infeasible:
+        text += (" Infeasible points (hardware that cannot run the model) and why are listed under Infeasible "
+                 "design points." + (" No point could run the model: see there what to change." if not ok else ""))
     if failed:
         text += " Failed points and their errors are listed under Failed design points."
     if missing:
@@ -625,7 +634,8 @@ def _summary_section(points: Sequence[dict], keys: Sequence[str], best: int) -> 
         if not ok:
             rows.append([model, variant, str(len(group)), str(len(group)), *(["—"] * 6)])
             continue
-        lat, energy = [p["latency_us"] for p in ok], [p["energy_uj"] for p in ok]
+        lat = [p["latency_us"] for p in ok]
+        energy = [p["energy_uj"] for p in ok if p["energy_uj"] is not None] or [None]
         macs = [p["area_macs"] for p in ok if p.get("area_macs") is not None]
         onchip = [p["area_onchip_bytes"] for p in ok if p.get("area_onchip_bytes") is not None]
         rows.append([model, variant, str(len(group)), str(len(group) - len(ok)), fmt_us(min(lat)), fmt_us(max(lat)),
@@ -700,6 +710,10 @@ def _fronts_section(points: Sequence[dict], keys: Sequence[str], fronts: dict[tu
         for i in ids:
             on.setdefault(i, []).append(_FRONT_NAMES[y_key])
     counts = ", ".join(f"latency × {_FRONT_NAMES[y]}: {len(ids)}" for (_, y), ids in fronts.items())
+    unmodelled = sum(1 for p in points if p["status"] == "ok" and p.get("energy_uj") is None)
+    if unmodelled:
+        counts += (f" ({unmodelled} point{'s' * (unmodelled != 1)} whose energy is not modelled "
+                   "(a device without energy.mac) are left out of the latency × energy front)")
     model_rank = {m: k for k, m in enumerate(dict.fromkeys(p["model"] for p in points))}  # the experiment's order
     members = sorted((by_id[i] for i in on), key=lambda p: (model_rank[p["model"]], p["latency_us"], p["id"]))
     rows, note = _cut(members, TABLE_MAX_ROWS, "results.csv")
@@ -1012,13 +1026,30 @@ def build_document(name: str, points: Sequence[PointResult], missing: Sequence[d
         body += [_detail_section(points[k], names[k], figures.get(f"plots/gantt_{names[k]}.png"),
                                  figures.get(f"plots/partitions_{names[k]}.png")) for k in shown]
         blocks.append(Section(Heading(2, "Design points in detail"), tuple(body)))
-    failed = [p for p in points if p["status"] != "ok"]
+    infeasible = [p for p in points if p["status"] == "infeasible"]
+    if infeasible:  # results, not failures: apart from them (accelsim.feasibility)
+        shown_inf, note = _cut(infeasible, TABLE_MAX_ROWS, "results.csv (status infeasible, with the reason)")
+        blocks.append(Section(Heading(2, "Infeasible design points"), (
+            Para(f"{summary_line(points)}: the hardware of these points cannot run the model (memory: a level "
+                 "too small for the weights or a working set; limits: the experiment's limits; ops: no node "
+                 "meets a claimed op's constraints). Each line says what to change."), *note,
+            _table(["Model", "Variant", "Sweep", "Reason", "Why"],
+                   [[p["model_name"], p["variant"], sweep_text(p["sweep"]) or "—", p.get("infeasible", "memory"),
+                     p["error"] or "unknown"] for p in shown_inf], [False] * 5, interactive=True))))
+    failed = [p for p in points if p["status"] == "error"]
     if failed:
         shown_failed, note = _cut(failed, TABLE_MAX_ROWS, "results.csv (status error, with the error)")
         blocks.append(Section(Heading(2, "Failed design points"), (*note,
             _table(["Model", "Variant", "Sweep", "Error"],
                    [[p["model_name"], p["variant"], sweep_text(p["sweep"]) or "—", p["error"] or "unknown"]
                     for p in shown_failed], [False] * 4, interactive=True))))
+    if experiment and experiment.get("assumptions"):
+        blocks.append(Section(Heading(2, "Assumptions"), (
+            Para("Cost numbers the configs leave out take the default `accelsim configs --schema` documents; every "
+                 "one used is listed here (keys an experiment sweeps are set at every point and not listed). A "
+                 "device without energy.mac has no energy model: its energy is shown as 'not modelled', never 0, "
+                 "and is left out of the latency × energy front."),
+            Pre("\n".join(experiment["assumptions"])))))
     if missing:
         shown_missing, note = _cut(missing, TABLE_MAX_ROWS, "results.json under missing")
         blocks.append(Section(Heading(2, "Missing design points"), (

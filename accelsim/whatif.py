@@ -44,6 +44,15 @@ from accelsim.system import HOST, Simulation, simulate_model
 PAIR_POOL = 12
 
 
+def _uj(joules: float | None) -> float | None:
+    return None if joules is None else joules * 1e6
+
+
+def _fmt_uj(uj: float | None) -> str:
+    """Microjoules, or "energy not modelled" (a device without energy.mac), never 0."""
+    return "energy not modelled" if uj is None else f"{uj:,.2f} uJ"
+
+
 @dataclass(frozen=True)
 class Outcome:
     """One simulated system: its latency and how the model was split (None fields: the simulation failed)."""
@@ -103,7 +112,8 @@ def _outcome(model: Model, system: System, schedule: str, loops: LoopTrips | Non
         sim: Simulation = simulate_model(model, system, schedule, loops)
     except WorkError as exc:
         return Outcome(None, None, None, None, None, f"no work model, not simulated: {exc}")
-    return Outcome(sim.latency * 1e6, sim.delegated_nodes, len(sim.partitions), sim.transfer_bytes, sim.energy * 1e6)
+    return Outcome(sim.latency * 1e6, sim.delegated_nodes, len(sim.partitions), sim.transfer_bytes,
+                   _uj(sim.modelled_energy))
 
 
 def node_facts(model: Model) -> dict[int, NodeFacts]:
@@ -231,7 +241,7 @@ def whatif(model: Model, system: System, name: str = "<model>", schedule: str = 
     """
     base_sim = simulate_model(model, system, schedule, loops)
     base = Outcome(base_sim.latency * 1e6, base_sim.delegated_nodes, len(base_sim.partitions),
-                   base_sim.transfer_bytes, base_sim.energy * 1e6)
+                   base_sim.transfer_bytes, _uj(base_sim.modelled_energy))
     host_only = _outcome(model, System(system.host, ()), schedule, loops)
     facts = node_facts(model)
     on_host = {n.index for n in base_sim.nodes if n.unit == HOST}
@@ -315,7 +325,7 @@ def lines(result: WhatIf) -> list[str]:
     b = result.base
     out = [f"{result.model} on {', '.join(result.accelerators)}: {b.latency_us:,.1f} us, {b.delegated_nodes} "
            f"nodes delegated in {b.partitions} partitions, {b.transfer_bytes:,} bytes over links, "
-           f"{b.energy_uj:,.2f} uJ (host alone: {result.host_only.latency_us:,.1f} us)"]
+           f"{_fmt_uj(b.energy_uj)} (host alone: {result.host_only.latency_us:,.1f} us)"]
     if not result.candidates:
         out.append("no refused node can be admitted by a claim line" if result.unclaimable
                    else "every node is delegated: nothing to lift")
@@ -360,4 +370,4 @@ def _effect(base: Outcome, after: Outcome) -> str:
             f"{100 * abs(saved) / base.latency_us:.1f}%); nodes {after.delegated_nodes - base.delegated_nodes:+d} "
             f"({base.delegated_nodes} -> {after.delegated_nodes} delegated); partitions {base.partitions} -> "
             f"{after.partitions}; transfer {base.transfer_bytes:,} -> {after.transfer_bytes:,} bytes; energy "
-            f"{base.energy_uj:,.2f} -> {after.energy_uj:,.2f} uJ")
+            f"{_fmt_uj(base.energy_uj)} -> {_fmt_uj(after.energy_uj)}")

@@ -1,0 +1,144 @@
+"""Infeasible designs: a level too small for the weights is never treated as if they fit; infeasible is not failed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from accelsim.cli import main
+from accelsim.feasibility import Infeasible, summary_line
+
+ROOT = Path(__file__).resolve().parents[2]
+MODELS = ROOT / "tests" / "fixtures" / "models"
+
+# The issue's new user: a 64x64 int8 NPU with one 2 MiB SRAM, written from the README; weights default to the
+# last level (sram) and nothing is said about energy.
+NPU = """\
+name: npu64
+kind: systolic
+clock: 1 GHz
+compute: {rows: 64, cols: 64, dataflow: ws, vector_lanes: 64}
+memory:
+  levels:
+    sram: {size: 2 MiB, bandwidth: 64 GB/s}
+link: {bandwidth: 1 GB/s}
+claims:
+  - {op: CONV_2D, versions: 1-3, dtypes: [int8]}
+  - {op: DEPTHWISE_CONV_2D, versions: 1-3, dtypes: [int8]}
+  - {op: ADD, versions: 1-2, dtypes: [int8]}
+  - {op: FULLY_CONNECTED, versions: 1-4, dtypes: [int8]}
+"""
+STREAMED = NPU.replace("link: {", "  weights: link\n  cache: sram\nlink: {")
+
+
+def _npu(tmp_path: Path, text: str = NPU, name: str = "npu64.yaml") -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_a_2_mib_npu_does_not_run_mobilenet_v2_with_on_chip_weights(tmp_path, capsys):
+    """The issue's scenario: 3.5 MB of int8 weights on a 2 MiB SRAM gave an on-chip-weights latency silently."""
+    model = str(MODELS / "mobilenet_v2_100_224_int8.tflite")
+    assert main(["benchmark", model, "--hw", _npu(tmp_path), "--num-runs", "1", "--warmup-runs", "0"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err
+    assert err.startswith("accelsim benchmark: infeasible (memory): ")
+    for said in ("npu64.yaml:7: memory.levels.sram.size", "weights need 3541984 bytes", "holds 2097152 bytes",
+                 "memory: {weights: link, cache: sram}", "make 'sram' at least"):
+        assert said in err
+    # Placed honestly, the overflow streams over the link every inference, counted and said.
+    assert main(["benchmark", model, "--hw", _npu(tmp_path, STREAMED, "s.yaml"), "--num-runs", "1",
+                 "--warmup-runs", "0", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["streamed_param_bytes"] > 3541984 - 2 * 2**20
+    assert data["streamed_param_bytes"] + data["init_param_bytes"] == 3541984
+
+
+def _experiment(tmp_path: Path, sizes: str) -> Path:
+    path = tmp_path / "exp.yaml"
+    path.write_text(f"""\
+name: tight
+models: [{MODELS / 'mobilenet_v2_035_96_int8.tflite'}]
+host: host_cpu
+variants:
+  - {{name: npu, accelerators: [{_npu(tmp_path)}]}}
+sweeps:
+  npu64.memory.levels.sram.size: {sizes}
+""")
+    return path
+
+
+def test_infeasible_points_are_results_counted_apart_and_cached(tmp_path, capsys):
+    out = tmp_path / "out"
+    path = _experiment(tmp_path, "[64 KiB, 2 MiB]")
+    assert main(["run", str(path), "--out", str(out), "--jobs", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "0 failed" in printed and "1 infeasible (memory: 1)" in printed
+    records = json.loads((out / "results.json").read_text())["points"]
+    by_size = {r["sweep"]["npu64.memory.levels.sram.size"]: r for r in records}
+    assert by_size["2 MiB"]["status"] == "ok"
+    tight = by_size["64 KiB"]
+    assert (tight["status"], tight["infeasible"]) == ("infeasible", "memory")
+    assert "holds 65536 bytes" in tight["error"] and "latency_us" not in tight
+    report = (out / "report.md").read_text()
+    assert "## Infeasible design points" in report and "## Failed design points" not in report
+    # a result like an ok point: cached, not run again
+    assert main(["run", str(path), "--out", str(out), "--jobs", "1"]) == 0
+    assert "(2 cached, 0 run, 0 failed)" in capsys.readouterr().out
+
+
+def test_a_sweep_where_every_point_is_infeasible_exits_0_with_reasons_and_a_report(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["run", str(_experiment(tmp_path, "[16 KiB, 64 KiB]")), "--out", str(out), "--jobs", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "2 infeasible (memory: 2)" in printed and "first infeasible:" in printed and "which holds" in printed
+    report = (out / "report.md").read_text()
+    assert "0 simulated, 0 failed, 2 infeasible (memory: 2)" in report
+    assert "No point could run the model" in report
+
+
+def test_summary_line_counts_reasons_with_the_points_limits_dropped():
+    records = [{"status": "infeasible", "infeasible": "memory"}, {"status": "ok"}, {"status": "error"},
+               {"status": "infeasible", "infeasible": "ops"}]
+    assert summary_line(records, dropped=3) == "5 infeasible (memory: 1, limits: 3, ops: 1)"
+    assert summary_line([{"status": "ok"}]) is None
+    with pytest.raises(ValueError, match="one of"):
+        Infeasible("size", "x")
+
+
+def test_energy_left_out_is_not_modelled_and_defaults_are_listed_as_assumptions(tmp_path, capsys):
+    out = tmp_path / "out"
+    results = out / "results.json"
+    assert main(["run", str(_experiment(tmp_path, "[1 MiB, 2 MiB]")), "--out", str(out), "--jobs", "1"]) == 0
+    records = json.loads(results.read_text())["points"]
+    assert [r["status"] for r in records] == ["ok", "ok"]
+    for r in records:  # never a quiet 0, nor the host's part passed off as the whole
+        assert r["energy_uj"] is None and r["edp_uj_ms"] is None and r["energy_not_modelled"] == ["npu64"]
+        assert r["energy_by_unit_uj"]["npu64"] is None and r["energy_by_unit_uj"]["host_cpu"] > 0
+    report = (out / "report.md").read_text()
+    assumed = report[report.index("## Assumptions"):]
+    for line in ("npu64: link.call_overhead = 0 s (not given;", "npu64: link.latency = 0 s",
+                 "npu64: energy not modelled (no energy.mac)", "host_cpu: memory.levels.dram.latency = 0 s"):
+        assert line in assumed
+    assert "npu64: memory.levels.sram.size" not in assumed  # swept: set at every point
+    assert "not modelled" in report[report.index("## Summary"):report.index("## Assumptions")]
+    capsys.readouterr()
+    assert main(["compare", str(results), str(results), "--plot", str(tmp_path / "c.png")]) == 0
+    printed = capsys.readouterr().out
+    assert "energy of mobilenet_v2_035_96_int8" in printed and "is not modelled (no energy.mac for npu64)" in printed
+
+
+def test_benchmark_lists_assumptions_and_says_energy_is_not_modelled(tmp_path, capsys):
+    model = str(MODELS / "mobilenet_v2_035_96_int8.tflite")
+    assert main(["benchmark", model, "--hw", _npu(tmp_path), "--num-runs", "1", "--warmup-runs", "0"]) == 0
+    printed = capsys.readouterr().out
+    assert "Simulated energy per inference: not modelled (no energy.mac for npu64)" in printed
+    assert "  npu64: link.call_overhead = 0 s (not given;" in printed
+    assert main(["benchmark", model, "--hw", _npu(tmp_path), "--num-runs", "1", "--warmup-runs", "0",
+                 "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["energy_uj"] is None and data["energy_not_modelled"] == ["npu64"]
+    assert any(line.startswith("npu64: link.latency = 0 s") for line in data["assumptions"])

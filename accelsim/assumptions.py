@@ -49,8 +49,11 @@ def _given(data: Any, *path: str) -> bool:
     return True
 
 
-def assumptions(config: HardwareConfig, given: Iterable[str] = ()) -> list[Assumption]:
-    """The defaults `config`'s costs use, in key order; `given` names key paths set elsewhere (a sweep sets them)."""
+def assumptions(config: HardwareConfig, given: Iterable[str] = (), *, with_notes: bool = True) -> list[Assumption]:
+    """The defaults `config`'s costs use, in key order; `given` names key paths set elsewhere (a sweep sets them).
+
+    With `with_notes`, the kind's silent rules (`HardwareConfig.notes`' part) end the list.
+    """
     if config.document is None:
         return []
     data, given = config.document.data, set(given)
@@ -71,8 +74,9 @@ def assumptions(config: HardwareConfig, given: Iterable[str] = ()) -> list[Assum
     if config.link is not None:
         for name, energy_term in _LINK_KEYS:
             check(("link", name), f"link.{name}", energy_term)
-    out += [Assumption(device=config.name, key=f"compute ({config.kind})", value="see note", source=note)
-            for note in config.kind_record.notes(config)]
+    if with_notes:
+        out += [Assumption(device=config.name, key=f"compute ({config.kind})", value="see note", source=note)
+                for note in config.kind_record.notes(config)]
     return out
 
 

@@ -207,6 +207,12 @@ _EPILOG_WHATIF = """examples:
   accelsim whatif tests/fixtures/models/dilated_cnn_int8.tflite --hw hexagon_dsp --json
 """
 
+_EPILOG_SENSITIVITY = """examples:
+  accelsim sensitivity tests/fixtures/models/mobilenet_v2_100_224_int8.tflite --hw edgetpu_usb
+  accelsim sensitivity tests/fixtures/models/mobilenet_v2_035_96_int8.tflite --hw edgetpu_usb --hw hexagon_dsp
+  accelsim sensitivity model.tflite --hw my_npu.yaml --host host_x86 --json
+"""
+
 _EPILOG_VALIDATE = """examples:
   accelsim validate my_accel.yaml
   accelsim validate examples/default.yaml my_accel.yaml
@@ -594,6 +600,25 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_sensitivity(args: argparse.Namespace) -> int:
+    from accelsim.runtime.errors import OpResolutionError
+    from accelsim.runtime.read import load_model
+    from accelsim.sensitivity import as_dict, lines, sensitivity
+
+    system = _system(args.host, args.hw)
+    try:
+        result = sensitivity(load_model(args.model), system, args.schedule,
+                             _merged_loops(LoopTrips(), args.loop_trips), args.model)
+    except OpResolutionError as exc:  # one line naming the model and the op (TFLite's message spans two)
+        raise ValueError(f"{args.model}: {' '.join(str(exc).split())} (without a kernel its work, and so "
+                         "its cost, is unknown)") from exc
+    if args.json:
+        print(json.dumps(as_dict(result), indent=2))
+        return 0
+    print("\n".join(lines(result)))
+    return 0
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     from accelsim.assumptions import assumptions
     from accelsim.config import ConfigError, load_hardware, read_document
@@ -617,7 +642,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
                 print(f"{path}: ok ({c.kind} config {c.name!r})")
                 for note in c.notes():
                     print(f"  note: {note}")
-                for a in assumptions(c):
+                for a in assumptions(c, with_notes=False):  # the notes are printed above
                     print(f"  assumed: {a.key} = {a.value} ({a.source})")
         except ConfigError as exc:
             bad += 1
@@ -784,6 +809,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_loop_trips(p)
     p.set_defaults(func=_cmd_whatif)
+
+    p = sub.add_parser("sensitivity", help="what should I change: design parameters at x0.5 and x2, bottlenecks",
+                       description="Halve and double every design parameter of every device (clock, array and "
+                       "lane sizes, memory level sizes and bandwidths, link bandwidth, latency and call overhead, "
+                       "threads), re-costing one analysis of the model, and rank them by latency effect; then "
+                       "where the time goes by bound and per op, with the array's utilisation, and a three-line "
+                       "verdict. Fitted efficiencies and format constants are not design choices and are left out.",
+                       epilog=_EPILOG_SENSITIVITY, formatter_class=raw)
+    p.add_argument("model", help="path of a .tflite file")
+    p.add_argument("--hw", action="append", required=True, metavar="CFG", help=_HW_HELP)
+    p.add_argument("--host", default="host_cpu", help="host config (default: host_cpu)")
+    p.add_argument("--schedule", choices=("sequential", "dataflow"), default="sequential",
+                   help="how the simulated time adds up (default sequential)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_loop_trips(p)
+    p.set_defaults(func=_cmd_sensitivity)
 
     p = sub.add_parser("validate", help="check hardware configs and experiments, listing every error",
                        description="Check each file (a hardware config or an experiment) and print every "

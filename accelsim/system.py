@@ -302,6 +302,18 @@ def simulate_analysis(analysis: Analysis, system: System, schedule: str = "seque
                      analysis.choice)
 
 
+def simulate_placed(analysis: Analysis, system: System, schedule: str = "sequential") -> Simulation:
+    """Cost an analysis on `system` (the same claims, other costs) with its placement held fixed.
+
+    `simulate_analysis`, without its refusal when costs chose the placement (`accelsim.analysis.chosen_by_cost`):
+    there the analysis is one system's choice, and this costs that same choice on another (what `sensitivity`
+    varies). The caller checks that `system` claims as the analysed one did.
+    """
+    costs = cost_works(analysis.works, system, analysis.loops)
+    return _assemble(analysis.interpreter, analysis.delegates, system, costs, schedule, analysis.name, frozenset(),
+                     analysis.choice)
+
+
 # Up to this many candidate partitions every subset is simulated (2**12 = 4096 step lists).
 EXACT_SEARCH_LIMIT = 12
 

@@ -343,6 +343,9 @@ def lines(result: WhatIf) -> list[str]:
     if result.candidates and (result.candidates[0].outcome.latency_us or b.latency_us) >= b.latency_us:
         out.append("no line lowers the latency: what a line moves to the accelerator costs more there (compute, "
                    "transfers, call overhead) than on the host")
+    if not result.candidates or (result.candidates[0].outcome.latency_us or b.latency_us) >= b.latency_us:
+        out.append("what to change in the hardware instead: accelsim sensitivity MODEL --hw ... ranks every design "
+                   "parameter at x0.5 and x2 and shows where the time goes")
     best = min([b.latency_us, *(c.outcome.latency_us for c in result.candidates if c.outcome.latency_us)])
     if best > result.host_only.latency_us:
         what = "even the best line leaves delegation" if result.candidates else "delegation is"

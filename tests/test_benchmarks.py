@@ -88,3 +88,15 @@ def test_cost_policy_benchmark_compares_both_choices_and_never_loses():
     assert row.cost_us < row.tflite_us
     kept = compare(MODELS / "mobilenet_v2_100_224_int8.tflite", "edgetpu_usb")
     assert kept.moved == 0 and kept.cost_us == kept.tflite_us  # the Edge TPU pays for itself there
+
+
+def test_sensitivity_benchmark_times_both_sides_on_one_model():
+    """benchmarks/sensitivity.py: both measured paths run and count their costings (no timing asserted)."""
+    from accelsim.config import load_system
+    from benchmarks.sensitivity import HW, design_points, one_sensitivity
+
+    model = str(FIXTURES / "mobilenet_v2_035_96_int8.tflite")
+    system = load_system(HW / "host_cpu.yaml", [HW / "edgetpu_usb.yaml", HW / "hexagon_dsp.yaml"])
+    seconds, costed = one_sensitivity(model, system)
+    assert seconds > 0 and costed >= 30  # 3 devices: clocks, arrays, levels, links, each at x0.5 and x2
+    assert design_points(model, system, 2) > 0

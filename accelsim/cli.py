@@ -200,6 +200,7 @@ _EPILOG_COMPARE = """examples:
   accelsim compare tests/fixtures/models/mobilenet_v2_035_96_int8.tflite --hw edgetpu_usb --hw hexagon_dsp
   accelsim compare model_a.tflite model_b.tflite --hw edgetpu_pcie --hw edgetpu_usb,hexagon_dsp --json
   accelsim compare reports/x/results.json reports/y/results.json --plot /tmp/x_vs_y.png
+  accelsim compare reports/x/results.json --metrics latency,energy --columns 0,3
 """
 
 _EPILOG_WHATIF = """examples:
@@ -559,7 +560,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from accelsim.compare import chart_png, compare, load_results, simulate_sides
+    from accelsim.compare import chart_png, compare, load_results, select, simulate_sides
     from accelsim.files import write_atomic
 
     results = [i for i in args.inputs if i.endswith(".json")]
@@ -573,7 +574,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     else:
         systems = [(h, _system(args.host, h.split(","))) for h in args.hw]
         sides = simulate_sides(args.inputs, systems, args.schedule, _merged_loops(LoopTrips(), args.loop_trips))
-    comparison = compare(sides)
+    comparison = select(compare(sides), _csv(args.metrics), _csv(args.columns))
     plot = write_atomic(Path(args.plot), chart_png(comparison))
     if args.json:
         print(json.dumps({**comparison.as_dict(), "plot": str(plot)}, indent=2, ensure_ascii=False))
@@ -581,6 +582,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     print("\n".join(comparison.lines()))
     print(f"bar chart: {plot}")
     return 0
+
+
+def _csv(text: str | None) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()] if text else []
 
 
 def _cmd_whatif(args: argparse.Namespace) -> int:
@@ -620,6 +625,7 @@ def _cmd_sensitivity(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
+    from accelsim.advice import infeasible_variants
     from accelsim.assumptions import assumptions
     from accelsim.config import ConfigError, load_hardware, read_document
     from accelsim.experiment import load_experiment
@@ -637,6 +643,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
                 for config in (load_hardware(c) for c in configs):
                     for note in config.notes():
                         print(f"  note: {config.source}: {note}")
+                for line in infeasible_variants(e):
+                    print(f"  infeasible: {line}")
             else:
                 c = load_hardware(path)
                 print(f"{path}: ok ({c.kind} config {c.name!r})")
@@ -790,6 +798,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--schedule", choices=("sequential", "dataflow"), default="sequential",
                    help="how the simulated time adds up (default sequential)")
     p.add_argument("--plot", default="reports/compare.png", help="where the bar chart goes (default %(default)s)")
+    p.add_argument("--metrics", metavar="M[,M...]", help="only these quantities, in this order: latency, speedup, "
+                   "energy, partitions, delegated_nodes, transfer_bytes")
+    p.add_argument("--columns", metavar="C[,C...]", help="only these columns, in this order: indices as printed "
+                   "([0], [1], ...) or labels")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_loop_trips(p)
     p.set_defaults(func=_cmd_compare)

@@ -1042,10 +1042,13 @@ def _report(experiment: Experiment, out: Path, points: Sequence[DesignPoint], st
     if traced is not None:
         records = _with_details(experiment, points, records, set(traced))
     missing = [p for p in points if p.id not in stored]
+    from accelsim.advice import best_point_sensitivity
+
+    context = {**report_context(experiment, len(points)), "sensitivity": best_point_sensitivity(points, records)}
     written = write_report(out, experiment.name, records, formats=experiment.reports or FORMATS,
                            missing=[{"id": p.id, "model_name": Path(p.model).stem, "variant": p.variant,
                                      "sweep": dict(p.sweep)} for p in missing],
-                           experiment=report_context(experiment, len(points)), traced=traced)
+                           experiment=context, traced=traced)
     return RunOutcome(records, missing, n_cached, len(records) - n_cached,
                       sum(1 for r in records if r["status"] == "error"), written, out, stale, pruned,
                       (warning,) if warning else (), migrated, out / STORE_FILE,

@@ -6,8 +6,7 @@ A design point is infeasible when its hardware cannot hold or run the model at a
   than them, and nothing below it could take them (`accelsim.memory.check_weights`,
   `accelsim.memory.activation_levels`). Weights that overflow a *cache* are not infeasible:
   they are streamed, their traffic counted, and reports say how many bytes stream.
-- `limits`: the experiment's `limits:` leave the point out before it runs.
-- `ops`: a claimed op's constraint fails on every node (nothing could be delegated).
+- `limits`: the experiment's `limits:` leave the point out before it runs (counted, not stored).
 
 `Infeasible` is the exception the cost side raises; an experiment stores it as a record with
 `status: infeasible` and the reason (`accelsim.results.infeasible_record`); the CLI prints it as
@@ -21,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from accelsim.runtime.errors import AccelsimError
 
-REASONS = ("memory", "limits", "ops")
+REASONS = ("memory", "limits")
 
 
 class Infeasible(AccelsimError, ValueError):

@@ -84,6 +84,11 @@ class Variation:
         changes = [(e.latency_us - base_us) / base_us for e in self.effects if e.latency_us is not None]
         return min(changes, default=0.0)
 
+    def effect(self, base_us: float) -> float:
+        """The largest latency change either way (a fraction): what the ranking sorts by."""
+        return max((abs(e.latency_us - base_us) / base_us for e in self.effects if e.latency_us is not None),
+                   default=0.0)
+
 
 @dataclass(frozen=True, kw_only=True)
 class Bottleneck:
@@ -207,7 +212,8 @@ def _verdict(base_us: float, variations: Sequence[Variation], by_bound: Sequence
     if by_bound:
         b = by_bound[0]
         lines.append(f"1. Most time is bound by {b.what}: {100 * b.share:.0f}% of busy time.")
-    helpful = [v for v in variations if v.best_change(base_us) < -0.005]
+    helpful = sorted((v for v in variations if v.best_change(base_us) < -0.005),
+                     key=lambda v: (v.best_change(base_us), v.parameter.label))
     if helpful:
         v = helpful[0]
         also = "; then " + ", ".join(_change_text(w, base_us) for w in helpful[1:3]) if len(helpful) > 1 else ""
@@ -264,7 +270,7 @@ def sensitivity(model: Model | str, system: System, schedule: str = "sequential"
             effects = tuple(_effect(analysis, system, p, f, schedule) for f in FACTORS)
             skipped += [f"{p.label} x{e.factor:g}: {e.note}" for e in effects if e.status == "skipped"]
             variations.append(Variation(parameter=p, effects=effects))
-    variations.sort(key=lambda v: (v.best_change(base_us), v.parameter.label))
+    variations.sort(key=lambda v: (-v.effect(base_us), v.parameter.label))
     fixed = chosen_by_cost(system)
     if fixed:
         variations = _replaced(variations, model, system, schedule, loops, base_us)
@@ -280,7 +286,7 @@ def _replaced(variations: list[Variation], model, system: System, schedule: str,
     out = []
     for k, v in enumerate(variations):
         feasible = [e for e in v.effects if e.latency_us is not None]
-        if k < REPLACED and feasible and v.best_change(base_us) < 0:
+        if k < REPLACED and feasible and v.best_change(base_us) < 0:  # the strongest that helps
             best = min(feasible, key=lambda e: e.latency_us)
             varied = _with(system, v.parameter.device, v.parameter.key, v.parameter.written(best.value))
             try:
@@ -303,15 +309,18 @@ def _effect_text(e: Effect, s: Sensitivity) -> str:
         return "skipped"
     if e.status == "infeasible":
         return "infeasible"
+    if s.energy_uj is None:  # said once in the heading, not on every line
+        return f"latency {_pct(e.latency_us, s.latency_us)}"
     energy = "energy not modelled" if e.energy_uj is None else f"energy {_pct(e.energy_uj, s.energy_uj)}"
     return f"latency {_pct(e.latency_us, s.latency_us)}, {energy}"
 
 
 def lines(s: Sensitivity, top: int | None = None) -> list[str]:
     """The text `accelsim sensitivity` prints (and a report shows): parameters, bottlenecks, verdict."""
-    energy = "not modelled" if s.energy_uj is None else f"{s.energy_uj:,.3f} µJ"
+    energy = ("not modelled (a device has no energy.mac): latency only below" if s.energy_uj is None
+              else f"{s.energy_uj:,.3f} µJ")
     out = [f"{s.model}: {s.latency_us:,.1f} µs, energy {energy}",
-           "Parameters at x0.5 and x2, ranked by their largest latency effect:"]
+           "Parameters at x0.5 and x2, ranked by their largest latency effect either way:"]
     if s.placement_fixed:
         out.append("  (costs chose where nodes run; the placement is held fixed for every variation; 're-placed' "
                    "gives the latency when delegation runs again)")

@@ -32,6 +32,7 @@ from accelsim.delegates.spec import (
     check_claim,
     facts_from_node,
 )
+from accelsim.feasibility import Infeasible
 from accelsim.runtime.errors import WorkError
 from accelsim.runtime.interpreter import Interpreter
 from accelsim.runtime.ir import Model
@@ -112,6 +113,8 @@ def _outcome(model: Model, system: System, schedule: str, loops: LoopTrips | Non
         sim: Simulation = simulate_model(model, system, schedule, loops)
     except WorkError as exc:
         return Outcome(None, None, None, None, None, f"no work model, not simulated: {exc}")
+    except Infeasible as exc:  # the line would give the accelerator more than it can hold: said, not a crash
+        return Outcome(None, None, None, None, None, f"infeasible: {exc}")
     return Outcome(sim.latency * 1e6, sim.delegated_nodes, len(sim.partitions), sim.transfer_bytes,
                    _uj(sim.modelled_energy))
 

@@ -49,6 +49,16 @@ def test_a_2_mib_npu_does_not_run_mobilenet_v2_with_on_chip_weights(tmp_path, ca
     for said in ("npu64.yaml:7: memory.levels.sram.size", "weights need 3541984 bytes", "holds 2097152 bytes",
                  "memory: {weights: link, cache: sram}", "make 'sram' at least"):
         assert said in err
+    # whatif and sensitivity say the same in one line; validate names it for an experiment's unswept configs
+    for verb in ("whatif", "sensitivity"):
+        assert main([verb, model, "--hw", _npu(tmp_path)]) == 1
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and err.startswith(f"accelsim {verb}: infeasible (memory): ")
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(f"models: [{model}]\nhost: host_cpu\nvariants: [{{name: npu, accelerators: "
+                          f"[{_npu(tmp_path)}]}}]\n")
+    assert main(["validate", str(experiment)]) == 0
+    assert ("  infeasible: mobilenet_v2_100_224_int8 on npu (unswept values): " in capsys.readouterr().out)
     # Placed honestly, the overflow streams over the link every inference, counted and said.
     assert main(["benchmark", model, "--hw", _npu(tmp_path, STREAMED, "s.yaml"), "--num-runs", "1",
                  "--warmup-runs", "0", "--json"]) == 0
@@ -85,6 +95,10 @@ def test_infeasible_points_are_results_counted_apart_and_cached(tmp_path, capsys
     assert "holds 65536 bytes" in tight["error"] and "latency_us" not in tight
     report = (out / "report.md").read_text()
     assert "## Infeasible design points" in report and "## Failed design points" not in report
+    # the best point's sensitivity: the variation back to the infeasible size says so
+    what = report[report.index("## What to change"):]
+    assert "### mobilenet_v2_035_96_int8 on npu at npu64.memory.levels.sram.size=2 MiB" in what
+    assert "Verdict: what to change first" in what and "npu64.memory.levels.sram.size" in what
     # a result like an ok point: cached, not run again
     assert main(["run", str(path), "--out", str(out), "--jobs", "1"]) == 0
     assert "(2 cached, 0 run, 0 failed)" in capsys.readouterr().out
@@ -98,12 +112,13 @@ def test_a_sweep_where_every_point_is_infeasible_exits_0_with_reasons_and_a_repo
     report = (out / "report.md").read_text()
     assert "0 simulated, 0 failed, 2 infeasible (memory: 2)" in report
     assert "No point could run the model" in report
+    assert "## Sweeps\n\nNo sweep plot: no design point was simulated (every point is infeasible" in report
 
 
 def test_summary_line_counts_reasons_with_the_points_limits_dropped():
     records = [{"status": "infeasible", "infeasible": "memory"}, {"status": "ok"}, {"status": "error"},
-               {"status": "infeasible", "infeasible": "ops"}]
-    assert summary_line(records, dropped=3) == "5 infeasible (memory: 1, limits: 3, ops: 1)"
+               {"status": "infeasible", "infeasible": "memory"}]
+    assert summary_line(records, dropped=3) == "5 infeasible (memory: 2, limits: 3)"
     assert summary_line([{"status": "ok"}]) is None
     with pytest.raises(ValueError, match="one of"):
         Infeasible("size", "x")
@@ -125,10 +140,19 @@ def test_energy_left_out_is_not_modelled_and_defaults_are_listed_as_assumptions(
         assert line in assumed
     assert "npu64: memory.levels.sram.size" not in assumed  # swept: set at every point
     assert "not modelled" in report[report.index("## Summary"):report.index("## Assumptions")]
+    # the glossary defines every column once; in HTML the headers link to it
+    glossary = {cells[0]: cells[1:] for cells in (
+        [c.strip() for c in line.strip("|").split("|")] for line in report[report.index("## Glossary"):].splitlines()
+        if line.startswith("| "))}
+    assert glossary["Partition overhead"][:2] == ["%", "100 × (transfer + call overhead) / latency "
+                                                       "(partition_overhead_pct)"]
+    page = (out / "report.html").read_text()
+    assert '<a href="#g-partition-overhead">Partition overhead (%)</a>' in page
+    assert '<tr id="g-partition-overhead"><td>Partition overhead</td>' in page
     capsys.readouterr()
     assert main(["compare", str(results), str(results), "--plot", str(tmp_path / "c.png")]) == 0
     printed = capsys.readouterr().out
-    assert "energy of mobilenet_v2_035_96_int8" in printed and "is not modelled (no energy.mac for npu64)" in printed
+    assert "note: energy is not modelled for npu64 (no energy.mac) in 4 of 4 results" in printed
 
 
 def test_benchmark_lists_assumptions_and_says_energy_is_not_modelled(tmp_path, capsys):
@@ -142,3 +166,38 @@ def test_benchmark_lists_assumptions_and_says_energy_is_not_modelled(tmp_path, c
     data = json.loads(capsys.readouterr().out)
     assert data["energy_uj"] is None and data["energy_not_modelled"] == ["npu64"]
     assert any(line.startswith("npu64: link.latency = 0 s") for line in data["assumptions"])
+
+
+def test_sweep_plots_for_many_keys_hold_the_others_at_the_best_point_and_mark_infeasible_points():
+    from accelsim import report
+
+    points = []
+    for a in range(5):
+        for b in range(5):
+            for c in (1, 2):
+                sweep = {"npu.a": a + 1, "npu.b": b + 1, "npu.c": c}
+                base = {"id": f"{a}{b}{c}", "model_name": "m", "model": "m.tflite", "variant": "v",
+                        "accelerators": ["npu"], "sweep": sweep, "schedule": "sequential", "speedup": None}
+                if a == 0 and c == 1:
+                    points.append({**base, "status": "infeasible", "infeasible": "memory", "error": "too small"})
+                else:
+                    points.append({**base, "status": "ok", "latency_us": 100.0 / (a + 1) + b + c,
+                                   "partition_overhead_pct": 1.0})
+    assert report._sweep_line_count(points, "npu.c") > report.SWEEP_MAX_LINES  # 25 lines: held at the best
+    held = report._held_at_best(points, "npu.c")
+    assert {(p["sweep"]["npu.a"], p["sweep"]["npu.b"]) for p in held} == {(5, 1)}  # the fastest point's a and b
+    figures = report._figures(points, [], [], ["npu.a", "npu.b", "npu.c"], {("latency_us", "energy_uj"): []}, None)
+    assert {f"plots/sweep_npu.{k}.png" for k in "abc"} <= set(figures)
+    lines = report._sweep_lines(report._held_at_best(points, "npu.a"), "npu.a")
+    assert len(lines) == 1 and lines[0].values == (2, 3, 4, 5)  # a=1 is infeasible at the best c
+
+
+def test_a_whatif_line_that_makes_the_design_infeasible_is_said_not_a_crash(tmp_path):
+    from accelsim.config import load_system
+    from accelsim.runtime.read import load_model
+    from accelsim.whatif import _effect, _outcome
+
+    tiny = load_system(ROOT / "hw_configs" / "host_cpu.yaml", [_npu(tmp_path, NPU.replace("2 MiB", "64 KiB"))])
+    after = _outcome(load_model(str(MODELS / "mobilenet_v2_035_96_int8.tflite")), tiny, "sequential", None)
+    assert after.latency_us is None and after.error.startswith("infeasible: ") and "holds 65536 bytes" in after.error
+    assert _effect(after, after) == after.error

@@ -130,8 +130,11 @@ def activation_levels(works: Sequence[NodeWork], memory: Memory,
     return out
 
 
-def _mib(nbytes: int) -> str:
-    return f"{nbytes / 2**20:.2f} MiB"
+def _size(nbytes: int) -> str:
+    """Bytes as a person reads them: '512 B', '62.50 KiB', '3.38 MiB'."""
+    if nbytes < 2**10:
+        return f"{nbytes} B"
+    return f"{nbytes / 2**10:.2f} KiB" if nbytes < 2**20 else f"{nbytes / 2**20:.2f} MiB"
 
 
 def check_weights(works: Sequence[NodeWork], memory: Memory, refuse: Callable[[tuple, str], Exception],
@@ -155,9 +158,9 @@ def check_weights(works: Sequence[NodeWork], memory: Memory, refuse: Callable[[t
     stream = (f"memory: {{weights: link, cache: {level.name}}} streams what does not fit over the link"
               if has_link else f"add a level below {level.name!r} to hold the weights")
     raise refuse(("memory", "levels", level.name, "size"),
-                 f"{device}'s weights need {weights} bytes ({_mib(weights)}){also} on {level.name!r}, which holds "
-                 f"{level.size} bytes ({_mib(level.size)}): the design cannot hold the model; {stream}, or make "
-                 f"{level.name!r} at least {_mib(weights + reserved)}")
+                 f"{device}'s weights need {weights} bytes ({_size(weights)}){also} on {level.name!r}, which holds "
+                 f"{level.size} bytes ({_size(level.size)}): the design cannot hold the model; {stream}, or make "
+                 f"{level.name!r} at least {weights + reserved} bytes ({_size(weights + reserved)})")
 
 
 def streamed_parameters(works: Sequence[NodeWork], cache_bytes: int | None) -> tuple[int, ...]:

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from accelsim.cli import main
 from accelsim.feasibility import Infeasible, summary_line
@@ -201,3 +203,31 @@ def test_a_whatif_line_that_makes_the_design_infeasible_is_said_not_a_crash(tmp_
     after = _outcome(load_model(str(MODELS / "mobilenet_v2_035_96_int8.tflite")), tiny, "sequential", None)
     assert after.latency_us is None and after.error.startswith("infeasible: ") and "holds 65536 bytes" in after.error
     assert _effect(after, after) == after.error
+
+
+@settings(max_examples=60, deadline=None)
+@given(size=st.integers(1, 4096), weights=st.lists(st.integers(0, 2048), min_size=1, max_size=6),
+       working=st.lists(st.integers(2, 1024), min_size=1, max_size=6))
+def test_a_single_level_holds_the_model_exactly_when_all_weights_and_the_largest_working_set_fit(
+        size, weights, working):
+    """The rule of accelsim.memory.check_weights against its plain statement, on random devices."""
+    from accelsim.memory import Level, Memory, traffic
+    from accelsim.runtime.work import NodeWork
+
+    works = [NodeWork("ADD", "int8", macs=1, weight_bytes=w, input_bytes=a // 2, output_bytes=a - a // 2)
+             for w, a in zip(weights, working)]
+    memory = Memory((Level("sram", 1e9, size),), weights="sram", activations="sram")
+    fits = sum(w.weight_bytes for w in works) + max(w.input_bytes + w.output_bytes for w in works) <= size
+
+    def refuse(path, message):
+        return Infeasible("memory", f"{'.'.join(path)}: {message}")
+
+    if fits:
+        moved = traffic(works, memory, refuse, "npu", True)
+        assert [dict(t.level_bytes).get("sram", 0) for t in moved] == [
+            w.weight_bytes + w.input_bytes + w.output_bytes for w in works]
+    else:
+        with pytest.raises(Infeasible) as info:
+            traffic(works, memory, refuse, "npu", True)
+        need = sum(w.weight_bytes for w in works)
+        assert str(info.value).startswith(f"memory.levels.sram.size: npu's weights need {need} bytes")

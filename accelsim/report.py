@@ -602,7 +602,7 @@ def _summary_table(points: Sequence[dict], keys: Sequence[str]) -> Table:
                        f"{p['delegated_nodes']} / {p['total_nodes']}", f"{p['transfer_bytes']:,}",
                        fmt_pct(p["partition_overhead_pct"])]
         else:
-            numbers = ["error", "—", "—", "—", "—", "—", "—"]
+            numbers = [p["status"], "—", "—", "—", "—", "—", "—"]  # error, or infeasible (a result: listed below)
         rows.append([p["model_name"], p["variant"], *sweep, *numbers])
     return _table(headers, rows, [False, False, *(False for _ in keys), True, True, True, True, True, True, True],
                   interactive=True)
@@ -642,19 +642,21 @@ def _summary_section(points: Sequence[dict], keys: Sequence[str], best: int) -> 
     rows = []
     for (model, variant), group in groups.items():
         ok = [p for p in group if p["status"] == "ok"]
+        failed = str(sum(1 for p in group if p["status"] == "error"))
+        infeasible = str(sum(1 for p in group if p["status"] == "infeasible"))
         if not ok:
-            rows.append([model, variant, str(len(group)), str(len(group)), *(["—"] * 6)])
+            rows.append([model, variant, str(len(group)), failed, infeasible, *(["—"] * 6)])
             continue
         lat = [p["latency_us"] for p in ok]
         energy = [p["energy_uj"] for p in ok if p["energy_uj"] is not None] or [None]
         macs = [p["area_macs"] for p in ok if p.get("area_macs") is not None]
         onchip = [p["area_onchip_bytes"] for p in ok if p.get("area_onchip_bytes") is not None]
-        rows.append([model, variant, str(len(group)), str(len(group) - len(ok)), fmt_us(min(lat)), fmt_us(max(lat)),
+        rows.append([model, variant, str(len(group)), failed, infeasible, fmt_us(min(lat)), fmt_us(max(lat)),
                      fmt_uj(min(energy)), fmt_uj(max(energy)), _span(macs, _fmt_count) if macs else "—",
                      _span(onchip, _fmt_count) if onchip else "—"])
-    ranges_table = _table(["Model", "Variant", "Points", "Failed", "Best latency (µs)", "Worst latency (µs)",
-                           "Best energy (µJ)", "Worst energy (µJ)", "MAC units", "On-chip (bytes)"], rows,
-                          [False, False, *([True] * 8)])
+    ranges_table = _table(["Model", "Variant", "Points", "Failed", "Infeasible", "Best latency (µs)",
+                           "Worst latency (µs)", "Best energy (µJ)", "Worst energy (µJ)", "MAC units",
+                           "On-chip (bytes)"], rows, [False, False, *([True] * 9)])
     wanted = set(best_ids(points, best))
     fastest = [p for p in points if p["id"] in wanted]
     fastest.sort(key=lambda p: (p["latency_us"], p["id"]))

@@ -97,6 +97,9 @@ def test_infeasible_points_are_results_counted_apart_and_cached(tmp_path, capsys
     assert "holds 65536 bytes" in tight["error"] and "latency_us" not in tight
     report = (out / "report.md").read_text()
     assert "## Infeasible design points" in report and "## Failed design points" not in report
+    row = next(line for line in report.splitlines() if line.startswith("| mobilenet") and "| 64 KiB " in line)
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert "infeasible" in cells and "error" not in cells  # the summary row says what it is
     # the best point's sensitivity: the variation back to the infeasible size says so
     what = report[report.index("## What to change"):]
     assert "### mobilenet_v2_035_96_int8 on npu at npu64.memory.levels.sram.size=2 MiB" in what

@@ -226,3 +226,7 @@ class PointResult(PointHeader, total=False):
 DETAIL_KEYS = ("events", "op_profile", "op_summary", "node_costs", "partition_table", "rejected", "loops")
 # The area proxies (accelsim.results.area), set by the experiment as it stores a point.
 AREA_KEYS = ("area_macs", "area_onchip_bytes")
+# Present only where they say something: an infeasible point's reason; an ok point's devices without an energy
+# model (its energy keys are then None).
+INFEASIBLE_KEY = "infeasible"
+UNMODELLED_KEY = "energy_not_modelled"

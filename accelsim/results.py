@@ -21,6 +21,8 @@ from accelsim.config import System
 from accelsim.diff import DiffReport
 from accelsim.record import (
     DETAIL_KEYS,
+    INFEASIBLE_KEY,
+    UNMODELLED_KEY,
     LayerRow,
     NodeCostRow,
     NumericsRecord,
@@ -130,7 +132,7 @@ def _energy_not_modelled(sim: Simulation) -> dict[str, Any]:
     missing = set(sim.energy_unmodelled)
     return {"energy_uj": None, "static_energy_uj": None, "edp_uj_ms": None,
             "energy_by_unit_uj": {k: None if k in missing else _uj(v) for k, v in sim.energy_by_unit().items()},
-            "energy_not_modelled": sorted(missing)}
+            UNMODELLED_KEY: sorted(missing)}
 
 
 def area(system: System) -> dict[str, int | float]:
@@ -170,7 +172,7 @@ def infeasible_record(*, point_id: str, model: str, variant: str, sweep: dict[st
     """The record of a design point whose hardware cannot run the model: its identity, the reason and why."""
     return {**error_record(point_id=point_id, model=model, variant=variant, sweep=sweep, host=host,
                            accelerators=accelerators, schedule=schedule, error=message),
-            "status": "infeasible", "infeasible": reason}
+            "status": "infeasible", INFEASIBLE_KEY: reason}
 
 
 def op_profile(sim: Simulation) -> tuple[list[OpProfileRow], list[OpSummaryRow]]:

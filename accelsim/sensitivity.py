@@ -75,6 +75,8 @@ class Effect:
 
 @dataclass(frozen=True, kw_only=True)
 class Variation:
+    """One parameter and the point with it halved and doubled."""
+
     parameter: Parameter
     effects: tuple[Effect, ...]
     replaced_latency_us: float | None = None  # re-delegated at the better factor (only where costs place)
@@ -92,6 +94,8 @@ class Variation:
 
 @dataclass(frozen=True, kw_only=True)
 class Bottleneck:
+    """Busy time bound by one thing (a device's compute, one of its levels, its link copies or call overhead)."""
+
     what: str  # "npu64: compute", "npu64.sram", "npu64 link transfers", "npu64 call overhead"
     seconds: float
     share: float
@@ -99,6 +103,8 @@ class Bottleneck:
 
 @dataclass(frozen=True, kw_only=True)
 class OpClass:
+    """One op on one device: its nodes' share of node time, utilisation and what bounds them."""
+
     op: str
     unit: str
     nodes: int
@@ -111,6 +117,8 @@ class OpClass:
 
 @dataclass(frozen=True, kw_only=True)
 class Sensitivity:
+    """What `sensitivity` found: the base point, the ranked variations, the bottlenecks and the verdict."""
+
     model: str
     latency_us: float
     energy_uj: float | None

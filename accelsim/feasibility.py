@@ -32,6 +32,9 @@ class Infeasible(AccelsimError, ValueError):
         super().__init__(message)
         self.reason = reason
 
+    def __reduce__(self):  # both arguments, so it crosses process boundaries (pool and Dask workers) intact
+        return type(self), (self.reason, str(self))
+
 
 def memory_refusal(locate: Callable[[tuple, str], Exception]) -> Callable[[tuple, str], Infeasible]:
     """A `refuse` for `accelsim.memory` that builds an Infeasible('memory') located like `locate` (a config's `error`).

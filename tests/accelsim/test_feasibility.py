@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
 
 import pytest
@@ -127,6 +128,8 @@ def test_summary_line_counts_reasons_with_the_points_limits_dropped():
     assert summary_line([{"status": "ok"}]) is None
     with pytest.raises(ValueError, match="one of"):
         Infeasible("size", "x")
+    again = pickle.loads(pickle.dumps(Infeasible("limits", "over 16 MiB")))
+    assert (again.reason, str(again)) == ("limits", "over 16 MiB")
 
 
 def test_energy_left_out_is_not_modelled_and_defaults_are_listed_as_assumptions(tmp_path, capsys):

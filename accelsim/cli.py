@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import accelsim
+from accelsim.feasibility import Infeasible, summary_line
 from accelsim.hw_configs import DEFAULT_HOST
 from accelsim.runtime.errors import AccelsimError
 from accelsim.runtime.work import LoopTrips
@@ -204,11 +205,18 @@ _EPILOG_COMPARE = """examples:
   accelsim compare tests/fixtures/models/mobilenet_v2_035_96_int8.tflite --hw edgetpu_usb --hw hexagon_dsp
   accelsim compare model_a.tflite model_b.tflite --hw edgetpu_pcie --hw edgetpu_usb,hexagon_dsp --json
   accelsim compare reports/x/results.json reports/y/results.json --plot /tmp/x_vs_y.png
+  accelsim compare reports/x/results.json --metrics latency,energy --columns 0,3
 """
 
 _EPILOG_WHATIF = """examples:
   accelsim whatif tests/fixtures/models/transformer_block_int8.tflite --hw edgetpu_pcie
   accelsim whatif tests/fixtures/models/dilated_cnn_int8.tflite --hw hexagon_dsp --json
+"""
+
+_EPILOG_SENSITIVITY = """examples:
+  accelsim sensitivity tests/fixtures/models/mobilenet_v2_100_224_int8.tflite --hw edgetpu_usb
+  accelsim sensitivity tests/fixtures/models/mobilenet_v2_035_96_int8.tflite --hw edgetpu_usb --hw hexagon_dsp
+  accelsim sensitivity model.tflite --hw my_npu.yaml --host host_x86 --json
 """
 
 _EPILOG_VALIDATE = """examples:
@@ -310,6 +318,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"accelsim run: warning: {slower_sentence(outcome.records, 'design points', limit=3)}", file=sys.stderr)
     print(f"{len(outcome.records)} design points ({outcome.cached} cached, {outcome.computed} run, "
           f"{outcome.failed} failed) -> {outcome.out_dir}")
+    infeasible = summary_line(outcome.records, outcome.dropped)
+    if infeasible:  # results, not failures: they do not change the exit status
+        print(f"  {infeasible}")
+        first = next((r for r in outcome.records if r["status"] == "infeasible"), None)
+        if first is not None:
+            from accelsim.report import point_label
+
+            print(f"  first infeasible: {point_label(first)}: {first['error']}")
     for kind in ("html", "md", "json", "csv"):
         if kind in outcome.outputs:
             print(f"  {kind}: {outcome.outputs[kind]}")
@@ -339,7 +355,7 @@ def _failure_line(outcome) -> str:
     """The last line of a run with failed points: how many, the first one's error, and where all are listed."""
     from accelsim.report import point_label
 
-    first = next(r for r in outcome.records if r["status"] != "ok")
+    first = next(r for r in outcome.records if r["status"] == "error")
     where = [str(outcome.outputs[k]) for k in ("md", "html") if k in outcome.outputs]
     listed = (f"all are listed under 'Failed design points' in {' and '.join(where)}" if where else
               f"all are in {outcome.outputs['json']}" if "json" in outcome.outputs else
@@ -393,6 +409,7 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
 
     import numpy as np
 
+    from accelsim.assumptions import assumption_lines
     from accelsim.compare import slower_than_host
     from accelsim.diff import random_input
     from accelsim.ops import require_kernels
@@ -426,7 +443,8 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
         "simulated_us": {"latency": sim.latency * 1e6, "init": sim.init.latency * 1e6,
                          "compute": by_kind["compute"] * 1e6, "memory": by_kind["memory"] * 1e6,
                          "transfer": by_kind["transfer"] * 1e6, "overhead": by_kind["overhead"] * 1e6},
-        "energy_uj": sim.energy * 1e6,
+        "energy_uj": None if sim.modelled_energy is None else sim.modelled_energy * 1e6,
+        "energy_not_modelled": list(sim.energy_unmodelled),
         "host_only_us": host_us,
         "speedup": speedup,
         "partition_overhead_pct": 100 * sim.partition_overhead,
@@ -434,8 +452,11 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
         "delegated_nodes": sim.delegated_nodes,
         "total_nodes": len(sim.nodes),
         "transfer_bytes": sim.transfer_bytes,
+        "init_param_bytes": sim.init.bytes_moved,
+        "streamed_param_bytes": sum(p.streamed_param_bytes for p in sim.partitions),
         "loops": [dataclasses.asdict(loop) for loop in sim.loops],
         "partition_choice": partition_choice(sim),
+        "assumptions": assumption_lines((system.host, *system.accelerators)),
     }
     if args.enable_op_profiling:
         data["op_profile"] = profile
@@ -474,7 +495,10 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     print(f"Simulated latency in us: {sim_us['latency']:.1f} (compute {sim_us['compute']:.1f}, memory "
           f"{sim_us['memory']:.1f}, transfer {sim_us['transfer']:.1f}, call overhead {sim_us['overhead']:.1f}; "
           f"partition overhead {data['partition_overhead_pct']:.1f}%); initialization {sim_us['init']:.1f}")
-    print(f"Simulated energy per inference: {data['energy_uj']:.3f} uJ")
+    if data["energy_uj"] is None:
+        print(f"Simulated energy per inference: not modelled (no energy.mac for {', '.join(sim.energy_unmodelled)})")
+    else:
+        print(f"Simulated energy per inference: {data['energy_uj']:.3f} uJ")
     if system.accelerators:
         print(f"Host alone ({system.host.name}, simulated): {host_us:.1f} us; speed-up {speedup:.2f}x")
         warning = slower_than_host("this model", sim.latency * 1e6, host_us)
@@ -482,6 +506,13 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
             print(f"accelsim benchmark: warning: {warning}", file=sys.stderr)
     print(f"Delegated {sim.delegated_nodes} of {len(sim.nodes)} nodes in {len(sim.partitions)} partitions; "
           f"{sim.transfer_bytes} bytes over links per inference")
+    if data["streamed_param_bytes"]:
+        print(f"Weights: {data['streamed_param_bytes']} bytes streamed from where they live on every inference "
+              f"(not cached: read from the level they live on); {data['init_param_bytes']} bytes loaded once at "
+              "initialization")
+    if data["assumptions"]:
+        print("Assumptions (cost numbers the configs leave out, and what is used instead):")
+        print("\n".join(f"  {line}" for line in data["assumptions"]))
     chosen = data["partition_choice"]
     if chosen is not None:
         print(f"Partition policy cost ({chosen['objective']}, {chosen['search']} search): kept "
@@ -496,7 +527,8 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     for p in sim.partitions:
         print(f"  partition {p.index} on {p.unit}: {len(p.nodes)} nodes, compute {p.compute * 1e6:.1f} us, "
               f"memory {p.memory * 1e6:.1f} us, transfer {p.transfer * 1e6:.1f} us, overhead "
-              f"{p.overhead * 1e6:.1f} us, energy {p.energy * 1e6:.3f} uJ")
+              f"{p.overhead * 1e6:.1f} us, energy "
+              + ("not modelled" if p.unit in sim.energy_unmodelled else f"{p.energy * 1e6:.3f} uJ"))
     if args.enable_op_profiling:
         # benchmark_model's layout, the same text as a report's op profile (µs: simulated nodes are often < 1 µs).
         print(op_profile_text({"op_profile": profile, "op_summary": summary}))
@@ -535,7 +567,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from accelsim.compare import chart_png, compare, load_results, simulate_sides
+    from accelsim.compare import chart_png, compare, load_results, select, simulate_sides
     from accelsim.files import write_atomic
 
     results = [i for i in args.inputs if i.endswith(".json")]
@@ -549,7 +581,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     else:
         systems = [(h, _system(args.host, h.split(","))) for h in args.hw]
         sides = simulate_sides(args.inputs, systems, args.schedule, _merged_loops(LoopTrips(), args.loop_trips))
-    comparison = compare(sides)
+    comparison = select(compare(sides), _csv(args.metrics), _csv(args.columns))
     plot = write_atomic(Path(args.plot), chart_png(comparison))
     failed = any(side.failed for side in comparison.sides)  # the others are shown; rc 1, as run's failed points
     if args.json:
@@ -558,6 +590,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     print("\n".join(comparison.lines()))
     print(f"bar chart: {plot}")
     return 1 if failed else 0
+
+
+def _csv(text: str | None) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()] if text else []
 
 
 def _cmd_whatif(args: argparse.Namespace) -> int:
@@ -577,7 +613,23 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_sensitivity(args: argparse.Namespace) -> int:
+    from accelsim.ops import require_kernels
+    from accelsim.sensitivity import as_dict, lines, sensitivity
+
+    system = _system(args.host, args.hw)
+    result = sensitivity(require_kernels(args.model), system, args.schedule,
+                         _merged_loops(LoopTrips(), args.loop_trips), args.model)
+    if args.json:
+        print(json.dumps(as_dict(result), indent=2))
+        return 0
+    print("\n".join(lines(result)))
+    return 0
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
+    from accelsim.advice import infeasible_variants
+    from accelsim.assumptions import assumptions
     from accelsim.config import ConfigError, load_hardware, read_document
     from accelsim.experiment import load_experiment
 
@@ -594,11 +646,15 @@ def _cmd_validate(args: argparse.Namespace) -> int:
                 for config in (load_hardware(c) for c in configs):
                     for note in config.notes():
                         print(f"  note: {config.source}: {note}")
+                for line in infeasible_variants(e):
+                    print(f"  infeasible: {line}")
             else:
                 c = load_hardware(path)
                 print(f"{path}: ok ({c.kind} config {c.name!r})")
                 for note in c.notes():
                     print(f"  note: {note}")
+                for a in assumptions(c, with_notes=False):  # the notes are printed above
+                    print(f"  assumed: {a.key} = {a.value} ({a.source})")
         except ConfigError as exc:
             bad += 1
             for line in exc.errors:
@@ -750,6 +806,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--schedule", choices=("sequential", "dataflow"), default="sequential",
                    help="how the simulated time adds up (default sequential)")
     p.add_argument("--plot", default="reports/compare.png", help="where the bar chart goes (default %(default)s)")
+    p.add_argument("--metrics", metavar="M[,M...]", help="only these quantities, in this order: latency, speedup, "
+                   "energy, partitions, delegated_nodes, transfer_bytes")
+    p.add_argument("--columns", metavar="C[,C...]", help="only these columns, in this order: indices as printed "
+                   "([0], [1], ...) or labels")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_loop_trips(p)
     _add_ops(p)
@@ -771,6 +831,23 @@ def build_parser() -> argparse.ArgumentParser:
     _add_loop_trips(p)
     _add_ops(p)
     p.set_defaults(func=_cmd_whatif)
+
+    p = sub.add_parser("sensitivity", help="what should I change: design parameters at x0.5 and x2, bottlenecks",
+                       description="Halve and double every design parameter of every device (clock, array and "
+                       "lane sizes, memory level sizes and bandwidths, link bandwidth, latency and call overhead, "
+                       "threads), re-costing one analysis of the model, and rank them by latency effect; then "
+                       "where the time goes by bound and per op, with the array's utilisation, and a three-line "
+                       "verdict. Fitted efficiencies and format constants are not design choices and are left out.",
+                       epilog=_EPILOG_SENSITIVITY, formatter_class=raw)
+    p.add_argument("model", help="path of a .tflite file")
+    p.add_argument("--hw", action="append", required=True, metavar="CFG", help=_HW_HELP)
+    p.add_argument("--host", default=DEFAULT_HOST, help=f"host config (default: {DEFAULT_HOST})")
+    p.add_argument("--schedule", choices=("sequential", "dataflow"), default="sequential",
+                   help="how the simulated time adds up (default sequential)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_loop_trips(p)
+    _add_ops(p)
+    p.set_defaults(func=_cmd_sensitivity)
 
     p = sub.add_parser("validate", help="check hardware configs and experiments, listing every error",
                        description="Check each file (a hardware config or an experiment) and print every "
@@ -913,6 +990,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with ops:
             return func(args)
+    except Infeasible as exc:  # the design cannot run the model: not a bug, not bad input; what to change
+        if args.debug:
+            raise
+        print(f"accelsim {args.command}: infeasible ({exc.reason}): {exc}", file=sys.stderr)
+        return 1
     except (AccelsimError, ValueError, FileNotFoundError, PermissionError, IsADirectoryError) as exc:
         if args.debug:
             raise

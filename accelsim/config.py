@@ -138,9 +138,10 @@ class HardwareConfig:
     def notes(self) -> list[str]:
         """What this config leaves to a silent rule, one line each (validate prints them).
 
-        Its kind's notes, then energy left out (which counts as zero).
+        Its kind's notes, then energy left out (reported as "not modelled").
         """
-        silent = [] if self.energy.mac else ["energy.mac is not given: this device's MACs count no energy"]
+        silent = [] if self.energy.mac else ["energy.mac is not given: energy is not modelled for this device; "
+                                             "reports and compare show its energy as 'not modelled', never 0"]
         return [*self.kind_record.notes(self), *silent]
 
 

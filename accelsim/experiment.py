@@ -50,7 +50,9 @@ A sweep over an accelerator's key applies to the variants that contain that acce
 variants without it run once. `host.<key path>` sweeps the host. Every point is stored in
 `<out>/points.sqlite` (accelsim.store) under a hash of (model bytes, resolved configs, options,
 accelsim version), committed as soon as it finishes, so a re-run skips finished points and an
-interrupted run loses nothing; results.json and results.csv are exports of it. A folder with the
+interrupted run loses nothing; results.json and results.csv are exports of it. A point whose
+hardware cannot run the model (accelsim.feasibility) is stored as `infeasible` with its reason:
+a result, kept like `ok` ones, counted apart from failures. A folder with the
 per-file cache of earlier versions (`<out>/cache/<id>.json`) is migrated into the store. Stored
 points the experiment no longer has are counted as stale, and removed when asked
 (`prune_cache`). A failing point is recorded with its error (and runs again on the next run).
@@ -795,10 +797,16 @@ def simulate_point(point: DesignPoint, system: System, model: Any,
 
 
 def point_error(point: DesignPoint, exc: BaseException) -> PointResult:
-    """The record of a point that failed with `exc`."""
-    from accelsim.results import error_record
+    """The record of a point that failed with `exc` (an `Infeasible` one is infeasible, not failed)."""
+    from accelsim.feasibility import Infeasible
+    from accelsim.results import error_record, infeasible_record
 
     message = " ".join(str(exc).split()) or type(exc).__name__
+    if isinstance(exc, Infeasible):
+        return infeasible_record(point_id=point.id, model=point.model, variant=point.variant,
+                                 sweep=dict(point.sweep), host=Path(point.host).stem,
+                                 accelerators=[Path(a).stem for a in point.accelerators], schedule=point.schedule,
+                                 reason=exc.reason, message=message)
     return error_record(point_id=point.id, model=point.model, variant=point.variant, sweep=dict(point.sweep),
                         host=Path(point.host).stem, accelerators=[Path(a).stem for a in point.accelerators],
                         schedule=point.schedule, error=f"{type(exc).__name__}: {message}")
@@ -924,7 +932,7 @@ class RunOutcome:
     missing: list[DesignPoint]
     cached: int
     computed: int
-    failed: int
+    failed: int  # points whose status is "error"
     outputs: dict[str, Path] = field(default_factory=dict)
     out_dir: Path | None = None
     stale: int = 0  # stored points this experiment no longer has
@@ -932,7 +940,8 @@ class RunOutcome:
     warnings: tuple[str, ...] = ()
     migrated: int = 0  # points moved from an old per-file cache <out>/cache/ into the store
     store: Path | None = None  # the results store, <out>/points.sqlite
-    dropped: int = 0  # design points the experiment's limits left out
+    dropped: int = 0  # design points the experiment's limits left out (infeasible by limits)
+    infeasible: int = 0  # stored points whose hardware cannot run the model (status "infeasible")
 
 
 OWNER_FILE = "experiment.json"
@@ -1085,19 +1094,29 @@ def _report(experiment: Experiment, out: Path, points: Sequence[DesignPoint], st
     if traced is not None:
         records = _with_details(experiment, points, records, set(traced))
     missing = [p for p in points if p.id not in stored]
+    from accelsim.advice import best_point_sensitivity
+
+    context = {**report_context(experiment, len(points)), "sensitivity": best_point_sensitivity(points, records)}
     written = write_report(out, experiment.name, records, formats=experiment.reports or FORMATS,
                            missing=[{"id": p.id, "model_name": Path(p.model).stem, "variant": p.variant,
                                      "sweep": dict(p.sweep)} for p in missing],
-                           experiment=report_context(experiment, len(points)), traced=traced)
+                           experiment=context, traced=traced)
     return RunOutcome(records, missing, n_cached, len(records) - n_cached,
-                      sum(1 for r in records if r["status"] != "ok"), written, out, stale, pruned,
-                      (warning,) if warning else (), migrated, out / STORE_FILE)
+                      sum(1 for r in records if r["status"] == "error"), written, out, stale, pruned,
+                      (warning,) if warning else (), migrated, out / STORE_FILE,
+                      infeasible=sum(1 for r in records if r["status"] == "infeasible"))
 
 
 def report_context(experiment: Experiment, n_points: int) -> dict[str, Any]:
     """What write_report needs to know of the experiment: its file, size, and the file's order of names."""
+    from accelsim.assumptions import assumption_lines
+
     keys = [k for k, _ in experiment.sweeps]
-    return {"source": experiment.source, "points": n_points,
+    configs = [load_hardware(experiment.host), *(load_hardware(a) for v in experiment.variants
+                                                 for a in v.accelerators)]
+    host_name = configs[0].name
+    given = [f"{host_name}.{k.split('.', 1)[1]}" if k.startswith("host.") else k for k in keys]
+    return {"source": experiment.source, "points": n_points, "assumptions": assumption_lines(configs, given),
             "models": list(dict.fromkeys(Path(m).stem for m in experiment.models)),
             "variants": [v.name for v in experiment.variants], "sweep_keys": keys,
             "traces": experiment.traces, "best": experiment.best,

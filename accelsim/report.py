@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import dataclasses
 import functools
 import html
 import io
@@ -50,7 +51,9 @@ from typing import Any
 
 import accelsim
 from accelsim import plots
+from accelsim.feasibility import summary_line
 from accelsim.files import write_atomic
+from accelsim.glossary import TERMS, anchor_for
 from accelsim.pareto import DEFAULT_BEST, FRONTS, OBJECTIVES, best_ids, front_ids
 from accelsim.partition_plot import partition_png, ranges
 from accelsim.record import PointResult
@@ -65,7 +68,8 @@ BREAKDOWN_MAX_BARS = 40  # more ok points than this: the breakdown chart shows o
 SUMMARY_MAX_ROWS = 50  # more points: the summary is ranges per model x variant and the best points
 HTML_MAX_ROWS = 1000  # report.html's collapsed, sortable table of every point holds at most this many
 TABLE_MAX_ROWS = 50  # rows of a front, failed or missing table
-SWEEP_MAX_LINES = 24  # a sweep plot with more lines than this (e.g. a random search) is left out
+# beyond this many lines (a random search, many keys) a sweep plot holds the other keys at the best point's values
+SWEEP_MAX_LINES = 24
 _LONG_POINT_LIST = 8  # points named one by one in a sentence
 DETAIL_MAX = 20  # traced points shown in detail (with a Gantt chart): the fastest, then spread over the rest
 _GENERATED = (("plots", re.compile(r"^(gantt_.+|partitions_.+|sweep_.+|pareto_.+|breakdown)\.png$")),
@@ -298,9 +302,17 @@ def _html_table(t: Table) -> str:
     def cls(k: int) -> str:
         return ' class="num"' if t.numeric[k] else ""
 
-    head = "".join(f"<th{cls(k)}>{html.escape(h)}</th>" for k, h in enumerate(t.headers))
-    body = "\n".join("<tr>" + "".join(f"<td{cls(k)}>{html.escape(c)}</td>" for k, c in enumerate(r)) + "</tr>"
-                     for r in t.rows)
+    def header(h: str) -> str:  # a term of the glossary links to its definition
+        anchor = anchor_for(h)
+        return f'<a href="#{anchor}">{html.escape(h)}</a>' if anchor else html.escape(h)
+
+    def row_id(r: Sequence[str]) -> str:  # the glossary's rows are what the headers link to
+        anchor = anchor_for(r[0]) if t.headers == GLOSSARY_HEADERS else None
+        return f' id="{anchor}"' if anchor else ""
+
+    head = "".join(f"<th{cls(k)}>{header(h)}</th>" for k, h in enumerate(t.headers))
+    body = "\n".join(f"<tr{row_id(r)}>" + "".join(f"<td{cls(k)}>{html.escape(c)}</td>" for k, c in enumerate(r))
+                     + "</tr>" for r in t.rows)
     table = ' class="interactive"' if t.interactive else ""
     return f"<table{table}>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>"
 
@@ -312,8 +324,11 @@ def fmt_us(x: float) -> str:
     return f"{x:,.2f}"
 
 
-def fmt_uj(x: float) -> str:
-    return f"{x:,.3f}"
+NOT_MODELLED = "not modelled"  # an energy no config gives a number for (accelsim.energy): never shown as 0
+
+
+def fmt_uj(x: float | None) -> str:
+    return NOT_MODELLED if x is None else f"{x:,.3f}"
 
 
 def fmt_pct(x: float) -> str:
@@ -510,7 +525,8 @@ def _summary_paragraph(name: str, points: Sequence[dict], missing: Sequence[dict
         for k, v in p["sweep"].items():
             swept[k][str(v)] = v
     ok = [p for p in points if p["status"] == "ok"]
-    failed = len(points) - len(ok)
+    failed = sum(1 for p in points if p["status"] == "error")
+    infeasible = summary_line(points)
     source = f" ({experiment['source']})" if experiment and experiment.get("source") else ""
     text = (f"Experiment {name}{source}: {len(models)} model{'s' * (len(models) != 1)} ({', '.join(models)}) "
             f"on {len(variants)} variant{'s' * (len(variants) != 1)} ({', '.join(variants)})")
@@ -520,7 +536,11 @@ def _summary_paragraph(name: str, points: Sequence[dict], missing: Sequence[dict
     schedules = sorted({p["schedule"] for p in points})
     if schedules and "schedule" not in swept:
         text += f"; schedule {', '.join(schedules)}"
-    text += (f". {len(everything)} design points: {len(ok)} simulated, {failed} failed, {len(missing)} missing.")
+    text += (f". {len(everything)} design points: {len(ok)} simulated, {failed} failed, "
+             + (f"{infeasible}, " if infeasible else "") + f"{len(missing)} missing.")
+    if infeasible:
+        text += (" Infeasible points (hardware that cannot run the model) and why are listed under Infeasible "
+                 "design points." + (" No point could run the model: see there what to change." if not ok else ""))
     if failed:
         text += " Failed points and their errors are listed under Failed design points."
     if missing:
@@ -582,7 +602,7 @@ def _summary_table(points: Sequence[dict], keys: Sequence[str]) -> Table:
                        f"{p['delegated_nodes']} / {p['total_nodes']}", f"{p['transfer_bytes']:,}",
                        fmt_pct(p["partition_overhead_pct"])]
         else:
-            numbers = ["error", "—", "—", "—", "—", "—", "—"]
+            numbers = [p["status"], "—", "—", "—", "—", "—", "—"]  # error, or infeasible (a result: listed below)
         rows.append([p["model_name"], p["variant"], *sweep, *numbers])
     return _table(headers, rows, [False, False, *(False for _ in keys), True, True, True, True, True, True, True],
                   interactive=True)
@@ -622,18 +642,21 @@ def _summary_section(points: Sequence[dict], keys: Sequence[str], best: int) -> 
     rows = []
     for (model, variant), group in groups.items():
         ok = [p for p in group if p["status"] == "ok"]
+        failed = str(sum(1 for p in group if p["status"] == "error"))
+        infeasible = str(sum(1 for p in group if p["status"] == "infeasible"))
         if not ok:
-            rows.append([model, variant, str(len(group)), str(len(group)), *(["—"] * 6)])
+            rows.append([model, variant, str(len(group)), failed, infeasible, *(["—"] * 6)])
             continue
-        lat, energy = [p["latency_us"] for p in ok], [p["energy_uj"] for p in ok]
+        lat = [p["latency_us"] for p in ok]
+        energy = [p["energy_uj"] for p in ok if p["energy_uj"] is not None] or [None]
         macs = [p["area_macs"] for p in ok if p.get("area_macs") is not None]
         onchip = [p["area_onchip_bytes"] for p in ok if p.get("area_onchip_bytes") is not None]
-        rows.append([model, variant, str(len(group)), str(len(group) - len(ok)), fmt_us(min(lat)), fmt_us(max(lat)),
+        rows.append([model, variant, str(len(group)), failed, infeasible, fmt_us(min(lat)), fmt_us(max(lat)),
                      fmt_uj(min(energy)), fmt_uj(max(energy)), _span(macs, _fmt_count) if macs else "—",
                      _span(onchip, _fmt_count) if onchip else "—"])
-    ranges_table = _table(["Model", "Variant", "Points", "Failed", "Best latency (µs)", "Worst latency (µs)",
-                           "Best energy (µJ)", "Worst energy (µJ)", "MAC units", "On-chip (bytes)"], rows,
-                          [False, False, *([True] * 8)])
+    ranges_table = _table(["Model", "Variant", "Points", "Failed", "Infeasible", "Best latency (µs)",
+                           "Worst latency (µs)", "Best energy (µJ)", "Worst energy (µJ)", "MAC units",
+                           "On-chip (bytes)"], rows, [False, False, *([True] * 9)])
     wanted = set(best_ids(points, best))
     fastest = [p for p in points if p["id"] in wanted]
     fastest.sort(key=lambda p: (p["latency_us"], p["id"]))
@@ -700,6 +723,10 @@ def _fronts_section(points: Sequence[dict], keys: Sequence[str], fronts: dict[tu
         for i in ids:
             on.setdefault(i, []).append(_FRONT_NAMES[y_key])
     counts = ", ".join(f"latency × {_FRONT_NAMES[y]}: {len(ids)}" for (_, y), ids in fronts.items())
+    unmodelled = sum(1 for p in points if p["status"] == "ok" and p.get("energy_uj") is None)
+    if unmodelled:
+        counts += (f" ({unmodelled} point{'s' * (unmodelled != 1)} whose energy is not modelled "
+                   "(a device without energy.mac) are left out of the latency × energy front)")
     model_rank = {m: k for k, m in enumerate(dict.fromkeys(p["model"] for p in points))}  # the experiment's order
     members = sorted((by_id[i] for i in on), key=lambda p: (model_rank[p["model"]], p["latency_us"], p["id"]))
     rows, note = _cut(members, TABLE_MAX_ROWS, "results.csv")
@@ -861,6 +888,21 @@ def _sweep_lines(points: Sequence[dict], key: str) -> list[plots.SweepLine]:
     return lines
 
 
+def _held_at_best(points: Sequence[dict], key: str) -> list[dict]:
+    """The points of each model x variant whose other swept values are those of its fastest ok point."""
+    best: dict[tuple[str, str], dict] = {}
+    for p in points:
+        k = (p["model_name"], p["variant"])
+        if p["status"] == "ok" and key in p["sweep"] and (k not in best or p["latency_us"] < best[k]["latency_us"]):
+            best[k] = p
+
+    def others(p: dict) -> dict:
+        return {k: str(v) for k, v in p["sweep"].items() if k != key}
+
+    return [p for p in points if (p["model_name"], p["variant"]) in best and key in p["sweep"]
+            and others(p) == others(best[(p["model_name"], p["variant"])])]
+
+
 def _sweep_line_count(points: Sequence[dict], key: str) -> int:
     """How many lines _sweep_lines would draw for `key`, counted without building them."""
     swept = {(p["model_name"], p["variant"], *(str(v) for k, v in p["sweep"].items() if k != key))
@@ -887,16 +929,22 @@ def _pareto_figures(points: Sequence[dict], fronts: dict[tuple[str, str], list[s
     figures: dict[str, plots.Picture] = {}
     on_front = {pair: set(ids) for pair, ids in fronts.items()}
     models: dict[str, list[dict]] = defaultdict(list)
+    # energy may be "not modelled" (None): such points leave only the latency x energy panel
+    known = [pair for pair in fronts if pair[1] != "energy_uj"]
     for p in points:
-        if p["status"] == "ok" and all(p.get(k) is not None for pair in fronts for k in pair):
+        if p["status"] == "ok" and all(p.get(k) is not None for pair in known for k in pair):
             models[p["model"]].append(p)
     for group in models.values():
         panels = []
         for (x_key, y_key), ids in on_front.items():
+            if any(p.get(x_key) is None or p.get(y_key) is None for p in group):
+                continue  # the section's text says these points leave the energy front
             front = sorted((k for k, p in enumerate(group) if p["id"] in ids),
                            key=lambda k: (group[k][x_key], group[k][y_key]))
             panels.append(plots.ParetoPanel(OBJECTIVES[x_key], OBJECTIVES[y_key], tuple(p[x_key] for p in group),
                                             tuple(p[y_key] for p in group), tuple(front)))
+        if not panels:
+            continue
         colors = [p["sweep"].get(color) if color else p["variant"] for p in group]
         name = group[0]["model_name"]
         title = f"Pareto fronts of {name}: {len(group)} design points"
@@ -915,12 +963,19 @@ def _figures(points: Sequence[dict], names: Sequence[str], shown: Sequence[int],
             plots.Bar(point_label(p, short=True), p["compute_us"], p["memory_us"], p["transfer_us"], p["overhead_us"],
                       p["latency_us"], p["speedup"]) for p in bars]))
     for key in keys:
-        if _sweep_line_count(points, key) > SWEEP_MAX_LINES:
-            continue
-        lines = _sweep_lines(points, key)
-        if any(not ln.flat for ln in lines):
-            values = [v for ln in lines for v in ln.values]
-            figures[f"plots/sweep_{_slug(key)}.png"] = plots.sweep_png(key, lines, plots.sweep_axis(key, values))
+        held = _sweep_line_count(points, key) > SWEEP_MAX_LINES
+        drawn = _held_at_best(points, key) if held else points
+        lines = _sweep_lines(drawn, key)
+        if held:  # one line per model x variant: its other values are the title's "best point's values"
+            lines = [ln if ln.flat else dataclasses.replace(ln, label=" | ".join(ln.names[0].split(" | ")[:2]))
+                     for ln in lines]
+        if any(not ln.flat and len(ln.values) > 1 for ln in lines):
+            infeasible = [(p["sweep"][key], point_label(p)) for p in drawn
+                          if p["status"] == "infeasible" and key in p["sweep"]]
+            values = [v for ln in lines for v in ln.values] + [v for v, _ in infeasible]
+            title = f"Sweep of {key}\n(other swept keys at the fastest point's values)" if held else None
+            figures[f"plots/sweep_{_slug(key)}.png"] = plots.sweep_png(key, lines, plots.sweep_axis(key, values),
+                                                                       infeasible, title)
     for k in shown:
         p = points[k]
         title = f"{point_label(p)}: one inference, {fmt_us(p['latency_us'])} µs"
@@ -986,15 +1041,26 @@ def build_document(name: str, points: Sequence[PointResult], missing: Sequence[d
                  f"latency, the black mark, where resources overlap).{subset}"),
             Image("plots/breakdown.png", "latency breakdown per design point"))))
     sweep_plots = [(k, f"plots/sweep_{_slug(k)}.png") for k in keys if f"plots/sweep_{_slug(k)}.png" in figures]
+    unplotted = [k for k in keys if f"plots/sweep_{_slug(k)}.png" not in figures]
+    why = (f" No sweep plot for {', '.join(unplotted)}: no two simulated points differ in that key alone, even with "
+           "the other keys held at the fastest point's values (a random search, or the other values infeasible); "
+           "the Pareto plots show those points." if unplotted else "")
     if sweep_plots:
         blocks.append(Section(Heading(2, "Sweeps"), (
             Para(f"Latency, speed-up over the CPU-only run of the same model (when the experiment has one) and "
                  f"partition overhead against each swept key; a latency or speed-up axis is logarithmic when its "
                  f"values span more than {plots.LOG_SPAN:g}×. In report.html, hovering over a point names it. "
-                 f"A key whose other swept values make more than {SWEEP_MAX_LINES} lines (a random search) has no "
-                 "sweep plot: the Pareto plots show those points."),
+                 f"A key whose other swept values make more than {SWEEP_MAX_LINES} lines (a random search, or "
+                 "many swept keys) is drawn with the other keys held at the values of each model × variant's "
+                 "fastest point (its title says so); the Pareto plots show every point. Red crosses at the bottom "
+                 "edge mark infeasible points (hardware that cannot run the model)." + why),
             *(Image(path, f"latency, speed-up and partition overhead against {key}", figures[path].spots)
               for key, path in sweep_plots))))
+    elif keys:  # never silently omitted: say why there is nothing to draw
+        blocks.append(Section(Heading(2, "Sweeps"), (Para(
+            why.strip() if any(p["status"] == "ok" for p in points) else
+            "No sweep plot: no design point was simulated (every point is infeasible, failed or missing; see "
+            "below)."),)))
     if shown:
         body: list[Block] = [Para(_DETAIL_INTRO)]
         n_ok = sum(1 for p in points if p["status"] == "ok")
@@ -1012,13 +1078,38 @@ def build_document(name: str, points: Sequence[PointResult], missing: Sequence[d
         body += [_detail_section(points[k], names[k], figures.get(f"plots/gantt_{names[k]}.png"),
                                  figures.get(f"plots/partitions_{names[k]}.png")) for k in shown]
         blocks.append(Section(Heading(2, "Design points in detail"), tuple(body)))
-    failed = [p for p in points if p["status"] != "ok"]
+    infeasible = [p for p in points if p["status"] == "infeasible"]
+    if infeasible:  # results, not failures: apart from them (accelsim.feasibility)
+        shown_inf, note = _cut(infeasible, TABLE_MAX_ROWS, "results.csv (status infeasible, with the reason)")
+        blocks.append(Section(Heading(2, "Infeasible design points"), (
+            Para(f"{summary_line(points)}: the hardware of these points cannot run the model (memory: a level "
+                 "too small for the weights or a working set; limits: the experiment's limits). Each line says "
+                 "what to change."), *note,
+            _table(["Model", "Variant", "Sweep", "Reason", "Why"],
+                   [[p["model_name"], p["variant"], sweep_text(p["sweep"]) or "—", p.get("infeasible", "memory"),
+                     p["error"] or "unknown"] for p in shown_inf], [False] * 5, interactive=True))))
+    failed = [p for p in points if p["status"] == "error"]
     if failed:
         shown_failed, note = _cut(failed, TABLE_MAX_ROWS, "results.csv (status error, with the error)")
         blocks.append(Section(Heading(2, "Failed design points"), (*note,
             _table(["Model", "Variant", "Sweep", "Error"],
                    [[p["model_name"], p["variant"], sweep_text(p["sweep"]) or "—", p["error"] or "unknown"]
                     for p in shown_failed], [False] * 4, interactive=True))))
+    if experiment and experiment.get("sensitivity"):
+        blocks.append(Section(Heading(2, "What to change: sensitivity and bottlenecks"), (
+            Para("For the fastest point of each model × variant: every design parameter of every device halved "
+                 "and doubled (the other values held), ranked by its effect on latency; where the busy time goes "
+                 "by bound and per op, with the compute array's utilisation; and what to change first. "
+                 "`accelsim sensitivity MODEL --hw ...` prints the same for any design."),
+            *(block for s in experiment["sensitivity"] for block in (Heading(3, s["title"]),
+                                                                     Pre("\n".join(s["lines"])))))))
+    if experiment and experiment.get("assumptions"):
+        blocks.append(Section(Heading(2, "Assumptions"), (
+            Para("Cost numbers the configs leave out take the default `accelsim configs --schema` documents; every "
+                 "one used is listed here (keys an experiment sweeps are set at every point and not listed). A "
+                 "device without energy.mac has no energy model: its energy is shown as 'not modelled', never 0, "
+                 "and is left out of the latency × energy front."),
+            Pre("\n".join(experiment["assumptions"])))))
     if missing:
         shown_missing, note = _cut(missing, TABLE_MAX_ROWS, "results.json under missing")
         blocks.append(Section(Heading(2, "Missing design points"), (
@@ -1027,7 +1118,18 @@ def build_document(name: str, points: Sequence[PointResult], missing: Sequence[d
             _table(["Model", "Variant", "Sweep", "Id"],
                    [[m["model_name"], m["variant"], sweep_text(m["sweep"]) or "—", m["id"]] for m in shown_missing],
                    [False] * 4))))
+    blocks.append(_glossary_section())
     return blocks
+
+
+GLOSSARY_HEADERS = ("Term", "Unit", "Formula", "Meaning")
+
+
+def _glossary_section() -> Section:
+    """Every column and term once, with its formula and unit (accelsim.glossary); HTML headers link here."""
+    return Section(Heading(2, "Glossary"), (
+        Para("Every column and term of this report, once. In report.html a column heading links here."),
+        _table(GLOSSARY_HEADERS, [[t.name, t.unit or "—", t.formula, t.meaning] for t in TERMS], [False] * 4)))
 
 
 # -- machine-readable results ---------------------------------------------------------------------

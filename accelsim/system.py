@@ -28,7 +28,7 @@ from accelsim.config import Assign, HardwareConfig, System, to_spec
 from accelsim.cost import Cost, total
 from accelsim.delegates.accelerator import AcceleratorDelegate
 from accelsim.delegates.spec import PartitionPolicy
-from accelsim.energy import static_power
+from accelsim.energy import energy_unmodelled, static_power
 from accelsim.memory import LINK
 from accelsim.runtime.interpreter import Interpreter
 from accelsim.runtime.ir import Model
@@ -128,6 +128,8 @@ class Simulation:
     init_energy: float = 0.0  # joules of the parameter loads at initialization
     loops: tuple[LoopCount, ...] = ()
     choice: PartitionChoice | None = None  # set when an accelerator's partition policy is 'cost'
+    # devices whose energy is not modelled (no energy.mac): the run's energy is "not modelled", never a quiet 0
+    energy_unmodelled: tuple[str, ...] = ()
 
     @property
     def latency(self) -> float:
@@ -149,6 +151,11 @@ class Simulation:
     def energy(self) -> float:
         """Joules of one inference, every device included."""
         return sum(self.energy_by_unit().values())
+
+    @property
+    def modelled_energy(self) -> float | None:
+        """`energy`, or None ("not modelled") when a device has no energy model."""
+        return None if self.energy_unmodelled else self.energy
 
     @property
     def static_energy(self) -> float:
@@ -295,6 +302,18 @@ def simulate_analysis(analysis: Analysis, system: System, schedule: str = "seque
                      analysis.choice)
 
 
+def simulate_placed(analysis: Analysis, system: System, schedule: str = "sequential") -> Simulation:
+    """Cost an analysis on `system` (the same claims, other costs) with its placement held fixed.
+
+    `simulate_analysis`, without its refusal when costs chose the placement (`accelsim.analysis.chosen_by_cost`):
+    there the analysis is one system's choice, and this costs that same choice on another (what `sensitivity`
+    varies). The caller checks that `system` claims as the analysed one did.
+    """
+    costs = cost_works(analysis.works, system, analysis.loops)
+    return _assemble(analysis.interpreter, analysis.delegates, system, costs, schedule, analysis.name, frozenset(),
+                     analysis.choice)
+
+
 # Up to this many candidate partitions every subset is simulated (2**12 = 4096 step lists).
 EXACT_SEARCH_LIMIT = 12
 
@@ -334,6 +353,7 @@ def cost_aware_interpreter(model: Model, system: System, schedule: str = "sequen
         raise ValueError(f"accelerators {sorted(costed)} with partition policy 'cost' ask for different objectives "
                          f"{objectives}; give them one partition.objective")
     objective = objectives[0]
+    _check_objective(objective, system)
     loops = loops if loops is not None else LoopTrips()
     costs = _cost_nodes(interpreter, delegates, system, loops, True)
     graph = interpreter.primary
@@ -363,6 +383,14 @@ def cost_aware_interpreter(model: Model, system: System, schedule: str = "sequen
                  "TFLite's choice", choice.host)
         return interpreter, delegates, dataclasses.replace(choice, host=())
     return rebuilt, rebuilt_delegates, choice
+
+
+def _check_objective(objective: str, system: System) -> None:
+    """Refuse to minimise energy that is not modelled (it would minimise a partial sum)."""
+    missing = energy_unmodelled(system)
+    if objective == "energy" and missing:
+        raise ValueError(f"objective energy, but energy is not modelled for {', '.join(missing)} (no energy.mac in "
+                         "its config): give energy.mac, or minimise latency")
 
 
 def _exact(candidates: Sequence[int], score) -> frozenset[int]:
@@ -458,6 +486,7 @@ def _assigned_interpreter(model: Model, system: System, schedule: str, loops: Lo
     partition policy 'cost' on every accelerator (simulated too), else the better of those does.
     """
     objective = system.assign.objective
+    _check_objective(objective, system)
     plain = dataclasses.replace(system, assign=Assign())
     names = [a.name for a in system.accelerators]
 
@@ -731,7 +760,7 @@ def _assemble(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate]
     return Simulation(name, system.host.name, tuple(a.name for a in system.accelerators), schedule, result, init,
                       tuple(timings), tuple(partitions), tuple(interpreter.get_delegation_report()),
                       idle_energy=_idle_energy(system, timings, result.latency), init_energy=init_energy,
-                      loops=costs.loops, choice=choice)
+                      loops=costs.loops, choice=choice, energy_unmodelled=energy_unmodelled(system))
 
 
 def _idle_energy(system: System, timings: Sequence[NodeTiming], latency: float) -> tuple[tuple[str, float], ...]:

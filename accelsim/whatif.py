@@ -32,6 +32,7 @@ from accelsim.delegates.spec import (
     check_claim,
     facts_from_node,
 )
+from accelsim.feasibility import Infeasible
 from accelsim.runtime.errors import WorkError
 from accelsim.runtime.interpreter import Interpreter
 from accelsim.runtime.ir import Model
@@ -42,6 +43,15 @@ from accelsim.system import HOST, Simulation, simulate_model
 # Edge TPU's prefix rule a line alone often gains nothing, so the pool is wide enough for whole models
 # like the transformer fixture (9 candidates on edgetpu_pcie).
 PAIR_POOL = 12
+
+
+def _uj(joules: float | None) -> float | None:
+    return None if joules is None else joules * 1e6
+
+
+def _fmt_uj(uj: float | None) -> str:
+    """Microjoules, or "energy not modelled" (a device without energy.mac), never 0."""
+    return "energy not modelled" if uj is None else f"{uj:,.2f} uJ"
 
 
 @dataclass(frozen=True)
@@ -103,7 +113,10 @@ def _outcome(model: Model, system: System, schedule: str, loops: LoopTrips | Non
         sim: Simulation = simulate_model(model, system, schedule, loops)
     except WorkError as exc:
         return Outcome(None, None, None, None, None, f"no work model, not simulated: {exc}")
-    return Outcome(sim.latency * 1e6, sim.delegated_nodes, len(sim.partitions), sim.transfer_bytes, sim.energy * 1e6)
+    except Infeasible as exc:  # the line would give the accelerator more than it can hold: said, not a crash
+        return Outcome(None, None, None, None, None, f"infeasible: {exc}")
+    return Outcome(sim.latency * 1e6, sim.delegated_nodes, len(sim.partitions), sim.transfer_bytes,
+                   _uj(sim.modelled_energy))
 
 
 def node_facts(model: Model) -> dict[int, NodeFacts]:
@@ -236,7 +249,7 @@ def whatif(model: Model, system: System, name: str = "<model>", schedule: str = 
     """
     base_sim = simulate_model(model, system, schedule, loops)
     base = Outcome(base_sim.latency * 1e6, base_sim.delegated_nodes, len(base_sim.partitions),
-                   base_sim.transfer_bytes, base_sim.energy * 1e6)
+                   base_sim.transfer_bytes, _uj(base_sim.modelled_energy))
     host_only = _outcome(model, System(system.host, ()), schedule, loops)
     facts = node_facts(model)
     on_host = {n.index for n in base_sim.nodes if n.unit == HOST}
@@ -323,7 +336,7 @@ def lines(result: WhatIf) -> list[str]:
     b = result.base
     out = [f"{result.model} on {', '.join(result.accelerators)}: {b.latency_us:,.1f} us, {b.delegated_nodes} "
            f"nodes delegated in {b.partitions} partitions, {b.transfer_bytes:,} bytes over links, "
-           f"{b.energy_uj:,.2f} uJ (host alone: {result.host_only.latency_us:,.1f} us)"]
+           f"{_fmt_uj(b.energy_uj)} (host alone: {result.host_only.latency_us:,.1f} us)"]
     if not result.candidates:
         out.append("no refused node can be admitted by a claim line" if result.unclaimable
                    else "every node is delegated: nothing to lift")
@@ -341,6 +354,9 @@ def lines(result: WhatIf) -> list[str]:
     if result.candidates and (result.candidates[0].outcome.latency_us or b.latency_us) >= b.latency_us:
         out.append("no line lowers the latency: what a line moves to the accelerator costs more there (compute, "
                    "transfers, call overhead) than on the host")
+    if not result.candidates or (result.candidates[0].outcome.latency_us or b.latency_us) >= b.latency_us:
+        out.append("what to change in the hardware instead: accelsim sensitivity MODEL --hw ... ranks every design "
+                   "parameter at x0.5 and x2 and shows where the time goes")
     best = min([b.latency_us, *(c.outcome.latency_us for c in result.candidates if c.outcome.latency_us)])
     if best > result.host_only.latency_us:
         what = "even the best line leaves delegation" if result.candidates else "delegation is"
@@ -368,4 +384,4 @@ def _effect(base: Outcome, after: Outcome) -> str:
             f"{100 * abs(saved) / base.latency_us:.1f}%); nodes {after.delegated_nodes - base.delegated_nodes:+d} "
             f"({base.delegated_nodes} -> {after.delegated_nodes} delegated); partitions {base.partitions} -> "
             f"{after.partitions}; transfer {base.transfer_bytes:,} -> {after.transfer_bytes:,} bytes; energy "
-            f"{base.energy_uj:,.2f} -> {after.energy_uj:,.2f} uJ")
+            f"{_fmt_uj(base.energy_uj)} -> {_fmt_uj(after.energy_uj)}")

@@ -117,3 +117,15 @@ def test_cost_vs_pixel3_fits_on_fit_rows_only_and_recovers_a_planted_value():
     held_out = {r.label for r in pixel3.ROWS if r.held_out}
     assert held_out and bench.asked and not bench.asked & held_out
     assert {"MobileNet V1 0.50 128", "Inception V3 299"} <= held_out
+
+
+def test_sensitivity_benchmark_times_both_sides_on_one_model():
+    """benchmarks/sensitivity.py: both measured paths run and count their costings (no timing asserted)."""
+    from accelsim.config import load_system
+    from benchmarks.sensitivity import HW, design_points, one_sensitivity
+
+    model = str(FIXTURES / "mobilenet_v2_035_96_int8.tflite")
+    system = load_system(HW / "host_cpu.yaml", [HW / "edgetpu_usb.yaml", HW / "hexagon_dsp.yaml"])
+    seconds, costed = one_sensitivity(model, system)
+    assert seconds > 0 and costed >= 30  # 3 devices: clocks, arrays, levels, links, each at x0.5 and x2
+    assert design_points(model, system, 2) > 0

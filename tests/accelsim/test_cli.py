@@ -363,7 +363,13 @@ def test_validate_says_what_a_host_leaves_to_the_simd_width_rule(tmp_path, capsy
     assert main(["validate", str(host)]) == 0
     note = ("compute.macs_per_cycle has no float32: float32 nodes get one SIMD register per cycle, "
             "simd_bits / 32 = 4 MACs per cycle")
-    assert capsys.readouterr().out.splitlines()[1:] == [f"  note: {note}"]
+    out = capsys.readouterr().out.splitlines()
+    assert out[1] == f"  note: {note}"
+    # then every cost default the host leaves out (accelsim.assumptions), the note not repeated
+    source = "(the schema's default: accelsim configs --schema)"
+    assert out[2:] == [f"  assumed: memory.levels.dram.size = unbounded {source}",
+                       f"  assumed: memory.levels.dram.latency = 0 s {source}",
+                       f"  assumed: memory.levels.dram.static_power = 0 W {source}"]
     exp = tmp_path / "exp.yaml"
     exp.write_text(f"models: [{FIXTURES / 'interleaved_int8.tflite'}]\nhost: host.yaml\n"
                    "variants: [{name: a, accelerators: [edgetpu_usb]}]\n")

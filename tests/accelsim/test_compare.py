@@ -81,7 +81,9 @@ def test_compare_text_table_joins_accelerators_with_commas(tmp_path, capsys):
     assert main(["compare", INTERLEAVED, "--hw", "edgetpu_usb", "--hw", "edgetpu_usb,hexagon_dsp",
                  "--plot", str(tmp_path / "c.png")]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("columns: [0] edgetpu_usb | [1] edgetpu_usb,hexagon_dsp\ninterleaved_int8:\n")
+    # one line per column (labels may be long; the output fits 120 characters), then a header row per table
+    assert out.startswith("[0] edgetpu_usb\n[1] edgetpu_usb,hexagon_dsp\ninterleaved_int8:\n")
+    assert out.splitlines()[3].split() == ["[0]", "[1]"]
     assert "  latency (µs)" in out and "(+" in out or "(-" in out
     assert out.rstrip().endswith(f"bar chart: {tmp_path / 'c.png'}")
 
@@ -203,3 +205,26 @@ def test_slower_sentence_names_at_most_eight_points_and_counts_the_rest():
     assert text.count("(0.50×)") == 8
     assert text.endswith("; and 4 more (results.csv)")
     assert slower_sentence(points, "design points", limit=3).count("(0.50×)") == 3
+
+
+def test_compare_selects_metrics_and_columns_and_fits_120_characters(tmp_path, capsys):
+    plot = str(tmp_path / "c.png")
+    hw = ["--hw", "edgetpu_usb", "--hw", "hexagon_dsp", "--hw", "edgetpu_pcie", "--hw", "edgetpu_usb,hexagon_dsp",
+          "--hw", "ethos_u55_128", "--hw", "ethos_u65_256"]
+    assert main(["compare", MOBILENET, *hw, "--plot", plot]) == 0
+    every = capsys.readouterr().out.splitlines()
+    assert max(map(len, every)) <= 120  # six columns of 22 characters: they go to two tables per model
+    assert sum(line.startswith("mobilenet_v2_035_96_int8: columns") for line in every) == 2
+    assert main(["compare", MOBILENET, *hw, "--plot", plot, "--metrics", "energy,latency", "--columns",
+                 "3,hexagon_dsp"]) == 0
+    chosen = capsys.readouterr().out.splitlines()
+    assert chosen[:2] == ["[0] edgetpu_usb,hexagon_dsp", "[1] hexagon_dsp"]
+    rows = [line.split()[0] for line in chosen if line.startswith("  ") and line.split()[0] in
+            ("energy", "latency", "partitions")]
+    assert rows == ["energy", "latency"]
+    for bad, said in ((["--metrics", "power"], "--metrics power: not a metric of this comparison; choose from "
+                       "latency, speedup, energy"), (["--columns", "9"], "--columns 9: no such column; give "
+                                                     "indices 0-5")):
+        assert main(["compare", MOBILENET, *hw, "--plot", plot, *bad]) == 1
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and said in err

@@ -11,7 +11,8 @@ from typing import Any, Union
 import pytest
 
 from accelsim.experiment import SerialExecutor, design_points, load_experiment, point_error, run_experiment, run_point
-from accelsim.record import AREA_KEYS, DETAIL_KEYS, LayerRow, PointHeader, PointResult
+from accelsim.feasibility import Infeasible
+from accelsim.record import AREA_KEYS, DETAIL_KEYS, INFEASIBLE_KEY, UNMODELLED_KEY, LayerRow, PointHeader, PointResult
 from accelsim.results import layer_rows
 
 MODELS = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "models"
@@ -69,6 +70,10 @@ def check_point(rec: dict, where: str) -> None:
     check(rec, PointResult, where)
     expected = PointResult.__required_keys__ | PointResult.__optional_keys__ if rec["status"] == "ok" \
         else PointHeader.__required_keys__ | set(AREA_KEYS)
+    # an infeasible point has its reason (and no numbers); an ok one names devices without energy only if any
+    expected = expected - {INFEASIBLE_KEY} | ({INFEASIBLE_KEY} if rec["status"] == "infeasible" else set())
+    if rec["status"] == "ok" and UNMODELLED_KEY not in rec:
+        expected = expected - {UNMODELLED_KEY}
     for group in (DETAIL_KEYS, AREA_KEYS):
         if not set(group) & rec.keys():
             expected = expected - set(group)
@@ -102,7 +107,9 @@ numerics: {{runs: 1}}
     options = {v.name: dict(v.options) for v in experiment.variants}
     fresh = [run_point(p, options[p.variant]) for p in points]  # as built, before the store's JSON round trip
     failed = point_error(points[0], ValueError("no such level 'l3'"))
-    return [*outcome.records, *stored, *fresh, failed]
+    infeasible = point_error(points[0], Infeasible("memory", "sram holds 64 bytes"))
+    assert (infeasible["status"], infeasible[INFEASIBLE_KEY]) == ("infeasible", "memory")
+    return [*outcome.records, *stored, *fresh, failed, infeasible]
 
 
 def test_records_of_real_points_have_exactly_the_declared_keys_and_types(records):

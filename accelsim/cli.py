@@ -176,7 +176,7 @@ def _cmd_ops(args: argparse.Namespace) -> int:
 
 
 _EPILOG_RUN = """examples:
-  accelsim run                                   # examples/default.yaml -> reports/default/
+  accelsim run                                   # the default experiment -> reports/default/
   accelsim run examples/systolic_sweep.yaml --jobs 2
   accelsim run my_experiment.yaml --out /tmp/report --no-cache
   accelsim run my_experiment.yaml --executor dask --jobs 4       # a LocalCluster of 4 worker processes
@@ -208,7 +208,7 @@ _EPILOG_WHATIF = """examples:
 
 _EPILOG_VALIDATE = """examples:
   accelsim validate my_accel.yaml
-  accelsim validate examples/default.yaml my_accel.yaml
+  accelsim validate examples/default/default.yaml my_accel.yaml
 """
 
 
@@ -268,19 +268,12 @@ def _progress_bar(unit: str, stream=None) -> Iterator[Callable[[int, int, str], 
             bar.close()
 
 
-_DEFAULT_EXPERIMENT = Path(__file__).resolve().parent.parent / "examples" / "default.yaml"
-
-
 def _cmd_run(args: argparse.Namespace) -> int:
-    from accelsim.config import ConfigError
     from accelsim.experiment import load_experiment, run_experiment
+    from accelsim.experiment_keys import default_experiment
     from accelsim.report import slower_sentence, slower_than_host_points
 
-    path = args.experiment or str(_DEFAULT_EXPERIMENT)
-    if not args.experiment and not _DEFAULT_EXPERIMENT.is_file():
-        raise ConfigError([f"no experiment given, and the default {_DEFAULT_EXPERIMENT} is not there (it comes with "
-                           "the source checkout); pass an experiment YAML"])
-    experiment = load_experiment(path)
+    experiment = load_experiment(args.experiment or default_experiment())
     if args.loop_trips:
         experiment = dataclasses.replace(experiment, loops=_merged_loops(experiment.loops, args.loop_trips))
     if args.scheduler and args.executor != "dask":
@@ -610,6 +603,33 @@ def _cmd_configs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_experiment(args: argparse.Namespace) -> int:
+    from accelsim.experiment_keys import default_experiment, key_lines, schema_markdown
+
+    if args.schema:
+        print(schema_markdown())
+        return 0
+    print("\n".join(key_lines()))
+    print(f"(the default experiment: {default_experiment()}; every key with its value, default and an example: "
+          "accelsim experiment --schema)")
+    return 0
+
+
+def _experiment_keys_help() -> str:
+    import textwrap
+
+    from accelsim.experiment_keys import section_keys
+
+    return textwrap.fill(f"An experiment file's keys: {', '.join(section_keys())}; each variant's: "
+                         f"{', '.join(section_keys('variants[]'))}. Every key with its value, default and an "
+                         "example: accelsim experiment --schema.", width=100)
+
+
+_EPILOG_EXPERIMENT = """examples:
+  accelsim experiment              # every key of an experiment file, one line each
+  accelsim experiment --schema     # the reference: value, default, example and meaning of every key
+"""
+
 _EPILOG_CONFIGS = """examples:
   accelsim configs                 # the shipped hardware configs, one line each
   accelsim configs --schema        # every key of every kind, claim syntax and constraints
@@ -659,8 +679,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run an experiment and write its latency report",
                        description="Run every design point of an experiment YAML (cached points are skipped) "
                        "and write reports/<name>/: report.md, report.html, results.json, results.csv, plots, "
-                       "traces.", epilog=_EPILOG_RUN, formatter_class=raw)
-    p.add_argument("experiment", nargs="?", help="experiment YAML (default: examples/default.yaml)")
+                       "traces.\n\n" + _experiment_keys_help(), epilog=_EPILOG_RUN, formatter_class=raw)
+    p.add_argument("experiment", nargs="?", help="experiment YAML (default: the default experiment, shipped with "
+                   "accelsim: MobileNetV2-1.0-224 int8 on the CPU, Edge TPU over USB and PCIe, and a Hexagon DSP)")
     p.add_argument("--out", help="report folder (default: reports/<experiment name>)")
     p.add_argument("--jobs", type=_positive, default=None, help="worker processes (default: number of cores)")
     p.add_argument("--executor", choices=("pool", "dask"), default="pool",
@@ -762,6 +783,13 @@ def build_parser() -> argparse.ArgumentParser:
                        "problem as file:line: key: message.", epilog=_EPILOG_VALIDATE, formatter_class=raw)
     p.add_argument("files", nargs="+", help="YAML files")
     p.set_defaults(func=_cmd_validate)
+
+    p = sub.add_parser("experiment", help="list the experiment file's keys, or print every key (--schema)",
+                       description="List every key of an experiment file, one line each; with --schema, print "
+                       "the reference of every key (value, default, example, meaning) as Markdown "
+                       "(docs/experiments.md is the same text).", epilog=_EPILOG_EXPERIMENT, formatter_class=raw)
+    p.add_argument("--schema", action="store_true", help="print the key reference as Markdown")
+    p.set_defaults(func=_cmd_experiment)
 
     p = sub.add_parser("configs", help="list the shipped hardware configs, or print every key (--schema)",
                        description="List the shipped hardware configs, one line each; with --schema, print the "

@@ -374,8 +374,8 @@ def test_validate_says_what_a_host_leaves_to_the_simd_width_rule(tmp_path, capsy
 @pytest.mark.parametrize("argv, message", [
     (["run", "hw_configs/edgetpu_usb.yaml"], "hw_configs/edgetpu_usb.yaml: this is a hardware "
      "config, not an experiment; pass it with --hw to benchmark, or name it in an experiment's variants"),
-    (["benchmark", "M", "--hw", "examples/default.yaml"], "this is an experiment, not a hardware config; run it "
-     "with `accelsim run "),
+    (["benchmark", "M", "--hw", "examples/default/default.yaml"], "this is an experiment, not a hardware config; "
+     "run it with `accelsim run "),
     (["benchmark", "M", "--hw", "edgetpu"], f"'edgetpu' is not a shipped config (shipped: {', '.join(SHIPPED)}); "
      "did you mean 'edgetpu_usb'?"),
     (["benchmark", "M", "--hw", "host_cpu"], "kind: host_cpu is a host config (kind cpu); use --host"),
@@ -421,13 +421,13 @@ def test_help_explains_schedule_and_repeated_hw(capsys):
     assert "--schedule {sequential,dataflow} how the simulated time adds up" in out
 
 
-def test_run_without_an_experiment_outside_a_checkout_says_what_to_pass(tmp_path, monkeypatch, capsys):
-    import accelsim.cli
+def test_run_without_an_experiment_in_a_broken_installation_says_what_to_pass(tmp_path, monkeypatch, capsys):
+    import accelsim.experiment_keys
 
-    monkeypatch.setattr(accelsim.cli, "_DEFAULT_EXPERIMENT", tmp_path / "examples" / "default.yaml")
+    monkeypatch.setattr(accelsim.experiment_keys, "DEFAULT_EXPERIMENT", tmp_path / "default.yaml")
     assert main(["run"]) == 1
-    assert capsys.readouterr().err == (f"accelsim run: error: no experiment given, and the default {tmp_path}/examples/"
-                                       "default.yaml is not there (it comes with the source checkout); pass an "
+    assert capsys.readouterr().err == (f"accelsim run: error: no experiment given, and the default {tmp_path}/"
+                                       "default.yaml is missing from this installation (reinstall accelsim); pass an "
                                        "experiment YAML\n")
 
 

@@ -185,6 +185,7 @@ _EPILOG_RUN = """examples:
 
 _EPILOG_BENCHMARK = """examples:
   accelsim benchmark tests/fixtures/models/mobilenet_v2_100_224_int8.tflite --hw edgetpu_usb
+  accelsim benchmark model.tflite --hw edgetpu_usb --num-runs 0     # cost only: no NumPy run, start-up + one simulation
   accelsim benchmark model.tflite --hw hw_configs/hexagon_dsp.yaml --num-runs 20 --enable-op-profiling
   accelsim benchmark model.tflite --hw edgetpu_pcie --max-delegated-partitions 2 --json
 """
@@ -391,17 +392,24 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     args.model = _benchmark_model(args)
     system = _system(args.host, args.hw, args.max_delegated_partitions, args.min_nodes_per_partition)
     loops = _merged_loops(LoopTrips(), args.loop_trips)
-    t0 = time.perf_counter()
-    model = load_model(args.model)
-    # partition policy 'cost' chooses cost-only, before any run (a loop's trips must be known or given)
-    interpreter, delegates, choice = cost_aware_interpreter(model, system, args.schedule, loops)
-    init_us = (time.perf_counter() - t0) * 1e6
-    rng = np.random.default_rng(0)
-    inputs = [random_input(d, rng) for d in interpreter.get_input_details()]
-    warmup = _wallclock(interpreter, inputs, args.warmup_runs) if args.warmup_runs else []
-    runs = _wallclock(interpreter, inputs, args.num_runs)
-    sim = simulate_interpreter(interpreter, delegates, system, args.schedule, args.model, loops, choice)
-    host_us = _host_only_latency(model, system, inputs, args.schedule, loops) * 1e6
+    if args.num_runs == 0:  # cost only: no NumPy run, no numeric preparation
+        from accelsim.cost_only import cost_only_run
+
+        costed = cost_only_run(args.model, system, args.schedule, loops)
+        sim, host_us, init_us = costed.simulation, costed.host_only.latency * 1e6, costed.setup_seconds * 1e6
+        warmup, runs = [], []
+    else:
+        t0 = time.perf_counter()
+        model = load_model(args.model)
+        # partition policy 'cost' chooses cost-only, before any run (a loop's trips must be known or given)
+        interpreter, delegates, choice = cost_aware_interpreter(model, system, args.schedule, loops)
+        init_us = (time.perf_counter() - t0) * 1e6
+        rng = np.random.default_rng(0)
+        inputs = [random_input(d, rng) for d in interpreter.get_input_details()]
+        warmup = _wallclock(interpreter, inputs, args.warmup_runs) if args.warmup_runs else []
+        runs = _wallclock(interpreter, inputs, args.num_runs)
+        sim = simulate_interpreter(interpreter, delegates, system, args.schedule, args.model, loops, choice)
+        host_us = _host_only_latency(model, system, inputs, args.schedule, loops) * 1e6
     speedup = host_us / (sim.latency * 1e6) if sim.latency else None
     by_kind = sim.result.by_kind
     profile, summary = op_profile(sim)
@@ -409,8 +417,9 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
         "model": args.model,
         "host": system.host.name,
         "accelerators": [a.name for a in system.accelerators],
-        "wallclock_us": {"init": init_us, "warmup": warmup, "runs": runs,
-                         "avg": statistics.fmean(runs), "min": min(runs), "max": max(runs)},
+        "wallclock_us": {"init": init_us, "warmup": warmup, "runs": runs,  # no runs (--num-runs 0): None
+                         "avg": statistics.fmean(runs) if runs else None, "min": min(runs, default=None),
+                         "max": max(runs, default=None)},
         "simulated_us": {"latency": sim.latency * 1e6, "init": sim.init.latency * 1e6,
                          "compute": by_kind["compute"] * 1e6, "memory": by_kind["memory"] * 1e6,
                          "transfer": by_kind["transfer"] * 1e6, "overhead": by_kind["overhead"] * 1e6},
@@ -448,16 +457,20 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
         return 0
     print(f"Graph: [{args.model}]")
     print(f"Host: [{system.host.name}]  Accelerators: [{', '.join(data['accelerators']) or 'none'}]")
-    print(f"Initialized session in {init_us / 1e3:.3f}ms.")
-    if warmup:
-        print(f"Running benchmark for {len(warmup)} warm-up iterations:")
-        print(_stats_line(warmup))
-    print(f"Running benchmark for {len(runs)} iterations:")
-    print(_stats_line(runs))
-    warm = f"{statistics.fmean(warmup):.0f}" if warmup else "-"
-    print(f"Inference timings in us (host wall clock of the NumPy interpreter): Init: {init_us:.0f}, "
-          f"First inference: {(warmup or runs)[0]:.0f}, Warmup (avg): {warm}, Inference (avg): "
-          f"{statistics.fmean(runs):.0f}")
+    if not runs:
+        print(f"Cost only (--num-runs 0): analysed shapes and work in {init_us / 1e3:.3f}ms; the NumPy "
+              "interpreter did not run.")
+    else:
+        print(f"Initialized session in {init_us / 1e3:.3f}ms.")
+        if warmup:
+            print(f"Running benchmark for {len(warmup)} warm-up iterations:")
+            print(_stats_line(warmup))
+        print(f"Running benchmark for {len(runs)} iterations:")
+        print(_stats_line(runs))
+        warm = f"{statistics.fmean(warmup):.0f}" if warmup else "-"
+        print(f"Inference timings in us (host wall clock of the NumPy interpreter): Init: {init_us:.0f}, "
+              f"First inference: {(warmup or runs)[0]:.0f}, Warmup (avg): {warm}, Inference (avg): "
+              f"{statistics.fmean(runs):.0f}")
     sim_us = data["simulated_us"]
     print(f"Simulated latency in us: {sim_us['latency']:.1f} (compute {sim_us['compute']:.1f}, memory "
           f"{sim_us['memory']:.1f}, transfer {sim_us['transfer']:.1f}, call overhead {sim_us['overhead']:.1f}; "
@@ -704,9 +717,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="host_cpu", help="host config (default: host_cpu)")
     p.add_argument("--hw", action="append", default=[], metavar="CFG", help=_HW_HELP)
     # benchmark_model writes its flags with underscores; both spellings work.
-    p.add_argument("--num-runs", "--num_runs", type=_positive, default=10, help="timed runs (default 10)")
+    p.add_argument("--num-runs", "--num_runs", type=_non_negative, default=10,
+                   help="timed runs (default 10); 0: cost only, the simulated latency and breakdown without running "
+                   "the NumPy interpreter or preparing its numerics (a loop's trips must follow from the model or "
+                   "--loop-trips)")
     p.add_argument("--warmup-runs", "--warmup_runs", type=_non_negative, default=1,
-                   help="untimed runs first (default 1)")
+                   help="untimed runs first (default 1; none with --num-runs 0)")
     p.add_argument("--enable-op-profiling", "--enable_op_profiling", action="store_true",
                    help="print the (simulated) op profile")
     p.add_argument("--per-layer", "--per_layer", action="store_true", help="print the simulated per-node table "

@@ -71,6 +71,7 @@ def test_fixture_models_are_present():
     assert {p.name for p in _fixture_paths()} == {m["file"] for m in manifest["models"].values()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "si", "oi"), _fixture_operators())
 def test_fixture_operator_version(name, si, oi):
     """The converter writes one operator code per op, at the highest version its operators need
@@ -484,6 +485,7 @@ case("EMBEDDING_LOOKUP", 4, [_t("INT32", (2,)), _w("INT8", (4, 3), (0.1, 0.2, 0.
 case("DENSIFY", 1, [_w("FLOAT32", (2, 4))], [_t("FLOAT32", (2, 4))], "float")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("op", "inputs", "outputs", "options", "expected"), CASES)
 def test_rule(op, inputs, outputs, options, expected):
     assert _version(op, inputs, outputs, **options) == expected

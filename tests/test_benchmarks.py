@@ -88,3 +88,17 @@ def test_cost_policy_benchmark_compares_both_choices_and_never_loses():
     assert row.cost_us < row.tflite_us
     kept = compare(MODELS / "mobilenet_v2_100_224_int8.tflite", "edgetpu_usb")
     assert kept.moved == 0 and kept.cost_us == kept.tflite_us  # the Edge TPU pays for itself there
+
+
+@pytest.mark.slow
+def test_cost_only_benchmark_times_the_command_and_its_floor(capsys):
+    """benchmarks/cost_only.py: every row runs (the command in a subprocess) and the ratios are printed."""
+    from benchmarks.cost_only import main
+
+    assert main(["--model", str(FIXTURES / "interleaved_int8.tflite"), "--runs", "1"]) == 0
+    out = capsys.readouterr().out
+    for label in ("(a) start-up", "(b) one cost-only simulate_model", "(c) accelsim benchmark --num-runs 0",
+                  "(d) accelsim benchmark --num-runs 1", "(c) / ((a) + (b)) = ", "(d) / (c) = "):
+        assert label in out
+    assert main(["--model", str(FIXTURES / "missing.tflite")]) == 2
+    assert "missing.tflite is not there" in capsys.readouterr().err

@@ -116,6 +116,7 @@ def test_module_entry_point_and_broken_pipe():
     assert result.stdout.strip() == "{" and "Error" not in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_run_with_no_argument_writes_the_default_report(tmp_path, capsys):
     out = tmp_path / "default"
     assert main(["run", "--out", str(out), "--jobs", "1"]) == 0
@@ -231,6 +232,7 @@ def test_progress_is_a_bar_on_a_terminal_and_silent_on_a_pipe():
     assert "50/50" in text and "\r" in text and text.count("\n") <= 1
 
 
+@pytest.mark.slow
 def test_diff_to_a_pipe_prints_no_progress_lines():
     model = FIXTURES / "interleaved_int8.tflite"
     result = subprocess.run([sys.executable, "-m", "accelsim", "diff", str(model), "--hw", "edgetpu_usb",
@@ -239,6 +241,7 @@ def test_diff_to_a_pipe_prints_no_progress_lines():
     assert result.stdout.splitlines()[2] == "Num evaluation runs: 20"
 
 
+@pytest.mark.slow
 def test_a_failed_run_ends_with_the_first_error_and_where_the_rest_are(tmp_path, capsys):
     path = tmp_path / "failing.yaml"
     path.write_text(f"""\
@@ -255,6 +258,7 @@ variants: [{{name: cpu_only, accelerators: []}}, {{name: usb, accelerators: [edg
                          f"{out / 'report.html'}")
 
 
+@pytest.mark.slow
 def test_run_summary_counts_stale_cache_entries_and_prunes_them(tmp_path, capsys):
     def experiment(limits: str) -> str:
         path = tmp_path / "exp.yaml"
@@ -278,6 +282,7 @@ sweeps: {{max_delegated_partitions: {limits}}}
         assert db.execute("SELECT COUNT(*) FROM points").fetchone() == (2,)
 
 
+@pytest.mark.slow
 def test_run_warns_when_an_experiment_of_the_same_name_owns_the_folder(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     paths = []

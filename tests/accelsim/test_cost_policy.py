@@ -82,6 +82,7 @@ def test_cost_policy_is_never_slower_than_tflite(accel, model):
     assert cost.choice.tflite_latency == pytest.approx(tflite.latency)
 
 
+@pytest.mark.slow
 def test_benchmark_shows_tflites_choice_next_to_the_cost_aware_one(tmp_path, capsys):
     from accelsim.cli import main
 

@@ -105,6 +105,7 @@ numerics: {{runs: 1}}
     return [*outcome.records, *stored, *fresh, failed]
 
 
+@pytest.mark.slow
 def test_records_of_real_points_have_exactly_the_declared_keys_and_types(records):
     for k, rec in enumerate(records):
         check_point(rec, f"record {k} ({rec['variant']}, {rec['model_name']}, {rec['sweep']})")

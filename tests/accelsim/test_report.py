@@ -114,6 +114,7 @@ def test_matches_golden_file(written, fmt, filename):
         "`python tests/accelsim/test_report.py` and review the diff")
 
 
+@pytest.mark.slow
 def test_same_records_in_any_order_give_identical_files(written, tmp_path):
     out, files, records = written
     shuffled = list(records)
@@ -326,6 +327,7 @@ def test_markdown_leaves_per_node_tables_to_layers_csv_and_html(written):
     assert "hexagon_dsp: version 3 above max 2" in table
 
 
+@pytest.mark.slow
 def test_the_report_follows_the_experiment_order(written, tmp_path):
     _, files, records = written
     md = files["md"].read_text(encoding="utf-8")
@@ -590,6 +592,7 @@ def test_ranges_and_op_abbreviation():
     assert report.ops_abbrev(["ADD", "CONV_2D", "CONV_2D", "MEAN", "ADD", "CONV_2D"]) == "CONV_2D×3, ADD×2, MEAN"
 
 
+@pytest.mark.slow
 def test_a_large_report_stays_readable(tmp_path):
     """300 points, 60 failed, 60 missing: summaries instead of per-point rows, every long table cut and saying so."""
     from benchmarks.report_scale import KEYS, synthetic

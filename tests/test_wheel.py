@@ -44,3 +44,29 @@ def test_the_wheel_installs_only_accelsim_and_runs_the_default_experiment_in_an_
     assert (empty / "reports" / "default" / "report.md").stat().st_size > 0
     schema = _run([venv / "bin" / "accelsim", "experiment", "--schema"], empty, env=env).stdout
     assert schema == (ROOT / "docs" / "experiments.md").read_text(encoding="utf-8")
+
+
+def _wheel(path: Path, names: list[str]) -> Path:
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as archive:
+        for name in names:
+            archive.writestr(name, "")
+    return path
+
+
+def test_the_wheel_check_lists_top_level_names_and_fails_on_any_but_accelsim(tmp_path):
+    """.ci/wheel_names.py, which CI runs on the built wheel: dist-info and data folders do not count."""
+    script = ROOT / ".ci" / "wheel_names.py"
+    good = _wheel(tmp_path / "good.whl", ["accelsim/__init__.py", "accelsim/runtime/ir.py",
+                                          "accelsim-0.1.0.dist-info/RECORD", "accelsim-0.1.0.data/scripts/x"])
+    result = subprocess.run([sys.executable, script, good], capture_output=True, text=True)
+    assert (result.returncode, result.stdout, result.stderr) == (0, f"{good}: top-level names: accelsim\n", "")
+    bad = _wheel(tmp_path / "bad.whl", ["accelsim/__init__.py", "runtime/ir.py", "schema.py", "x.pth",
+                                        "accelsim-0.1.0.dist-info/RECORD"])
+    result = subprocess.run([sys.executable, script, bad], capture_output=True, text=True)
+    assert result.returncode == 1 and result.stdout == f"{bad}: top-level names: accelsim, runtime, schema, x\n"
+    assert result.stderr == (f"{bad}: error: the wheel must install exactly accelsim; extra: runtime, schema, x, "
+                             "missing: none\n")
+    assert subprocess.run([sys.executable, script], capture_output=True, text=True).returncode == 2
+    assert ".ci/wheel_names.py" in (ROOT / ".ci" / "run").read_text()

@@ -174,6 +174,7 @@ def test_report_lists_points_slower_than_the_host():
     assert slower_than_host_points([fast, slow, host, failed]) == [slow]
 
 
+@pytest.mark.slow
 def test_run_warns_about_points_slower_than_the_host(tmp_path, capsys):
     experiment = tmp_path / "slow.yaml"
     experiment.write_text(f"name: slow\nmodels: [{INTERLEAVED}]\nhost: host_cpu\nvariants:\n"

@@ -151,6 +151,7 @@ def test_a_bad_sweep_value_is_refused_at_load_with_its_line(tmp_path):
         load_experiment(path)
 
 
+@pytest.mark.slow
 def test_a_failing_point_is_recorded_and_does_not_lose_the_others(tmp_path):
     # The Atan model has a custom op no kernel implements: each of its points fails at prepare.
     path = write(tmp_path, f"""\

@@ -180,7 +180,7 @@ def _cmd_ops(args: argparse.Namespace) -> int:
 
 
 _EPILOG_RUN = """examples:
-  accelsim run                                   # examples/default.yaml -> reports/default/
+  accelsim run                                   # the default experiment -> reports/default/
   accelsim run examples/systolic_sweep.yaml --jobs 2
   accelsim run my_experiment.yaml --out /tmp/report --no-cache
   accelsim run my_experiment.yaml --executor dask --jobs 4       # a LocalCluster of 4 worker processes
@@ -189,6 +189,7 @@ _EPILOG_RUN = """examples:
 
 _EPILOG_BENCHMARK = """examples:
   accelsim benchmark tests/fixtures/models/mobilenet_v2_100_224_int8.tflite --hw edgetpu_usb
+  accelsim benchmark model.tflite --hw edgetpu_usb --num-runs 0     # cost only: no NumPy run, start-up + one simulation
   accelsim benchmark model.tflite --hw hw_configs/hexagon_dsp.yaml --num-runs 20 --enable-op-profiling
   accelsim benchmark model.tflite --hw edgetpu_pcie --max-delegated-partitions 2 --json
   accelsim benchmark tests/fixtures/models/selfie_like_float.tflite --ops accelsim.ops.mediapipe   # custom ops
@@ -221,7 +222,7 @@ _EPILOG_SENSITIVITY = """examples:
 
 _EPILOG_VALIDATE = """examples:
   accelsim validate my_accel.yaml
-  accelsim validate examples/default.yaml my_accel.yaml
+  accelsim validate examples/default/default.yaml my_accel.yaml
 """
 
 
@@ -281,19 +282,12 @@ def _progress_bar(unit: str, stream=None) -> Iterator[Callable[[int, int, str], 
             bar.close()
 
 
-_DEFAULT_EXPERIMENT = Path(__file__).resolve().parent.parent / "examples" / "default.yaml"
-
-
 def _cmd_run(args: argparse.Namespace) -> int:
-    from accelsim.config import ConfigError
     from accelsim.experiment import load_experiment, run_experiment, with_ops
+    from accelsim.experiment_keys import default_experiment
     from accelsim.report import slower_sentence, slower_than_host_points
 
-    path = args.experiment or str(_DEFAULT_EXPERIMENT)
-    if not args.experiment and not _DEFAULT_EXPERIMENT.is_file():
-        raise ConfigError([f"no experiment given, and the default {_DEFAULT_EXPERIMENT} is not there (it comes with "
-                           "the source checkout); pass an experiment YAML"])
-    experiment = with_ops(load_experiment(path), args.ops)  # the workers load --ops too
+    experiment = with_ops(load_experiment(args.experiment or default_experiment()), args.ops)  # workers load --ops too
     if args.loop_trips:
         experiment = dataclasses.replace(experiment, loops=_merged_loops(experiment.loops, args.loop_trips))
     if args.scheduler and args.executor != "dask":
@@ -420,17 +414,24 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     args.model = _benchmark_model(args)
     system = _system(args.host, args.hw, args.max_delegated_partitions, args.min_nodes_per_partition)
     loops = _merged_loops(LoopTrips(), args.loop_trips)
-    t0 = time.perf_counter()
-    model = require_kernels(args.model)
-    # partition policy 'cost' chooses cost-only, before any run (a loop's trips must be known or given)
-    interpreter, delegates, choice = cost_aware_interpreter(model, system, args.schedule, loops)
-    init_us = (time.perf_counter() - t0) * 1e6
-    rng = np.random.default_rng(0)
-    inputs = [random_input(d, rng) for d in interpreter.get_input_details()]
-    warmup = _wallclock(interpreter, inputs, args.warmup_runs) if args.warmup_runs else []
-    runs = _wallclock(interpreter, inputs, args.num_runs)
-    sim = simulate_interpreter(interpreter, delegates, system, args.schedule, args.model, loops, choice)
-    host_us = _host_only_latency(model, system, inputs, args.schedule, loops) * 1e6
+    if args.num_runs == 0:  # cost only: no NumPy run, no numeric preparation
+        from accelsim.cost_only import cost_only_run
+
+        costed = cost_only_run(args.model, system, args.schedule, loops)
+        sim, host_us, init_us = costed.simulation, costed.host_only.latency * 1e6, costed.setup_seconds * 1e6
+        warmup, runs = [], []
+    else:
+        t0 = time.perf_counter()
+        model = require_kernels(args.model)
+        # partition policy 'cost' chooses cost-only, before any run (a loop's trips must be known or given)
+        interpreter, delegates, choice = cost_aware_interpreter(model, system, args.schedule, loops)
+        init_us = (time.perf_counter() - t0) * 1e6
+        rng = np.random.default_rng(0)
+        inputs = [random_input(d, rng) for d in interpreter.get_input_details()]
+        warmup = _wallclock(interpreter, inputs, args.warmup_runs) if args.warmup_runs else []
+        runs = _wallclock(interpreter, inputs, args.num_runs)
+        sim = simulate_interpreter(interpreter, delegates, system, args.schedule, args.model, loops, choice)
+        host_us = _host_only_latency(model, system, inputs, args.schedule, loops) * 1e6
     speedup = host_us / (sim.latency * 1e6) if sim.latency else None
     by_kind = sim.result.by_kind
     profile, summary = op_profile(sim)
@@ -438,8 +439,9 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
         "model": args.model,
         "host": system.host.name,
         "accelerators": [a.name for a in system.accelerators],
-        "wallclock_us": {"init": init_us, "warmup": warmup, "runs": runs,
-                         "avg": statistics.fmean(runs), "min": min(runs), "max": max(runs)},
+        "wallclock_us": {"init": init_us, "warmup": warmup, "runs": runs,  # no runs (--num-runs 0): None
+                         "avg": statistics.fmean(runs) if runs else None, "min": min(runs, default=None),
+                         "max": max(runs, default=None)},
         "simulated_us": {"latency": sim.latency * 1e6, "init": sim.init.latency * 1e6,
                          "compute": by_kind["compute"] * 1e6, "memory": by_kind["memory"] * 1e6,
                          "transfer": by_kind["transfer"] * 1e6, "overhead": by_kind["overhead"] * 1e6},
@@ -481,16 +483,20 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
         return 0
     print(f"Graph: [{args.model}]")
     print(f"Host: [{system.host.name}]  Accelerators: [{', '.join(data['accelerators']) or 'none'}]")
-    print(f"Initialized session in {init_us / 1e3:.3f}ms.")
-    if warmup:
-        print(f"Running benchmark for {len(warmup)} warm-up iterations:")
-        print(_stats_line(warmup))
-    print(f"Running benchmark for {len(runs)} iterations:")
-    print(_stats_line(runs))
-    warm = f"{statistics.fmean(warmup):.0f}" if warmup else "-"
-    print(f"Inference timings in us (host wall clock of the NumPy interpreter): Init: {init_us:.0f}, "
-          f"First inference: {(warmup or runs)[0]:.0f}, Warmup (avg): {warm}, Inference (avg): "
-          f"{statistics.fmean(runs):.0f}")
+    if not runs:
+        print(f"Cost only (--num-runs 0): analysed shapes and work in {init_us / 1e3:.3f}ms; the NumPy "
+              "interpreter did not run.")
+    else:
+        print(f"Initialized session in {init_us / 1e3:.3f}ms.")
+        if warmup:
+            print(f"Running benchmark for {len(warmup)} warm-up iterations:")
+            print(_stats_line(warmup))
+        print(f"Running benchmark for {len(runs)} iterations:")
+        print(_stats_line(runs))
+        warm = f"{statistics.fmean(warmup):.0f}" if warmup else "-"
+        print(f"Inference timings in us (host wall clock of the NumPy interpreter): Init: {init_us:.0f}, "
+              f"First inference: {(warmup or runs)[0]:.0f}, Warmup (avg): {warm}, Inference (avg): "
+              f"{statistics.fmean(runs):.0f}")
     sim_us = data["simulated_us"]
     print(f"Simulated latency in us: {sim_us['latency']:.1f} (compute {sim_us['compute']:.1f}, memory "
           f"{sim_us['memory']:.1f}, transfer {sim_us['transfer']:.1f}, call overhead {sim_us['overhead']:.1f}; "
@@ -674,6 +680,33 @@ def _cmd_configs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_experiment(args: argparse.Namespace) -> int:
+    from accelsim.experiment_keys import default_experiment, key_lines, schema_markdown
+
+    if args.schema:
+        print(schema_markdown())
+        return 0
+    print("\n".join(key_lines()))
+    print(f"(the default experiment: {default_experiment()}; every key with its value, default and an example: "
+          "accelsim experiment --schema)")
+    return 0
+
+
+def _experiment_keys_help() -> str:
+    import textwrap
+
+    from accelsim.experiment_keys import section_keys
+
+    return textwrap.fill(f"An experiment file's keys: {', '.join(section_keys())}; each variant's: "
+                         f"{', '.join(section_keys('variants[]'))}. Every key with its value, default and an "
+                         "example: accelsim experiment --schema.", width=100)
+
+
+_EPILOG_EXPERIMENT = """examples:
+  accelsim experiment              # every key of an experiment file, one line each
+  accelsim experiment --schema     # the reference: value, default, example and meaning of every key
+"""
+
 _EPILOG_CONFIGS = """examples:
   accelsim configs                 # the shipped hardware configs, one line each
   accelsim configs --schema        # every key of every kind, claim syntax and constraints
@@ -725,8 +758,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run an experiment and write its latency report",
                        description="Run every design point of an experiment YAML (cached points are skipped) "
                        "and write reports/<name>/: report.md, report.html, results.json, results.csv, plots, "
-                       "traces.", epilog=_EPILOG_RUN, formatter_class=raw)
-    p.add_argument("experiment", nargs="?", help="experiment YAML (default: examples/default.yaml)")
+                       "traces.\n\n" + _experiment_keys_help(), epilog=_EPILOG_RUN, formatter_class=raw)
+    p.add_argument("experiment", nargs="?", help="experiment YAML (default: the default experiment, shipped with "
+                   "accelsim: MobileNetV2-1.0-224 int8 on the CPU, Edge TPU over USB and PCIe, and a Hexagon DSP)")
     p.add_argument("--out", help="report folder (default: reports/<experiment name>)")
     p.add_argument("--jobs", type=_positive, default=None, help="worker processes (default: number of cores)")
     p.add_argument("--executor", choices=("pool", "dask"), default="pool",
@@ -750,9 +784,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default=DEFAULT_HOST, help=f"host config (default: {DEFAULT_HOST})")
     p.add_argument("--hw", action="append", default=[], metavar="CFG", help=_HW_HELP)
     # benchmark_model writes its flags with underscores; both spellings work.
-    p.add_argument("--num-runs", "--num_runs", type=_positive, default=10, help="timed runs (default 10)")
+    p.add_argument("--num-runs", "--num_runs", type=_non_negative, default=10,
+                   help="timed runs (default 10); 0: cost only, the simulated latency and breakdown without running "
+                   "the NumPy interpreter or preparing its numerics (a loop's trips must follow from the model or "
+                   "--loop-trips)")
     p.add_argument("--warmup-runs", "--warmup_runs", type=_non_negative, default=1,
-                   help="untimed runs first (default 1)")
+                   help="untimed runs first (default 1; none with --num-runs 0)")
     p.add_argument("--enable-op-profiling", "--enable_op_profiling", action="store_true",
                    help="print the (simulated) op profile")
     p.add_argument("--per-layer", "--per_layer", action="store_true", help="print the simulated per-node table "
@@ -855,6 +892,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("files", nargs="+", help="YAML files")
     _add_ops(p)
     p.set_defaults(func=_cmd_validate)
+
+    p = sub.add_parser("experiment", help="list the experiment file's keys, or print every key (--schema)",
+                       description="List every key of an experiment file, one line each; with --schema, print "
+                       "the reference of every key (value, default, example, meaning) as Markdown "
+                       "(docs/experiments.md is the same text).", epilog=_EPILOG_EXPERIMENT, formatter_class=raw)
+    p.add_argument("--schema", action="store_true", help="print the key reference as Markdown")
+    p.set_defaults(func=_cmd_experiment)
 
     p = sub.add_parser("configs", help="list the shipped hardware configs, or print every key (--schema)",
                        description="List the shipped hardware configs, one line each; with --schema, print the "

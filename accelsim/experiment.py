@@ -1,5 +1,6 @@
 """Experiments: a YAML grid of design points, cached, run in parallel, turned into a report.
 
+Every key, with its type, default and an example: `accelsim experiment --schema` (accelsim.experiment_keys).
 An experiment file (paths are relative to the file; a bare config name such as
 `edgetpu_usb` means the shipped `hw_configs/edgetpu_usb.yaml`):
 
@@ -97,6 +98,7 @@ from accelsim.config import (
     read_document,
 )
 from accelsim.delegates.spec import OBJECTIVES
+from accelsim.experiment_keys import section_keys
 from accelsim.files import write_atomic
 from accelsim.pareto import DEFAULT_BEST, TRACES
 from accelsim.record import PointResult
@@ -123,11 +125,11 @@ log = logging.getLogger(__name__)
 SHIPPED_CONFIGS = Path(str(resources.files(accelsim.hw_configs)))
 DEFAULT_HOST = accelsim.hw_configs.DEFAULT_HOST
 OPTION_KEYS = ("max_delegated_partitions", "min_nodes_per_partition")
-_TOP_KEYS = ("name", "models", "host", "variants", "sweeps", "search", "limits", "schedule", "numerics", "loops",
-             "reports", "traces", "best", "pareto", "ops")
-_PARETO_KEYS = ("color",)
-_LOOP_KEYS = ("default_trips", "nodes")
-_VARIANT_KEYS = ("name", "accelerators", *OPTION_KEYS, "assign")
+# The keys each section accepts come from the one table `accelsim experiment --schema` prints.
+_TOP_KEYS = section_keys()
+_PARETO_KEYS = section_keys("pareto")
+_LOOP_KEYS = section_keys("loops")
+_VARIANT_KEYS = section_keys("variants[]")
 DEFAULT_NUMERICS_RUNS = 5
 
 

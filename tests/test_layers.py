@@ -40,9 +40,10 @@ RUNTIME_LAYERS = (
 
 
 def _module_name(path: Path) -> str:
-    """The import name of a source file: runtime/ir.py is accelsim.runtime.ir."""
-    folder, *parts = path.relative_to(ROOT).with_suffix("").parts
-    parts = [FOLDERS.get(folder, folder), *parts]
+    """The import name of a source file: runtime/ir.py is accelsim.runtime.ir (the longest mapped folder counts)."""
+    relative = path.relative_to(ROOT).with_suffix("")
+    folder = max((f for f in FOLDERS if relative.is_relative_to(f)), key=len, default=relative.parts[0])
+    parts = [FOLDERS.get(folder, folder), *relative.relative_to(folder).parts]
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 

@@ -37,6 +37,7 @@ def test_the_table_classifies_every_config_section_and_the_analysis_sections_are
                                                                       dataclasses.fields(AcceleratorSpec)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("accel, overrides", [
     ("edgetpu_usb", {"clock": "250 MHz"}),
     ("edgetpu_usb", {"compute.rows": 64, "compute.cols": 64}),
@@ -112,6 +113,7 @@ def _fixture_models() -> list[Path]:
     return sorted(FIXTURES.glob("*.tflite"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("accel", ["", *sorted(p.stem for p in HW.glob("*.yaml") if load_hardware(p).is_accelerator)])
 def test_closed_form_sequential_equals_the_simpy_replay_on_every_fixture(accel, monkeypatch):
     """Every step list a fixture gives on a shipped config: the closed form and SimPy agree exactly.

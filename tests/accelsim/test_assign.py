@@ -33,6 +33,7 @@ def _policy_cost(system, objective="latency"):
         for a in system.accelerators))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pair", PAIRS, ids="+".join)
 @pytest.mark.parametrize("model", MODELS)
 def test_never_slower_than_tflite_order_or_policy_cost(model, pair):
@@ -55,6 +56,7 @@ def test_energy_objective_never_costs_more_energy_than_tflite_order():
     assert assigned.choice.objective == "energy" and assigned.energy <= order.energy
 
 
+@pytest.mark.slow
 def test_a_model_goes_to_the_accelerator_that_is_faster_for_it_rather_than_the_first():
     # The Edge TPU (USB) comes first and takes MobileNetV2-224 (its prefix is the whole model); the
     # Hexagon-like DSP behind it is faster for it, which TFLite's order and policy cost cannot see.
@@ -82,6 +84,7 @@ def test_partitions_that_do_not_pay_go_to_the_host_and_say_why():
                for r in assigned.delegation if r["index"] != 7)
 
 
+@pytest.mark.slow
 def test_many_shared_runs_are_handed_out_greedily():
     assigned = simulate_model(str(FIXTURES / "transformer_block_int8.tflite"),
                               _system("hexagon_dsp", "ethos_u55_128", assign=Assign("cost")))
@@ -123,6 +126,7 @@ variants:
     return path
 
 
+@pytest.mark.slow
 def test_an_experiment_variant_assigns_by_cost(tmp_path):
     exp = load_experiment(_experiment(tmp_path, "{policy: cost, objective: energy}"))
     (point,) = design_points(exp)

@@ -46,6 +46,7 @@ def test_benchmark_prints_host_only_latency_speedup_and_warns_when_slower(capsys
     assert "accelsim benchmark: warning: delegation makes this model slower than the host alone" in err
 
 
+@pytest.mark.slow
 def test_benchmark_of_a_faster_design_does_not_warn(capsys):
     model = str(FIXTURES / "mobilenet_v2_100_224_int8.tflite")
     assert main(["benchmark", model, "--hw", "edgetpu_pcie", "--num-runs", "1", "--warmup-runs", "0", "--json"]) == 0
@@ -53,6 +54,7 @@ def test_benchmark_of_a_faster_design_does_not_warn(capsys):
     assert json.loads(out)["speedup"] > 1 and "warning" not in err
 
 
+@pytest.mark.slow
 def test_compare_configs_gives_each_column_and_its_difference_from_the_first(tmp_path, capsys):
     plot = tmp_path / "cmp.png"
     assert main(["compare", MOBILENET, INTERLEAVED, "--hw", "edgetpu_usb", "--hw", "hexagon_dsp",
@@ -176,6 +178,7 @@ def test_report_lists_points_slower_than_the_host():
     assert slower_than_host_points([fast, slow, host, failed]) == [slow]
 
 
+@pytest.mark.slow
 def test_run_warns_about_points_slower_than_the_host(tmp_path, capsys):
     experiment = tmp_path / "slow.yaml"
     experiment.write_text(f"name: slow\nmodels: [{INTERLEAVED}]\nhost: host_cpu\nvariants:\n"

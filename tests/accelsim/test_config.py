@@ -166,7 +166,7 @@ def test_load_system_names_the_host_given_as_an_accelerator_and_duplicates():
 
 
 def test_an_experiment_given_as_a_hardware_config_says_so():
-    path = ROOT / "examples" / "default.yaml"
+    path = ROOT / "examples" / "default" / "default.yaml"
     with pytest.raises(ConfigError) as info:
         load_hardware(path)
     assert info.value.errors == (f"{path}:{_line(path, 'name:')}: this is an experiment, not a hardware config; "

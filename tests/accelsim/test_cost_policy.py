@@ -72,6 +72,7 @@ def test_two_cost_accelerators_must_share_one_objective():
         simulate_model(str(FIXTURES / "interleaved_int8.tflite"), sys_)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("accel", ACCELERATORS)
 @pytest.mark.parametrize("model", MODELS)
 def test_cost_policy_is_never_slower_than_tflite(accel, model):
@@ -82,6 +83,7 @@ def test_cost_policy_is_never_slower_than_tflite(accel, model):
     assert cost.choice.tflite_latency == pytest.approx(tflite.latency)
 
 
+@pytest.mark.slow
 def test_benchmark_shows_tflites_choice_next_to_the_cost_aware_one(tmp_path, capsys):
     from accelsim.cli import main
 
@@ -124,6 +126,7 @@ def test_a_bad_objective_in_the_delegate_spec_names_the_choices():
         PartitionPolicy("cost", objective="area")
 
 
+@pytest.mark.slow
 def test_greedy_search_drops_partitions_while_one_saves():
     path = FIXTURES / "transformer_block_int8.tflite"
     sys_ = _system("hexagon_dsp", {"partition.policy": "cost"})

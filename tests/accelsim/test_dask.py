@@ -37,6 +37,7 @@ sweeps:
     return load_experiment(path)
 
 
+@pytest.mark.slow
 def test_a_killed_worker_has_its_points_retried_and_results_match_the_local_run(tmp_path):
     exp = experiment(tmp_path)
     total = len(design_points(exp))
@@ -61,6 +62,7 @@ def test_a_killed_worker_has_its_points_retried_and_results_match_the_local_run(
         assert (tmp_path / "dask" / name).read_bytes() == (tmp_path / "local" / name).read_bytes(), name
 
 
+@pytest.mark.slow
 def test_an_unreachable_scheduler_is_one_line_within_10_seconds(tmp_path, capsys):
     exp = experiment(tmp_path)
     start = time.monotonic()

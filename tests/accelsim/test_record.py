@@ -112,11 +112,13 @@ numerics: {{runs: 1}}
     return [*outcome.records, *stored, *fresh, failed, infeasible]
 
 
+@pytest.mark.slow
 def test_records_of_real_points_have_exactly_the_declared_keys_and_types(records):
     for k, rec in enumerate(records):
         check_point(rec, f"record {k} ({rec['variant']}, {rec['model_name']}, {rec['sweep']})")
 
 
+@pytest.mark.slow
 def test_the_fixture_covers_every_kind_of_point_and_row(records):
     ok = [r for r in records if r["status"] == "ok"]
     assert any(r["status"] == "error" for r in records)
@@ -131,12 +133,14 @@ def test_the_fixture_covers_every_kind_of_point_and_row(records):
     assert any(not set(DETAIL_KEYS) & r.keys() for r in ok) and any(set(DETAIL_KEYS) <= r.keys() for r in ok)
 
 
+@pytest.mark.slow
 def test_layer_rows_are_layer_rows(records):
     for rec in (r for r in records if r["status"] == "ok" and "node_costs" in r):  # traced: with its details
         for k, row in enumerate(layer_rows(rec)):
             check(row, LayerRow, f"{rec['variant']} {rec['model_name']} layer {k}")
 
 
+@pytest.mark.slow
 def test_the_checker_rejects_a_missing_an_extra_and_a_mistyped_key(records):
     rec = next(r for r in records if r["status"] == "ok" and r.get("rejected"))
     without = {k: v for k, v in rec.items() if k != "id"}

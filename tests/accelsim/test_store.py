@@ -52,6 +52,7 @@ def test_put_records_delete_and_a_failed_transaction_rolls_back(tmp_path):
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("executor", [SerialExecutor, lambda: PoolExecutor(2)], ids=["serial", "pool"])
 def test_each_point_is_committed_before_the_next_is_reported(tmp_path, executor):
     # Another connection sees every finished point at once: the client commits each as it arrives
@@ -69,6 +70,7 @@ def test_each_point_is_committed_before_the_next_is_reported(tmp_path, executor)
     assert len(out.records) == len(design_points(exp)) == 6
 
 
+@pytest.mark.slow
 def test_an_interrupt_keeps_what_finished_and_the_rerun_completes_it(tmp_path):
     exp = experiment(tmp_path)
     calls = []
@@ -89,6 +91,7 @@ def test_an_interrupt_keeps_what_finished_and_the_rerun_completes_it(tmp_path):
     assert (tmp_path / "out" / "results.json").read_bytes() == (tmp_path / "fresh" / "results.json").read_bytes()
 
 
+@pytest.mark.slow
 def test_an_old_per_file_cache_is_migrated_and_said_so(tmp_path):
     exp = experiment(tmp_path)
     first = run_experiment(exp, tmp_path / "new", executor=SerialExecutor())
@@ -106,6 +109,7 @@ def test_an_old_per_file_cache_is_migrated_and_said_so(tmp_path):
     assert run_experiment(exp, tmp_path / "old", executor=SerialExecutor()).migrated == 0
 
 
+@pytest.mark.slow
 def test_the_cli_says_it_migrated(tmp_path, capsys):
     from accelsim.cli import main
 

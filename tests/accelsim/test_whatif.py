@@ -41,6 +41,7 @@ def _predicted(outcome) -> tuple:
             outcome.energy_uj)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model, config", [
     ("interleaved_int8", "hexagon_dsp"),      # a version above the rule's range
     ("dilated_cnn_int8", "hexagon_dsp"),      # a constraint (max_dilation), a dtype, an op not claimed
@@ -96,6 +97,7 @@ def test_claim_lines_in_yaml_syntax():
         "- {op: MEAN, versions: any, dtypes: [int8], constraints: {per_channel: true}}"
 
 
+@pytest.mark.slow
 def test_cli_text_and_json(capsys):
     model = str(FIXTURES / "transformer_block_int8.tflite")
     assert main(["whatif", model, "--hw", "edgetpu_pcie"]) == 0

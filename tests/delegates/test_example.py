@@ -89,12 +89,14 @@ def run_script(*args):
                           env=env, timeout=120)
 
 
+@pytest.mark.slow
 def test_script_prints_its_expected_output():
     done = run_script()
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines() == EXPECTED
 
 
+@pytest.mark.slow
 def test_script_runs_a_model_file(tmp_path):
     path = tmp_path / "demo.tflite"
     path.write_bytes(save_model(example.demo_model()))
@@ -114,6 +116,7 @@ def float_fixtures():
                   and not v["custom_ops"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", float_fixtures())
 def test_fixture_models_give_identical_results(name):
     model = load_model(FIXTURES / name)

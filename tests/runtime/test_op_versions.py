@@ -393,6 +393,7 @@ case("EMBEDDING_LOOKUP", 4, [_t("INT32", (2,)), _w("INT8", (4, 3), (0.1, 0.2, 0.
 case("DENSIFY", 1, [_w("FLOAT32", (2, 4))], [_t("FLOAT32", (2, 4))], "float")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("op", "inputs", "outputs", "options", "expected"), CASES)
 def test_rule(op, inputs, outputs, options, expected):
     assert _version(op, inputs, outputs, **options) == expected

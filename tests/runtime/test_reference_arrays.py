@@ -8,6 +8,7 @@ function itself, called on plain NumPy arrays and options, against LiteRT runnin
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import Spec, assert_close_to_reference, const, random_inputs, run_litert, single_op_model
@@ -562,6 +563,7 @@ def test_comparisons_and_logical_ops_as_arrays_match_litert(op, typ, data):
                                                                Spec(shape, "BOOL"), [p])])
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(typ=st.sampled_from(["FLOAT32", "INT32", "INT8"]), shape=SHAPES, data=st.data())
 def test_repeating_and_filling_ops_as_arrays_match_litert(typ, shape, data):
@@ -620,6 +622,7 @@ def test_resizes_as_arrays_match_litert(typ, flags, data):
         assert_close_to_reference([ours], [theirs])
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(variant=st.sampled_from([{}, dict(cifg=True), dict(peephole=True), dict(projection=True, projection_bias=True),
                                 dict(layer_norm=True), dict(cifg=True, peephole=True, layer_norm=True)]),

@@ -89,6 +89,7 @@ def conv_cases(draw, op: str):
                 activation=draw(ACTIVATION), seed=draw(st.integers(0, 2**16)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("op", ["CONV_2D", "DEPTHWISE_CONV_2D"])
 @SETTINGS
 @given(data=st.data())
@@ -102,6 +103,7 @@ def test_conv_kernels_equal_their_reference(op, data):
     check_fast_equals_reference(model, seed, litert=not grouped)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(kind=st.sampled_from(("float", *QUANTIZED_KINDS)), rows=st.integers(1, 5), depth=st.integers(1, 40),
        units=st.integers(1, 24), activation=ACTIVATION, bias=st.booleans(), seed=st.integers(0, 2**16))
@@ -110,6 +112,7 @@ def test_fully_connected_equals_its_reference(kind, rows, depth, units, activati
     check_fast_equals_reference(model, seed)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(op=st.sampled_from(["AVERAGE_POOL_2D", "MAX_POOL_2D"]), typ=st.sampled_from(["FLOAT32", "INT8", "UINT8"]),
        shape=st.tuples(st.integers(1, 2), st.integers(1, 12), st.integers(1, 12), st.integers(1, 9)),
@@ -142,6 +145,7 @@ def binary_cases(draw):
     return model, draw(st.integers(0, 2**16))
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(case=binary_cases())
 def test_add_sub_mul_equal_their_reference(case):
@@ -149,6 +153,7 @@ def test_add_sub_mul_equal_their_reference(case):
     check_fast_equals_reference(model, seed)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(p.stem for p in FIXTURES.glob("*.tflite")
                                          if p.stem not in (*CUSTOM_OP_FIXTURES, "mobilenet_v2_100_224_int8")))
 def test_reference_interpreter_runs_whole_fixture_models_like_litert(name):
@@ -190,6 +195,7 @@ def test_numerics_profile_names_the_valid_choices(kwargs, message):
     assert str(err.value) == message
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(kind=st.sampled_from(("float", "int8_per_channel", "int8_per_tensor", "uint8")), data=st.data())
 def test_transpose_conv_equals_its_reference(kind, data):
@@ -208,6 +214,7 @@ def test_transpose_conv_equals_its_reference(kind, data):
     check_fast_equals_reference(model, seed)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(data=st.data())
 def test_conv3d_equals_its_reference(data):
@@ -223,6 +230,7 @@ def test_conv3d_equals_its_reference(data):
     check_fast_equals_reference(model, seed)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(typ=st.sampled_from(["FLOAT32", "INT8", "UINT8"]), shape=st.lists(st.integers(1, 12), min_size=1, max_size=3),
        beta=st.sampled_from([1.0, 0.5, 2.0]), in_scale=st.floats(0.02, 0.3), zero_point=st.integers(-100, 100),
@@ -238,6 +246,7 @@ def test_softmax_equals_its_reference(typ, shape, beta, in_scale, zero_point, se
     check_fast_equals_reference(model, seed)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(typ=st.sampled_from(["FLOAT32", "INT8", "UINT8", "INT32"]), data=st.data())
 def test_mean_equals_its_reference(typ, data):
@@ -262,6 +271,7 @@ QUANTIZE_CASES = [("FLOAT32", "INT8"), ("FLOAT32", "UINT8"), ("FLOAT32", "INT16"
                   ("UINT8", "INT8"), ("UINT8", "UINT8"), ("INT16", "INT8"), ("INT32", "INT8")]
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(types=st.sampled_from(QUANTIZE_CASES), shape=st.lists(st.integers(1, 11), min_size=1, max_size=3),
        scales=st.tuples(st.floats(0.01, 0.5), st.floats(0.01, 0.5)), zero_points=st.tuples(st.integers(-50, 50),
@@ -285,6 +295,7 @@ def test_quantize_and_dequantize_equal_their_reference(types, shape, scales, zer
         check_fast_equals_reference(dequantize, seed)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(typ=st.sampled_from(["FLOAT32", "INT8", "UINT8", "INT32"]), data=st.data())
 def test_concatenation_and_transpose_equal_their_reference(typ, data):
@@ -318,6 +329,7 @@ LUT_CASES = [("EXP", "FLOAT32", 1), ("EXP", "INT8", 2), ("EXP", "INT16", 2), ("L
              ("GELU", "FLOAT32", 1), ("GELU", "INT8", 2), ("GELU", "UINT8", 2), ("GELU", "INT16", 2)]
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(case=st.sampled_from(LUT_CASES), shape=st.lists(st.integers(1, 9), min_size=0, max_size=3),
        scales=st.tuples(st.floats(0.01, 0.1), st.floats(0.005, 0.1)), zero_points=st.tuples(st.integers(-40, 40),
@@ -344,6 +356,7 @@ def test_table_ops_equal_their_reference(case, shape, scales, zero_points, appro
     check_fast_equals_reference(model, seed)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(typ=st.sampled_from(["FLOAT32", "INT8", "UINT8", "INT32"]), data=st.data())
 def test_pad_split_gather_equal_their_reference(typ, data):
@@ -373,6 +386,7 @@ def test_pad_split_gather_equal_their_reference(typ, data):
     check_fast_equals_reference(gather, seed)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(op=st.sampled_from(["EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL"]),
        typ=st.sampled_from(["FLOAT32", "INT32", "INT8", "UINT8"]), data=st.data())
@@ -398,6 +412,7 @@ UNARY_CASES = [("RELU", "FLOAT32", 1), ("RELU", "INT8", 2), ("RELU", "UINT8", 2)
                ("ABS", "FLOAT32", 1), ("ABS", "INT8", 2), ("NEG", "INT32", 1), ("SQUARE", "FLOAT32", 1)]
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(case=st.sampled_from(UNARY_CASES), shape=st.lists(st.integers(1, 9), min_size=0, max_size=3),
        scales=st.tuples(st.floats(0.01, 0.1), st.floats(0.01, 0.1)), zero_points=st.tuples(st.integers(-40, 40),
@@ -419,6 +434,7 @@ def test_unary_ops_equal_their_reference(case, shape, scales, zero_points, seed)
     check_fast_equals_reference(model, seed)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(op=st.sampled_from(["DIV", "SQUARED_DIFFERENCE", "MINIMUM", "MAXIMUM", "PRELU"]),
        typ=st.sampled_from(["FLOAT32", "INT8"]), data=st.data())
@@ -441,6 +457,7 @@ def test_binary_math_ops_equal_their_reference(op, typ, data):
     assert_close_to_reference(reference, run_litert(model, inputs))
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(typ=st.sampled_from(["FLOAT32", "INT8"]), data=st.data())
 def test_batch_matmul_and_resize_equal_their_reference(typ, data):
@@ -507,6 +524,7 @@ def _array_references(op: str, reference) -> list:
     return plain
 
 
+@pytest.mark.slow
 def test_every_builtin_reference_is_a_plain_array_function():
     registrations = BuiltinOpResolver()._builtins.values()
     missing = sorted({reg.op_name for reg in registrations if reg.op_name not in NOT_ARRAY_FUNCTIONS
@@ -518,6 +536,7 @@ def test_every_builtin_reference_is_a_plain_array_function():
     assert not any(_array_references(reg.op_name, reg.reference) for reg in stateful)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(typ=st.sampled_from(["FLOAT32", "INT8"]), shape=SHAPES, data=st.data())
 def test_reshape_and_slices_equal_their_reference(typ, shape, data):

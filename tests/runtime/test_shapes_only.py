@@ -28,6 +28,7 @@ def _sized(interpreter: Interpreter) -> list[tuple]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", MODELS)
 def test_shapes_and_work_equal_a_full_prepare_on_every_fixture(name):
     # custom-op fixtures prepare with their op module's kernels

@@ -71,6 +71,7 @@ def test_fixture_models_are_present():
     assert {p.name for p in _fixture_paths()} == {m["file"] for m in manifest["models"].values()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "si", "oi"), _fixture_operators())
 def test_fixture_operator_version(name, si, oi):
     """The converter writes one operator code per op, at the highest version its operators need

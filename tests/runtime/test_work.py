@@ -162,6 +162,7 @@ def test_mobilenet_nodes_report_their_geometry_and_bytes():
 # -- every op is modelled -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.tflite")), ids=lambda p: p.stem)
 def test_every_fixture_node_in_every_subgraph_reports_its_work(path):
     module = CUSTOM_OP_FIXTURES.get(path.stem)

@@ -139,10 +139,6 @@ KEYS: tuple[ExperimentKey, ...] = (
                   meaning="trips of every loop whose count neither constants nor shapes fix"),
     ExperimentKey(path="loops.nodes", value="mapping '<subgraph>:<node>' -> whole number", default="{}",
                   example="nodes: {'0:1': 10}", meaning="trips of one loop node; overrides any count"),
-    ExperimentKey(path="ops", value="list of op modules: installed module names or .py paths (relative to the file)",
-                  default="[]", example="ops: [accelsim.ops.mediapipe, my_ops.py]",
-                  meaning="modules whose register(resolver) adds the custom-op kernels the models need "
-                          "(as --ops on the command line)"),
     ExperimentKey(path="reports", value="list of formats", choices="formats", default="every format",
                   example="reports: [md, html]", meaning="which files the report folder gets"),
     ExperimentKey(path="traces", value="one of", choices="traces", default="pareto", example="traces: all",
@@ -154,6 +150,10 @@ KEYS: tuple[ExperimentKey, ...] = (
                   meaning="the Pareto plot's options"),
     ExperimentKey(path="pareto.color", value="a swept key", default="the first swept key",
                   example="color: edgetpu_usb.compute.rows", meaning="the swept key colouring the Pareto plot"),
+    ExperimentKey(path="ops", value="list of op modules: installed module names or .py paths (relative to the file)",
+                  default="[]", example="ops: [accelsim.ops.mediapipe, my_ops.py]",
+                  meaning="modules whose register(resolver) adds the custom-op kernels the models need "
+                          "(as --ops on the command line)"),
 )
 
 

@@ -99,7 +99,7 @@ def analyze(model: Model | str | bytes, system: System, schedule: str = "sequent
             loops: LoopTrips | None = None) -> Analysis:
     """Parse (unless given a Model), delegate and size every node of `model` on `system`'s claims.
 
-    Kernels prepare shapes only (`runtime.Interpreter(shapes_only=True)`): no tables, folded
+    Kernels prepare shapes only (`accelsim.runtime.Interpreter(shapes_only=True)`): no tables, folded
     weights or requantization stages. `schedule` matters only to accelerators with partition
     policy 'cost' and to `assign: cost` (it is how they cost their choice); their partitions are
     chosen by `accelsim.placement.cost_aware_interpreter`, which prepares kernels fully.
@@ -144,6 +144,18 @@ def simulate_analysis(analysis: Analysis, system: System, schedule: str = "seque
     if analysis_facts(system, schedule, analysis.loops) != analysis.facts:
         raise ValueError("this analysis was made for accelerators that claim or partition differently (or for "
                          "other loop trip counts); analyse the model on this system (accelsim.analysis.analyze)")
+    costs = cost_works(analysis.works, system, analysis.loops)
+    return assemble(analysis.interpreter, analysis.delegates, system, costs, schedule, analysis.name, frozenset(),
+                    analysis.choice)
+
+
+def simulate_placed(analysis: Analysis, system: System, schedule: str = "sequential") -> Simulation:
+    """Cost an analysis on `system` (the same claims, other costs) with its placement held fixed.
+
+    `simulate_analysis`, without its refusal when costs chose the placement (`chosen_by_cost`): there the
+    analysis is one system's choice, and this costs that same choice on another (what `accelsim.sensitivity`
+    varies). The caller checks that `system` claims as the analysed one did.
+    """
     costs = cost_works(analysis.works, system, analysis.loops)
     return assemble(analysis.interpreter, analysis.delegates, system, costs, schedule, analysis.name, frozenset(),
                     analysis.choice)

@@ -18,18 +18,20 @@ from typing import Any
 
 import numpy as np
 
+from accelsim.assumptions import assumption_lines
 from accelsim.compare import host_only
 from accelsim.config import System
+from accelsim.cost_only import cost_only_run
 from accelsim.costing import simulate_interpreter
 from accelsim.delegation import build_interpreter
 from accelsim.diff import random_input
 from accelsim.files import write_atomic
+from accelsim.ops import require_kernels
 from accelsim.partition_plot import partition_png
 from accelsim.placement import cost_aware_interpreter
 from accelsim.record import PointResult
 from accelsim.results import layer_rows, record, speedup
 from accelsim.runtime.ir import Model
-from accelsim.runtime.read import load_model
 from accelsim.runtime.work import LoopTrips
 from accelsim.simulation import Simulation
 
@@ -83,21 +85,27 @@ def run_benchmark(path: str, system: System, *, schedule: str = "sequential", lo
     """Load, run and simulate the model at `path` on `system`.
 
     Partition policy 'cost' chooses before any run, cost-only (a loop's trips must be known or given).
+    With `num_runs` 0 nothing runs: the model is costed as experiments cost it (`accelsim.cost_only`).
 
     Raises:
         ModelError, OpResolutionError, WorkError: the model cannot be read, resolved or costed.
     """
     loops = loops if loops is not None else LoopTrips()
-    t0 = time.perf_counter()
-    model = load_model(path)
-    interpreter, delegates, choice = cost_aware_interpreter(model, system, schedule, loops)
-    init_us = (time.perf_counter() - t0) * 1e6
-    rng = np.random.default_rng(0)
-    inputs = [random_input(d, rng) for d in interpreter.get_input_details()]
-    warmup = wallclock(interpreter, inputs, warmup_runs) if warmup_runs else []
-    runs = wallclock(interpreter, inputs, num_runs)
-    sim = simulate_interpreter(interpreter, delegates, system, schedule, path, loops, choice)
-    host_us = _host_only_latency(model, system, inputs, schedule, loops) * 1e6
+    if num_runs == 0:  # cost only: no NumPy run, no numeric preparation (accelsim.cost_only)
+        costed = cost_only_run(path, system, schedule, loops)
+        sim, host_us, init_us = costed.simulation, costed.host_only.latency * 1e6, costed.setup_seconds * 1e6
+        warmup, runs = [], []
+    else:
+        t0 = time.perf_counter()
+        model = require_kernels(path)  # an unresolved custom op: the one line naming the model, the op and --ops
+        interpreter, delegates, choice = cost_aware_interpreter(model, system, schedule, loops)
+        init_us = (time.perf_counter() - t0) * 1e6
+        rng = np.random.default_rng(0)
+        inputs = [random_input(d, rng) for d in interpreter.get_input_details()]
+        warmup = wallclock(interpreter, inputs, warmup_runs) if warmup_runs else []
+        runs = wallclock(interpreter, inputs, num_runs)
+        sim = simulate_interpreter(interpreter, delegates, system, schedule, path, loops, choice)
+        host_us = _host_only_latency(model, system, inputs, schedule, loops) * 1e6
     rec = record(sim, point_id="", model=path, variant="", sweep={})
     if system.accelerators:
         rec["speedup"] = speedup(host_us, rec["latency_us"])
@@ -112,14 +120,19 @@ def benchmark_data(run: Benchmark, *, op_profiling: bool = False, per_layer: boo
         "model": run.model,
         "host": rec["host"],
         "accelerators": rec["accelerators"],
-        "wallclock_us": {"init": run.init_us, "warmup": list(run.warmup_us), "runs": list(runs),
-                         "avg": statistics.fmean(runs), "min": min(runs), "max": max(runs)},
+        "wallclock_us": {"init": run.init_us, "warmup": list(run.warmup_us), "runs": list(runs),  # --num-runs 0: None
+                         "avg": statistics.fmean(runs) if runs else None, "min": min(runs, default=None),
+                         "max": max(runs, default=None)},
         "simulated_us": {"latency": rec["latency_us"], "init": rec["init_us"], "compute": rec["compute_us"],
                          "memory": rec["memory_us"], "transfer": rec["transfer_us"], "overhead": rec["overhead_us"]},
         "host_only_us": run.host_only_us,
         **{key: rec[key] for key in ("energy_uj", "speedup", "partition_overhead_pct", "partitions",
                                      "delegated_nodes", "total_nodes", "transfer_bytes", "loops",
                                      "partition_choice")},
+        "energy_not_modelled": list(run.sim.energy_unmodelled),
+        "init_param_bytes": run.sim.init.bytes_moved,
+        "streamed_param_bytes": sum(p.streamed_param_bytes for p in run.sim.partitions),
+        "assumptions": assumption_lines((run.system.host, *run.system.accelerators)),
     }
     if op_profiling:
         data["op_profile"], data["op_summary"] = rec["op_profile"], rec["op_summary"]

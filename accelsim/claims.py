@@ -136,7 +136,7 @@ def _claim(check: Checker, path: tuple, value: Any) -> ClaimRule | None:
     if isinstance(value, dict) and isinstance(value.get("op"), str) and value["op"].strip().lower() == ANY_OP:
         body = check.mapping(path, value, ("op", "dtypes"), ("versions", "constraints", "except"))
     else:
-        body = check.mapping(path, value, ("op", "versions", "dtypes"), ("constraints",))
+        body = check.mapping(path, value, ("op", "versions", "dtypes"), ("constraints", "custom_code"))
     if body is None:
         return None
     op = versions = dtypes = None
@@ -152,9 +152,14 @@ def _claim(check: Checker, path: tuple, value: Any) -> ClaimRule | None:
     excluded: list | None = []
     if "except" in body:
         excluded = _op_list(check, (*path, "except"), body["except"])
+    custom_code = body.get("custom_code")
+    if custom_code is not None and (op != "CUSTOM" or not isinstance(custom_code, str) or not custom_code):
+        check.error((*path, "custom_code"), f"expected a custom op's name (with op: CUSTOM), got {custom_code!r}"
+                    + ("" if op == "CUSTOM" else f" on op {op}"))
+        return None
     if None in (op, versions, dtypes, constraints, excluded):
         return None
-    return ClaimRule(op, versions, frozenset(dtypes), constraints, frozenset(excluded))
+    return ClaimRule(op, versions, frozenset(dtypes), constraints, frozenset(excluded), custom_code)
 
 
 def _op_list(check: Checker, path: tuple, value: Any) -> list[str] | None:

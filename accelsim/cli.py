@@ -12,31 +12,41 @@ import os
 import signal
 import statistics
 import sys
+import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from tqdm import tqdm
 
 import accelsim
+from accelsim.advice import infeasible_variants
+from accelsim.assumptions import assumptions
 from accelsim.benchmark import benchmark_data, run_benchmark, write_partition_plot
-from accelsim.compare import chart_png, compare, load_results, simulate_sides, slower_than_host
+from accelsim.compare import chart_png, compare, load_results, metric_names, select, simulate_sides, slower_than_host
 from accelsim.config import load_hardware
 from accelsim.config_docs import schema_markdown, shipped_lines
 from accelsim.config_yaml import ConfigError, read_document
 from accelsim.dask_executor import DaskExecutor, dask_client, distributed_module
 from accelsim.diff import inference_diff, load_inputs
-from accelsim.experiment import SHIPPED_CONFIGS, load_experiment
+from accelsim.experiment import SHIPPED_CONFIGS, load_experiment, with_ops
+from accelsim.experiment_keys import default_experiment, key_lines, section_keys
+from accelsim.experiment_keys import schema_markdown as experiment_schema_markdown
 from accelsim.exports import layers_csv, op_profile_text
+from accelsim.feasibility import Infeasible, summary_line
 from accelsim.files import write_atomic
+from accelsim.hw_configs import DEFAULT_HOST
 from accelsim.labels import point_label
 from accelsim.model_info import inspect_model, registration_code
+from accelsim.ops import load_op_modules, require_kernels, using_ops
 from accelsim.report import RENDERERS, slower_sentence, slower_than_host_points
 from accelsim.run import run_experiment
 from accelsim.runtime.errors import AccelsimError
 from accelsim.runtime.interpreter import Interpreter
-from accelsim.runtime.read import load_model
 from accelsim.runtime.work import LoopTrips
 from accelsim.schedule import SCHEDULES
+from accelsim.sensitivity import as_dict as sensitivity_dict
+from accelsim.sensitivity import lines as sensitivity_lines
+from accelsim.sensitivity import sensitivity
 from accelsim.systems import delegates_from_options, system_from_options
 from accelsim.whatif import as_dict, whatif
 from accelsim.whatif import lines as whatif_lines
@@ -95,7 +105,7 @@ def _cmd_ops(args: argparse.Namespace) -> int:
 
 
 _EPILOG_RUN = """examples:
-  accelsim run                                   # examples/default.yaml -> reports/default/
+  accelsim run                                   # the default experiment -> reports/default/
   accelsim run examples/systolic_sweep.yaml --jobs 2
   accelsim run my_experiment.yaml --out /tmp/report --no-cache
   accelsim run my_experiment.yaml --executor dask --jobs 4       # a LocalCluster of 4 worker processes
@@ -104,8 +114,11 @@ _EPILOG_RUN = """examples:
 
 _EPILOG_BENCHMARK = """examples:
   accelsim benchmark tests/fixtures/models/mobilenet_v2_100_224_int8.tflite --hw edgetpu_usb
+  accelsim benchmark model.tflite --hw edgetpu_usb --num-runs 0     # cost only: no NumPy run, start-up + one simulation
   accelsim benchmark model.tflite --hw hw_configs/hexagon_dsp.yaml --num-runs 20 --enable-op-profiling
   accelsim benchmark model.tflite --hw edgetpu_pcie --max-delegated-partitions 2 --json
+  accelsim benchmark tests/fixtures/models/selfie_like_float.tflite --ops accelsim.ops.mediapipe   # custom ops
+  accelsim benchmark tests/fixtures/models/atan_custom.tflite --ops examples/custom_op_atan.py
 """
 
 _EPILOG_DIFF = """examples:
@@ -118,6 +131,7 @@ _EPILOG_COMPARE = """examples:
   accelsim compare tests/fixtures/models/mobilenet_v2_035_96_int8.tflite --hw edgetpu_usb --hw hexagon_dsp
   accelsim compare model_a.tflite model_b.tflite --hw edgetpu_pcie --hw edgetpu_usb,hexagon_dsp --json
   accelsim compare reports/x/results.json reports/y/results.json --plot /tmp/x_vs_y.png
+  accelsim compare reports/x/results.json --metrics latency,energy --columns 0,3
 """
 
 _EPILOG_WHATIF = """examples:
@@ -125,9 +139,15 @@ _EPILOG_WHATIF = """examples:
   accelsim whatif tests/fixtures/models/dilated_cnn_int8.tflite --hw hexagon_dsp --json
 """
 
+_EPILOG_SENSITIVITY = """examples:
+  accelsim sensitivity tests/fixtures/models/mobilenet_v2_100_224_int8.tflite --hw edgetpu_usb
+  accelsim sensitivity tests/fixtures/models/mobilenet_v2_035_96_int8.tflite --hw edgetpu_usb --hw hexagon_dsp
+  accelsim sensitivity model.tflite --hw my_npu.yaml --host host_x86 --json
+"""
+
 _EPILOG_VALIDATE = """examples:
   accelsim validate my_accel.yaml
-  accelsim validate examples/default.yaml my_accel.yaml
+  accelsim validate examples/default/default.yaml my_accel.yaml
 """
 
 
@@ -155,11 +175,7 @@ _DEFAULT_EXPERIMENT = Path(__file__).resolve().parent.parent / "examples" / "def
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    path = args.experiment or str(_DEFAULT_EXPERIMENT)
-    if not args.experiment and not _DEFAULT_EXPERIMENT.is_file():
-        raise ConfigError([f"no experiment given, and the default {_DEFAULT_EXPERIMENT} is not there (it comes with "
-                           "the source checkout); pass an experiment YAML"])
-    experiment = load_experiment(path)
+    experiment = with_ops(load_experiment(args.experiment or default_experiment()), args.ops)  # workers load --ops too
     if args.loop_trips:
         experiment = dataclasses.replace(experiment, loops=_merged_loops(experiment.loops, args.loop_trips))
     if args.scheduler and args.executor != "dask":
@@ -183,6 +199,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"accelsim run: warning: {slower_sentence(outcome.records, 'design points', limit=3)}", file=sys.stderr)
     print(f"{len(outcome.records)} design points ({outcome.cached} cached, {outcome.computed} run, "
           f"{outcome.failed} failed) -> {outcome.out_dir}")
+    infeasible = summary_line(outcome.records, outcome.dropped)
+    if infeasible:  # results, not failures: they do not change the exit status
+        print(f"  {infeasible}")
+        first = next((r for r in outcome.records if r["status"] == "infeasible"), None)
+        if first is not None:
+            print(f"  first infeasible: {point_label(first)}: {first['error']}")
     for kind in RENDERERS:
         if kind in outcome.outputs:
             print(f"  {kind}: {outcome.outputs[kind]}")
@@ -208,7 +230,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _failure_line(outcome) -> str:
     """The last line of a run with failed points: how many, the first one's error, and where all are listed."""
 
-    first = next(r for r in outcome.records if r["status"] != "ok")
+    first = next(r for r in outcome.records if r["status"] == "error")
     where = [str(outcome.outputs[k]) for k in ("md", "html") if k in outcome.outputs]
     listed = (f"all are listed under 'Failed design points' in {' and '.join(where)}" if where else
               f"all are in {outcome.outputs['json']}" if "json" in outcome.outputs else
@@ -244,21 +266,28 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     sim, warmup, runs, init_us, host_us = run.sim, run.warmup_us, run.runs_us, run.init_us, run.host_only_us
     print(f"Graph: [{args.model}]")
     print(f"Host: [{system.host.name}]  Accelerators: [{', '.join(data['accelerators']) or 'none'}]")
-    print(f"Initialized session in {init_us / 1e3:.3f}ms.")
-    if warmup:
-        print(f"Running benchmark for {len(warmup)} warm-up iterations:")
-        print(_stats_line(warmup))
-    print(f"Running benchmark for {len(runs)} iterations:")
-    print(_stats_line(runs))
-    warm = f"{statistics.fmean(warmup):.0f}" if warmup else "-"
-    print(f"Inference timings in us (host wall clock of the NumPy interpreter): Init: {init_us:.0f}, "
-          f"First inference: {(warmup or runs)[0]:.0f}, Warmup (avg): {warm}, Inference (avg): "
-          f"{statistics.fmean(runs):.0f}")
+    if not runs:
+        print(f"Cost only (--num-runs 0): analysed shapes and work in {init_us / 1e3:.3f}ms; the NumPy "
+              "interpreter did not run.")
+    else:
+        print(f"Initialized session in {init_us / 1e3:.3f}ms.")
+        if warmup:
+            print(f"Running benchmark for {len(warmup)} warm-up iterations:")
+            print(_stats_line(warmup))
+        print(f"Running benchmark for {len(runs)} iterations:")
+        print(_stats_line(runs))
+        warm = f"{statistics.fmean(warmup):.0f}" if warmup else "-"
+        print(f"Inference timings in us (host wall clock of the NumPy interpreter): Init: {init_us:.0f}, "
+              f"First inference: {(warmup or runs)[0]:.0f}, Warmup (avg): {warm}, Inference (avg): "
+              f"{statistics.fmean(runs):.0f}")
     sim_us = data["simulated_us"]
     print(f"Simulated latency in us: {sim_us['latency']:.1f} (compute {sim_us['compute']:.1f}, memory "
           f"{sim_us['memory']:.1f}, transfer {sim_us['transfer']:.1f}, call overhead {sim_us['overhead']:.1f}; "
           f"partition overhead {data['partition_overhead_pct']:.1f}%); initialization {sim_us['init']:.1f}")
-    print(f"Simulated energy per inference: {data['energy_uj']:.3f} uJ")
+    if data["energy_uj"] is None:
+        print(f"Simulated energy per inference: not modelled (no energy.mac for {', '.join(sim.energy_unmodelled)})")
+    else:
+        print(f"Simulated energy per inference: {data['energy_uj']:.3f} uJ")
     if system.accelerators:
         print(f"Host alone ({system.host.name}, simulated): {host_us:.1f} us; speed-up {data['speedup']:.2f}x")
         warning = slower_than_host("this model", data["simulated_us"]["latency"], host_us)
@@ -266,6 +295,13 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
             print(f"accelsim benchmark: warning: {warning}", file=sys.stderr)
     print(f"Delegated {sim.delegated_nodes} of {len(sim.nodes)} nodes in {len(sim.partitions)} partitions; "
           f"{sim.transfer_bytes} bytes over links per inference")
+    if data["streamed_param_bytes"]:
+        print(f"Weights: {data['streamed_param_bytes']} bytes streamed from where they live on every inference "
+              f"(not cached: read from the level they live on); {data['init_param_bytes']} bytes loaded once at "
+              "initialization")
+    if data["assumptions"]:
+        print("Assumptions (cost numbers the configs leave out, and what is used instead):")
+        print("\n".join(f"  {line}" for line in data["assumptions"]))
     chosen = data["partition_choice"]
     if chosen is not None:
         print(f"Partition policy cost ({chosen['objective']}, {chosen['search']} search): kept "
@@ -280,7 +316,8 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     for p in sim.partitions:
         print(f"  partition {p.index} on {p.unit}: {len(p.nodes)} nodes, compute {p.compute * 1e6:.1f} us, "
               f"memory {p.memory * 1e6:.1f} us, transfer {p.transfer * 1e6:.1f} us, overhead "
-              f"{p.overhead * 1e6:.1f} us, energy {p.energy * 1e6:.3f} uJ")
+              f"{p.overhead * 1e6:.1f} us, energy "
+              + ("not modelled" if p.unit in sim.energy_unmodelled else f"{p.energy * 1e6:.3f} uJ"))
     if args.enable_op_profiling:
         # benchmark_model's layout, the same text as a report's op profile (µs: simulated nodes are often < 1 µs).
         print(op_profile_text(run.record))
@@ -292,6 +329,7 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
 
 def _cmd_diff(args: argparse.Namespace) -> int:
     system = system_from_options(args.host, args.hw)
+    require_kernels(args.model)
     inputs = None
     if args.input:
         details = Interpreter(model_path=args.model).get_input_details()
@@ -325,27 +363,43 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     else:
         systems = [(h, system_from_options(args.host, h.split(","))) for h in args.hw]
         sides = simulate_sides(args.inputs, systems, args.schedule, _merged_loops(LoopTrips(), args.loop_trips))
-    comparison = compare(sides)
+    comparison = select(compare(sides), _csv(args.metrics), _csv(args.columns))
     plot = write_atomic(Path(args.plot), chart_png(comparison))
+    failed = any(side.failed for side in comparison.sides)  # the others are shown; rc 1, as run's failed points
     if args.json:
         print(json.dumps({**comparison.as_dict(), "plot": str(plot)}, indent=2, ensure_ascii=False))
-        return 0
+        return 1 if failed else 0
     print("\n".join(comparison.lines()))
     print(f"bar chart: {plot}")
-    return 0
+    return 1 if failed else 0
+
+
+def _csv(text: str | None) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()] if text else []
 
 
 def _cmd_whatif(args: argparse.Namespace) -> int:
     system = system_from_options(args.host, args.hw)
     with _progress_bar("point") as progress:
         progress(0, 1, "simulating every lifted refusal")
-        result = whatif(load_model(args.model), system, args.model, args.schedule,
+        result = whatif(require_kernels(args.model), system, args.model, args.schedule,
                         _merged_loops(LoopTrips(), args.loop_trips))
         progress(1, 1, "done")
     if args.json:
         print(json.dumps(as_dict(result), indent=2))
         return 0
     print("\n".join(whatif_lines(result)))
+    return 0
+
+
+def _cmd_sensitivity(args: argparse.Namespace) -> int:
+    system = system_from_options(args.host, args.hw)
+    result = sensitivity(require_kernels(args.model), system, args.schedule,
+                         _merged_loops(LoopTrips(), args.loop_trips), args.model)
+    if args.json:
+        print(json.dumps(sensitivity_dict(result), indent=2))
+        return 0
+    print("\n".join(sensitivity_lines(result)))
     return 0
 
 
@@ -357,17 +411,21 @@ def _cmd_validate(args: argparse.Namespace) -> int:
                                                                           or "models" in doc.data)
         try:
             if is_experiment:
-                e = load_experiment(path)
+                e = load_experiment(path, check_kernels=True)
                 print(f"{path}: ok (experiment {e.name!r}, {len(e.variants)} variants)")
                 configs = dict.fromkeys([e.host, *(a for v in e.variants for a in v.accelerators)])
                 for config in (load_hardware(c) for c in configs):
                     for note in config.notes():
                         print(f"  note: {config.source}: {note}")
+                for line in infeasible_variants(e):
+                    print(f"  infeasible: {line}")
             else:
                 c = load_hardware(path)
                 print(f"{path}: ok ({c.kind} config {c.name!r})")
                 for note in c.notes():
                     print(f"  note: {note}")
+                for a in assumptions(c, with_notes=False):  # the notes are printed above
+                    print(f"  assumed: {a.key} = {a.value} ({a.source})")
         except ConfigError as exc:
             bad += 1
             for line in exc.errors:
@@ -383,6 +441,27 @@ def _cmd_configs(args: argparse.Namespace) -> int:
     print(f"(in {SHIPPED_CONFIGS}; give one by name: --hw edgetpu_usb; every key: accelsim configs --schema)")
     return 0
 
+
+def _cmd_experiment(args: argparse.Namespace) -> int:
+    if args.schema:
+        print(experiment_schema_markdown())
+        return 0
+    print("\n".join(key_lines()))
+    print(f"(the default experiment: {default_experiment()}; every key with its value, default and an example: "
+          "accelsim experiment --schema)")
+    return 0
+
+
+def _experiment_keys_help() -> str:
+    return textwrap.fill(f"An experiment file's keys: {', '.join(section_keys())}; each variant's: "
+                         f"{', '.join(section_keys('variants[]'))}. Every key with its value, default and an "
+                         "example: accelsim experiment --schema.", width=100)
+
+
+_EPILOG_EXPERIMENT = """examples:
+  accelsim experiment              # every key of an experiment file, one line each
+  accelsim experiment --schema     # the reference: value, default, example and meaning of every key
+"""
 
 _EPILOG_CONFIGS = """examples:
   accelsim configs                 # the shipped hardware configs, one line each
@@ -421,6 +500,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a delegate provider (e.g. accelerator) or package.module:factory; repeatable, in order")
     p.add_argument("--delegate-option", action=_DelegateOptionAction, dest="delegates", metavar="KEY=VALUE",
                    help="an option for the --delegate given just before it (e.g. config=edgetpu_usb)")
+    _add_ops(p)
     p.set_defaults(func=_cmd_inspect)
 
     p = sub.add_parser("ops", help="print the resolver registrations a model needs, as pasteable Python",
@@ -428,13 +508,15 @@ def build_parser() -> argparse.ArgumentParser:
                        "exactly the (op, version) pairs the model uses.",
                        epilog=_EPILOG_OPS, formatter_class=raw)
     p.add_argument("model", help="path of a .tflite file")
+    _add_ops(p)
     p.set_defaults(func=_cmd_ops)
 
     p = sub.add_parser("run", help="run an experiment and write its latency report",
                        description="Run every design point of an experiment YAML (cached points are skipped) "
                        "and write reports/<name>/: report.md, report.html, results.json, results.csv, plots, "
-                       "traces.", epilog=_EPILOG_RUN, formatter_class=raw)
-    p.add_argument("experiment", nargs="?", help="experiment YAML (default: examples/default.yaml)")
+                       "traces.\n\n" + _experiment_keys_help(), epilog=_EPILOG_RUN, formatter_class=raw)
+    p.add_argument("experiment", nargs="?", help="experiment YAML (default: the default experiment, shipped with "
+                   "accelsim: MobileNetV2-1.0-224 int8 on the CPU, Edge TPU over USB and PCIe, and a Hexagon DSP)")
     p.add_argument("--out", help="report folder (default: reports/<experiment name>)")
     p.add_argument("--jobs", type=_positive, default=None, help="worker processes (default: number of cores)")
     p.add_argument("--executor", choices=("pool", "dask"), default="pool",
@@ -446,6 +528,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prune-cache", action="store_true",
                    help="remove stored design points the experiment no longer has")
     _add_loop_trips(p)
+    _add_ops(p)
     p.set_defaults(func=_cmd_run)
 
     p = sub.add_parser("benchmark", help="benchmark_model's job: wall-clock statistics and simulated latency",
@@ -454,12 +537,15 @@ def build_parser() -> argparse.ArgumentParser:
                        "given system with its breakdown.", epilog=_EPILOG_BENCHMARK, formatter_class=raw)
     p.add_argument("model", nargs="?", help="path of a .tflite file")
     p.add_argument("--graph", metavar="MODEL", help="benchmark_model's spelling of MODEL")
-    p.add_argument("--host", default="host_cpu", help="host config (default: host_cpu)")
+    p.add_argument("--host", default=DEFAULT_HOST, help=f"host config (default: {DEFAULT_HOST})")
     p.add_argument("--hw", action="append", default=[], metavar="CFG", help=_HW_HELP)
     # benchmark_model writes its flags with underscores; both spellings work.
-    p.add_argument("--num-runs", "--num_runs", type=_positive, default=10, help="timed runs (default 10)")
+    p.add_argument("--num-runs", "--num_runs", type=_non_negative, default=10,
+                   help="timed runs (default 10); 0: cost only, the simulated latency and breakdown without running "
+                   "the NumPy interpreter or preparing its numerics (a loop's trips must follow from the model or "
+                   "--loop-trips)")
     p.add_argument("--warmup-runs", "--warmup_runs", type=_non_negative, default=1,
-                   help="untimed runs first (default 1)")
+                   help="untimed runs first (default 1; none with --num-runs 0)")
     p.add_argument("--enable-op-profiling", "--enable_op_profiling", action="store_true",
                    help="print the (simulated) op profile")
     p.add_argument("--per-layer", "--per_layer", action="store_true", help="print the simulated per-node table "
@@ -477,6 +563,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "dataflow (host, links and accelerators overlap as data dependencies allow)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_loop_trips(p)
+    _add_ops(p)
     p.set_defaults(func=_cmd_benchmark)
 
     p = sub.add_parser("diff", help="inference_diff's job: accelerator numerics against the reference",
@@ -487,7 +574,7 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog=_EPILOG_DIFF, formatter_class=raw)
     p.add_argument("model", help="path of a .tflite file")
     p.add_argument("--hw", action="append", required=True, metavar="CFG", help=_HW_HELP)
-    p.add_argument("--host", default="host_cpu", help="host config (default: host_cpu)")
+    p.add_argument("--host", default=DEFAULT_HOST, help=f"host config (default: {DEFAULT_HOST})")
     p.add_argument("--num-runs", "--num_runs", type=_positive, default=50, help="random inputs to compare (default 50)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     p.add_argument("--input", metavar="FILE.npy|FILE.npz",
@@ -495,6 +582,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "per input named as the input (or arr_0, arr_1, ... in order); an extra leading axis holds "
                    "one run per row (--num-runs is then ignored)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_ops(p)
     p.set_defaults(func=_cmd_diff)
 
     p = sub.add_parser("compare", help="configs or experiment results side by side, with %% differences and a chart",
@@ -507,12 +595,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help=".tflite models (with --hw), or results.json files written by accelsim run")
     p.add_argument("--hw", action="append", default=[], metavar="CFG[,CFG...]",
                    help="one column: an accelerator config, or several joined by commas (attached in that order)")
-    p.add_argument("--host", default="host_cpu", help="host config (default: host_cpu)")
+    p.add_argument("--host", default=DEFAULT_HOST, help=f"host config (default: {DEFAULT_HOST})")
     p.add_argument("--schedule", choices=SCHEDULES, default="sequential",
                    help="how the simulated time adds up (default sequential)")
     p.add_argument("--plot", default="reports/compare.png", help="where the bar chart goes (default %(default)s)")
+    p.add_argument("--metrics", metavar="M[,M...]", help="only these quantities, in this order: "
+                   f"{', '.join(metric_names())}")
+    p.add_argument("--columns", metavar="C[,C...]", help="only these columns, in this order: indices as printed "
+                   "([0], [1], ...) or labels")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_loop_trips(p)
+    _add_ops(p)
     p.set_defaults(func=_cmd_compare)
 
     p = sub.add_parser("whatif", help="which op to support next: every refused node's claim line, simulated",
@@ -524,18 +617,44 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog=_EPILOG_WHATIF, formatter_class=raw)
     p.add_argument("model", help="path of a .tflite file")
     p.add_argument("--hw", action="append", required=True, metavar="CFG", help=_HW_HELP)
-    p.add_argument("--host", default="host_cpu", help="host config (default: host_cpu)")
+    p.add_argument("--host", default=DEFAULT_HOST, help=f"host config (default: {DEFAULT_HOST})")
     p.add_argument("--schedule", choices=SCHEDULES, default="sequential",
                    help="how the simulated time adds up (default sequential)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_loop_trips(p)
+    _add_ops(p)
     p.set_defaults(func=_cmd_whatif)
+
+    p = sub.add_parser("sensitivity", help="what should I change: design parameters at x0.5 and x2, bottlenecks",
+                       description="Halve and double every design parameter of every device (clock, array and "
+                       "lane sizes, memory level sizes and bandwidths, link bandwidth, latency and call overhead, "
+                       "threads), re-costing one analysis of the model, and rank them by latency effect; then "
+                       "where the time goes by bound and per op, with the array's utilisation, and a three-line "
+                       "verdict. Fitted efficiencies and format constants are not design choices and are left out.",
+                       epilog=_EPILOG_SENSITIVITY, formatter_class=raw)
+    p.add_argument("model", help="path of a .tflite file")
+    p.add_argument("--hw", action="append", required=True, metavar="CFG", help=_HW_HELP)
+    p.add_argument("--host", default=DEFAULT_HOST, help=f"host config (default: {DEFAULT_HOST})")
+    p.add_argument("--schedule", choices=SCHEDULES, default="sequential",
+                   help="how the simulated time adds up (default sequential)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_loop_trips(p)
+    _add_ops(p)
+    p.set_defaults(func=_cmd_sensitivity)
 
     p = sub.add_parser("validate", help="check hardware configs and experiments, listing every error",
                        description="Check each file (a hardware config or an experiment) and print every "
                        "problem as file:line: key: message.", epilog=_EPILOG_VALIDATE, formatter_class=raw)
     p.add_argument("files", nargs="+", help="YAML files")
+    _add_ops(p)
     p.set_defaults(func=_cmd_validate)
+
+    p = sub.add_parser("experiment", help="list the experiment file's keys, or print every key (--schema)",
+                       description="List every key of an experiment file, one line each; with --schema, print "
+                       "the reference of every key (value, default, example, meaning) as Markdown "
+                       "(docs/experiments.md is the same text).", epilog=_EPILOG_EXPERIMENT, formatter_class=raw)
+    p.add_argument("--schema", action="store_true", help="print the key reference as Markdown")
+    p.set_defaults(func=_cmd_experiment)
 
     p = sub.add_parser("configs", help="list the shipped hardware configs, or print every key (--schema)",
                        description="List the shipped hardware configs, one line each; with --schema, print the "
@@ -569,6 +688,12 @@ class _DelegateOptionAction(argparse.Action):
         if not namespace.delegates:
             parser.error(f"--delegate-option {value} comes before any --delegate")
         namespace.delegates[-1][1].append(value)
+
+
+def _add_ops(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--ops", action="append", default=[], metavar="MODULE_OR_FILE",
+                        help="load custom-op kernels: an installed module (e.g. accelsim.ops.mediapipe) or a .py "
+                        "file whose register(resolver) adds them (e.g. examples/custom_op_atan.py); repeatable")
 
 
 def _add_loop_trips(parser: argparse.ArgumentParser) -> None:
@@ -633,6 +758,13 @@ def _unknown_arguments(verb: argparse.ArgumentParser, unknown: Sequence[str]) ->
     return "unrecognized arguments: " + " ".join(words)
 
 
+def _load_ops(specs: Sequence[str]) -> contextlib.AbstractContextManager:
+    """The --ops modules, loaded now (so a bad one fails before any work), as the block their kernels live in."""
+    if not specs:
+        return contextlib.nullcontext()
+    return using_ops(load_op_modules(specs))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
@@ -648,7 +780,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, _interrupt)
     try:
-        return func(args)
+        ops = _load_ops(getattr(args, "ops", []))
+    except AccelsimError as exc:  # a missing module, or one that registers nothing: bad input, as argparse's
+        print(f"accelsim {args.command}: error: --ops {exc}", file=sys.stderr)
+        return 2
+    try:
+        with ops:
+            return func(args)
+    except Infeasible as exc:  # the design cannot run the model: not a bug, not bad input; what to change
+        if args.debug:
+            raise
+        print(f"accelsim {args.command}: infeasible ({exc.reason}): {exc}", file=sys.stderr)
+        return 1
     except (AccelsimError, ValueError, FileNotFoundError, PermissionError, IsADirectoryError) as exc:
         if args.debug:
             raise

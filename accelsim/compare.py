@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import textwrap
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +23,11 @@ from matplotlib.figure import Figure
 import accelsim
 from accelsim.analysis import simulate_model
 from accelsim.config import System
+from accelsim.ops import require_kernels
 from accelsim.plots import _RC, _png
 from accelsim.record import PointResult
 from accelsim.results import record, speedup
-from accelsim.runtime.read import load_model
+from accelsim.runtime.errors import AccelsimError
 
 # (record key, heading, unit): the quantities compared, in the order shown.
 METRICS = (
@@ -36,6 +38,45 @@ METRICS = (
     ("delegated_nodes", "delegated nodes", ""),
     ("transfer_bytes", "transfer", "bytes"),
 )
+
+
+WIDTH = 120  # characters the printed comparison fits by default
+CELL = 22  # characters of one value with its % difference
+
+
+def metric_names() -> list[str]:
+    """What --metrics accepts: each metric's record key without its unit suffix (latency, energy, ...)."""
+    return [_short(key) for key, _, _ in METRICS]
+
+
+def _short(key: str) -> str:
+    return key.removesuffix("_us").removesuffix("_uj")
+
+
+def select(comparison: Comparison, metrics: Sequence[str] = (), columns: Sequence[str] = ()) -> Comparison:
+    """The comparison with only `metrics` (metric_names) and `columns` (indices as printed, or labels).
+
+    Raises:
+        ValueError: an unknown metric or column, naming the valid ones.
+    """
+    if metrics:
+        known = {_short(m[0]): m for m in comparison.metrics}
+        unknown = [m for m in metrics if m not in known]
+        if unknown:
+            raise ValueError(f"--metrics {','.join(unknown)}: not a metric of this comparison; choose from "
+                             f"{', '.join(known)}")
+        comparison = dataclasses.replace(comparison, metrics=tuple(known[m] for m in metrics))
+    if columns:
+        labels = [s.label for s in comparison.sides]
+        chosen = []
+        for c in columns:
+            k = int(c) if c.isdigit() else (labels.index(c) if c in labels else None)
+            if k is None or not 0 <= k < len(labels):
+                raise ValueError(f"--columns {c}: no such column; give indices 0-{len(labels) - 1} or labels: "
+                                 + "; ".join(labels))
+            chosen.append(k)
+        comparison = dataclasses.replace(comparison, sides=tuple(comparison.sides[k] for k in chosen))
+    return comparison
 
 
 def host_only(system: System) -> System:
@@ -53,12 +94,13 @@ def slower_than_host(label: str, latency_us: float, host_us: float) -> str | Non
 
 @dataclass(frozen=True)
 class Side:
-    """One column: a label, where it came from, and its ok records by model name."""
+    """One column: a label, where it came from, its ok records by model name, and the models that failed on it."""
 
     label: str
     source: str
     version: str | None  # accelsim version that produced the records (None: not recorded)
     records: Mapping[str, PointResult]
+    failed: Mapping[str, str] = field(default_factory=dict)  # model name -> its error, one line
 
 
 @dataclass(frozen=True)
@@ -87,19 +129,31 @@ class Comparison:
         return {"columns": [{"label": s.label, "source": s.source, "version": s.version} for s in self.sides],
                 "models": [{"model": m, **{key: [vars(self.cell(m, k, key)) for k in range(len(self.sides))]
                                            for key, _, _ in self.metrics}} for m in self.models],
+                "failed": [{"column": s.label, "model": m, "error": e}
+                           for s in self.sides for m, e in s.failed.items()],
                 "notes": list(self.notes)}
 
-    def lines(self) -> list[str]:
-        """One table per model: a row per metric, a column per side, each with its % difference from the first."""
-        out = [f"columns: {' | '.join(f'[{k}] {s.label}' for k, s in enumerate(self.sides))}"]
-        width = max(len(f"{h} ({u})") for _, h, u in self.metrics)
+    def lines(self, width: int = WIDTH) -> list[str]:
+        """One table per model: a row per metric, a column per side, each with its % difference from the first.
+
+        Columns that would pass `width` characters go to a further table of the same model (the % stay
+        against the first column), so the output fits a terminal.
+        """
+        out = [line for k, s in enumerate(self.sides)
+               for line in textwrap.wrap(f"[{k}] {s.label}", width, subsequent_indent="    ")]
+        name_width = max(len(f"{h} ({u})") for _, h, u in self.metrics)
+        per_block = max(1, (width - name_width - 2) // (CELL + 2))
         for m in self.models:
-            out.append(f"{m}:")
-            for key, heading, unit in self.metrics:
-                name = f"{heading} ({unit})" if unit else heading
-                cells = [self.cell(m, k, key) for k in range(len(self.sides))]
-                out.append(f"  {name:<{width}}  " + "  ".join(f"{_fmt(c, unit):>22}" for c in cells))
-        out.extend(self.notes)
+            for start in range(0, len(self.sides), per_block):
+                block = range(start, min(start + per_block, len(self.sides)))
+                out.append(f"{m}:" + ("" if len(self.sides) <= per_block else
+                                      f" columns [{block[0]}]-[{block[-1]}]"))
+                out.append(f"  {'':<{name_width}}  " + "  ".join(f"{f'[{k}]':>{CELL}}" for k in block))
+                for key, heading, unit in self.metrics:
+                    name = f"{heading} ({unit})" if unit else heading
+                    cells = [self.cell(m, k, key) for k in block]
+                    out.append(f"  {name:<{name_width}}  " + "  ".join(f"{_fmt(c, unit):>{CELL}}" for c in cells))
+        out += [line for note in self.notes for line in textwrap.wrap(note, width, subsequent_indent="  ")]
         return out
 
 
@@ -136,10 +190,22 @@ def compare(sides: Sequence[Side]) -> Comparison:
         notes.append("note: the columns come from different accelsim versions ("
                      + ", ".join(f"{s.label}: {s.version or 'not recorded'}" for s in sides)
                      + "); cost models may have changed between them")
+    failed_models = dict.fromkeys(m for s in sides for m in s.failed)
+    for m in failed_models:
+        errors = {s.label: s.failed[m] for s in sides if m in s.failed}
+        if len(errors) == len(sides) and len(set(errors.values())) == 1:
+            notes.append(f"error: {m} failed on every column and is left out: {next(iter(errors.values()))}")
+        else:
+            notes.extend(f"error: {m} failed on {label} and is left out there: {e}" for label, e in errors.items())
     for s in sides:
-        missing = [m for m in models if m not in s.records]
+        missing = [m for m in models if m not in s.records and m not in s.failed]
         if missing:
             notes.append(f"note: {s.label} has no result for {', '.join(missing)}: the columns ran different models")
+    unmodelled = Counter(device for s in sides for rec in s.records.values()
+                         for device in rec.get("energy_not_modelled") or ())
+    n_results = sum(len(s.records) for s in sides)
+    notes += [f"note: energy is not modelled for {device} (no energy.mac) in {n} of {n_results} results: those "
+              "energies are left out, not compared as 0" for device, n in unmodelled.items()]
     for s in sides:
         for m, rec in s.records.items():
             speedup = rec.get("speedup")
@@ -180,25 +246,45 @@ def simulate_sides(models: Sequence[str], systems: Sequence[tuple[str, System]],
                    loops=None) -> list[Side]:
     """One side per (label, system): every model simulated on it, with its speed-up over the host alone.
 
+    A model that fails (a custom op without a kernel, a node without a work model, a loop without a
+    trip count, a corrupt file) is named with its one-line error in the side's `failed`; the other
+    models are still simulated.
+
     Raises:
-        OpResolutionError: a model the host cannot run (TFLite's message).
-        WorkError: a node without a work model, or a loop without a trip count.
+        OpResolutionError, WorkError, ModelError: the first model's error, when no model ran on any side.
     """
-    irs = {m: load_model(m) for m in models}
+    irs, broken, errors = {}, {}, []
+    for m in models:
+        try:
+            irs[m] = require_kernels(m)
+        except (AccelsimError, ValueError, OSError) as exc:
+            broken[Path(m).stem] = _one_line(exc)
+            errors.append(exc)
     baselines: dict[tuple[str, str], float] = {}
     sides = []
     for label, system in systems:
-        recs = {}
+        recs, failed = {}, dict(broken)
         for m, ir in irs.items():
             key = (m, system.host.name)
-            if key not in baselines:
-                baselines[key] = simulate_model(ir, host_only(system), schedule, loops).latency
-            sim = simulate_model(ir, system, schedule, loops)
+            try:
+                if key not in baselines:
+                    baselines[key] = simulate_model(ir, host_only(system), schedule, loops).latency
+                sim = simulate_model(ir, system, schedule, loops)
+            except (AccelsimError, ValueError) as exc:
+                failed[Path(m).stem] = _one_line(exc)
+                errors.append(exc)
+                continue
             rec = record(sim, point_id="", model=m, variant=label, sweep={})
             rec["speedup"] = speedup(baselines[key], sim.latency) if system.accelerators else None
             recs[Path(m).stem] = rec
-        sides.append(Side(label, "simulated", accelsim.__version__, recs))
+        sides.append(Side(label, "simulated", accelsim.__version__, recs, failed))
+    if errors and not any(s.records for s in sides):
+        raise errors[0]
     return sides
+
+
+def _one_line(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
 
 
 def chart_png(comparison: Comparison) -> bytes:
@@ -216,10 +302,14 @@ def chart_png(comparison: Comparison) -> bytes:
                 cells = [comparison.cell(m, k, key) for m in comparison.models]
                 bars = ax.bar(xs, [c.value or 0.0 for c in cells], width * 0.95, label=side.label)
                 ax.bar_label(bars, [_bar_text(c.value) for c in cells], fontsize=7, padding=1)
+            label = f"{heading} ({unit})" if unit else heading
             if key == "latency_us":
                 _host_marks(ax, comparison)
-            ax.set_xticks(range(n_models), comparison.models)
-            ax.set_ylabel(f"{heading} ({unit})" if unit else heading)
+                # models from µs to tens of ms on one axis: only a log scale keeps the small ones visible
+                ax.set_yscale("log")
+                label = f"{label}, log scale"
+            ax.set_xticks(range(n_models), comparison.models, rotation=20, ha="right")
+            ax.set_ylabel(label)
             ax.margins(y=0.15)
             ax.grid(axis="x", visible=False)
         fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper right", ncols=min(n_sides, 3),

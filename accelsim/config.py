@@ -8,12 +8,12 @@ raised together (first line: the first error). Files are read by `accelsim.confi
 keys).
 
 Keys: `KEYS` below (everything outside `compute:`) and each kind's compute fields
-(`accelsim.kinds`); claim syntax in `accelsim.claims`, constraints in `delegates.spec.CONSTRAINT_DOCS`.
+(`accelsim.kinds`); claim syntax in `accelsim.claims`, constraints in `accelsim.delegates.spec.CONSTRAINT_DOCS`.
 `accelsim configs --schema` prints them all as one reference (`accelsim.config_docs`), and
 `docs/hw_configs.md` is that text. Units as in `accelsim.units`: '500 MHz', '8 MiB',
 '320 MB/s', '2 us'.
 
-A kind's role says what a file of it describes: an accelerator (systolic, vector, npu) needs
+A kind's role says what a file of it describes: an accelerator (systolic, vector, npu, tensor) needs
 `link` and `claims`; a host (cpu) may omit both. `apply_overrides` changes keys by path for
 sweeps (`memory.levels.sram.bandwidth`). Whether activations fit the memory is checked when
 a model is costed (`HardwareConfig.costs`), since it depends on the model.
@@ -109,9 +109,10 @@ class HardwareConfig:
     def notes(self) -> list[str]:
         """What this config leaves to a silent rule, one line each (validate prints them).
 
-        Its kind's notes, then energy left out (which counts as zero).
+        Its kind's notes, then energy left out (reported as "not modelled").
         """
-        silent = [] if self.energy.mac else ["energy.mac is not given: this device's MACs count no energy"]
+        silent = [] if self.energy.mac else ["energy.mac is not given: energy is not modelled for this device; "
+                                             "reports and compare show its energy as 'not modelled', never 0"]
         return [*self.kind_record.notes(self), *silent]
 
 
@@ -466,6 +467,8 @@ def _check_document(doc: Document, source: str, kinds: KindRegistry, overridden:
             parts["numerics"] = _numerics(check, body["numerics"])
         if not check.errors and None not in parts.values():
             config = HardwareConfig(**parts, source=source, document=doc)
+            for path, message in kind.check(config):  # the kind's own rules across keys (Kind.check)
+                check.error(path, message)
     if check.errors or config is None:
         raise ConfigError([message for _, message in sorted(check.errors, key=lambda e: e[0])])
     return config

@@ -1,7 +1,7 @@
 """The hardware-config reference: every key, the claim syntax and the constraint vocabulary.
 
 Generated from the tables the loader checks against (`accelsim.config.KEYS`, each kind's
-compute fields in `accelsim.kinds`, `delegates.spec.CONSTRAINT_DOCS`), so it cannot drift
+compute fields in `accelsim.kinds`, `accelsim.delegates.spec.CONSTRAINT_DOCS`), so it cannot drift
 from what `load_hardware` accepts. `accelsim configs --schema` prints `schema_markdown()`;
 `docs/hw_configs.md` is the same text (a test compares them).
 """
@@ -34,6 +34,8 @@ _CLAIM_SYNTAX = (
     ("dtypes", "non-empty list of tensor types, any case, matched against the node's data input",
      "`dtypes: [int8, uint8]`"),
     ("except", f"only with op `{ANY_OP}`: ops it leaves out", f"`{{op: {ANY_OP}, dtypes: [int8], except: [SOFTMAX]}}`"),
+    ("custom_code", "only with op `CUSTOM`: the custom op's name (without it, every custom op)",
+     "`{op: CUSTOM, custom_code: Convolution2DTransposeBias, versions: 1, dtypes: [float32]}`"),
     ("constraints", "mapping of limits (vocabulary below); a node breaking one is refused",
      "`constraints: {max_kernel_size: 5, max_stride: 2}`"),
 )

@@ -24,7 +24,7 @@ from accelsim.config import HardwareConfig, System
 from accelsim.cost import Cost, total
 from accelsim.delegates.accelerator import AcceleratorDelegate
 from accelsim.delegation import HOW_TO_SET_TRIPS, NodeWorks, node_works
-from accelsim.energy import static_power
+from accelsim.energy import energy_unmodelled, static_power
 from accelsim.memory import LINK
 from accelsim.runtime.interpreter import Interpreter
 from accelsim.runtime.work import LoopTrips, NodeWork, resolve_trips
@@ -218,7 +218,7 @@ def assemble(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate],
                       schedule=schedule, result=result, init=init, nodes=tuple(timings), partitions=tuple(partitions),
                       delegation=tuple(interpreter.get_delegation_report()),
                       idle_energy=_idle_energy(system, timings, result.latency), init_energy=init_energy,
-                      loops=costs.loops, choice=choice)
+                      loops=costs.loops, choice=choice, energy_unmodelled=energy_unmodelled(system))
 
 
 def _idle_energy(system: System, timings: Sequence[NodeTiming], latency: float) -> tuple[tuple[str, float], ...]:

@@ -42,7 +42,7 @@ def build_interpreter(model: Model, system: System, host_nodes: Mapping[str, fro
     Args:
         host_nodes, allowed: see `delegates_for`; `cost_aware_interpreter` chooses them.
         shapes_only: prepare shapes and work only, for cost-only simulation (it cannot invoke;
-            `runtime.Interpreter`'s argument of that name).
+            `accelsim.runtime.Interpreter`'s argument of that name).
     """
     delegates = delegates_for(system, host_nodes, allowed)
     interpreter = Interpreter(model=model, experimental_delegates=delegates, shapes_only=shapes_only)

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from accelsim import plots
+from accelsim.glossary import GLOSSARY_HEADERS, anchor_for
 
 
 @dataclass(frozen=True)
@@ -238,8 +239,16 @@ def _html_table(t: Table) -> str:
     def cls(k: int) -> str:
         return ' class="num"' if t.numeric[k] else ""
 
-    head = "".join(f"<th{cls(k)}>{html.escape(h)}</th>" for k, h in enumerate(t.headers))
-    body = "\n".join("<tr>" + "".join(f"<td{cls(k)}>{html.escape(c)}</td>" for k, c in enumerate(r)) + "</tr>"
-                     for r in t.rows)
+    def header(h: str) -> str:  # a term of the glossary links to its definition
+        anchor = anchor_for(h)
+        return f'<a href="#{anchor}">{html.escape(h)}</a>' if anchor else html.escape(h)
+
+    def row_id(r: Sequence[str]) -> str:  # the glossary's rows are what the headers link to
+        anchor = anchor_for(r[0]) if t.headers == GLOSSARY_HEADERS else None
+        return f' id="{anchor}"' if anchor else ""
+
+    head = "".join(f"<th{cls(k)}>{header(h)}</th>" for k, h in enumerate(t.headers))
+    body = "\n".join(f"<tr{row_id(r)}>" + "".join(f"<td{cls(k)}>{html.escape(c)}</td>" for k, c in enumerate(r))
+                     + "</tr>" for r in t.rows)
     table = ' class="interactive"' if t.interactive else ""
     return f"<table{table}>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>"

@@ -1,6 +1,6 @@
 """Energy: per MAC by dtype and static power of a compute unit, per byte and static power of memory levels.
 
-A config may give (all optional, 0 when absent; every shipped number cites its source):
+A config may give (optional; every shipped number cites its source):
 
     energy: {mac: {int8: 0.23 pJ, float32: 4.6 pJ}, static_power: 50 mW}   # the compute unit
     memory.levels.NAME: {..., energy: 20 pJ/B, static_power: 5 mW}          # each level
@@ -8,10 +8,12 @@ A config may give (all optional, 0 when absent; every shipped number cites its s
 
 A node's energy is its dynamic energy (MACs x energy per MAC of its dtype, plus bytes x energy
 per byte on every level it touches) plus the device's static power (compute unit and levels)
-over the node's time. A dtype without an entry is charged the dearest listed MAC (an upper
-bound rather than a silent zero). Transfers pay the link's energy per byte, and every device
-also burns its static power while idle during an inference (`accelsim.costing`), so per-node,
-per-partition and per-run energies add up.
+over the node's time. A dtype without an entry is charged the dearest listed MAC (an upper bound
+rather than a silent zero). A device without `energy.mac` has no energy model: a run that uses
+it reports its energy as "not modelled" (`energy_unmodelled`), never 0. The other terms, when
+left out, are 0 and listed under "Assumptions" (`accelsim.assumptions`). Transfers pay the
+link's energy per byte, and every device also burns its static power while idle during an
+inference (`accelsim.costing`), so per-node, per-partition and per-run energies add up.
 """
 
 from __future__ import annotations
@@ -38,6 +40,11 @@ class Energy:
         """Joules per MAC of `dtype`; the dearest listed entry for an unlisted dtype (0 with none)."""
         table = dict(self.mac)
         return table.get(dtype, max(table.values(), default=0.0))
+
+
+def energy_unmodelled(system) -> tuple[str, ...]:
+    """Names of the devices of `system` (an accelsim.config.System) without an energy model (no energy.mac)."""
+    return tuple(d.name for d in (system.host, *system.accelerators) if not d.energy.mac)
 
 
 def static_power(hw: HardwareConfig) -> float:

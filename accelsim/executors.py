@@ -22,12 +22,12 @@ from typing import Any, Protocol
 from accelsim.analysis import Analysis, analysis_facts, analysis_key, analyze, model_digest, simulate_analysis
 from accelsim.config import System
 from accelsim.diff import inference_diff
+from accelsim.feasibility import Infeasible
+from accelsim.ops import require_kernels, using_ops
 from accelsim.points import DesignPoint, resolved_system
 from accelsim.record import PointResult
-from accelsim.results import error_record, record
+from accelsim.results import error_record, infeasible_record, record
 from accelsim.runtime.errors import AccelsimError
-from accelsim.runtime.ir import Model
-from accelsim.runtime.read import load_model
 
 
 def run_point(point: DesignPoint, options: Mapping[str, int]) -> PointResult:
@@ -84,8 +84,8 @@ def point_records(model: Any, items: Iterable[tuple[DesignPoint, System | PointR
         facts = analysis_facts(system, point.schedule, point.loops)
         if facts not in analyses:
             try:
-                if not parsed:
-                    parsed.append(model if isinstance(model, Model) else load_model(model))
+                if not parsed:  # an unresolved custom op fails every point alike, naming the model file
+                    parsed.append(require_kernels(model, point.model))
                 analyses[facts] = analyze(parsed[0], system, point.schedule, point.loops)
             except (AccelsimError, ValueError, OSError) as exc:
                 analyses[facts] = exc  # every point of this analysis fails alike: analysed once
@@ -109,10 +109,11 @@ def simulate_point(point: DesignPoint, system: System, model: Any,
         analysis_for: the shared analysis of a point (`point_records` keeps them); default: analyse afresh.
     """
     try:
-        analysis = (analysis_for(point, system) if analysis_for is not None
-                    else analyze(model, system, point.schedule, point.loops))
-        sim = simulate_analysis(analysis, system, point.schedule)
-        diff = inference_diff(model, system, point.numerics_runs) if point.numerics_runs else None
+        with using_ops(point.ops):  # in this process or a worker: the experiment's custom kernels resolve
+            analysis = (analysis_for(point, system) if analysis_for is not None
+                        else analyze(require_kernels(model, point.model), system, point.schedule, point.loops))
+            sim = simulate_analysis(analysis, system, point.schedule)
+            diff = inference_diff(model, system, point.numerics_runs) if point.numerics_runs else None
         return record(sim, point_id=point.id, model=point.model, variant=point.variant, sweep=dict(point.sweep),
                       diff=diff)
     except (AccelsimError, ValueError, OSError) as exc:
@@ -120,9 +121,13 @@ def simulate_point(point: DesignPoint, system: System, model: Any,
 
 
 def point_error(point: DesignPoint, exc: BaseException) -> PointResult:
-    """The record of a point that failed with `exc`."""
-
+    """The record of a point that failed with `exc` (an `Infeasible` one is infeasible, not failed)."""
     message = " ".join(str(exc).split()) or type(exc).__name__
+    if isinstance(exc, Infeasible):
+        return infeasible_record(point_id=point.id, model=point.model, variant=point.variant,
+                                 sweep=dict(point.sweep), host=Path(point.host).stem,
+                                 accelerators=[Path(a).stem for a in point.accelerators], schedule=point.schedule,
+                                 reason=exc.reason, message=message)
     return error_record(point_id=point.id, model=point.model, variant=point.variant, sweep=dict(point.sweep),
                         host=Path(point.host).stem, accelerators=[Path(a).stem for a in point.accelerators],
                         schedule=point.schedule, error=f"{type(exc).__name__}: {message}")

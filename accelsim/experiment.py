@@ -1,12 +1,13 @@
 """Experiments: a YAML grid of design points, cached, run in parallel, turned into a report.
 
+Every key, with its type, default and an example: `accelsim experiment --schema` (accelsim.experiment_keys).
 An experiment file (paths are relative to the file; a bare config name such as
 `edgetpu_usb` means the shipped `hw_configs/edgetpu_usb.yaml`):
 
 ```yaml
 name: default                      # report folder reports/<name>/ (default: the file's stem)
 models: [../tests/fixtures/models/mobilenet_v2_035_96_int8.tflite]
-host: host_cpu
+host: kryo385_cpu                  # the default host (calibrated: benchmarks/cost_vs_pixel3.py)
 variants:                          # each: accelerators applied in order; [] is the CPU-only baseline
   - {name: cpu_only, accelerators: []}
   - {name: edgetpu_usb, accelerators: [edgetpu_usb], max_delegated_partitions: 1}
@@ -20,6 +21,7 @@ limits: {peak_macs_per_cycle: {max: 8192}, onchip_bytes: {max: 16 MiB}}   # opti
 schedule: sequential               # or dataflow (also sweepable as `schedule`)
 numerics: false                    # or true (5 runs) or {runs: N}: inference_diff per point
 loops: {default_trips: 16, nodes: {"0:1": 10}}   # optional: trip counts of loops the model does not fix
+ops: [accelsim.ops.mediapipe, my_ops.py]          # optional: custom-op modules (accelsim.ops), paths relative
 reports: [md, html, json, csv]
 traces: pareto                     # or all, or none: which points get Gantt charts, Chrome traces, layers/*.csv
 best: 5                            # with traces: pareto, the k fastest points are traced too
@@ -49,7 +51,9 @@ A sweep over an accelerator's key applies to the variants that contain that acce
 variants without it run once. `host.<key path>` sweeps the host. Every point is stored in
 `<out>/points.sqlite` (accelsim.store) under a hash of (model bytes, resolved configs, options,
 accelsim version), committed as soon as it finishes, so a re-run skips finished points and an
-interrupted run loses nothing; results.json and results.csv are exports of it. Stored
+interrupted run loses nothing; results.json and results.csv are exports of it. A point whose
+hardware cannot run the model (accelsim.feasibility) is stored as `infeasible` with its reason:
+a result, kept like `ok` ones, counted apart from failures. Stored
 points the experiment no longer has are counted as stale, and removed when asked
 (`prune_cache`). A failing point is recorded with its error (and runs again on the next run).
 
@@ -60,6 +64,7 @@ writes to reports/<name>-<hash of its path>/ instead and says so, rather than ov
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import logging
 from collections.abc import Mapping, Sequence
@@ -73,6 +78,8 @@ import accelsim.hw_configs
 from accelsim.config import Assign, HardwareConfig, apply_overrides, load_hardware, load_system
 from accelsim.config_yaml import Checker, ConfigError, read_document
 from accelsim.delegates.spec import OBJECTIVES
+from accelsim.experiment_keys import section_keys
+from accelsim.ops import OpModuleError, load_op_modules, resolve_spec, unresolved_op, using_ops
 from accelsim.pareto import DEFAULT_BEST, TRACES
 from accelsim.report import RENDERERS
 from accelsim.runtime.errors import ModelError
@@ -88,22 +95,13 @@ log = logging.getLogger(__name__)
 SHIPPED_CONFIGS = Path(str(resources.files(accelsim.hw_configs)))
 
 
+DEFAULT_HOST = accelsim.hw_configs.DEFAULT_HOST
 OPTION_KEYS = ("max_delegated_partitions", "min_nodes_per_partition")
-
-
-_TOP_KEYS = ("name", "models", "host", "variants", "sweeps", "search", "limits", "schedule", "numerics", "loops",
-             "reports", "traces", "best", "pareto")
-
-
-_PARETO_KEYS = ("color",)
-
-
-_LOOP_KEYS = ("default_trips", "nodes")
-
-
-_VARIANT_KEYS = ("name", "accelerators", *OPTION_KEYS, "assign")
-
-
+# The keys each section accepts come from the one table `accelsim experiment --schema` prints.
+_TOP_KEYS = section_keys()
+_PARETO_KEYS = section_keys("pareto")
+_LOOP_KEYS = section_keys("loops")
+_VARIANT_KEYS = section_keys("variants[]")
 DEFAULT_NUMERICS_RUNS = 5
 
 
@@ -134,6 +132,7 @@ class Experiment:
     # The hardware configs its files name, by path, as loading read them: design points reuse them rather than
     # read every file again (accelsim.config.load_system's `loaded`).
     configs: dict[str, HardwareConfig] = field(default_factory=dict, compare=False, repr=False)
+    ops: tuple[str, ...] = ()  # custom-op modules (accelsim.ops.resolve_spec: names, or absolute .py paths)
 
 
 def shipped_configs() -> dict[str, Path]:
@@ -170,11 +169,16 @@ class _Errors(Checker):
         return self.errors
 
 
-def load_experiment(path: str | Path) -> Experiment:
-    """Read and check an experiment file, its hardware configs, sweeps and models.
+def load_experiment(path: str | Path, *, check_kernels: bool = False) -> Experiment:
+    """Read and check an experiment file, its hardware configs, sweeps, op modules and models.
 
     Every problem is collected first (unknown keys, bad values, unknown or broken configs,
-    sweep values a config refuses, missing or corrupt models) and raised together.
+    sweep values a config refuses, op modules that are missing or register nothing, missing or
+    corrupt models) and raised together.
+
+    Args:
+        check_kernels: also require a kernel for every custom op of every model (`validate`); `run`
+            leaves such a model to fail its own points, so the other models still run.
 
     Raises:
         ConfigError: every problem, one 'file:line: key: message' each, sorted by line.
@@ -205,7 +209,7 @@ def load_experiment(path: str | Path) -> Experiment:
     host = data.get("host")
     host_path = ""
     if not isinstance(host, str):
-        errors.add(("host",), f"expected a host config (a path or shipped name like host_cpu), got {host!r}")
+        errors.add(("host",), f"expected a host config (a path or shipped name like {DEFAULT_HOST}), got {host!r}")
     else:
         try:
             host_path = resolve_config(host, base)
@@ -226,26 +230,58 @@ def load_experiment(path: str | Path) -> Experiment:
             errors.add(("reports",), f"expected a list drawn from {', '.join(RENDERERS)}, got {reports!r}")
         reports = tuple(reports) if isinstance(reports, list) else None
     traces, best, color = _trace_options(errors, data, [k for k, _ in sweeps])
+    ops = _op_modules(errors, data.get("ops", []), base)
     experiment = Experiment(name=str(name), source=source, models=tuple(models), host=host_path,
                             variants=tuple(variants), sweeps=tuple(sweeps), schedule=schedule, numerics_runs=runs,
                             reports=reports, loops=loops, search=search, limits=limits, traces=traces, best=best,
-                            pareto_color=color)
+                            pareto_color=color, ops=ops)
     _check_configs(experiment, errors)
-    _check_models(experiment, errors)
+    _check_models(experiment, errors, check_kernels)
     if errors.items:
         raise ConfigError([m for _, m in sorted(errors.items)])
     return experiment
 
 
-def _check_models(experiment: Experiment, errors: _Errors) -> None:
-    """Every model that exists parses: a corrupt file fails here with the ModelError `run` would give."""
-    for i, model in enumerate(experiment.models):
-        if not Path(model).is_file():
-            continue  # already reported by _paths
+def _check_models(experiment: Experiment, errors: _Errors, check_kernels: bool) -> None:
+    """Every model that exists parses (a corrupt file fails here with the ModelError `run` would give);
+    with `check_kernels`, every custom op it uses has a kernel among the builtins and the experiment's ops."""
+    try:
+        loaded = load_op_modules(experiment.ops if check_kernels else ())
+    except OpModuleError:
+        return  # already reported by _op_modules
+    with using_ops(loaded):
+        for i, model in enumerate(experiment.models):
+            if not Path(model).is_file():
+                continue  # already reported by _paths
+            try:
+                parsed = load_model(model)
+            except ModelError as exc:
+                errors.add(("models", i), f"ModelError: {' '.join(str(exc).split())}")
+                continue
+            problem = unresolved_op(parsed, model) if check_kernels else None
+            if problem is not None:
+                errors.add(("models", i), f"OpResolutionError: {problem}")
+
+
+def _op_modules(errors: _Errors, value: Any, base: Path) -> tuple[str, ...]:
+    """`ops`: custom-op modules (names, or .py paths relative to the file), each loaded once to check it."""
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        errors.add(("ops",), f"expected a list of op modules (installed names like accelsim.ops.mediapipe, or .py "
+                   f"paths relative to this file), got {value!r}")
+        return ()
+    for i, spec in enumerate(value):
         try:
-            load_model(model)
-        except ModelError as exc:
-            errors.add(("models", i), f"ModelError: {' '.join(str(exc).split())}")
+            load_op_modules([spec], base)
+        except OpModuleError as exc:
+            errors.add(("ops", i), str(exc))
+    return tuple(dict.fromkeys(resolve_spec(v, base) for v in value))
+
+
+def with_ops(experiment: Experiment, specs: Sequence[str]) -> Experiment:
+    """`experiment` with more op modules (e.g. the command line's --ops; paths relative to the working folder)."""
+    if not specs:
+        return experiment
+    return dataclasses.replace(experiment, ops=tuple(dict.fromkeys([*experiment.ops, *map(resolve_spec, specs)])))
 
 
 def _paths(errors: _Errors, data: dict, key: str, base: Path) -> list[str]:

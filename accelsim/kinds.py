@@ -42,6 +42,8 @@ BUILTIN = {
     "vector": "accelsim.cost.vector:KIND",
     "cpu": "accelsim.cost.cpu:KIND",
     "npu": "accelsim.cost.npu:KIND",
+    "gpu": "accelsim.cost.gpu:KIND",
+    "tensor": "accelsim.cost.tensor:KIND",
 }
 
 
@@ -105,6 +107,11 @@ def no_notes(config: HardwareConfig) -> list[str]:
     return []
 
 
+def no_problems(config: HardwareConfig) -> list[tuple[tuple, str]]:
+    """The default `Kind.check`: a kind whose keys are checked one by one has no rules across them."""
+    return []
+
+
 @dataclass(frozen=True)
 class Kind:
     """One hardware kind.
@@ -122,6 +129,9 @@ class Kind:
             one line each; `accelsim validate` prints them.
         peak_macs_per_cycle: the most MACs per cycle the unit running a node can do (for its
             utilisation in per-layer reports); None leaves utilisation unknown.
+        check: rules across keys of a config otherwise valid (e.g. threads within cores, claims
+            within what a delegate takes): (key path, what is wrong) each, reported at the key's
+            file:line as a ConfigError.
     """
 
     name: str
@@ -132,6 +142,7 @@ class Kind:
     macs_per_cycle: str = ""
     notes: Callable[[HardwareConfig], list[str]] = no_notes
     peak_macs_per_cycle: Callable[[NodeWork, HardwareConfig], float] | None = None
+    check: Callable[[HardwareConfig], list[tuple[tuple, str]]] = no_problems
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:

@@ -18,8 +18,11 @@ def fmt_us(x: float) -> str:
     return f"{x:,.2f}"
 
 
-def fmt_uj(x: float) -> str:
-    return f"{x:,.3f}"
+NOT_MODELLED = "not modelled"  # an energy no config gives a number for (accelsim.energy): never shown as 0
+
+
+def fmt_uj(x: float | None) -> str:
+    return NOT_MODELLED if x is None else f"{x:,.3f}"
 
 
 def fmt_pct(x: float) -> str:

@@ -10,17 +10,24 @@ Rules, node by node in model order:
 
 - Activations: a node reads its non-constant inputs and writes its outputs (its working
   set) on the activations level. A bounded level that cannot hold the working set spills
-  it to the next level below; a working set that fits no level is a ConfigError, since
-  nothing would hold it. When weights live on the activations level too, the level acts as
-  a cache of the one below for each node: a node whose working set and weights fit runs
-  from it, any other moves all its bytes on the first level below that holds them (a CPU's
-  L2 in front of DRAM).
+  it to the next level below; a working set that fits no level makes the design infeasible
+  (`accelsim.feasibility`), since nothing would hold it. When weights live on the
+  activations level too, the level acts as a cache of the one below for each node: a node
+  whose working set and weights fit runs from it, any other moves all its bytes on the
+  first level below that holds them (a CPU's L2 in front of DRAM).
 - Weights: with a cache, they are cached in model order, a whole layer at a time, until the
   next layer's weights do not fit; that layer and every later one are streamed: read from
   where the weights live on every inference. This is the Edge TPU compiler's split between
   "on-chip memory used for caching model parameters" and "off-chip memory used for streaming
   uncached model parameters". Without a cache every weight is streamed. When the cache is
   also the activations level, activations reserve their largest working set that fits it.
+- Weights that live on a bounded level must fit it (`check_weights`): all of a device's
+  weights, plus the largest working set when activations share the level. Otherwise the
+  design is infeasible, with the two ways out named: stream them (`weights: link` or a level
+  below, with this level as `cache`, so the overflow is counted as streamed traffic) or a
+  larger level. Streaming is never chosen silently: it changes where bytes come from, which
+  is the designer's call. The one exception is a level that holds weights and activations
+  with a level below it: it is a cache of that level per node (the CPU's L2, above).
 - Streamed weights are traffic on the level they come from, like any other byte: a node
   takes the longest of its compute time and, for each level, latency + bytes / bandwidth.
 """
@@ -102,7 +109,8 @@ def activation_levels(works: Sequence[NodeWork], memory: Memory,
         refuse: builds the error for a key path and message (a ConfigError naming file:line).
 
     Raises:
-        whatever `refuse` builds: some working set fits no level from the activations level down.
+        whatever `refuse` builds (accelsim.feasibility.memory_refusal: Infeasible): some working set fits no
+        level from the activations level down.
     """
     out = []
     for i, work in enumerate(works):
@@ -120,6 +128,39 @@ def activation_levels(works: Sequence[NodeWork], memory: Memory,
                          f"make {home.name!r} larger or add a larger level below it")
         out.append(level)
     return out
+
+
+def _size(nbytes: int) -> str:
+    """Bytes as a person reads them: '512 B', '62.50 KiB', '3.38 MiB'."""
+    if nbytes < 2**10:
+        return f"{nbytes} B"
+    return f"{nbytes / 2**10:.2f} KiB" if nbytes < 2**20 else f"{nbytes / 2**20:.2f} MiB"
+
+
+def check_weights(works: Sequence[NodeWork], memory: Memory, refuse: Callable[[tuple, str], Exception],
+                  device: str, has_link: bool) -> None:
+    """Refuse a bounded weights level that cannot hold a device's weights (module docstring: the rule and why).
+
+    Raises:
+        whatever `refuse` builds for key path memory.levels.<level>.size.
+    """
+    if memory.weights == LINK:
+        return
+    level = memory.level(memory.weights)
+    shares = memory.weights == memory.activations
+    if level.size is None or (shares and memory.below(level.name) is not None):
+        return
+    weights = sum(w.weight_bytes for w in works)
+    reserved = max(map(working_set, works), default=0) if shares else 0
+    if weights + reserved <= level.size:
+        return
+    also = f" plus {reserved} bytes of its largest activation working set" if reserved else ""
+    stream = (f"memory: {{weights: link, cache: {level.name}}} streams what does not fit over the link"
+              if has_link else f"add a level below {level.name!r} to hold the weights")
+    raise refuse(("memory", "levels", level.name, "size"),
+                 f"{device}'s weights need {weights} bytes ({_size(weights)}){also} on {level.name!r}, which holds "
+                 f"{level.size} bytes ({_size(level.size)}): the design cannot hold the model; {stream}, or make "
+                 f"{level.name!r} at least {weights + reserved} bytes ({_size(weights + reserved)})")
 
 
 def streamed_parameters(works: Sequence[NodeWork], cache_bytes: int | None) -> tuple[int, ...]:
@@ -156,8 +197,14 @@ def weight_cache(works: Sequence[NodeWork], memory: Memory) -> int | None:
     return level.size - max((n for n in map(working_set, works) if n <= level.size), default=0)
 
 
-def traffic(works: Sequence[NodeWork], memory: Memory, refuse: Callable[[tuple, str], Exception]) -> list[Traffic]:
-    """Bytes per level of each of a device's nodes (in model order), by the rules in this module's docstring."""
+def traffic(works: Sequence[NodeWork], memory: Memory, refuse: Callable[[tuple, str], Exception],
+            device: str = "the device", has_link: bool = True) -> list[Traffic]:
+    """Bytes per level of each of a device's nodes (in model order), by the rules in this module's docstring.
+
+    Raises:
+        whatever `refuse` builds: the weights or a working set do not fit (`check_weights`, `activation_levels`).
+    """
+    check_weights(works, memory, refuse, device, has_link)
     homes = activation_levels(works, memory, refuse)
     streamed = streamed_parameters(works, weight_cache(works, memory))
     out = []

@@ -6,9 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from accelsim.runtime.interpreter import Interpreter
+from accelsim.runtime.op_signature import op_signature
+from accelsim.runtime.op_versions import get_builtin_operator_version
 from accelsim.runtime.read import load_model
-from accelsim.runtime.resolver import BuiltinOpResolver, resolver_for_model
-from accelsim.runtime.versioning import get_builtin_operator_version, min_runtime_version, op_signature
+from accelsim.runtime.resolver import default_resolver, resolver_for_model
+from accelsim.runtime.versioning import min_runtime_version
 
 
 def tensor_row(tensors, index: int) -> dict:
@@ -36,7 +38,7 @@ def delegation_rows(path: str, delegates: Sequence) -> list[dict]:
 def inspect_model(path: str, delegates: Sequence = ()) -> dict:
     """Everything `accelsim inspect` shows, as plain data (the --json output)."""
     model = load_model(path)
-    resolver = BuiltinOpResolver()
+    resolver = default_resolver()  # builtins plus the --ops kernels
     sg = model.subgraphs[0]
     operators = []
     missing = []
@@ -76,7 +78,7 @@ def inspect_model(path: str, delegates: Sequence = ()) -> dict:
 def registration_code(path: str) -> str:
     """Python that builds a resolver holding exactly the model's ops (selective registration)."""
     model = load_model(path)
-    rows = resolver_for_model(model, BuiltinOpResolver()).registrations()
+    rows = resolver_for_model(model, default_resolver()).registrations()
     customs = sorted({op.custom_code for sg in model.subgraphs for op in sg.operators if op.op == "CUSTOM"})
     lines = [
         f"# Selective registration for {path}",

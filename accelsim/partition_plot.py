@@ -23,6 +23,7 @@ from matplotlib.patches import Patch, Rectangle
 
 from accelsim.plots import _RC, _png
 
+CELL_CHARS = 11  # characters of an op name that fit a cell (rotated, 5 pt, 0.8 cell high)
 PER_ROW = 40  # cells per row: 250 nodes make 7 rows of cells wide enough for a rotated op name
 NOTE_CHARS_PER_INCH = 19  # characters of the 6.5 pt notes under the strip that fit an inch, for wrapping
 LABEL_CELLS = 3  # a boundary label is about this many cells wide
@@ -41,6 +42,25 @@ def ranges(indices: Iterable[int]) -> str:
         nums = [n for _, n in run]
         spans.append(str(nums[0]) if len(nums) == 1 else f"{nums[0]}–{nums[-1]}")
     return ", ".join(spans)
+
+
+def op_abbreviations(ops: Sequence[str], fits: int = CELL_CHARS) -> dict[str, str]:
+    """What each op is called in a cell: its name when it fits, else its words' initials (DEPTHWISE_CONV_2D ->
+    DC2D), numbered when two would read alike; the picture's notes give the key, so no name is cut short."""
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for op in dict.fromkeys(ops):
+        if len(op) <= fits:
+            out[op] = op
+        else:
+            words = [w for w in op.split("_") if w]
+            short = "".join(w if w.isdigit() or len(w) <= 2 and w[0].isdigit() else w[0] for w in words)
+            candidate, k = short, 2
+            while candidate in taken or candidate in ops:
+                candidate, k = f"{short}{k}", k + 1
+            out[op] = candidate
+        taken.add(out[op])
+    return out
 
 
 def _shade(color: str, k: int) -> tuple[float, float, float]:
@@ -79,9 +99,13 @@ def partition_png(rec: dict[str, Any], title: str, per_row: int = PER_ROW) -> by
     cols = max(1, min(per_row, len(nodes)))
     # a cell is 0.35 in wide; short models get a narrower figure, never one too narrow for the legend
     width = max(9.0, 0.35 * cols + 0.6)
+    short = op_abbreviations([n["op"] for n in nodes])
+    key_line = ("ops: " + "; ".join(f"{a} = {op}" for op, a in short.items() if a != op)
+                if any(a != op for op, a in short.items()) else None)
     notes = "\n".join(textwrap.fill(line, int(width * NOTE_CHARS_PER_INCH), subsequent_indent="    ") for line in (
-        BOUNDARY_NOTE, *(f"r{number}: {reason} (node{'s' * (len(members) > 1)} {ranges(members)})"
-                         for reason, (number, members) in reasons.items())))
+        BOUNDARY_NOTE, *((key_line,) if key_line else ()),
+        *(f"r{number}: {reason} (node{'s' * (len(members) > 1)} {ranges(members)})"
+          for reason, (number, members) in reasons.items())))
     notes_height = 0.17 * (notes.count("\n") + 1) + 0.1
     height = 1.1 + ROW * rows + notes_height
     with matplotlib.rc_context(_RC):
@@ -97,7 +121,7 @@ def partition_png(rec: dict[str, Any], title: str, per_row: int = PER_ROW) -> by
             color = HOST_COLOR if on_host else _shade(hue[n["unit"]], n["partition"])
             ax.add_patch(Rectangle((x, y), 0.92, 0.8, facecolor=color, edgecolor="white",
                                    hatch="////" if n["node"] in number_of else None, linewidth=0.5))
-            ax.text(x + 0.46, y + 0.4, f"{n['op'][:11]}", rotation=90, ha="center", va="center", fontsize=5)
+            ax.text(x + 0.46, y + 0.4, short[n["op"]], rotation=90, ha="center", va="center", fontsize=5)
             ax.text(x + 0.46, y - 0.08, str(n["node"]), ha="center", va="center", fontsize=4.5, color="#444444")
             if n["node"] in number_of:
                 ax.text(x + 0.46, y + 0.95, f"r{number_of[n['node']]}", ha="center", va="center", fontsize=5.5,

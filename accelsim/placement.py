@@ -21,12 +21,14 @@ from accelsim.costing import NodeCosts, assemble, cost_nodes, simulate_interpret
 from accelsim.delegates.accelerator import AcceleratorDelegate
 from accelsim.delegates.spec import PartitionPolicy
 from accelsim.delegation import build_interpreter
+from accelsim.energy import energy_unmodelled
 from accelsim.runtime.interpreter import Interpreter
 from accelsim.runtime.ir import Model
 from accelsim.runtime.work import LoopTrips
 from accelsim.simulation import PartitionChoice, Simulation
 
 log = logging.getLogger(__name__)
+
 
 # Up to this many candidate partitions every subset is simulated (2**12 = 4096 step lists).
 EXACT_SEARCH_LIMIT = 12
@@ -67,6 +69,7 @@ def cost_aware_interpreter(model: Model, system: System, schedule: str = "sequen
         raise ValueError(f"accelerators {sorted(costed)} with partition policy 'cost' ask for different objectives "
                          f"{objectives}; give them one partition.objective")
     objective = objectives[0]
+    _check_objective(objective, system)
     loops = loops if loops is not None else LoopTrips()
     costs = cost_nodes(interpreter, delegates, system, loops, True)
     graph = interpreter.primary
@@ -97,6 +100,14 @@ def cost_aware_interpreter(model: Model, system: System, schedule: str = "sequen
                  "TFLite's choice", choice.host)
         return interpreter, delegates, dataclasses.replace(choice, host=())
     return rebuilt, rebuilt_delegates, choice
+
+
+def _check_objective(objective: str, system: System) -> None:
+    """Refuse to minimise energy that is not modelled (it would minimise a partial sum)."""
+    missing = energy_unmodelled(system)
+    if objective == "energy" and missing:
+        raise ValueError(f"objective energy, but energy is not modelled for {', '.join(missing)} (no energy.mac in "
+                         "its config): give energy.mac, or minimise latency")
 
 
 def _exact(candidates: Sequence[int], score) -> frozenset[int]:
@@ -192,6 +203,7 @@ def _assigned_interpreter(model: Model, system: System, schedule: str, loops: Lo
     partition policy 'cost' on every accelerator (simulated too), else the better of those does.
     """
     objective = system.assign.objective
+    _check_objective(objective, system)
     plain = dataclasses.replace(system, assign=Assign())
     names = [a.name for a in system.accelerators]
 

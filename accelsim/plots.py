@@ -112,7 +112,10 @@ def gantt_png(record: dict[str, Any], title: str) -> bytes:
     """One lane per resource, one bar per timeline event coloured by kind; x in µs.
 
     Events narrower than MIN_BAR_PX are drawn that wide so that none disappears; wider ones get
-    a thin white edge so that consecutive nodes stay apart.
+    a thin white edge so that consecutive nodes stay apart. A node bound by a memory level or the
+    link (its `node_costs` row: compute time and bound) shows its compute first, then the time it
+    waits on memory in the memory colour (hatched when the link bounds it), so a memory-bound
+    timeline does not read as compute.
     """
     lanes = resources(record)
     row = {name: k for k, name in enumerate(lanes)}
@@ -123,6 +126,8 @@ def gantt_png(record: dict[str, Any], title: str) -> bytes:
     with matplotlib.rc_context(_RC):
         fig = Figure(figsize=(width_in, 1.6 + 0.55 * len(lanes)), layout="constrained")
         ax = fig.add_subplot()
+        costs = {c["node"]: c for c in record.get("node_costs") or ()}
+        waited: set[str] = set()
         for e in events:
             width = e["end_us"] - e["start_us"]
             y = row[e["resource"]]
@@ -130,6 +135,13 @@ def gantt_png(record: dict[str, Any], title: str) -> bytes:
             ax.barh(y, max(width, MIN_BAR_PX * us_per_px), left=e["start_us"], height=0.7,
                     color=KIND_COLORS.get(e["kind"], "#999999"), edgecolor="white" if wide else "none",
                     linewidth=0.4 if wide else 0)
+            cost = costs.get(e["node"]) if e["kind"] == "compute" else None
+            if cost is not None and cost["bound"] != "compute" and width > cost["compute_us"]:
+                link = cost["bound"] == "link"
+                waited.add("link" if link else "memory")
+                ax.barh(y, width - cost["compute_us"], left=e["start_us"] + cost["compute_us"], height=0.7,
+                        color=KIND_COLORS["memory"], hatch="////" if link else None, edgecolor="white",
+                        linewidth=0)
             # Name a bar only where its text fits inside it (about 0.6 em per character at 7 pt).
             if width / us_per_px / DPI * 72 > len(e["label"]) * 7 * 0.6 + 6:
                 ax.text(e["start_us"] + width / 2, y, e["label"], ha="center", va="center", fontsize=7,
@@ -140,8 +152,13 @@ def gantt_png(record: dict[str, Any], title: str) -> bytes:
         ax.set_xlabel("time since inference start (µs)")
         ax.grid(axis="y", visible=False)
         kinds = [k for k in KIND_COLORS if any(e["kind"] == k for e in events)]
-        ax.legend(handles=[Patch(color=KIND_COLORS[k], label=KIND_NAMES[k]) for k in kinds], loc="upper left",
-                  bbox_to_anchor=(1.005, 1.0), title="kind", frameon=False)
+        handles = [Patch(color=KIND_COLORS[k], label=KIND_NAMES[k]) for k in kinds]
+        if "memory" in waited and "memory" not in kinds:
+            handles.append(Patch(color=KIND_COLORS["memory"], label="memory-bound (a level)"))
+        if "link" in waited:
+            handles.append(Patch(facecolor=KIND_COLORS["memory"], edgecolor="white", hatch="////",
+                                 label="link-bound (streamed weights)"))
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.005, 1.0), title="kind", frameon=False)
         ax.set_title(title, loc="left")
         return _png(fig)
 
@@ -233,19 +250,22 @@ def _spots(fig: Figure, placed: Sequence[tuple[Any, float, float, str]]) -> tupl
     return tuple(out)
 
 
-def sweep_png(key: str, lines: Sequence[SweepLine], axis: SweepAxis) -> Picture:
+def sweep_png(key: str, lines: Sequence[SweepLine], axis: SweepAxis,
+              infeasible: Sequence[tuple[Any, str]] = (), title: str | None = None) -> Picture:
     """The sweep figure (see sweep_figure) as a PNG, with where each data point landed in it."""
     with matplotlib.rc_context(_RC):
-        fig, placed = sweep_figure(key, lines, axis)
+        fig, placed = sweep_figure(key, lines, axis, infeasible, title)
         png = _png(fig)  # draws the final layout, which the spots are read from
         return Picture(png, _spots(fig, placed))
 
 
-def sweep_figure(key: str, lines: Sequence[SweepLine], axis: SweepAxis) -> tuple[Figure, list[tuple]]:
+def sweep_figure(key: str, lines: Sequence[SweepLine], axis: SweepAxis, infeasible: Sequence[tuple[Any, str]] = (),
+                 title: str | None = None) -> tuple[Figure, list[tuple]]:
     """Latency, speed-up vs CPU only (when there is a baseline) and partition overhead % against the swept value.
 
     Latency and speed-up axes turn logarithmic when their values span more than LOG_SPAN, so a
-    fast small model is not flattened against a slow big one.
+    fast small model is not flattened against a slow big one. `infeasible` holds (swept value, point
+    name) of points whose hardware cannot run the model: a red cross at the latency axis' bottom edge.
 
     Returns:
         The figure (draw it inside matplotlib.rc_context(_RC), as sweep_png does), and each data
@@ -286,6 +306,12 @@ def sweep_figure(key: str, lines: Sequence[SweepLine], axis: SweepAxis) -> tuple
             known = [(x, s, n, y) for x, s, n, y in zip(xs, speedups, names, line.latency_us) if s is not None]
             middle.plot([k[0] for k in known], [k[1] for k in known], marker=marker, color=color[line.model])
             placed += [(middle, x, sp, _tip(n, y, sp)) for x, sp, n, y in known]
+    if infeasible:
+        xs = [axis.positions[str(v)] for v, _ in infeasible]
+        # at the bottom edge whatever the scale: they have no latency (axes fraction in y, data in x)
+        top.scatter(xs, [0.03] * len(xs), marker="x", s=60, color="#cf222e", linewidths=2,
+                    transform=top.get_xaxis_transform(), zorder=5, clip_on=False,
+                    label="infeasible (hardware cannot run the model)")
     for ax in axes:
         if axis.log:
             ax.set_xscale("log")
@@ -313,7 +339,7 @@ def sweep_figure(key: str, lines: Sequence[SweepLine], axis: SweepAxis) -> tuple
     top_pct = max([1.0, *(p for ln in lines if not ln.flat for p in ln.overhead_pct)]) * 1.15
     bottom.set_ylim(-0.03 * top_pct, top_pct)  # a little below 0 so points at 0 % show whole
     bottom.set_xlabel(axis.label)
-    top.set_title(f"Sweep of {key}", loc="left")
+    top.set_title(title or f"Sweep of {key}", loc="left")
     if len(xs_all) == 1:  # one value: centre it instead of matplotlib's degenerate limits
         bottom.set_xlim(xs_all[0] - 1, xs_all[0] + 1)
     fig.legend(*top.get_legend_handles_labels(), loc="outside right upper", frameon=False)

@@ -20,6 +20,7 @@ import accelsim
 from accelsim.config import Assign, System, apply_overrides, load_system
 from accelsim.config import identity as system_identity
 from accelsim.experiment import OPTION_KEYS, Experiment
+from accelsim.ops import load_op_modules
 from accelsim.runtime.work import LoopTrips
 from accelsim.search import Range, sampled_combinations
 
@@ -37,6 +38,7 @@ class DesignPoint:
     schedule: str
     numerics_runs: int
     loops: LoopTrips = field(default_factory=LoopTrips)
+    ops: tuple[str, ...] = ()  # the experiment's custom-op modules, loaded where the point runs
     # The resolved system, as design_points made it: running the point need not re-read the configs.
     system: System | None = field(default=None, compare=False, repr=False)
 
@@ -106,6 +108,7 @@ def _sweep_combinations(experiment: Experiment, keys: Sequence[str]) -> list[dic
 def points_within_limits(experiment: Experiment) -> tuple[list[DesignPoint], int]:
     """(the design points, how many the limits dropped)."""
     points, dropped = [], 0
+    ops_digest = load_op_modules(experiment.ops).digest() if experiment.ops else ""
     for model in experiment.models:
         model_hash = hashlib.sha256(Path(model).read_bytes()).hexdigest()
         for variant in experiment.variants:
@@ -115,7 +118,8 @@ def points_within_limits(experiment: Experiment) -> tuple[list[DesignPoint], int
                 schedule = sweep.get("schedule", experiment.schedule)
                 draft = DesignPoint(id="", model=model, variant=variant.name, host=experiment.host,
                                     accelerators=variant.accelerators, sweep=sweep, schedule=schedule,
-                                    numerics_runs=experiment.numerics_runs, loops=experiment.loops)
+                                    numerics_runs=experiment.numerics_runs, loops=experiment.loops,
+                                    ops=experiment.ops)
                 system = resolved_system(draft, variant.options, base_system)
                 if not all(limit.allows(system) for limit in experiment.limits):
                     dropped += 1
@@ -126,6 +130,8 @@ def points_within_limits(experiment: Experiment) -> tuple[list[DesignPoint], int
                          "numerics": experiment.numerics_runs, "version": accelsim.__version__}
                 if experiment.loops != LoopTrips():  # only then: the ids of loop-free experiments stay as they were
                     facts["loops"] = [experiment.loops.default_trips, dict(experiment.loops.nodes)]
+                if ops_digest:  # likewise: a kernel's code decides its node's work, so its source is identity
+                    facts["ops"] = ops_digest
                 identity = json.dumps(facts, sort_keys=True, default=str)
                 point_id = hashlib.sha256(identity.encode()).hexdigest()[:16]
                 points.append(dataclasses.replace(draft, id=point_id, system=system))

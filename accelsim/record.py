@@ -170,12 +170,15 @@ class PointHeader(TypedDict):
     accelerators: list[str]  # accelerator config names, in delegation order
     sweep: dict[str, Any]  # swept key path -> value as written ({} when not swept)
     schedule: str  # sequential or dataflow
-    status: str  # "ok" or "error"
-    error: str | None  # the error's one-line message ("<Type>: <message>"); None when ok
+    status: str  # "ok", "infeasible" (the hardware cannot run the model; accelsim.feasibility) or "error"
+    error: str | None  # the error's one-line message ("<Type>: <message>"), or why it is infeasible; None when ok
     speedup: float | None  # CPU-only latency / latency for the same model and sweep point; None without a baseline
 
 
 class PointResult(PointHeader, total=False):
+    # set exactly when status is "infeasible": its reason, one of accelsim.feasibility.REASONS
+    infeasible: str
+
     """A design point's record: the header, plus (present exactly when status is "ok") its numbers.
 
     Two groups are all-or-none: DETAIL_KEYS, which an experiment with `traces: pareto | none` does
@@ -190,10 +193,13 @@ class PointResult(PointHeader, total=False):
     transfer_us: float  # busy time of host <-> device copies
     overhead_us: float  # delegate call overhead
     partition_overhead_pct: float  # (transfer + call overhead) / latency
-    energy_uj: float  # one inference: every node, transfers, and every device's static power while idle
-    static_energy_uj: float  # the static part of energy_uj
-    energy_by_unit_uj: dict[str, float]  # host or accelerator name -> its share of energy_uj
-    edp_uj_ms: float  # energy-delay product: energy_uj x latency in ms
+    # energy_uj, static_energy_uj, edp_uj_ms and a device's energy_by_unit_uj are None ("not modelled") when a
+    # device has no energy model; energy_not_modelled then names those devices (accelsim.energy)
+    energy_uj: float | None  # one inference: every node, transfers, and every device's static power while idle
+    static_energy_uj: float | None  # the static part of energy_uj
+    energy_by_unit_uj: dict[str, float | None]  # host or accelerator name -> its share of energy_uj
+    edp_uj_ms: float | None  # energy-delay product: energy_uj x latency in ms
+    energy_not_modelled: list[str]  # present only when some device has no energy model: their names
     init_energy_uj: float  # parameter loads at initialization, not part of energy_uj
     partitions: int  # delegate partitions
     delegated_nodes: int  # nodes run by accelerators
@@ -220,3 +226,7 @@ class PointResult(PointHeader, total=False):
 DETAIL_KEYS = ("events", "op_profile", "op_summary", "node_costs", "partition_table", "rejected", "loops")
 # The area proxies (accelsim.results.area), set by the experiment as it stores a point.
 AREA_KEYS = ("area_macs", "area_onchip_bytes")
+# Present only where they say something: an infeasible point's reason; an ok point's devices without an energy
+# model (its energy keys are then None).
+INFEASIBLE_KEY = "infeasible"
+UNMODELLED_KEY = "energy_not_modelled"

@@ -47,7 +47,9 @@ from typing import Any
 from accelsim import plots
 from accelsim.document import Block, Heading, Image, Para, Pre, Section, Table, make_table, render_html, render_markdown
 from accelsim.exports import csv_value, layers_csv, op_profile_text, results_csv, results_json
+from accelsim.feasibility import summary_line
 from accelsim.files import write_atomic
+from accelsim.glossary import GLOSSARY_HEADERS, TERMS
 from accelsim.labels import (
     Order,
     detail_subset,
@@ -115,7 +117,8 @@ def _summary_paragraph(name: str, points: Sequence[dict], missing: Sequence[dict
         for k, v in p["sweep"].items():
             swept[k][str(v)] = v
     ok = [p for p in points if p["status"] == "ok"]
-    failed = len(points) - len(ok)
+    failed = sum(1 for p in points if p["status"] == "error")
+    infeasible = summary_line(points)
     source = f" ({experiment['source']})" if experiment and experiment.get("source") else ""
     text = (f"Experiment {name}{source}: {len(models)} model{'s' * (len(models) != 1)} ({', '.join(models)}) "
             f"on {len(variants)} variant{'s' * (len(variants) != 1)} ({', '.join(variants)})")
@@ -125,7 +128,11 @@ def _summary_paragraph(name: str, points: Sequence[dict], missing: Sequence[dict
     schedules = sorted({p["schedule"] for p in points})
     if schedules and "schedule" not in swept:
         text += f"; schedule {', '.join(schedules)}"
-    text += (f". {len(everything)} design points: {len(ok)} simulated, {failed} failed, {len(missing)} missing.")
+    text += (f". {len(everything)} design points: {len(ok)} simulated, {failed} failed, "
+             + (f"{infeasible}, " if infeasible else "") + f"{len(missing)} missing.")
+    if infeasible:
+        text += (" Infeasible points (hardware that cannot run the model) and why are listed under Infeasible "
+                 "design points." + (" No point could run the model: see there what to change." if not ok else ""))
     if failed:
         text += " Failed points and their errors are listed under Failed design points."
     if missing:
@@ -187,7 +194,7 @@ def _summary_table(points: Sequence[dict], keys: Sequence[str]) -> Table:
                        f"{p['delegated_nodes']} / {p['total_nodes']}", f"{p['transfer_bytes']:,}",
                        fmt_pct(p["partition_overhead_pct"])]
         else:
-            numbers = ["error", "—", "—", "—", "—", "—", "—"]
+            numbers = [p["status"], "—", "—", "—", "—", "—", "—"]  # error, or infeasible (a result: listed below)
         rows.append([p["model_name"], p["variant"], *sweep, *numbers])
     return make_table(headers, rows, [False, False, *(False for _ in keys), True, True, True, True, True, True, True],
                   interactive=True)
@@ -227,18 +234,21 @@ def _summary_section(points: Sequence[dict], keys: Sequence[str], best: int) -> 
     rows = []
     for (model, variant), group in groups.items():
         ok = [p for p in group if p["status"] == "ok"]
+        failed = str(sum(1 for p in group if p["status"] == "error"))
+        infeasible = str(sum(1 for p in group if p["status"] == "infeasible"))
         if not ok:
-            rows.append([model, variant, str(len(group)), str(len(group)), *(["—"] * 6)])
+            rows.append([model, variant, str(len(group)), failed, infeasible, *(["—"] * 6)])
             continue
-        lat, energy = [p["latency_us"] for p in ok], [p["energy_uj"] for p in ok]
+        lat = [p["latency_us"] for p in ok]
+        energy = [p["energy_uj"] for p in ok if p["energy_uj"] is not None] or [None]
         macs = [p["area_macs"] for p in ok if p.get("area_macs") is not None]
         onchip = [p["area_onchip_bytes"] for p in ok if p.get("area_onchip_bytes") is not None]
-        rows.append([model, variant, str(len(group)), str(len(group) - len(ok)), fmt_us(min(lat)), fmt_us(max(lat)),
+        rows.append([model, variant, str(len(group)), failed, infeasible, fmt_us(min(lat)), fmt_us(max(lat)),
                      fmt_uj(min(energy)), fmt_uj(max(energy)), _span(macs, _fmt_count) if macs else "—",
                      _span(onchip, _fmt_count) if onchip else "—"])
-    ranges_table = make_table(["Model", "Variant", "Points", "Failed", "Best latency (µs)", "Worst latency (µs)",
-                           "Best energy (µJ)", "Worst energy (µJ)", "MAC units", "On-chip (bytes)"], rows,
-                          [False, False, *([True] * 8)])
+    ranges_table = make_table(["Model", "Variant", "Points", "Failed", "Infeasible", "Best latency (µs)",
+                               "Worst latency (µs)", "Best energy (µJ)", "Worst energy (µJ)", "MAC units",
+                               "On-chip (bytes)"], rows, [False, False, *([True] * 9)])
     wanted = set(best_ids(points, best))
     fastest = [p for p in points if p["id"] in wanted]
     fastest.sort(key=lambda p: (p["latency_us"], p["id"]))
@@ -305,6 +315,10 @@ def _fronts_section(points: Sequence[dict], keys: Sequence[str], fronts: dict[tu
         for i in ids:
             on.setdefault(i, []).append(_FRONT_NAMES[y_key])
     counts = ", ".join(f"latency × {_FRONT_NAMES[y]}: {len(ids)}" for (_, y), ids in fronts.items())
+    unmodelled = sum(1 for p in points if p["status"] == "ok" and p.get("energy_uj") is None)
+    if unmodelled:
+        counts += (f" ({unmodelled} point{'s' * (unmodelled != 1)} whose energy is not modelled "
+                   "(a device without energy.mac) are left out of the latency × energy front)")
     model_rank = {m: k for k, m in enumerate(dict.fromkeys(p["model"] for p in points))}  # the experiment's order
     members = sorted((by_id[i] for i in on), key=lambda p: (model_rank[p["model"]], p["latency_us"], p["id"]))
     rows, note = _cut(members, TABLE_MAX_ROWS, "results.csv")
@@ -488,15 +502,26 @@ def build_document(name: str, points: Sequence[PointResult], missing: Sequence[d
                  f"latency, the black mark, where resources overlap).{subset}"),
             Image("plots/breakdown.png", "latency breakdown per design point"))))
     sweep_plots = [(k, f"plots/sweep_{slug_of(k)}.png") for k in keys if f"plots/sweep_{slug_of(k)}.png" in figures]
+    unplotted = [k for k in keys if f"plots/sweep_{slug_of(k)}.png" not in figures]
+    why = (f" No sweep plot for {', '.join(unplotted)}: no two simulated points differ in that key alone, even with "
+           "the other keys held at the fastest point's values (a random search, or the other values infeasible); "
+           "the Pareto plots show those points." if unplotted else "")
     if sweep_plots:
         blocks.append(Section(Heading(2, "Sweeps"), (
             Para(f"Latency, speed-up over the CPU-only run of the same model (when the experiment has one) and "
                  f"partition overhead against each swept key; a latency or speed-up axis is logarithmic when its "
                  f"values span more than {plots.LOG_SPAN:g}×. In report.html, hovering over a point names it. "
-                 f"A key whose other swept values make more than {SWEEP_MAX_LINES} lines (a random search) has no "
-                 "sweep plot: the Pareto plots show those points."),
+                 f"A key whose other swept values make more than {SWEEP_MAX_LINES} lines (a random search, or "
+                 "many swept keys) is drawn with the other keys held at the values of each model × variant's "
+                 "fastest point (its title says so); the Pareto plots show every point. Red crosses at the bottom "
+                 "edge mark infeasible points (hardware that cannot run the model)." + why),
             *(Image(path, f"latency, speed-up and partition overhead against {key}", figures[path].spots)
               for key, path in sweep_plots))))
+    elif keys:  # never silently omitted: say why there is nothing to draw
+        blocks.append(Section(Heading(2, "Sweeps"), (Para(
+            why.strip() if any(p["status"] == "ok" for p in points) else
+            "No sweep plot: no design point was simulated (every point is infeasible, failed or missing; see "
+            "below)."),)))
     if shown:
         body: list[Block] = [Para(_DETAIL_INTRO)]
         n_ok = sum(1 for p in points if p["status"] == "ok")
@@ -514,13 +539,38 @@ def build_document(name: str, points: Sequence[PointResult], missing: Sequence[d
         body += [_detail_section(points[k], names[k], figures.get(f"plots/gantt_{names[k]}.png"),
                                  figures.get(f"plots/partitions_{names[k]}.png")) for k in shown]
         blocks.append(Section(Heading(2, "Design points in detail"), tuple(body)))
-    failed = [p for p in points if p["status"] != "ok"]
+    infeasible = [p for p in points if p["status"] == "infeasible"]
+    if infeasible:  # results, not failures: apart from them (accelsim.feasibility)
+        shown_inf, note = _cut(infeasible, TABLE_MAX_ROWS, "results.csv (status infeasible, with the reason)")
+        blocks.append(Section(Heading(2, "Infeasible design points"), (
+            Para(f"{summary_line(points)}: the hardware of these points cannot run the model (memory: a level "
+                 "too small for the weights or a working set; limits: the experiment's limits). Each line says "
+                 "what to change."), *note,
+            make_table(["Model", "Variant", "Sweep", "Reason", "Why"],
+                   [[p["model_name"], p["variant"], sweep_text(p["sweep"]) or "—", p.get("infeasible", "memory"),
+                     p["error"] or "unknown"] for p in shown_inf], [False] * 5, interactive=True))))
+    failed = [p for p in points if p["status"] == "error"]
     if failed:
         shown_failed, note = _cut(failed, TABLE_MAX_ROWS, "results.csv (status error, with the error)")
         blocks.append(Section(Heading(2, "Failed design points"), (*note,
             make_table(["Model", "Variant", "Sweep", "Error"],
                    [[p["model_name"], p["variant"], sweep_text(p["sweep"]) or "—", p["error"] or "unknown"]
                     for p in shown_failed], [False] * 4, interactive=True))))
+    if experiment and experiment.get("sensitivity"):
+        blocks.append(Section(Heading(2, "What to change: sensitivity and bottlenecks"), (
+            Para("For the fastest point of each model × variant: every design parameter of every device halved "
+                 "and doubled (the other values held), ranked by its effect on latency; where the busy time goes "
+                 "by bound and per op, with the compute array's utilisation; and what to change first. "
+                 "`accelsim sensitivity MODEL --hw ...` prints the same for any design."),
+            *(block for s in experiment["sensitivity"] for block in (Heading(3, s["title"]),
+                                                                     Pre("\n".join(s["lines"])))))))
+    if experiment and experiment.get("assumptions"):
+        blocks.append(Section(Heading(2, "Assumptions"), (
+            Para("Cost numbers the configs leave out take the default `accelsim configs --schema` documents; every "
+                 "one used is listed here (keys an experiment sweeps are set at every point and not listed). A "
+                 "device without energy.mac has no energy model: its energy is shown as 'not modelled', never 0, "
+                 "and is left out of the latency × energy front."),
+            Pre("\n".join(experiment["assumptions"])))))
     if missing:
         shown_missing, note = _cut(missing, TABLE_MAX_ROWS, "results.json under missing")
         blocks.append(Section(Heading(2, "Missing design points"), (
@@ -529,7 +579,15 @@ def build_document(name: str, points: Sequence[PointResult], missing: Sequence[d
             make_table(["Model", "Variant", "Sweep", "Id"],
                    [[m["model_name"], m["variant"], sweep_text(m["sweep"]) or "—", m["id"]] for m in shown_missing],
                    [False] * 4))))
+    blocks.append(_glossary_section())
     return blocks
+
+
+def _glossary_section() -> Section:
+    """Every column and term once, with its formula and unit (accelsim.glossary); HTML headers link here."""
+    return Section(Heading(2, "Glossary"), (
+        Para("Every column and term of this report, once. In report.html a column heading links here."),
+        make_table(GLOSSARY_HEADERS, [[t.name, t.unit or "—", t.formula, t.meaning] for t in TERMS], [False] * 4)))
 
 
 # -- machine-readable results ---------------------------------------------------------------------

@@ -4,6 +4,7 @@ drawn from the records by accelsim.plots and accelsim.partition_plot.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Sequence
 
@@ -19,7 +20,8 @@ from accelsim.pareto import OBJECTIVES
 from accelsim.partition_plot import partition_png
 
 BREAKDOWN_MAX_BARS = 40  # more ok points than this: the breakdown chart shows only the points shown in detail
-SWEEP_MAX_LINES = 24  # a sweep plot with more lines than this (e.g. a random search) is left out
+# beyond this many lines (a random search, many keys) a sweep plot holds the other keys at the best point's values
+SWEEP_MAX_LINES = 24
 
 def _sweep_lines(points: Sequence[dict], key: str) -> list[plots.SweepLine]:
     swept: dict[tuple, list[dict]] = defaultdict(list)
@@ -44,6 +46,21 @@ def _sweep_lines(points: Sequence[dict], key: str) -> list[plots.SweepLine]:
                                          overhead_pct=(p["partition_overhead_pct"],), speedup=(p["speedup"],),
                                          names=(point_label(p),), flat=True))
     return lines
+
+
+def _held_at_best(points: Sequence[dict], key: str) -> list[dict]:
+    """The points of each model x variant whose other swept values are those of its fastest ok point."""
+    best: dict[tuple[str, str], dict] = {}
+    for p in points:
+        k = (p["model_name"], p["variant"])
+        if p["status"] == "ok" and key in p["sweep"] and (k not in best or p["latency_us"] < best[k]["latency_us"]):
+            best[k] = p
+
+    def others(p: dict) -> dict:
+        return {k: str(v) for k, v in p["sweep"].items() if k != key}
+
+    return [p for p in points if (p["model_name"], p["variant"]) in best and key in p["sweep"]
+            and others(p) == others(best[(p["model_name"], p["variant"])])]
 
 
 def _sweep_line_count(points: Sequence[dict], key: str) -> int:
@@ -72,16 +89,22 @@ def _pareto_figures(points: Sequence[dict], fronts: dict[tuple[str, str], list[s
     figures: dict[str, plots.Picture] = {}
     on_front = {pair: set(ids) for pair, ids in fronts.items()}
     models: dict[str, list[dict]] = defaultdict(list)
+    # energy may be "not modelled" (None): such points leave only the latency x energy panel
+    known = [pair for pair in fronts if pair[1] != "energy_uj"]
     for p in points:
-        if p["status"] == "ok" and all(p.get(k) is not None for pair in fronts for k in pair):
+        if p["status"] == "ok" and all(p.get(k) is not None for pair in known for k in pair):
             models[p["model"]].append(p)
     for group in models.values():
         panels = []
         for (x_key, y_key), ids in on_front.items():
+            if any(p.get(x_key) is None or p.get(y_key) is None for p in group):
+                continue  # the section's text says these points leave the energy front
             front = sorted((k for k, p in enumerate(group) if p["id"] in ids),
                            key=lambda k: (group[k][x_key], group[k][y_key]))
             panels.append(plots.ParetoPanel(OBJECTIVES[x_key], OBJECTIVES[y_key], tuple(p[x_key] for p in group),
                                             tuple(p[y_key] for p in group), tuple(front)))
+        if not panels:
+            continue
         colors = [p["sweep"].get(color) if color else p["variant"] for p in group]
         name = group[0]["model_name"]
         title = f"Pareto fronts of {name}: {len(group)} design points"
@@ -101,12 +124,19 @@ def all_figures(points: Sequence[dict], names: Sequence[str], shown: Sequence[in
                       transfer_us=p["transfer_us"], overhead_us=p["overhead_us"],
                       latency_us=p["latency_us"], speedup=p["speedup"]) for p in bars]))
     for key in keys:
-        if _sweep_line_count(points, key) > SWEEP_MAX_LINES:
-            continue
-        lines = _sweep_lines(points, key)
-        if any(not ln.flat for ln in lines):
-            values = [v for ln in lines for v in ln.values]
-            figures[f"plots/sweep_{slug_of(key)}.png"] = plots.sweep_png(key, lines, plots.sweep_axis(key, values))
+        held = _sweep_line_count(points, key) > SWEEP_MAX_LINES
+        drawn = _held_at_best(points, key) if held else points
+        lines = _sweep_lines(drawn, key)
+        if held:  # one line per model x variant: its other values are the title's "best point's values"
+            lines = [ln if ln.flat else dataclasses.replace(ln, label=" | ".join(ln.names[0].split(" | ")[:2]))
+                     for ln in lines]
+        if any(not ln.flat and len(ln.values) > 1 for ln in lines):
+            infeasible = [(p["sweep"][key], point_label(p)) for p in drawn
+                          if p["status"] == "infeasible" and key in p["sweep"]]
+            values = [v for ln in lines for v in ln.values] + [v for v, _ in infeasible]
+            title = f"Sweep of {key}\n(other swept keys at the fastest point's values)" if held else None
+            figures[f"plots/sweep_{slug_of(key)}.png"] = plots.sweep_png(key, lines, plots.sweep_axis(key, values),
+                                                                        infeasible, title)
     for k in shown:
         p = points[k]
         title = f"{point_label(p)}: one inference, {fmt_us(p['latency_us'])} µs"

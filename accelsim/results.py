@@ -21,6 +21,8 @@ from accelsim.config import System
 from accelsim.diff import DiffReport
 from accelsim.record import (
     DETAIL_KEYS,
+    INFEASIBLE_KEY,
+    UNMODELLED_KEY,
     LayerRow,
     NodeCostRow,
     NumericsRecord,
@@ -71,6 +73,11 @@ def record(sim: Simulation, *, point_id: str, model: str, variant: str, sweep: d
     profile, summary = op_profile(sim)
     rejected = [{"node": r["index"], "op": r["op"], "version": r["version"], "reason": r["reason"]}
                 for r in sim.delegation if not r["claimed"] and sim.accelerators]
+    unmodelled = set(sim.energy_unmodelled)
+    if unmodelled:  # "not modelled": an empty value, never a partial sum that reads as the energy
+        for row in partition_table:
+            if row["unit"] in unmodelled:
+                row["energy_uj"] = None
     events = [{
         "resource": e.resource, "kind": e.kind, "label": e.label, "node": e.node, "partition": e.partition,
         "start_us": _r(e.start * US), "end_us": _r(e.end * US), "bytes": e.bytes,
@@ -116,6 +123,7 @@ def record(sim: Simulation, *, point_id: str, model: str, variant: str, sweep: d
         "partition_choice": partition_choice(sim),
         "numerics": _numerics(diff),
         "speedup": None,
+        **(_energy_not_modelled(sim) if unmodelled else {}),
     }
 
 
@@ -144,6 +152,14 @@ def fill_speedups(records: Sequence[dict]) -> None:
 def partition_overhead_pct(sim: Simulation) -> float:
     """The share of the latency spent on partition transfers and call overheads, in percent (2 places)."""
     return _r(100 * sim.partition_overhead, 2)
+
+
+def _energy_not_modelled(sim: Simulation) -> dict[str, Any]:
+    """The energy keys of a record whose system has devices without an energy model: empty, and which devices."""
+    missing = set(sim.energy_unmodelled)
+    return {"energy_uj": None, "static_energy_uj": None, "edp_uj_ms": None,
+            "energy_by_unit_uj": {k: None if k in missing else _uj(v) for k, v in sim.energy_by_unit().items()},
+            UNMODELLED_KEY: sorted(missing)}
 
 
 def area(system: System) -> dict[str, int | float]:
@@ -176,6 +192,14 @@ def error_record(*, point_id: str, model: str, variant: str, sweep: dict[str, An
     return {"id": point_id, "model": model, "model_name": Path(model).stem, "variant": variant, "host": host,
             "accelerators": accelerators, "sweep": dict(sweep), "schedule": schedule, "status": "error",
             "error": error, "speedup": None}
+
+
+def infeasible_record(*, point_id: str, model: str, variant: str, sweep: dict[str, Any], host: str,
+                      accelerators: list[str], schedule: str, reason: str, message: str) -> PointResult:
+    """The record of a design point whose hardware cannot run the model: its identity, the reason and why."""
+    return {**error_record(point_id=point_id, model=model, variant=variant, sweep=sweep, host=host,
+                           accelerators=accelerators, schedule=schedule, error=message),
+            "status": "infeasible", INFEASIBLE_KEY: reason}
 
 
 def op_profile(sim: Simulation) -> tuple[list[OpProfileRow], list[OpSummaryRow]]:

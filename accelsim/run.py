@@ -16,6 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from accelsim.advice import best_point_sensitivity
+from accelsim.assumptions import assumption_lines
+from accelsim.config import load_hardware
 from accelsim.detail import stored_record, with_details
 from accelsim.executors import Executor, WorkersLost, default_executor
 from accelsim.experiment import Experiment
@@ -37,14 +40,15 @@ class RunOutcome:
     missing: list[DesignPoint]
     cached: int
     computed: int
-    failed: int
+    failed: int  # points whose status is "error"
     outputs: dict[str, Path] = field(default_factory=dict)
     out_dir: Path | None = None
     stale: int = 0  # stored points this experiment no longer has
     pruned: bool = False  # whether those entries were removed
     warnings: tuple[str, ...] = ()
     store: Path | None = None  # the results store, <out>/points.sqlite
-    dropped: int = 0  # design points the experiment's limits left out
+    dropped: int = 0  # design points the experiment's limits left out (infeasible by limits)
+    infeasible: int = 0  # stored points whose hardware cannot run the model (status "infeasible")
 
 
 def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *, jobs: int | None = None,
@@ -173,20 +177,25 @@ def _report(experiment: Experiment, out: Path, points: Sequence[DesignPoint], re
     """Write the report of `records` (the stored points, in the experiment's order) and sum the run up."""
     done = {r["id"] for r in records}
     missing = [p for p in points if p.id not in done]
+    context = {**report_context(experiment, len(points)), "sensitivity": best_point_sensitivity(points, records)}
     written = write_report(out, experiment.name, records, formats=experiment.reports,
                            missing=[{"id": p.id, "model_name": Path(p.model).stem, "variant": p.variant,
                                      "sweep": dict(p.sweep)} for p in missing],
-                           experiment=report_context(experiment, len(points)), traced=traced)
+                           experiment=context, traced=traced)
     return RunOutcome(records=records, missing=missing, cached=n_cached, computed=len(records) - n_cached,
-                      failed=sum(1 for r in records if r["status"] != "ok"), outputs=written, out_dir=out,
+                      failed=sum(1 for r in records if r["status"] == "error"), outputs=written, out_dir=out,
                       stale=stale, pruned=pruned, warnings=(warning,) if warning else (), store=out / STORE_FILE,
-                      dropped=dropped)
+                      dropped=dropped, infeasible=sum(1 for r in records if r["status"] == "infeasible"))
 
 
 def report_context(experiment: Experiment, n_points: int) -> dict[str, Any]:
     """What write_report needs to know of the experiment: its file, size, and the file's order of names."""
     keys = [k for k, _ in experiment.sweeps]
-    return {"source": experiment.source, "points": n_points,
+    configs = [load_hardware(experiment.host), *(load_hardware(a) for v in experiment.variants
+                                                 for a in v.accelerators)]
+    host_name = configs[0].name
+    given = [f"{host_name}.{k.split('.', 1)[1]}" if k.startswith("host.") else k for k in keys]
+    return {"source": experiment.source, "points": n_points, "assumptions": assumption_lines(configs, given),
             "models": list(dict.fromkeys(Path(m).stem for m in experiment.models)),
             "variants": [v.name for v in experiment.variants], "sweep_keys": keys,
             "traces": experiment.traces, "best": experiment.best,

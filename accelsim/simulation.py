@@ -98,6 +98,8 @@ class Simulation:
     init_energy: float = 0.0  # joules of the parameter loads at initialization
     loops: tuple[LoopCount, ...] = ()
     choice: PartitionChoice | None = None  # set when an accelerator's partition policy is 'cost'
+    # devices whose energy is not modelled (no energy.mac): the run's energy is "not modelled", never a quiet 0
+    energy_unmodelled: tuple[str, ...] = ()
 
     @property
     def latency(self) -> float:
@@ -119,6 +121,11 @@ class Simulation:
     def energy(self) -> float:
         """Joules of one inference, every device included."""
         return sum(self.energy_by_unit().values())
+
+    @property
+    def modelled_energy(self) -> float | None:
+        """`energy`, or None ("not modelled") when a device has no energy model."""
+        return None if self.energy_unmodelled else self.energy
 
     @property
     def static_energy(self) -> float:

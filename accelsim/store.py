@@ -21,6 +21,8 @@ from pathlib import Path
 from accelsim.record import PointResult
 
 STORE_FILE = "points.sqlite"
+# Points that finished: ok, or infeasible (a result too: the same inputs give the same verdict); not errors.
+_FINISHED = " WHERE status IN ('ok', 'infeasible')"
 _SCHEMA = "CREATE TABLE IF NOT EXISTS points (id TEXT PRIMARY KEY, status TEXT NOT NULL, record TEXT NOT NULL)"
 
 
@@ -57,15 +59,15 @@ class ResultStore:
             self._db.executemany("INSERT OR REPLACE INTO points (id, status, record) VALUES (?, ?, ?)", rows)
 
     def records(self, ids: Iterable[str], *, ok_only: bool = False) -> dict[str, PointResult]:
-        """The stored records among `ids`, by id (with `ok_only`, only points that finished without error)."""
+        """The stored records among `ids`, by id (with `ok_only`, only finished points: ok or infeasible)."""
         wanted = set(ids)
-        query = "SELECT id, record FROM points" + (" WHERE status = 'ok'" if ok_only else "")
+        query = "SELECT id, record FROM points" + (_FINISHED if ok_only else "")
         rows = self._db.execute(query).fetchall()
         return {i: json.loads(text) for i, text in rows if i in wanted}
 
     def ids(self, *, ok_only: bool = False) -> set[str]:
-        """Every stored point's id (with `ok_only`, of points that finished without error); no record is parsed."""
-        query = "SELECT id FROM points" + (" WHERE status = 'ok'" if ok_only else "")
+        """Every stored point's id (with `ok_only`, of points that finished: ok or infeasible); no record is parsed."""
+        query = "SELECT id FROM points" + (_FINISHED if ok_only else "")
         return {i for (i,) in self._db.execute(query)}
 
     def delete(self, ids: Iterable[str]) -> None:

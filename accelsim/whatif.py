@@ -1,7 +1,7 @@
 """What if the accelerator took the nodes it refused? Every refusal lifted by one claim line, simulated and ranked.
 
 For each accelerator and each node it refused that runs on the host, the claim rules say why
-(`delegates.spec`): no rule covers the op, or a covering rule's versions, dtypes or one of its
+(`accelsim.delegates.spec`): no rule covers the op, or a covering rule's versions, dtypes or one of its
 constraints exclude the node. Each such reason, for all nodes of the same op refused for it by
 the same rule, becomes one candidate: a claim line that is that rule relaxed in that one
 respect just enough to accept those nodes (or, for an op no rule covers, a new rule for the
@@ -33,6 +33,7 @@ from accelsim.delegates.spec import (
     check_claim,
     facts_from_node,
 )
+from accelsim.feasibility import Infeasible
 from accelsim.runtime.errors import WorkError
 from accelsim.runtime.interpreter import Interpreter
 from accelsim.runtime.ir import Model
@@ -45,6 +46,15 @@ from accelsim.simulation import HOST, Simulation
 # Edge TPU's prefix rule a line alone often gains nothing, so the pool is wide enough for whole models
 # like the transformer fixture (9 candidates on edgetpu_pcie).
 PAIR_POOL = 12
+
+
+def _uj(joules: float | None) -> float | None:
+    return None if joules is None else joules * 1e6
+
+
+def _fmt_uj(uj: float | None) -> str:
+    """Microjoules, or "energy not modelled" (a device without energy.mac), never 0."""
+    return "energy not modelled" if uj is None else f"{uj:,.2f} uJ"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -107,8 +117,11 @@ def _outcome(model: Model, system: System, schedule: str, loops: LoopTrips | Non
     except WorkError as exc:
         return Outcome(latency_us=None, delegated_nodes=None, partitions=None, transfer_bytes=None, energy_uj=None,
                        error=f"no work model, not simulated: {exc}")
+    except Infeasible as exc:  # the line would give the accelerator more than it can hold: said, not a crash
+        return Outcome(latency_us=None, delegated_nodes=None, partitions=None, transfer_bytes=None, energy_uj=None,
+                       error=f"infeasible: {exc}")
     return Outcome(latency_us=sim.latency * 1e6, delegated_nodes=sim.delegated_nodes, partitions=len(sim.partitions),
-                   transfer_bytes=sim.transfer_bytes, energy_uj=sim.energy * 1e6)
+                   transfer_bytes=sim.transfer_bytes, energy_uj=_uj(sim.modelled_energy))
 
 
 def node_facts(model: Model) -> dict[int, NodeFacts]:
@@ -133,6 +146,8 @@ def _needed(name: str, facts: NodeFacts) -> Any:
         return facts.rank
     if name == "max_input_elements":
         return facts.input_elements
+    if name == "max_runtime_inputs":
+        return facts.runtime_inputs
     if name == "allowed_paddings":
         return facts.padding
     if name == "allowed_activations":
@@ -170,7 +185,7 @@ def _relaxed(rule: ClaimRule, op: str, reason: str, group: Sequence[NodeFacts]) 
         constraints[reason] = True
     else:
         constraints[reason] = frozenset(constraints[reason]) | {_needed(reason, f) for f in group}
-    return ClaimRule(op, versions, dtypes, constraints)
+    return ClaimRule(op, versions, dtypes, constraints, custom_code=rule.custom_code)
 
 
 def claim_line(rule: ClaimRule) -> str:
@@ -180,7 +195,8 @@ def claim_line(rule: ClaimRule) -> str:
     else:
         items = [str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in rule.versions]
         versions = items[0] if len(items) == 1 else f"[{', '.join(items)}]"
-    parts = [f"op: {rule.op}", f"versions: {versions}", f"dtypes: [{', '.join(sorted(rule.dtypes))}]"]
+    parts = [f"op: {rule.op}", *([f"custom_code: {rule.custom_code}"] if rule.custom_code else []),
+             f"versions: {versions}", f"dtypes: [{', '.join(sorted(rule.dtypes))}]"]
     if rule.constraints:
         parts.append("constraints: {" + ", ".join(f"{k}: {_yaml_value(v)}" for k, v in rule.constraints.items())
                      + "}")
@@ -207,17 +223,19 @@ def _groups(accel: HardwareConfig, facts_of: dict[int, NodeFacts], on_host: set[
         ok, refusal = check_claim(accel.claims, facts)
         if ok or ni not in on_host:
             continue
-        if facts.op in NEVER_ANY or facts.dtype is None:
-            why = ("custom ops and control flow are not claimed by rules" if facts.dtype is not None
+        named_custom = facts.op == "CUSTOM" and bool(facts.custom_code)  # a rule can name it by custom_code
+        if (facts.op in NEVER_ANY and not named_custom) or facts.dtype is None:
+            why = ("control flow and unnamed custom ops are not claimed by rules" if facts.dtype is not None
                    else "the node has no data input, so no dtype rule can name it")
             unclaimable.append(Unclaimable(ni, facts.op, why))
             continue
-        covering = [k for k, r in enumerate(accel.claims) if r.covers(facts.op)]
+        op = (facts.op, facts.custom_code if named_custom else None)
+        covering = [k for k, r in enumerate(accel.claims) if r.covers(*op)]
         if not covering:
-            groups.setdefault((facts.op, None, "op not claimed"), []).append((ni, facts, refusal))
+            groups.setdefault((op, None, "op not claimed"), []).append((ni, facts, refusal))
         for k in covering:
             for reason in _failures(accel.claims[k], facts):
-                groups.setdefault((facts.op, k, reason), []).append((ni, facts, refusal))
+                groups.setdefault((op, k, reason), []).append((ni, facts, refusal))
     return groups, unclaimable
 
 
@@ -237,7 +255,7 @@ def whatif(model: Model, system: System, name: str = "<model>", schedule: str = 
     base_sim = simulate_model(model, system, schedule, loops)
     base = Outcome(latency_us=base_sim.latency * 1e6, delegated_nodes=base_sim.delegated_nodes,
                    partitions=len(base_sim.partitions),
-                   transfer_bytes=base_sim.transfer_bytes, energy_uj=base_sim.energy * 1e6)
+                   transfer_bytes=base_sim.transfer_bytes, energy_uj=_uj(base_sim.modelled_energy))
     host_only = _outcome(model, System(system.host, ()), schedule, loops)
     facts = node_facts(model)
     on_host = {n.index for n in base_sim.nodes if n.unit == HOST}
@@ -248,10 +266,13 @@ def whatif(model: Model, system: System, name: str = "<model>", schedule: str = 
         groups, lost = _groups(accel, facts, on_host)
         for u in lost:
             unclaimable.setdefault(u.node, u)
-        for (op, k, reason), members in groups.items():
+        for ((op, custom_code), k, reason), members in groups.items():
             group = [f for _, f, _ in members]
-            rule = (ClaimRule(op, _ranges({f.version for f in group}), frozenset(f.dtype for f in group))
+            rule = (ClaimRule(op, _ranges({f.version for f in group}), frozenset(f.dtype for f in group),
+                              custom_code=custom_code)
                     if k is None else _relaxed(accel.claims[k], op, reason, group))
+            if custom_code:
+                op = f"CUSTOM {custom_code!r}"
             line = claim_line(rule)
             if (accel.name, line) in seen:
                 continue
@@ -323,7 +344,7 @@ def lines(result: WhatIf) -> list[str]:
     b = result.base
     out = [f"{result.model} on {', '.join(result.accelerators)}: {b.latency_us:,.1f} us, {b.delegated_nodes} "
            f"nodes delegated in {b.partitions} partitions, {b.transfer_bytes:,} bytes over links, "
-           f"{b.energy_uj:,.2f} uJ (host alone: {result.host_only.latency_us:,.1f} us)"]
+           f"{_fmt_uj(b.energy_uj)} (host alone: {result.host_only.latency_us:,.1f} us)"]
     if not result.candidates:
         out.append("no refused node can be admitted by a claim line" if result.unclaimable
                    else "every node is delegated: nothing to lift")
@@ -341,6 +362,9 @@ def lines(result: WhatIf) -> list[str]:
     if result.candidates and (result.candidates[0].outcome.latency_us or b.latency_us) >= b.latency_us:
         out.append("no line lowers the latency: what a line moves to the accelerator costs more there (compute, "
                    "transfers, call overhead) than on the host")
+    if not result.candidates or (result.candidates[0].outcome.latency_us or b.latency_us) >= b.latency_us:
+        out.append("what to change in the hardware instead: accelsim sensitivity MODEL --hw ... ranks every design "
+                   "parameter at x0.5 and x2 and shows where the time goes")
     best = min([b.latency_us, *(c.outcome.latency_us for c in result.candidates if c.outcome.latency_us)])
     if best > result.host_only.latency_us:
         what = "even the best line leaves delegation" if result.candidates else "delegation is"
@@ -368,4 +392,4 @@ def _effect(base: Outcome, after: Outcome) -> str:
             f"{100 * abs(saved) / base.latency_us:.1f}%); nodes {after.delegated_nodes - base.delegated_nodes:+d} "
             f"({base.delegated_nodes} -> {after.delegated_nodes} delegated); partitions {base.partitions} -> "
             f"{after.partitions}; transfer {base.transfer_bytes:,} -> {after.transfer_bytes:,} bytes; energy "
-            f"{base.energy_uj:,.2f} -> {after.energy_uj:,.2f} uJ")
+            f"{_fmt_uj(base.energy_uj)} -> {_fmt_uj(after.energy_uj)}")

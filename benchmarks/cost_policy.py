@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the repository root
+    sys.path.insert(0, str(ROOT))
 
 from accelsim.analysis import simulate_model  # noqa: E402
 from accelsim.config import apply_overrides, load_hardware, load_system  # noqa: E402
@@ -66,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--objective", default="latency", choices=["latency", "energy"])
     args = parser.parse_args(argv)
     names = args.models or sorted(p.stem for p in FIXTURES.glob("*.tflite") if p.stem not in NEEDS_RESOLVER)
-    accelerators = sorted(p.stem for p in HW.glob("*.yaml") if not p.stem.startswith("host_"))
+    accelerators = sorted(p.stem for p in HW.glob("*.yaml") if load_hardware(p).is_accelerator)
     print(f"{'accelerator':<15} {'model':<27} {'moved':>7} {'TFLite us':>11} {'cost us':>11} {'saved us':>10} "
           f"{'TFLite uJ':>10} {'cost uJ':>10}")
     differ = total = 0

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
+if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the repository root
     sys.path.insert(0, str(ROOT))
 
 from accelsim.config import HardwareConfig, load_hardware, to_spec  # noqa: E402

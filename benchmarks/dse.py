@@ -38,7 +38,8 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the repository root
+    sys.path.insert(0, str(ROOT))
 
 MOBILENET = ROOT / "tests" / "fixtures" / "models" / "mobilenet_v2_100_224_int8.tflite"
 CACHE = Path.home() / ".cache" / "accelsim" / "dse"
@@ -57,14 +58,9 @@ TINY_GRID = {"compute.rows": [8, 64], "compute.cols": [16, 256]}
 
 def build_resnet152(path: Path = RESNET) -> None:
     """Build ResNet-152 (random weights, 224x224, batch 1) as full-integer int8 .tflite at `path` (needs TensorFlow)."""
-    from benchmarks.cost_vs_coral import CoralRow, build_tflite
+    from benchmarks.keras_tflite import write
 
-    # cost_vs_coral's converter; ResNet-152 is not in Coral's table, so it has no published figures.
-    row = CoralRow("resnet152", "ResNet-152 (224)", "ResNet152", 224, float("nan"), float("nan"))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_bytes(build_tflite(row))
-    tmp.replace(path)
+    write(path, "ResNet152", 224, "int8")  # the calibration benchmarks' converter
 
 
 def experiment_file(folder: Path, grid: dict[str, list]) -> Path:

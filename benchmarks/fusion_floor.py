@@ -38,10 +38,11 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the repository root
+    sys.path.insert(0, str(ROOT))
 
 from accelsim.runtime import Interpreter  # noqa: E402
-from accelsim.runtime.kernels.activations import gelu_float_for  # noqa: E402
+from accelsim.runtime.kernels.gelu import gelu_float_for  # noqa: E402
 from accelsim.runtime.read import load_model  # noqa: E402
 from benchmarks.interpreter import FIXTURES, _inputs, _ref_in_subprocess, litert, time_side_by_side  # noqa: E402
 

@@ -39,7 +39,8 @@ from pathlib import Path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "models"
-sys.path.insert(0, str(ROOT))
+if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the repository root
+    sys.path.insert(0, str(ROOT))
 
 from accelsim.runtime.errors import AccelsimError, ModelError  # noqa: E402
 from accelsim.runtime.interpreter import Interpreter  # noqa: E402

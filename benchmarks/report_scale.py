@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the repository root
+    sys.path.insert(0, str(ROOT))
 
 from accelsim.pareto import non_dominated, non_dominated_reference, traced_ids  # noqa: E402
 from accelsim.report import write_report  # noqa: E402

@@ -1,7 +1,7 @@
 """AcceleratorDelegate: claim rules from an `AcceleratorSpec`, simulated kernels, work records.
 
 The simulated kernels are the interpreter's kernels run with the hardware's declared numerics,
-which the delegate asks the runtime for (`Context.set_numerics`, a `runtime.numerics.NumericsProfile`)
+which the delegate asks the runtime for (`Context.set_numerics`, a `accelsim.runtime.numerics.NumericsProfile`)
 for the nodes it runs; it never edits a kernel's state:
 
 - ``reference``: LiteRT's numerics, bit-exact with the reference interpreter.

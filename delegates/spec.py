@@ -35,7 +35,8 @@ ANY_OP = "any"
 # `op: any` does not reach these: a custom op needs its own kernel, and control flow runs other subgraphs.
 NEVER_ANY = frozenset({"CUSTOM", "DELEGATE", "CALL", "CALL_ONCE", "IF", "WHILE"})
 
-INT_CONSTRAINTS = ("max_kernel_size", "max_stride", "max_dilation", "max_channels", "max_rank", "max_input_elements")
+INT_CONSTRAINTS = ("max_kernel_size", "max_stride", "max_dilation", "max_channels", "max_rank", "max_input_elements",
+                   "max_runtime_inputs")
 NAME_CONSTRAINTS = {"allowed_paddings": PADDINGS, "allowed_activations": ACTIVATIONS}
 BOOL_CONSTRAINTS = ("per_channel",)
 CONSTRAINTS = (*INT_CONSTRAINTS, *NAME_CONSTRAINTS, *BOOL_CONSTRAINTS)
@@ -50,6 +51,8 @@ CONSTRAINT_DOCS = {
                      "{max_channels: 2048}"),
     "max_rank": ("int >= 1", "a non-constant input or an output has more dimensions", "{max_rank: 4}"),
     "max_input_elements": ("int >= 1", "the first input holds more elements", "{max_input_elements: 16000}"),
+    "max_runtime_inputs": ("int >= 1", "more of its inputs are non-constant tensors (present, not weights)",
+                           "{max_runtime_inputs: 2}"),
     "allowed_paddings": ("list of " + ", ".join(PADDINGS), "its padding is not listed",
                          "{allowed_paddings: [SAME]}"),
     "allowed_activations": ("list of " + ", ".join(ACTIVATIONS), "its fused activation is not listed",
@@ -90,7 +93,8 @@ class ClaimRule:
     sorted tuple of disjoint ranges (`(1, 3)` becomes `((1, 3),)`). `op` may be `ANY_OP`: every
     builtin op outside `excluded` and `NEVER_ANY`. `dtypes` are lower-case tensor type names
     ('int8', 'float32'); empty means any.
-    `constraints` use the vocabulary in this module's docstring.
+    `constraints` use the vocabulary in this module's docstring. `custom_code` narrows a rule for op
+    CUSTOM to the custom ops of that name (None: every custom op).
     """
 
     op: str
@@ -98,6 +102,7 @@ class ClaimRule:
     dtypes: frozenset[str] = frozenset()
     constraints: Mapping[str, Any] = field(default_factory=dict, hash=False)
     excluded: frozenset[str] = frozenset()
+    custom_code: str | None = None
 
     def __post_init__(self):
         ranges = (self.versions,) if all(isinstance(v, int) for v in self.versions) else self.versions
@@ -115,15 +120,17 @@ class ClaimRule:
         object.__setattr__(self, "dtypes", frozenset(d.lower() for d in self.dtypes))
         if self.excluded and self.op != ANY_OP:
             raise ValueError(f"{self.op}: only a rule for op {ANY_OP!r} can exclude ops")
+        if self.custom_code is not None and self.op != "CUSTOM":
+            raise ValueError(f"{self.op}: only a rule for op CUSTOM can name a custom_code")
         object.__setattr__(self, "excluded", frozenset(self.excluded))
         checked = {name: _check_constraint(name, value) for name, value in self.constraints.items()}
         object.__setattr__(self, "constraints", MappingProxyType(checked))
 
-    def covers(self, op: str) -> bool:
-        """Whether this rule speaks about `op` at all (before versions, dtypes and constraints)."""
+    def covers(self, op: str, custom_code: str | None = None) -> bool:
+        """Whether this rule speaks about `op` (and its custom code) at all, before versions, dtypes, constraints."""
         if self.op == ANY_OP:
             return op not in self.excluded and op not in NEVER_ANY
-        return self.op == op
+        return self.op == op and (self.custom_code is None or self.custom_code == custom_code)
 
 
 @dataclass(frozen=True)
@@ -227,6 +234,11 @@ class NodeFacts:
         return max((len(s) for s in (*shapes, *self.output_shapes)), default=0)
 
     @property
+    def runtime_inputs(self) -> int:
+        """Inputs that are present and not constant (TFLite GPU delegate's GetNumberOfRuntimeInputs)."""
+        return sum(1 for s, c in zip(self.input_shapes, self.constant_inputs) if s is not None and not c)
+
+    @property
     def input_elements(self) -> int:
         """Elements of the data input (the first non-constant input, else the first one)."""
         present = [(s, c) for s, c in zip(self.input_shapes, self.constant_inputs) if s is not None]
@@ -313,6 +325,8 @@ def _constraint_failure(name: str, limit: Any, facts: NodeFacts) -> str | None:
         return f"rank {facts.rank} above max {limit}"
     if name == "max_input_elements" and facts.input_elements > limit:
         return f"input elements {facts.input_elements} above max {limit}"
+    if name == "max_runtime_inputs" and facts.runtime_inputs > limit:
+        return f"{facts.runtime_inputs} runtime inputs above max {limit}"
     if name == "allowed_paddings" and facts.padding is not None and facts.padding not in limit:
         return f"padding {facts.padding} not in {_names(limit)}"
     if name == "allowed_activations" and facts.activation is not None and facts.activation not in limit:
@@ -350,7 +364,7 @@ def check_claim(rules: Iterable[ClaimRule], facts: NodeFacts) -> tuple[bool, str
     """
     reasons: list[str] = []
     for rule in rules:
-        if rule.covers(facts.op):
+        if rule.covers(facts.op, facts.custom_code):
             why = _rule_failure(rule, facts)
             if why is None:
                 return True, ""

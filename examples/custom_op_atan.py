@@ -10,6 +10,9 @@ Usage:
     python examples/custom_op_atan.py                    # builds the model with accelsim's writer
     python examples/custom_op_atan.py tests/fixtures/models/atan_custom.tflite   # TensorFlow-converted
 
+The file is also an op module: its `register(resolver)` adds the kernel, so the command line can load it:
+    accelsim benchmark tests/fixtures/models/atan_custom.tflite --ops examples/custom_op_atan.py
+
 Expected output (for the built model):
     without the kernel: Encountered unresolved custom op: Atan.
     x      = [-2.  -1.   0.   1.5]
@@ -62,10 +65,15 @@ def _atan_work(context, node) -> NodeWork:
 ATAN = Registration(init=_atan_init, prepare=_atan_prepare, invoke=_atan_invoke, work=_atan_work)
 
 
+def register(resolver) -> None:
+    """Add the Atan kernel (version 1): what `--ops examples/custom_op_atan.py` calls."""
+    resolver.add_custom("Atan", ATAN, min_version=1, max_version=1)
+
+
 def atan_resolver() -> BuiltinOpResolver:
     """The builtin resolver plus the Atan kernel (version 1)."""
     resolver = BuiltinOpResolver()
-    resolver.add_custom("Atan", ATAN, min_version=1, max_version=1)
+    register(resolver)
     return resolver
 
 

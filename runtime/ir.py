@@ -1,7 +1,7 @@
 """The immutable graph IR of a .tflite model: Model, Subgraph, Tensor, Operator, Quantization, Options.
 
-Frozen dataclasses and lookup tables only; `runtime.read` builds them from .tflite bytes and
-`runtime.write` turns them back into bytes, so no FlatBuffer object leaks past those two modules.
+Frozen dataclasses and lookup tables only; `accelsim.runtime.read` builds them from .tflite bytes and
+`accelsim.runtime.write` turns them back into bytes, so no FlatBuffer object leaks past those two modules.
 """
 
 from __future__ import annotations

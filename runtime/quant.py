@@ -91,12 +91,71 @@ def multiply_by_quantized_multiplier(x, multiplier, shift):
     left = np.maximum(shift, 0)
     right = np.maximum(-shift, 0)
     # The C++ multiplies in int32 (x * (1 << left_shift)); wrap the same way.
-    shifted = _wrap_int32(x << left)
+    shifted = wrap32(x << left)
     return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(shifted, multiplier), right)
 
 
-def _wrap_int32(v):
+def wrap32(v) -> np.ndarray:
+    """Two's-complement wrap to int32 (a C++ int32 result that overflowed), as int64."""
     return ((np.asarray(v, dtype=np.int64) + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+
+
+def trunc_div(a, d: int) -> np.ndarray:
+    """C++ integer division by a positive constant (truncates toward zero)."""
+    a = np.asarray(a, dtype=np.int64)
+    return np.where(a >= 0, a // d, -((-a) // d))
+
+
+def saturating_shift_left(x, amount: int, bits: int = 32) -> np.ndarray:
+    """gemmlowp SaturatingRoundingMultiplyByPOT with a positive exponent (Rescale to fewer integer
+    bits): x << amount, saturated to a `bits`-wide signed integer."""
+    lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    return np.clip(np.asarray(x, dtype=np.int64) << amount, lo, hi)
+
+
+def rounding_half_sum(a, b) -> np.ndarray:
+    """gemmlowp RoundingHalfSum: (a + b) / 2 rounded half away from zero."""
+    s = np.asarray(a, dtype=np.int64) + b
+    return trunc_div(s + np.where(s >= 0, 1, -1), 2)
+
+
+def one_over_one_plus_x(a) -> np.ndarray:
+    """gemmlowp one_over_one_plus_x_for_x_in_0_1: Newton-Raphson 1/(1+a), a and result Q0.31."""
+    srdhm = saturating_rounding_doubling_high_mul
+    half_denominator = rounding_half_sum(a, INT32_MAX)
+    # Q2.29 constants 48/17 and -32/17; F2::One() is 1 << 29.
+    x = 1515870810 + srdhm(half_denominator, -1010580540)
+    for _ in range(3):
+        one_minus = (1 << 29) - srdhm(half_denominator, x)
+        x = x + saturating_shift_left(srdhm(x, one_minus), 2)
+    return saturating_shift_left(x, 1)
+
+
+def clz32(x) -> np.ndarray:
+    """Count leading zeros of non-negative values below 2**32 (32 for zero)."""
+    x = np.asarray(x, dtype=np.int64)
+    return np.where(x == 0, 32, 32 - np.frexp(x.astype(np.float64))[1])
+
+
+def clrsb32(x) -> np.ndarray:
+    """GCC __builtin_clrsb on int32 (CountLeadingSignBits): 31 for 0 and -1."""
+    x = np.asarray(x, dtype=np.int64)
+    return clz32(np.where(x < 0, ~x, x)) - 1
+
+
+def srdhm16(a, b) -> np.ndarray:
+    """gemmlowp SaturatingRoundingDoublingHighMul for int16 operands held in int64."""
+    ab = np.asarray(a, dtype=np.int64) * b
+    high = trunc_div(ab + np.where(ab >= 0, 1 << 14, 1 - (1 << 14)), 1 << 15)
+    return np.where((np.asarray(a) == -32768) & (b == -32768), 32767, high)
+
+
+def rounding_divide_by_pot_x86(x: np.ndarray, exponent: np.ndarray) -> np.ndarray:
+    """gemmlowp RoundingDivideByPOT on int32 as x86 executes it for any exponent: the mask is
+    (1 << e) - 1 truncated to 32 bits and the arithmetic shift count is taken mod 32."""
+    mask = wrap32((np.int64(1) << np.clip(exponent, 0, 62)) - 1)
+    threshold = (mask >> 1) + (x < 0)
+    return (x >> (exponent & 31)) + ((x & mask) > threshold)
 
 
 def dtype_range(dtype) -> tuple[int, int]:
@@ -165,7 +224,7 @@ def multiply_by_quantized_multiplier_half_up(x, multiplier, shift):
     shift = np.asarray(shift, dtype=np.int64)
     left = np.maximum(shift, 0)
     right = np.maximum(-shift, 0)
-    high = (_wrap_int32(x << left) * np.asarray(multiplier, dtype=np.int64) + (1 << 30)) >> 31
+    high = (wrap32(x << left) * np.asarray(multiplier, dtype=np.int64) + (1 << 30)) >> 31
     nudge = np.where(right > 0, np.int64(1) << np.maximum(right - 1, 0), 0)
     return np.where(high > INT32_MAX - nudge, np.int64(1) << (31 - right), (high + nudge) >> right)
 
@@ -192,10 +251,6 @@ def multiply_by_quantized_multiplier_int64(x, multiplier, shift):
     return (x * reduced + (np.int64(1) << (total - 1))) >> total
 
 
-def _saturating_shift_left(x, bits: int):
-    return np.clip(np.asarray(x, dtype=np.int64) << bits, INT32_MIN, INT32_MAX)
-
-
 def inv_sqrt_quantized_multiplier_exp(v) -> tuple[np.ndarray, np.ndarray]:
     """GetInvSqrtQuantizedMultiplierExp(v, kReverseShift) (common.h) for int32 v >= 0, elementwise.
 
@@ -217,9 +272,9 @@ def inv_sqrt_quantized_multiplier_exp(v) -> tuple[np.ndarray, np.ndarray]:
     half_input = rounding_divide_by_pot(v >> 1, 1)
     x = np.full(v.shape, 1 << 28, dtype=np.int64)  # 1.0 in Q3.28
     for _ in range(5):
-        x3 = _saturating_shift_left(srdhm(srdhm(x, x), x), 6)
-        x = _saturating_shift_left(_wrap_int32(srdhm(3 << 27, x) - srdhm(half_input, x3)), 3)
+        x3 = saturating_shift_left(srdhm(srdhm(x, x), x), 6)
+        x = saturating_shift_left(wrap32(srdhm(3 << 27, x) - srdhm(half_input, x3)), 3)
     x = srdhm(x, 1518500250)  # sqrt(2)/2 in Q0.31
-    x = np.where(shift < 0, _wrap_int32(x << np.maximum(-shift, 0)), x)
+    x = np.where(shift < 0, wrap32(x << np.maximum(-shift, 0)), x)
     shift = -np.maximum(shift, 0)
     return np.where(small, INT32_MAX, x), np.where(small, 0, shift)

@@ -1,5 +1,5 @@
-""".tflite bytes -> the IR: `load_model` parses through the flatc-generated object API in `schema.tflite`
-and returns frozen dataclasses (`runtime.ir`), checking every index and size on the way.
+""".tflite bytes -> the IR: `load_model` parses through the flatc-generated object API in `accelsim.schema.tflite`
+and returns frozen dataclasses (`accelsim.runtime.ir`), checking every index and size on the way.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def _read_source(source) -> tuple[bytes | memoryview, str]:
 def load_model(source, *, max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES) -> Model:
     """Parse a .tflite file (path) or its bytes into a validated `Model`.
 
-    The FlatBuffer is verified structurally first (`runtime.verify`), so corrupt
+    The FlatBuffer is verified structurally first (`accelsim.runtime.verify`), so corrupt
     offsets and lengths are refused before the generated reader touches them;
     then every index, shape, buffer size and subgraph reference is checked.
 

@@ -33,7 +33,7 @@ class Registration:
             `Interpreter(reference=True)` runs these.
         work: ``work(context, node) -> runtime.work.NodeWork`` reports the prepared node's work
             from shapes, options and constant sizes (never tensor values); a node whose
-            registration has none cannot be costed (`runtime.work.node_work` raises).
+            registration has none cannot be costed (`accelsim.runtime.work.node_work` raises).
     """
 
     invoke: Callable[[Any, Any], None]

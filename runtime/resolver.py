@@ -1,18 +1,54 @@
 """The public resolver API: Registration, MutableOpResolver, BuiltinOpResolver and selective registration.
 
-`Registration` and `MutableOpResolver` live in `runtime.registration` (below the kernels, which
-register into them); `BuiltinOpResolver` lives next to the kernels in `runtime.kernels`.
+`Registration` and `MutableOpResolver` live in `accelsim.runtime.registration` (below the kernels, which
+register into them); `BuiltinOpResolver` lives next to the kernels in `accelsim.runtime.kernels`.
+
+`extra_custom_ops` scopes a set of custom kernels to a block of code: inside it, every interpreter
+built without an explicit `op_resolver` (`default_resolver`) holds them too. That is how a
+command-line `--ops` module or an experiment's `ops:` reaches the interpreters that the costing
+stack builds several layers down, without a resolver argument on each function between them. The
+scope is a `contextvars.ContextVar`, as `decimal.localcontext` scopes precision: it ends with the
+block, so one caller's kernels never leak into another's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from accelsim.runtime.ir import Model
 from accelsim.runtime.kernels import BuiltinOpResolver
 from accelsim.runtime.registration import MutableOpResolver, Registration
 
-__all__ = ["BuiltinOpResolver", "MutableOpResolver", "Registration", "resolver_for_model"]
+__all__ = ["BuiltinOpResolver", "MutableOpResolver", "Registration", "default_resolver", "extra_custom_ops",
+           "resolver_for_model"]
+
+_EXTRA: ContextVar[MutableOpResolver | None] = ContextVar("accelsim_extra_custom_ops", default=None)
+
+
+@contextmanager
+def extra_custom_ops(resolver: MutableOpResolver) -> Iterator[None]:
+    """Within the block, `default_resolver()` also holds `resolver`'s kernels (on top of any outer block's)."""
+    merged = MutableOpResolver()
+    outer = _EXTRA.get()
+    if outer is not None:
+        merged.add_all(outer)
+    merged.add_all(resolver)
+    token = _EXTRA.set(merged)
+    try:
+        yield
+    finally:
+        _EXTRA.reset(token)
+
+
+def default_resolver() -> MutableOpResolver:
+    """A fresh BuiltinOpResolver plus the custom kernels of the enclosing `extra_custom_ops` blocks."""
+    resolver = BuiltinOpResolver()
+    extra = _EXTRA.get()
+    if extra is not None:
+        resolver.add_all(extra)
+    return resolver
 
 
 def resolver_for_model(model: Model, base: MutableOpResolver | None = None) -> MutableOpResolver:

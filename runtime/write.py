@@ -1,4 +1,4 @@
-"""The IR -> .tflite bytes: `save_model` builds a fresh FlatBuffer from a `runtime.ir.Model`."""
+"""The IR -> .tflite bytes: `save_model` builds a fresh FlatBuffer from a `accelsim.runtime.ir.Model`."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def save_model(model: Model, path: str | os.PathLike | None = None, *, stamp_ver
     """Serialize a `Model` to .tflite bytes (and write them to `path` if given).
 
     With `stamp_versions`, builtin operators are first set to the versions TFLite's rules give
-    them and the min_runtime_version metadata is written (`runtime.versioning.stamp_versions`).
+    them and the min_runtime_version metadata is written (`accelsim.runtime.versioning.stamp_versions`).
     """
     if stamp_versions:
         model = _stamp_versions(model)

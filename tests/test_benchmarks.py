@@ -32,6 +32,7 @@ def test_time_invoke_runs_at_least_the_requested_invokes():
     assert len(counted) == 9 and seconds > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["lstm_gru_float", "transformer_block_float"])
 def test_fusion_floor_networks_compute_the_fixtures_they_time(name):
     """A hand-fused network is a bound for a model only if it computes that model's outputs."""
@@ -50,6 +51,7 @@ def test_fusion_floor_networks_compute_the_fixtures_they_time(name):
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5 * np.abs(expected).max())
 
 
+@pytest.mark.slow
 def test_cost_vs_litert_simulates_on_the_shipped_host_and_reports_loops():
     from benchmarks.cost_vs_litert import Row, simulated, spread
 
@@ -66,6 +68,7 @@ def test_cost_vs_litert_times_litert_by_thread_cpu_time():
     assert round_median(it, runs=3, min_time=0.0) > 0
 
 
+@pytest.mark.slow
 def test_dse_benchmark_runs_a_tiny_grid_through_every_path(capsys):
     """benchmarks/dse.py --tiny: the executor, the fresh paths and the from-file table all run (no timing asserted)."""
     from benchmarks.dse import RESNET, main
@@ -79,6 +82,7 @@ def test_dse_benchmark_runs_a_tiny_grid_through_every_path(capsys):
     assert ("resnet152_int8" in out) and (RESNET.exists() or "build it once with" in out)
 
 
+@pytest.mark.slow
 def test_cost_policy_benchmark_compares_both_choices_and_never_loses():
     from benchmarks.cost_policy import FIXTURES as MODELS
     from benchmarks.cost_policy import compare
@@ -88,3 +92,58 @@ def test_cost_policy_benchmark_compares_both_choices_and_never_loses():
     assert row.cost_us < row.tflite_us
     kept = compare(MODELS / "mobilenet_v2_100_224_int8.tflite", "edgetpu_usb")
     assert kept.moved == 0 and kept.cost_us == kept.tflite_us  # the Edge TPU pays for itself there
+
+
+def test_cost_vs_pixel3_fits_on_fit_rows_only_and_recovers_a_planted_value():
+    """--fit never looks at a held-out row, and finds the value that makes simulated equal published."""
+    from accelsim.config import load_hardware
+    from accelsim.experiment import SHIPPED_CONFIGS
+    from benchmarks import cost_vs_pixel3 as pixel3
+
+    class Planted:
+        """Simulated = published x (0.25 / efficiency): the right efficiency is 0.25."""
+
+        configs = {"kryo385_cpu": load_hardware(SHIPPED_CONFIGS / "kryo385_cpu.yaml")}
+        asked: set = set()
+
+        def configured(self, values):
+            return dict(values)
+
+        def ms(self, row, column, configs):
+            self.asked.add(row.label)
+            (efficiency,) = configs.values()
+            return row.published(column) * 0.25 / efficiency
+
+    param = pixel3.Param("kryo385_cpu", "compute.efficiency", 0.05, 1.0)
+    bench = Planted()
+    (value,) = pixel3.fit(bench, [param], ("cpu_float", "cpu_quant")).values()
+    assert value == pytest.approx(0.25, rel=0.02)
+    held_out = {r.label for r in pixel3.ROWS if r.held_out}
+    assert held_out and bench.asked and not bench.asked & held_out
+    assert {"MobileNet V1 0.50 128", "Inception V3 299"} <= held_out
+
+
+def test_sensitivity_benchmark_times_both_sides_on_one_model():
+    """benchmarks/sensitivity.py: both measured paths run and count their costings (no timing asserted)."""
+    from accelsim.config import load_system
+    from benchmarks.sensitivity import HW, design_points, one_sensitivity
+
+    model = str(FIXTURES / "mobilenet_v2_035_96_int8.tflite")
+    system = load_system(HW / "host_cpu.yaml", [HW / "edgetpu_usb.yaml", HW / "hexagon_dsp.yaml"])
+    seconds, costed = one_sensitivity(model, system)
+    assert seconds > 0 and costed >= 30  # 3 devices: clocks, arrays, levels, links, each at x0.5 and x2
+    assert design_points(model, system, 2) > 0
+
+
+@pytest.mark.slow
+def test_cost_only_benchmark_times_the_command_and_its_floor(capsys):
+    """benchmarks/cost_only.py: every row runs (the command in a subprocess) and the ratios are printed."""
+    from benchmarks.cost_only import main
+
+    assert main(["--model", str(FIXTURES / "interleaved_int8.tflite"), "--runs", "1"]) == 0
+    out = capsys.readouterr().out
+    for label in ("(a) start-up", "(b) one cost-only simulate_model", "(c) accelsim benchmark --num-runs 0",
+                  "(d) accelsim benchmark --num-runs 1", "(c) / ((a) + (b)) = ", "(d) / (c) = "):
+        assert label in out
+    assert main(["--model", str(FIXTURES / "missing.tflite")]) == 2
+    assert "missing.tflite is not there" in capsys.readouterr().err

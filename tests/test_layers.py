@@ -27,12 +27,16 @@ RUNTIME_LAYERS = (
     ("accelsim.runtime.errors",),
     ("accelsim.runtime.ir", "accelsim.runtime.quant", "accelsim.runtime.numerics", "accelsim.runtime.verify",
      "accelsim.runtime.custom"),
+    # op_signature.cc, runtime_version.cc's table, op_version.cc, and their use on a whole model
+    ("accelsim.runtime.op_signature", "accelsim.runtime.runtime_versions"),
+    ("accelsim.runtime.op_versions",),
     ("accelsim.runtime.versioning",),
     ("accelsim.runtime.read", "accelsim.runtime.write", "accelsim.runtime.tensor", "accelsim.runtime.registration"),
     # the kernels package and every module in it; the work they report
     ("accelsim.runtime.kernels", "accelsim.runtime.work"),
     ("accelsim.runtime.resolver",),
-    ("accelsim.runtime.interpreter",),
+    # the interpreter and the subgraphs it runs (each names the other's type)
+    ("accelsim.runtime.interpreter", "accelsim.runtime.subgraph"),
     ("accelsim.runtime",),  # the package's __init__, which exports the public names
 )
 
@@ -42,25 +46,31 @@ RUNTIME_LAYERS = (
 # of its job (a prefix names a package and every module in it).
 ACCELSIM_LAYERS = (
     # foundation: quantities, files, the result record, traces, schedules, Pareto fronts
+    # (and what extends the runtime or words the results without knowing the hardware: custom-op modules, the
+    # infeasible verdict, the glossary, the shipped default experiment)
     ("accelsim", "accelsim.units", "accelsim.files", "accelsim.record", "accelsim.trace", "accelsim.schedule",
-     "accelsim.pareto"),  # accelsim: the package's __init__, which holds only __version__
-    # hardware: configs, claims, kinds and their cost models, memory, energy, sweep ranges and limits
+     "accelsim.pareto", "accelsim.ops", "accelsim.feasibility", "accelsim.glossary", "accelsim.default_experiment"),
+    # hardware: configs, claims, kinds and their cost models, memory, energy, sweep ranges and limits, the defaults
+    # a config leaves to the schema (assumptions)
     ("accelsim.config", "accelsim.config_yaml", "accelsim.claims", "accelsim.config_docs", "accelsim.kinds",
-     "accelsim.cost", "accelsim.memory", "accelsim.energy", "accelsim.search", "accelsim.hw_configs"),
+     "accelsim.cost", "accelsim.memory", "accelsim.energy", "accelsim.search", "accelsim.hw_configs",
+     "accelsim.assumptions"),
     # delegation: delegates applied, node work, what a simulated inference produced
     ("accelsim.simulation", "accelsim.delegation"),
     ("accelsim.costing",),  # node costs, step assembly
     ("accelsim.placement",),  # searches that use costing; costing never uses them
     ("accelsim.analysis", "accelsim.diff"),  # once per (model, delegation policy); the numerics diff
+    # what to change: one analysis re-costed with each design parameter varied, and advice from it
+    ("accelsim.sensitivity", "accelsim.advice"),
     # results and reports
     ("accelsim.results", "accelsim.report", "accelsim.document", "accelsim.exports", "accelsim.report_figures",
      "accelsim.labels", "accelsim.plots", "accelsim.partition_plot"),
     # experiments: the file, points, executors, the store, details, the pipeline
     ("accelsim.experiment", "accelsim.points", "accelsim.executors", "accelsim.dask_executor", "accelsim.store",
-     "accelsim.detail", "accelsim.run"),
+     "accelsim.detail", "accelsim.run", "accelsim.experiment_keys"),
     # tools
     ("accelsim.compare", "accelsim.whatif", "accelsim.benchmark", "accelsim.model_info", "accelsim.systems",
-     "accelsim.ops"),
+     "accelsim.cost_only"),
     ("accelsim.cli", "accelsim.__main__"),  # the command line
 )
 # Optional dependencies: the only imports allowed inside functions of accelsim/ (with a comment saying so).
@@ -68,9 +78,10 @@ OPTIONAL = ("distributed", "dask", "playwright")
 
 
 def _module_name(path: Path) -> str:
-    """The import name of a source file: runtime/ir.py is accelsim.runtime.ir."""
-    folder, *parts = path.relative_to(ROOT).with_suffix("").parts
-    parts = [FOLDERS.get(folder, folder), *parts]
+    """The import name of a source file: runtime/ir.py is accelsim.runtime.ir (the longest mapped folder counts)."""
+    relative = path.relative_to(ROOT).with_suffix("")
+    folder = max((f for f in FOLDERS if relative.is_relative_to(f)), key=len, default=relative.parts[0])
+    parts = [FOLDERS.get(folder, folder), *relative.relative_to(folder).parts]
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -237,3 +248,18 @@ def test_every_accelsim_module_has_a_layer():
         module = _module_name(path)
         if _package(module) == "accelsim":
             _accelsim_layer(module)
+
+
+def test_the_repository_folders_are_not_importable_by_their_own_names():
+    """Only `accelsim` is a top-level name: the folders are reached as accelsim.runtime, accelsim.schema, ..."""
+    import importlib.util
+
+    def importable(name: str) -> bool:
+        try:
+            return importlib.util.find_spec(name) is not None
+        except ModuleNotFoundError:  # its parent is not importable either
+            return False
+
+    # (tests/runtime and tests/delegates are namespace folders of tests, hence the submodules)
+    assert not any(importable(name) for name in ("runtime.interpreter", "schema.tflite", "delegates.api", "hw_configs"))
+    assert importlib.util.find_spec("accelsim.runtime").origin == str(ROOT / "runtime" / "__init__.py")

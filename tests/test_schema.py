@@ -71,6 +71,7 @@ def test_generated_package_has_a_module_per_type():
     assert (GENERATED_DIR / "__init__.py").is_file()
 
 
+@pytest.mark.slow
 def test_generated_code_imports_only_schema_tflite():
     # flatc writes `import tflite.X`; generate.py points those at schema.tflite so that an
     # unrelated top-level `tflite` package (users often have one installed) is never shadowed.

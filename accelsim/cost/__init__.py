@@ -16,6 +16,7 @@ from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
 from accelsim import energy, memory
+from accelsim.feasibility import memory_refusal
 from accelsim.memory import LINK, Level, Traffic
 from accelsim.runtime.errors import ModelError
 from accelsim.runtime.ir import numpy_dtype
@@ -154,10 +155,10 @@ def roofline(works: Sequence[NodeWork], hw: HardwareConfig, compute_cycles: Call
         fixed_cycles: cycles every node pays outside the overlap (a runtime's dispatch).
 
     Raises:
-        ConfigError: a node's activations fit no memory level (see `accelsim.memory`).
+        Infeasible: the weights or a node's activations fit no memory level (see `accelsim.memory`).
     """
     levels = levels_of(hw)
-    placed = memory.traffic(works, hw.memory, hw.error)
+    placed = memory.traffic(works, hw.memory, memory_refusal(hw.error), hw.name, hw.link is not None)
     watts = energy.static_power(hw)
     return [timed(w, compute_cycles(w), hw, t, levels, watts, fixed_cycles) for w, t in zip(works, placed)]
 

@@ -70,6 +70,7 @@ from typing import TYPE_CHECKING
 from accelsim import energy
 from accelsim import memory as mem
 from accelsim.cost import Cost, levels_of, timed
+from accelsim.feasibility import memory_refusal
 from accelsim.kinds import Kind, spec
 from accelsim.memory import Level, Traffic
 from accelsim.runtime.work import NodeWork
@@ -302,7 +303,9 @@ def traffic(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Traffic]:
     the generic rules split them. An absorbed node moves nothing.
     """
     memory, compute = hw.memory, hw.compute
-    homes = mem.activation_levels(works, memory, hw.error)
+    refuse = memory_refusal(hw.error)
+    mem.check_weights(works, memory, refuse, hw.name, hw.link is not None)
+    homes = mem.activation_levels(works, memory, refuse)
     streams = mem.streamed_parameters(works, mem.weight_cache(works, memory))
     out = []
     for work, home, stream, gone in zip(works, homes, streams, absorbed(works)):
@@ -333,7 +336,7 @@ def costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
     """Costs of a device's nodes in model order: compute overlapped with its SRAM and weight traffic.
 
     Raises:
-        ConfigError: a node's activations fit no memory level (see `accelsim.memory`).
+        Infeasible: the weights or a node's activations fit no memory level (see `accelsim.memory`).
     """
     levels = effective_levels(hw)
     watts = energy.static_power(hw)

@@ -3,22 +3,23 @@
 Where each builtin op's kernel lives (tests/runtime/test_kernel_table.py checks this table against the
 registrations):
 
-    activations     ELU, GELU, HARD_SWISH, LEAKY_RELU, LOGISTIC, PRELU, RELU, RELU6, TANH
+    activations     ELU, HARD_SWISH, LEAKY_RELU, LOGISTIC, PRELU, RELU, RELU6, TANH
     cast            CAST
     concat          CONCATENATION, PACK
     control_flow    CALL_ONCE, IF, WHILE
     conv            CONV_2D, DEPTHWISE_CONV_2D
     conv3d          CONV_3D
     cumsum          CUMSUM
+    division        DIV, FLOOR_DIV, FLOOR_MOD
     elementwise     ADD, MUL, SUB
     fill            FILL, RANGE, ZEROS_LIKE
     fully_connected FULLY_CONNECTED
+    gelu            GELU
     gather          GATHER, GATHER_ND
     logical         EQUAL, GREATER, GREATER_EQUAL, LESS, LESS_EQUAL, LOGICAL_AND, LOGICAL_NOT, LOGICAL_OR,
                     NOT_EQUAL, SELECT, SELECT_V2
     lstm            LSTM, UNIDIRECTIONAL_SEQUENCE_LSTM
-    math            ABS, DIV, EXP, FLOOR_DIV, FLOOR_MOD, LOG, MAXIMUM, MINIMUM, NEG, POW, RSQRT, SQRT,
-                    SQUARE, SQUARED_DIFFERENCE
+    math            ABS, EXP, LOG, MAXIMUM, MINIMUM, NEG, POW, RSQRT, SQRT, SQUARE, SQUARED_DIFFERENCE
     matmul          BATCH_MATMUL
     normalization   L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION
     pad             MIRROR_PAD, PAD, PADV2
@@ -37,7 +38,9 @@ registrations):
     transpose_conv  TRANSPOSE_CONV
     variables       ASSIGN_VARIABLE, READ_VARIABLE, VAR_HANDLE
 
-`common.py` holds helpers shared by the kernels and registers nothing.
+`common.py` is the helper library the kernels share (checks, prepare helpers, tables and LiteRT's LUTs;
+the fixed-point arithmetic is `accelsim.runtime.quant`); it registers nothing, and no kernel imports another's
+private names.
 
 Every op's reference (`Registration.reference`, what `Interpreter(reference=True)` runs) is the node
 form of a public function of NumPy arrays and resolved options in its module, which states the TFLite
@@ -65,10 +68,12 @@ from accelsim.runtime.kernels import (
     conv,
     conv3d,
     cumsum,
+    division,
     elementwise,
     fill,
     fully_connected,
     gather,
+    gelu,
     logical,
     lstm,
     math,
@@ -92,9 +97,9 @@ from accelsim.runtime.kernels import (
 )
 from accelsim.runtime.registration import MutableOpResolver
 
-FAMILIES = (activations, cast, concat, control_flow, conv, conv3d, cumsum, elementwise, fill, fully_connected,
-            gather, logical, lstm, math, matmul, normalization, pad, pooling, quantize, reduce, resize, shape,
-            slicing, softmax, space, sparse, split, tile, transpose, transpose_conv, variables)
+FAMILIES = (activations, cast, concat, control_flow, conv, conv3d, cumsum, division, elementwise, fill,
+            fully_connected, gather, gelu, logical, lstm, math, matmul, normalization, pad, pooling, quantize, reduce,
+            resize, shape, slicing, softmax, space, sparse, split, tile, transpose, transpose_conv, variables)
 
 
 def register_builtins(resolver) -> None:

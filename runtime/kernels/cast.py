@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from accelsim.runtime import work
-from accelsim.runtime.kernels.common import check, check_inputs
-from accelsim.runtime.kernels.logical import _check_type
+from accelsim.runtime.kernels.common import check, check_inputs, check_type
 from accelsim.runtime.registration import Registration
 
 _CAST_TYPES = ("INT64", "INT32", "UINT32", "UINT16", "INT16", "UINT8", "INT8", "FLOAT16", "FLOAT32", "FLOAT64",
@@ -43,7 +42,7 @@ def cast(values: np.ndarray, out_dtype: np.dtype) -> np.ndarray:
 def _cast_prepare(ctx, node) -> None:
     check_inputs(node, 1)
     x, out = ctx.input(node, 0), ctx.output(node, 0)
-    _check_type("CAST", x, _CAST_TYPES)
+    check_type("CAST", x, _CAST_TYPES)
     check(out.type in _CAST_TYPES, f"CAST: output type {out.type} is not supported "
                                    f"(supported: {', '.join(_CAST_TYPES)})")
     ctx.resize_tensor(out, x.shape)

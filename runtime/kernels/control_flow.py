@@ -7,7 +7,7 @@ invokes and how values pass between them, so their reference is their invoke (un
 Their work is the work of the subgraphs they run, times how often they run them: counted by
 the last invoke when there was one, else folded from the model (a WHILE counter with a constant
 start and step against a constant or shape-derived bound; an IF condition fixed by constants),
-else left unknown for `runtime.work.resolve_trips` to take from an override or a default.
+else left unknown for `accelsim.runtime.work.resolve_trips` to take from an override or a default.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ import numpy as np
 
 from accelsim.runtime import work
 from accelsim.runtime.kernels.common import (
+    EIGHT_BIT,
     broadcast_shape,
     check,
     check_inputs,
@@ -40,7 +41,6 @@ from accelsim.runtime.quant import (
 from accelsim.runtime.registration import Registration
 
 _F32 = np.float32
-_QUANTIZED = ("INT8", "UINT8")
 # Unquantized types each op's Eval accepts (add.cc, sub.cc, mul.cc); INT16 only without quantization.
 _PLAIN_TYPES = {
     "ADD": ("FLOAT32", "INT32", "INT64", "INT16"),
@@ -242,12 +242,12 @@ def _check_types(op: str, x1, x2, out) -> bool:
     check(x1.type == x2.type, f"{op}: input types differ ({x1.type} and {x2.type})")
     check(out.type == x1.type, f"{op}: output type {out.type} differs from input type {x1.type}")
     quantized_out = out.quantization is not None and out.quantization.is_quantized
-    if x1.type in _QUANTIZED:
+    if x1.type in EIGHT_BIT:
         return True
     check(not (x1.type == "INT16" and quantized_out),
           f"{op}: quantized INT16 is not supported (TFLite's int16 versions are not implemented)")
     check(x1.type in _PLAIN_TYPES[op],
-          f"{op}: type {x1.type} is not supported (supported: {', '.join(_PLAIN_TYPES[op] + _QUANTIZED)})")
+          f"{op}: type {x1.type} is not supported (supported: {', '.join(_PLAIN_TYPES[op] + EIGHT_BIT)})")
     return False
 
 
@@ -523,7 +523,7 @@ def _reference(op: str):
         x1, x2, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
         activation = activation_name(node.options.fused_activation_function)
         stage = activation
-        if x1.type in _QUANTIZED:
+        if x1.type in EIGHT_BIT:
             lanes = _SIMD_LANES.get((op, x1.type))
             size = int(np.prod(out.shape, dtype=np.int64))
             stage = QuantizedStage(_quantized_params(op, x1, x2, out), lanes,

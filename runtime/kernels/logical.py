@@ -16,7 +16,9 @@ from accelsim.runtime.kernels.common import (
     broadcast_shape,
     check,
     check_inputs,
+    check_type,
     integer_domain,
+    is_quantized,
     table_index,
 )
 from accelsim.runtime.quant import multiply_by_quantized_multiplier, quantize_multiplier
@@ -52,15 +54,6 @@ _COMPARE_TYPES = {
 _LEFT_SHIFT = 8  # comparisons.cc: inputs are shifted left 8 bits before rescaling
 
 
-def _check_type(op: str, t, supported) -> None:
-    check(t.type in supported, f"{op}: type {t.type} is not supported (supported: {', '.join(supported)})")
-
-
-def _quantized(t) -> bool:
-    q = t.quantization
-    return q is not None and bool(q.scales)
-
-
 def _check_output(op: str, out, expected: str) -> None:
     check(out.type == expected, f"{op}: the output must be {expected}, got {out.type}")
 
@@ -78,7 +71,7 @@ def _rescaled(op: str, t, q: np.ndarray) -> np.ndarray:
     the input's own scale in fixed point."""
     # comparisons.cc quantizes the scale itself with QuantizeMultiplierSmallerThanOneExp, which is
     # only defined for scales in (0, 1).
-    check(_quantized(t) and 0.0 < t.scale < 1.0,
+    check(is_quantized(t) and 0.0 < t.scale < 1.0,
           f"{op}: quantized {t.type} input {t.name!r} needs a per-tensor scale in (0, 1), got {t.scale}")
     return _rescaled_values(q, t)
 
@@ -104,7 +97,7 @@ def _uses_rescaling(op: str, t) -> bool:
     """uint8/int8 always compare rescaled; int16 only for (NOT_)EQUAL when quantized."""
     if t.type in ("UINT8", "INT8"):
         return True
-    return t.type == "INT16" and op in ("EQUAL", "NOT_EQUAL") and _quantized(t)
+    return t.type == "INT16" and op in ("EQUAL", "NOT_EQUAL") and is_quantized(t)
 
 
 def _comparison(op: str) -> Registration:
@@ -112,10 +105,10 @@ def _comparison(op: str) -> Registration:
         check_inputs(node, 2)
         a, b, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
         check(a.type == b.type, f"{op}: input types differ ({a.type} and {b.type})")
-        _check_type(op, a, _COMPARE_TYPES[op])
+        check_type(op, a, _COMPARE_TYPES[op])
         _check_output(op, out, "BOOL")
         # comparisons.cc NotEqualEval writes nothing for an int16 input without quantization.
-        check(not (op == "NOT_EQUAL" and a.type == "INT16" and not _quantized(a)),
+        check(not (op == "NOT_EQUAL" and a.type == "INT16" and not is_quantized(a)),
               "NOT_EQUAL: INT16 inputs must be quantized")
         tables = (_rescaled_table(op, a), _rescaled_table(op, b)) if _uses_rescaling(op, a) else None
         node.user_data = (a, b, out, tables)

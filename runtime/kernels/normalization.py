@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from accelsim.runtime import work
-from accelsim.runtime.kernels.common import check, check_inputs
+from accelsim.runtime.kernels.common import EIGHT_BIT, check, check_output_quantization, unary_prepare
 from accelsim.runtime.quant import (
     activation_name,
     dtype_range,
@@ -20,25 +20,6 @@ from accelsim.runtime.quant import (
 from accelsim.runtime.registration import Registration
 
 _F32 = np.float32
-_EIGHT_BIT = ("INT8", "UINT8")
-
-
-def _same_shape_prepare(ctx, node, op: str, types: tuple[str, ...]):
-    """One input and one output of the same supported type; the output takes the input's shape."""
-    check_inputs(node, 1)
-    check(len(node.outputs) == 1, f"{op} takes one output")
-    x, out = ctx.input(node, 0), ctx.output(node, 0)
-    check(x.type in types, f"{op}: type {x.type} is not supported ({', '.join(types)})")
-    check(out.type == x.type, f"{op}: output type {out.type} differs from input type {x.type}")
-    ctx.resize_tensor(out, x.shape)
-    return x, out
-
-
-def _check_output_quantization(op: str, out, scale: float, zero_points: dict[str, int]) -> None:
-    """The kernels hard-wire the output range: an exact scale and a per-type zero point."""
-    zp = zero_points[out.type]
-    check(float(_F32(out.scale)) == scale and out.zero_point == zp,
-          f"{op}: {out.type} output must have scale {scale} and zero point {zp}, got ({out.scale}, {out.zero_point})")
 
 
 # -- L2_NORMALIZATION -----------------------------------------------------------------------------
@@ -46,13 +27,13 @@ def _check_output_quantization(op: str, out, scale: float, zero_points: dict[str
 
 def _l2_prepare(ctx, node) -> None:
     op = "L2_NORMALIZATION"
-    x, out = _same_shape_prepare(ctx, node, op, ("FLOAT32", *_EIGHT_BIT))
+    x, out = unary_prepare(ctx, node, op, ("FLOAT32", *EIGHT_BIT))
     check(len(x.shape) >= 1, f"{op}: input must have at least one dimension")
     act = activation_name(node.options.fused_activation_function)
     check(act == "NONE", f"{op}: fused activation {act} is not supported (l2norm.cc needs NONE)")
-    if x.type in _EIGHT_BIT:
+    if x.type in EIGHT_BIT:
         # l2norm.cc: outputs are in 1/128 steps, zero at 0 (int8) or 128 (uint8).
-        _check_output_quantization(op, out, 1 / 128, {"INT8": 0, "UINT8": 128})
+        check_output_quantization(op, out, 1 / 128, {"INT8": 0, "UINT8": 128})
 
 
 def l2_normalization(x: np.ndarray, zero_point: int = 0) -> np.ndarray:
@@ -98,7 +79,7 @@ def _l2_node(ctx, node) -> None:
 
 def _lrn_prepare(ctx, node) -> None:
     op = "LOCAL_RESPONSE_NORMALIZATION"
-    x, _ = _same_shape_prepare(ctx, node, op, ("FLOAT32",))
+    x, _ = unary_prepare(ctx, node, op, ("FLOAT32",))
     check(len(x.shape) == 4, f"{op}: input must be 4-D, got shape {list(x.shape)}")
     check(node.options.radius >= 0, f"{op}: radius must not be negative, got {node.options.radius}")
 

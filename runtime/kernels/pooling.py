@@ -13,12 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from accelsim.runtime import work
-from accelsim.runtime.kernels.common import check
+from accelsim.runtime.kernels.common import EIGHT_BIT, check
 from accelsim.runtime.kernels.conv.geometry import Geometry, out_size_and_padding
 from accelsim.runtime.quant import activation_name, activation_range_quantized
 from accelsim.runtime.registration import Registration
-
-_QUANTIZED = ("UINT8", "INT8")
 
 
 @dataclass(frozen=True)
@@ -68,7 +66,7 @@ def _activation_range(code: int, out) -> tuple[float | int, float | int]:
     name = activation_name(code)
     if name not in ("RELU", "RELU6", "RELU_N1_TO_1"):
         name = "NONE"
-    if out.type in _QUANTIZED:
+    if out.type in EIGHT_BIT:
         return activation_range_quantized(name, out.scale, out.zero_point, out.dtype)
     big = float(np.finfo(np.float32).max)
     return {"NONE": (-big, big), "RELU": (0.0, big), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0)}[name]
@@ -91,7 +89,7 @@ def _pool_prepare(ctx, node, fill_max: bool) -> None:
     out = ctx.output(node, 0)
     check(len(x.shape) == 4, f"input must be 4-D NHWC, got shape {list(x.shape)}")
     check(x.type == out.type, f"input type {x.type} differs from output type {out.type}")
-    check(x.type in ("FLOAT32", *_QUANTIZED), f"type {x.type} is not supported (FLOAT32, UINT8, INT8)")
+    check(x.type in ("FLOAT32", *EIGHT_BIT), f"type {x.type} is not supported (FLOAT32, UINT8, INT8)")
     o = node.options
     check(o.filter_height > 0 and o.filter_width > 0,
           f"filter size {o.filter_height}x{o.filter_width} must be positive")
@@ -105,7 +103,7 @@ def _pool_prepare(ctx, node, fill_max: bool) -> None:
     cols = _valid_taps(out_w, o.stride_w, pad_left, o.filter_width, width)
     counts = (rows[:, None] * cols[None, :])[..., None]
     act_min, act_max = _activation_range(o.fused_activation_function, out)
-    quantized = out.type in _QUANTIZED
+    quantized = out.type in EIGHT_BIT
     info = np.iinfo(out.dtype) if quantized else np.finfo(np.float32)
     # integer_ops pooling.h starts MAX_POOL's running max at the activation minimum, optimized_ops
     # MaxPool (float) at numeric_limits<float>::lowest() (so -inf comes out as lowest): a final
@@ -181,7 +179,7 @@ def _average_invoke(ctx, node) -> None:
         acc -= plan.table_base
         out.data = plan.table.take(acc)
         return
-    if x.type in _QUANTIZED:
+    if x.type in EIGHT_BIT:
         # integer_ops/pooling.h: (acc +- count/2) / count, rounding half away from zero.
         acc = _window_fold(x.data, plan, np.add, np.int32)
         negative = acc < 0

@@ -23,6 +23,7 @@ from accelsim.runtime.quant import (
     multiply_by_quantized_multiplier_half_up,
     quantize_multiplier,
     tflite_round,
+    wrap32,
 )
 from accelsim.runtime.registration import Registration
 from accelsim.runtime.tensor import ARENA, PERSISTENT_RO
@@ -65,10 +66,6 @@ class _PerChannel:
     zero_points: np.ndarray
 
 
-def _wrap32(v: np.ndarray) -> np.ndarray:
-    return ((v + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
-
-
 def _to_output(rounded: np.ndarray, zero_point: int, dtype) -> np.ndarray:
     """static_cast<int32_t>(rounded) + zero_point (wrapping), clamped to dtype.
 
@@ -83,7 +80,7 @@ def _to_output(rounded: np.ndarray, zero_point: int, dtype) -> np.ndarray:
     # min/max are NaN if any value is, and then the comparisons fail too.
     if rounded.size and not (-2.0**30 < rounded.min() and rounded.max() < 2.0**30):
         rare = ~(np.abs(rounded) < 2.0**30)
-        out[rare] = np.clip(_wrap32(cast_to_int32(rounded[rare]) + zero_point), info.min, info.max)
+        out[rare] = np.clip(wrap32(cast_to_int32(rounded[rare]) + zero_point), info.min, info.max)
     return out
 
 
@@ -106,7 +103,7 @@ def _per_channel_quantize(x: np.ndarray, params: _PerChannel, dtype) -> np.ndarr
     """reference_ops::PerChannelQuantize: float division, TfLiteRound, truncating cast."""
     q = cast_to_int32(tflite_round(x / params.scales)) + params.zero_points
     info = np.iinfo(dtype)
-    return np.clip(_wrap32(q), info.min, info.max).astype(dtype)
+    return np.clip(wrap32(q), info.min, info.max).astype(dtype)
 
 
 def _requantize_values(q: np.ndarray, params: _Requantize, simd: bool, dtype) -> np.ndarray:
@@ -115,11 +112,11 @@ def _requantize_values(q: np.ndarray, params: _Requantize, simd: bool, dtype) ->
     The SIMD blocks (MultiplyByQuantizedMultiplier4Rows: vqrdmulhq, then vrshlq) round the
     final right shift half up where the scalar form rounds half away from zero.
     """
-    x = _wrap32(q.astype(np.int64) - params.input_zero_point)
+    x = wrap32(q.astype(np.int64) - params.input_zero_point)
     mbqm = multiply_by_quantized_multiplier_half_up if simd else multiply_by_quantized_multiplier
     y = mbqm(x, params.multiplier, params.shift)
     info = np.iinfo(dtype)
-    return np.clip(_wrap32(y + params.output_zero_point), info.min, info.max).astype(dtype)
+    return np.clip(wrap32(y + params.output_zero_point), info.min, info.max).astype(dtype)
 
 
 def _requantize(q: np.ndarray, params: _Requantize, dtype) -> np.ndarray:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from accelsim.runtime import work
-from accelsim.runtime.kernels.common import check, store_plan, tensor_values
+from accelsim.runtime.kernels.common import EIGHT_BIT, check, store_plan, tensor_values
 from accelsim.runtime.quant import (
     dtype_range,
     multiply_by_quantized_multiplier,
@@ -22,11 +22,11 @@ from accelsim.runtime.quant import (
     multiply_by_quantized_multiplier_int64,
     quantize_multiplier,
     tflite_round,
+    wrap32,
 )
 from accelsim.runtime.registration import Registration
 
-_QUANTIZED = ("UINT8", "INT8")
-_TYPES = ("FLOAT32", "INT32", "INT64", *_QUANTIZED)
+_TYPES = ("FLOAT32", "INT32", "INT64", *EIGHT_BIT)
 
 
 def resolve_axes(axis_values, rank: int) -> tuple[int, ...]:
@@ -90,9 +90,9 @@ def _mean_prepare(ctx, node) -> None:
     keep_dims = bool(node.options.keep_dims)
     ctx.resize_tensor(out, reduced_shape(x.shape, axes, keep_dims))
     count = _count(x.shape, axes)
-    lo, hi = dtype_range(x.dtype) if x.type in _QUANTIZED else (0, 0)
+    lo, hi = dtype_range(x.dtype) if x.type in EIGHT_BIT else (0, 0)
     fast = None
-    if x.type in _QUANTIZED and 0 < count * (hi - lo) < 1 << 16:
+    if x.type in EIGHT_BIT and 0 < count * (hi - lo) < 1 << 16:
         fast = _mean_table_plan(x, out, axes, count, keep_dims)
     elif x.type == "FLOAT32" and axes and count > 0:
         fast = _float_mean_plan(x, out, axes, count, keep_dims)
@@ -243,7 +243,7 @@ def _mean_reference(ctx, node) -> None:
     plan: _MeanPlan = node.user_data
     x, out = ctx.input(node, 0), ctx.output(node, 0)
     axes = plan.axes if plan.axes is not None else resolve_axes(tensor_values(ctx.input(node, 1)), len(x.shape))
-    quantization = ReduceQuantization.of(x, out) if x.type in _QUANTIZED else None
+    quantization = ReduceQuantization.of(x, out) if x.type in EIGHT_BIT else None
     out.data = mean(x.data, axes, node.options.keep_dims, quantization)
 
 
@@ -334,10 +334,6 @@ def _quantized_sum(q: ReduceQuantization, total: np.ndarray, count: int) -> np.n
     return value.astype(np.int64) + q.out_zero_point
 
 
-def _wrap_int32(v: np.ndarray) -> np.ndarray:
-    return ((v + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
-
-
 def _quantized_prod(x: np.ndarray, q: ReduceQuantization, axes) -> np.ndarray:
     """optimized_ops::QuantizedReduceProd: fold each output's values in memory order, rescaling every step.
 
@@ -352,8 +348,8 @@ def _quantized_prod(x: np.ndarray, q: ReduceQuantization, axes) -> np.ndarray:
     centered = values.astype(np.int64) - q.in_zero_point
     acc = centered[:, 0]
     for j in range(1, n):
-        acc = _wrap_int32(multiply_by_quantized_multiplier_int64(acc * centered[:, j], multiplier, shift))
-    return _wrap_int32(multiply_by_quantized_multiplier_int64(acc, multiplier, shift)) + q.out_zero_point
+        acc = wrap32(multiply_by_quantized_multiplier_int64(acc * centered[:, j], multiplier, shift))
+    return wrap32(multiply_by_quantized_multiplier_int64(acc, multiplier, shift)) + q.out_zero_point
 
 
 def _count(shape, axes) -> int:

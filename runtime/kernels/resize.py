@@ -8,7 +8,7 @@ import numpy as np
 
 from accelsim.runtime import work
 from accelsim.runtime.kernels.common import check, store_plan
-from accelsim.runtime.quant import tflite_round
+from accelsim.runtime.quant import tflite_round, trunc_div
 from accelsim.runtime.registration import Registration
 
 
@@ -125,14 +125,9 @@ def _integer_taps(out_size: int, in_size: int, align_corners: bool, half_pixel: 
     pos = np.arange(out_size, dtype=np.int64) * scale
     if half_pixel:
         pos = pos + scale // 2 - (1 << 9)
-    lower = np.maximum(_trunc_div(pos, 1 << 10), 0)
-    upper = np.minimum(_trunc_div(pos + (1 << 10) - 1, 1 << 10), in_size - 1)
+    lower = np.maximum(trunc_div(pos, 1 << 10), 0)
+    upper = np.minimum(trunc_div(pos + (1 << 10) - 1, 1 << 10), in_size - 1)
     return lower, upper, pos - (1 << 10) * lower
-
-
-def _trunc_div(a: np.ndarray, b: int) -> np.ndarray:
-    """C++ integer division by a positive constant (rounds toward zero)."""
-    return np.sign(a) * (np.abs(a) // b)
 
 
 def _integer_weights(shape, out_h: int, out_w: int, opts):

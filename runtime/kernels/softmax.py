@@ -12,9 +12,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from accelsim.runtime import work
-from accelsim.runtime.kernels.activations import _f32_exp, _require_quantized
-from accelsim.runtime.kernels.common import check, check_inputs, run_plan, store_plan, table_index
-from accelsim.runtime.kernels.normalization import _EIGHT_BIT, _check_output_quantization, _same_shape_prepare
+from accelsim.runtime.kernels.common import (
+    EIGHT_BIT,
+    check,
+    check_inputs,
+    check_output_quantization,
+    expf,
+    require_positive_scales,
+    run_plan,
+    store_plan,
+    table_index,
+    unary_prepare,
+)
 from accelsim.runtime.quant import cast_to_int32, dtype_range, tflite_round
 from accelsim.runtime.registration import Registration
 
@@ -36,14 +45,14 @@ def _softmax_prepare(ctx, node) -> None:
     check(allowed is not None, f"SOFTMAX: input type {x.type} is not supported (supported: FLOAT32, INT8, UINT8)")
     check(out.type in allowed, f"SOFTMAX: {x.type} input needs an output of type {' or '.join(allowed)}, "
                                f"not {out.type}")
-    _require_quantized("SOFTMAX", x, out)
+    require_positive_scales("SOFTMAX", x, out)
     if x.type == "INT8" and out.type == "INT8":
         check(out.zero_point == -128, f"SOFTMAX: INT8 output zero point must be -128, got {out.zero_point}")
         check(abs(float(out.scale) - 1.0 / 256) <= 0.001 / 256,
               f"SOFTMAX: INT8 output scale must be 1/256, got {out.scale}")
     # PopulateSoftmaxLookupTable: table[255 - d] = expf(scale * d) with scale = -input_scale * beta.
     scale = -_F32(x.scale) * beta
-    table = _f32_exp(scale * np.arange(256, dtype=np.float32))
+    table = expf(scale * np.arange(256, dtype=np.float32))
     node.user_data = _softmax_quantized(x, out, table)
 
 
@@ -60,7 +69,7 @@ def softmax(x: np.ndarray, beta: float, in_scale: float = 0.0, out_scale: float 
         e = np.exp((x - x.max(axis=-1, keepdims=True)) * _F32(beta))
         return (e / e.sum(axis=-1, keepdims=True)).astype(np.float32)
     d = x.max(axis=-1, keepdims=True).astype(np.int64) - x
-    e = _f32_exp((-_F32(in_scale) * _F32(beta)) * d.astype(np.float32))
+    e = expf((-_F32(in_scale) * _F32(beta)) * d.astype(np.float32))
     total = np.add.accumulate(e, axis=-1)[..., -1:]
     p = e * (_F32(1) / (total * _F32(out_scale)))
     rounded = np.floor(p + _F32(0.5)) if out_dtype == np.uint8 else tflite_round(p)
@@ -181,12 +190,12 @@ class LogSoftmaxTable:
 
 def _log_softmax_prepare(ctx, node) -> None:
     op = "LOG_SOFTMAX"
-    x, out = _same_shape_prepare(ctx, node, op, ("FLOAT32", *_EIGHT_BIT))
+    x, out = unary_prepare(ctx, node, op, ("FLOAT32", *EIGHT_BIT))
     check(len(x.shape) >= 1, f"{op}: input must have at least one dimension")
     node.user_data = None
-    if x.type in _EIGHT_BIT:
+    if x.type in EIGHT_BIT:
         # activations.cc LogSoftmaxPrepare: outputs in 1/16 steps, 0 at the type's maximum.
-        _check_output_quantization(op, out, 16 / 256, {"INT8": 127, "UINT8": 255})
+        check_output_quantization(op, out, 16 / 256, {"INT8": 127, "UINT8": 255})
         node.user_data = LogSoftmaxTable.of(x.scale, out.scale, out.zero_point)
 
 

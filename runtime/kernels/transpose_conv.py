@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from accelsim.runtime import work
-from accelsim.runtime.kernels.common import check, is_known
+from accelsim.runtime.kernels.common import EIGHT_BIT, check, is_known
 from accelsim.runtime.kernels.conv.checks import check_bias, check_float_types, check_quantized_types, filter_zero_point
 from accelsim.runtime.kernels.conv.geometry import INT16_MAX, SAME, VALID
 from accelsim.runtime.kernels.conv.reference import output_stage
@@ -38,7 +38,6 @@ from accelsim.runtime.kernels.conv.stage import (
 from accelsim.runtime.registration import Registration
 
 _OP = "TRANSPOSE_CONV"
-_QUANTIZED = ("INT8", "UINT8")
 
 
 @dataclass(frozen=True)
@@ -183,7 +182,7 @@ def _prepare(ctx, node) -> None:
     # transpose_conv.cc Prepare: strides must fit int16 (checked before the weights are grouped by stride_w).
     check(max(stride_w, node.options.stride_h) <= INT16_MAX,
           f"{_OP}: strides must be at most {INT16_MAX}, got stride_h={node.options.stride_h} stride_w={stride_w}")
-    plan = _Plan(x.type in _QUANTIZED, act)
+    plan = _Plan(x.type in EIGHT_BIT, act)
     if plan.quantized:
         check_quantized_types(_OP, x, f, b, out)
         check_bias(_OP, b, cout, None)

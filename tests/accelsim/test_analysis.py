@@ -6,13 +6,14 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from support import FIXTURES
+from support import CUSTOM_OP_FIXTURES, FIXTURES
 
 import accelsim.costing
 from accelsim import schedule as simpy_engine
 from accelsim.analysis import analysis_key, analyze, model_digest, simulate_analysis, simulate_model
-from accelsim.config import KEYS, POLICY, SECTIONS, Assign, HardwareConfig, apply_overrides, load_system
+from accelsim.config import KEYS, POLICY, SECTIONS, Assign, HardwareConfig, apply_overrides, load_hardware, load_system
 from accelsim.delegates.spec import AcceleratorSpec
+from accelsim.ops import using_ops
 from accelsim.runtime.work import LoopTrips
 
 HW = Path(__file__).resolve().parents[2] / "hw_configs"
@@ -35,6 +36,7 @@ def test_the_table_classifies_every_config_section_and_the_analysis_sections_are
                                                                       dataclasses.fields(AcceleratorSpec)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("accel, overrides", [
     ("edgetpu_usb", {"clock": "250 MHz"}),
     ("edgetpu_usb", {"compute.rows": 64, "compute.cols": 64}),
@@ -107,11 +109,11 @@ def test_assign_cost_shares_an_analysis_only_with_the_same_system():
 
 
 def _fixture_models() -> list[Path]:
-    # atan_custom needs a custom op resolver the simulation does not have (it fails to prepare).
-    return [p for p in sorted(FIXTURES.glob("*.tflite")) if p.stem != "atan_custom"]
+    return sorted(FIXTURES.glob("*.tflite"))
 
 
-@pytest.mark.parametrize("accel", ["", *sorted(p.stem for p in HW.glob("*.yaml") if not p.stem.startswith("host"))])
+@pytest.mark.slow
+@pytest.mark.parametrize("accel", ["", *sorted(p.stem for p in HW.glob("*.yaml") if load_hardware(p).is_accelerator)])
 def test_closed_form_sequential_equals_the_simpy_replay_on_every_fixture(accel, monkeypatch):
     """Every step list a fixture gives on a shipped config: the closed form and SimPy agree exactly.
 
@@ -128,5 +130,7 @@ def test_closed_form_sequential_equals_the_simpy_replay_on_every_fixture(accel, 
     monkeypatch.setattr(accelsim.costing, "simulate", both)
     system = load_system(HW / "host_cpu.yaml", [HW / f"{accel}.yaml"] if accel else [])
     for model in _fixture_models():
-        simulate_model(str(model), system)
+        module = CUSTOM_OP_FIXTURES.get(model.stem)
+        with using_ops([module] if module else []):  # custom-op fixtures with their op module's kernels
+            simulate_model(str(model), system)
     assert replayed and all(closed == simpy for closed, simpy in replayed)

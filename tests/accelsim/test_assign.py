@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support import FIXTURES
+from support import CUSTOM_OP_FIXTURES, FIXTURES
 
 from accelsim.analysis import simulate_model
 from accelsim.config import Assign, ConfigError, load_system
@@ -23,7 +23,7 @@ from accelsim.simulation import HOST
 HW = Path(__file__).resolve().parents[2] / "hw_configs"
 PAIRS = [("edgetpu_usb", "hexagon_dsp"), ("hexagon_dsp", "ethos_u55_128")]
 # atan_custom needs its custom op registered, which a simulated system has no resolver for.
-MODELS = sorted(p.stem for p in FIXTURES.glob("*.tflite") if p.stem != "atan_custom")
+MODELS = sorted(p.stem for p in FIXTURES.glob("*.tflite") if p.stem not in CUSTOM_OP_FIXTURES)
 
 
 def _system(*accels: str, assign: Assign | None = None):
@@ -39,6 +39,7 @@ def _policy_cost(system, objective="latency"):
         for a in system.accelerators))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pair", PAIRS, ids="+".join)
 @pytest.mark.parametrize("model", MODELS)
 def test_never_slower_than_tflite_order_or_policy_cost(model, pair):
@@ -61,6 +62,7 @@ def test_energy_objective_never_costs_more_energy_than_tflite_order():
     assert assigned.choice.objective == "energy" and assigned.energy <= order.energy
 
 
+@pytest.mark.slow
 def test_a_model_goes_to_the_accelerator_that_is_faster_for_it_rather_than_the_first():
     # The Edge TPU (USB) comes first and takes MobileNetV2-224 (its prefix is the whole model); the
     # Hexagon-like DSP behind it is faster for it, which TFLite's order and policy cost cannot see.
@@ -88,6 +90,7 @@ def test_partitions_that_do_not_pay_go_to_the_host_and_say_why():
                for r in assigned.delegation if r["index"] != 7)
 
 
+@pytest.mark.slow
 def test_many_shared_runs_are_handed_out_greedily():
     assigned = simulate_model(str(FIXTURES / "transformer_block_int8.tflite"),
                               _system("hexagon_dsp", "ethos_u55_128", assign=Assign("cost")))
@@ -129,6 +132,7 @@ variants:
     return path
 
 
+@pytest.mark.slow
 def test_an_experiment_variant_assigns_by_cost(tmp_path):
     exp = load_experiment(_experiment(tmp_path, "{policy: cost, objective: energy}"))
     (point,) = design_points(exp)

@@ -116,6 +116,7 @@ def test_module_entry_point_and_broken_pipe():
     assert result.stdout.strip() == "{" and "Error" not in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_run_with_no_argument_writes_the_default_report(tmp_path, capsys):
     out = tmp_path / "default"
     assert main(["run", "--out", str(out), "--jobs", "1"]) == 0
@@ -232,6 +233,7 @@ def test_progress_is_a_bar_on_a_terminal_and_silent_on_a_pipe():
     assert "50/50" in text and "\r" in text and text.count("\n") <= 1
 
 
+@pytest.mark.slow
 def test_diff_to_a_pipe_prints_no_progress_lines():
     model = FIXTURES / "interleaved_int8.tflite"
     result = subprocess.run([sys.executable, "-m", "accelsim", "diff", str(model), "--hw", "edgetpu_usb",
@@ -240,6 +242,7 @@ def test_diff_to_a_pipe_prints_no_progress_lines():
     assert result.stdout.splitlines()[2] == "Num evaluation runs: 20"
 
 
+@pytest.mark.slow
 def test_a_failed_run_ends_with_the_first_error_and_where_the_rest_are(tmp_path, capsys):
     path = tmp_path / "failing.yaml"
     path.write_text(f"""\
@@ -256,6 +259,7 @@ variants: [{{name: cpu_only, accelerators: []}}, {{name: usb, accelerators: [edg
                          f"{out / 'report.html'}")
 
 
+@pytest.mark.slow
 def test_run_summary_counts_stale_cache_entries_and_prunes_them(tmp_path, capsys):
     def experiment(limits: str) -> str:
         path = tmp_path / "exp.yaml"
@@ -279,6 +283,7 @@ sweeps: {{max_delegated_partitions: {limits}}}
         assert db.execute("SELECT COUNT(*) FROM points").fetchone() == (2,)
 
 
+@pytest.mark.slow
 def test_run_warns_when_an_experiment_of_the_same_name_owns_the_folder(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     paths = []
@@ -364,7 +369,13 @@ def test_validate_says_what_a_host_leaves_to_the_simd_width_rule(tmp_path, capsy
     assert main(["validate", str(host)]) == 0
     note = ("compute.macs_per_cycle has no float32: float32 nodes get one SIMD register per cycle, "
             "simd_bits / 32 = 4 MACs per cycle")
-    assert capsys.readouterr().out.splitlines()[1:] == [f"  note: {note}"]
+    out = capsys.readouterr().out.splitlines()
+    assert out[1] == f"  note: {note}"
+    # then every cost default the host leaves out (accelsim.assumptions), the note not repeated
+    source = "(the schema's default: accelsim configs --schema)"
+    assert out[2:] == [f"  assumed: memory.levels.dram.size = unbounded {source}",
+                       f"  assumed: memory.levels.dram.latency = 0 s {source}",
+                       f"  assumed: memory.levels.dram.static_power = 0 W {source}"]
     exp = tmp_path / "exp.yaml"
     exp.write_text(f"models: [{FIXTURES / 'interleaved_int8.tflite'}]\nhost: host.yaml\n"
                    "variants: [{name: a, accelerators: [edgetpu_usb]}]\n")
@@ -375,8 +386,8 @@ def test_validate_says_what_a_host_leaves_to_the_simd_width_rule(tmp_path, capsy
 @pytest.mark.parametrize("argv, message", [
     (["run", "hw_configs/edgetpu_usb.yaml"], "hw_configs/edgetpu_usb.yaml: this is a hardware "
      "config, not an experiment; pass it with --hw to benchmark, or name it in an experiment's variants"),
-    (["benchmark", "M", "--hw", "examples/default.yaml"], "this is an experiment, not a hardware config; run it "
-     "with `accelsim run "),
+    (["benchmark", "M", "--hw", "examples/default/default.yaml"], "this is an experiment, not a hardware config; "
+     "run it with `accelsim run "),
     (["benchmark", "M", "--hw", "edgetpu"], f"'edgetpu' is not a shipped config (shipped: {', '.join(SHIPPED)}); "
      "did you mean 'edgetpu_usb'?"),
     (["benchmark", "M", "--hw", "host_cpu"], "kind: host_cpu is a host config (kind cpu); use --host"),
@@ -422,13 +433,13 @@ def test_help_explains_schedule_and_repeated_hw(capsys):
     assert "--schedule {sequential,dataflow} how the simulated time adds up" in out
 
 
-def test_run_without_an_experiment_outside_a_checkout_says_what_to_pass(tmp_path, monkeypatch, capsys):
-    import accelsim.cli
+def test_run_without_an_experiment_in_a_broken_installation_says_what_to_pass(tmp_path, monkeypatch, capsys):
+    import accelsim.experiment_keys
 
-    monkeypatch.setattr(accelsim.cli, "_DEFAULT_EXPERIMENT", tmp_path / "examples" / "default.yaml")
+    monkeypatch.setattr(accelsim.experiment_keys, "DEFAULT_EXPERIMENT", tmp_path / "default.yaml")
     assert main(["run"]) == 1
-    assert capsys.readouterr().err == (f"accelsim run: error: no experiment given, and the default {tmp_path}/examples/"
-                                       "default.yaml is not there (it comes with the source checkout); pass an "
+    assert capsys.readouterr().err == (f"accelsim run: error: no experiment given, and the default {tmp_path}/"
+                                       "default.yaml is missing from this installation (reinstall accelsim); pass an "
                                        "experiment YAML\n")
 
 

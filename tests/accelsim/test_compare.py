@@ -33,18 +33,21 @@ def test_slower_than_host_says_so_in_words_and_only_then():
 
 
 def test_benchmark_prints_host_only_latency_speedup_and_warns_when_slower(capsys):
-    assert main(["benchmark", INTERLEAVED, "--hw", "edgetpu_usb", "--num-runs", "1", "--json"]) == 0
+    # the host _system() names, not the default (kryo385_cpu)
+    assert main(["benchmark", INTERLEAVED, "--hw", "edgetpu_usb", "--host", "host_cpu", "--num-runs", "1", "--json"]) \
+        == 0
     data = json.loads(capsys.readouterr().out)
     host = simulate_model(INTERLEAVED, host_only(_system("edgetpu_usb"))).latency * 1e6
     assert data["host_only_us"] == pytest.approx(host)
     # the record's speed-up (accelsim.results.speedup), rounded as experiments round
     assert data["speedup"] == pytest.approx(host / data["simulated_us"]["latency"], abs=5e-4) and data["speedup"] < 1
-    assert main(["benchmark", INTERLEAVED, "--hw", "edgetpu_usb", "--num-runs", "1"]) == 0
+    assert main(["benchmark", INTERLEAVED, "--hw", "edgetpu_usb", "--host", "host_cpu", "--num-runs", "1"]) == 0
     out, err = capsys.readouterr()
     assert f"Host alone (host_cpu, simulated): {host:.1f} us; speed-up {data['speedup']:.2f}x" in out
     assert "accelsim benchmark: warning: delegation makes this model slower than the host alone" in err
 
 
+@pytest.mark.slow
 def test_benchmark_of_a_faster_design_does_not_warn(capsys):
     model = str(FIXTURES / "mobilenet_v2_100_224_int8.tflite")
     assert main(["benchmark", model, "--hw", "edgetpu_pcie", "--num-runs", "1", "--warmup-runs", "0", "--json"]) == 0
@@ -52,10 +55,11 @@ def test_benchmark_of_a_faster_design_does_not_warn(capsys):
     assert json.loads(out)["speedup"] > 1 and "warning" not in err
 
 
+@pytest.mark.slow
 def test_compare_configs_gives_each_column_and_its_difference_from_the_first(tmp_path, capsys):
     plot = tmp_path / "cmp.png"
     assert main(["compare", MOBILENET, INTERLEAVED, "--hw", "edgetpu_usb", "--hw", "hexagon_dsp",
-                 "--plot", str(plot), "--json"]) == 0
+                 "--host", "host_cpu", "--plot", str(plot), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert [c["label"] for c in data["columns"]] == ["edgetpu_usb", "hexagon_dsp"]
     rows = {r["model"]: r for r in data["models"]}
@@ -80,7 +84,9 @@ def test_compare_text_table_joins_accelerators_with_commas(tmp_path, capsys):
     assert main(["compare", INTERLEAVED, "--hw", "edgetpu_usb", "--hw", "edgetpu_usb,hexagon_dsp",
                  "--plot", str(tmp_path / "c.png")]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("columns: [0] edgetpu_usb | [1] edgetpu_usb,hexagon_dsp\ninterleaved_int8:\n")
+    # one line per column (labels may be long; the output fits 120 characters), then a header row per table
+    assert out.startswith("[0] edgetpu_usb\n[1] edgetpu_usb,hexagon_dsp\ninterleaved_int8:\n")
+    assert out.splitlines()[3].split() == ["[0]", "[1]"]
     assert "  latency (µs)" in out and "(+" in out or "(-" in out
     assert out.rstrip().endswith(f"bar chart: {tmp_path / 'c.png'}")
 
@@ -173,6 +179,7 @@ def test_report_lists_points_slower_than_the_host():
     assert slower_than_host_points([fast, slow, host, failed]) == [slow]
 
 
+@pytest.mark.slow
 def test_run_warns_about_points_slower_than_the_host(tmp_path, capsys):
     experiment = tmp_path / "slow.yaml"
     experiment.write_text(f"name: slow\nmodels: [{INTERLEAVED}]\nhost: host_cpu\nvariants:\n"
@@ -210,3 +217,26 @@ def test_speedup_is_one_function_for_every_caller():
 
     assert speedup(400.0, 100.0) == 4.0 and speedup(100.0, 300.0) == 0.333
     assert speedup(None, 100.0) is None and speedup(100.0, 0.0) is None and speedup(0.0, 5.0) is None
+
+
+def test_compare_selects_metrics_and_columns_and_fits_120_characters(tmp_path, capsys):
+    plot = str(tmp_path / "c.png")
+    hw = ["--hw", "edgetpu_usb", "--hw", "hexagon_dsp", "--hw", "edgetpu_pcie", "--hw", "edgetpu_usb,hexagon_dsp",
+          "--hw", "ethos_u55_128", "--hw", "ethos_u65_256"]
+    assert main(["compare", MOBILENET, *hw, "--plot", plot]) == 0
+    every = capsys.readouterr().out.splitlines()
+    assert max(map(len, every)) <= 120  # six columns of 22 characters: they go to two tables per model
+    assert sum(line.startswith("mobilenet_v2_035_96_int8: columns") for line in every) == 2
+    assert main(["compare", MOBILENET, *hw, "--plot", plot, "--metrics", "energy,latency", "--columns",
+                 "3,hexagon_dsp"]) == 0
+    chosen = capsys.readouterr().out.splitlines()
+    assert chosen[:2] == ["[0] edgetpu_usb,hexagon_dsp", "[1] hexagon_dsp"]
+    rows = [line.split()[0] for line in chosen if line.startswith("  ") and line.split()[0] in
+            ("energy", "latency", "partitions")]
+    assert rows == ["energy", "latency"]
+    for bad, said in ((["--metrics", "power"], "--metrics power: not a metric of this comparison; choose from "
+                       "latency, speedup, energy"), (["--columns", "9"], "--columns 9: no such column; give "
+                                                     "indices 0-5")):
+        assert main(["compare", MOBILENET, *hw, "--plot", plot, *bad]) == 1
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and said in err

@@ -147,7 +147,7 @@ def test_load_system_reports_roles_and_name_clashes(tmp_path):
         "host is kind cpu (give accelerators with --hw, or in an experiment variant's accelerators)",
         f"{HW / 'host_cpu.yaml'}:{_line(HW / 'host_cpu.yaml', 'kind:')}: kind: "
         "host_cpu is a host config (kind cpu); use --host (in an experiment: host:); an accelerator is kind "
-        "systolic, vector or npu",
+        "systolic, vector, npu, gpu or tensor",
         f"{twin}:{_line(usb, 'name:')}: name: 'edgetpu_usb' is also the name in {usb}",
     )
 
@@ -161,12 +161,12 @@ def test_load_system_names_the_host_given_as_an_accelerator_and_duplicates():
         f"{usb}: given twice; each accelerator joins the system once (to run it twice, copy the file and give "
         "the copy another name)",
         f"{host}:{_line(host, 'kind:')}: kind: host_cpu is a host config (kind cpu); use --host (in an "
-        "experiment: host:); an accelerator is kind systolic, vector or npu",
+        "experiment: host:); an accelerator is kind systolic, vector, npu, gpu or tensor",
     )
 
 
 def test_an_experiment_given_as_a_hardware_config_says_so():
-    path = ROOT / "examples" / "default.yaml"
+    path = ROOT / "examples" / "default" / "default.yaml"
     with pytest.raises(ConfigError) as info:
         load_hardware(path)
     assert info.value.errors == (f"{path}:{_line(path, 'name:')}: this is an experiment, not a hardware config; "
@@ -230,8 +230,8 @@ def test_load_system_collects_errors_of_every_file(tmp_path):
     ("  weights: link", "  cache: sram",
      ["11: memory.cache: a cache must be a level above where the weights live ('sram'), got 'sram'"]),
     ("  weights: link", "  cahce: sram", ["11: memory.cahce: unknown key; did you mean 'cache'?"]),
-    ("kind: systolic", "kind: systolc", ["2: kind: expected one of systolic, vector, cpu, npu, got 'systolc'; "
-                                         "did you mean 'systolic'?"]),
+    ("kind: systolic", "kind: systolc", ["2: kind: expected one of systolic, vector, cpu, npu, gpu, tensor, got "
+                                         "'systolc'; did you mean 'systolic'?"]),
     ("name: tiny", "name: ''", ["1: name: expected a one-line name, got ''"]),
     ("op: CONV_2D", "op: CONV2D", ["16: claims[0].op: unknown op 'CONV2D'; did you mean 'CONV_2D'?"]),
     ("op: CONV_2D", "op: CONV_2E", ["16: claims[0].op: expected a builtin op name like CONV_2D or 'any', "
@@ -255,7 +255,7 @@ def test_load_system_collects_errors_of_every_file(tmp_path):
                                             + "), got 'int9'; did you mean 'int8'?"]),
     ("dtypes: [int8]}", "dtypes: [INT9]}", ["16: claims[0].dtypes[0]: expected a dtype (" + DTYPE_LIST
                                             + "), got 'INT9'"]),
-    ("kind: systolic", "kind: gpu", ["2: kind: expected one of systolic, vector, cpu, npu, got 'gpu'"]),
+    ("kind: systolic", "kind: fpga", ["2: kind: expected one of systolic, vector, cpu, npu, gpu, tensor, got 'fpga'"]),
     ("  - {op: CONV_2D, versions: 1-3, dtypes: [int8]}", "  - {op: any, dtypes: [int8], except: SOFTMAX}",
      ["16: claims[0].except: expected a list of op names like [SOFTMAX], got 'SOFTMAX'"]),
     ("  - {op: CONV_2D, versions: 1-3, dtypes: [int8]}", "  - {op: any, dtypes: [int8], except: [SOFTMX]}",
@@ -265,7 +265,7 @@ def test_load_system_collects_errors_of_every_file(tmp_path):
       "(every name: accelsim configs --schema)"]),
     ("  - {op: CONV_2D, versions: 1-3, dtypes: [int8]}", "  - {op: CONV_2D, versions: 1, dtypes: [int8], "
                                                         "except: [ADD]}",
-     ["16: claims[0].except: unknown key; expected one of: op, versions, dtypes, constraints"]),
+     ["16: claims[0].except: unknown key; expected one of: op, versions, dtypes, constraints, custom_code"]),
     ("  - {op: CONV_2D, versions: 1-3, dtypes: [int8]}", "  - {op: any, versions: 1}",
      ["16: claims[0].dtypes: required key missing"]),
     ("dtypes: [int8]}", "dtypes: int8}", ["16: claims[0].dtypes: expected a list of dtypes like [int8], "

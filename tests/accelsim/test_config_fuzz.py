@@ -125,6 +125,7 @@ def _names_path(errors: list[str], path: tuple, file: Path) -> bool:
 # --- damaged documents -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @FUZZ
 @given(source=st.sampled_from(SHIPPED), data=st.data())
 def test_a_value_of_the_wrong_type_is_refused_at_its_key_path(workdir, source, data):
@@ -140,6 +141,7 @@ def test_a_value_of_the_wrong_type_is_refused_at_its_key_path(workdir, source, d
         assert _names_path(errors, path, file), (path, value, errors)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(source=st.sampled_from(SHIPPED), data=st.data())
 def test_missing_and_unknown_keys_are_named(workdir, source, data):
@@ -165,6 +167,7 @@ def test_missing_and_unknown_keys_are_named(workdir, source, data):
             assert _names_path(errors, (*where, key), file), errors
 
 
+@pytest.mark.slow
 @FUZZ
 @given(source=st.sampled_from(SHIPPED), data=st.data())
 def test_a_duplicated_key_line_is_refused_with_both_lines(workdir, source, data):
@@ -192,6 +195,7 @@ FRAGMENTS = st.sampled_from([
 ])
 
 
+@pytest.mark.slow
 @FUZZ
 @given(source=st.sampled_from(SHIPPED), data=st.data())
 def test_text_damage_yields_located_errors_and_never_runs_python_tags(workdir, source, data):
@@ -219,6 +223,7 @@ def test_bytes_that_are_not_utf8_are_refused_at_their_line(workdir, source, data
         f"{file}:{line}: not UTF-8 text (byte 0x{bad[0]:02x} at offset {at})"]
 
 
+@pytest.mark.slow
 @FUZZ
 @given(width=st.integers(2, 12), depth=st.integers(2, 12), where=st.sampled_from(["name", "claims", "extra"]))
 def test_alias_bombs_are_cut_short(workdir, width, depth, where):

@@ -285,14 +285,16 @@ def test_conv_output_size_follows_tflite_padding(size, kernel, stride, dilation,
 def test_cpu_classes_dispatch_and_cache_by_hand(host):
     """Each mechanism of the cpu kind alone, on a host whose defaults give the plain roofline."""
     x86 = apply_overrides(host, {"clock": "1 GHz", "compute.row_cycles": {"float32": 10},
+                                 "compute.pack_cycles": {"float32": 0.5},
                                  "compute.vector_per_cycle": {"float32": 4}, "compute.lookups_per_cycle": {"int8": 2},
                                  "compute.move_per_cycle": {"float32": 0.5}, "compute.node_cycles": 100,
                                  "memory.levels": {"l2": {"size": "1 MiB", "bandwidth": "100 GB/s"},
                                                    "dram": {"bandwidth": "1 GB/s"}},
                                  "memory.weights": "l2", "memory.activations": "l2"})
-    # GEMM: 8 float32 MACs/cycle at 60% (host_cpu), plus 10 cycles per output row, plus dispatch.
+    # GEMM: 8 float32 MACs/cycle at 60% (host_cpu), plus 10 cycles per output row, plus half a cycle
+    # per element of its 4 x 48 input (im2col and packing), plus dispatch.
     fc = gemm_work(4, 48, 10, dtype="float32", itemsize=4)
-    assert cpu.cost(fc, x86).cycles == 100 + math.ceil(4 * 48 * 10 / (8 * 0.6) + 4 * 10)
+    assert cpu.cost(fc, x86).cycles == 100 + math.ceil(4 * 48 * 10 / (8 * 0.6) + 4 * 10 + 4 * 48 * 0.5)
     # A fused activation is 40 more vector ops at 4 per cycle.
     assert cpu.cost(dataclasses.replace(fc, activation_ops=40), x86).cycles == cpu.cost(fc, x86).cycles + 10
     # Vector, lookup and move classes at their own rates (data in cache: memory is not the bound).

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support import FIXTURES
+from support import CUSTOM_OP_FIXTURES, FIXTURES
 
 from accelsim.analysis import simulate_model
 from accelsim.config import ConfigError, apply_overrides, load_hardware, load_system
@@ -20,9 +20,9 @@ from accelsim.simulation import HOST
 
 HW = Path(__file__).resolve().parents[2] / "hw_configs"
 HOST_CFG = HW / "host_cpu.yaml"
-ACCELERATORS = sorted(p.stem for p in HW.glob("*.yaml") if not p.stem.startswith("host_"))
+ACCELERATORS = sorted(p.stem for p in HW.glob("*.yaml") if load_hardware(p).is_accelerator)
 # atan_custom needs its custom op registered, which a simulated system has no resolver for.
-MODELS = sorted(p.stem for p in FIXTURES.glob("*.tflite") if p.stem != "atan_custom")
+MODELS = sorted(p.stem for p in FIXTURES.glob("*.tflite") if p.stem not in CUSTOM_OP_FIXTURES)
 
 
 def _system(accel, overrides):
@@ -76,6 +76,7 @@ def test_two_cost_accelerators_must_share_one_objective():
         simulate_model(str(FIXTURES / "interleaved_int8.tflite"), sys_)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("accel", ACCELERATORS)
 @pytest.mark.parametrize("model", MODELS)
 def test_cost_policy_is_never_slower_than_tflite(accel, model):
@@ -86,6 +87,7 @@ def test_cost_policy_is_never_slower_than_tflite(accel, model):
     assert cost.choice.tflite_latency == pytest.approx(tflite.latency)
 
 
+@pytest.mark.slow
 def test_benchmark_shows_tflites_choice_next_to_the_cost_aware_one(tmp_path, capsys):
     from accelsim.cli import main
 
@@ -128,6 +130,7 @@ def test_a_bad_objective_in_the_delegate_spec_names_the_choices():
         PartitionPolicy("cost", objective="area")
 
 
+@pytest.mark.slow
 def test_greedy_search_drops_partitions_while_one_saves():
     path = FIXTURES / "transformer_block_int8.tflite"
     sys_ = _system("hexagon_dsp", {"partition.policy": "cost"})

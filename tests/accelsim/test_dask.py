@@ -40,6 +40,7 @@ sweeps:
     return load_experiment(path)
 
 
+@pytest.mark.slow
 def test_a_killed_worker_has_its_points_retried_and_results_match_the_local_run(tmp_path):
     exp = experiment(tmp_path)
     total = len(design_points(exp))
@@ -64,6 +65,7 @@ def test_a_killed_worker_has_its_points_retried_and_results_match_the_local_run(
         assert (tmp_path / "dask" / name).read_bytes() == (tmp_path / "local" / name).read_bytes(), name
 
 
+@pytest.mark.slow
 def test_an_unreachable_scheduler_is_one_line_within_10_seconds(tmp_path, capsys):
     exp = experiment(tmp_path)
     start = time.monotonic()
@@ -88,3 +90,17 @@ def test_a_scheduler_address_needs_the_dask_executor(tmp_path, capsys):
     exp = experiment(tmp_path)
     assert main(["run", exp.source, "--scheduler", "tcp://127.0.0.1:8786"]) == 1
     assert "--scheduler tcp://127.0.0.1:8786 needs --executor dask" in capsys.readouterr().err
+
+
+def test_workers_load_the_experiments_op_modules(tmp_path):
+    """Each point carries the experiment's op modules: a worker process imports them where the point runs."""
+    path = tmp_path / "ops.yaml"
+    path.write_text(f"""\
+models: [{MODELS / 'atan_custom.tflite'}]
+host: host_cpu
+ops: [{MODELS.parents[2] / 'examples' / 'custom_op_atan.py'}]
+variants: [{{name: cpu_only, accelerators: []}}, {{name: usb, accelerators: [edgetpu_usb]}}]
+""")
+    with dask_client(workers=1) as client:
+        out = run_experiment(load_experiment(path), tmp_path / "out", executor=DaskExecutor(client))
+    assert [r["status"] for r in out.records] == ["ok", "ok"]

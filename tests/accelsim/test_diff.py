@@ -50,6 +50,7 @@ def test_each_accelerator_counts_its_nodes():
     assert not report.trivially_exact
 
 
+@pytest.mark.slow
 def test_quantized_errors_in_steps_and_real_units_and_top1_against_our_own_count(truncating):
     system = _system(truncating)
     reference = Interpreter(model_path=MOBILENET)

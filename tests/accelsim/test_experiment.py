@@ -64,6 +64,7 @@ def test_design_points_cross_only_the_sweeps_that_apply(tmp_path):
     assert design_points(exp) == points  # ids are stable
 
 
+@pytest.mark.slow
 def test_sweep_values_reach_the_simulation(tmp_path):
     exp = load_experiment(small_experiment(tmp_path, sweep="sweeps:\n  edgetpu_usb.link.bandwidth: [40 MB/s, 1 GB/s]"))
     out = run_experiment(exp, tmp_path / "out", executor=SerialExecutor())
@@ -121,6 +122,7 @@ def test_bad_experiments_say_file_line_and_key(tmp_path, text, expected):
         design_points(exp)  # a sweep key path that does not exist fails when the point is built
 
 
+@pytest.mark.slow
 def test_loop_trips_reach_the_simulation_and_the_record(tmp_path):
     plain = load_experiment(small_experiment(tmp_path, models=("lstm_gru_float",)))
     doubled = load_experiment(small_experiment(tmp_path, models=("lstm_gru_float",), name="doubled",
@@ -136,6 +138,7 @@ def test_loop_trips_reach_the_simulation_and_the_record(tmp_path):
     assert "Loop trip counts" in (tmp_path / "doubled" / "report.md").read_text()
 
 
+@pytest.mark.slow
 def test_rerun_skips_cached_points(tmp_path):
     exp = load_experiment(small_experiment(tmp_path))
     first = run_experiment(exp, tmp_path / "out", executor=SerialExecutor())
@@ -151,6 +154,7 @@ def test_a_bad_sweep_value_is_refused_at_load_with_its_line(tmp_path):
         load_experiment(path)
 
 
+@pytest.mark.slow
 def test_a_failing_point_is_recorded_and_does_not_lose_the_others(tmp_path):
     # The Atan model has a custom op no kernel implements: each of its points fails at prepare.
     path = write(tmp_path, f"""\
@@ -166,6 +170,7 @@ variants: [{{name: cpu_only, accelerators: []}}, {{name: usb, accelerators: [edg
     assert "unresolved custom op: Atan" in report
 
 
+@pytest.mark.slow
 def test_jobs_1_and_jobs_n_give_byte_identical_results(tmp_path):
     exp = load_experiment(small_experiment(tmp_path, sweep="sweeps:\n  max_delegated_partitions: [1, 2]"))
     run_experiment(exp, tmp_path / "one", jobs=1, use_cache=False)
@@ -176,6 +181,7 @@ def test_jobs_1_and_jobs_n_give_byte_identical_results(tmp_path):
         assert one == (tmp_path / "two" / name).read_bytes() == (tmp_path / "again" / name).read_bytes(), name
 
 
+@pytest.mark.slow
 def test_numbers_agree_across_json_csv_and_md(tmp_path):
     exp = load_experiment(small_experiment(tmp_path))
     run_experiment(exp, tmp_path / "out", executor=SerialExecutor())
@@ -189,6 +195,7 @@ def test_numbers_agree_across_json_csv_and_md(tmp_path):
         assert f"{point['latency_us']:,.2f}" in md
 
 
+@pytest.mark.slow
 def test_the_report_follows_the_experiment_files_order(tmp_path):
     sweep = "sweeps:\n  max_delegated_partitions: [2, 1]\n  edgetpu_usb.link.bandwidth: [1 GB/s]"
     exp = load_experiment(small_experiment(tmp_path, sweep=sweep, models=("mobilenet_v2_035_96_int8",
@@ -205,6 +212,7 @@ def test_the_report_follows_the_experiment_files_order(tmp_path):
     assert "on 3 variants (cpu_only, usb, dsp), sweeping max_delegated_partitions over 1, 2; " in md
 
 
+@pytest.mark.slow
 def test_every_written_file_honours_the_umask(tmp_path):
     exp = load_experiment(small_experiment(tmp_path, models=("interleaved_int8",)))
     old = os.umask(0o022)
@@ -239,6 +247,7 @@ def _run_cli(args, **kw):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
 
+@pytest.mark.slow
 def test_killing_a_run_midway_keeps_finished_points_and_a_rerun_completes_it(tmp_path):
     # The large MobileNet makes each point take long enough that the run is still going when stopped.
     path = small_experiment(tmp_path, sweep=LONG_SWEEP, name="killed", models=("mobilenet_v2_100_224_int8",))
@@ -265,6 +274,7 @@ def test_killing_a_run_midway_keeps_finished_points_and_a_rerun_completes_it(tmp
     assert len(json.loads((out / "results.json").read_text())["points"]) == total
 
 
+@pytest.mark.slow
 def test_a_killed_worker_process_loses_nothing_finished(tmp_path):
     path = small_experiment(tmp_path, sweep=LONG_SWEEP, name="worker", models=("mobilenet_v2_100_224_int8",))
     total = len(design_points(load_experiment(path)))
@@ -284,6 +294,7 @@ def test_a_killed_worker_process_loses_nothing_finished(tmp_path):
     assert len(json.loads((out / "results.json").read_text())["points"]) == total
 
 
+@pytest.mark.slow
 def test_stale_cache_entries_are_counted_and_pruned_on_request(tmp_path):
     sweep = "sweeps:\n  max_delegated_partitions: [1, 2]"
     exp = load_experiment(small_experiment(tmp_path, sweep=sweep, models=("interleaved_int8",)))
@@ -300,6 +311,7 @@ def test_stale_cache_entries_are_counted_and_pruned_on_request(tmp_path):
     assert run_experiment(narrower, tmp_path / "out", executor=SerialExecutor()).stale == 0
 
 
+@pytest.mark.slow
 def test_same_named_experiments_do_not_overwrite_each_others_report(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a").mkdir()
@@ -351,7 +363,7 @@ sweeps:
     assert errors[1] == f"{path}:2: models[1]: ModelError: {model_error.value}"
     assert "bad_hw.yaml:" in errors[3] and "clock: expected a frequency" in errors[3]
     assert errors[2].endswith("colour: unknown key; expected one of name, models, host, variants, sweeps, search, "
-                              "limits, schedule, numerics, loops, reports, traces, best, pareto")
+                              "limits, schedule, numerics, loops, reports, traces, best, pareto, ops")
 
 
 def test_accelerators_are_checked_even_when_the_host_is_unknown(tmp_path):
@@ -380,6 +392,7 @@ def test_a_hardware_config_given_as_an_experiment_says_so():
                                  "benchmark, or name it in an experiment's variants",)
 
 
+@pytest.mark.slow
 def test_point_ids_are_the_same_in_every_process_whatever_the_hash_seed(tmp_path):
     """hexagon_dsp claims with several dtypes (a frozenset): ids must not follow Python's salted string hashing."""
     path = tmp_path / "exp.yaml"

@@ -92,7 +92,8 @@ def test_a_toy_kind_is_checked_from_its_field_specs(tmp_path, toy_file):
 def test_a_kind_unknown_to_the_registry_lists_the_known_ones(toy_file):
     with pytest.raises(ConfigError) as info:
         load_hardware(toy_file)
-    assert info.value.errors == (f"{toy_file}:2: kind: expected one of systolic, vector, cpu, npu, got 'toy'",)
+    assert info.value.errors == (
+        f"{toy_file}:2: kind: expected one of systolic, vector, cpu, npu, gpu, tensor, got 'toy'",)
 
 
 def test_roles_are_checked_against_the_registry(toy_file):
@@ -103,7 +104,7 @@ def test_roles_are_checked_against_the_registry(toy_file):
         f"{toy_file}:2: kind: toy_engine is an accelerator config (kind toy), not a host; a host is kind cpu (give "
         "accelerators with --hw, or in an experiment variant's accelerators)",
         f"{HW / 'host_cpu.yaml'}:{host_line}: kind: host_cpu is a host config (kind cpu); use --host (in an "
-        "experiment: host:); an accelerator is kind systolic, vector, npu or toy",
+        "experiment: host:); an accelerator is kind systolic, vector, npu, gpu, tensor or toy",
     )
 
 
@@ -141,8 +142,9 @@ def test_a_kind_from_an_entry_point_is_imported_when_named(tmp_path, monkeypatch
 
 def test_the_builtin_kinds_are_one_line_each_and_match_their_records():
     registry = KindRegistry(BUILTIN, group=None)
-    assert registry.names() == ("systolic", "vector", "cpu", "npu")
-    assert [k.role for k in registry.kinds()] == ["accelerator", "accelerator", "host", "accelerator"]
+    assert registry.names() == ("systolic", "vector", "cpu", "npu", "gpu", "tensor")
+    assert [k.role for k in registry.kinds()] == ["accelerator", "accelerator", "host", "accelerator", "accelerator",
+                                                     "accelerator"]
     assert registry.get("tpu") is None
     assert registry.names_with_role("host") == ("cpu",)
 
@@ -152,15 +154,18 @@ def test_schema_rows_come_from_the_field_specs():
     assert rows["compute.rows"] == ("systolic", "whole number >= 1: rows of MAC cells")
     assert rows["compute.dataflow"][1].startswith("os, ws or is: ")
     assert rows["compute.simd_bits"] == ("cpu", "whole number >= 8, multiple of 8: SIMD register width in bits")
-    assert rows["compute.efficiency"] == ("vector, cpu", "number in (0, 1] (default 1.0): fraction of peak reached")
+    assert rows["compute.efficiency"] == ("vector, cpu, gpu, tensor",
+                                           "number in (0, 1] (default 1.0): fraction of peak reached")
     assert rows["compute.matmul_cycles_per_mac"] == ("npu", "number above 0: cycles per MAC of a product of two "
                                                              "feature maps")
     npu_keys = {f"compute.{f.name}" for f in KindRegistry(BUILTIN, group=None).get("npu").fields}
     assert set(rows) == {"compute.rows", "compute.cols", "compute.dataflow", "compute.vector_lanes",
                          "compute.instruction_bytes", "compute.lanes",
                          "compute.contexts", "compute.efficiency", "compute.simd_bits", "compute.macs_per_cycle",
-                         "compute.row_cycles", "compute.vector_per_cycle", "compute.lookups_per_cycle",
-                         "compute.move_per_cycle", "compute.node_cycles", *npu_keys}
+                         "compute.row_cycles", "compute.pack_cycles", "compute.vector_per_cycle",
+                         "compute.lookups_per_cycle", "compute.move_per_cycle", "compute.node_cycles",
+                         "compute.cores", "compute.threads", "compute.kernel_cycles",
+                         "compute.channel_block", "compute.float_precision", "compute.prefetch_bytes", *npu_keys}
 
 
 def test_a_malformed_kind_is_refused_when_it_is_defined():

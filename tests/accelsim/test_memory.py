@@ -9,8 +9,9 @@ import pytest
 from support import FIXTURES
 
 from accelsim.analysis import simulate_model
-from accelsim.config import ConfigError, apply_overrides, load_hardware, load_system
+from accelsim.config import apply_overrides, load_hardware, load_system
 from accelsim.cost import Cost, systolic
+from accelsim.feasibility import Infeasible
 from accelsim.runtime.work import NodeWork
 
 HW = Path(__file__).resolve().parents[2] / "hw_configs"
@@ -78,16 +79,47 @@ def test_a_cache_of_its_own_keeps_all_its_room_and_no_cache_streams_everything(t
     ]
 
 
-def test_a_working_set_that_fits_no_level_is_a_config_error_naming_the_node(tmp_path):
+def test_a_working_set_that_fits_no_level_makes_the_design_infeasible_naming_the_node(tmp_path):
     hw = _config(tmp_path, TWO_LEVELS.replace("    dram: {bandwidth: 1 GB/s, latency: 1 us}\n", "")
                  .replace("weights: dram", "weights: link"))
-    with pytest.raises(ConfigError) as info:
+    with pytest.raises(Infeasible) as info:
         hw.costs([_work(0, 16 * KiB), _work(0, 65 * KiB)])
     line = TWO_LEVELS.splitlines().index("  activations: sram")  # one line less: dram is gone
-    assert info.value.errors == (
+    assert info.value.reason == "memory"
+    assert str(info.value) == (
         f"{tmp_path / 'hw.yaml'}:{line}: memory.activations: ADD (node 1 of this device, in model order) reads "
         f"and writes {65 * KiB} bytes of activations, more than 'sram' holds ({64 * KiB} bytes), and there is no "
-        "level below it; make 'sram' larger or add a larger level below it",)
+        "level below it; make 'sram' larger or add a larger level below it")
+
+
+@pytest.mark.parametrize("weights, activations, fits", [
+    (40, 16, True),    # 40 KiB of weights + 16 KiB working set in 64 KiB
+    (60, 16, False),   # the working set needs its room beside the weights
+    (70, 0, False),    # weights alone overflow
+])
+def test_weights_on_a_last_level_must_fit_it_with_the_largest_working_set(tmp_path, weights, activations, fits):
+    one = _config(tmp_path, TWO_LEVELS.replace("    dram: {bandwidth: 1 GB/s, latency: 1 us}\n", "")
+                  .replace("  weights: dram\n  cache: sram\n", ""))
+    works = [_work(weights * KiB // 2, activations * KiB), _work(weights * KiB - weights * KiB // 2, 2 * KiB)]
+    if fits:
+        # no cache: read from where they live on every inference, all of it on sram
+        assert [dict(c.level_bytes) for c in one.costs(works)] == [
+            {"sram": w.weight_bytes + w.input_bytes + w.output_bytes} for w in works]
+        return
+    with pytest.raises(Infeasible, match=(rf"memory.levels.sram.size: two_levels's weights need {weights * KiB} "
+                                          r"bytes .* on 'sram', which holds 65536 bytes .*: the design cannot hold "
+                                          r"the model; memory: \{weights: link, cache: sram\} streams")):
+        one.costs(works)
+
+
+def test_weights_on_a_cached_or_separate_level_are_not_refused_but_streamed(tmp_path):
+    # sram caches dram: weights beyond it stream (counted), however large; weights on an activations
+    # level with a level below are that level's cache per node (the CPU's L2).
+    cached, l2 = _config(tmp_path, TWO_LEVELS), _config(tmp_path, TWO_LEVELS.replace("weights: dram", "weights: sram")
+                                                        .replace("  cache: sram\n", ""), "l2.yaml")
+    works = [_work(100 * KiB, 2 * KiB)]
+    assert cached.costs(works)[0].param_bytes_streamed == 100 * KiB
+    assert dict(l2.costs(works)[0].level_bytes) == {"dram": 102 * KiB}
 
 
 def _usb_with_memory(tmp_path: Path, memory: str, shared: bool) -> Path:

@@ -230,6 +230,7 @@ def test_a_bare_number_where_a_rate_belongs_is_refused(tmp_path):
 # -- Vela ------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["interleaved_int8", "dilated_cnn_int8"])
 def test_claims_and_totals_match_vela_on_both_configs(tmp_path, model):
     from benchmarks.cost_vs_vela import BOUND, SYSTEMS, compare, fit, layer_groups, misfit

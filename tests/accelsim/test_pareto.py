@@ -14,6 +14,7 @@ _values = st.one_of(st.integers(0, 6).map(float), st.floats(-1e9, 1e9, allow_nan
 _points = st.lists(st.tuples(_values, _values), max_size=60)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(_points)
 def test_filter_matches_the_definition_with_ties_and_duplicates(points):

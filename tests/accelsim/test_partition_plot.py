@@ -6,6 +6,7 @@ import io
 import json
 from pathlib import Path
 
+import pytest
 from matplotlib.image import imread
 
 from accelsim.analysis import simulate_model
@@ -31,6 +32,7 @@ def test_refusal_reasons_are_numbered_in_node_order_with_their_nodes():
     assert _reason_numbers(rejected) == {"a": (1, [1]), "b": (2, [3, 5]), "not claimed": (3, [9])}
 
 
+@pytest.mark.slow
 def test_a_long_model_wraps_into_rows():
     rec = _record("mobilenet_v2_035_96_fp16", "hexagon_dsp")  # 171 nodes: 5 rows
     assert len(rec["op_profile"]) == 171
@@ -53,6 +55,7 @@ def test_benchmark_draws_the_partition_picture(tmp_path, capsys):
     assert "Per-layer" not in out  # the record drawn from is not the per-layer table asked for with --per-layer
 
 
+@pytest.mark.slow
 def test_report_draws_each_accelerated_detail_point_from_its_results_json_record(tmp_path):
     from accelsim.report import write_report
 

@@ -12,8 +12,9 @@ import pytest
 
 from accelsim.executors import SerialExecutor, point_error, run_point
 from accelsim.experiment import load_experiment
+from accelsim.feasibility import Infeasible
 from accelsim.points import design_points
-from accelsim.record import AREA_KEYS, DETAIL_KEYS, LayerRow, PointHeader, PointResult
+from accelsim.record import AREA_KEYS, DETAIL_KEYS, INFEASIBLE_KEY, UNMODELLED_KEY, LayerRow, PointHeader, PointResult
 from accelsim.results import layer_rows
 from accelsim.run import run_experiment
 
@@ -72,6 +73,10 @@ def check_point(rec: dict, where: str) -> None:
     check(rec, PointResult, where)
     expected = PointResult.__required_keys__ | PointResult.__optional_keys__ if rec["status"] == "ok" \
         else PointHeader.__required_keys__ | set(AREA_KEYS)
+    # an infeasible point has its reason (and no numbers); an ok one names devices without energy only if any
+    expected = expected - {INFEASIBLE_KEY} | ({INFEASIBLE_KEY} if rec["status"] == "infeasible" else set())
+    if rec["status"] == "ok" and UNMODELLED_KEY not in rec:
+        expected = expected - {UNMODELLED_KEY}
     for group in (DETAIL_KEYS, AREA_KEYS):
         if not set(group) & rec.keys():
             expected = expected - set(group)
@@ -105,14 +110,18 @@ numerics: {{runs: 1}}
     options = {v.name: dict(v.options) for v in experiment.variants}
     fresh = [run_point(p, options[p.variant]) for p in points]  # as built, before the store's JSON round trip
     failed = point_error(points[0], ValueError("no such level 'l3'"))
-    return [*outcome.records, *stored, *fresh, failed]
+    infeasible = point_error(points[0], Infeasible("memory", "sram holds 64 bytes"))
+    assert (infeasible["status"], infeasible[INFEASIBLE_KEY]) == ("infeasible", "memory")
+    return [*outcome.records, *stored, *fresh, failed, infeasible]
 
 
+@pytest.mark.slow
 def test_records_of_real_points_have_exactly_the_declared_keys_and_types(records):
     for k, rec in enumerate(records):
         check_point(rec, f"record {k} ({rec['variant']}, {rec['model_name']}, {rec['sweep']})")
 
 
+@pytest.mark.slow
 def test_the_fixture_covers_every_kind_of_point_and_row(records):
     ok = [r for r in records if r["status"] == "ok"]
     assert any(r["status"] == "error" for r in records)
@@ -127,12 +136,14 @@ def test_the_fixture_covers_every_kind_of_point_and_row(records):
     assert any(not set(DETAIL_KEYS) & r.keys() for r in ok) and any(set(DETAIL_KEYS) <= r.keys() for r in ok)
 
 
+@pytest.mark.slow
 def test_layer_rows_are_layer_rows(records):
     for rec in (r for r in records if r["status"] == "ok" and "node_costs" in r):  # traced: with its details
         for k, row in enumerate(layer_rows(rec)):
             check(row, LayerRow, f"{rec['variant']} {rec['model_name']} layer {k}")
 
 
+@pytest.mark.slow
 def test_the_checker_rejects_a_missing_an_extra_and_a_mistyped_key(records):
     rec = next(r for r in records if r["status"] == "ok" and r.get("rejected"))
     without = {k: v for k, v in rec.items() if k != "id"}

@@ -29,6 +29,7 @@ except ImportError:  # pragma: no cover - depends on the machine
     sync_playwright = None
 
 pytestmark = [
+    pytest.mark.slow,  # a real browser: seconds per page
     pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary on PATH; install it with "
                        "`apt-get install chromium` (.ci/run does) to run the browser tests"),
     pytest.mark.skipif(sync_playwright is None, reason="the playwright package is missing; "

@@ -35,6 +35,7 @@ def test_layer_set_covers_the_shapes_that_matter():
     assert ROWS != COLS  # a non-square array catches rows/cols mix-ups
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dataflow", DATAFLOWS)
 def test_compute_cycles_match_scalesim(scalesim_runs, dataflow):
     run = scalesim_runs[dataflow]

@@ -100,6 +100,7 @@ def _step_lists(draw):
     return steps
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(_step_lists())
 def test_schedules_keep_dependencies_and_one_step_per_resource(steps):
@@ -123,6 +124,7 @@ def test_schedules_keep_dependencies_and_one_step_per_resource(steps):
 
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(_step_lists(), st.permutations(range(25)), st.lists(st.floats(0, 1e-3), min_size=25, max_size=25))
 def test_closed_form_sequential_equals_the_simpy_replay_bit_for_bit(steps, ids, durations):

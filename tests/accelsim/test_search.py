@@ -65,6 +65,7 @@ def test_random_draws_are_seeded_within_their_ranges_and_lists():
     assert {d["schedule"] for d in drawn} == {"sequential", "dataflow"}
 
 
+@pytest.mark.slow
 def test_a_random_search_gives_each_variant_its_keys_once_each(tmp_path):
     path = experiment(tmp_path, "  edgetpu_usb.compute.rows: {from: 8, to: 64, step: 8}\n"
                                 "  edgetpu_usb.link.bandwidth: {from: 40 MB/s, to: 2 GB/s, log: true}\n"
@@ -81,6 +82,7 @@ def test_a_random_search_gives_each_variant_its_keys_once_each(tmp_path):
     assert out.failed == 0 and len(out.records) == 32
 
 
+@pytest.mark.slow
 def test_limits_drop_points_before_they_run(tmp_path, capsys):
     path = experiment(tmp_path, "  edgetpu_usb.compute.rows: [32, 64, 128]\n"
                                 "  edgetpu_usb.compute.cols: [32, 64, 128]\n"

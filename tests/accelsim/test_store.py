@@ -55,6 +55,7 @@ def test_put_records_delete_and_a_failed_transaction_rolls_back(tmp_path):
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("executor", [SerialExecutor, lambda: PoolExecutor(2)], ids=["serial", "pool"])
 def test_each_point_is_committed_before_the_next_is_reported(tmp_path, executor):
     # Another connection sees every finished point at once: the client commits each as it arrives
@@ -72,6 +73,7 @@ def test_each_point_is_committed_before_the_next_is_reported(tmp_path, executor)
     assert len(out.records) == len(design_points(exp)) == 6
 
 
+@pytest.mark.slow
 def test_an_interrupt_keeps_what_finished_and_the_rerun_completes_it(tmp_path):
     exp = experiment(tmp_path)
     calls = []

@@ -35,6 +35,7 @@ def system(*accels, **overrides):
     return sys_
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("accel", ACCELERATORS)
 @pytest.mark.parametrize("model", MODELS)
 def test_every_shipped_config_runs_every_model_with_zero_error(accel, model):
@@ -143,6 +144,7 @@ def test_float16_numerics_deviate_and_are_reported():
     assert ref.outputs[0].max_abs_error == 0.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["half_even", "truncate"])
 def test_declared_rounding_mode_changes_requantized_outputs(mode):
     sys_ = system("edgetpu_usb", numerics=Numerics("rounding", mode))

@@ -40,6 +40,7 @@ def runs(tmp_path_factory):
     return tmp, {t: _run(tmp, t) for t in ("all", "pareto", "none")}
 
 
+@pytest.mark.slow
 def test_pareto_traces_only_the_fronts_and_the_fastest(runs):
     tmp, out = runs
     records = out["pareto"].records
@@ -56,6 +57,7 @@ def test_pareto_traces_only_the_fronts_and_the_fastest(runs):
     assert all("events" in r for r in _stored(tmp / "all").values())
 
 
+@pytest.mark.slow
 def test_re_simulated_points_match_a_run_that_traced_everything(runs):
     tmp, out = runs
     everything = {r["id"]: r for r in out["all"].records}
@@ -70,6 +72,7 @@ def test_re_simulated_points_match_a_run_that_traced_everything(runs):
     assert "Traced: the points on a Pareto front and the 1 fastest" in md
 
 
+@pytest.mark.slow
 def test_none_traces_nothing_but_still_shows_the_fronts(runs):
     tmp, out = runs
     assert not _files(tmp / "none", "traces") and not _files(tmp / "none", "layers")
@@ -79,6 +82,7 @@ def test_none_traces_nothing_but_still_shows_the_fronts(runs):
     assert "pareto_interleaved_int8.png" in _files(tmp / "none", "plots")
 
 
+@pytest.mark.slow
 def test_records_carry_both_area_proxies_of_their_system(runs):
     _, out = runs
     by_variant = {r["variant"]: r for r in out["none"].records}

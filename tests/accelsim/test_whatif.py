@@ -41,6 +41,7 @@ def _predicted(outcome) -> tuple:
             outcome.energy_uj)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model, config", [
     ("interleaved_int8", "hexagon_dsp"),      # a version above the rule's range
     ("dilated_cnn_int8", "hexagon_dsp"),      # a constraint (max_dilation), a dtype, an op not claimed
@@ -96,6 +97,7 @@ def test_claim_lines_in_yaml_syntax():
         "- {op: MEAN, versions: any, dtypes: [int8], constraints: {per_channel: true}}"
 
 
+@pytest.mark.slow
 def test_cli_text_and_json(capsys):
     model = str(FIXTURES / "transformer_block_int8.tflite")
     assert main(["whatif", model, "--hw", "edgetpu_pcie"]) == 0
@@ -116,17 +118,20 @@ def test_cli_text_and_json(capsys):
 
 def test_nothing_to_lift_and_unclaimable_nodes_are_said_in_words(capsys):
     mobilenet = str(FIXTURES / "mobilenet_v2_035_96_int8.tflite")
-    assert main(["whatif", mobilenet, "--hw", "hexagon_dsp"]) == 0
+    assert main(["whatif", mobilenet, "--hw", "hexagon_dsp", "--host", "host_cpu"]) == 0  # as _system() has it
     out = capsys.readouterr().out.splitlines()
     dsp = simulate_model(mobilenet, _system(HW / "hexagon_dsp.yaml")).latency * 1e6
     host = simulate_model(mobilenet, _system()).latency * 1e6
+    # no line helps: it points to what to change in the hardware instead (issue 21)
     assert dsp > host and out[1:] == ["every node is delegated: nothing to lift",
+                                      "what to change in the hardware instead: accelsim sensitivity MODEL --hw ... "
+                                      "ranks every design parameter at x0.5 and x2 and shows where the time goes",
                                       f"warning: delegation is slower than the host alone ({dsp:,.1f} us against "
                                       f"{host:,.1f} us)"]
     path = str(FIXTURES / "lstm_gru_float.tflite")
     result = whatif(load_model(path), _system(HW / "edgetpu_pcie.yaml"), path, pair_pool=0)
     assert [(u.node, u.op) for u in result.unclaimable] == [(1, "WHILE"), (2, "WHILE")]
-    assert result.unclaimable[0].why == "custom ops and control flow are not claimed by rules"
+    assert result.unclaimable[0].why == "control flow and unnamed custom ops are not claimed by rules"
 
 
 def test_a_model_the_host_cannot_run_gets_tflites_error(capsys):

@@ -440,6 +440,7 @@ def counting_resolver(base, calls):
     return resolver
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(random_graphs(), st.booleans())
 def test_random_graphs_run_every_node_once_with_identical_outputs(model_builder, resolver_factory, runner,
@@ -502,6 +503,7 @@ FIXTURE_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, ops, opts", FIXTURE_CASES)
 def test_fixture_models_delegated_to_their_own_kernels(name, ops, opts):
     path = FIXTURES / name

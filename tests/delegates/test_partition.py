@@ -233,6 +233,7 @@ def _check_partition(nodes, outputs, supported, subsets):
     assert [positions[i] for i in effects] == sorted(positions[i] for i in effects), "side effects keep order"
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(dags())
 def test_partitions_are_valid_on_random_dags(case):
@@ -241,6 +242,7 @@ def test_partitions_are_valid_on_random_dags(case):
         _check_partition(nodes, outputs, supported, partition_graph(nodes, outputs, supported, greedy=greedy))
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(dags())
 def test_greedy_subsets_alternate_and_are_maximal(case):
@@ -250,6 +252,7 @@ def test_greedy_subsets_alternate_and_are_maximal(case):
     assert len(partition_graph(nodes, outputs, supported, greedy=False)) >= len(subsets)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(dags(), st.integers(0, 3), st.integers(0, 4))
 def test_selection_is_largest_first_within_limits(case, max_parts, min_nodes):

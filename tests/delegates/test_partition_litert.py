@@ -8,6 +8,7 @@ order, with their input and output tensors, are the delegated subsets graph_info
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -48,6 +49,7 @@ def mixed_graphs(draw):
     return ops, outputs
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None)
 @given(mixed_graphs())
 def test_random_graphs_partition_like_litert(model_builder, case):

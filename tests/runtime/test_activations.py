@@ -130,6 +130,7 @@ SOFTMAX_TYPES = [("INT8", "INT8", (1 / 256, -128)), ("UINT8", "UINT8", (1 / 256,
                  ("INT8", "INT16", (1 / 32768, 0)), ("UINT8", "INT16", (1 / 32768, 0))]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("in_type,out_type,out_q", SOFTMAX_TYPES)
 @pytest.mark.parametrize("beta", [1.0, 0.37, 3.0])
 @pytest.mark.parametrize("shape", [(1, 1), (4, 10), (2, 3, 1000)], ids=str)

@@ -45,6 +45,7 @@ def check_without_bias(op, in_shape, filter_shape, kind, **kw):
 # CONV_2D
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("dilation", [1, 2])
 @pytest.mark.parametrize("stride", [1, 2])
@@ -70,6 +71,7 @@ def test_conv_without_bias(kind):
     check_without_bias("CONV_2D", (1, 9, 9, 4), (8, 3, 3, 4), kind, padding=SAME, seed=11)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", [*KINDS, "uint8"])
 @pytest.mark.parametrize("in_shape, filter_shape, stride, padding", [
     ((1, 12, 10, 16), (24, 1, 1, 16), (1, 1), VALID),  # pointwise: no im2col copy
@@ -84,6 +86,7 @@ def test_conv_shapes(in_shape, filter_shape, stride, padding, kind):
     check_against_litert(model)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", [*KINDS, "uint8"])
 @pytest.mark.parametrize("in_shape, filter_shape, stride, dilation, padding", [
     # Few input channels at unit strides: the patch matrix comes from channel planes (PlanarPatches).
@@ -248,6 +251,7 @@ def test_large_int8_output_against_litert():
 # DEPTHWISE_CONV_2D
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("multiplier", [1, 2])
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("dilation", [1, 2])
@@ -282,6 +286,7 @@ def test_depthwise_shapes(in_shape, filter_shape, stride, padding, kind):
     check_against_litert(model)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", [*KINDS, "uint8"])
 @pytest.mark.parametrize("in_shape, filter_shape, stride, dilation, padding", [
     ((1, 14, 13, 8), (1, 3, 3, 8), (3, 3), (2, 2), SAME),  # kernel columns 0, 2, 4 over stride 3: a sparse tap grid
@@ -431,6 +436,7 @@ def test_unimplemented_versions_are_not_registered():
 # Converter-produced nodes: every conv of the fixture models, cut out as a one-node model.
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["mobilenet_v2_035_96_int8", "mobilenet_v2_035_96_float", "dilated_cnn_int8",
                                   "dilated_cnn_float", "interleaved_int8", "interleaved_float", "segmentation_float"])
 def test_fixture_conv_nodes(name):
@@ -474,6 +480,7 @@ def test_depthwise_raw_sums_match_litert_and_a_declared_rounding_takes_the_gener
     np.testing.assert_array_equal(out, run_node(model, inputs, DECLARED, reference=True)[0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["int8_per_channel", "int8_per_tensor", "uint8"])
 @pytest.mark.parametrize(("in_shape", "filter_shape", "stride", "dilation"), [
     ((1, 6, 7, 40), (12, 1, 1, 40), (1, 1), (1, 1)),   # pointwise: no padding, a plain cast
@@ -495,6 +502,7 @@ def test_conv_raw_sums_match_litert_and_a_declared_rounding_takes_the_generic_st
     np.testing.assert_array_equal(out, run_node(model, inputs, DECLARED, reference=True)[0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("op", ["CONV_2D", "DEPTHWISE_CONV_2D"])
 @pytest.mark.parametrize("kind", ["float", "int8_per_channel"])
 @pytest.mark.parametrize("stride", [(1, 32767), (32767, 1), (32767, 32767), (2, 40)],
@@ -521,6 +529,7 @@ def test_strides_above_int16_are_refused_as_litert_does(op, stride):
     assert f"strides must be at most 32767, got stride_h={stride[0]} stride_w={stride[1]}" in message
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("in_shape", "filter_shape", "scaled"), [
     ((2, 6, 7, 8), (24, 1, 1, 8), True),       # small: ScaledGemm
     ((1, 40, 40, 8), (16, 1, 1, 8), False),    # large: the float32 GEMM and ExactStage

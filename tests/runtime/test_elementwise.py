@@ -69,6 +69,7 @@ def _random_quant(rng, op, type_, same_scales=False):
 # Float32 and int32.
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("shapes", BROADCAST_SHAPES, ids=str)
 @pytest.mark.parametrize("type_", ["FLOAT32", "INT32"])
@@ -150,6 +151,7 @@ def test_complex64_mul():
 # 8-bit quantized.
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("shapes", BROADCAST_SHAPES, ids=str)
 @pytest.mark.parametrize("type_", ["INT8", "UINT8"])
@@ -160,6 +162,7 @@ def test_quantized_broadcasting(op, shapes, type_):
         check_against_litert(_model(op, *shapes, type_, version=VERSIONS_8BIT[type_], quant=quant), seed=3)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("activation", list(ACTIVATIONS))
 @pytest.mark.parametrize("type_", ["INT8", "UINT8"])
@@ -246,6 +249,7 @@ CONSTANT_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("type_", ["INT8", "UINT8", "FLOAT32"])
 @pytest.mark.parametrize("shapes,constants", [(c[:2], c[2]) for c in CONSTANT_CASES], ids=str)
@@ -354,6 +358,7 @@ def test_converter_written_versions_are_registered(path):
     assert all(resolver.find_op(op, version) is not None for op, version in used), used
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["mobilenet_v2_035_96_int8", "interleaved_int8", "dilated_cnn_int8",
                                   "mobilenet_v2_035_96_fp16"])
 def test_converter_models_match_litert(name):
@@ -388,6 +393,7 @@ def test_same_size_lower_rank_runtime_operand(op):
     check_against_litert(_model(op, (64,), (1, 64), "FLOAT32"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("op", ["ADD", "MUL"])
 @pytest.mark.parametrize("second", [(), (1, 1, 4099)])
 def test_int8_prepare_memory_does_not_grow_with_the_output(op, second):

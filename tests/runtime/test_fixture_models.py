@@ -36,12 +36,14 @@ def _two_invokes_match_litert(ours: Interpreter, model: bytes) -> None:
         assert all(np.asarray(g).size for g in got)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", RUNNABLE)
 def test_fixture_model_matches_litert_on_two_invokes(name):
     model = (FIXTURES / f"{name}.tflite").read_bytes()
     _two_invokes_match_litert(Interpreter(model_content=model), model)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", RUNNABLE)
 def test_no_kernel_writes_into_arrays_it_did_not_just_produce(name):
     """Kernels hand arrays on without copies (WHILE passes body outputs back as inputs, GATHER and

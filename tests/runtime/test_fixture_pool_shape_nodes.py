@@ -13,6 +13,7 @@ OPS = {"AVERAGE_POOL_2D", "MAX_POOL_2D", "MEAN", "RESHAPE", "SQUEEZE", "SHAPE", 
        "STRIDED_SLICE", "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND", "RESIZE_BILINEAR"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("model", "op"), fixture_nodes(OPS))
 def test_fixture_node_matches_litert(model, op):
     check_against_litert(node_as_model(model, op))

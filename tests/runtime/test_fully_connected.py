@@ -37,6 +37,7 @@ def test_fc_keep_num_dims(kind):
     assert out[0].shape == (2, 7, 9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("in_shape, depth", [
     ((2, 7, 24), None),  # rank 3 flattened to [14, 24]
@@ -149,6 +150,7 @@ def test_unregistered_versions():
 # Converter-produced nodes
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["mobilenet_v2_035_96_int8", "transformer_block_int8", "transformer_block_float",
                                   "interleaved_int8", "interleaved_float", "dilated_cnn_float", "lstm_gru_float"])
 def test_fixture_fc_nodes(name):

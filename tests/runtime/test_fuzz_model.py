@@ -1,7 +1,7 @@
 """Hostile model files: a damaged fixture loads or raises ModelError, and whatever loads runs or raises
 an AccelsimError.
 
-Mutations aim at the FlatBuffer's real structure (`runtime.verify.layout` lists every table, vtable,
+Mutations aim at the FlatBuffer's real structure (`accelsim.runtime.verify.layout` lists every table, vtable,
 vector, string, offset and scalar field of a fixture): bit flips, truncation at object boundaries,
 vtable entries, vector lengths, offsets, index and shape fields, spliced objects; and at the IR
 (subgraph cycles, out-of-range indices, shapes, short buffers), written back with our writer.
@@ -234,12 +234,14 @@ def mutated(draw, paths):
 # --- properties ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=mutated(FIXTURE_FILES))
 def test_damaged_fixtures_load_or_raise_model_error(data):
     event("loaded" if load_or_refuse(data) is not None else "refused")
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=400)
 @given(data=mutated(SMALL))
 def test_what_loads_runs_or_raises_accelsim_errors(data):
@@ -296,6 +298,7 @@ def damaged_ir(draw):
     return save_model(model.replace(subgraphs=(*model.subgraphs[:si], sg, *model.subgraphs[si + 1:])))
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=100)
 @given(data=damaged_ir())
 def test_ir_damage_is_refused_at_load_or_runs(data):
@@ -359,6 +362,7 @@ def test_a_cycle_through_several_subgraphs_is_named_with_its_path():
         load_model(save_model(Model(graphs, (b"",))))
 
 
+@pytest.mark.slow
 def test_a_subgraph_index_damaged_in_the_file_is_refused_naming_the_operator():
     data, by_kind = fixture(FIXTURES / "lstm_gru_float.tflite")
     fields = [r for r in by_kind["scalar"] if r.name.endswith("subgraph_index")]

@@ -134,6 +134,7 @@ def test_slice_index_shape_and_type_raise():
 GATHER_TYPES = [("FLOAT32", 1), ("INT8", 2), ("BOOL", 3), ("INT16", 4), ("UINT8", 1), ("INT32", 1), ("INT64", 1)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("typ", "version"), GATHER_TYPES, ids=[t for t, _ in GATHER_TYPES])
 @pytest.mark.parametrize("axis", [0, 1, -1, -3])
 @pytest.mark.parametrize("positions_shape", [(), (4,), (2, 3)], ids=["scalar", "vector", "matrix"])

@@ -47,6 +47,7 @@ def _same_details(ours: dict, ref: dict) -> None:
     assert ours["sparsity_parameters"].keys() == ref["sparsity_parameters"].keys()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.stem)
 def test_input_output_and_tensor_details_match_litert(path):
     ours = Interpreter(model_path=path, op_resolver=placeholder_resolver(path))
@@ -63,6 +64,7 @@ def test_input_output_and_tensor_details_match_litert(path):
     assert ours.get_signature_list() == ref.get_signature_list()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", LITERT_CONSTRUCTIBLE, ids=lambda p: p.stem)
 def test_ops_details_match_litert_before_delegation(path):
     from ai_edge_litert.interpreter import OpResolverType

@@ -222,6 +222,7 @@ def _poisoned(details, mode: str) -> list[np.ndarray]:
     return xs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["mixed", "nan", "inf", "-inf"])
 @pytest.mark.parametrize("name", FLOAT_FIXTURES)
 def test_nan_and_inf_inputs_propagate_like_litert(name, mode):

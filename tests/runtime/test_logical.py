@@ -74,6 +74,7 @@ def test_compare_bool(op):
 QUANT_PAIRS = [((0.05, 3), (0.05, 3)), ((0.05, 3), (0.1, -20)), ((0.0123, -128), (0.5, 127)), ((0.9, 0), (0.02, 5))]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("op", COMPARISONS)
 @pytest.mark.parametrize("qa,qb", QUANT_PAIRS, ids=str)
 @pytest.mark.parametrize("type_name", ["INT8", "UINT8"])
@@ -217,6 +218,7 @@ def _cast_input(type_name: str) -> np.ndarray:
     return np.array([v for v in edges if info.min <= v <= info.max], dtype=info.dtype)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("src", CAST_TYPES)
 @pytest.mark.parametrize("dst", CAST_TYPES)
 def test_cast(src, dst):

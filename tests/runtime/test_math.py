@@ -373,6 +373,7 @@ DIV_QUANT = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("type_name,q", DIV_QUANT, ids=str)
 @pytest.mark.parametrize("sa,sb", BROADCASTS[:4], ids=str)
 @pytest.mark.parametrize("act", [0, 1])
@@ -560,6 +561,7 @@ def _fixture_spec(model, g: int, index: int, with_data: bool) -> Spec:
                 q.scales if q else None, q.zero_points if q else None, q.quantized_dimension if q else 0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,g,n", list(_fixture_nodes()))
 def test_fixture_node_alone(name, g, n):
     """Each node of these ops in the converter's models, with its real shapes, types, scales and version."""

@@ -6,7 +6,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from support import FIXTURES, Spec, const, random_inputs, run_litert, single_op_model
+from support import CUSTOM_OP_FIXTURES, FIXTURES, Spec, const, random_inputs, run_litert, single_op_model
 
 from accelsim.runtime.errors import ModelError
 from accelsim.runtime.ir import Operator, Options, Quantization, make_operator
@@ -14,13 +14,14 @@ from accelsim.runtime.read import load_model
 from accelsim.runtime.write import save_model
 
 FIXTURE_FILES = sorted(FIXTURES.glob("*.tflite"))
-RUNNABLE = [f for f in FIXTURE_FILES if f.stem != "atan_custom"]  # LiteRT lacks the Atan kernel
+RUNNABLE = [f for f in FIXTURE_FILES if f.stem not in CUSTOM_OP_FIXTURES]  # LiteRT lacks their kernels
 
 
 def test_fixture_corpus_is_present():
     assert len(FIXTURE_FILES) >= 8
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.stem)
 def test_round_trip_gives_the_same_ir(path):
     model = load_model(path)
@@ -28,6 +29,7 @@ def test_round_trip_gives_the_same_ir(path):
     assert again == model
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", RUNNABLE, ids=lambda p: p.stem)
 def test_litert_runs_a_saved_model_identically(path):
     original = path.read_bytes()
@@ -201,6 +203,7 @@ def test_unknown_builtin_name_is_refused():
     assert isinstance(make_operator("CUSTOM", [0], [1], custom_code="Atan"), Operator)
 
 
+@pytest.mark.slow
 def test_random_bit_flips_only_ever_raise_model_error():
     rng = np.random.default_rng(1234)
     raw = (FIXTURES / "interleaved_int8.tflite").read_bytes()

@@ -36,6 +36,7 @@ def test_l2_float(shape):
     assert np.allclose(np.square(out.astype(np.float64)).sum(axis=-1), 1, atol=1e-5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 @pytest.mark.parametrize("typ", ["INT8", "UINT8"])
 def test_l2_quantized(shape, typ):
@@ -120,6 +121,7 @@ def test_log_softmax_float(shape):
     assert np.allclose(np.exp(out.astype(np.float64)).sum(axis=-1), 1, atol=1e-4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", [*SHAPES, (2, 1000)], ids=str)
 @pytest.mark.parametrize("typ", ["INT8", "UINT8"])
 @pytest.mark.parametrize("scale", [0.01, 0.05, 0.2, 1.0])

@@ -17,6 +17,7 @@ SAME, VALID = 0, 1
 WINDOWS = [(2, 2, 2, 2), (3, 3, 1, 1), (3, 2, 2, 1), (5, 5, 3, 3), (1, 1, 1, 1), (7, 7, 1, 1)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("op", ["AVERAGE_POOL_2D", "MAX_POOL_2D"])
 @pytest.mark.parametrize("typ", ["FLOAT32", "INT8", "UINT8"])
 @pytest.mark.parametrize("padding", [SAME, VALID])

@@ -101,6 +101,7 @@ def _zero_point(rng, type_):
     return int(rng.integers(max(lo, -100), min(hi, 100) + (155 if type_ == "UINT8" else 0)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("in_type,out_type,version", REQUANTIZE_PAIRS)
 @pytest.mark.parametrize("ratio", [1.0, 0.5, 2.0, 4.0, 0.37, 3.3])
 def test_requantize(in_type, out_type, version, ratio):

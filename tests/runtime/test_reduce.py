@@ -30,6 +30,7 @@ def mean_model(typ, shape, axes, keep_dims, quant=None, axis_input=None) -> byte
                            version=version, keep_dims=keep_dims)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("typ", ["FLOAT32", "INT32", "INT64"])
 @pytest.mark.parametrize("axes", AXES, ids=str)
 @pytest.mark.parametrize("keep_dims", [True, False])
@@ -37,6 +38,7 @@ def test_mean_unquantized(typ, axes, keep_dims):
     check_against_litert(mean_model(typ, SHAPE, axes, keep_dims))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("typ", ["INT8", "UINT8"])
 @pytest.mark.parametrize("axes", AXES, ids=str)
 @pytest.mark.parametrize("keep_dims", [True, False])
@@ -45,6 +47,7 @@ def test_mean_quantized(typ, axes, keep_dims, quant):
     check_against_litert(mean_model(typ, SHAPE, axes, keep_dims, quant))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("typ", ["INT8", "UINT8"])
 @pytest.mark.parametrize("channels", [7, 16, 20, 37])
 def test_mean_4d_fast_path_random_scales(typ, channels):
@@ -157,6 +160,7 @@ def _small_values(typ, shape, seed=0) -> np.ndarray:
     return rng.integers(-3, 4, shape).astype(np.int32 if typ == "INT32" else np.int64)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("op", REDUCERS)
 @pytest.mark.parametrize("typ", ["FLOAT32", "INT32", "INT64"])
 @pytest.mark.parametrize("axes", AXES, ids=str)
@@ -173,6 +177,7 @@ def test_sum_int32_wraps():
     assert ours[0].tolist() == [-(2**31) + 5]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("typ", ["INT8", "UINT8", "INT16"])
 @pytest.mark.parametrize("axes", [[1, 2], [3], [0, 1, 2, 3], [-1, 0], []], ids=str)
 @pytest.mark.parametrize("keep_dims", [True, False])
@@ -276,6 +281,7 @@ def _tied_values(typ, shape, seed=0) -> np.ndarray:
     return values.astype({"FLOAT32": np.float32, "INT8": np.int8, "UINT8": np.uint8, "INT32": np.int32}[typ])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("op", ["ARG_MAX", "ARG_MIN"])
 @pytest.mark.parametrize("typ", ["FLOAT32", "INT8", "UINT8", "INT32", "BOOL"])
 @pytest.mark.parametrize("axis", [0, 1, 2, -1])

@@ -26,6 +26,7 @@ def resize_model(typ, in_hw, out_hw, mode, channels=3, batch=2, size_spec=None) 
                            align_corners=align_corners, half_pixel_centers=half_pixel)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("typ", ["FLOAT32", "INT8", "UINT8"])
 @pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("sizes", SIZES, ids=lambda s: "{}x{}to{}x{}".format(*s))
@@ -36,6 +37,7 @@ def test_resize_bilinear(typ, mode, sizes):
         check_against_litert(model, seed=seed)
 
 
+@pytest.mark.slow
 def test_resize_random_sizes_sweep():
     rng = np.random.default_rng(1)
     for trial in range(60):
@@ -124,6 +126,7 @@ def nearest_model(typ, in_hw, out_hw, mode, channels=3, batch=2, size_spec=None)
                            align_corners=align_corners, half_pixel_centers=half_pixel)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("typ", ["FLOAT32", "INT8", "UINT8", "INT16", "INT32"])
 @pytest.mark.parametrize("mode", list(NEAREST_MODES))
 @pytest.mark.parametrize("sizes", [*SIZES, (16, 16, 64, 64), (5, 13, 21, 8)], ids=lambda s: "{}x{}to{}x{}".format(*s))

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
-from support import FIXTURES, Spec, const, single_op_model
+from support import CUSTOM_OP_FIXTURES, FIXTURES, Spec, const, single_op_model
 
+from accelsim.ops import using_ops
 from accelsim.runtime import Interpreter
 from accelsim.runtime.errors import InterpreterStateError, KernelError
 from accelsim.runtime.work import node_work
 
-# atan_custom needs a custom op resolver; every other fixture prepares with the builtin kernels.
-MODELS = sorted(p.name for p in FIXTURES.glob("*.tflite") if p.stem != "atan_custom")
+MODELS = sorted(p.name for p in FIXTURES.glob("*.tflite"))
 
 
 def _sized(interpreter: Interpreter) -> list[tuple]:
@@ -26,13 +28,17 @@ def _sized(interpreter: Interpreter) -> list[tuple]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", MODELS)
 def test_shapes_and_work_equal_a_full_prepare_on_every_fixture(name):
-    full = Interpreter(model_path=FIXTURES / name)
-    full.allocate_tensors()
-    sized = Interpreter(model_path=FIXTURES / name, shapes_only=True)
-    sized.allocate_tensors()
-    assert _sized(sized) == _sized(full)
+    # custom-op fixtures prepare with their op module's kernels
+    module = CUSTOM_OP_FIXTURES.get(Path(name).stem)
+    with using_ops([module] if module else []):
+        full = Interpreter(model_path=FIXTURES / name)
+        full.allocate_tensors()
+        sized = Interpreter(model_path=FIXTURES / name, shapes_only=True)
+        sized.allocate_tensors()
+        assert _sized(sized) == _sized(full)
 
 
 def test_a_shapes_only_interpreter_refuses_to_invoke():

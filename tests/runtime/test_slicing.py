@@ -108,6 +108,7 @@ def _random_slice(rng, rank):
     return begin, end, strides, options
 
 
+@pytest.mark.slow
 def test_strided_slice_random_masks_sweep():
     # Begin/end out of range and negative, strides of both signs, every mask, checked 150 times.
     rng = np.random.default_rng(0)

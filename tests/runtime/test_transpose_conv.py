@@ -30,6 +30,7 @@ def _varied(out: np.ndarray) -> bool:
     return len(np.unique(out)) > 20
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("geometry", GEOMETRIES, ids=str)
 @pytest.mark.parametrize("kind", KINDS)
 def test_geometries(geometry, kind):

@@ -8,8 +8,9 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from support import FIXTURES, Graph, build, counter_loop_model
+from support import CUSTOM_OP_FIXTURES, FIXTURES, Graph, build, counter_loop_model
 
+from accelsim.ops import using_ops
 from accelsim.runtime import BuiltinOpResolver, Interpreter, Registration
 from accelsim.runtime.errors import WorkError
 from accelsim.runtime.ir import make_operator, numpy_dtype
@@ -161,15 +162,13 @@ def test_mobilenet_nodes_report_their_geometry_and_bytes():
 # -- every op is modelled -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.tflite")), ids=lambda p: p.stem)
 def test_every_fixture_node_in_every_subgraph_reports_its_work(path):
-    resolver = BuiltinOpResolver()
-    if path.stem == "atan_custom":
-        from custom_op_atan import ATAN
-
-        resolver.add_custom("Atan", ATAN)
-    it = Interpreter(model_path=str(path), op_resolver=resolver)
-    it.allocate_tensors()
+    module = CUSTOM_OP_FIXTURES.get(path.stem)
+    with using_ops([module] if module else []):  # custom-op fixtures with their op module's kernels
+        it = Interpreter(model_path=str(path))
+        it.allocate_tensors()
     for index in range(it.num_subgraphs()):
         for work in subgraph_work(it, index):
             assert work.kind in ("gemm", "depthwise", "window", "reduce", "elementwise", "lookup", "move", "control")

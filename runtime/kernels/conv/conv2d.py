@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from accelsim.runtime.kernels.common import check, is_known
+from accelsim.runtime.kernels.common import EIGHT_BIT, check, is_known
 from accelsim.runtime.kernels.conv.checks import check_types, filter_zero_point
 from accelsim.runtime.kernels.conv.geometry import Geometry
 from accelsim.runtime.kernels.conv.im2col import im2col, phased_im2col, phases
@@ -23,7 +23,6 @@ from accelsim.runtime.kernels.conv.planar import PlanarPatches
 from accelsim.runtime.kernels.conv.scaled import ScaledGemm
 from accelsim.runtime.kernels.conv.stage import (
     OPTIMIZED_ROUNDING,
-    QUANTIZED,
     REFERENCE_ROUNDING,
     ExactStage,
     FloatStage,
@@ -88,7 +87,7 @@ def conv_prepare(ctx, node) -> None:
     check(cout % groups == 0, f"{op}: {cout} output channels do not split into {groups} groups")
     act = fused_activation(node)
     geometry = Geometry.of(node.options, x.shape[1:3], f.shape[1:3])
-    plan = _ConvPlan(geometry, groups, x.type in QUANTIZED, act)
+    plan = _ConvPlan(geometry, groups, x.type in EIGHT_BIT, act)
     check_types(op, plan.quantized, x, f, b, out, cout, "2/5")
     out_shape = (x.shape[0], *geometry.out_hw, cout)
     if ctx.shapes_only:  # nothing will invoke: no weights, stages or patches to prepare

@@ -10,11 +10,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from accelsim.runtime.kernels.common import check, is_known
+from accelsim.runtime.kernels.common import EIGHT_BIT, check, is_known
 from accelsim.runtime.kernels.conv.checks import check_types, filter_zero_point
 from accelsim.runtime.kernels.conv.geometry import Geometry
 from accelsim.runtime.kernels.conv.stage import (
-    QUANTIZED,
     ExactStage,
     FloatStage,
     Requantizer,
@@ -79,7 +78,7 @@ def depthwise_prepare(ctx, node) -> None:
     check(cout % cin == 0, f"{op}: filter has {cout} output channels, not a multiple of the input's {cin} channels")
     act = fused_activation(node)
     geometry = Geometry.of(node.options, x.shape[1:3], f.shape[1:3])
-    plan = _DepthwisePlan(x.type in QUANTIZED, act)
+    plan = _DepthwisePlan(x.type in EIGHT_BIT, act)
     taps = None  # quantized: the zero-point-free weights [kh, kw, out_c] in int64, when known
     check_types(op, plan.quantized, x, f, b, out, cout, "4/6")
     out_shape = (x.shape[0], *geometry.out_hw, cout)

@@ -26,8 +26,6 @@ from accelsim.runtime.quant import (
     rounding_divide_by_pot,
 )
 
-QUANTIZED = ("INT8", "UINT8")
-
 # ---------------------------------------------------------------------------------------------
 # Fused activations
 

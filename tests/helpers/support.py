@@ -14,7 +14,12 @@ from accelsim.runtime.ir import Model, Quantization, Subgraph, Tensor, make_oper
 from accelsim.runtime.read import load_model
 from accelsim.runtime.write import save_model
 
-FIXTURES = Path(__file__).parent / "fixtures" / "models"
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "models"
+# Fixtures with custom ops LiteRT's wheel lacks, each with the op module that holds their kernels.
+CUSTOM_OP_FIXTURES = {
+    "atan_custom": str(Path(__file__).resolve().parents[2] / "examples" / "custom_op_atan.py"),
+    "selfie_like_float": "accelsim.ops.mediapipe",
+}
 
 
 @dataclass

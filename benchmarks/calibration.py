@@ -1,0 +1,62 @@
+"""What the calibration benchmarks share: error measures and a fit of named config values.
+
+A published table's rows are either fit rows (a config's fitted values were chosen on them) or
+held-out rows (never used to choose anything); a benchmark reports the error over each group
+separately, the held-out one as the headline. `fit` chooses values by coordinate descent on
+the squared log ratio of simulated to published time over the fit rows alone.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+
+# Multiplicative steps tried on each value in turn, coarse to fine.
+STEPS = (2.0, 1.4, 1.15, 1.05, 1.02)
+
+
+def geomean_error(ratios: Sequence[float]) -> float:
+    """exp(mean |ln r|) - 1: the typical factor by which simulated and published differ."""
+    return math.exp(sum(abs(math.log(r)) for r in ratios) / len(ratios)) - 1
+
+
+def worst_error(ratios: Sequence[float]) -> float:
+    """The largest |r - 1|: how far the worst row is from the published time."""
+    return max(abs(r - 1) for r in ratios)
+
+
+def misfit(ratios: Sequence[float]) -> float:
+    """Mean squared log ratio: what `fit` minimises."""
+    return sum(math.log(r) ** 2 for r in ratios) / len(ratios)
+
+
+def fit(ratios_of: Callable[[Mapping[str, float]], Sequence[float]], start: Mapping[str, float],
+        integers: frozenset[str] = frozenset(), upper: Mapping[str, float] | None = None,
+        rounds: int = 4) -> dict[str, float]:
+    """The values (key path -> number) near `start` that minimise `misfit(ratios_of(values))`.
+
+    Coordinate descent: each value in turn is multiplied or divided by each of `STEPS` while
+    that lowers the misfit. Keys in `integers` stay whole numbers (config counts); a key in
+    `upper` stays at or below its bound (a fraction stays <= 1).
+    """
+    upper = upper or {}
+
+    def rounded(values: Mapping[str, float]) -> dict[str, float]:
+        values = {k: min(v, upper.get(k, v)) for k, v in values.items()}
+        return {k: max(1, round(v)) if k in integers else v for k, v in values.items()}
+
+    best = rounded(start)
+    error = misfit(ratios_of(best))
+    for _ in range(rounds):
+        for step in STEPS:
+            for key in best:
+                for factor in (step, 1 / step):
+                    while True:
+                        trial = rounded({**best, key: best[key] * factor})
+                        if trial == best:
+                            break
+                        trial_error = misfit(ratios_of(trial))
+                        if trial_error >= error:
+                            break
+                        best, error = trial, trial_error
+    return best

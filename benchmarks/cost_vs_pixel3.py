@@ -1,0 +1,255 @@
+"""Compare simulated Pixel 3 latency with TensorFlow Lite's hosted-models table (GPU, CPU float, CPU quant).
+
+TFLite's hosted-models page (Android 10, Pixel 3) lists, in ms, image classifiers on the GPU
+delegate (float models), on the CPU with 4 threads (float models) and on the CPU with 4 threads
+(quantized models). This script builds the same architectures with `tf.keras.applications`
+(random weights, batch 1; float32 files for the GPU and CPU float columns, full-integer int8 for
+the CPU quant column; `benchmarks/pixel3_models.py`) and simulates them:
+
+- GPU: kryo385_cpu + adreno630_gpu, float model;
+- CPU float: kryo385_cpu alone, float model;  CPU quant: kryo385_cpu alone, int8 model.
+
+Each row is marked `fit` or `held-out` before any fitting; `--fit` fits only on fit rows and
+prints what it would write into the YAMLs (it writes nothing). Per column the script prints the
+geometric-mean error, exp(mean |ln(simulated / published)|) - 1, and the worst row, separately
+for held-out and fit rows; the goal is held-out geometric-mean error <= 20% and every held-out
+row within +-35%.
+
+Models are cached in /work/model_cache/pixel3 (or --cache DIR); missing ones are built by running
+`pixel3_models.py` with --tf-python (an interpreter that has TensorFlow; default: this one).
+
+Usage:
+    python benchmarks/cost_vs_pixel3.py [--cache DIR] [--tf-python PY] [--fit]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import subprocess
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the repository root
+    sys.path.insert(0, str(ROOT))
+
+from accelsim.analysis import analyze, simulate_analysis  # noqa: E402
+from accelsim.config import HardwareConfig, System, apply_overrides, load_hardware  # noqa: E402
+from accelsim.experiment import SHIPPED_CONFIGS  # noqa: E402
+
+CACHE = Path("/work/model_cache/pixel3")
+BUILDER = Path(__file__).resolve().parent / "pixel3_models.py"
+COLUMNS = ("gpu", "cpu_float", "cpu_quant")
+TITLES = {"gpu": "GPU", "cpu_float": "CPU float", "cpu_quant": "CPU quant"}
+GOAL_GEOMEAN, GOAL_WORST = 0.20, 0.35
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of the hosted-models table: a keras.applications builder, alpha, size, published ms per column."""
+
+    label: str
+    application: str
+    alpha: float
+    size: int
+    gpu: float
+    cpu_float: float
+    cpu_quant: float
+    held_out: bool
+
+    def key(self, quantized: bool) -> str:
+        """The model's cache key (pixel3_models.parse_key reads it)."""
+        return f"{self.application}_{self.alpha}_{self.size}_{'int8' if quantized else 'float'}"
+
+    def published(self, column: str) -> float:
+        return getattr(self, column)
+
+
+def _mobilenet_v1(alpha: float, gpu: Sequence[float], cpu: Sequence[float], quant: Sequence[float],
+                  held_out: bool) -> list[Row]:
+    return [Row(f"MobileNet V1 {alpha:.2f} {size}", "MobileNet", alpha, size, g, c, q, held_out)
+            for size, g, c, q in zip((128, 160, 192, 224), gpu, cpu, quant)]
+
+
+# TensorFlow Lite hosted models (tensorflow.org/lite/guide/hosted_models, Pixel 3, Android 10), ms.
+# Held out before fitting: the MobileNet V1 0.50 rows and Inception V3 (issue 25).
+ROWS = (
+    *_mobilenet_v1(0.25, (1.6, 1.7, 1.8, 1.8), (1.2, 1.7, 2.4, 3.3), (0.8, 1.3, 1.8, 2.3), held_out=False),
+    *_mobilenet_v1(0.5, (1.7, 2.0, 2.5, 2.8), (3.0, 4.4, 6.0, 7.9), (1.7, 2.6, 3.6, 4.7), held_out=True),
+    *_mobilenet_v1(1.0, (4.4, 5.0, 6.3, 6.5), (9.0, 13.4, 18.1, 24.0), (4.8, 7.3, 9.9, 13.0), held_out=False),
+    Row("MobileNet V2 1.0 224", "MobileNetV2", 1.0, 224, 6.2, 17.5, 12.0, held_out=False),
+    Row("Inception V3 299", "InceptionV3", 1.0, 299, 56.0, 249.0, 148.0, held_out=True),
+)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One fitted number: which config, which key path, its search bounds, whether a whole number."""
+
+    config: str
+    key: str
+    low: float
+    high: float
+    whole: bool = False
+
+
+# What --fit adjusts: one set per config, shared by every model (mechanisms, not per-model constants).
+PARAMS = {
+    "gpu": (Param("adreno630_gpu", "compute.efficiency", 0.02, 1.0),
+            Param("adreno630_gpu", "compute.kernel_cycles", 100, 100_000, whole=True),
+            Param("adreno630_gpu", "link.call_overhead", 1e-5, 5e-3)),
+    "cpu": (Param("kryo385_cpu", "compute.efficiency", 0.05, 1.0),
+            Param("kryo385_cpu", "compute.row_cycles.float32", 0.5, 2000),
+            Param("kryo385_cpu", "compute.row_cycles.int8", 0.5, 2000),
+            Param("kryo385_cpu", "compute.vector_per_cycle.float32", 0.2, 8),
+            Param("kryo385_cpu", "compute.vector_per_cycle.int8", 0.2, 32)),
+}
+
+
+def ensure_models(cache: Path, tf_python: str) -> dict[str, Path]:
+    """Path of every row's cached .tflite, building the missing ones with `tf_python`."""
+    keys = [r.key(q) for r in ROWS for q in (False, True)]
+    paths = {k: cache / f"{k}.tflite" for k in keys}
+    missing = [k for k in keys if not paths[k].exists()]
+    if missing:
+        print(f"building {len(missing)} models into {cache} with {tf_python} ...", flush=True)
+        if subprocess.run([tf_python, str(BUILDER), str(cache), *missing]).returncode != 0:
+            raise SystemExit(f"cost_vs_pixel3: building {len(missing)} models into {cache} failed (see above)")
+    return paths
+
+
+class Bench:
+    """Each (row, column)'s analysed model, simulated again for any values of the fitted keys."""
+
+    def __init__(self, paths: Mapping[str, Path]):
+        self.configs = {name: load_hardware(SHIPPED_CONFIGS / f"{name}.yaml")
+                        for name in ("kryo385_cpu", "adreno630_gpu")}
+        self.analyses = {}
+        for r in ROWS:
+            for column in COLUMNS:
+                model = str(paths[r.key(column == "cpu_quant")])
+                self.analyses[(r.label, column)] = analyze(model, self.system(column, self.configs))
+
+    @staticmethod
+    def system(column: str, configs: Mapping[str, HardwareConfig]) -> System:
+        gpu = (configs["adreno630_gpu"],) if column == "gpu" else ()
+        return System(configs["kryo385_cpu"], gpu)
+
+    def configured(self, values: Mapping[Param, float]) -> dict[str, HardwareConfig]:
+        """The configs with `values` written over their keys."""
+        out = dict(self.configs)
+        for name in out:
+            changes = {p.key: _yaml_value(p, v) for p, v in values.items() if p.config == name}
+            if changes:
+                out[name] = apply_overrides(out[name], changes)
+        return out
+
+    def ms(self, row: Row, column: str, configs: Mapping[str, HardwareConfig]) -> float:
+        return simulate_analysis(self.analyses[(row.label, column)], self.system(column, configs)).latency * 1e3
+
+
+def _yaml_value(p: Param, value: float):
+    """How a fitted value is written in the YAML: whole, plain, or a time in microseconds."""
+    if p.whole:
+        return round(value)
+    return f"{value * 1e6:.4g} us" if p.key.startswith("link.") else float(f"{value:.4g}")
+
+
+def log_error(simulated: float, published: float) -> float:
+    return math.log(simulated / published)
+
+
+def geomean_error(ratios: Sequence[float]) -> float:
+    """exp(mean |ln r|) - 1: the typical factor by which simulated and published differ."""
+    return math.exp(sum(abs(math.log(r)) for r in ratios) / len(ratios)) - 1 if ratios else float("nan")
+
+
+def fit(bench: Bench, params: Sequence[Param], columns: Sequence[str], rounds: int = 4) -> dict[Param, float]:
+    """Least squares of ln(simulated / published) over the fit rows of `columns`, by coordinate search.
+
+    Each parameter in turn is searched on a log grid between its bounds (then a finer grid around
+    the best), the others held; `rounds` passes over all of them.
+    """
+    start = bench.configs
+    values = {p: _current(start[p.config], p.key) for p in params}
+    rows = [r for r in ROWS if not r.held_out]
+
+    def loss(trial: Mapping[Param, float]) -> float:
+        configs = bench.configured(trial)
+        return sum(log_error(bench.ms(r, c, configs), r.published(c)) ** 2 for r in rows for c in columns)
+
+    best = loss(values)
+    for _ in range(rounds):
+        for p in params:
+            low, high = p.low, p.high
+            for _zoom in range(3):
+                grid = [low * (high / low) ** (i / 8) for i in range(9)]
+                scores = [(loss({**values, p: g}), g) for g in grid]
+                score, g = min(scores)
+                if score < best:
+                    best, values[p] = score, g
+                step = (high / low) ** (1 / 8)
+                low, high = max(p.low, values[p] / step), min(p.high, values[p] * step)
+    return values
+
+
+def _current(config: HardwareConfig, key: str) -> float:
+    """A config's value at a dotted key path (compute fields, dtype rates, link fields)."""
+    section, field, *rest = key.split(".")
+    value = getattr(getattr(config, section), field)
+    return dict(value)[rest[0]] if rest else value
+
+
+def table(bench: Bench, configs: Mapping[str, HardwareConfig], out: Callable[[str], None] = print) -> dict:
+    """Print the per-row table and the per-column summary; return {column: {"fit"|"held-out": ratios}}."""
+    header = f"{'model':<24} {'rows':<9}" + "".join(f"{TITLES[c] + ' ms':>14} {'pub':>6} {'ratio':>6}"
+                                                   for c in COLUMNS)
+    out(header)
+    out("-" * len(header))
+    ratios: dict[str, dict[str, list[float]]] = {c: {"fit": [], "held-out": []} for c in COLUMNS}
+    for r in ROWS:
+        kind = "held-out" if r.held_out else "fit"
+        line = f"{r.label:<24} {kind:<9}"
+        for c in COLUMNS:
+            ms = bench.ms(r, c, configs)
+            ratios[c][kind].append(ms / r.published(c))
+            line += f"{ms:14.2f} {r.published(c):6.1f} {ratios[c][kind][-1]:6.2f}"
+        out(line)
+    for kind in ("held-out", "fit"):
+        out(f"{'geomean error, ' + kind:<34}" + "".join(f"{geomean_error(ratios[c][kind]) * 100:25.0f}%"
+                                                      for c in COLUMNS))
+        out(f"{'worst row, ' + kind:<34}" + "".join(
+            f"{max(abs(x - 1) for x in ratios[c][kind]) * 100:25.0f}%" for c in COLUMNS))
+    met = all(geomean_error(ratios[c]["held-out"]) <= GOAL_GEOMEAN
+              and all(abs(x - 1) <= GOAL_WORST for x in ratios[c]["held-out"]) for c in COLUMNS)
+    out(f"goal (held-out: geomean <= {GOAL_GEOMEAN:.0%}, every row within +-{GOAL_WORST:.0%}): "
+        f"{'met' if met else 'NOT met'}")
+    return ratios
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cache", type=Path, default=CACHE, help=f"folder of the .tflite models (default {CACHE})")
+    parser.add_argument("--tf-python", default=sys.executable,
+                        help="a Python with TensorFlow, to build missing models (default: this one)")
+    parser.add_argument("--fit", action="store_true",
+                        help="fit the configs' fitted keys on the fit rows and print the values (writes nothing)")
+    args = parser.parse_args(argv)
+    bench = Bench(ensure_models(args.cache, args.tf_python))
+    configs = bench.configs
+    if args.fit:
+        values = {**fit(bench, PARAMS["gpu"], ("gpu",)), **fit(bench, PARAMS["cpu"], ("cpu_float", "cpu_quant"))}
+        print("fitted on the fit rows (write these into the YAMLs):")
+        for p, v in values.items():
+            print(f"  {p.config}.yaml  {p.key}: {_yaml_value(p, v)}")
+        configs = bench.configured(values)
+        print()
+    table(bench, configs)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -25,6 +25,7 @@ from accelsim.cost_only import cost_only_run
 from accelsim.costing import simulate_interpreter
 from accelsim.delegation import build_interpreter
 from accelsim.diff import random_input
+from accelsim.exports import layers_csv, op_profile_text
 from accelsim.files import write_atomic
 from accelsim.ops import require_kernels
 from accelsim.partition_plot import partition_png
@@ -139,6 +140,75 @@ def benchmark_data(run: Benchmark, *, op_profiling: bool = False, per_layer: boo
     if per_layer:
         data["layers"] = layer_rows(rec)
     return data
+
+
+def _stats_line(times: Sequence[float]) -> str:
+    std = statistics.pstdev(times) if len(times) > 1 else 0.0
+    return (f"count={len(times)} first={times[0]:.0f} curr={times[-1]:.0f} min={min(times):.0f} "
+            f"max={max(times):.0f} avg={statistics.fmean(times):.0f} std={std:.0f}")
+
+
+def benchmark_lines(run: Benchmark, data: dict[str, Any]) -> list[str]:
+    """What `accelsim benchmark` prints of `run` (`data`: its `benchmark_data`, with the partition plot's path
+    under "partition_plot" when one was drawn), in benchmark_model's layout where the two overlap."""
+    sim, warmup, runs, init_us, host_us = run.sim, run.warmup_us, run.runs_us, run.init_us, run.host_only_us
+    out = [f"Graph: [{run.model}]",
+           f"Host: [{run.system.host.name}]  Accelerators: [{', '.join(data['accelerators']) or 'none'}]"]
+    if not runs:
+        out.append(f"Cost only (--num-runs 0): analysed shapes and work in {init_us / 1e3:.3f}ms; the NumPy "
+                   "interpreter did not run.")
+    else:
+        out.append(f"Initialized session in {init_us / 1e3:.3f}ms.")
+        if warmup:
+            out += [f"Running benchmark for {len(warmup)} warm-up iterations:", _stats_line(warmup)]
+        out += [f"Running benchmark for {len(runs)} iterations:", _stats_line(runs)]
+        warm = f"{statistics.fmean(warmup):.0f}" if warmup else "-"
+        out.append(f"Inference timings in us (host wall clock of the NumPy interpreter): Init: {init_us:.0f}, "
+                   f"First inference: {(warmup or runs)[0]:.0f}, Warmup (avg): {warm}, Inference (avg): "
+                   f"{statistics.fmean(runs):.0f}")
+    sim_us = data["simulated_us"]
+    out.append(f"Simulated latency in us: {sim_us['latency']:.1f} (compute {sim_us['compute']:.1f}, memory "
+               f"{sim_us['memory']:.1f}, transfer {sim_us['transfer']:.1f}, call overhead {sim_us['overhead']:.1f}; "
+               f"partition overhead {data['partition_overhead_pct']:.1f}%); initialization {sim_us['init']:.1f}")
+    if data["energy_uj"] is None:
+        out.append(f"Simulated energy per inference: not modelled (no energy.mac for "
+                   f"{', '.join(sim.energy_unmodelled)})")
+    else:
+        out.append(f"Simulated energy per inference: {data['energy_uj']:.3f} uJ")
+    if run.system.accelerators:
+        out.append(f"Host alone ({run.system.host.name}, simulated): {host_us:.1f} us; speed-up "
+                   f"{data['speedup']:.2f}x")
+    out.append(f"Delegated {sim.delegated_nodes} of {len(sim.nodes)} nodes in {len(sim.partitions)} partitions; "
+               f"{sim.transfer_bytes} bytes over links per inference")
+    if data["streamed_param_bytes"]:
+        out.append(f"Weights: {data['streamed_param_bytes']} bytes streamed from where they live on every inference "
+                   f"(not cached: read from the level they live on); {data['init_param_bytes']} bytes loaded once "
+                   "at initialization")
+    if data["assumptions"]:
+        out.append("Assumptions (cost numbers the configs leave out, and what is used instead):")
+        out += [f"  {line}" for line in data["assumptions"]]
+    chosen = data["partition_choice"]
+    if chosen is not None:
+        out.append(f"Partition policy cost ({chosen['objective']}, {chosen['search']} search): kept "
+                   f"{len(chosen['host_partitions'])} of TFLite's {chosen['tflite_partitions']} partitions on the "
+                   f"host; TFLite's choice {chosen['tflite_latency_us']:.1f} us, {chosen['tflite_energy_uj']:.3f} uJ; "
+                   f"this one {sim_us['latency']:.1f} us, {data['energy_uj']:.3f} uJ (saves "
+                   f"{chosen['saved_us']:.1f} us, {chosen['saved_energy_uj']:.3f} uJ)")
+    if data.get("partition_plot"):
+        out.append(f"Partition picture: {data['partition_plot']}")
+    out += [f"  {loop.op} node {loop.where}: {loop.trips} trips ({loop.source})" for loop in sim.loops]
+    out += [f"  partition {p.index} on {p.unit}: {len(p.nodes)} nodes, compute {p.compute * 1e6:.1f} us, "
+            f"memory {p.memory * 1e6:.1f} us, transfer {p.transfer * 1e6:.1f} us, overhead "
+            f"{p.overhead * 1e6:.1f} us, energy "
+            + ("not modelled" if p.unit in sim.energy_unmodelled else f"{p.energy * 1e6:.3f} uJ")
+            for p in sim.partitions]
+    if "op_profile" in data:
+        # benchmark_model's layout, the same text as a report's op profile (µs: simulated nodes are often < 1 µs).
+        out.append(op_profile_text(run.record))
+    if "layers" in data:
+        out.append("Per-layer (simulated; the columns of a report's layers/<point>.csv):")
+        out.append(layers_csv(run.record).removesuffix("\n"))
+    return out
 
 
 def write_partition_plot(run: Benchmark, path: str | Path) -> Path:

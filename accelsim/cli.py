@@ -10,7 +10,6 @@ import json
 import logging
 import os
 import signal
-import statistics
 import sys
 import textwrap
 from collections.abc import Callable, Iterator, Sequence
@@ -19,26 +18,23 @@ from pathlib import Path
 from tqdm import tqdm
 
 import accelsim
-from accelsim.advice import infeasible_variants
-from accelsim.assumptions import assumptions
-from accelsim.benchmark import benchmark_data, run_benchmark, write_partition_plot
+from accelsim.benchmark import benchmark_data, benchmark_lines, run_benchmark, write_partition_plot
+from accelsim.cli_help import EPILOGS, HW_HELP
 from accelsim.compare import chart_png, compare, load_results, metric_names, select, simulate_sides, slower_than_host
-from accelsim.config import load_hardware
 from accelsim.config_docs import schema_markdown, shipped_lines
-from accelsim.config_yaml import ConfigError, read_document
+from accelsim.config_yaml import ConfigError
 from accelsim.dask_executor import DaskExecutor, dask_client, distributed_module
 from accelsim.diff import inference_diff, load_inputs
 from accelsim.experiment import SHIPPED_CONFIGS, load_experiment, with_ops
 from accelsim.experiment_keys import default_experiment, key_lines, section_keys
 from accelsim.experiment_keys import schema_markdown as experiment_schema_markdown
-from accelsim.exports import layers_csv, op_profile_text
 from accelsim.feasibility import Infeasible, summary_line
 from accelsim.files import write_atomic
 from accelsim.hw_configs import DEFAULT_HOST
-from accelsim.labels import point_label
+from accelsim.labels import point_label, slower_sentence, slower_than_host_points
 from accelsim.model_info import inspect_model, registration_code
 from accelsim.ops import load_op_modules, require_kernels, using_ops
-from accelsim.report import RENDERERS, slower_sentence, slower_than_host_points
+from accelsim.report import RENDERERS
 from accelsim.run import run_experiment
 from accelsim.runtime.errors import AccelsimError
 from accelsim.runtime.interpreter import Interpreter
@@ -48,20 +44,11 @@ from accelsim.sensitivity import as_dict as sensitivity_dict
 from accelsim.sensitivity import lines as sensitivity_lines
 from accelsim.sensitivity import sensitivity
 from accelsim.systems import delegates_from_options, system_from_options
+from accelsim.validation import validation_lines
 from accelsim.whatif import as_dict, whatif
 from accelsim.whatif import lines as whatif_lines
 
 log = logging.getLogger("accelsim")
-
-_EPILOG_INSPECT = """examples:
-  accelsim inspect tests/fixtures/models/mobilenet_v2_035_96_int8.tflite
-  accelsim inspect model.tflite --json > ops.json
-"""
-
-_EPILOG_OPS = """examples:
-  accelsim ops tests/fixtures/models/dilated_cnn_int8.tflite
-  accelsim ops model.tflite > my_resolver.py
-"""
 
 
 def _fmt_tensor(row: dict) -> str:
@@ -103,52 +90,6 @@ def _cmd_ops(args: argparse.Namespace) -> int:
     print(registration_code(args.model))
     return 0
 
-
-_EPILOG_RUN = """examples:
-  accelsim run                                   # the default experiment -> reports/default/
-  accelsim run examples/systolic_sweep.yaml --jobs 2
-  accelsim run my_experiment.yaml --out /tmp/report --no-cache
-  accelsim run my_experiment.yaml --executor dask --jobs 4       # a LocalCluster of 4 worker processes
-  accelsim run my_experiment.yaml --executor dask --scheduler tcp://10.0.0.5:8786
-"""
-
-_EPILOG_BENCHMARK = """examples:
-  accelsim benchmark tests/fixtures/models/mobilenet_v2_100_224_int8.tflite --hw edgetpu_usb
-  accelsim benchmark model.tflite --hw edgetpu_usb --num-runs 0     # cost only: no NumPy run, start-up + one simulation
-  accelsim benchmark model.tflite --hw hw_configs/hexagon_dsp.yaml --num-runs 20 --enable-op-profiling
-  accelsim benchmark model.tflite --hw edgetpu_pcie --max-delegated-partitions 2 --json
-  accelsim benchmark tests/fixtures/models/selfie_like_float.tflite --ops accelsim.ops.mediapipe   # custom ops
-  accelsim benchmark tests/fixtures/models/atan_custom.tflite --ops examples/custom_op_atan.py
-"""
-
-_EPILOG_DIFF = """examples:
-  accelsim diff tests/fixtures/models/mobilenet_v2_035_96_int8.tflite --hw edgetpu_usb
-  accelsim diff model.tflite --hw my_float16_accel.yaml --num-runs 100 --json
-  accelsim diff model.tflite --hw hexagon_dsp --input images.npy     # real inputs: [runs, *input shape]
-"""
-
-_EPILOG_COMPARE = """examples:
-  accelsim compare tests/fixtures/models/mobilenet_v2_035_96_int8.tflite --hw edgetpu_usb --hw hexagon_dsp
-  accelsim compare model_a.tflite model_b.tflite --hw edgetpu_pcie --hw edgetpu_usb,hexagon_dsp --json
-  accelsim compare reports/x/results.json reports/y/results.json --plot /tmp/x_vs_y.png
-  accelsim compare reports/x/results.json --metrics latency,energy --columns 0,3
-"""
-
-_EPILOG_WHATIF = """examples:
-  accelsim whatif tests/fixtures/models/transformer_block_int8.tflite --hw edgetpu_pcie
-  accelsim whatif tests/fixtures/models/dilated_cnn_int8.tflite --hw hexagon_dsp --json
-"""
-
-_EPILOG_SENSITIVITY = """examples:
-  accelsim sensitivity tests/fixtures/models/mobilenet_v2_100_224_int8.tflite --hw edgetpu_usb
-  accelsim sensitivity tests/fixtures/models/mobilenet_v2_035_96_int8.tflite --hw edgetpu_usb --hw hexagon_dsp
-  accelsim sensitivity model.tflite --hw my_npu.yaml --host host_x86 --json
-"""
-
-_EPILOG_VALIDATE = """examples:
-  accelsim validate my_accel.yaml
-  accelsim validate examples/default/default.yaml my_accel.yaml
-"""
 
 
 @contextlib.contextmanager
@@ -239,12 +180,6 @@ def _failure_line(outcome) -> str:
             f"{first['error']}; {listed}")
 
 
-def _stats_line(times: Sequence[float]) -> str:
-    std = statistics.pstdev(times) if len(times) > 1 else 0.0
-    return (f"count={len(times)} first={times[0]:.0f} curr={times[-1]:.0f} min={min(times):.0f} "
-            f"max={max(times):.0f} avg={statistics.fmean(times):.0f} std={std:.0f}")
-
-
 def _benchmark_model(args: argparse.Namespace) -> str:
     """The model path, given as MODEL or as benchmark_model's --graph=PATH (exactly one of them)."""
     if (args.model is None) == (args.graph is None):
@@ -263,67 +198,10 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
-    sim, warmup, runs, init_us, host_us = run.sim, run.warmup_us, run.runs_us, run.init_us, run.host_only_us
-    print(f"Graph: [{args.model}]")
-    print(f"Host: [{system.host.name}]  Accelerators: [{', '.join(data['accelerators']) or 'none'}]")
-    if not runs:
-        print(f"Cost only (--num-runs 0): analysed shapes and work in {init_us / 1e3:.3f}ms; the NumPy "
-              "interpreter did not run.")
-    else:
-        print(f"Initialized session in {init_us / 1e3:.3f}ms.")
-        if warmup:
-            print(f"Running benchmark for {len(warmup)} warm-up iterations:")
-            print(_stats_line(warmup))
-        print(f"Running benchmark for {len(runs)} iterations:")
-        print(_stats_line(runs))
-        warm = f"{statistics.fmean(warmup):.0f}" if warmup else "-"
-        print(f"Inference timings in us (host wall clock of the NumPy interpreter): Init: {init_us:.0f}, "
-              f"First inference: {(warmup or runs)[0]:.0f}, Warmup (avg): {warm}, Inference (avg): "
-              f"{statistics.fmean(runs):.0f}")
-    sim_us = data["simulated_us"]
-    print(f"Simulated latency in us: {sim_us['latency']:.1f} (compute {sim_us['compute']:.1f}, memory "
-          f"{sim_us['memory']:.1f}, transfer {sim_us['transfer']:.1f}, call overhead {sim_us['overhead']:.1f}; "
-          f"partition overhead {data['partition_overhead_pct']:.1f}%); initialization {sim_us['init']:.1f}")
-    if data["energy_uj"] is None:
-        print(f"Simulated energy per inference: not modelled (no energy.mac for {', '.join(sim.energy_unmodelled)})")
-    else:
-        print(f"Simulated energy per inference: {data['energy_uj']:.3f} uJ")
-    if system.accelerators:
-        print(f"Host alone ({system.host.name}, simulated): {host_us:.1f} us; speed-up {data['speedup']:.2f}x")
-        warning = slower_than_host("this model", data["simulated_us"]["latency"], host_us)
-        if warning:
-            print(f"accelsim benchmark: warning: {warning}", file=sys.stderr)
-    print(f"Delegated {sim.delegated_nodes} of {len(sim.nodes)} nodes in {len(sim.partitions)} partitions; "
-          f"{sim.transfer_bytes} bytes over links per inference")
-    if data["streamed_param_bytes"]:
-        print(f"Weights: {data['streamed_param_bytes']} bytes streamed from where they live on every inference "
-              f"(not cached: read from the level they live on); {data['init_param_bytes']} bytes loaded once at "
-              "initialization")
-    if data["assumptions"]:
-        print("Assumptions (cost numbers the configs leave out, and what is used instead):")
-        print("\n".join(f"  {line}" for line in data["assumptions"]))
-    chosen = data["partition_choice"]
-    if chosen is not None:
-        print(f"Partition policy cost ({chosen['objective']}, {chosen['search']} search): kept "
-              f"{len(chosen['host_partitions'])} of TFLite's {chosen['tflite_partitions']} partitions on the host; "
-              f"TFLite's choice {chosen['tflite_latency_us']:.1f} us, {chosen['tflite_energy_uj']:.3f} uJ; "
-              f"this one {sim_us['latency']:.1f} us, {data['energy_uj']:.3f} uJ (saves {chosen['saved_us']:.1f} us, "
-              f"{chosen['saved_energy_uj']:.3f} uJ)")
-    if args.partition_plot:
-        print(f"Partition picture: {data['partition_plot']}")
-    for loop in sim.loops:
-        print(f"  {loop.op} node {loop.where}: {loop.trips} trips ({loop.source})")
-    for p in sim.partitions:
-        print(f"  partition {p.index} on {p.unit}: {len(p.nodes)} nodes, compute {p.compute * 1e6:.1f} us, "
-              f"memory {p.memory * 1e6:.1f} us, transfer {p.transfer * 1e6:.1f} us, overhead "
-              f"{p.overhead * 1e6:.1f} us, energy "
-              + ("not modelled" if p.unit in sim.energy_unmodelled else f"{p.energy * 1e6:.3f} uJ"))
-    if args.enable_op_profiling:
-        # benchmark_model's layout, the same text as a report's op profile (µs: simulated nodes are often < 1 µs).
-        print(op_profile_text(run.record))
-    if args.per_layer:
-        print("Per-layer (simulated; the columns of a report's layers/<point>.csv):")
-        print(layers_csv(run.record), end="")
+    print("\n".join(benchmark_lines(run, data)))
+    warning = system.accelerators and slower_than_host("this model", data["simulated_us"]["latency"], run.host_only_us)
+    if warning:
+        print(f"accelsim benchmark: warning: {warning}", file=sys.stderr)
     return 0
 
 
@@ -406,26 +284,9 @@ def _cmd_sensitivity(args: argparse.Namespace) -> int:
 def _cmd_validate(args: argparse.Namespace) -> int:
     bad = 0
     for path in args.files:
-        doc, _ = read_document(path)
-        is_experiment = doc is not None and isinstance(doc.data, dict) and ("variants" in doc.data
-                                                                          or "models" in doc.data)
         try:
-            if is_experiment:
-                e = load_experiment(path, check_kernels=True)
-                print(f"{path}: ok (experiment {e.name!r}, {len(e.variants)} variants)")
-                configs = dict.fromkeys([e.host, *(a for v in e.variants for a in v.accelerators)])
-                for config in (load_hardware(c) for c in configs):
-                    for note in config.notes():
-                        print(f"  note: {config.source}: {note}")
-                for line in infeasible_variants(e):
-                    print(f"  infeasible: {line}")
-            else:
-                c = load_hardware(path)
-                print(f"{path}: ok ({c.kind} config {c.name!r})")
-                for note in c.notes():
-                    print(f"  note: {note}")
-                for a in assumptions(c, with_notes=False):  # the notes are printed above
-                    print(f"  assumed: {a.key} = {a.value} ({a.source})")
+            for line in validation_lines(path):
+                print(line)
         except ConfigError as exc:
             bad += 1
             for line in exc.errors:
@@ -458,19 +319,6 @@ def _experiment_keys_help() -> str:
                          "example: accelsim experiment --schema.", width=100)
 
 
-_EPILOG_EXPERIMENT = """examples:
-  accelsim experiment              # every key of an experiment file, one line each
-  accelsim experiment --schema     # the reference: value, default, example and meaning of every key
-"""
-
-_EPILOG_CONFIGS = """examples:
-  accelsim configs                 # the shipped hardware configs, one line each
-  accelsim configs --schema        # every key of every kind, claim syntax and constraints
-"""
-
-_HW_HELP = ("an accelerator config (a YAML path or shipped name); repeat it to attach several: they join one "
-            "system, and in the order given each claims from the nodes the ones before it left")
-
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -491,11 +339,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("inspect", help="list operators, versions and min runtime version of a model",
                        description="Show every operator of a .tflite model: op, version in the file, version "
                        "computed from its signature, input/output tensors, and the model's minimum runtime.",
-                       epilog=_EPILOG_INSPECT, formatter_class=raw)
+                       epilog=EPILOGS["inspect"], formatter_class=raw)
     p.add_argument("model", help="path of a .tflite file")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument("--hw", action="append", default=[], metavar="CFG",
-                   help=_HW_HELP + "; shows which nodes each claims and why not")
+                   help=HW_HELP + "; shows which nodes each claims and why not")
     p.add_argument("--delegate", action=_DelegateAction, dest="delegates", default=[], metavar="NAME",
                    help="a delegate provider (e.g. accelerator) or package.module:factory; repeatable, in order")
     p.add_argument("--delegate-option", action=_DelegateOptionAction, dest="delegates", metavar="KEY=VALUE",
@@ -506,7 +354,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("ops", help="print the resolver registrations a model needs, as pasteable Python",
                        description="Selective registration: print Python that builds a resolver holding "
                        "exactly the (op, version) pairs the model uses.",
-                       epilog=_EPILOG_OPS, formatter_class=raw)
+                       epilog=EPILOGS["ops"], formatter_class=raw)
     p.add_argument("model", help="path of a .tflite file")
     _add_ops(p)
     p.set_defaults(func=_cmd_ops)
@@ -514,7 +362,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run an experiment and write its latency report",
                        description="Run every design point of an experiment YAML (cached points are skipped) "
                        "and write reports/<name>/: report.md, report.html, results.json, results.csv, plots, "
-                       "traces.\n\n" + _experiment_keys_help(), epilog=_EPILOG_RUN, formatter_class=raw)
+                       "traces.\n\n" + _experiment_keys_help(), epilog=EPILOGS["run"], formatter_class=raw)
     p.add_argument("experiment", nargs="?", help="experiment YAML (default: the default experiment, shipped with "
                    "accelsim: MobileNetV2-1.0-224 int8 on the CPU, Edge TPU over USB and PCIe, and a Hexagon DSP)")
     p.add_argument("--out", help="report folder (default: reports/<experiment name>)")
@@ -534,11 +382,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("benchmark", help="benchmark_model's job: wall-clock statistics and simulated latency",
                        description="Run a model on random inputs: host wall-clock statistics of the NumPy "
                        "interpreter (count, first, min, max, avg, std in us) and the simulated latency on the "
-                       "given system with its breakdown.", epilog=_EPILOG_BENCHMARK, formatter_class=raw)
+                       "given system with its breakdown.", epilog=EPILOGS["benchmark"], formatter_class=raw)
     p.add_argument("model", nargs="?", help="path of a .tflite file")
     p.add_argument("--graph", metavar="MODEL", help="benchmark_model's spelling of MODEL")
     p.add_argument("--host", default=DEFAULT_HOST, help=f"host config (default: {DEFAULT_HOST})")
-    p.add_argument("--hw", action="append", default=[], metavar="CFG", help=_HW_HELP)
+    p.add_argument("--hw", action="append", default=[], metavar="CFG", help=HW_HELP)
     # benchmark_model writes its flags with underscores; both spellings work.
     p.add_argument("--num-runs", "--num_runs", type=_non_negative, default=10,
                    help="timed runs (default 10); 0: cost only, the simulated latency and breakdown without running "
@@ -571,9 +419,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "interpreter and the delegated one; report how many nodes each accelerator took, and per "
                        "output the mean/std/max absolute error (integer steps and real units for quantized "
                        "outputs) and top-1 agreement for [batch, classes] outputs.",
-                       epilog=_EPILOG_DIFF, formatter_class=raw)
+                       epilog=EPILOGS["diff"], formatter_class=raw)
     p.add_argument("model", help="path of a .tflite file")
-    p.add_argument("--hw", action="append", required=True, metavar="CFG", help=_HW_HELP)
+    p.add_argument("--hw", action="append", required=True, metavar="CFG", help=HW_HELP)
     p.add_argument("--host", default=DEFAULT_HOST, help=f"host config (default: {DEFAULT_HOST})")
     p.add_argument("--num-runs", "--num_runs", type=_positive, default=50, help="random inputs to compare (default 50)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
@@ -590,7 +438,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "accelerators of one column with commas) or the design points of results.json files side by "
                        "side: latency, speed-up over the host alone, energy (when recorded), partitions, delegated "
                        "nodes and transfer bytes per model, each with its difference from the first column in "
-                       "percent, and a bar chart PNG.", epilog=_EPILOG_COMPARE, formatter_class=raw)
+                       "percent, and a bar chart PNG.", epilog=EPILOGS["compare"], formatter_class=raw)
     p.add_argument("inputs", nargs="+", metavar="MODEL|RESULTS",
                    help=".tflite models (with --hw), or results.json files written by accelsim run")
     p.add_argument("--hw", action="append", default=[], metavar="CFG[,CFG...]",
@@ -614,9 +462,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "lines by latency saved; each shows nodes gained, partitions and transfer bytes before and "
                        "after, and the line to add to the config's claims:. The best pair of lines is shown too. "
                        "Adding a line and re-running gives exactly the predicted latency.",
-                       epilog=_EPILOG_WHATIF, formatter_class=raw)
+                       epilog=EPILOGS["whatif"], formatter_class=raw)
     p.add_argument("model", help="path of a .tflite file")
-    p.add_argument("--hw", action="append", required=True, metavar="CFG", help=_HW_HELP)
+    p.add_argument("--hw", action="append", required=True, metavar="CFG", help=HW_HELP)
     p.add_argument("--host", default=DEFAULT_HOST, help=f"host config (default: {DEFAULT_HOST})")
     p.add_argument("--schedule", choices=SCHEDULES, default="sequential",
                    help="how the simulated time adds up (default sequential)")
@@ -631,9 +479,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "threads), re-costing one analysis of the model, and rank them by latency effect; then "
                        "where the time goes by bound and per op, with the array's utilisation, and a three-line "
                        "verdict. Fitted efficiencies and format constants are not design choices and are left out.",
-                       epilog=_EPILOG_SENSITIVITY, formatter_class=raw)
+                       epilog=EPILOGS["sensitivity"], formatter_class=raw)
     p.add_argument("model", help="path of a .tflite file")
-    p.add_argument("--hw", action="append", required=True, metavar="CFG", help=_HW_HELP)
+    p.add_argument("--hw", action="append", required=True, metavar="CFG", help=HW_HELP)
     p.add_argument("--host", default=DEFAULT_HOST, help=f"host config (default: {DEFAULT_HOST})")
     p.add_argument("--schedule", choices=SCHEDULES, default="sequential",
                    help="how the simulated time adds up (default sequential)")
@@ -644,7 +492,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("validate", help="check hardware configs and experiments, listing every error",
                        description="Check each file (a hardware config or an experiment) and print every "
-                       "problem as file:line: key: message.", epilog=_EPILOG_VALIDATE, formatter_class=raw)
+                       "problem as file:line: key: message.", epilog=EPILOGS["validate"], formatter_class=raw)
     p.add_argument("files", nargs="+", help="YAML files")
     _add_ops(p)
     p.set_defaults(func=_cmd_validate)
@@ -652,7 +500,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("experiment", help="list the experiment file's keys, or print every key (--schema)",
                        description="List every key of an experiment file, one line each; with --schema, print "
                        "the reference of every key (value, default, example, meaning) as Markdown "
-                       "(docs/experiments.md is the same text).", epilog=_EPILOG_EXPERIMENT, formatter_class=raw)
+                       "(docs/experiments.md is the same text).", epilog=EPILOGS["experiment"], formatter_class=raw)
     p.add_argument("--schema", action="store_true", help="print the key reference as Markdown")
     p.set_defaults(func=_cmd_experiment)
 
@@ -660,7 +508,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="List the shipped hardware configs, one line each; with --schema, print the "
                        "reference of every key of every kind (unit, default, meaning), the claim syntax and the "
                        "constraint vocabulary (docs/hw_configs.md is the same text).",
-                       epilog=_EPILOG_CONFIGS, formatter_class=raw)
+                       epilog=EPILOGS["configs"], formatter_class=raw)
     p.add_argument("--schema", action="store_true", help="print the key reference as Markdown")
     p.set_defaults(func=_cmd_configs)
     return parser

@@ -141,3 +141,26 @@ def detailed(points: Sequence[dict[str, Any]]) -> list[int]:
             groups[(rec["model_name"], rec["model"], rec["variant"])].append(k)
     chosen = [k for g in groups.values() for k in (g if len(g) <= 2 else (g[0], g[-1]))]
     return sorted(chosen)
+
+
+_LONG_POINT_LIST = 8  # points named one by one in a sentence
+
+
+def slower_than_host_points(points: Sequence[dict]) -> list[dict]:
+    """The ok accelerated points whose latency is above the host-only latency of the same model (speed-up < 1)."""
+    return [p for p in points if p["status"] == "ok" and p["accelerators"] and p["speedup"] is not None
+            and p["speedup"] < 1]
+
+
+def slower_sentence(points: Sequence[dict], noun: str, limit: int = _LONG_POINT_LIST) -> str:
+    """'delegation makes 3 of 5 accelerated <noun> slower than the host alone: a (0.5×); ...', naming at most
+    `limit` points so the sentence stays readable whatever the point count.
+
+    The report and `accelsim run`'s warning both say it with this function.
+    """
+    slower = slower_than_host_points(points)
+    accelerated = sum(1 for p in points if p["status"] == "ok" and p["accelerators"])
+    named = "; ".join(f"{point_label(p)} ({fmt_speedup(p['speedup'])})" for p in slower[:limit])
+    more = f"; and {len(slower) - limit} more (results.csv)" if len(slower) > limit else ""
+    return (f"delegation makes {len(slower)} of {accelerated} accelerated {noun} slower than the host alone: "
+            f"{named}{more}")

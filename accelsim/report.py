@@ -60,6 +60,8 @@ from accelsim.labels import (
     fmt_us,
     ops_abbrev,
     point_label,
+    slower_sentence,
+    slower_than_host_points,
     slug_of,
     slugs,
     sweep_text,
@@ -78,7 +80,6 @@ _LONG_VALUE_LIST = 8  # sweep values listed one by one in the summary up to this
 SUMMARY_MAX_ROWS = 50  # more points: the summary is ranges per model x variant and the best points
 HTML_MAX_ROWS = 1000  # report.html's collapsed, sortable table of every point holds at most this many
 TABLE_MAX_ROWS = 50  # rows of a front, failed or missing table
-_LONG_POINT_LIST = 8  # points named one by one in a sentence
 _GENERATED = (("plots", re.compile(r"^(gantt_.+|partitions_.+|sweep_.+|pareto_.+|breakdown)\.png$")),
               ("traces", re.compile(r"^.+\.json$")),
               ("layers", re.compile(r"^.+\.csv$")))
@@ -161,26 +162,6 @@ def _summary_paragraph(name: str, points: Sequence[dict], missing: Sequence[dict
     text += (" Latencies are simulated microseconds for one inference; speed-up is the CPU-only latency of "
              "the same model and sweep point over the point's latency.")
     return text
-
-
-def slower_than_host_points(points: Sequence[dict]) -> list[dict]:
-    """The ok accelerated points whose latency is above the host-only latency of the same model (speed-up < 1)."""
-    return [p for p in points if p["status"] == "ok" and p["accelerators"] and p["speedup"] is not None
-            and p["speedup"] < 1]
-
-
-def slower_sentence(points: Sequence[dict], noun: str, limit: int = _LONG_POINT_LIST) -> str:
-    """'delegation makes 3 of 5 accelerated <noun> slower than the host alone: a (0.5×); ...', naming at most
-    `limit` points so the sentence stays readable whatever the point count.
-
-    The report and `accelsim run`'s warning both say it with this function.
-    """
-    slower = slower_than_host_points(points)
-    accelerated = sum(1 for p in points if p["status"] == "ok" and p["accelerators"])
-    named = "; ".join(f"{point_label(p)} ({fmt_speedup(p['speedup'])})" for p in slower[:limit])
-    more = f"; and {len(slower) - limit} more (results.csv)" if len(slower) > limit else ""
-    return (f"delegation makes {len(slower)} of {accelerated} accelerated {noun} slower than the host alone: "
-            f"{named}{more}")
 
 
 def _summary_table(points: Sequence[dict], keys: Sequence[str]) -> Table:
@@ -588,9 +569,6 @@ def _glossary_section() -> Section:
     return Section(Heading(2, "Glossary"), (
         Para("Every column and term of this report, once. In report.html a column heading links here."),
         make_table(GLOSSARY_HEADERS, [[t.name, t.unit or "—", t.formula, t.meaning] for t in TERMS], [False] * 4)))
-
-
-# -- machine-readable results ---------------------------------------------------------------------
 
 
 # -- writing ----------------------------------------------------------------------------------------

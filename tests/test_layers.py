@@ -70,8 +70,8 @@ ACCELSIM_LAYERS = (
      "accelsim.detail", "accelsim.run", "accelsim.experiment_keys"),
     # tools
     ("accelsim.compare", "accelsim.whatif", "accelsim.benchmark", "accelsim.model_info", "accelsim.systems",
-     "accelsim.cost_only"),
-    ("accelsim.cli", "accelsim.__main__"),  # the command line
+     "accelsim.cost_only", "accelsim.validation"),
+    ("accelsim.cli", "accelsim.cli_help", "accelsim.__main__"),  # the command line and its help texts
 )
 # Optional dependencies: the only imports allowed inside functions of accelsim/ (with a comment saying so).
 OPTIONAL = ("distributed", "dask", "playwright")

@@ -11,7 +11,7 @@ from accelsim.analysis import simulate_model
 from accelsim.cli import main
 from accelsim.compare import Side, compare, host_only, load_results, simulate_sides, slower_than_host
 from accelsim.config import load_system
-from accelsim.report import slower_than_host_points
+from accelsim.labels import slower_than_host_points
 from accelsim.results import record
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -197,7 +197,7 @@ def test_run_warns_about_points_slower_than_the_host(tmp_path, capsys):
 
 
 def test_slower_sentence_names_at_most_eight_points_and_counts_the_rest():
-    from accelsim.report import slower_sentence
+    from accelsim.labels import slower_sentence
 
     def point(i, speedup):
         return {"status": "ok", "accelerators": ["dsp"], "speedup": speedup, "model_name": "m", "variant": "dsp",

@@ -51,9 +51,9 @@ def test_cost_only_counts_the_loops_a_run_counts(capsys):
     args = [str(FIXTURES / "lstm_gru_float.tflite"), "--hw", "hexagon_dsp", "--json"]
     ran = _benchmark(capsys, *args, "--num-runs", "1", "--warmup-runs", "0")
     costed = _benchmark(capsys, *args, "--num-runs", "0")
-    assert [(c["where"], c["trips"], c["source"]) for c in costed["loops"]] == [("0:1", 10, "constant"),
+    assert [(c["node"], c["trips"], c["source"]) for c in costed["loops"]] == [("0:1", 10, "constant"),
                                                                                ("0:2", 10, "constant")]
-    assert [(c["where"], c["trips"]) for c in ran["loops"]] == [("0:1", 10), ("0:2", 10)]
+    assert [(c["node"], c["trips"]) for c in ran["loops"]] == [("0:1", 10), ("0:2", 10)]
 
 
 def test_cost_only_text_says_nothing_ran(capsys):
@@ -78,4 +78,4 @@ def test_cost_only_loop_without_a_known_count_says_how_to_give_it(tmp_path, caps
     assert "subgraph 0 node 0 (WHILE): the trip count is unknown" in err and "--loop-trips" in err
     assert main(["benchmark", str(model), "--num-runs", "0", "--loop-trips", "0:0=3", "--json"]) == 0
     loops = json.loads(capsys.readouterr().out)["loops"]
-    assert [(c["where"], c["trips"], c["source"]) for c in loops] == [("0:0", 3, "override")]
+    assert [(c["node"], c["trips"], c["source"]) for c in loops] == [("0:0", 3, "override")]

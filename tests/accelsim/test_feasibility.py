@@ -177,7 +177,7 @@ def test_benchmark_lists_assumptions_and_says_energy_is_not_modelled(tmp_path, c
 
 
 def test_sweep_plots_for_many_keys_hold_the_others_at_the_best_point_and_mark_infeasible_points():
-    from accelsim import report
+    from accelsim import report_figures as report  # the report's figures (arch split them out of report.py)
 
     points = []
     for a in range(5):
@@ -194,7 +194,7 @@ def test_sweep_plots_for_many_keys_hold_the_others_at_the_best_point_and_mark_in
     assert report._sweep_line_count(points, "npu.c") > report.SWEEP_MAX_LINES  # 25 lines: held at the best
     held = report._held_at_best(points, "npu.c")
     assert {(p["sweep"]["npu.a"], p["sweep"]["npu.b"]) for p in held} == {(5, 1)}  # the fastest point's a and b
-    figures = report._figures(points, [], [], ["npu.a", "npu.b", "npu.c"], {("latency_us", "energy_uj"): []}, None)
+    figures = report.all_figures(points, [], [], ["npu.a", "npu.b", "npu.c"], {("latency_us", "energy_uj"): []}, None)
     assert {f"plots/sweep_npu.{k}.png" for k in "abc"} <= set(figures)
     lines = report._sweep_lines(report._held_at_best(points, "npu.a"), "npu.a")
     assert len(lines) == 1 and lines[0].values == (2, 3, 4, 5)  # a=1 is infeasible at the best c

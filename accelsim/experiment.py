@@ -74,6 +74,7 @@ from accelsim.config import Assign, HardwareConfig, apply_overrides, load_hardwa
 from accelsim.config_yaml import Checker, ConfigError, read_document
 from accelsim.delegates.spec import OBJECTIVES
 from accelsim.pareto import DEFAULT_BEST, TRACES
+from accelsim.points import OPTION_KEYS
 from accelsim.report import RENDERERS
 from accelsim.runtime.errors import ModelError
 from accelsim.runtime.read import load_model
@@ -88,7 +89,6 @@ log = logging.getLogger(__name__)
 SHIPPED_CONFIGS = Path(str(resources.files(accelsim.hw_configs)))
 
 
-OPTION_KEYS = ("max_delegated_partitions", "min_nodes_per_partition")
 
 
 _TOP_KEYS = ("name", "models", "host", "variants", "sweeps", "search", "limits", "schedule", "numerics", "loops",

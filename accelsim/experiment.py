@@ -81,6 +81,7 @@ from accelsim.delegates.spec import OBJECTIVES
 from accelsim.experiment_keys import section_keys
 from accelsim.ops import OpModuleError, load_op_modules, resolve_spec, unresolved_op, using_ops
 from accelsim.pareto import DEFAULT_BEST, TRACES
+from accelsim.points import OPTION_KEYS
 from accelsim.report import RENDERERS
 from accelsim.runtime.errors import ModelError
 from accelsim.runtime.read import load_model
@@ -96,7 +97,6 @@ SHIPPED_CONFIGS = Path(str(resources.files(accelsim.hw_configs)))
 
 
 DEFAULT_HOST = accelsim.hw_configs.DEFAULT_HOST
-OPTION_KEYS = ("max_delegated_partitions", "min_nodes_per_partition")
 # The keys each section accepts come from the one table `accelsim experiment --schema` prints.
 _TOP_KEYS = section_keys()
 _PARETO_KEYS = section_keys("pareto")

@@ -14,15 +14,20 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import accelsim
 from accelsim.config import Assign, System, apply_overrides, load_system
 from accelsim.config import identity as system_identity
-from accelsim.experiment import OPTION_KEYS, Experiment
 from accelsim.ops import load_op_modules
 from accelsim.runtime.work import LoopTrips
 from accelsim.search import Range, sampled_combinations
+
+if TYPE_CHECKING:  # a worker unpickling points need not import the experiment file's checks (and the report)
+    from accelsim.experiment import Experiment
+
+# The partition options an experiment variant or sweep may set on every accelerator of a point.
+OPTION_KEYS = ("max_delegated_partitions", "min_nodes_per_partition")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -968,10 +968,12 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
             if should_stop():
                 raise KeyboardInterrupt
             for batch in batches:
-                # committed first: an interrupt after this loses nothing
+                # Named as ran before the commit, so that an interrupt landing right after the commit still
+                # reports the batch (records() returns only what the store holds); committed first, so an
+                # interrupt after this loses nothing.
+                ran.update(rec["id"] for rec in batch)
                 store.put_many([_stored(rec, by_id[rec["id"]], experiment.traces) for rec in batch])
                 for rec in batch:
-                    ran.add(rec["id"])
                     finished += 1
                     if progress is not None:
                         progress(finished, len(points), labels[rec["id"]])

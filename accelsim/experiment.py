@@ -1047,7 +1047,8 @@ def _report(experiment: Experiment, out: Path, points: Sequence[DesignPoint], st
 def report_context(experiment: Experiment, n_points: int) -> dict[str, Any]:
     """What write_report needs to know of the experiment: its file, size, and the file's order of names."""
     keys = [k for k, _ in experiment.sweeps]
-    return {"source": experiment.source, "points": n_points,
+    host = load_hardware(experiment.host)
+    return {"source": experiment.source, "points": n_points, "host": [host.name, host.calibration],
             "models": list(dict.fromkeys(Path(m).stem for m in experiment.models)),
             "variants": [v.name for v in experiment.variants], "sweep_keys": keys,
             "traces": experiment.traces, "best": experiment.best,

@@ -178,6 +178,7 @@ def test_numbers_agree_across_json_csv_and_md(tmp_path):
     data = json.loads((tmp_path / "out" / "results.json").read_text())
     rows = list(csv.DictReader((tmp_path / "out" / "results.csv").open()))
     md = (tmp_path / "out" / "report.md").read_text()
+    assert " Host host_cpu: not calibrated: a Cortex-A76 core" in md  # whether the baseline was checked
     assert len(rows) == len(data["points"]) == 6
     for point, row in zip(data["points"], rows):
         assert row["id"] == point["id"]

@@ -88,3 +88,20 @@ def test_cost_policy_benchmark_compares_both_choices_and_never_loses():
     assert row.cost_us < row.tflite_us
     kept = compare(MODELS / "mobilenet_v2_100_224_int8.tflite", "edgetpu_usb")
     assert kept.moved == 0 and kept.cost_us == kept.tflite_us  # the Edge TPU pays for itself there
+
+
+def test_the_host_x86_fit_returns_to_the_rates_that_explain_the_times():
+    """fit_host_x86's descent, without timing anything: 'measured' times simulated with the shipped rates, a
+    start with the int8 row cost 30 cycles off (20-30% slower), and the fit finds the shipped values again."""
+    from accelsim.config import System, load_hardware
+    from benchmarks.fit_host_x86 import ROOT, analyze, ceiling, current, fit, latencies, with_values
+
+    hw = load_hardware(ROOT / "hw_configs" / "host_x86.yaml")
+    analyses = [analyze(str(FIXTURES / f"{m}.tflite"), System(hw, ())) for m in
+                ("interleaved_int8", "transformer_block_int8", "dilated_cnn_int8")]
+    shipped = current(hw)
+    measured = latencies(analyses, hw)
+    start = with_values(hw, {**shipped, "compute.row_cycles.int8": shipped["compute.row_cycles.int8"] + 30})
+    assert min(s / m for s, m in zip(latencies(analyses, start), measured)) > 1.05
+    assert fit(analyses, start, measured) == shipped
+    assert ceiling("compute.vector_per_cycle.float32", hw) == 32 == 512 // 32 * 2  # two ports of 16 lanes

@@ -105,3 +105,16 @@ def test_the_host_x86_fit_returns_to_the_rates_that_explain_the_times():
     assert min(s / m for s, m in zip(latencies(analyses, start), measured)) > 1.05
     assert fit(analyses, start, measured) == shipped
     assert ceiling("compute.vector_per_cycle.float32", hw) == 32 == 512 // 32 * 2  # two ports of 16 lanes
+
+
+def test_the_coral_fit_reruns_to_the_shipped_values():
+    """cost_vs_coral.py --fit from the committed summaries (no TensorFlow): the YAMLs hold its shape and links."""
+    from accelsim.config import load_system
+    from accelsim.experiment import SHIPPED_CONFIGS
+    from benchmarks.cost_vs_coral import CONFIGS, FIT_ROWS, ROWS, SUMMARIES, fit_lines, row_set
+
+    assert sorted(p.name for p in SUMMARIES.glob("*.xz")) == sorted(f"{k}_int8.tflite.xz" for k in FIT_ROWS)
+    assert [r.key for r in ROWS if row_set(r.key) == "held-out"] == ["inception_resnet_v2"]
+    systems = {c: load_system(SHIPPED_CONFIGS / "host_cpu.yaml", [SHIPPED_CONFIGS / f"{c}.yaml"]) for c in CONFIGS}
+    lines = fit_lines(systems)
+    assert lines[-1] == "  the YAMLs hold the fit: yes", "\n".join(lines)

@@ -21,8 +21,9 @@ beside it.
 
 `--fit` refits the shape and the link bandwidths from the committed summaries of the fit rows'
 models (`benchmarks/coral_fit_rows/*.tflite.xz`: each model's graph with its weights zeroed and
-its quantization made constant, all a cost-only simulation reads; written by `--summarize` from
-the cache, which checks that they simulate exactly as the full models) and prints each value
+its quantization made constant, all a cost-only simulation reads; written whenever a fit row's
+model is built, or by `--summarize` from the cache, after checking that each simulates exactly as
+its full model) and prints each value
 beside the YAML's: it needs neither TensorFlow nor the cache, and a test reruns it.
 
 Usage:
@@ -303,7 +304,10 @@ def main(argv=None) -> int:
         print("\n".join(summarize(ensure_models([r for r in ROWS if r.key in FIT_ROWS], args.cache), systems)))
         return 0
     rows = [r for r in ROWS if not args.models or r.key in args.models]
+    built = [r.key for r in rows if not (args.cache / f"{r.key}_int8.tflite").exists()]
     paths = ensure_models(rows, args.cache)
+    if set(built) & set(FIT_ROWS):  # a fit row was (re)built: its committed summary follows the new model
+        print("\n".join(summarize(ensure_models([r for r in ROWS if r.key in FIT_ROWS], args.cache), systems)))
     header = f"{'model':<27} {'set':<8}" + "".join(f"{c + ' ms':>17} {'Coral ms':>9} {'ratio':>6}" for c in CONFIGS)
     print(header)
     print("-" * len(header))

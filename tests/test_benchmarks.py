@@ -118,3 +118,22 @@ def test_the_coral_fit_reruns_to_the_shipped_values():
     systems = {c: load_system(SHIPPED_CONFIGS / "host_cpu.yaml", [SHIPPED_CONFIGS / f"{c}.yaml"]) for c in CONFIGS}
     lines = fit_lines(systems)
     assert lines[-1] == "  the YAMLs hold the fit: yes", "\n".join(lines)
+
+
+def test_a_coral_summary_simulates_exactly_as_its_model():
+    """What --summarize commits (weights zeroed, quantization constant) costs the same as the model, and is small."""
+    import lzma
+
+    from accelsim.config import load_system
+    from accelsim.experiment import SHIPPED_CONFIGS
+    from accelsim.runtime.read import load_model
+    from accelsim.runtime.write import save_model
+    from accelsim.system import simulate_model
+    from benchmarks.cost_vs_coral import summary_model
+
+    model = load_model(str(FIXTURES / "mobilenet_v2_100_224_int8.tflite"))
+    summary = save_model(summary_model(model))
+    assert len(lzma.compress(summary)) < len((FIXTURES / "mobilenet_v2_100_224_int8.tflite").read_bytes()) / 20
+    for config in ("edgetpu_usb", "edgetpu_pcie", "hexagon_dsp"):
+        system = load_system(SHIPPED_CONFIGS / "host_cpu.yaml", [SHIPPED_CONFIGS / f"{config}.yaml"])
+        assert simulate_model(load_model(summary), system).latency == simulate_model(model, system).latency

@@ -137,3 +137,14 @@ def test_a_coral_summary_simulates_exactly_as_its_model():
     for config in ("edgetpu_usb", "edgetpu_pcie", "hexagon_dsp"):
         system = load_system(SHIPPED_CONFIGS / "host_cpu.yaml", [SHIPPED_CONFIGS / f"{config}.yaml"])
         assert simulate_model(load_model(summary), system).latency == simulate_model(model, system).latency
+
+
+def test_calibration_tables_put_held_out_rows_first_and_say_when_there_are_none():
+    from benchmarks.calibration import FIT, HELD_OUT, error_lines
+
+    lines = error_lines("x / ref", [(FIT, 1.0), (HELD_OUT, 2.0), (FIT, 0.5), (HELD_OUT, 0.5)])
+    assert lines == ["x / ref: held-out rows (2): geometric-mean error 100%, worst 100%",
+                     "x / ref: fit rows (2): geometric-mean error 41%, worst 50%"]
+    assert error_lines("y / ref", [(FIT, 1.1)]) == [
+        "y / ref: no held-out row yet: every row informed a number, so none is an independent check",
+        "y / ref: fit rows (1): geometric-mean error 10%, worst 10%"]

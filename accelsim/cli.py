@@ -420,6 +420,7 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     data = {
         "model": args.model,
         "host": system.host.name,
+        "host_calibration": system.host.calibration,
         "accelerators": [a.name for a in system.accelerators],
         "wallclock_us": {"init": init_us, "warmup": warmup, "runs": runs,
                          "avg": statistics.fmean(runs), "min": min(runs), "max": max(runs)},
@@ -460,6 +461,7 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
         return 0
     print(f"Graph: [{args.model}]")
     print(f"Host: [{system.host.name}]  Accelerators: [{', '.join(data['accelerators']) or 'none'}]")
+    print(f"Host {system.host.name}: {system.host.calibration}")
     print(f"Initialized session in {init_us / 1e3:.3f}ms.")
     if warmup:
         print(f"Running benchmark for {len(warmup)} warm-up iterations:")

@@ -521,6 +521,8 @@ def _summary_paragraph(name: str, points: Sequence[dict], missing: Sequence[dict
     if schedules and "schedule" not in swept:
         text += f"; schedule {', '.join(schedules)}"
     text += (f". {len(everything)} design points: {len(ok)} simulated, {failed} failed, {len(missing)} missing.")
+    if experiment and experiment.get("host"):
+        text += " Host {}: {}.".format(*experiment["host"])
     if failed:
         text += " Failed points and their errors are listed under Failed design points."
     if missing:

@@ -1,11 +1,13 @@
 """Every shipped config's simulated costs on every fixture model, pinned in one golden file.
 
-A host config is simulated alone; an accelerator config on `host_cpu`, the default host
-(cost-only, TFLite's partitioning). Pinned per pair: latency, energy, the time by kind (compute,
-memory, transfer, overhead) and, per delegate partition, its unit and the same four times; a
-model the pair cannot simulate pins its error. Any change beyond floating-point noise (relative
-1e-9) fails, so a commit that changes a cost model or a config shows in its diff every number it
-moved. Regenerate the pins only on purpose, with the commit that moves them:
+A host config is simulated alone; an accelerator config on the default host
+(`accelsim.hw_configs.DEFAULT_HOST`, what an experiment without `host:` gets; cost-only, TFLite's
+partitioning), so a change of the default host shows in the pins too. Pinned per pair: latency,
+energy, the time by kind (compute, memory, transfer, overhead) and, per delegate partition, its
+unit and the same four times; a model the pair cannot simulate pins its error. A custom-op fixture
+loads with its op module (tests/helpers/support.py's CUSTOM_OP_FIXTURES), as users pass `--ops`. Any change beyond
+floating-point noise (relative 1e-9) fails, so a commit that changes a cost model or a config shows
+in its diff every number it moved. Regenerate the pins only on purpose, with the commit that moves them:
 
     python tests/test_pinned_costs.py --update
 """
@@ -19,16 +21,22 @@ from pathlib import Path
 
 import pytest
 
+if __name__ == "__main__":  # run as a script: the tests' helpers folder, as pytest's pythonpath has it
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
+
+from support import CUSTOM_OP_FIXTURES
+
 from accelsim.analysis import analyze
 from accelsim.config import load_hardware, load_system
 from accelsim.experiment import SHIPPED_CONFIGS
+from accelsim.hw_configs import DEFAULT_HOST
+from accelsim.ops import using_ops
 from accelsim.runtime.errors import AccelsimError
 from accelsim.system import simulate_analysis
 
 ROOT = Path(__file__).resolve().parent.parent
 PINS = ROOT / "tests" / "golden" / "pinned_costs.json"
 MODELS = sorted((ROOT / "tests" / "fixtures" / "models").glob("*.tflite"))
-DEFAULT_HOST = "host_cpu"
 RELATIVE = 1e-9
 _KINDS = ("compute", "memory", "transfer", "overhead")
 
@@ -61,15 +69,17 @@ def current_pins() -> dict[str, dict]:
     systems = {name: system_of(name) for name in configs()}
     for model in MODELS:
         analyses: dict[tuple, object] = {}
-        for name, system in systems.items():
-            key = f"{name}/{model.stem}"
-            claims = tuple(a.name for a in system.accelerators)
-            try:
-                if claims not in analyses:
-                    analyses[claims] = analyze(str(model), system)
-                out[key] = pin(analyses[claims], system)
-            except AccelsimError as exc:
-                out[key] = {"error": f"{type(exc).__name__}: {exc}"}
+        module = CUSTOM_OP_FIXTURES.get(model.stem)
+        with using_ops([module] if module else []):
+            for name, system in systems.items():
+                key = f"{name}/{model.stem}"
+                claims = tuple(a.name for a in system.accelerators)
+                try:
+                    if claims not in analyses:
+                        analyses[claims] = analyze(str(model), system)
+                    out[key] = pin(analyses[claims], system)
+                except AccelsimError as exc:
+                    out[key] = {"error": f"{type(exc).__name__}: {exc}"}
     return out
 
 

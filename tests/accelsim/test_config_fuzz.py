@@ -261,8 +261,9 @@ def test_arbitrary_content_is_a_config_error(workdir, content):
     ("rows: &r [*r]", r":\d+: compute.rows(\[0\])+: nesting deeper than 64 levels \(a recursive alias\?\)"),
 ])
 def test_pinned_hostile_values(workdir, replacement, message):
-    text = SHIPPED[0].read_text()
+    text = (ROOT / "hw_configs" / "edgetpu_usb.yaml").read_text()  # a config with compute.rows
     damaged = re.sub(r"rows: \d+", lambda m: replacement, text, count=1)
+    assert damaged != text
     file, result = load(workdir, damaged)
     errors = assert_located(file, result, damaged)
     assert any(re.match(re.escape(str(file)) + message, e) for e in errors), errors

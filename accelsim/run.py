@@ -125,10 +125,12 @@ def _run_and_store(store: ResultStore, pool: Executor, experiment: Experiment, t
         if should_stop():
             raise KeyboardInterrupt
         for batch in batches:
-            # committed first: an interrupt after this loses nothing
+            # Named as ran before the commit, so that an interrupt landing right after the commit still
+            # reports the batch (records() returns only what the store holds); committed first, so an
+            # interrupt after this loses nothing.
+            ran.update(rec["id"] for rec in batch)
             store.put_many([stored_record(rec, by_id[rec["id"]], experiment.traces) for rec in batch])
             for rec in batch:
-                ran.add(rec["id"])
                 finished += 1
                 if progress is not None:
                     progress(finished, total, by_id[rec["id"]].label)
@@ -196,6 +198,7 @@ def report_context(experiment: Experiment, n_points: int) -> dict[str, Any]:
     host_name = configs[0].name
     given = [f"{host_name}.{k.split('.', 1)[1]}" if k.startswith("host.") else k for k in keys]
     return {"source": experiment.source, "points": n_points, "assumptions": assumption_lines(configs, given),
+            "host": [host_name, configs[0].calibration],
             "models": list(dict.fromkeys(Path(m).stem for m in experiment.models)),
             "variants": [v.name for v in experiment.variants], "sweep_keys": keys,
             "traces": experiment.traces, "best": experiment.best,

@@ -131,6 +131,7 @@ SECTIONS = {
     "name": POLICY,  # the delegate's name: the delegation report and every partition carry it
     "kind": HARDWARE,  # which cost model runs; claims are the config's own
     "clock": HARDWARE,
+    "calibration": HARDWARE,  # what the device's numbers were checked against: words, no cost or claim
     "compute": HARDWARE,
     "memory": HARDWARE,
     "energy": HARDWARE,

@@ -4,8 +4,7 @@ Every problem is a `ConfigError` that says where and what, e.g.
 ``hw_configs/x.yaml:14: link.bandwidth: expected a rate like '320 MB/s', got 'fast'``.
 A file is checked completely before anything is built: all its errors are collected and
 raised together (first line: the first error). Files are read by `accelsim.config_yaml` (UTF-8,
-`yaml.compose`, every key with its line; only plain scalars, lists and mappings, no duplicate
-keys).
+`yaml.compose`, every key with its line; only plain scalars, lists and mappings, no duplicate keys).
 
 Keys: `KEYS` below (everything outside `compute:`) and each kind's compute fields
 (`accelsim.kinds`); claim syntax in `accelsim.claims`, constraints in `accelsim.delegates.spec.CONSTRAINT_DOCS`.

@@ -438,6 +438,7 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     data = {
         "model": args.model,
         "host": system.host.name,
+        "host_calibration": system.host.calibration,
         "accelerators": [a.name for a in system.accelerators],
         "wallclock_us": {"init": init_us, "warmup": warmup, "runs": runs,  # no runs (--num-runs 0): None
                          "avg": statistics.fmean(runs) if runs else None, "min": min(runs, default=None),
@@ -483,6 +484,7 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
         return 0
     print(f"Graph: [{args.model}]")
     print(f"Host: [{system.host.name}]  Accelerators: [{', '.join(data['accelerators']) or 'none'}]")
+    print(f"Host {system.host.name}: {system.host.calibration}")
     if not runs:
         print(f"Cost only (--num-runs 0): analysed shapes and work in {init_us / 1e3:.3f}ms; the NumPy "
               "interpreter did not run.")

@@ -98,6 +98,10 @@ class _Document:
     lines: Mapping[tuple, int]
 
 
+UNCALIBRATED = "not calibrated: the config does not say what its numbers were checked against"
+CALIBRATION_STARTS = ("calibrated against ", "not calibrated: ")
+
+
 @dataclass(frozen=True)
 class HardwareConfig:
     """One accelerator or host, as loaded from YAML (units converted to Hz, bytes, bytes/s, s)."""
@@ -113,6 +117,7 @@ class HardwareConfig:
     claims: tuple[ClaimRule, ...] = ()
     partition: PartitionPolicy = PartitionPolicy()
     numerics: Numerics = Numerics()
+    calibration: str = UNCALIBRATED
     source: str = field(default="<memory>", compare=False)
     document: _Document | None = field(default=None, compare=False, hash=False, repr=False)
 
@@ -643,6 +648,8 @@ KEYS = (
     Key("name", "one-line text", "required", "", "unique within a system; reports name the device by it"),
     Key("kind", "a registered kind", "required", "", "what the file describes; the kinds are listed below"),
     Key("clock", "frequency", "required", "", "clock of the compute units", units.parse_frequency),
+    Key("calibration", "one-line text", "optional", "not calibrated", "'calibrated against <what>' or 'not "
+        "calibrated: <why>'; reports and `benchmark` print it beside the host's name"),
     Key("compute", "mapping", "required", "", "the kind's compute fields (below)"),
     Key("memory.levels", "mapping level name -> level", "required", "", "the device's memories, fastest first; "
         "names are letters, digits and _ ('link' is host memory over the link); rules in accelsim.memory"),
@@ -864,6 +871,15 @@ def _numerics(check: Checker, value: Any) -> Numerics | None:
 _TOP_KEYS = tuple(dict.fromkeys(k.path.split(".")[0] for k in KEYS))
 
 
+def _calibration(check: Checker, value: Any) -> str | None:
+    """The calibration statement: one line starting with one of CALIBRATION_STARTS."""
+    text = check.text(("calibration",), value)
+    if text is not None and not text.startswith(CALIBRATION_STARTS):
+        check.error(("calibration",), f"expected 'calibrated against <what>' or 'not calibrated: <why>', got {text!r}")
+        return None
+    return text
+
+
 def _check_document(doc: _Document, source: str, kinds: KindRegistry, overridden: frozenset = frozenset(),
                     prior: Sequence[tuple[int, str]] = ()) -> HardwareConfig:
     """Validate a whole document and build its HardwareConfig, or raise one ConfigError with every problem."""
@@ -888,6 +904,8 @@ def _check_document(doc: _Document, source: str, kinds: KindRegistry, overridden
             parts["name"] = check.text(("name",), body["name"])
         if "clock" in body:
             parts["clock"] = check.unit(("clock",), body["clock"], units.parse_frequency)
+        if "calibration" in body:
+            parts["calibration"] = _calibration(check, body["calibration"])
         if kind is not None:
             parts["kind"] = kind.name
             parts["kind_record"] = kind

@@ -1031,10 +1031,12 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
             if should_stop():
                 raise KeyboardInterrupt
             for batch in batches:
-                # committed first: an interrupt after this loses nothing
+                # Named as ran before the commit, so that an interrupt landing right after the commit still
+                # reports the batch (records() returns only what the store holds); committed first, so an
+                # interrupt after this loses nothing.
+                ran.update(rec["id"] for rec in batch)
                 store.put_many([_stored(rec, by_id[rec["id"]], experiment.traces) for rec in batch])
                 for rec in batch:
-                    ran.add(rec["id"])
                     finished += 1
                     if progress is not None:
                         progress(finished, len(points), labels[rec["id"]])
@@ -1119,6 +1121,7 @@ def report_context(experiment: Experiment, n_points: int) -> dict[str, Any]:
     host_name = configs[0].name
     given = [f"{host_name}.{k.split('.', 1)[1]}" if k.startswith("host.") else k for k in keys]
     return {"source": experiment.source, "points": n_points, "assumptions": assumption_lines(configs, given),
+            "host": [host_name, configs[0].calibration],
             "models": list(dict.fromkeys(Path(m).stem for m in experiment.models)),
             "variants": [v.name for v in experiment.variants], "sweep_keys": keys,
             "traces": experiment.traces, "best": experiment.best,

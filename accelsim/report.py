@@ -541,6 +541,8 @@ def _summary_paragraph(name: str, points: Sequence[dict], missing: Sequence[dict
     if infeasible:
         text += (" Infeasible points (hardware that cannot run the model) and why are listed under Infeasible "
                  "design points." + (" No point could run the model: see there what to change." if not ok else ""))
+    if experiment and experiment.get("host"):
+        text += " Host {}: {}.".format(*experiment["host"])
     if failed:
         text += " Failed points and their errors are listed under Failed design points."
     if missing:

@@ -1,9 +1,12 @@
-"""What the calibration benchmarks share: error measures and a fit of named config values.
+"""What the calibration benchmarks share: row marks, error measures and a fit of named config values.
 
-A published table's rows are either fit rows (a config's fitted values were chosen on them) or
-held-out rows (never used to choose anything); a benchmark reports the error over each group
-separately, the held-out one as the headline. `fit` chooses values by coordinate descent on
-the squared log ratio of simulated to published time over the fit rows alone.
+A published or measured table's row is `fit` when it informed a number in a shipped YAML (the
+YAML's comment for that number names it), `held-out` when it never did, or `retired` when it is
+outside the config's goal (printed with its reason, counted in neither error). Only held-out rows
+say how well a config predicts a model it was not tuned to, so each table's headline error is
+computed over them alone, with the fit rows' error printed beside it; a table without a held-out
+row says so instead of a headline. `fit` chooses values by coordinate descent on the squared log
+ratio of simulated to reference time over the fit rows alone.
 """
 
 from __future__ import annotations
@@ -11,23 +14,43 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 
+FIT, HELD_OUT, RETIRED = "fit", "held-out", "retired"
+
 # Multiplicative steps tried on each value in turn, coarse to fine.
 STEPS = (2.0, 1.4, 1.15, 1.05, 1.02)
 
 
 def geomean_error(ratios: Sequence[float]) -> float:
-    """exp(mean |ln r|) - 1: the typical factor by which simulated and published differ."""
+    """exp(mean |ln r|) - 1: the typical factor by which ours and the reference differ."""
     return math.exp(sum(abs(math.log(r)) for r in ratios) / len(ratios)) - 1
 
 
 def worst_error(ratios: Sequence[float]) -> float:
-    """The largest |r - 1|: how far the worst row is from the published time."""
+    """The largest |r - 1|: how far the worst row is from the reference."""
     return max(abs(r - 1) for r in ratios)
 
 
 def misfit(ratios: Sequence[float]) -> float:
     """Mean squared log ratio: what `fit` minimises."""
     return sum(math.log(r) ** 2 for r in ratios) / len(ratios)
+
+
+def error_lines(name: str, rows: Sequence[tuple[str, float]]) -> list[str]:
+    """The headline (held-out rows) and the fit rows' error of one table column.
+
+    Args:
+        name: what the ratios compare, e.g. "edgetpu_usb / Coral".
+        rows: (FIT, HELD_OUT or RETIRED, ours / reference) per row; retired rows count in neither.
+    """
+    out = []
+    for label in (HELD_OUT, FIT):
+        ratios = [r for kind, r in rows if kind == label]
+        if ratios:
+            out.append(f"{name}: {label} rows ({len(ratios)}): geometric-mean error "
+                       f"{geomean_error(ratios) * 100:.0f}%, worst {worst_error(ratios) * 100:.0f}%")
+        elif label == HELD_OUT:
+            out.append(f"{name}: no held-out row yet: every row informed a number, so none is an independent check")
+    return out
 
 
 def fit(ratios_of: Callable[[Mapping[str, float]], Sequence[float]], start: Mapping[str, float],

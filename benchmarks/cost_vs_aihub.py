@@ -9,10 +9,10 @@ files for the "float" column (the NPU runs them in fp16) and full-integer int8 f
 "w8a8" column, and simulates each on `hexagon_v75_npu` (host `host_cpu`, which runs only what
 the NPU leaves: the "cpu nodes" column says how many; AI Hub ran none on the CPU).
 
-It prints simulated against published milliseconds with their ratio, each row marked "fit"
-(`hexagon_v75_npu`'s fitted values were chosen on it) or "held" (held out: never used to choose
-anything), and per group the geometric-mean error exp(mean |ln(simulated / published)|) - 1 and
-the worst row; the held-out error is the headline.
+It prints simulated against published milliseconds with their ratio, each row marked `fit`
+(`hexagon_v75_npu`'s fitted values were chosen on it) or `held-out` (never used to choose
+anything; `benchmarks/calibration.py`), and per group the geometric-mean error
+exp(mean |ln(simulated / published)|) - 1 and the worst row; the held-out error is the headline.
 
 The .tflite files are cached in ~/.cache/accelsim/aihub/ (or --cache DIR); building them needs
 TensorFlow, and with a full cache nothing imports TensorFlow.
@@ -73,6 +73,11 @@ class HubRow:
 
     def published(self, dtype: str) -> float | None:
         return self.float_ms if dtype == "float32" else self.int8_ms
+
+    @property
+    def role(self) -> str:
+        """HELD_OUT or FIT (`benchmarks.calibration`)."""
+        return calibration.HELD_OUT if self.held_out else calibration.FIT
 
 
 # quic/ai-hub-models @ 52c080d, perf.yaml, Samsung Galaxy S24, tflite, inference_time_milliseconds.
@@ -181,22 +186,19 @@ def main(argv=None) -> int:
         npu = with_values(npu, after)
         print()
     system = System(host, (npu,))
-    header = (f"{'model':<20} {'column':<7} {'simulated ms':>12} {'AI Hub ms':>9} {'ratio':>6} {'row':>4} "
+    header = (f"{'model':<20} {'column':<7} {'simulated ms':>12} {'AI Hub ms':>9} {'ratio':>6} {'row':<8} "
               f"{'cpu nodes':>9}")
     print(header)
     print("-" * len(header))
-    ratios: dict[bool, list[float]] = {True: [], False: []}
+    marked: list[tuple[str, float]] = []
     for c in found:
         sim = simulate_analysis(c.analysis, system)
         ms = sim.latency * 1e3
-        ratios[c.row.held_out].append(ms / c.published)
+        marked.append((c.row.role, ms / c.published))
         on_cpu = sum(1 for n in sim.nodes if n.unit == HOST)
         print(f"{c.row.label:<20} {c.column:<7} {ms:12.3f} {c.published:9.3f} {ms / c.published:6.2f} "
-              f"{'held' if c.row.held_out else 'fit':>4} {on_cpu:9d}")
-    for held, label in ((True, "held-out"), (False, "fit rows")):
-        group = ratios[held]
-        print(f"{label + ' geomean error':<28} {calibration.geomean_error(group) * 100:5.0f}% of {len(group)}   "
-              f"worst row {calibration.worst_error(group) * 100:4.0f}%")
+              f"{c.row.role:<8} {on_cpu:9d}")
+    print("\n".join(calibration.error_lines(f"{NPU} / AI Hub", marked)))
     return 0
 
 

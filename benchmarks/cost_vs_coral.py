@@ -11,21 +11,34 @@ batch 1, full-integer int8 with int8 input and output) and simulates each column
     edgetpu_usb      `edgetpu_usb` with the `host_cpu` host       vs  USB Accelerator
     edgetpu_pcie     `edgetpu_pcie` with the `cortex_a53_cpu` host vs  Dev Board
 
-It prints simulated against published milliseconds with their ratio, and per column the
-geometric-mean error exp(mean |ln(simulated / published)|) - 1 and the worst row. Every row is
-marked per column: "fit" (the config's fitted values were chosen on it), "held" (held out:
-never used to choose anything; the headline error is over these) or "retired" (printed, in no
-error, with the reason below the table).
+It prints simulated against published milliseconds with their ratio. Every row is marked per
+column (`benchmarks/calibration.py`): `fit` (it informed a number in that column's YAML),
+`held-out` (it never did) or `retired` (outside the column's goal: printed, in no error, with the
+reason below the table). Per column the headline error is over the held-out rows, the fit rows'
+beside it. The fit rows: on the Edge TPU columns the array shape over MobileNet v1 and v2,
+DenseNet-121 and ResNet-50 (both columns), each config's link bandwidth over VGG16;
+Inception-ResNet-V2 is retired there (its row contradicts Coral's Inception v4 row: see the
+README), so the Edge TPU columns have no held-out row. On the Embedded CPU column
+cortex_a53_cpu's compute values over MobileNet v1 and v2, ResNet-50 and VGG16; DenseNet-121 and
+Inception-ResNet-V2 are held out.
 
 The .tflite files are cached in ~/.cache/accelsim/coral/ (or --cache DIR) and reused: building
 them needs TensorFlow and takes minutes for VGG16 and Inception-ResNet-V2; with a full cache
 nothing imports TensorFlow.
 
-Usage:
-    python benchmarks/cost_vs_coral.py [--cache DIR] [--models KEY ...] [--detail] [--fit]
+`--fit` refits the Edge TPU shape and link bandwidths and cortex_a53_cpu's fitted compute values
+(`CPU_FITTED`) from the committed summaries of the fit rows' models
+(`benchmarks/coral_fit_rows/*.tflite.xz`: each model's graph with its weights zeroed and its
+quantization made constant, all a cost-only simulation reads; written whenever a fit row's model
+is built, or by `--summarize` from the cache, after checking that each simulates exactly as its
+full model on every column) and prints each value beside the YAML's: it needs neither TensorFlow
+nor the cache, and a test reruns it.
 
---fit refits cortex_a53_cpu's fitted compute values (`CPU_FITTED`) on the Embedded CPU column's
-fit rows and prints them, which is how the shipped config's "fitted" numbers were set.
+Usage:
+    python benchmarks/cost_vs_coral.py [--cache DIR] [--models KEY ...] [--detail]
+    python benchmarks/cost_vs_coral.py --fit
+    python benchmarks/cost_vs_coral.py --summarize [--cache DIR]
+
 --detail adds, per model and Edge TPU config, what decides the time: weight bytes, the largest
 activation working set (one node's inputs and outputs), the parameter cache left beside it,
 the weight bytes streamed over the link per inference, simulated accelerator and I/O
@@ -37,6 +50,9 @@ streaming that many bytes).
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import lzma
+import math
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -50,19 +66,32 @@ from accelsim import memory  # noqa: E402
 from accelsim.analysis import analyze  # noqa: E402
 from accelsim.config import HardwareConfig, System, apply_overrides, load_hardware  # noqa: E402
 from accelsim.experiment import SHIPPED_CONFIGS  # noqa: E402
+from accelsim.runtime.ir import Model  # noqa: E402
 from accelsim.runtime.read import load_model  # noqa: E402
 from accelsim.runtime.work import NodeWork  # noqa: E402
+from accelsim.runtime.write import save_model  # noqa: E402
 from accelsim.system import HOST, Simulation, build_interpreter, simulate_analysis, simulate_interpreter  # noqa: E402
 from benchmarks import calibration  # noqa: E402
+from benchmarks.calibration import FIT, HELD_OUT, RETIRED, error_lines  # noqa: E402
 from benchmarks.keras_tflite import build_tflite  # noqa: E402
 
 CACHE = Path.home() / ".cache" / "accelsim" / "coral"
 CPU = "cortex_a53_cpu"
-CONFIGS = (CPU, "edgetpu_usb", "edgetpu_pcie")
+EDGETPU = ("edgetpu_usb", "edgetpu_pcie")
+CONFIGS = (CPU, *EDGETPU)
 # The host each column's accelerator is attached to (the CPU column has none).
 HOSTS = {CPU: CPU, "edgetpu_usb": "host_cpu", "edgetpu_pcie": CPU}
-# cortex_a53_cpu's values marked "fitted", as key paths (`accelsim.config.apply_overrides`).
+# cortex_a53_cpu's fitted values, as key paths (`accelsim.config.apply_overrides`).
 CPU_FITTED = ("compute.efficiency", "compute.row_cycles.int8", "compute.pack_cycles.int8")
+SUMMARIES = ROOT / "benchmarks" / "coral_fit_rows"
+# The Edge TPU fit rows: the array shape (rows x cols, 4096 MACs) over the first four on both columns,
+# each config's link bandwidth over VGG16 (the most link-bound row) with that shape.
+SHAPE_ROWS = ("mobilenet_v1", "mobilenet_v2", "densenet121", "resnet50_299")
+LINK_ROW = "vgg16"
+FIT_ROWS = (*SHAPE_ROWS, LINK_ROW)
+SHAPES = tuple((2**k, 4096 // 2**k) for k in range(13))  # every power-of-two shape of 4096 MACs
+LINK_STEP = 10e6  # the YAMLs state link bandwidths to 10 MB/s
+LINK_RANGE = (100e6, 1000e6)
 
 
 @dataclass(frozen=True)
@@ -87,8 +116,8 @@ class CoralRow:
         return {CPU: self.cpu_ms, "edgetpu_usb": self.usb_ms, "edgetpu_pcie": self.pcie_ms}[config]
 
     def role(self, config: str) -> str:
-        """'retired', 'held' (held out) or 'fit' in `config`'s column."""
-        return "retired" if config in self.retired else "held" if config in self.held_out else "fit"
+        """RETIRED, HELD_OUT or FIT in `config`'s column."""
+        return RETIRED if config in self.retired else HELD_OUT if config in self.held_out else FIT
 
 
 _RETIRED_IRV2 = ("Coral's row contradicts its Inception v4 row over the same link: 57 ms (USB) for 55.9 M "
@@ -106,6 +135,145 @@ ROWS = (
              held_out=frozenset({CPU}), retired={"edgetpu_usb": _RETIRED_IRV2, "edgetpu_pcie": _RETIRED_IRV2}),
     CoralRow("vgg16", "VGG16 (224)", "VGG16", 224, 4595.0, 296.0, 343.0),
 )
+# Every row fit on some column has a committed summary (the CPU's fit rows are among the Edge TPU's).
+SUMMARY_ROWS = tuple(r.key for r in ROWS if any(r.role(c) == FIT for c in CONFIGS))
+
+
+def systems(cpu: HardwareConfig) -> dict[str, System]:
+    """Each column's system, with `cpu` as the Dev Board's CPU."""
+    def config(name: str) -> HardwareConfig:
+        return cpu if name == CPU else load_hardware(SHIPPED_CONFIGS / f"{name}.yaml")
+
+    return {c: System(config(HOSTS[c]), () if c == CPU else (config(c),)) for c in CONFIGS}
+
+
+def summary_model(model: Model) -> Model:
+    """`model` with what a cost-only simulation does not read made constant: buffers over 64 bytes (weights,
+    biases) zeroed, per-channel scales and zero points set to their first value. Shapes, types, the graph and
+    small constants (shapes, paddings, permutations) stay."""
+    def constant_quantization(tensor):
+        q = tensor.quantization
+        if q is None or not q.scales:
+            return tensor
+        q = dataclasses.replace(q, scales=(q.scales[0],) * len(q.scales), min=(), max=(),
+                                zero_points=(q.zero_points[0],) * len(q.zero_points) if q.zero_points else ())
+        return dataclasses.replace(tensor, quantization=q)
+
+    subgraphs = tuple(dataclasses.replace(sg, tensors=tuple(map(constant_quantization, sg.tensors)))
+                      for sg in model.subgraphs)
+    buffers = tuple(b if len(b) <= 64 else bytes(len(b)) for b in model.buffers)
+    return dataclasses.replace(model, subgraphs=subgraphs, buffers=buffers)
+
+
+def summarize(paths: Mapping[str, Path], columns: Mapping[str, System]) -> list[str]:
+    """Write the fit rows' summaries (xz-compressed) from the cached models; each must simulate as its model.
+
+    Raises:
+        SystemExit: a summary simulates differently from its model on a column.
+    """
+    SUMMARIES.mkdir(exist_ok=True)
+    lines = []
+    for key in SUMMARY_ROWS:
+        full = load_model(str(paths[key]))
+        data = save_model(summary_model(full))
+        for c, system in columns.items():
+            ours, theirs = [simulate_analysis(analyze(m, system), system).latency for m in (load_model(data), full)]
+            if ours != theirs:
+                raise SystemExit(f"cost_vs_coral --summarize: {key}'s summary simulates {ours * 1e3:.3f} ms on {c}, "
+                                 f"its model {theirs * 1e3:.3f} ms")
+        out = SUMMARIES / f"{key}_int8.tflite.xz"
+        out.write_bytes(lzma.compress(data, preset=9))
+        lines.append(f"wrote {out.relative_to(ROOT)} ({out.stat().st_size} bytes)")
+    return lines
+
+
+def summary(key: str) -> Model:
+    """A fit row's committed summary."""
+    return load_model(lzma.decompress((SUMMARIES / f"{key}_int8.tflite.xz").read_bytes()))
+
+
+def _latency(analysis, system: System, overrides: dict) -> float:
+    accelerator = apply_overrides(system.accelerators[0], overrides)
+    return simulate_analysis(analysis, System(system.host, (accelerator,))).latency
+
+
+def fit(columns: Mapping[str, System]) -> dict[str, object]:
+    """The Edge TPU array shape and each config's link bandwidth, refitted from the committed summaries.
+
+    The shape: among `SHAPES`, the one with the least sum of squared log ratios simulated / published over
+    SHAPE_ROWS on both Edge TPU columns (link as in the YAML). Then per config, the link bandwidth on the YAMLs'
+    10 MB/s grid within LINK_RANGE whose VGG16 time is closest to Coral's (|log ratio|), with that shape.
+    Ties go to the first (the narrower array, the slower link). Deterministic: no TensorFlow, no timing.
+    """
+    rows = {r.key: r for r in ROWS}
+    tpu = {c: columns[c] for c in EDGETPU}
+    analyses = {(key, c): analyze(summary(key), system) for key in FIT_ROWS for c, system in tpu.items()}
+
+    def shape_error(shape: tuple[int, int]) -> float:
+        overrides = {"compute.rows": shape[0], "compute.cols": shape[1]}
+        return sum(math.log(_latency(analyses[key, c], system, overrides) * 1e3 / rows[key].published(c)) ** 2
+                   for key in SHAPE_ROWS for c, system in tpu.items())
+
+    shape = min(SHAPES, key=shape_error)
+    out: dict[str, object] = {"compute.rows": shape[0], "compute.cols": shape[1]}
+    steps = range(round(LINK_RANGE[0] / LINK_STEP), round(LINK_RANGE[1] / LINK_STEP) + 1)
+    for c, system in tpu.items():
+        def link_error(step: int, c=c, system=system) -> float:
+            overrides = {"compute.rows": shape[0], "compute.cols": shape[1],
+                         "link.bandwidth": f"{step * LINK_STEP / 1e6:g} MB/s"}
+            return abs(math.log(_latency(analyses[LINK_ROW, c], system, overrides) * 1e3 / rows[LINK_ROW].published(c)))
+
+        out[f"{c}.link.bandwidth"] = min(steps, key=link_error) * LINK_STEP
+    return out
+
+
+def cpu_values(cpu: HardwareConfig) -> dict[str, float]:
+    """The current CPU_FITTED values of `cpu`."""
+    c = cpu.compute
+    return {"compute.efficiency": c.efficiency, "compute.row_cycles.int8": dict(c.row_cycles)["int8"],
+            "compute.pack_cycles.int8": dict(c.pack_cycles)["int8"]}
+
+
+def refit_cpu(cpu: HardwareConfig) -> dict[str, float]:
+    """CPU_FITTED values chosen on the Embedded CPU column's fit rows (held-out rows never enter), from their
+    committed summaries; a local descent from `cpu`'s values."""
+    fit_rows = [r for r in ROWS if r.role(CPU) == FIT]
+    host_only = System(cpu, ())
+    analyses = [(r, analyze(summary(r.key), host_only)) for r in fit_rows]
+
+    def ratios(values: Mapping[str, float]) -> list[float]:
+        trial = System(apply_overrides(cpu, values), ())
+        return [simulate_analysis(a, trial).latency * 1e3 / r.cpu_ms for r, a in analyses]
+
+    return calibration.fit(ratios, cpu_values(cpu), upper={"compute.efficiency": 1.0})
+
+
+def fit_lines(columns: Mapping[str, System]) -> list[str]:
+    """What --fit prints: each fitted value beside the YAML's, and whether the YAMLs hold the fit.
+
+    The Edge TPU values are on grids and must be equal; cortex_a53_cpu's to the 4 significant digits its YAML
+    states."""
+    fitted = fit(columns)
+    lines, same = [f"Edge TPU fit rows: shape over {', '.join(SHAPE_ROWS)} (both columns); link over {LINK_ROW}"], True
+    for c in EDGETPU:
+        hw = columns[c].accelerators[0]
+        shipped = {"compute.rows": hw.compute.rows, "compute.cols": hw.compute.cols,
+                   f"{c}.link.bandwidth": hw.link.bandwidth}
+        for key, value in shipped.items():
+            ours = fitted[key]
+            same &= ours == value
+            shown = (lambda v: f"{v / 1e6:g} MB/s") if key.endswith("bandwidth") else str
+            lines.append(f"  {c}: {key.removeprefix(c + '.')}: {shown(ours)}  (YAML {shown(value)}"
+                         f"{', differs' if ours != value else ''})")
+    cpu = columns[CPU].host
+    before, after = cpu_values(cpu), refit_cpu(cpu)
+    lines.append(f"{CPU} fit rows: {', '.join(r.key for r in ROWS if r.role(CPU) == FIT)}")
+    for key in CPU_FITTED:
+        ours, value = float(f"{after[key]:.4g}"), float(f"{before[key]:.4g}")
+        same &= ours == value
+        lines.append(f"  {CPU}: {key}: {ours:g}  (YAML {value:g}{', differs' if ours != value else ''})")
+    lines.append(f"  the YAMLs hold the fit: {'yes' if same else 'no'}")
+    return lines
 
 
 def ensure_models(rows: Sequence[CoralRow], cache: Path) -> dict[str, Path]:
@@ -159,48 +327,6 @@ def detail(works: Sequence[NodeWork], sim: Simulation, accel: HardwareConfig) ->
                   io_ms=sum(p.transfer + p.overhead for p in sim.partitions) * 1e3)
 
 
-def systems(cpu: HardwareConfig) -> dict[str, System]:
-    """Each column's system, with `cpu` as the Dev Board's CPU."""
-    def config(name: str) -> HardwareConfig:
-        return cpu if name == CPU else load_hardware(SHIPPED_CONFIGS / f"{name}.yaml")
-
-    return {c: System(config(HOSTS[c]), () if c == CPU else (config(c),)) for c in CONFIGS}
-
-
-def cpu_values(cpu: HardwareConfig) -> dict[str, float]:
-    """The current CPU_FITTED values of `cpu`."""
-    c = cpu.compute
-    return {"compute.efficiency": c.efficiency, "compute.row_cycles.int8": dict(c.row_cycles)["int8"],
-            "compute.pack_cycles.int8": dict(c.pack_cycles)["int8"]}
-
-
-def refit_cpu(rows: Sequence[CoralRow], paths: Mapping[str, Path], cpu: HardwareConfig) -> dict[str, float]:
-    """CPU_FITTED values chosen on the Embedded CPU column's fit rows (held-out rows never enter)."""
-    fit_rows = [r for r in rows if r.role(CPU) == "fit"]
-    host_only = System(cpu, ())
-    analyses = [(r, analyze(load_model(str(paths[r.key])), host_only)) for r in fit_rows]
-
-    def ratios(values: Mapping[str, float]) -> list[float]:
-        trial = System(apply_overrides(cpu, values), ())
-        return [simulate_analysis(a, trial).latency * 1e3 / r.cpu_ms for r, a in analyses]
-
-    return calibration.fit(ratios, cpu_values(cpu), upper={"compute.efficiency": 1.0})
-
-
-def summary_lines(rows: Sequence[CoralRow], ratios: Mapping[tuple[str, str], float]) -> list[str]:
-    """Held-out and fit errors per column (a group with no rows prints as '-')."""
-    lines = []
-    for role, label in (("held", "held-out"), ("fit", "fit rows")):
-        for what, measure in (("geomean error", calibration.geomean_error), ("worst row", calibration.worst_error)):
-            line = f"{label + ' ' + what:<27}"
-            for c in CONFIGS:
-                group = [ratios[r.key, c] for r in rows if r.role(c) == role and (r.key, c) in ratios]
-                text = f"{measure(group) * 100:.0f}% of {len(group)}" if group else "-"
-                line += f"{text:>40}"
-            lines.append(line)
-    return lines
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cache", type=Path, default=CACHE,
@@ -209,23 +335,29 @@ def main(argv=None) -> int:
                         help=f"only these rows: {', '.join(r.key for r in ROWS)}")
     parser.add_argument("--detail", action="store_true", help="also print bytes and where the Edge TPU time goes")
     parser.add_argument("--fit", action="store_true",
-                        help=f"refit {CPU}'s fitted values on the Embedded CPU fit rows and print them")
+                        help=f"refit the Edge TPU shape and link bandwidths and {CPU}'s fitted values from the "
+                             "committed summaries and print them beside the YAMLs'")
+    parser.add_argument("--summarize", action="store_true",
+                        help=f"write the fit rows' summaries into {SUMMARIES.relative_to(ROOT)} from the cache")
     args = parser.parse_args(argv)
-    rows = [r for r in ROWS if not args.models or r.key in args.models]
-    paths = ensure_models(rows, args.cache)
-    cpu = load_hardware(SHIPPED_CONFIGS / f"{CPU}.yaml")
+    columns = systems(load_hardware(SHIPPED_CONFIGS / f"{CPU}.yaml"))
     if args.fit:
-        before, after = cpu_values(cpu), refit_cpu(rows, paths, cpu)
-        print(f"{CPU}: fitted on {', '.join(r.key for r in rows if r.role(CPU) == 'fit')}")
-        for key in CPU_FITTED:
-            print(f"  {key}: {before[key]:g} -> {after[key]:.4g}")
-        cpu = apply_overrides(cpu, after)
-        print()
-    columns = systems(cpu)
-    header = f"{'model':<27}" + "".join(f"{c + ' ms':>18} {'Coral ms':>9} {'ratio':>6} {'row':>4}" for c in CONFIGS)
+        print("\n".join(fit_lines(columns)))
+        return 0
+    fit_rows = [r for r in ROWS if r.key in SUMMARY_ROWS]
+    if args.summarize:
+        print("\n".join(summarize(ensure_models(fit_rows, args.cache), columns)))
+        return 0
+    rows = [r for r in ROWS if not args.models or r.key in args.models]
+    built = [r.key for r in rows if not (args.cache / f"{r.key}_int8.tflite").exists()]
+    paths = ensure_models(rows, args.cache)
+    if set(built) & set(SUMMARY_ROWS):  # a fit row was (re)built: its committed summary follows the new model
+        print("\n".join(summarize(ensure_models(fit_rows, args.cache), columns)))
+    columns_text = "".join(f"{c + ' ms':>18} {'Coral ms':>9} {'ratio':>6} {'row':<8}" for c in CONFIGS)
+    header = f"{'model':<27}{columns_text}".rstrip()
     print(header)
     print("-" * len(header))
-    ratios: dict[tuple[str, str], float] = {}
+    marked: dict[str, list[tuple[str, float]]] = {c: [] for c in CONFIGS}
     details: list[tuple[CoralRow, str, Detail]] = []
     for r in rows:
         model = load_model(str(paths[r.key]))
@@ -239,11 +371,11 @@ def main(argv=None) -> int:
                 details.append((r, c, detail(works, sim, system.accelerators[0])))
             ms = sim.latency * 1e3
             ratio = ms / r.published(c)
-            if r.role(c) != "retired":
-                ratios[r.key, c] = ratio
-            line += f"{ms:18.1f} {r.published(c):9.1f} {ratio:6.2f} {r.role(c):>4}"
-        print(line, flush=True)
-    print("\n".join(summary_lines(rows, ratios)))
+            marked[c].append((r.role(c), ratio))
+            line += f"{ms:18.1f} {r.published(c):9.1f} {ratio:6.2f} {r.role(c):<8}"
+        print(line.rstrip(), flush=True)
+    for c in CONFIGS:
+        print("\n".join(error_lines(f"{c} / Coral", marked[c])))
     for r in rows:
         for reason in dict.fromkeys(r.retired.values()):
             columns_text = ", ".join(c for c in CONFIGS if r.retired.get(c) == reason)

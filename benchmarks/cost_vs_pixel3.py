@@ -9,11 +9,11 @@ the CPU quant column; `benchmarks/pixel3_models.py`) and simulates them:
 - GPU: kryo385_cpu + adreno630_gpu, float model;
 - CPU float: kryo385_cpu alone, float model;  CPU quant: kryo385_cpu alone, int8 model.
 
-Each row is marked `fit` or `held-out` before any fitting; `--fit` fits only on fit rows and
-prints what it would write into the YAMLs (it writes nothing). Per column the script prints the
-geometric-mean error, exp(mean |ln(simulated / published)|) - 1, and the worst row, separately
-for held-out and fit rows; the goal is held-out geometric-mean error <= 20% and every held-out
-row within +-35%.
+Each row is marked `fit` or `held-out` before any fitting (`benchmarks/calibration.py`); `--fit`
+fits only on fit rows and prints what it would write into the YAMLs (it writes nothing). Per
+column the script prints the geometric-mean error, exp(mean |ln(simulated / published)|) - 1, and
+the worst row, the held-out rows' first and the fit rows' beside it; the goal is held-out
+geometric-mean error <= 20% and every held-out row within +-35%.
 
 Models are cached in /work/model_cache/pixel3 (or --cache DIR); missing ones are built by running
 `pixel3_models.py` with --tf-python (an interpreter that has TensorFlow; default: this one).
@@ -40,11 +40,13 @@ from accelsim.analysis import analyze  # noqa: E402
 from accelsim.config import HardwareConfig, System, apply_overrides, load_hardware  # noqa: E402
 from accelsim.experiment import SHIPPED_CONFIGS  # noqa: E402
 from accelsim.system import simulate_analysis  # noqa: E402
+from benchmarks.calibration import FIT, HELD_OUT, error_lines, geomean_error  # noqa: E402
 
 CACHE = Path("/work/model_cache/pixel3")
 BUILDER = Path(__file__).resolve().parent / "pixel3_models.py"
 COLUMNS = ("gpu", "cpu_float", "cpu_quant")
 TITLES = {"gpu": "GPU", "cpu_float": "CPU float", "cpu_quant": "CPU quant"}
+COLUMN_CONFIG = {"gpu": "adreno630_gpu", "cpu_float": "kryo385_cpu", "cpu_quant": "kryo385_cpu"}  # what each fits
 GOAL_GEOMEAN, GOAL_WORST = 0.20, 0.35
 
 
@@ -163,11 +165,6 @@ def log_error(simulated: float, published: float) -> float:
     return math.log(simulated / published)
 
 
-def geomean_error(ratios: Sequence[float]) -> float:
-    """exp(mean |ln r|) - 1: the typical factor by which simulated and published differ."""
-    return math.exp(sum(abs(math.log(r)) for r in ratios) / len(ratios)) - 1 if ratios else float("nan")
-
-
 def fit(bench: Bench, params: Sequence[Param], columns: Sequence[str], rounds: int = 4) -> dict[Param, float]:
     """Least squares of ln(simulated / published) over the fit rows of `columns`, by coordinate search.
 
@@ -205,27 +202,25 @@ def _current(config: HardwareConfig, key: str) -> float:
 
 
 def table(bench: Bench, configs: Mapping[str, HardwareConfig], out: Callable[[str], None] = print) -> dict:
-    """Print the per-row table and the per-column summary; return {column: {"fit"|"held-out": ratios}}."""
+    """Print the per-row table and the per-column errors; return {column: {FIT|HELD_OUT: ratios}}."""
     header = f"{'model':<24} {'rows':<9}" + "".join(f"{TITLES[c] + ' ms':>14} {'pub':>6} {'ratio':>6}"
                                                    for c in COLUMNS)
     out(header)
     out("-" * len(header))
-    ratios: dict[str, dict[str, list[float]]] = {c: {"fit": [], "held-out": []} for c in COLUMNS}
+    ratios: dict[str, dict[str, list[float]]] = {c: {FIT: [], HELD_OUT: []} for c in COLUMNS}
     for r in ROWS:
-        kind = "held-out" if r.held_out else "fit"
+        kind = HELD_OUT if r.held_out else FIT
         line = f"{r.label:<24} {kind:<9}"
         for c in COLUMNS:
             ms = bench.ms(r, c, configs)
             ratios[c][kind].append(ms / r.published(c))
             line += f"{ms:14.2f} {r.published(c):6.1f} {ratios[c][kind][-1]:6.2f}"
         out(line)
-    for kind in ("held-out", "fit"):
-        out(f"{'geomean error, ' + kind:<34}" + "".join(f"{geomean_error(ratios[c][kind]) * 100:25.0f}%"
-                                                      for c in COLUMNS))
-        out(f"{'worst row, ' + kind:<34}" + "".join(
-            f"{max(abs(x - 1) for x in ratios[c][kind]) * 100:25.0f}%" for c in COLUMNS))
-    met = all(geomean_error(ratios[c]["held-out"]) <= GOAL_GEOMEAN
-              and all(abs(x - 1) <= GOAL_WORST for x in ratios[c]["held-out"]) for c in COLUMNS)
+    for c in COLUMNS:
+        out("\n".join(error_lines(f"{COLUMN_CONFIG[c]} / Pixel 3 {TITLES[c]}",
+                                   [(kind, x) for kind in (HELD_OUT, FIT) for x in ratios[c][kind]])))
+    met = all(geomean_error(ratios[c][HELD_OUT]) <= GOAL_GEOMEAN
+              and all(abs(x - 1) <= GOAL_WORST for x in ratios[c][HELD_OUT]) for c in COLUMNS)
     out(f"goal (held-out: geomean <= {GOAL_GEOMEAN:.0%}, every row within +-{GOAL_WORST:.0%}): "
         f"{'met' if met else 'NOT met'}")
     return ratios

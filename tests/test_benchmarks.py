@@ -147,3 +147,69 @@ def test_cost_only_benchmark_times_the_command_and_its_floor(capsys):
         assert label in out
     assert main(["--model", str(FIXTURES / "missing.tflite")]) == 2
     assert "missing.tflite is not there" in capsys.readouterr().err
+
+
+def test_the_host_x86_fit_returns_to_the_rates_that_explain_the_times():
+    """fit_host_x86's descent, without timing anything: 'measured' times simulated with the shipped rates, a
+    start with the int8 row cost 30 cycles off (20-30% slower), and the fit finds the shipped values again."""
+    from accelsim.config import System, load_hardware
+    from benchmarks.fit_host_x86 import ROOT, analyze, ceiling, current, fit, latencies, with_values
+
+    hw = load_hardware(ROOT / "hw_configs" / "host_x86.yaml")
+    analyses = [analyze(str(FIXTURES / f"{m}.tflite"), System(hw, ())) for m in
+                ("interleaved_int8", "transformer_block_int8", "dilated_cnn_int8")]
+    shipped = current(hw)
+    measured = latencies(analyses, hw)
+    start = with_values(hw, {**shipped, "compute.row_cycles.int8": shipped["compute.row_cycles.int8"] + 30})
+    assert min(s / m for s, m in zip(latencies(analyses, start), measured)) > 1.05
+    assert fit(analyses, start, measured) == shipped
+    assert ceiling("compute.vector_per_cycle.float32", hw) == 32 == 512 // 32 * 2  # two ports of 16 lanes
+
+
+def test_the_coral_fit_reruns_to_the_shipped_values():
+    """cost_vs_coral.py --fit from the committed summaries (no TensorFlow), with each column's host (the Dev
+    Board's Edge TPU on cortex_a53_cpu): the YAMLs hold its Edge TPU shape and links and cortex_a53_cpu's values."""
+    from accelsim.config import load_hardware
+    from accelsim.experiment import SHIPPED_CONFIGS
+    from benchmarks.calibration import FIT, HELD_OUT, RETIRED
+    from benchmarks.cost_vs_coral import CPU, EDGETPU, FIT_ROWS, ROWS, SUMMARIES, SUMMARY_ROWS, fit_lines, systems
+
+    assert sorted(p.name for p in SUMMARIES.glob("*.xz")) == sorted(f"{k}_int8.tflite.xz" for k in SUMMARY_ROWS)
+    for c in EDGETPU:  # the rows marked fit are the rows the Edge TPU fit reads
+        assert tuple(r.key for r in ROWS if r.role(c) == FIT) == FIT_ROWS
+        assert [r.key for r in ROWS if r.role(c) == RETIRED] == ["inception_resnet_v2"]
+    assert [r.key for r in ROWS if r.role(CPU) == HELD_OUT] == ["densenet121", "inception_resnet_v2"]
+    lines = fit_lines(systems(load_hardware(SHIPPED_CONFIGS / f"{CPU}.yaml")))
+    assert lines[-1] == "  the YAMLs hold the fit: yes", "\n".join(lines)
+
+
+def test_a_coral_summary_simulates_exactly_as_its_model():
+    """What --summarize commits (weights zeroed, quantization constant) costs the same as the model, and is small."""
+    import lzma
+
+    from accelsim.config import load_hardware, load_system
+    from accelsim.experiment import SHIPPED_CONFIGS
+    from accelsim.runtime.read import load_model
+    from accelsim.runtime.write import save_model
+    from accelsim.system import simulate_model
+    from benchmarks.cost_vs_coral import summary_model, systems
+
+    model = load_model(str(FIXTURES / "mobilenet_v2_100_224_int8.tflite"))
+    summary = save_model(summary_model(model))
+    assert len(lzma.compress(summary)) < len((FIXTURES / "mobilenet_v2_100_224_int8.tflite").read_bytes()) / 20
+    columns = systems(load_hardware(SHIPPED_CONFIGS / "cortex_a53_cpu.yaml"))  # each of Coral's columns
+    dsp = load_system(SHIPPED_CONFIGS / "host_cpu.yaml", [SHIPPED_CONFIGS / "hexagon_dsp.yaml"])
+    for system in (*columns.values(), dsp):
+        assert simulate_model(load_model(summary), system).latency == simulate_model(model, system).latency
+
+
+def test_cost_vs_litert_marks_a_fixture_added_after_the_host_x86_fit_held_out_and_simulates_its_custom_ops():
+    """selfie_like_float came after fit_host_x86's last run: held out, and simulated with the MediaPipe op pack."""
+    from benchmarks.cost_vs_litert import FIT_ROWS, SKIPPED, runnable_fixtures, simulated
+
+    paths, _ = runnable_fixtures()
+    assert len(FIT_ROWS) == 14 and FIT_ROWS <= {p.stem for p in paths} and not FIT_ROWS & set(SKIPPED)
+    selfie = next(p for p in paths if p.stem == "selfie_like_float")
+    assert selfie.stem not in FIT_ROWS
+    us, _ = simulated(selfie, "host_x86")
+    assert us > 0

@@ -129,3 +129,45 @@ def test_readme_experiment_runs_against_the_accelerator_it_describes(tmp_path, m
     assert "my_exp.yaml: ok (experiment 'my_npu_vs_usb', 3 variants)" in capsys.readouterr().out
     points = design_points(load_experiment(tmp_path / "my_exp.yaml"))
     assert [p.variant for p in points].count("mine") == 9 and len(points) == 11
+
+
+def test_require_tools_turns_every_skip_into_a_failure(tmp_path):
+    """CI passes --require-tools (tests/conftest.py): a test or module that would skip for a missing tool fails."""
+    import subprocess
+    import sys
+
+    (tmp_path / "conftest.py").write_text((ROOT / "tests" / "conftest.py").read_text())
+    (tmp_path / "test_tools.py").write_text(
+        "import pytest\n"
+        "@pytest.mark.skipif(True, reason='no chromium binary on PATH')\n"
+        "def test_marked():\n    pass\n"
+        "def test_called():\n    pytest.skip('Vela is not installed')\n"
+        "def test_ok():\n    pass\n")
+    (tmp_path / "test_module.py").write_text("import pytest\npytest.importorskip('no_such_tool_module')\n")
+
+    def run(*options):
+        return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *options, str(tmp_path)],
+                              capture_output=True, text=True, cwd=tmp_path)
+
+    plain = run()
+    assert plain.returncode == 0 and "1 passed, 3 skipped" in plain.stdout
+    strict = run("--require-tools", "--continue-on-collection-errors")
+    assert strict.returncode == 1
+    assert "--require-tools: this test would skip: no chromium binary on PATH" in strict.stdout
+    assert "--require-tools: this test would skip: Vela is not installed" in strict.stdout
+    assert "--require-tools: this module would skip: could not import 'no_such_tool_module'" in strict.stdout
+    assert "1 failed, 1 passed, 2 errors" in strict.stdout
+
+
+def test_no_test_reads_the_clock():
+    """Speed belongs in benchmarks/: no test times itself, and hypothesis has no per-example deadline."""
+    from hypothesis import settings
+
+    assert settings.default.deadline is None  # tests/conftest.py's profile
+    clock = re.compile(r"\btime\.(time|perf_counter|monotonic|process_time|thread_time)\b|performance\.now|"
+                       r"deadline=(?!None)|setitimer")
+    files = [*(ROOT / "tests").rglob("test_*.py"), *(ROOT / "tests").rglob("conftest.py")]
+    readers = [f"{p.relative_to(ROOT)}:{n}" for p in sorted(files)
+               for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+               if clock.search(line) and "clock = re.compile" not in line and "deadline=(?!None)" not in line]
+    assert readers == []

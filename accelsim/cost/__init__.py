@@ -19,7 +19,6 @@ from accelsim import energy, memory
 from accelsim.feasibility import memory_refusal
 from accelsim.memory import LINK, Level, Traffic
 from accelsim.runtime.errors import ModelError
-from accelsim.runtime.ir import numpy_dtype
 from accelsim.runtime.work import NodeWork
 
 if TYPE_CHECKING:
@@ -100,12 +99,26 @@ class Cost:
         return dict(self.level_bytes).get(level, 0)
 
 
+# Bytes per element of the tensor types a cost model can be asked about, as TFLite's
+# TfLiteTypeGetSize (tensorflow/lite/core/c/common.cc) sizes them: bfloat16 and float16 are 2.
+# The packed sub-byte types (int4, uint4, int2) are unpacked to one int8 per element before
+# TFLite's kernels compute on them, so a lane holds one byte; float8 types are one byte.
+_ITEMSIZE = {"bool": 1, "int8": 1, "uint8": 1, "int4": 1, "uint4": 1, "int2": 1, "float8_e4m3fn": 1,
+             "float8_e5m2": 1, "int16": 2, "uint16": 2, "float16": 2, "bfloat16": 2, "int32": 4, "uint32": 4,
+             "float32": 4, "int64": 8, "uint64": 8, "float64": 8, "complex64": 8, "complex128": 16}
+
+
 def dtype_itemsize(dtype: str) -> int:
-    """Bytes per element of a lower-case tensor type name ('int8' -> 1); 1 when unknown."""
+    """Bytes per element of a lower-case tensor type name ('int8' -> 1, 'bfloat16' -> 2).
+
+    Raises:
+        ModelError: a type with no fixed element size (string, resource, variant) or no TFLite type at all.
+    """
     try:
-        return numpy_dtype(dtype.upper()).itemsize
-    except ModelError:
-        return 1
+        return _ITEMSIZE[dtype]
+    except KeyError:
+        raise ModelError(f"tensor type {dtype!r} has no element size a cost model can use; "
+                         f"types with one: {', '.join(sorted(_ITEMSIZE))}") from None
 
 
 def cycles_for(seconds: float, clock_hz: float) -> int:

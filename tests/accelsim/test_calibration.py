@@ -1,4 +1,4 @@
-"""The calibration benchmarks' shared fit and error measures, and how cost_vs_coral marks and totals its rows."""
+"""The calibration benchmarks' shared fit, row marks and error measures, and how cost_vs_coral marks its rows."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def test_errors_are_symmetric_in_log_and_worst_is_the_largest_miss():
 
 def test_coral_rows_are_held_out_or_retired_per_column():
     rows = {r.key: r for r in cost_vs_coral.ROWS}
-    assert rows["densenet121"].role(cost_vs_coral.CPU) == "held"
+    assert rows["densenet121"].role(cost_vs_coral.CPU) == "held-out"
     assert rows["densenet121"].role("edgetpu_pcie") == "fit"
     irv2 = rows["inception_resnet_v2"]
     assert irv2.role("edgetpu_usb") == irv2.role("edgetpu_pcie") == "retired"
@@ -48,15 +48,15 @@ def test_coral_rows_are_held_out_or_retired_per_column():
                                    "edgetpu_pcie": "cortex_a53_cpu"}
 
 
-def test_coral_summary_keeps_held_out_fit_and_retired_rows_apart():
-    ratios = {("densenet121", "cortex_a53_cpu"): 0.8, ("mobilenet_v1", "cortex_a53_cpu"): 1.1,
-              ("mobilenet_v1", "edgetpu_usb"): 0.9}
-    lines = cost_vs_coral.summary_lines(cost_vs_coral.ROWS, ratios)
-    held_geomean, held_worst, fit_geomean, fit_worst = lines
-    assert held_geomean.split()[3:] == ["25%", "of", "1", "-", "-"]
-    assert held_worst.split()[3:] == ["20%", "of", "1", "-", "-"]
-    assert fit_geomean.split()[4:] == ["10%", "of", "1", "11%", "of", "1", "-"]
-    assert fit_worst.split()[4:] == ["10%", "of", "1", "10%", "of", "1", "-"]
+def test_calibration_tables_put_held_out_rows_first_count_no_retired_row_and_say_when_none_is_held_out():
+    from benchmarks.calibration import FIT, HELD_OUT, RETIRED, error_lines
+
+    lines = error_lines("x / ref", [(FIT, 1.0), (HELD_OUT, 2.0), (RETIRED, 9.0), (FIT, 0.5), (HELD_OUT, 0.5)])
+    assert lines == ["x / ref: held-out rows (2): geometric-mean error 100%, worst 100%",
+                     "x / ref: fit rows (2): geometric-mean error 41%, worst 50%"]
+    assert error_lines("y / ref", [(FIT, 1.1), (RETIRED, 0.1)]) == [
+        "y / ref: no held-out row yet: every row informed a number, so none is an independent check",
+        "y / ref: fit rows (1): geometric-mean error 10%, worst 10%"]
 
 
 @pytest.mark.parametrize("module", ["coral", "aihub"])

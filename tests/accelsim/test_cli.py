@@ -142,8 +142,16 @@ def test_benchmark_json_and_text(capsys):
     data = json.loads(capsys.readouterr().out)
     assert len(data["wallclock_us"]["runs"]) == 3 and data["simulated_us"]["latency"] > 0
     assert data["delegated_nodes"] == 20
-    assert main(["benchmark", model, "--hw", "hexagon_dsp", "--num-runs", "2", "--enable-op-profiling"]) == 0
+    # the default host, named with what it is calibrated against
+    assert data["host"] == "kryo385_cpu"
+    assert data["host_calibration"].startswith("calibrated against TFLite's hosted-models table, Pixel 3")
+    assert main(["benchmark", model, "--hw", "hexagon_dsp", "--host", "host_cpu", "--num-runs", "2",
+                 "--enable-op-profiling"]) == 0
     text = capsys.readouterr().out
+    # the host is named with what its numbers were checked against (here: nothing)
+    assert "\nHost host_cpu: not calibrated: a Cortex-A76 core" in text
+    assert main(["benchmark", model, "--host", "host_x86", "--num-runs", "1"]) == 0
+    assert "\nHost host_x86: calibrated against LiteRT (XNNPACK, one thread)" in capsys.readouterr().out
     assert "count=2 first=" in text and "Simulated latency in us:" in text and "[node type]" in text
     assert "[avg µs]" in text and " 0.0000 " not in text  # µs with 3 decimals: small nodes keep their digits
     # The report's op profile text (benchmark_model's layout): Run Order has one row per node.

@@ -5,6 +5,7 @@ Also the claim side that configs feed: delegates.spec.check_claim reasons and fa
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -103,7 +104,7 @@ def test_edgetpu_numbers_reproduce_the_datasheet():
     # Activations and cached weights share the 8 MiB; the weights live in host memory, over the link.
     assert usb.memory == Memory((Level("sram", 64e9, 8 * 1024**2),), weights="link", activations="sram", cache="sram")
     # Below the 500 MB/s of payload that both 5 Gb/s links with 8b/10b coding carry.
-    assert usb.link.bandwidth == 480e6 and pcie.link.bandwidth == 420e6
+    assert usb.link.bandwidth == 480e6 and pcie.link.bandwidth == 410e6
     assert usb.partition == PartitionPolicy("prefix", max_delegated_partitions=1)
     assert all(rule.dtypes == {"int8"} for rule in usb.claims)
     assert {r.op for r in usb.claims} >= {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MUL", "MEAN",
@@ -304,7 +305,7 @@ def test_yaml_tags_that_construct_objects_are_refused_without_running_them(tmp_p
         f"{path}:18: extra: YAML tag !!python/object/apply:os.system is not allowed (only plain values, lists "
         "and mappings)",
         f"{path}:18: extra: unknown key; expected one of: name, kind, clock, compute, memory, link, claims, "
-        "energy, partition, numerics",
+        "calibration, energy, partition, numerics",
     ]
     assert not marker.exists()
 
@@ -597,3 +598,19 @@ def test_unit_case_and_unitless_zero_in_a_file(tmp_path):
                     .replace("bandwidth: 320 MB/s", "bandwidth: 1 gb/s"))
     config = load_hardware(path)
     assert (config.clock, config.memory.levels[0].size, config.link.bandwidth) == (500e6, 0, 1e9)
+
+
+def test_calibration_is_one_of_two_statements(tmp_path):
+    """`calibration:` says what the numbers were checked against, or why not; absent, the config is not calibrated."""
+    text = (HW / "host_cpu.yaml").read_text(encoding="utf-8")
+    bad = tmp_path / "host.yaml"
+    bad.write_text(re.sub(r"^calibration: .*$", "calibration: roughly right", text, flags=re.M), encoding="utf-8")
+    line = next(i for i, x in enumerate(bad.read_text().splitlines(), 1) if x.startswith("calibration"))
+    with pytest.raises(ConfigError, match=rf"host.yaml:{line}: calibration: expected 'calibrated against <what>' "
+                                          r"or 'not calibrated: <why>', got 'roughly right'"):
+        load_hardware(bad)
+    bare = tmp_path / "bare.yaml"
+    bare.write_text(re.sub(r"^calibration: .*\n", "", text, flags=re.M), encoding="utf-8")
+    assert load_hardware(bare).calibration.startswith("not calibrated: ")
+    for path in sorted(HW.glob("*.yaml")):  # every shipped config says it
+        assert re.search(r"^calibration: ", path.read_text(encoding="utf-8"), re.M), path.name

@@ -10,7 +10,7 @@ import pytest
 
 from accelsim import memory
 from accelsim.config import apply_overrides, load_hardware
-from accelsim.cost import Cost, cpu, systolic, total, vector
+from accelsim.cost import Cost, cpu, dtype_itemsize, systolic, total, vector
 from accelsim.memory import streamed_parameters
 from accelsim.runtime import Interpreter
 from accelsim.runtime.work import Gemm, NodeWork, conv_output_size, conv_work, gemm_work, subgraph_work
@@ -183,7 +183,7 @@ def test_activations_take_their_share_of_the_edgetpu_cache(usb):
 def test_streamed_weights_take_the_link_time_on_the_shipped_configs(usb):
     pcie = load_hardware(HW / "edgetpu_pcie.yaml")
     big = gemm_work(1, 4096, 4096)  # 16 MiB of weights: the whole layer streams
-    for hw, rate, latency in ((usb, 480e6, 50e-6), (pcie, 420e6, 2e-6)):
+    for hw, rate, latency in ((usb, 480e6, 50e-6), (pcie, 410e6, 2e-6)):
         cost = systolic.cost(big, hw)
         assert cost.param_bytes_streamed == 16 * MiB and cost.bound == "link"
         # its weights, then its 1750-byte program, over the link
@@ -316,3 +316,22 @@ def test_cpu_defaults_are_the_plain_roofline(host):
     add = NodeWork("ADD", "float32", macs=480, kind="elementwise")
     lookup = NodeWork("TANH", "float32", macs=480, kind="lookup")
     assert cpu.cost(add, host).cycles == cpu.cost(lookup, host).cycles == 100
+
+
+# -- element sizes -------------------------------------------------------------------------------
+
+
+def test_every_tensor_type_has_its_tflite_size_or_is_refused_by_name(host):
+    from accelsim.config import DTYPES
+    from accelsim.runtime.errors import ModelError
+
+    # TfLiteTypeGetSize: 16-bit floats (bfloat16 too) are 2 bytes, so a 128-bit register holds 8 of them.
+    assert dtype_itemsize("bfloat16") == dtype_itemsize("float16") == 2
+    assert cpu.simd_lanes("bfloat16", host) == 8
+    for dtype in set(DTYPES) - {"string", "resource", "variant"}:
+        assert dtype_itemsize(dtype) in (1, 2, 4, 8, 16), dtype
+    for dtype in ("string", "resource", "variant", "float128"):
+        with pytest.raises(ModelError, match=f"tensor type '{dtype}' has no element size.*types with one: bfloat16"):
+            dtype_itemsize(dtype)
+    bf16 = gemm_work(4, 48, 10, dtype="bfloat16", itemsize=2)
+    assert cpu.costs([bf16], host)[0].cycles == cpu.costs([dataclasses.replace(bf16, dtype="float16")], host)[0].cycles

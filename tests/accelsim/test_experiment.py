@@ -12,7 +12,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -185,6 +184,7 @@ def test_numbers_agree_across_json_csv_and_md(tmp_path):
     data = json.loads((tmp_path / "out" / "results.json").read_text())
     rows = list(csv.DictReader((tmp_path / "out" / "results.csv").open()))
     md = (tmp_path / "out" / "report.md").read_text()
+    assert " Host host_cpu: not calibrated: a Cortex-A76 core" in md  # whether the baseline was checked
     assert len(rows) == len(data["points"]) == 6
     for point, row in zip(data["points"], rows):
         assert row["id"] == point["id"]
@@ -244,16 +244,39 @@ def _run_cli(args, **kw):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
 
+# `accelsim run` whose results store, once it has committed 3 points, says so on stdout and waits for
+# stdin: the test stops it there (an event, not a race against the run's end).
+_PAUSING_RUN = """
+import sys
+from accelsim import cli, store
+put_many = store.ResultStore.put_many
+def pausing(self, records):
+    put_many(self, records)
+    pausing.count += len(records)
+    if pausing.count >= 3 and not pausing.said:
+        pausing.said = True
+        print("committed", pausing.count, flush=True)
+        sys.stdin.read()
+pausing.count, pausing.said = 0, False
+store.ResultStore.put_many = pausing
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+def _pausing_run(path: Path, out: Path, jobs: int) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.Popen([sys.executable, "-c", _PAUSING_RUN, "run", str(path), "--out", str(out), "--jobs",
+                             str(jobs)], cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
 @pytest.mark.slow
 def test_killing_a_run_midway_keeps_finished_points_and_a_rerun_completes_it(tmp_path):
-    # The large MobileNet makes each point take long enough that the run is still going when stopped.
-    path = small_experiment(tmp_path, sweep=LONG_SWEEP, name="killed", models=("mobilenet_v2_100_224_int8",))
+    path = small_experiment(tmp_path, sweep=LONG_SWEEP, name="killed", models=("interleaved_int8",))
     total = len(design_points(load_experiment(path)))
     out = tmp_path / "out"
-    proc = _run_cli(["run", str(path), "--out", str(out), "--jobs", "1"])
-    deadline = time.time() + 120
-    while time.time() < deadline and len(stored(out)) < 3:
-        time.sleep(0.05)
+    proc = _pausing_run(path, out, jobs=1)
+    assert proc.stdout.readline().startswith("committed ")  # blocks until the run is paused mid-way
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
@@ -276,14 +299,12 @@ def test_a_killed_worker_process_loses_nothing_finished(tmp_path):
     path = small_experiment(tmp_path, sweep=LONG_SWEEP, name="worker", models=("mobilenet_v2_100_224_int8",))
     total = len(design_points(load_experiment(path)))
     out = tmp_path / "out"
-    proc = _run_cli(["run", str(path), "--out", str(out), "--jobs", "2"])
-    deadline = time.time() + 120
-    while time.time() < deadline and len(stored(out)) < 2:
-        time.sleep(0.05)
+    proc = _pausing_run(path, out, jobs=2)
+    assert proc.stdout.readline().startswith("committed ")  # the run is paused with its workers alive
     children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
     assert children, "no worker processes found"
     os.kill(int(children[0]), signal.SIGKILL)
-    _, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(input="", timeout=120)  # closing stdin resumes the run: its pool finds the dead worker
     assert proc.returncode == 1 and "worker process died" in err and "Traceback" not in err
     rerun = _run_cli(["run", str(path), "--out", str(out), "--jobs", "2"])
     stdout, err = rerun.communicate(timeout=300)

@@ -230,21 +230,61 @@ def test_a_bare_number_where_a_rate_belongs_is_refused(tmp_path):
 # -- Vela ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("model", ["interleaved_int8", "dilated_cnn_int8"])
-def test_claims_and_totals_match_vela_on_both_configs(tmp_path, model):
-    from benchmarks.cost_vs_vela import BOUND, SYSTEMS, compare, fit, layer_groups, misfit
+@pytest.fixture(scope="module")
+def vela_fit_rows():
+    """Our nodes and Vela 5.2's estimate for every fit row on both NPU configs (Vela runs here: ~30 s)."""
+    from benchmarks.cost_vs_vela import FIT_MODELS, compare_all
 
-    for config, accelerator, system in SYSTEMS:
-        result = compare(MODELS / f"{model}.tflite", config, accelerator, system, tmp_path)
+    return compare_all([MODELS / f"{m}.tflite" for m in FIT_MODELS])
+
+
+@pytest.mark.slow
+def test_claims_and_totals_match_vela_on_both_configs(vela_fit_rows):
+    from benchmarks.cost_vs_vela import layer_groups
+
+    for result in vela_fit_rows:
         # Vela's total is the sum of its per-layer cycles (PERFORMANCE.md): the table was read whole.
         assert sum(layer.cycles for layer in result.vela.layers) == result.vela.cycles > 0
         groups = layer_groups(result.nodes, result.vela.layers)
         assert sum(len(nodes) for nodes, _ in groups) == len(result.nodes)
         # Like with like: the claims leave to the CPU exactly as many ops as Vela does.
         assert result.cpu_ops == result.vela.cpu_ops
-        assert abs(result.ratio - 1) <= BOUND, (config, result.cycles, result.vela.cycles)
-        # The calibration procedure only ever lowers the misfit, and keeps fractions and counts valid.
-        refit = fit([result], result.hw.compute, rounds=1)
-        assert misfit([result], refit) <= misfit([result], result.hw.compute)
-        assert 0 < refit.window_efficiency <= 1 and isinstance(refit.mac_op_overhead_cycles, int)
+        # The rows the rates were fitted over: within 5% (they are 0.98-1.03; held-out rows are in the benchmark).
+        assert abs(result.ratio - 1) <= 0.05, (result.model, result.config, result.cycles, result.vela.cycles)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("config", ["ethos_u55_128", "ethos_u65_256"])
+def test_the_vela_fit_reruns_to_the_shipped_values(vela_fit_rows, config):
+    """`cost_vs_vela.py --fit` from the YAML's values returns them, digit for digit on the YAML's grid."""
+    from benchmarks.cost_vs_vela import FITTED, GRID, fit, fit_lines
+
+    mine = [r for r in vela_fit_rows if r.config == config]
+    shipped = mine[0].hw.compute
+    refit = fit(mine, shipped)
+    assert {n: getattr(refit, n) for n in FITTED} == {n: getattr(shipped, n) for n in FITTED}
+    # and the YAML states the grid: every fitted value is a whole number of grid steps
+    assert all(abs(getattr(shipped, n) / GRID[n] - round(getattr(shipped, n) / GRID[n])) < 1e-9 for n in FITTED)
+    assert fit_lines(config, vela_fit_rows)[-1] == "  the YAML holds the fit: yes"
+
+
+@pytest.mark.slow
+def test_a_fit_from_a_perturbed_start_gets_back_to_the_shipped_agreement(vela_fit_rows):
+    """The U55 mutation of issue 24 (window_efficiency 0.6, mac_op_overhead_cycles 2300) is visibly worse, and the
+    fit from it ends as close to Vela as the shipped values, model by model (the error is flat along some
+    directions, so the values themselves may end elsewhere within that flat valley)."""
+    from benchmarks.cost_vs_vela import fit, misfit
+
+    mine = [r for r in vela_fit_rows if r.config == "ethos_u55_128"]
+    shipped = mine[0].hw.compute
+    start = dataclasses.replace(shipped, window_efficiency=0.6, mac_op_overhead_cycles=2300)
+    assert misfit(mine, start) > 1.05 * misfit(mine, shipped)
+    refit = fit(mine, start)
+    assert misfit(mine, refit) <= 1.005 * misfit(mine, shipped)
+    assert 0 < refit.window_efficiency <= 1 and isinstance(refit.mac_op_overhead_cycles, int)
+
+    def totals(engine):
+        return [sum(c.cycles for c in npu.costs(r.works, dataclasses.replace(r.hw, compute=engine))) / r.vela.cycles
+                for r in mine]
+
+    assert totals(refit) == pytest.approx(totals(shipped), abs=0.02)

@@ -196,30 +196,32 @@ def test_a_report_of_hundreds_of_points_stays_responsive(browser, tmp_path):
             const records = [];
             const observer = new MutationObserver(list => records.push(...list));
             observer.observe(table.tBodies[0], {childList: true});
-            const start = performance.now();
             heading.click();
-            const ms = performance.now() - start;
             records.push(...observer.takeRecords());
             observer.disconnect();
             const moved = records.reduce((n, r) => n + r.addedNodes.length, 0);
-            return {ms: ms, records: records.length, moved: moved};
+            return {records: records.length, moved: moved};
         }""")
         assert result["moved"] == LARGE and result["records"] <= LARGE + 2
-        assert result["ms"] < 5000  # generous: a few ms on any machine; this only catches a pathological slowdown
         latencies = [_number(t) for t in page.rows(EVERY_POINT, 3)]
         assert latencies == sorted(latencies)
         spots = page.page.locator("span.spot").count()
         assert spots >= 2 * (LARGE - 1)  # every swept point in the latency and speed-up panels
+        # A filter hides rows in place: no row is moved or rebuilt, and each row changes at most once.
         filtered = page.page.evaluate("""() => {
             const box = document.querySelector("input.filter");
-            const start = performance.now();
+            const body = document.querySelector("table.interactive").tBodies[0];
+            const observer = new MutationObserver(() => {});
+            observer.observe(body, {childList: true, attributes: true, subtree: true});
             box.value = "1490 MB/s";
             box.dispatchEvent(new Event("input"));
-            return {ms: performance.now() - start,
-                    shown: Array.from(document.querySelector("table.interactive").tBodies[0].rows)
-                                .filter(r => !r.hidden).length};
+            const records = observer.takeRecords();
+            observer.disconnect();
+            return {shown: Array.from(body.rows).filter(r => !r.hidden).length,
+                    moved: records.filter(r => r.type === "childList").length,
+                    rows_changed: records.filter(r => r.type === "attributes" && r.target.tagName === "TR").length};
         }""")
-        assert filtered["shown"] == 1 and filtered["ms"] < 5000
+        assert filtered["shown"] == 1 and filtered["moved"] == 0 and filtered["rows_changed"] <= LARGE
         intro = page.page.locator("p").first.text_content()
         assert f"over {LARGE - 1} values from 10 MB/s to {10 + 5 * (LARGE - 2)} MB/s;" in intro
         bars = "the 3 points shown in detail below; all 300 are in results.csv"

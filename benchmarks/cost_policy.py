@@ -29,7 +29,8 @@ from accelsim.system import simulate_model  # noqa: E402
 HW = ROOT / "hw_configs"
 FIXTURES = ROOT / "tests" / "fixtures" / "models"
 # Fixtures with custom ops simulate with the op module that holds their kernels (as `--ops` does).
-OP_MODULES = {"atan_custom": str(ROOT / "examples" / "custom_op_atan.py"), "selfie_like_float": "accelsim.ops.mediapipe"}
+OP_MODULES = {"atan_custom": str(ROOT / "examples" / "custom_op_atan.py"),
+              "selfie_like_float": "accelsim.ops.mediapipe"}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -23,12 +23,14 @@ if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the r
 
 from accelsim.analysis import simulate_model  # noqa: E402
 from accelsim.config import apply_overrides, load_hardware, load_system  # noqa: E402
+from accelsim.ops import using_ops  # noqa: E402
 from accelsim.runtime.read import load_model  # noqa: E402
 
 HW = ROOT / "hw_configs"
 FIXTURES = ROOT / "tests" / "fixtures" / "models"
-# atan_custom needs its custom op registered, which a simulated system has no resolver for.
-NEEDS_RESOLVER = {"atan_custom"}
+# Fixtures with custom ops simulate with the op module that holds their kernels (as `--ops` does).
+OP_MODULES = {"atan_custom": str(ROOT / "examples" / "custom_op_atan.py"),
+              "selfie_like_float": "accelsim.ops.mediapipe"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,14 +68,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="host_cpu", help="shipped host config (default host_cpu)")
     parser.add_argument("--objective", default="latency", choices=["latency", "energy"])
     args = parser.parse_args(argv)
-    names = args.models or sorted(p.stem for p in FIXTURES.glob("*.tflite") if p.stem not in NEEDS_RESOLVER)
+    names = args.models or sorted(p.stem for p in FIXTURES.glob("*.tflite"))
     accelerators = sorted(p.stem for p in HW.glob("*.yaml") if load_hardware(p).is_accelerator)
     print(f"{'accelerator':<15} {'model':<27} {'moved':>7} {'TFLite us':>11} {'cost us':>11} {'saved us':>10} "
           f"{'TFLite uJ':>10} {'cost uJ':>10}")
     differ = total = 0
     for accelerator in accelerators:
         for name in names:
-            r = compare(FIXTURES / f"{name}.tflite", accelerator, args.host, args.objective)
+            with using_ops([OP_MODULES[name]] if name in OP_MODULES else []):
+                r = compare(FIXTURES / f"{name}.tflite", accelerator, args.host, args.objective)
             total += 1
             differ += r.moved > 0
             print(f"{r.accelerator:<15} {r.model:<27} {f'{r.moved}/{r.partitions}':>7} {r.tflite_us:>11.1f} "

@@ -23,6 +23,19 @@ def test_fit_finds_the_values_that_explain_the_rows(a, b):
     assert best["x"] == pytest.approx(1 / a, rel=0.02) and best["y"] == pytest.approx(1 / b, rel=0.02)
 
 
+@settings(max_examples=25, deadline=None)
+@given(st.floats(0.2, 5.0), st.floats(0.2, 5.0), st.floats(0.0, 0.3))
+def test_fit_is_a_fixed_point_on_the_yaml_grid(a, b, coupling):
+    """The fit's values are stated to 4 significant digits, and a fit started from them returns them unchanged
+    (the property the shipped-values tests rely on), also when the rows couple the two values."""
+    def ratios(v):
+        return [a * v["x"] + coupling * v["y"], b * v["y"], v["x"] * v["y"]]
+
+    best = calibration.fit(ratios, {"x": 1.0, "y": 1.0}, lower={"x": 0.01, "y": 0.01})
+    assert all(v == float(f"{v:.4g}") for v in best.values())
+    assert calibration.fit(ratios, best, lower={"x": 0.01, "y": 0.01}) == best
+
+
 def test_fit_keeps_counts_whole_and_values_under_their_bound():
     best = calibration.fit(lambda v: [v["n"] / 7.4, v["f"] / 3.0], {"n": 3, "f": 0.5}, integers=frozenset({"n"}),
                            upper={"f": 1.0})

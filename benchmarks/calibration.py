@@ -165,6 +165,13 @@ def write_summary(model_path: Path, out: Path, latencies: Callable[[Model], Iter
     return f"wrote {out.name} ({out.stat().st_size} bytes)"
 
 
-def read_summary(path: Path) -> Model:
-    """A committed fit-row summary."""
+def read_summary(path: Path, script: str) -> Model:
+    """A committed fit-row summary.
+
+    Raises:
+        SystemExit: the summary is missing (the message says how to write it).
+    """
+    if not path.is_file():
+        raise SystemExit(f"{script} --fit: the fit row summary {path} is missing; write it with "
+                         f"python benchmarks/{script}.py --summarize (needs the model cache)")
     return load_model(lzma.decompress(path.read_bytes()))

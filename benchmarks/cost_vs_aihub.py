@@ -197,7 +197,7 @@ def refit(found: Sequence[Case], host: HardwareConfig, npu: HardwareConfig) -> d
 def fit_lines(host: HardwareConfig, npu: HardwareConfig) -> list[str]:
     """What --fit prints: each FITTED value, refitted from the committed summaries, beside the YAML's."""
     system = System(host, (npu,))
-    found = [Case(r, title, d, analyze(calibration.read_summary(summary_path(r, d)), system))
+    found = [Case(r, title, d, analyze(calibration.read_summary(summary_path(r, d), "cost_vs_aihub"), system))
              for r, title, d in fit_models()]
     before, after = values_of(npu), refit(found, host, npu)
     lines = [f"{NPU}: fit rows: {', '.join(f'{c.row.key} {c.column}' for c in found)}"]

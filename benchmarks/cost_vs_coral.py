@@ -156,7 +156,7 @@ def summarize(paths: Mapping[str, Path], columns: Mapping[str, System]) -> list[
 
 def summary(key: str) -> Model:
     """A fit row's committed summary."""
-    return calibration.read_summary(SUMMARIES / f"{key}_int8.tflite.xz")
+    return calibration.read_summary(SUMMARIES / f"{key}_int8.tflite.xz", "cost_vs_coral")
 
 
 def _latency(analysis, system: System, overrides: dict) -> float:

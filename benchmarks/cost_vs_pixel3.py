@@ -217,7 +217,7 @@ def summarize(paths: Mapping[str, Path]) -> list[str]:
 
 def fit_lines() -> list[str]:
     """What --fit prints: each fitted value, refitted from the committed summaries, beside the YAML's."""
-    bench = Bench({k: calibration.read_summary(summary_path(k)) for k in fit_keys()})
+    bench = Bench({k: calibration.read_summary(summary_path(k), "cost_vs_pixel3") for k in fit_keys()})
     values = {**fit(bench, PARAMS["gpu"], ("gpu",)), **fit(bench, PARAMS["cpu"], ("cpu_float", "cpu_quant"))}
     lines = [f"fit rows: {', '.join(r.label for r in ROWS if not r.held_out)}"]
     same = True

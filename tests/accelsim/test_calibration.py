@@ -86,3 +86,26 @@ def test_missing_models_without_tensorflow_say_how_to_build_them(module, tmp_pat
                 if module == "coral" else
                 f"python benchmarks/keras_tflite.py {tmp_path / 'mobilenet_v2_float32.tflite'} MobileNetV2 224 float32")
     assert expected in message
+
+
+def test_a_summary_that_simulates_differently_or_is_missing_is_a_one_line_error(tmp_path):
+    """--summarize refuses a summary that costs differently from its model; --fit names a missing summary and
+    the command that writes it."""
+    from pathlib import Path
+
+    model = Path(__file__).resolve().parents[1] / "fixtures" / "models" / "mobilenet_v2_035_96_int8.tflite"
+    out = tmp_path / "m.tflite.xz"
+
+    def weight_sum(m):  # a 'latency' that reads the weights, which the summary zeroes
+        return [float(sum(sum(b) for b in m.buffers))]
+
+    with pytest.raises(SystemExit, match=r"^cost_vs_x --summarize: mobilenet_v2_035_96_int8.tflite's summary "
+                                         r"simulates [\d.]+ ms, its model [\d.]+ ms$"):
+        calibration.write_summary(model, out, weight_sum, "cost_vs_x")
+    assert not out.exists()
+    assert calibration.write_summary(model, out, lambda m: [float(len(m.buffers))], "cost_vs_x").startswith(
+        "wrote m.tflite.xz (")
+    assert calibration.read_summary(out, "cost_vs_x").subgraphs[0].operators
+    with pytest.raises(SystemExit, match=r"^cost_vs_x --fit: the fit row summary .*missing.tflite.xz is missing; "
+                                         r"write it with python benchmarks/cost_vs_x.py --summarize"):
+        calibration.read_summary(tmp_path / "missing.tflite.xz", "cost_vs_x")

@@ -45,6 +45,7 @@ SECTIONS = {
     "memory": COSTING,
     "energy": COSTING,
     "link": COSTING,  # bandwidth, latency, call overhead, shared memory, energy: steps, not claims
+    "calibration": COSTING,  # text: what the numbers were checked against; it belongs to the hardware's numbers
     "claims": ANALYSIS,
     "partition": ANALYSIS,  # policy, objective, max_delegated_partitions, min_nodes_per_partition
     "numerics": ANALYSIS,  # the delegate asks for its profile when it takes nodes

@@ -18,10 +18,17 @@ The .tflite files are cached in ~/.cache/accelsim/aihub/ (or --cache DIR); build
 TensorFlow, and with a full cache nothing imports TensorFlow.
 
 Usage:
-    python benchmarks/cost_vs_aihub.py [--cache DIR] [--fit]
+    python benchmarks/cost_vs_aihub.py [--cache DIR]
+    python benchmarks/cost_vs_aihub.py --fit
+    python benchmarks/cost_vs_aihub.py --summarize [--cache DIR]
 
---fit refits the config's fitted values (`FITTED`) on the fit rows and prints them, which is how
-the shipped numbers were set; the table then shows the refitted config.
+--fit refits the config's fitted values (`FITTED`) on the fit rows alone, by `calibration.fit`'s
+descent on the YAML's grid (4 significant digits, node_cycles whole) from the YAML's own values,
+and prints each beside the YAML's and whether the YAML holds the fit (it writes nothing). It reads
+the committed summaries of the fit rows' models (`benchmarks/aihub_fit_rows/*.tflite.xz`: weights
+zeroed, all a cost-only simulation reads), so it needs neither TensorFlow nor the cache, and a test
+reruns it. --summarize writes those summaries from the cache, after checking that each simulates
+exactly as its model.
 """
 
 from __future__ import annotations
@@ -39,12 +46,14 @@ if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the r
 from accelsim.analysis import analyze, simulate_analysis  # noqa: E402
 from accelsim.config import HardwareConfig, System, apply_overrides, load_hardware  # noqa: E402
 from accelsim.experiment import SHIPPED_CONFIGS  # noqa: E402
+from accelsim.runtime.ir import Model  # noqa: E402
 from accelsim.runtime.read import load_model  # noqa: E402
 from accelsim.simulation import HOST  # noqa: E402
 from benchmarks import calibration  # noqa: E402
 from benchmarks.keras_tflite import build_tflite  # noqa: E402
 
 CACHE = Path.home() / ".cache" / "accelsim" / "aihub"
+SUMMARIES = ROOT / "benchmarks" / "aihub_fit_rows"
 NPU = "hexagon_v75_npu"
 HOST_CONFIG = "host_cpu"
 SIZE = 224
@@ -156,6 +165,24 @@ def cases(cache: Path, system: System) -> list[Case]:
             for r in ROWS for title, d in COLUMNS if r.published(d) is not None]
 
 
+def fit_models() -> list[tuple[HubRow, str, str]]:
+    """(row, column title, dtype) of every fit row's published number: what --summarize commits."""
+    return [(r, title, d) for r in ROWS if not r.held_out for title, d in COLUMNS if r.published(d) is not None]
+
+
+def summary_path(row: HubRow, dtype: str) -> Path:
+    return SUMMARIES / f"{row.key}_{dtype}.tflite.xz"
+
+
+def summarize(cache: Path, system: System) -> list[str]:
+    """Write the fit rows' summaries from the cached models; each must simulate as its model."""
+    def latencies(model: Model) -> list[float]:
+        return [simulate_analysis(analyze(model, system), system).latency]
+
+    return [calibration.write_summary(model_path(cache, r, d), summary_path(r, d), latencies, "cost_vs_aihub")
+            for r, _, d in fit_models()]
+
+
 def refit(found: Sequence[Case], host: HardwareConfig, npu: HardwareConfig) -> dict[str, float]:
     """FITTED values chosen on the fit rows (held-out rows never enter)."""
     fit_cases = [c for c in found if not c.row.held_out]
@@ -167,24 +194,43 @@ def refit(found: Sequence[Case], host: HardwareConfig, npu: HardwareConfig) -> d
     return calibration.fit(ratios, values_of(npu), INTEGERS, UPPER)
 
 
+def fit_lines(host: HardwareConfig, npu: HardwareConfig) -> list[str]:
+    """What --fit prints: each FITTED value, refitted from the committed summaries, beside the YAML's."""
+    system = System(host, (npu,))
+    found = [Case(r, title, d, analyze(calibration.read_summary(summary_path(r, d), "cost_vs_aihub"), system))
+             for r, title, d in fit_models()]
+    before, after = values_of(npu), refit(found, host, npu)
+    lines = [f"{NPU}: fit rows: {', '.join(f'{c.row.key} {c.column}' for c in found)}"]
+    same = True
+    for key in FITTED:
+        whole = key in INTEGERS
+        ours, shipped = calibration.on_grid(after[key], whole), calibration.on_grid(before[key], whole)
+        same &= ours == shipped
+        lines.append(f"  {key}: {ours:g}  (YAML {shipped:g}{', differs' if ours != shipped else ''})")
+    lines.append(f"  the YAML holds the fit: {'yes' if same else 'no'}")
+    return lines
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cache", type=Path, default=CACHE,
                         help=f"folder of the converted .tflite models (default {CACHE})")
     parser.add_argument("--fit", action="store_true",
-                        help=f"refit {NPU}'s fitted values on the fit rows and print them")
+                        help=f"refit {NPU}'s fitted values on the fit rows' committed summaries and print them "
+                             "beside the YAML's (writes nothing; needs no models)")
+    parser.add_argument("--summarize", action="store_true",
+                        help=f"write the fit rows' summaries into {SUMMARIES.relative_to(ROOT)} from the cache")
     args = parser.parse_args(argv)
-    ensure_models(args.cache)
     host = load_hardware(SHIPPED_CONFIGS / f"{HOST_CONFIG}.yaml")
     npu = load_hardware(SHIPPED_CONFIGS / f"{NPU}.yaml")
-    found = cases(args.cache, System(host, (npu,)))
     if args.fit:
-        before, after = values_of(npu), refit(found, host, npu)
-        print(f"{NPU}: fitted on {', '.join(f'{c.row.key} {c.column}' for c in found if not c.row.held_out)}")
-        for key in FITTED:
-            print(f"  {key}: {before[key]:g} -> {after[key]:.4g}")
-        npu = with_values(npu, after)
-        print()
+        print("\n".join(fit_lines(host, npu)))
+        return 0
+    ensure_models(args.cache)
+    if args.summarize:
+        print("\n".join(summarize(args.cache, System(host, (npu,)))))
+        return 0
+    found = cases(args.cache, System(host, (npu,)))
     system = System(host, (npu,))
     header = (f"{'model':<20} {'column':<7} {'simulated ms':>12} {'AI Hub ms':>9} {'ratio':>6} {'row':<8} "
               f"{'cpu nodes':>9}")

@@ -50,8 +50,6 @@ streaming that many bytes).
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import lzma
 import math
 import sys
 from collections.abc import Mapping, Sequence
@@ -71,7 +69,6 @@ from accelsim.experiment import SHIPPED_CONFIGS  # noqa: E402
 from accelsim.runtime.ir import Model  # noqa: E402
 from accelsim.runtime.read import load_model  # noqa: E402
 from accelsim.runtime.work import NodeWork  # noqa: E402
-from accelsim.runtime.write import save_model  # noqa: E402
 from accelsim.simulation import HOST, Simulation  # noqa: E402
 from benchmarks import calibration  # noqa: E402
 from benchmarks.calibration import FIT, HELD_OUT, RETIRED, error_lines  # noqa: E402
@@ -149,49 +146,19 @@ def systems(cpu: HardwareConfig) -> dict[str, System]:
     return {c: System(config(HOSTS[c]), () if c == CPU else (config(c),)) for c in CONFIGS}
 
 
-def summary_model(model: Model) -> Model:
-    """`model` with what a cost-only simulation does not read made constant: buffers over 64 bytes (weights,
-    biases) zeroed, per-channel scales and zero points set to their first value. Shapes, types, the graph and
-    small constants (shapes, paddings, permutations) stay."""
-    def constant_quantization(tensor):
-        q = tensor.quantization
-        if q is None or not q.scales:
-            return tensor
-        q = dataclasses.replace(q, scales=(q.scales[0],) * len(q.scales), min=(), max=(),
-                                zero_points=(q.zero_points[0],) * len(q.zero_points) if q.zero_points else ())
-        return dataclasses.replace(tensor, quantization=q)
-
-    subgraphs = tuple(dataclasses.replace(sg, tensors=tuple(map(constant_quantization, sg.tensors)))
-                      for sg in model.subgraphs)
-    buffers = tuple(b if len(b) <= 64 else bytes(len(b)) for b in model.buffers)
-    return dataclasses.replace(model, subgraphs=subgraphs, buffers=buffers)
-
-
 def summarize(paths: Mapping[str, Path], columns: Mapping[str, System]) -> list[str]:
-    """Write the fit rows' summaries (xz-compressed) from the cached models; each must simulate as its model.
+    """Write the fit rows' summaries (xz-compressed) from the cached models; each must simulate as its model
+    on every column (`calibration.write_summary`)."""
+    def latencies(model: Model) -> list[float]:
+        return [simulate_analysis(analyze(model, system), system).latency for system in columns.values()]
 
-    Raises:
-        SystemExit: a summary simulates differently from its model on a column.
-    """
-    SUMMARIES.mkdir(exist_ok=True)
-    lines = []
-    for key in SUMMARY_ROWS:
-        full = load_model(str(paths[key]))
-        data = save_model(summary_model(full))
-        for c, system in columns.items():
-            ours, theirs = [simulate_analysis(analyze(m, system), system).latency for m in (load_model(data), full)]
-            if ours != theirs:
-                raise SystemExit(f"cost_vs_coral --summarize: {key}'s summary simulates {ours * 1e3:.3f} ms on {c}, "
-                                 f"its model {theirs * 1e3:.3f} ms")
-        out = SUMMARIES / f"{key}_int8.tflite.xz"
-        out.write_bytes(lzma.compress(data, preset=9))
-        lines.append(f"wrote {out.relative_to(ROOT)} ({out.stat().st_size} bytes)")
-    return lines
+    return [calibration.write_summary(paths[key], SUMMARIES / f"{key}_int8.tflite.xz", latencies, "cost_vs_coral")
+            for key in SUMMARY_ROWS]
 
 
 def summary(key: str) -> Model:
     """A fit row's committed summary."""
-    return load_model(lzma.decompress((SUMMARIES / f"{key}_int8.tflite.xz").read_bytes()))
+    return calibration.read_summary(SUMMARIES / f"{key}_int8.tflite.xz", "cost_vs_coral")
 
 
 def _latency(analysis, system: System, overrides: dict) -> float:

@@ -9,8 +9,7 @@ the CPU quant column; `benchmarks/pixel3_models.py`) and simulates them:
 - GPU: kryo385_cpu + adreno630_gpu, float model;
 - CPU float: kryo385_cpu alone, float model;  CPU quant: kryo385_cpu alone, int8 model.
 
-Each row is marked `fit` or `held-out` before any fitting (`benchmarks/calibration.py`); `--fit`
-fits only on fit rows and prints what it would write into the YAMLs (it writes nothing). Per
+Each row is marked `fit` or `held-out` before any fitting (`benchmarks/calibration.py`). Per
 column the script prints the geometric-mean error, exp(mean |ln(simulated / published)|) - 1, and
 the worst row, the held-out rows' first and the fit rows' beside it; the goal is held-out
 geometric-mean error <= 20% and every held-out row within +-35%.
@@ -18,14 +17,24 @@ geometric-mean error <= 20% and every held-out row within +-35%.
 Models are cached in /work/model_cache/pixel3 (or --cache DIR); missing ones are built by running
 `pixel3_models.py` with --tf-python (an interpreter that has TensorFlow; default: this one).
 
+`--fit` refits the fitted values (`PARAMS`: adreno630_gpu's on the GPU column, kryo385_cpu's on the
+two CPU columns) on the fit rows alone, by `calibration.fit`'s descent on the YAMLs' grid (4
+significant digits, kernel_cycles whole) from the YAMLs' own values, and prints each value beside
+the YAML's and whether the YAMLs hold the fit (it writes nothing). It reads the committed
+summaries of the fit rows' models (`benchmarks/pixel3_fit_rows/*.tflite.xz`: weights zeroed, all a
+cost-only simulation reads), so it needs neither TensorFlow nor the cache, and a test reruns it.
+`--summarize` writes those summaries from the cache, after checking that each simulates exactly as
+its model on every column.
+
 Usage:
-    python benchmarks/cost_vs_pixel3.py [--cache DIR] [--tf-python PY] [--fit]
+    python benchmarks/cost_vs_pixel3.py [--cache DIR] [--tf-python PY]
+    python benchmarks/cost_vs_pixel3.py --fit
+    python benchmarks/cost_vs_pixel3.py --summarize [--cache DIR] [--tf-python PY]
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -39,9 +48,12 @@ if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the r
 from accelsim.analysis import analyze, simulate_analysis  # noqa: E402
 from accelsim.config import HardwareConfig, System, apply_overrides, load_hardware  # noqa: E402
 from accelsim.experiment import SHIPPED_CONFIGS  # noqa: E402
+from accelsim.runtime.ir import Model  # noqa: E402
+from benchmarks import calibration  # noqa: E402
 from benchmarks.calibration import FIT, HELD_OUT, error_lines, geomean_error  # noqa: E402
 
 CACHE = Path("/work/model_cache/pixel3")
+SUMMARIES = ROOT / "benchmarks" / "pixel3_fit_rows"
 BUILDER = Path(__file__).resolve().parent / "pixel3_models.py"
 COLUMNS = ("gpu", "cpu_float", "cpu_quant")
 TITLES = {"gpu": "GPU", "cpu_float": "CPU float", "cpu_quant": "CPU quant"}
@@ -124,15 +136,21 @@ def ensure_models(cache: Path, tf_python: str) -> dict[str, Path]:
 
 
 class Bench:
-    """Each (row, column)'s analysed model, simulated again for any values of the fitted keys."""
+    """Each (row, column)'s analysed model, simulated again for any values of the fitted keys.
 
-    def __init__(self, paths: Mapping[str, Path]):
+    models: cache key (`Row.key`) -> its .tflite path or loaded model; rows whose models are absent are
+    left out (`rows`).
+    """
+
+    def __init__(self, models: Mapping[str, Path | Model]):
         self.configs = {name: load_hardware(SHIPPED_CONFIGS / f"{name}.yaml")
                         for name in ("kryo385_cpu", "adreno630_gpu")}
+        self.rows = [r for r in ROWS if all(r.key(q) in models for q in (False, True))]
         self.analyses = {}
-        for r in ROWS:
+        for r in self.rows:
             for column in COLUMNS:
-                model = str(paths[r.key(column == "cpu_quant")])
+                model = models[r.key(column == "cpu_quant")]
+                model = str(model) if isinstance(model, Path) else model
                 self.analyses[(r.label, column)] = analyze(model, self.system(column, self.configs))
 
     @staticmethod
@@ -160,37 +178,54 @@ def _yaml_value(p: Param, value: float):
     return f"{value * 1e6:.4g} us" if p.key.startswith("link.") else float(f"{value:.4g}")
 
 
-def log_error(simulated: float, published: float) -> float:
-    return math.log(simulated / published)
-
-
-def fit(bench: Bench, params: Sequence[Param], columns: Sequence[str], rounds: int = 4) -> dict[Param, float]:
-    """Least squares of ln(simulated / published) over the fit rows of `columns`, by coordinate search.
-
-    Each parameter in turn is searched on a log grid between its bounds (then a finer grid around
-    the best), the others held; `rounds` passes over all of them.
-    """
-    start = bench.configs
-    values = {p: _current(start[p.config], p.key) for p in params}
+def fit(bench: Bench, params: Sequence[Param], columns: Sequence[str]) -> dict[Param, float]:
+    """`params`' values fitted on the fit rows of `columns` (held-out rows never enter): `calibration.fit`, the
+    descent on the YAMLs' grid from their current values, within each Param's bounds."""
+    names = {f"{p.config}.{p.key}": p for p in params}
     rows = [r for r in ROWS if not r.held_out]
 
-    def loss(trial: Mapping[Param, float]) -> float:
-        configs = bench.configured(trial)
-        return sum(log_error(bench.ms(r, c, configs), r.published(c)) ** 2 for r in rows for c in columns)
+    def ratios(values: Mapping[str, float]) -> list[float]:
+        configs = bench.configured({names[k]: v for k, v in values.items()})
+        return [bench.ms(r, c, configs) / r.published(c) for r in rows for c in columns]
 
-    best = loss(values)
-    for _ in range(rounds):
-        for p in params:
-            low, high = p.low, p.high
-            for _zoom in range(3):
-                grid = [low * (high / low) ** (i / 8) for i in range(9)]
-                scores = [(loss({**values, p: g}), g) for g in grid]
-                score, g = min(scores)
-                if score < best:
-                    best, values[p] = score, g
-                step = (high / low) ** (1 / 8)
-                low, high = max(p.low, values[p] / step), min(p.high, values[p] * step)
-    return values
+    start = {k: _current(bench.configs[p.config], p.key) for k, p in names.items()}
+    best = calibration.fit(ratios, start, frozenset(k for k, p in names.items() if p.whole),
+                           upper={k: p.high for k, p in names.items()}, lower={k: p.low for k, p in names.items()})
+    return {names[k]: v for k, v in best.items()}
+
+
+def summary_path(key: str) -> Path:
+    return SUMMARIES / f"{key}.tflite.xz"
+
+
+def fit_keys() -> list[str]:
+    """The cache keys of the fit rows' models (both numerics): what --summarize commits."""
+    return [r.key(q) for r in ROWS if not r.held_out for q in (False, True)]
+
+
+def summarize(paths: Mapping[str, Path]) -> list[str]:
+    """Write the fit rows' summaries from the cached models; each must simulate as its model on every column."""
+    configs = {name: load_hardware(SHIPPED_CONFIGS / f"{name}.yaml") for name in ("kryo385_cpu", "adreno630_gpu")}
+
+    def latencies(model: Model) -> list[float]:
+        systems = [Bench.system(c, configs) for c in COLUMNS]
+        return [simulate_analysis(analyze(model, s), s).latency for s in systems]
+
+    return [calibration.write_summary(paths[k], summary_path(k), latencies, "cost_vs_pixel3") for k in fit_keys()]
+
+
+def fit_lines() -> list[str]:
+    """What --fit prints: each fitted value, refitted from the committed summaries, beside the YAML's."""
+    bench = Bench({k: calibration.read_summary(summary_path(k), "cost_vs_pixel3") for k in fit_keys()})
+    values = {**fit(bench, PARAMS["gpu"], ("gpu",)), **fit(bench, PARAMS["cpu"], ("cpu_float", "cpu_quant"))}
+    lines = [f"fit rows: {', '.join(r.label for r in ROWS if not r.held_out)}"]
+    same = True
+    for p, v in values.items():
+        ours, shipped = _yaml_value(p, v), _yaml_value(p, _current(bench.configs[p.config], p.key))
+        same &= ours == shipped
+        lines.append(f"  {p.config}: {p.key}: {ours}  (YAML {shipped}{', differs' if ours != shipped else ''})")
+    lines.append(f"  the YAMLs hold the fit: {'yes' if same else 'no'}")
+    return lines
 
 
 def _current(config: HardwareConfig, key: str) -> float:
@@ -207,7 +242,7 @@ def table(bench: Bench, configs: Mapping[str, HardwareConfig], out: Callable[[st
     out(header)
     out("-" * len(header))
     ratios: dict[str, dict[str, list[float]]] = {c: {FIT: [], HELD_OUT: []} for c in COLUMNS}
-    for r in ROWS:
+    for r in bench.rows:
         kind = HELD_OUT if r.held_out else FIT
         line = f"{r.label:<24} {kind:<9}"
         for c in COLUMNS:
@@ -231,18 +266,20 @@ def main(argv=None) -> int:
     parser.add_argument("--tf-python", default=sys.executable,
                         help="a Python with TensorFlow, to build missing models (default: this one)")
     parser.add_argument("--fit", action="store_true",
-                        help="fit the configs' fitted keys on the fit rows and print the values (writes nothing)")
+                        help="refit the configs' fitted values on the fit rows' committed summaries and print them "
+                             "beside the YAMLs' (writes nothing; needs no models)")
+    parser.add_argument("--summarize", action="store_true",
+                        help=f"write the fit rows' summaries into {SUMMARIES.relative_to(ROOT)} from the cache")
     args = parser.parse_args(argv)
-    bench = Bench(ensure_models(args.cache, args.tf_python))
-    configs = bench.configs
     if args.fit:
-        values = {**fit(bench, PARAMS["gpu"], ("gpu",)), **fit(bench, PARAMS["cpu"], ("cpu_float", "cpu_quant"))}
-        print("fitted on the fit rows (write these into the YAMLs):")
-        for p, v in values.items():
-            print(f"  {p.config}.yaml  {p.key}: {_yaml_value(p, v)}")
-        configs = bench.configured(values)
-        print()
-    table(bench, configs)
+        print("\n".join(fit_lines()))
+        return 0
+    paths = ensure_models(args.cache, args.tf_python)
+    if args.summarize:
+        print("\n".join(summarize(paths)))
+        return 0
+    bench = Bench(paths)
+    table(bench, bench.configs)
     return 0
 
 

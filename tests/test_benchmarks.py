@@ -183,8 +183,50 @@ def test_the_coral_fit_reruns_to_the_shipped_values():
     assert lines[-1] == "  the YAMLs hold the fit: yes", "\n".join(lines)
 
 
-def test_a_coral_summary_simulates_exactly_as_its_model():
-    """What --summarize commits (weights zeroed, quantization constant) costs the same as the model, and is small."""
+def test_the_pixel3_and_aihub_fits_rerun_to_the_shipped_values():
+    """cost_vs_pixel3.py --fit and cost_vs_aihub.py --fit from the committed summaries of their fit rows (no
+    TensorFlow, no cache): the YAMLs of adreno630_gpu, kryo385_cpu and hexagon_v75_npu hold the fit, and the
+    summaries are exactly the fit rows' models (held-out rows have none)."""
+    from accelsim.config import load_hardware
+    from accelsim.experiment import SHIPPED_CONFIGS
+    from benchmarks import cost_vs_aihub, cost_vs_pixel3
+
+    assert sorted(p.name for p in cost_vs_pixel3.SUMMARIES.glob("*.xz")) == sorted(
+        f"{k}.tflite.xz" for k in cost_vs_pixel3.fit_keys())
+    assert not any("0.5_" in k or "Inception" in k for k in cost_vs_pixel3.fit_keys())
+    assert sorted(p.name for p in cost_vs_aihub.SUMMARIES.glob("*.xz")) == sorted(
+        cost_vs_aihub.summary_path(r, d).name for r, _, d in cost_vs_aihub.fit_models())
+    assert all(not r.held_out for r, _, _ in cost_vs_aihub.fit_models())
+    lines = cost_vs_pixel3.fit_lines()
+    assert lines[-1] == "  the YAMLs hold the fit: yes", "\n".join(lines)
+    npu, host = (load_hardware(SHIPPED_CONFIGS / f"{n}.yaml") for n in (cost_vs_aihub.NPU, cost_vs_aihub.HOST_CONFIG))
+    lines = cost_vs_aihub.fit_lines(host, npu)
+    assert lines[-1] == "  the YAML holds the fit: yes", "\n".join(lines)
+
+
+def test_the_pixel3_fit_notices_a_yaml_that_does_not_hold_it(monkeypatch):
+    """The rerun can fail: with kryo385_cpu's int8 row cost 20% off, --fit moves it and says the YAMLs do not
+    hold the fit."""
+    from accelsim.config import apply_overrides
+    from benchmarks import cost_vs_pixel3
+
+    real = cost_vs_pixel3.load_hardware
+
+    def damaged(path):
+        hw = real(path)
+        if path.stem != "kryo385_cpu":
+            return hw
+        return apply_overrides(hw, {"compute.row_cycles.int8": dict(hw.compute.row_cycles)["int8"] * 1.2})
+
+    monkeypatch.setattr(cost_vs_pixel3, "load_hardware", damaged)
+    lines = cost_vs_pixel3.fit_lines()
+    assert lines[-1] == "  the YAMLs hold the fit: no"
+    assert any("row_cycles.int8" in line and "differs" in line for line in lines), "\n".join(lines)
+
+
+def test_a_fit_row_summary_simulates_exactly_as_its_model():
+    """What --summarize commits (weights zeroed, quantization constant) costs the same as the model on every
+    system a fit reads it on (Coral's columns, the Pixel 3's GPU and CPU, the Hexagon NPU), and is small."""
     import lzma
 
     from accelsim.analysis import simulate_model
@@ -192,15 +234,19 @@ def test_a_coral_summary_simulates_exactly_as_its_model():
     from accelsim.experiment import SHIPPED_CONFIGS
     from accelsim.runtime.read import load_model
     from accelsim.runtime.write import save_model
-    from benchmarks.cost_vs_coral import summary_model, systems
+    from benchmarks.calibration import summary_model
+    from benchmarks.cost_vs_coral import systems
 
-    model = load_model(str(FIXTURES / "mobilenet_v2_100_224_int8.tflite"))
-    summary = save_model(summary_model(model))
-    assert len(lzma.compress(summary)) < len((FIXTURES / "mobilenet_v2_100_224_int8.tflite").read_bytes()) / 20
     columns = systems(load_hardware(SHIPPED_CONFIGS / "cortex_a53_cpu.yaml"))  # each of Coral's columns
+    phone = [load_system(SHIPPED_CONFIGS / "kryo385_cpu.yaml", [SHIPPED_CONFIGS / f"{a}.yaml" for a in accelerators])
+             for accelerators in ((), ("adreno630_gpu",), ("hexagon_v75_npu",))]
     dsp = load_system(SHIPPED_CONFIGS / "host_cpu.yaml", [SHIPPED_CONFIGS / "hexagon_dsp.yaml"])
-    for system in (*columns.values(), dsp):
-        assert simulate_model(load_model(summary), system).latency == simulate_model(model, system).latency
+    for name in ("mobilenet_v2_100_224_int8", "mobilenet_v2_035_96_float"):
+        model = load_model(str(FIXTURES / f"{name}.tflite"))
+        summary = save_model(summary_model(model))
+        assert len(lzma.compress(summary)) < len((FIXTURES / f"{name}.tflite").read_bytes()) / 10
+        for system in (*columns.values(), *phone, dsp):
+            assert simulate_model(load_model(summary), system).latency == simulate_model(model, system).latency
 
 
 def test_cost_vs_litert_marks_a_fixture_added_after_the_host_x86_fit_held_out_and_simulates_its_custom_ops():

@@ -23,6 +23,19 @@ def test_fit_finds_the_values_that_explain_the_rows(a, b):
     assert best["x"] == pytest.approx(1 / a, rel=0.02) and best["y"] == pytest.approx(1 / b, rel=0.02)
 
 
+@settings(max_examples=25, deadline=None)
+@given(st.floats(0.2, 5.0), st.floats(0.2, 5.0), st.floats(0.0, 0.3))
+def test_fit_is_a_fixed_point_on_the_yaml_grid(a, b, coupling):
+    """The fit's values are stated to 4 significant digits, and a fit started from them returns them unchanged
+    (the property the shipped-values tests rely on), also when the rows couple the two values."""
+    def ratios(v):
+        return [a * v["x"] + coupling * v["y"], b * v["y"], v["x"] * v["y"]]
+
+    best = calibration.fit(ratios, {"x": 1.0, "y": 1.0}, lower={"x": 0.01, "y": 0.01})
+    assert all(v == float(f"{v:.4g}") for v in best.values())
+    assert calibration.fit(ratios, best, lower={"x": 0.01, "y": 0.01}) == best
+
+
 def test_fit_keeps_counts_whole_and_values_under_their_bound():
     best = calibration.fit(lambda v: [v["n"] / 7.4, v["f"] / 3.0], {"n": 3, "f": 0.5}, integers=frozenset({"n"}),
                            upper={"f": 1.0})
@@ -73,3 +86,26 @@ def test_missing_models_without_tensorflow_say_how_to_build_them(module, tmp_pat
                 if module == "coral" else
                 f"python benchmarks/keras_tflite.py {tmp_path / 'mobilenet_v2_float32.tflite'} MobileNetV2 224 float32")
     assert expected in message
+
+
+def test_a_summary_that_simulates_differently_or_is_missing_is_a_one_line_error(tmp_path):
+    """--summarize refuses a summary that costs differently from its model; --fit names a missing summary and
+    the command that writes it."""
+    from pathlib import Path
+
+    model = Path(__file__).resolve().parents[1] / "fixtures" / "models" / "mobilenet_v2_035_96_int8.tflite"
+    out = tmp_path / "m.tflite.xz"
+
+    def weight_sum(m):  # a 'latency' that reads the weights, which the summary zeroes
+        return [float(sum(sum(b) for b in m.buffers))]
+
+    with pytest.raises(SystemExit, match=r"^cost_vs_x --summarize: mobilenet_v2_035_96_int8.tflite's summary "
+                                         r"simulates [\d.]+ ms, its model [\d.]+ ms$"):
+        calibration.write_summary(model, out, weight_sum, "cost_vs_x")
+    assert not out.exists()
+    assert calibration.write_summary(model, out, lambda m: [float(len(m.buffers))], "cost_vs_x").startswith(
+        "wrote m.tflite.xz (")
+    assert calibration.read_summary(out, "cost_vs_x").subgraphs[0].operators
+    with pytest.raises(SystemExit, match=r"^cost_vs_x --fit: the fit row summary .*missing.tflite.xz is missing; "
+                                         r"write it with python benchmarks/cost_vs_x.py --summarize"):
+        calibration.read_summary(tmp_path / "missing.tflite.xz", "cost_vs_x")

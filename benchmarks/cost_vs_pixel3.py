@@ -14,7 +14,7 @@ column the script prints the geometric-mean error, exp(mean |ln(simulated / publ
 the worst row, the held-out rows' first and the fit rows' beside it; the goal is held-out
 geometric-mean error <= 20% and every held-out row within +-35%.
 
-Models are cached in /work/model_cache/pixel3 (or --cache DIR); missing ones are built by running
+Models are cached in ~/.cache/accelsim/pixel3/ (or --cache DIR); missing ones are built by running
 `pixel3_models.py` with --tf-python (an interpreter that has TensorFlow; default: this one).
 
 `--fit` refits the fitted values (`PARAMS`: adreno630_gpu's on the GPU column, kryo385_cpu's on the
@@ -52,7 +52,7 @@ from accelsim.runtime.ir import Model  # noqa: E402
 from benchmarks import calibration  # noqa: E402
 from benchmarks.calibration import FIT, HELD_OUT, error_lines, geomean_error  # noqa: E402
 
-CACHE = Path("/work/model_cache/pixel3")
+CACHE = Path.home() / ".cache" / "accelsim" / "pixel3"
 SUMMARIES = ROOT / "benchmarks" / "pixel3_fit_rows"
 BUILDER = Path(__file__).resolve().parent / "pixel3_models.py"
 COLUMNS = ("gpu", "cpu_float", "cpu_quant")

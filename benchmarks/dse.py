@@ -2,7 +2,7 @@
 
 Usage:
     python benchmarks/dse.py [--jobs N] [--tiny] [--sample N] [--runs N]
-    /work/tf-venv/bin/python benchmarks/dse.py --build    # any Python with TensorFlow: builds ResNet-152
+    python benchmarks/dse.py --build    # any Python with TensorFlow: builds ResNet-152
 
 (a) Cost-only design points per minute: MobileNetV2-1.0-224 int8 on edgetpu_usb over rows x
 cols x link bandwidth x parameter cache (the SRAM that caches weights) x clock, a grid of 2,160

@@ -24,15 +24,17 @@ CALIBRATION_SAMPLES = 4
 DTYPES = ("int8", "float32")
 
 
-def build_tflite(application: str, size: int, dtype: str) -> bytes:
-    """`tf.keras.applications.<application>` at size x size x 3, random weights, batch 1, as .tflite bytes."""
+def build_tflite(application: str, size: int, dtype: str, alpha: float | None = None) -> bytes:
+    """`tf.keras.applications.<application>` at size x size x 3, random weights, batch 1, as .tflite bytes
+    (`alpha`: a MobileNet's width multiplier)."""
     import numpy as np
     import tensorflow as tf
 
     tf.keras.utils.set_random_seed(0)
     shape = (size, size, 3)
+    kwargs = {} if alpha is None else {"alpha": alpha}
     model = getattr(tf.keras.applications, application)(
-        input_tensor=tf.keras.Input(shape, batch_size=1), weights=None)
+        input_tensor=tf.keras.Input(shape, batch_size=1), weights=None, **kwargs)
 
     @tf.function(input_signature=[tf.TensorSpec((1, *shape), tf.float32, name="input")])
     def serve(x):

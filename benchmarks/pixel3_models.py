@@ -2,7 +2,7 @@
 
 `benchmarks/cost_vs_pixel3.py` runs this file with a TensorFlow interpreter when models are missing:
 
-    /work/tfvenv/bin/python benchmarks/pixel3_models.py CACHE_DIR KEY ...
+    PY benchmarks/pixel3_models.py CACHE_DIR KEY ...      # PY: a Python that has TensorFlow
 
 A KEY is `<application>_<alpha>_<size>_<float|int8>` as `cost_vs_pixel3.model_key` writes it.
 Each model is `tf.keras.applications.<application>` with random weights and batch 1; "float"
@@ -17,40 +17,12 @@ import os
 import sys
 from pathlib import Path
 
-CALIBRATION_SAMPLES = 4
+from keras_tflite import build_tflite  # this file runs as a script beside keras_tflite.py
 
 
 def build(application: str, alpha: float, size: int, quantized: bool) -> bytes:
-    """One model's .tflite bytes."""
-    import numpy as np
-    import tensorflow as tf
-
-    tf.keras.utils.set_random_seed(0)
-    shape = (size, size, 3)
-    kwargs = {"alpha": alpha} if application.startswith("MobileNet") else {}
-    model = getattr(tf.keras.applications, application)(
-        input_tensor=tf.keras.Input(shape, batch_size=1), weights=None, **kwargs)
-
-    @tf.function(input_signature=[tf.TensorSpec((1, *shape), tf.float32, name="input")])
-    def serve(x):
-        return model(x, training=False)
-
-    # Keras 3 variables are not tf.Module-tracked: hand the converter their tf.Variables to freeze.
-    holder = tf.Module()
-    holder.variables_to_freeze = [v.value for v in model.weights]
-    converter = tf.lite.TFLiteConverter.from_concrete_functions([serve.get_concrete_function()], holder)
-    if quantized:
-        def calibration():
-            rng = np.random.default_rng(0)
-            for _ in range(CALIBRATION_SAMPLES):
-                yield [rng.uniform(-1.0, 1.0, (1, *shape)).astype(np.float32)]
-
-        converter.optimizations = [tf.lite.Optimize.DEFAULT]
-        converter.representative_dataset = calibration
-        converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-        converter.inference_input_type = tf.int8
-        converter.inference_output_type = tf.int8
-    return converter.convert()
+    """One model's .tflite bytes (keras_tflite's conversion, with the MobileNet width multiplier)."""
+    return build_tflite(application, size, "int8" if quantized else "float32", alpha=alpha)
 
 
 def parse_key(key: str) -> tuple[str, float, int, bool]:

@@ -320,6 +320,19 @@ def _experiment_keys_help() -> str:
 
 
 
+def _add_model_on_system(p: argparse.ArgumentParser) -> None:
+    """The arguments of a verb that simulates one model on a system: model, --hw, --host, --schedule, --json,
+    loop trips and --ops (whatif and sensitivity)."""
+    p.add_argument("model", help="path of a .tflite file")
+    p.add_argument("--hw", action="append", required=True, metavar="CFG", help=HW_HELP)
+    p.add_argument("--host", default=DEFAULT_HOST, help=f"host config (default: {DEFAULT_HOST})")
+    p.add_argument("--schedule", choices=SCHEDULES, default="sequential",
+                   help="how the simulated time adds up (default sequential)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_loop_trips(p)
+    _add_ops(p)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="accelsim",
@@ -463,14 +476,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "after, and the line to add to the config's claims:. The best pair of lines is shown too. "
                        "Adding a line and re-running gives exactly the predicted latency.",
                        epilog=EPILOGS["whatif"], formatter_class=raw)
-    p.add_argument("model", help="path of a .tflite file")
-    p.add_argument("--hw", action="append", required=True, metavar="CFG", help=HW_HELP)
-    p.add_argument("--host", default=DEFAULT_HOST, help=f"host config (default: {DEFAULT_HOST})")
-    p.add_argument("--schedule", choices=SCHEDULES, default="sequential",
-                   help="how the simulated time adds up (default sequential)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    _add_loop_trips(p)
-    _add_ops(p)
+    _add_model_on_system(p)
     p.set_defaults(func=_cmd_whatif)
 
     p = sub.add_parser("sensitivity", help="what should I change: design parameters at x0.5 and x2, bottlenecks",
@@ -480,14 +486,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "where the time goes by bound and per op, with the array's utilisation, and a three-line "
                        "verdict. Fitted efficiencies and format constants are not design choices and are left out.",
                        epilog=EPILOGS["sensitivity"], formatter_class=raw)
-    p.add_argument("model", help="path of a .tflite file")
-    p.add_argument("--hw", action="append", required=True, metavar="CFG", help=HW_HELP)
-    p.add_argument("--host", default=DEFAULT_HOST, help=f"host config (default: {DEFAULT_HOST})")
-    p.add_argument("--schedule", choices=SCHEDULES, default="sequential",
-                   help="how the simulated time adds up (default sequential)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    _add_loop_trips(p)
-    _add_ops(p)
+    _add_model_on_system(p)
     p.set_defaults(func=_cmd_sensitivity)
 
     p = sub.add_parser("validate", help="check hardware configs and experiments, listing every error",

@@ -109,6 +109,19 @@ def random_inputs(details: list[dict], seed: int = 0) -> list[np.ndarray]:
     return out
 
 
+def _feed_and_invoke(it, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """Resize the inputs that differ, set them, invoke, and read the outputs (LiteRT's API, ours or LiteRT's)."""
+    it.allocate_tensors()
+    for d, x in zip(it.get_input_details(), inputs):
+        if tuple(d["shape"]) != x.shape:
+            it.resize_tensor_input(d["index"], x.shape)
+            it.allocate_tensors()
+    for d, x in zip(it.get_input_details(), inputs):
+        it.set_tensor(d["index"], x)
+    it.invoke()
+    return [it.get_tensor(d["index"]) for d in it.get_output_details()]
+
+
 def run_litert(model: bytes, inputs: list[np.ndarray], preserve_all_tensors: bool = False) -> list[np.ndarray]:
     from ai_edge_litert.interpreter import Interpreter as LiteRT
     from ai_edge_litert.interpreter import OpResolverType
@@ -116,28 +129,12 @@ def run_litert(model: bytes, inputs: list[np.ndarray], preserve_all_tensors: boo
     it = LiteRT(model_content=model, num_threads=1,
                 experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
                 experimental_preserve_all_tensors=preserve_all_tensors)
-    it.allocate_tensors()
-    for d, x in zip(it.get_input_details(), inputs):
-        if tuple(d["shape"]) != x.shape:
-            it.resize_tensor_input(d["index"], x.shape)
-            it.allocate_tensors()
-    for d, x in zip(it.get_input_details(), inputs):
-        it.set_tensor(d["index"], x)
-    it.invoke()
-    return [it.get_tensor(d["index"]) for d in it.get_output_details()]
+    return _feed_and_invoke(it, inputs)
 
 
 def run_ours(model: bytes, inputs: list[np.ndarray], **kwargs) -> list[np.ndarray]:
     it = Interpreter(model_content=model, **kwargs)
-    it.allocate_tensors()
-    for d, x in zip(it.get_input_details(), inputs):
-        if tuple(d["shape"]) != x.shape:
-            it.resize_tensor_input(d["index"], x.shape)
-            it.allocate_tensors()
-    for d, x in zip(it.get_input_details(), inputs):
-        it.set_tensor(d["index"], x)
-    it.invoke()
-    return [it.get_tensor(d["index"]) for d in it.get_output_details()]
+    return _feed_and_invoke(it, inputs)
 
 
 def assert_close_to_reference(ours: list[np.ndarray], ref: list[np.ndarray], rtol: float = 1e-5,

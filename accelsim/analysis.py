@@ -29,7 +29,7 @@ from pathlib import Path
 from accelsim.config import System, identity
 from accelsim.costing import assemble, cost_works
 from accelsim.delegates.accelerator import AcceleratorDelegate
-from accelsim.delegation import NodeWorks, build_interpreter, node_works
+from accelsim.delegation import NodeWorks, build_interpreter, constraint_refusals, node_works
 from accelsim.placement import cost_aware_interpreter
 from accelsim.runtime.interpreter import Interpreter
 from accelsim.runtime.ir import Model
@@ -84,6 +84,8 @@ class Analysis:
         facts: `analysis_facts` of the system, schedule and loops it was made for.
         loops: the trip-count overrides it was made with.
         choice: what partition policy 'cost' or `assign: cost` decided (None otherwise).
+        refusals: a line for each accelerator whose claim constraints refuse every node its claims match
+            (`accelsim.delegation.constraint_refusals`): in an experiment such a point is infeasible.
     """
 
     name: str
@@ -93,6 +95,7 @@ class Analysis:
     facts: Hashable
     loops: LoopTrips
     choice: PartitionChoice | None = None
+    refusals: tuple[str, ...] = ()
 
 
 def analyze(model: Model | str | bytes, system: System, schedule: str = "sequential",
@@ -118,7 +121,7 @@ def analyze(model: Model | str | bytes, system: System, schedule: str = "sequent
         (interpreter, delegates), choice = build_interpreter(ir, system, shapes_only=True), None
     return Analysis(name=name, interpreter=interpreter, delegates=tuple(delegates),
                     works=node_works(interpreter, delegates, loops), facts=analysis_facts(system, schedule, loops),
-                    loops=loops, choice=choice)
+                    loops=loops, choice=choice, refusals=constraint_refusals(interpreter, system))
 
 
 def simulate_model(model: Model | str | bytes, system: System, schedule: str = "sequential",

@@ -140,7 +140,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"accelsim run: warning: {slower_sentence(outcome.records, 'design points', limit=3)}", file=sys.stderr)
     print(f"{len(outcome.records)} design points ({outcome.cached} cached, {outcome.computed} run, "
           f"{outcome.failed} failed) -> {outcome.out_dir}")
-    infeasible = summary_line(outcome.records, outcome.dropped)
+    infeasible = summary_line(outcome.records)
     if infeasible:  # results, not failures: they do not change the exit status
         print(f"  {infeasible}")
         first = next((r for r in outcome.records if r["status"] == "infeasible"), None)
@@ -154,8 +154,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
     layers = sum(1 for k in outcome.outputs if k.startswith("layers/"))
     print(f"  {plots} plots in {outcome.out_dir / 'plots'}, {traces} Chrome traces in {outcome.out_dir / 'traces'}, "
           f"{layers} per-node tables in {outcome.out_dir / 'layers'}")
-    if outcome.dropped:
-        print(f"  limits: {outcome.dropped} design points left out (the experiment's limits:)")
     if outcome.pruned:
         print(f"  cache: removed {outcome.stale} stale entries (design points no longer in the experiment)")
     else:

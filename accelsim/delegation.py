@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from accelsim.config import System, to_spec
 from accelsim.delegates.accelerator import AcceleratorDelegate
+from accelsim.delegates.spec import check_claim, constraint_refusal, facts_from_node
 from accelsim.runtime.interpreter import Interpreter
 from accelsim.runtime.ir import Model
 from accelsim.runtime.work import LoopTrips, NodeWork, control_nodes, node_work, resolve_trips
@@ -48,6 +49,37 @@ def build_interpreter(model: Model, system: System, host_nodes: Mapping[str, fro
     interpreter = Interpreter(model=model, experimental_delegates=delegates, shapes_only=shapes_only)
     interpreter.allocate_tensors()
     return interpreter, delegates
+
+
+def constraint_refusals(interpreter: Interpreter, system: System) -> tuple[str, ...]:
+    """One line for each accelerator that can run no node of the model because its claim constraints refuse them all.
+
+    Such an accelerator's claims match some nodes by op, version and data type, and for every one of them each
+    matching rule breaks a constraint (`accelsim.delegates.spec.constraint_refusal`): as configured, it cannot run
+    this model at all (`accelsim.feasibility`'s reason 'constraints'). Placement plays no part: it is the rules
+    against the primary subgraph's nodes. An accelerator whose claims match no node (say, int8 claims on a float
+    model) is not refused by its constraints and is not listed. Each line starts with the config's file:line.
+    """
+    graph = interpreter.primary
+    facts = [(ni, facts_from_node(n, graph.tensors)) for ni, n in enumerate(graph.nodes) if n.op_name != "DELEGATE"]
+    lines = []
+    for accel in system.accelerators:
+        refused = []
+        for ni, f in facts:
+            if check_claim(accel.claims, f)[0]:
+                break  # it runs this node: not idle
+            why = constraint_refusal(accel.claims, f)
+            if why is not None:
+                refused.append((ni, f.op, *why))
+        else:
+            if refused:
+                ni, op, rule, why = refused[0]
+                error = accel.error(("claims", rule, "constraints"),
+                                    f"{accel.name} can run no node of the model: its claims match {len(refused)} "
+                                    f"node(s) by op, version and type, and a constraint refuses every one (first: "
+                                    f"node {ni} {op}, {why}); relax the constraints, or claim other ops")
+                lines.append(error.errors[0])
+    return tuple(lines)
 
 
 # How users set trip counts, named in the error for a loop nobody can count.

@@ -112,6 +112,8 @@ def simulate_point(point: DesignPoint, system: System, model: Any,
         with using_ops(point.ops):  # in this process or a worker: the experiment's custom kernels resolve
             analysis = (analysis_for(point, system) if analysis_for is not None
                         else analyze(require_kernels(model, point.model), system, point.schedule, point.loops))
+            if analysis.refusals:  # an accelerator that can run none of the model: a result, not a failure
+                raise Infeasible("constraints", "; ".join(analysis.refusals))
             sim = simulate_analysis(analysis, system, point.schedule)
             diff = inference_diff(model, system, point.numerics_runs) if point.numerics_runs else None
         return record(sim, point_id=point.id, model=point.model, variant=point.variant, sweep=dict(point.sweep),

@@ -6,7 +6,16 @@ A design point is infeasible when its hardware cannot hold or run the model at a
   than them, and nothing below it could take them (`accelsim.memory.check_weights`,
   `accelsim.memory.activation_levels`). Weights that overflow a *cache* are not infeasible:
   they are streamed, their traffic counted, and reports say how many bytes stream.
-- `limits`: the experiment's `limits:` leave the point out before it runs (counted, not stored).
+- `limits`: the experiment's `limits:` leave the point out before it runs (`accelsim.search.Limit.refusal`
+  says which limit and by how much); it is stored, never simulated.
+- `constraints`: an accelerator can run no node of the model: its claims match some nodes by op,
+  version and type, and a claim constraint refuses every one of them
+  (`accelsim.delegation.constraint_refusals`). Every system has a host, so the host would run it
+  all; but the point would then measure the host alone under the accelerator's name, so it is
+  infeasible, with the first refused node and the constraint. An accelerator that matches no
+  node at all (int8 claims on a float model) is not infeasible: it does not claim the model's ops,
+  and the report's partitions say so. Constraints that refuse some nodes but not all are ordinary
+  fallback to the host, as TFLite's delegates do.
 
 `Infeasible` is the exception the cost side raises; an experiment stores it as a record with
 `status: infeasible` and the reason (`accelsim.results.infeasible_record`); the CLI prints it as
@@ -20,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from accelsim.runtime.errors import AccelsimError
 
-REASONS = ("memory", "limits")
+REASONS = ("memory", "limits", "constraints")
 
 
 class Infeasible(AccelsimError, ValueError):
@@ -49,11 +58,9 @@ def memory_refusal(locate: Callable[[tuple, str], Exception]) -> Callable[[tuple
     return refuse
 
 
-def summary_line(records: Iterable[Mapping], dropped: int = 0) -> str | None:
-    """'N infeasible (memory: k, limits: m)' over stored records and points the limits dropped; None when none."""
+def summary_line(records: Iterable[Mapping]) -> str | None:
+    """'N infeasible (memory: k, limits: m, constraints: c)' over the records; None when none is infeasible."""
     counts = Counter(r.get("infeasible") or "memory" for r in records if r.get("status") == "infeasible")
-    if dropped:
-        counts["limits"] += dropped
     if not counts:
         return None
     parts = ", ".join(f"{reason}: {counts[reason]}" for reason in REASONS if counts[reason])

@@ -94,7 +94,8 @@ def design_points(experiment: Experiment) -> list[DesignPoint]:
     The combinations are the cross product of the sweeps (grid), or the seeded draws of a
     random search, each variant taking the keys that apply to it (repeats run once).
     """
-    return points_within_limits(experiment)[0]
+    points, refusals = experiment_points(experiment)
+    return [p for p in points if p.id not in refusals]
 
 
 def _sweep_combinations(experiment: Experiment, keys: Sequence[str]) -> list[dict[str, Any]]:
@@ -110,9 +111,9 @@ def _sweep_combinations(experiment: Experiment, keys: Sequence[str]) -> list[dic
     return [dict(zip([k for k, _ in sweeps], combo)) for combo in itertools.product(*grids)]
 
 
-def points_within_limits(experiment: Experiment) -> tuple[list[DesignPoint], int]:
-    """(the design points, how many the limits dropped)."""
-    points, dropped = [], 0
+def experiment_points(experiment: Experiment) -> tuple[list[DesignPoint], dict[str, str]]:
+    """(every design point in order, id -> why the limits refuse it): refused points are infeasible, never run."""
+    points, refusals = [], {}
     ops_digest = load_op_modules(experiment.ops).digest() if experiment.ops else ""
     for model in experiment.models:
         model_hash = hashlib.sha256(Path(model).read_bytes()).hexdigest()
@@ -126,9 +127,7 @@ def points_within_limits(experiment: Experiment) -> tuple[list[DesignPoint], int
                                     numerics_runs=experiment.numerics_runs, loops=experiment.loops,
                                     ops=experiment.ops)
                 system = resolved_system(draft, variant.options, base_system)
-                if not all(limit.allows(system) for limit in experiment.limits):
-                    dropped += 1
-                    continue
+                refusal = next(filter(None, (limit.refusal(system) for limit in experiment.limits)), None)
                 facts = {"model": model_hash, "system": system_identity(system),
                          "variant": variant.name, "sweep": {k: str(v) for k, v in sweep.items()},
                          "options": dict(variant.options), "schedule": schedule,
@@ -140,4 +139,6 @@ def points_within_limits(experiment: Experiment) -> tuple[list[DesignPoint], int
                 identity = json.dumps(facts, sort_keys=True, default=str)
                 point_id = hashlib.sha256(identity.encode()).hexdigest()[:16]
                 points.append(dataclasses.replace(draft, id=point_id, system=system))
-    return points, dropped
+                if refusal is not None:
+                    refusals[point_id] = refusal
+    return points, refusals

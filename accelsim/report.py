@@ -527,8 +527,8 @@ def build_document(name: str, points: Sequence[PointResult], missing: Sequence[d
         shown_inf, note = _cut(infeasible, TABLE_MAX_ROWS, "results.csv (status infeasible, with the reason)")
         blocks.append(Section(Heading(2, "Infeasible design points"), (
             Para(f"{summary_line(points)}: the hardware of these points cannot run the model (memory: a level "
-                 "too small for the weights or a working set; limits: the experiment's limits). Each line says "
-                 "what to change."), *note,
+                 "too small for the weights or a working set; limits: the experiment's limits; constraints: claim "
+                 "constraints refuse every node an accelerator would take). Each line says what to change."), *note,
             make_table(["Model", "Variant", "Sweep", "Reason", "Why"],
                    [[p["model_name"], p["variant"], sweep_text(p["sweep"]) or "—", p.get("infeasible", "memory"),
                      p["error"] or "unknown"] for p in shown_inf], [False] * 5, interactive=True))))

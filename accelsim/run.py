@@ -20,11 +20,12 @@ from accelsim.advice import best_point_sensitivity
 from accelsim.assumptions import assumption_lines
 from accelsim.config import load_hardware
 from accelsim.detail import stored_record, with_details
-from accelsim.executors import Executor, WorkersLost, default_executor
+from accelsim.executors import Executor, WorkersLost, default_executor, point_error
 from accelsim.experiment import Experiment
+from accelsim.feasibility import Infeasible
 from accelsim.files import write_atomic
 from accelsim.pareto import traced_ids
-from accelsim.points import DesignPoint, points_within_limits
+from accelsim.points import DesignPoint, experiment_points
 from accelsim.record import PointResult
 from accelsim.report import write_report
 from accelsim.results import fill_speedups
@@ -39,7 +40,7 @@ class RunOutcome:
     records: list[dict]
     missing: list[DesignPoint]
     cached: int
-    computed: int
+    computed: int  # points simulated by this run
     failed: int  # points whose status is "error"
     outputs: dict[str, Path] = field(default_factory=dict)
     out_dir: Path | None = None
@@ -47,8 +48,7 @@ class RunOutcome:
     pruned: bool = False  # whether those entries were removed
     warnings: tuple[str, ...] = ()
     store: Path | None = None  # the results store, <out>/points.sqlite
-    dropped: int = 0  # design points the experiment's limits left out (infeasible by limits)
-    infeasible: int = 0  # stored points whose hardware cannot run the model (status "infeasible")
+    infeasible: int = 0  # points whose hardware cannot run the model, or that break a limit (status "infeasible")
 
 
 def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *, jobs: int | None = None,
@@ -72,22 +72,27 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
         AccelsimError: the workers died (WorkersLost), after the same.
     """
     out, warning = report_folder(experiment, out_dir)
-    points, dropped = points_within_limits(experiment)
+    points, refusals = experiment_points(experiment)
     _claim_folder(out, experiment)
     with ResultStore(out) as store:
         stale, cached = _open_store(store, points, use_cache, prune_cache)
-        todo = [p for p in points if p.id not in cached]
+        # Points the limits refuse are infeasible without running: their verdict is written afresh each run, and
+        # a stored limits verdict of a point the limits now allow (they changed) is not a result to reuse.
+        store.put_many([stored_record(point_error(p, Infeasible("limits", refusals[p.id])), p, experiment.traces)
+                        for p in points if p.id in refusals])
+        cached -= set(refusals) | store.ids(reason="limits")
+        todo = [p for p in points if p.id not in cached and p.id not in refusals]
         pool = executor if executor is not None else default_executor(jobs, len(todo))
         ran, interrupted = _run_and_store(store, pool, experiment, todo, len(cached), len(points), progress,
                                           should_stop)
-        stored = store.records(cached | ran)
+        stored = store.records(cached | ran | set(refusals))
     records = [stored[p.id] for p in points if p.id in stored]
     fill_speedups(records)
     traced = traced_ids(records, experiment.traces, experiment.best)
     if traced is not None:
         records = with_details(experiment, points, records, set(traced))
     outcome = _report(experiment, out, points, records, traced, n_cached=len(cached), stale=len(stale),
-                      pruned=prune_cache, warning=warning, dropped=dropped)
+                      pruned=prune_cache, warning=warning, n_run=len(ran))
     if isinstance(interrupted, KeyboardInterrupt):
         raise interrupted
     if interrupted is not None:
@@ -175,7 +180,7 @@ def report_folder(experiment: Experiment, out_dir: str | Path | None = None) -> 
 
 
 def _report(experiment: Experiment, out: Path, points: Sequence[DesignPoint], records: list[PointResult],
-            traced, *, n_cached: int, stale: int, pruned: bool, warning: str | None, dropped: int) -> RunOutcome:
+            traced, *, n_cached: int, stale: int, pruned: bool, warning: str | None, n_run: int) -> RunOutcome:
     """Write the report of `records` (the stored points, in the experiment's order) and sum the run up."""
     done = {r["id"] for r in records}
     missing = [p for p in points if p.id not in done]
@@ -184,10 +189,10 @@ def _report(experiment: Experiment, out: Path, points: Sequence[DesignPoint], re
                            missing=[{"id": p.id, "model_name": Path(p.model).stem, "variant": p.variant,
                                      "sweep": dict(p.sweep)} for p in missing],
                            experiment=context, traced=traced)
-    return RunOutcome(records=records, missing=missing, cached=n_cached, computed=len(records) - n_cached,
+    return RunOutcome(records=records, missing=missing, cached=n_cached, computed=n_run,
                       failed=sum(1 for r in records if r["status"] == "error"), outputs=written, out_dir=out,
                       stale=stale, pruned=pruned, warnings=(warning,) if warning else (), store=out / STORE_FILE,
-                      dropped=dropped, infeasible=sum(1 for r in records if r["status"] == "infeasible"))
+                      infeasible=sum(1 for r in records if r["status"] == "infeasible"))
 
 
 def report_context(experiment: Experiment, n_points: int) -> dict[str, Any]:

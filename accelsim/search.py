@@ -275,6 +275,9 @@ LIMITS: dict[str, tuple[Callable[[HardwareConfig], float], Callable[[Any], float
 }
 
 
+_LIMIT_UNITS = {"peak_macs_per_cycle": "MACs per cycle", "onchip_bytes": "bytes"}
+
+
 @dataclass(frozen=True)
 class Limit:
     name: str
@@ -282,9 +285,23 @@ class Limit:
     high: float | None = None
 
     def allows(self, system: System) -> bool:
+        return self.refusal(system) is None
+
+    def refusal(self, system: System) -> str | None:
+        """Which accelerator of `system` breaks this limit and by how much (one line), or None when all keep it."""
         measure = LIMITS[self.name][0]
-        values = [measure(a) for a in system.accelerators]
-        return all((self.low is None or v >= self.low) and (self.high is None or v <= self.high) for v in values)
+        for accel in system.accelerators:
+            value = measure(accel)
+            broken = ("below the min", self.low) if self.low is not None and value < self.low else (
+                ("above the max", self.high) if self.high is not None and value > self.high else None)
+            if broken is not None:
+                side, bound = broken
+                return f"limits.{self.name}: {accel.name} has {self._shown(value)}, {side} {self._shown(bound)}"
+        return None
+
+    def _shown(self, value: float) -> str:
+        number = f"{value:,.0f}" if float(value).is_integer() else f"{value:,.6g}"
+        return f"{number} {_LIMIT_UNITS[self.name]}"
 
 
 def parse_limits(value: Any, path: tuple, error: Callable[[tuple, str], None]) -> tuple[Limit, ...]:

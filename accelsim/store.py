@@ -65,8 +65,12 @@ class ResultStore:
         rows = self._db.execute(query).fetchall()
         return {i: json.loads(text) for i, text in rows if i in wanted}
 
-    def ids(self, *, ok_only: bool = False) -> set[str]:
-        """Every stored point's id (with `ok_only`, of points that finished: ok or infeasible); no record is parsed."""
+    def ids(self, *, ok_only: bool = False, reason: str | None = None) -> set[str]:
+        """Every stored point's id (with `ok_only`, of points that finished: ok or infeasible; with `reason`, of the
+        infeasible ones for that reason, `accelsim.feasibility.REASONS`); no record is parsed."""
+        if reason is not None:  # records are JSON with sorted keys and json.dumps' default separators
+            query = "SELECT id FROM points WHERE status = 'infeasible' AND instr(record, ?) > 0"
+            return {i for (i,) in self._db.execute(query, (json.dumps({"infeasible": reason})[1:-1],))}
         query = "SELECT id FROM points" + (_FINISHED if ok_only else "")
         return {i for (i,) in self._db.execute(query)}
 

@@ -341,6 +341,11 @@ def _versions_text(ranges: tuple[tuple[int, int], ...]) -> str:
 
 
 def _rule_failure(rule: ClaimRule, facts: NodeFacts) -> str | None:
+    return _match_failure(rule, facts) or _constraints_failure(rule, facts)
+
+
+def _match_failure(rule: ClaimRule, facts: NodeFacts) -> str | None:
+    """Why the node's version or data type is not the rule's (before its constraints), or None."""
     ranges = rule.versions
     if not any(lo <= facts.version <= hi for lo, hi in ranges):
         if len(ranges) > 1 and ranges[0][0] <= facts.version <= ranges[-1][1]:
@@ -350,6 +355,11 @@ def _rule_failure(rule: ClaimRule, facts: NodeFacts) -> str | None:
         return f"version {facts.version} below min {ranges[0][0]}"
     if rule.dtypes and facts.dtype not in rule.dtypes:
         return f"dtype {facts.dtype} not in {_names(rule.dtypes)}"
+    return None
+
+
+def _constraints_failure(rule: ClaimRule, facts: NodeFacts) -> str | None:
+    """Why the node breaks one of the rule's constraints, or None."""
     for name, limit in rule.constraints.items():
         why = _constraint_failure(name, limit, facts)
         if why is not None:
@@ -378,3 +388,17 @@ def check_claim(rules: Iterable[ClaimRule], facts: NodeFacts) -> tuple[bool, str
         name = f"{facts.op} {facts.custom_code!r}" if facts.op == "CUSTOM" and facts.custom_code else facts.op
         return False, f"op {name} not supported"
     return False, "; ".join(reasons)
+
+
+def constraint_refusal(rules: Sequence[ClaimRule], facts: NodeFacts) -> tuple[int, str] | None:
+    """(index of the first rule, why) when only constraints refuse the node: some rule matches its op, version and
+    data type, none accepts it, and each matching one breaks a constraint. None when a rule accepts the node or none
+    matches it (then it is not the accelerator's constraints that keep it off: it does not claim the op at all)."""
+    refusals = []
+    for k, rule in enumerate(rules):
+        if rule.covers(facts.op, facts.custom_code) and _match_failure(rule, facts) is None:
+            why = _constraints_failure(rule, facts)
+            if why is None:
+                return None
+            refusals.append((k, why))
+    return refusals[0] if refusals else None

@@ -121,10 +121,11 @@ def test_a_sweep_where_every_point_is_infeasible_exits_0_with_reasons_and_a_repo
     assert "## Sweeps\n\nNo sweep plot: no design point was simulated (every point is infeasible" in report
 
 
-def test_summary_line_counts_reasons_with_the_points_limits_dropped():
+def test_summary_line_counts_each_reason():
     records = [{"status": "infeasible", "infeasible": "memory"}, {"status": "ok"}, {"status": "error"},
-               {"status": "infeasible", "infeasible": "memory"}]
-    assert summary_line(records, dropped=3) == "5 infeasible (memory: 2, limits: 3)"
+               {"status": "infeasible", "infeasible": "memory"}, {"status": "infeasible", "infeasible": "constraints"},
+               *[{"status": "infeasible", "infeasible": "limits"}] * 3]
+    assert summary_line(records) == "6 infeasible (memory: 2, limits: 3, constraints: 1)"
     assert summary_line([{"status": "ok"}]) is None
     with pytest.raises(ValueError, match="one of"):
         Infeasible("size", "x")
@@ -237,3 +238,49 @@ def test_a_single_level_holds_the_model_exactly_when_all_weights_and_the_largest
             traffic(works, memory, refuse, "npu", True)
         need = sum(w.weight_bytes for w in works)
         assert str(info.value).startswith(f"memory.levels.sram.size: npu's weights need {need} bytes")
+
+
+def test_an_accelerator_whose_constraints_refuse_every_node_it_matches_is_infeasible(tmp_path, capsys):
+    """Reason 'constraints': max_channels 2 refuses every conv of the int8 model; on the float model the int8 claims
+    match nothing, which is not the constraints' doing (an ordinary host-only point)."""
+    npu = _npu(tmp_path, NPU.split("claims:")[0] + "claims:\n  - {op: CONV_2D, versions: 1-3, dtypes: [int8], "
+                                                   "constraints: {max_channels: 64}}\n")
+    path = tmp_path / "exp.yaml"
+    path.write_text(f"name: narrow\nmodels: [{MODELS / 'mobilenet_v2_035_96_int8.tflite'}, "
+                    f"{MODELS / 'mobilenet_v2_035_96_float.tflite'}]\nhost: host_cpu\n"
+                    f"variants: [{{name: npu, accelerators: [{npu}]}}]\n"
+                    "sweeps:\n  npu64.claims[0].constraints.max_channels: [2, 64]\n")
+    out = tmp_path / "out"
+    assert main(["run", str(path), "--out", str(out), "--jobs", "1"]) == 0
+    assert "0 failed" in capsys.readouterr().out
+    records = {(r["model_name"], r["sweep"]["npu64.claims[0].constraints.max_channels"]): r
+               for r in json.loads((out / "results.json").read_text())["points"]}
+    narrow = records[("mobilenet_v2_035_96_int8", 2)]
+    assert (narrow["status"], narrow["infeasible"]) == ("infeasible", "constraints")
+    assert narrow["error"].startswith(f"{npu}:10: claims[0].constraints: npu64 can run no node of the model: its "
+                                      "claims match 35 node(s) by op, version and type")
+    assert "(first: node 0 CONV_2D, input channels 3 above max 2)" in narrow["error"]
+    assert records[("mobilenet_v2_035_96_int8", 64)]["status"] == "ok"  # some convs fit: the rest fall back
+    assert {records[("mobilenet_v2_035_96_float", v)]["status"] for v in (2, 64)} == {"ok"}
+    assert "1 infeasible (constraints: 1)" in (out / "report.md").read_text()
+
+
+@settings(max_examples=200, deadline=None)
+@given(channels=st.integers(1, 64), version=st.integers(1, 4), dtype=st.sampled_from(["int8", "float32"]),
+       limits=st.lists(st.tuples(st.integers(1, 64), st.integers(1, 3), st.sampled_from([(), ("int8",)])),
+                       max_size=3))
+def test_constraint_refusal_is_the_claim_check_refusing_only_on_constraints(channels, version, dtype, limits):
+    """constraint_refusal names a constraint exactly when no rule accepts the node and some rule matches its op,
+    version and type; it never speaks where a rule accepts the node."""
+    from accelsim.delegates.spec import ClaimRule, NodeFacts, check_claim, constraint_refusal
+
+    facts = NodeFacts("CONV_2D", version, dtype, in_channels=channels, out_channels=channels)
+    rules = [ClaimRule("CONV_2D", (1, hi), frozenset(dt), {"max_channels": most}) for most, hi, dt in limits]
+    matching = [r for r in rules if version <= r.versions[-1][1] and (not r.dtypes or dtype in r.dtypes)]
+    refusal = constraint_refusal(rules, facts)
+    if check_claim(rules, facts)[0] or not matching:
+        assert refusal is None
+    else:
+        index, why = refusal
+        most = matching[0].constraints["max_channels"]
+        assert rules[index] is matching[0] and why == f"input channels {channels} above max {most}"

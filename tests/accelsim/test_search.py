@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -100,8 +101,29 @@ def test_limits_drop_points_before_they_run(tmp_path, capsys):
         assert onchip_bytes(accelerator) == 8 * 2**20
     from accelsim.cli import main
 
+    # The 12 refused points are infeasible results (stored, shown, never simulated), not left out silently.
     assert main(["run", str(path), "--out", str(tmp_path / "out"), "--jobs", "1"]) == 0
-    assert "  limits: 12 design points left out (the experiment's limits:)\n" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "19 design points (0 cached, 7 run, 0 failed)" in printed and "  12 infeasible (limits: 12)\n" in printed
+    records = json.loads((tmp_path / "out" / "results.json").read_text())["points"]
+    refused = [r for r in records if r["status"] == "infeasible"]
+    assert len(refused) == 12 and {r["infeasible"] for r in refused} == {"limits"}
+    for r in refused:  # each says which limit and by how much, and carries the area proxies (host and accelerator)
+        rows, cols = r["sweep"]["edgetpu_usb.compute.rows"], r["sweep"]["edgetpu_usb.compute.cols"]
+        expected = (f"limits.peak_macs_per_cycle: edgetpu_usb has {rows * cols:,} MACs per cycle, above the max "
+                    "4,096 MACs per cycle" if rows * cols > 4096 else
+                    "limits.onchip_bytes: edgetpu_usb has 4,194,304 bytes, below the min 5,000,000 bytes")
+        assert r["error"] == expected and r.get("latency_us") is None and r["area_macs"] >= rows * cols
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "## Infeasible design points\n\n12 infeasible (limits: 12): " in report
+    eight_k = "| limits | limits.peak_macs_per_cycle: edgetpu_usb has 8,192 MACs per cycle"
+    assert report.count(eight_k) == 4  # 64x128 and 128x64, each at both SRAM sizes
+    # Run again with looser limits: the refused points run now (a stored limits verdict is not a cached result),
+    # and the points that ran before are reused.
+    path.write_text(path.read_text().replace("max: 4096", "max: 16384").replace("min: 5 MB, ", ""))
+    assert main(["run", str(path), "--out", str(tmp_path / "out"), "--jobs", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "19 design points (7 cached, 12 run, 0 failed)" in printed and "infeasible" not in printed
 
 
 @pytest.mark.parametrize(("sweeps", "extra", "expected"), [

@@ -89,8 +89,10 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
     records = [stored[p.id] for p in points if p.id in stored]
     fill_speedups(records)
     traced = traced_ids(records, experiment.traces, experiment.best)
-    if traced is not None:
-        records = with_details(experiment, points, records, set(traced))
+    # Under traces 'all' (None) every ok point is traced: those stored without details by an earlier run under
+    # another `traces:` are simulated again (with_details skips the ones that have them).
+    records = with_details(experiment, points, records,
+                           set(traced) if traced is not None else {r["id"] for r in records if r["status"] == "ok"})
     outcome = _report(experiment, out, points, records, traced, n_cached=len(cached), stale=len(stale),
                       pruned=prune_cache, warning=warning, n_run=len(ran))
     if isinstance(interrupted, KeyboardInterrupt):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 
 import pytest
@@ -80,6 +81,20 @@ def test_none_traces_nothing_but_still_shows_the_fronts(runs):
     md = (tmp / "none" / "report.md").read_text()
     assert "## Pareto fronts" in md and "## Design points in detail" not in md
     assert "pareto_interleaved_int8.png" in _files(tmp / "none", "plots")
+
+
+@pytest.mark.slow
+def test_traces_all_over_a_store_of_summaries_simulates_the_details_again(runs):
+    """A rerun under traces: all of points stored by a traces: none run reuses them and traces every one (it was a
+    KeyError: 'events')."""
+    tmp, out = runs
+    exp = load_experiment(small_experiment(tmp, sweep=SWEEP, extra="traces: all\nbest: 1\n", name="all",
+                                           models=("interleaved_int8",)))
+    shutil.copytree(tmp / "none", tmp / "none_then_all")  # the other tests read the "none" run as it was
+    again = run_experiment(exp, tmp / "none_then_all", executor=SerialExecutor())
+    assert again.cached == 6 and again.computed == 0
+    assert again.records == out["all"].records
+    assert _files(tmp / "none_then_all", "traces") == _files(tmp / "all", "traces")
 
 
 @pytest.mark.slow

@@ -75,7 +75,8 @@ def select(comparison: Comparison, metrics: Sequence[str] = (), columns: Sequenc
                 raise ValueError(f"--columns {c}: no such column; give indices 0-{len(labels) - 1} or labels: "
                                  + "; ".join(labels))
             chosen.append(k)
-        comparison = dataclasses.replace(comparison, sides=tuple(comparison.sides[k] for k in chosen))
+        sides = tuple(comparison.sides[k] for k in chosen)  # the notes speak of the columns shown only
+        comparison = dataclasses.replace(comparison, sides=sides, notes=_notes(sides, comparison.models))
     return comparison
 
 
@@ -184,6 +185,11 @@ def compare(sides: Sequence[Side]) -> Comparison:
     sides = [dataclasses.replace(s, label=f"{s.source}: {s.label}") if labels[s.label] > 1 else s for s in sides]
     models = tuple(dict.fromkeys(m for s in sides for m in s.records))
     metrics = tuple(m for m in METRICS if any(r.get(m[0]) is not None for s in sides for r in s.records.values()))
+    return Comparison(tuple(sides), models, metrics, _notes(sides, models))
+
+
+def _notes(sides: Sequence[Side], models: Sequence[str]) -> tuple[str, ...]:
+    """What makes `sides` not comparable, or a point of theirs worse than the host, in words."""
     notes = []
     versions = {s.version for s in sides}
     if len(versions) > 1:
@@ -212,7 +218,7 @@ def compare(sides: Sequence[Side]) -> Comparison:
             if rec.get("accelerators") and speedup is not None and speedup < 1:
                 notes.append(f"warning: delegation makes {m} on {s.label} slower than the host alone "
                              f"({speedup:.2f}×)")
-    return Comparison(tuple(sides), models, metrics, tuple(notes))
+    return tuple(notes)
 
 
 def load_results(path: str | Path) -> list[Side]:

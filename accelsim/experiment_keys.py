@@ -122,7 +122,7 @@ KEYS: tuple[ExperimentKey, ...] = (
                   meaning="the draw's seed"),
     ExperimentKey(path="limits", value="mapping limit -> {min, max}", choices="limits", default="{} (no limits)",
                   example="limits: {peak_macs_per_cycle: {max: 8192}, onchip_bytes: {max: 16 MiB}}",
-                  meaning="drops design points before they run, by accelerator (the host is not limited)"),
+                  meaning="points over a limit are infeasible, never run; by accelerator (the host is not limited)"),
     ExperimentKey(path="schedule", value="one of", choices="schedules", default="sequential",
                   example="schedule: dataflow",
                   meaning="sequential: one node after another; dataflow: host, links and accelerators overlap"),

@@ -17,12 +17,15 @@ ROOT = Path(__file__).resolve().parents[2]
 HW = ROOT / "hw_configs"
 MODELS = ROOT / "tests" / "fixtures" / "models"
 
-# Round numbers so that every case below is checkable by hand.
+# Round numbers so that every case below is checkable by hand: one elementwise unit, so every per-unit rate is
+# the rate; the pooling path reads 16-element IFM micro-blocks (2 x 1 x 8) at 8 cycles per tap, at least 4
+# taps: a lookup (1 tap) costs 4 * 8 / 16 = 2 cycles per element.
 ENGINE = npu.NpuCompute(
     ublock_height=2, ublock_width=1, ublock_depth=8, ifm_depth=8,
-    pointwise_efficiency=1.0, window_efficiency=0.5, output_elements_per_cycle=2.0,
-    add_cycles_per_element=1.5, mul_cycles_per_element=1.0, lut_cycles_per_element=2.0,
+    pointwise_efficiency=1.0, window_efficiency=0.5, shram_banks=24, elementwise_units=1,
+    output_cycles_per_element=0.5, add_cycles_per_element=1.5, mul_cycles_per_element=1.0,
     copy_cycles_per_element=1.0, reduce_cycles_per_element=2.0, matmul_cycles_per_mac=2.0,
+    pooling_cycles_per_tap=8, pooling_min_taps=4,
     mac_op_overhead_cycles=100, elementwise_op_overhead_cycles=20, softmax_passes=4,
     bias_bytes_per_channel=10, sram_efficiency=0.5, weight_efficiency=1.0,
 )
@@ -103,7 +106,8 @@ def test_a_broadcast_constant_operand_is_reread_per_pixel_and_block_in_whole_bur
     # A per-channel scale (64 int8 values) over a 32x32 map: blocks of 4096 elements are 32x32
     # pixels (the largest power of two that fits) and 16 deep (at least one brick) hold 16
     # channels, so each pixel reads 4 runs of 16 bytes, each a 128-byte burst: 8 B per element.
-    engine = dataclasses.replace(ENGINE, brick_depth=16, elementwise_block_elements=4096, weight_burst_bytes=128)
+    engine = dataclasses.replace(ENGINE, brick_depth=16, weight_burst_bytes=128)
+    assert engine.elementwise_block_elements == 4096  # 24 banks of 1 KB hold 6 blocks of 4 KB
     mul = dataclasses.replace(elementwise("MUL", 32 * 32 * 64), weight_bytes=64)
     assert npu.broadcast_operand_bytes(mul, engine) == 32 * 32 * 4 * 128
     # On a 4x4 map the block is 4x4x256: it holds all 64 channels, read as one contiguous run per pixel.
@@ -146,10 +150,11 @@ def test_the_compiler_rewrites_reshapes_concats_pads_and_activations_away():
     got = costs([pad, conv, relu, reshape, concat])
     assert [c.cycles for c in got] == [0, alone.cycles, 0, 0, 0]
     assert [c.level_bytes for c in got[2:]] == [(), (), ()]
-    # A TANH after its producer runs in that producer's output stage, at the LUT rate per element.
+    # A TANH after its producer runs in that producer's output stage, in parallel with its output work: the
+    # LUT's 2 cycles per element outlast the output unit's 0.5 (and the 1024 MAC steps).
     pointwise = conv_work(1, 16, 16, 8, 64, 1, 1)
     fused = compute([pointwise, elementwise("TANH", pointwise.elements)])
-    assert fused == [pointwise.elements / 2 + pointwise.elements * 2.0 + 100, 0]
+    assert fused == [pointwise.elements * 2.0 + 100, 0]
     # Not after an op whose output it does not take as is (here: a TANH of another tensor).
     apart = compute([pointwise, elementwise("TANH", 100)])
     assert apart == [compute([pointwise])[0], 100 * 2 + 20]
@@ -195,9 +200,10 @@ def _line_of(text: str, prefix: str) -> int:
 
 @pytest.mark.parametrize("key, new, message", [
     ("window_efficiency", "window_efficiency: 1.6", "expected a number in (0, 1] like 0.8, got 1.6"),
-    ("output_elements_per_cycle", "output_elements_per_cycle: -2",
+    ("output_cycles_per_element", "output_cycles_per_element: -2",
      "expected a number like '0.8', got -2 (must not be negative)"),
-    ("lut_cycles_per_element", "lut_cycles_per_element: 0", "expected a number above 0, got 0"),
+    ("copy_cycles_per_element", "copy_cycles_per_element: 0", "expected a number above 0, got 0"),
+    ("elementwise_units", "elementwise_units: 0", "expected a whole number >= 1, got 0"),
     ("add_cycles_per_element", "add_cycles_per_element: fast", "expected a number like '0.8', got 'fast'"),
     ("ublock_height", "ublock_height: 0", "expected a whole number >= 1, got 0"),
     ("mac_op_overhead_cycles", "mac_op_overhead_cycles: 967.5", "expected a whole number like 500, got 967.5"),

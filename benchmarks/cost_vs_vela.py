@@ -453,6 +453,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     models = args.models or [*sorted(FIXTURES.glob("*int8*.tflite")),
                              *(p for p in (args.cache / f"{m}.tflite" for m in CORAL_MODELS) if p.exists()),
                              *vela_cache_models(args.vela_cache)]
+    stems = [m.stem for m in models]
+    twice = sorted({stem for stem in stems if stems.count(stem) > 1})
+    if twice:
+        raise SystemExit(f"cost_vs_vela: more than one model named {', '.join(twice)}: Vela writes its output by "
+                         "model name, so the runs would overwrite each other; pass one of each")
     results = compare_all(models)
     if args.layers:
         for r in results:

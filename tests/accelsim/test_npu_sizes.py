@@ -115,3 +115,46 @@ def test_a_conv_is_mac_bound_or_output_bound_by_size():
     slow_output = dataclasses.replace(ENGINE, output_cycles_per_element=1.0)
     assert compute([work], slow_output) == [16384 + 100]
     assert compute([work], dataclasses.replace(slow_output, elementwise_units=4)) == [8192 + 100]
+
+
+# -- cost_vs_vela's per-size summary and its refusals ------------------------------------------------
+
+
+def test_the_goal_table_judges_each_size_on_its_held_out_rows_only():
+    from types import SimpleNamespace
+
+    from benchmarks.cost_vs_vela import goal_table, worst_ratio
+
+    assert worst_ratio([1.2, 0.7, 1.4]) == 0.7  # 1/0.7 = 1.43 is further from 1 than 1.4
+    rows = [SimpleNamespace(config="ethos_u55_32", model=m, ratio=r)
+            for m, r in (("efficientnet_b0_int8", 1.1), ("lut_graph_int8", 1 / 1.1), ("transformer_block_int8", 3.0))]
+    rows += [SimpleNamespace(config="ethos_u55_64", model="lut_graph_int8", ratio=0.6)]
+    lines = goal_table(rows)
+    # 32: held out 1.1 and 1/1.1 (10% each way) meet the goal; the fit row's 3.0 is printed beside them, not judged.
+    assert lines[1].split() == ["ethos_u55_32", "2", "10%", "1.10", "1", "200%", "3.00", "met"]
+    # 64: 0.6 is 1.67x off: not met. 128 has no row at all.
+    assert lines[2].split()[-2:] == ["NOT", "met"]
+    assert lines[3].endswith("no held-out row")
+
+
+def test_missing_held_out_models_name_the_commands_that_build_them(tmp_path):
+    from benchmarks.cost_vs_vela import vela_cache_models
+
+    with pytest.raises(SystemExit) as info:
+        vela_cache_models(tmp_path)
+    message = str(info.value)
+    assert message.startswith("cost_vs_vela: efficientnet_b0_int8, lut_graph_int8 missing from ")
+    effnet = tmp_path / "efficientnet_b0_int8.tflite"
+    assert f"PY benchmarks/keras_tflite.py {effnet} EfficientNetB0 224 int8" in message
+    assert f"PY benchmarks/lut_graph.py {tmp_path / 'lut_graph_int8.tflite'}" in message
+
+
+def test_two_models_of_one_name_are_refused_before_vela_runs(tmp_path):
+    from benchmarks.cost_vs_vela import main
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    for folder in ("a", "b"):
+        (tmp_path / folder / "m_int8.tflite").write_bytes((MODELS / "interleaved_int8.tflite").read_bytes())
+    with pytest.raises(SystemExit, match="more than one model named m_int8: Vela writes its output by model name"):
+        main([str(tmp_path / "a" / "m_int8.tflite"), str(tmp_path / "b" / "m_int8.tflite")])

@@ -44,7 +44,10 @@ estimate is totalled and vela.ini for the systems' clocks and bandwidths):
   1x1 window there: 4 taps x 4 cycles per 16-element micro-block is the 1.0 cycle per element
   Vela 5.2 gives a LUT on the U55-128, 2.0 on the 64 (8-element micro-block), 0.5 on the 256;
   a 3x3 max pool on the 128 is 9 x 4 / 16 = 2.25 (Vela: 2.27). A LUT fused into its producer's
-  output stage runs in parallel with it: the element takes the longer of the two rates.
+  output stage is the activation unit's single table instead, `activation_lut_cycles_per_element`
+  whatever the size (Vela's architecture_features.py gives a LUT activation 1.0 cycle per
+  element on every U55 size and the U65-256; Vela 5.2 costs a conv+TANH alike on the U55-128 and
+  -256), in parallel with the op's own output work: the element takes the longer of the two.
   Vela's estimate treats the U55-32 by name (its pools and LUTs 2x faster than its 8-element
   micro-block gives); that exception is not modelled (our U55-32 is slow there).
 * A 2x bilinear RESIZE is lowered by Vela 5.2 to one 2x2 depthwise convolution per output
@@ -78,8 +81,8 @@ What Vela does to the graph and we reflect in `costs` (model order): reshape-lik
 removed, CONCATENATION is free (producers write into the concatenated tensor), a PAD feeding a
 convolution or pool becomes that op's padding, and an activation (RELU*, TANH, LOGISTIC) right
 after the op producing its input runs in that op's output stage (a LUT activation at the
-pooling path's 1-tap rate, in parallel with the op's own output work; not after a resize, which
-is several ops). Vela's other rewrites (MEAN as a depthwise convolution, SQUARED_DIFFERENCE as
+activation unit's rate, in parallel with the op's own output work; not after a resize, which is
+several ops). Vela's other rewrites (MEAN as a depthwise convolution, SQUARED_DIFFERENCE as
 several 32-bit passes, transposes around a depth-multiplier depthwise) are folded into the
 per-class costs.
 """
@@ -153,6 +156,8 @@ class NpuCompute:
     pooling_cycles_per_tap: int = spec("count", "cycles the pooling path spends per window tap on one IFM "
                                        "micro-block", example=4)
     pooling_min_taps: int = spec("count", "taps a pooling-path block costs at least (a LUT is 1 tap)", example=4)
+    activation_lut_cycles_per_element: float = spec("number", "cycles per element of a lookup activation fused into "
+                                                    "an op's output stage (one table, whatever the size)")
     mac_op_overhead_cycles: int = spec("count", "fixed cycles of every MAC-engine or pooling op", minimum=0,
                                        example=500)
     elementwise_op_overhead_cycles: int = spec("count", "fixed cycles of every other NPU op", minimum=0, example=30)
@@ -250,7 +255,7 @@ def compute_cycles(work: NodeWork, compute: NpuCompute, fused: str | None = None
         fused: the elementwise class of an activation run in this node's output stage, if any.
     """
     # A fused activation runs in the output stage beside the op's own output work: the slower rate sets the pace.
-    fused_rate = compute.cycles_per_element(fused) if fused else 0.0
+    fused_rate = compute.activation_lut_cycles_per_element if fused == "lut" else 0.0
     output_rate = max(1 / compute.output_elements_per_cycle, fused_rate)
     if work.op == "BATCH_MATMUL" and not work.weight_bytes:
         # Both operands are feature maps: the weight path cannot hold one, so the compiler runs
@@ -363,7 +368,7 @@ def model_compute_cycles(works: Sequence[NodeWork], compute: NpuCompute) -> list
     """Compute cycles of a device's nodes in model order; an absorbed node's are 0.
 
     An absorbed activation's cost moves to its producer's output stage: nothing for a clamp
-    (RELU*), the LUT rate per element for TANH and LOGISTIC.
+    (RELU*), the activation LUT's rate per element for TANH and LOGISTIC.
     """
     gone = absorbed(works)
     out = []

@@ -19,13 +19,13 @@ MODELS = ROOT / "tests" / "fixtures" / "models"
 
 # Round numbers so that every case below is checkable by hand: one elementwise unit, so every per-unit rate is
 # the rate; the pooling path reads 16-element IFM micro-blocks (2 x 1 x 8) at 8 cycles per tap, at least 4
-# taps: a lookup (1 tap) costs 4 * 8 / 16 = 2 cycles per element.
+# taps: a lookup (1 tap) costs 4 * 8 / 16 = 2 cycles per element, as does a lookup fused into an output stage.
 ENGINE = npu.NpuCompute(
     ublock_height=2, ublock_width=1, ublock_depth=8, ifm_depth=8,
     pointwise_efficiency=1.0, window_efficiency=0.5, shram_banks=24, elementwise_units=1,
     output_cycles_per_element=0.5, add_cycles_per_element=1.5, mul_cycles_per_element=1.0,
     copy_cycles_per_element=1.0, reduce_cycles_per_element=2.0, matmul_cycles_per_mac=2.0,
-    pooling_cycles_per_tap=8, pooling_min_taps=4,
+    pooling_cycles_per_tap=8, pooling_min_taps=4, activation_lut_cycles_per_element=2.0,
     mac_op_overhead_cycles=100, elementwise_op_overhead_cycles=20, softmax_passes=4,
     bias_bytes_per_channel=10, sram_efficiency=0.5, weight_efficiency=1.0,
 )

@@ -66,6 +66,12 @@ def test_elementwise_rates_divide_by_the_units_and_lookups_and_pools_follow_the_
     assert compute([tanh], four) == compute([tanh]) == [2000 + 20]
     wide = dataclasses.replace(ENGINE, ublock_width=2)
     assert compute([tanh], wide) == [1000 + 20]
+    # Fused into a conv's output stage, a lookup is the activation unit's one table: the same 2 cycles per element
+    # on a wider micro-block and four units (the conv's own output work, 0.125 cycles per element there, is less).
+    conv = conv_work(1, 16, 16, 8, 64, 1, 1)
+    fused = [conv, elementwise("TANH", conv.elements)]
+    bigger = dataclasses.replace(wide, elementwise_units=4)
+    assert compute(fused, bigger) == compute(fused) == [conv.elements * 2 + 100, 0]
     # A 3x3 max pool: 9 taps x 8 cycles / 16 = 4.5 cycles per output element, plus the MAC-op overhead.
     pool = NodeWork(op="MAX_POOL_2D", dtype="int8", macs=9 * 512, input_bytes=2048, output_bytes=512, elements=512,
                     kind="window")

@@ -12,13 +12,18 @@ estimate is totalled and vela.ini for the systems' clocks and bandwidths):
   2x1 ublock. This depth and block granularity is why small or odd layers reach a fraction of
   the nominal MACs/cycle.
 
-      conv steps      = N * ceil(OH/uh) * ceil(OW/uw) * ceil(Cout/uc) * KH * KW * ceil(Cin/ifm_depth)
-      depthwise steps = N * ceil(OH/uh) * ceil(OW/uw) * ceil(C/uc) * KH * KW   (one input channel each)
-      pooling steps   = as depthwise, on the pooling window (RESIZE_BILINEAR: a 2x2 window)
+      blocks          = N * ceil(OH/uh) * ceil(OW/uw) * ceil(Cout/uc)
+      conv steps      = blocks * min(T * ceil(Cin/B) * B/ifm_depth, ceil(T/P)*P * ceil(Cin/ifm_depth))
+      depthwise steps = blocks * ceil(T/P)*P                      (one input channel each)
       fc / matmul     = a 1x1 conv over M rows: batch * ceil(M/(uh*uw)) * ceil(N/uc) * ceil(K/ifm_depth)
 
-  A 1x1 kernel runs `pointwise_efficiency` steps per cycle; a spatial window (KH*KW > 1,
-  depthwise) `window_efficiency` (its IFM taps are re-fetched from the shared buffer per tap).
+  with T = KH*KW taps, B = `ifm_block_depth` (32: the deepest 8-bit IFM block, Vela's
+  architecture_features.py calc_ifm_block_depth) and P = `part_kernel_taps` (4: regor's
+  ethos_u55_performance.cpp EstimateConvCycles takes 4 taps per part-kernel and depthwise step).
+  A convolution runs depth first (every tap over whole IFM blocks: a shallow input wastes most
+  of a block) or part kernel (4 taps at a time over 8 channels: a 3x3 kernel pays for 12 taps),
+  whichever is cheaper, as the compiler picks; a deep 3x3 convolution reaches the nominal rate.
+  These steps run at `pointwise_efficiency` per cycle, a depthwise window's at `window_efficiency`.
 * Sizes. An Ethos-U55 comes with 32, 64, 128 or 256 MACs; the configurations differ in the
   micro-blocks above and in the number of elementwise units of the output stage (1, 2, 4, 8:
   Vela's `ArchitectureConfig.elem_units` in `architecture_features.py`), nothing else. Every
@@ -156,6 +161,9 @@ class NpuCompute:
     pooling_cycles_per_tap: int = spec("count", "cycles the pooling path spends per window tap on one IFM "
                                        "micro-block", example=4)
     pooling_min_taps: int = spec("count", "taps a pooling-path block costs at least (a LUT is 1 tap)", example=4)
+    ifm_block_depth: int = spec("count", "input channels of one 8-bit IFM block a depth-first convolution steps "
+                                "through per tap", example=32)
+    part_kernel_taps: int = spec("count", "kernel taps a part-kernel (or depthwise) step takes at once", example=4)
     activation_lut_cycles_per_element: float = spec("number", "cycles per element of a lookup activation fused into "
                                                     "an op's output stage (one table, whatever the size)")
     mac_op_overhead_cycles: int = spec("count", "fixed cycles of every MAC-engine or pooling op", minimum=0,
@@ -206,24 +214,31 @@ class NpuCompute:
         return self.elementwise_units / self.output_cycles_per_element
 
 
-def mac_steps(work: NodeWork, ublock: tuple[int, int, int], ifm_depth: int) -> tuple[int, bool]:
-    """(MAC steps, whether the op has a spatial window) of a MAC-engine node; (0, False) otherwise.
+def mac_steps(work: NodeWork, compute: NpuCompute) -> tuple[int, bool]:
+    """(MAC steps, whether they run at the depthwise window rate) of a MAC-engine node; (0, False) otherwise.
 
     A RESIZE_BILINEAR counts one of its passes: a 2x2 depthwise convolution over its output.
     """
-    uh, uw, uc = ublock
+    uh, uw, uc = compute.ofm_ublock
+    ifm_depth, part = compute.ifm_depth, compute.part_kernel_taps
     conv = work.conv
     if conv is not None and not conv.transposed:
         blocks = conv.batch * math.ceil(conv.out_h / uh) * math.ceil(conv.out_w / uw) * math.ceil(conv.out_c / uc)
         taps = conv.kernel_h * conv.kernel_w
-        depth = 1 if conv.depthwise else math.ceil(conv.in_c / ifm_depth)
-        return blocks * taps * depth, conv.depthwise or taps > 1
+        if conv.depthwise:
+            # One input channel per output channel, the kernel taken `part` taps at a time.
+            return blocks * math.ceil(taps / part) * part, True
+        # The cheaper traversal: depth first (each tap over whole IFM blocks of ifm_block_depth channels) or
+        # part kernel (`part` taps at a time over ifm_depth channels), as the compiler picks per layer.
+        depth_first = taps * math.ceil(conv.in_c / compute.ifm_block_depth) * (compute.ifm_block_depth // ifm_depth)
+        part_kernel = math.ceil(taps / part) * part * math.ceil(conv.in_c / ifm_depth)
+        return blocks * min(depth_first, part_kernel), False
     if work.gemm is not None:
         g = work.gemm
         return g.batch * math.ceil(g.m / (uh * uw)) * math.ceil(g.n / uc) * math.ceil(g.k / ifm_depth), False
     if work.op == _RESIZE and work.elements:
-        # One MAC per tap per output (runtime.work: 4 taps), channels independent.
-        return math.ceil(work.elements / (uh * uw * uc)) * (work.macs // work.elements), True
+        # One MAC per tap per output (runtime.work: 4 taps), channels independent: a depthwise pass.
+        return math.ceil(work.elements / (uh * uw * uc)) * math.ceil(work.macs // work.elements / part) * part, True
     return 0, False
 
 
@@ -266,7 +281,7 @@ def compute_cycles(work: NodeWork, compute: NpuCompute, fused: str | None = None
         # The pooling path: max(min taps, taps) x cycles per tap per IFM micro-block (module docstring).
         per_element = max(compute.pooling_cycles(work.macs // max(1, work.elements)), output_rate)
         return math.ceil(work.elements * per_element + compute.mac_op_overhead_cycles)
-    steps, windowed = mac_steps(work, compute.ofm_ublock, compute.ifm_depth)
+    steps, windowed = mac_steps(work, compute)
     if steps or work.op in _MAC_OPS:
         per_step = 1 / (compute.window_efficiency if windowed else compute.pointwise_efficiency)
         one = max(steps * per_step, work.elements * output_rate) + compute.mac_op_overhead_cycles

@@ -8,8 +8,8 @@ estimate is totalled and vela.ini for the systems' clocks and bandwidths):
 * The MAC unit works on OFM micro-blocks (`ublock_height` x `ublock_width` x `ublock_depth`:
   2x1x8 on an Ethos-U55-128, 2x2x8 on a 256-MAC engine) and consumes `ifm_depth` (8) input
   channels of one kernel tap per step, so one step is uh * uw * uc * ifm_depth MACs. Every dimension is
-  rounded up to its granularity: a 3-channel input pays for 8, a 3x3 map pays for 4x3 on a
-  2x1 ublock. This depth and block granularity is why small or odd layers reach a fraction of
+  rounded up to its granularity: a 3-channel input pays for 8 channels or more (below), a 3x3
+  map pays for 4x3 on a 2x1 ublock. This depth and block granularity is why small or odd layers reach a fraction of
   the nominal MACs/cycle.
 
       blocks          = N * ceil(OH/uh) * ceil(OW/uw) * ceil(Cout/uc)
@@ -25,8 +25,9 @@ estimate is totalled and vela.ini for the systems' clocks and bandwidths):
   whichever is cheaper, as the compiler picks; a deep 3x3 convolution reaches the nominal rate.
   These steps run at `pointwise_efficiency` per cycle, a depthwise window's at `window_efficiency`.
 * Sizes. An Ethos-U55 comes with 32, 64, 128 or 256 MACs; the configurations differ in the
-  micro-blocks above and in the number of elementwise units of the output stage (1, 2, 4, 8:
-  Vela's `ArchitectureConfig.elem_units` in `architecture_features.py`), nothing else. Every
+  micro-blocks above, the number of elementwise units of the output stage (1, 2, 4, 8: Vela's
+  `ArchitectureConfig.elem_units` in `architecture_features.py`) and the shared buffer's banks
+  (`shram_banks`: 16, 16, 24, 48), nothing else. Every
   output-stage rate below is a number of cycles that ONE elementwise unit spends per element,
   divided by `elementwise_units`: Vela 5.2 costs an int8 ADD at 6, 3, 1.5 and 0.75 cycles per
   element and a MUL at 3, 1.5, 0.75 and 0.375 on the four sizes (its per-layer table on the
@@ -75,8 +76,8 @@ estimate is totalled and vela.ini for the systems' clocks and bandwidths):
 * A constant operand an elementwise op broadcasts (batch normalisation's per-channel scale) is
   not a weight stream but a second input feature map left in the constant area: re-read for
   every output pixel of every OFM block, in runs of the block's depth rounded up to the
-  memory's burst (`NpuCompute.elementwise_block_elements`, from `shram_banks`, and `weight_burst_bytes`; see
-  `broadcast_operand_bytes`). On DenseNet-121 this is 61 of Vela's 72 MB of flash reads and
+  memory's burst (`NpuCompute.elementwise_block_elements`, from `shram_banks`, and
+  `weight_burst_bytes`; see `broadcast_operand_bytes`). On DenseNet-121 this is 61 of Vela's 72 MB of flash reads and
   most of its time on the U55; a 256-byte scale over 56x56 pixels reads 6.4 MB.
 * A node takes the longest of compute and each level's traffic (`accelsim.cost.timed`), which is how Vela
   totals an estimate: "the sum of the single action that consumes the most cycles per pass"

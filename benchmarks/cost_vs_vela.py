@@ -440,15 +440,16 @@ def layer_table(result: Comparison) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("models", nargs="*", type=Path,
-                        help="models (default: every int8 fixture, and the ImageNet models found in --cache)")
+                        help="models (default: every int8 fixture, the ImageNet models found in --cache and the "
+                             "held-out models of --vela-cache)")
     parser.add_argument("--cache", type=Path, default=CORAL_CACHE,
                         help=f"cost_vs_coral.py's folder of converted models (default {CORAL_CACHE})")
     parser.add_argument("--vela-cache", type=Path, default=VELA_CACHE,
                         help=f"folder of this benchmark's own held-out models, VELA_MODELS (default {VELA_CACHE})")
     parser.add_argument("--layers", action="store_true", help="print the per-layer comparison too")
     parser.add_argument("--fit", action="store_true",
-                        help="refit each config's fitted compute fields to the fit rows and print them beside the "
-                             "YAML's")
+                        help="refit the fitted compute fields of FIT_CONFIGS (the U55-128, the U65-256) to the fit "
+                             "rows and print them beside the YAML's")
     args = parser.parse_args(argv)
     models = args.models or [*sorted(FIXTURES.glob("*int8*.tflite")),
                              *(p for p in (args.cache / f"{m}.tflite" for m in CORAL_MODELS) if p.exists()),

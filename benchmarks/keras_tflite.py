@@ -27,7 +27,6 @@ DTYPES = ("int8", "float32")
 def build_tflite(application: str, size: int, dtype: str, alpha: float | None = None) -> bytes:
     """`tf.keras.applications.<application>` at size x size x 3, random weights, batch 1, as .tflite bytes
     (`alpha`: a MobileNet's width multiplier)."""
-    import numpy as np
     import tensorflow as tf
 
     tf.keras.utils.set_random_seed(0)
@@ -35,6 +34,14 @@ def build_tflite(application: str, size: int, dtype: str, alpha: float | None = 
     kwargs = {} if alpha is None else {"alpha": alpha}
     model = getattr(tf.keras.applications, application)(
         input_tensor=tf.keras.Input(shape, batch_size=1), weights=None, **kwargs)
+    return convert(model, shape, dtype)
+
+
+def convert(model, shape: tuple[int, ...], dtype: str) -> bytes:
+    """A Keras model of one (1, *shape) float input as .tflite bytes: float32, or full-integer int8 with int8
+    input and output calibrated on CALIBRATION_SAMPLES uniform random samples in [-1, 1]."""
+    import numpy as np
+    import tensorflow as tf
 
     @tf.function(input_signature=[tf.TensorSpec((1, *shape), tf.float32, name="input")])
     def serve(x):

@@ -8,26 +8,59 @@ estimate is totalled and vela.ini for the systems' clocks and bandwidths):
 * The MAC unit works on OFM micro-blocks (`ublock_height` x `ublock_width` x `ublock_depth`:
   2x1x8 on an Ethos-U55-128, 2x2x8 on a 256-MAC engine) and consumes `ifm_depth` (8) input
   channels of one kernel tap per step, so one step is uh * uw * uc * ifm_depth MACs. Every dimension is
-  rounded up to its granularity: a 3-channel input pays for 8, a 3x3 map pays for 4x3 on a
-  2x1 ublock. This depth and block granularity is why small or odd layers reach a fraction of
+  rounded up to its granularity: a 3-channel input pays for 8 channels or more (below), a 3x3
+  map pays for 4x3 on a 2x1 ublock. This depth and block granularity is why small or odd layers reach a fraction of
   the nominal MACs/cycle.
 
-      conv steps      = N * ceil(OH/uh) * ceil(OW/uw) * ceil(Cout/uc) * KH * KW * ceil(Cin/ifm_depth)
-      depthwise steps = N * ceil(OH/uh) * ceil(OW/uw) * ceil(C/uc) * KH * KW   (one input channel each)
-      pooling steps   = as depthwise, on the pooling window (RESIZE_BILINEAR: a 2x2 window)
+      blocks          = N * ceil(OH/uh) * ceil(OW/uw) * ceil(Cout/uc)
+      conv steps      = blocks * min(T * ceil(Cin/B) * B/ifm_depth, ceil(T/P)*P * ceil(Cin/ifm_depth))
+      depthwise steps = blocks * ceil(T/P)*P                      (one input channel each)
       fc / matmul     = a 1x1 conv over M rows: batch * ceil(M/(uh*uw)) * ceil(N/uc) * ceil(K/ifm_depth)
 
-  A 1x1 kernel runs `pointwise_efficiency` steps per cycle; a spatial window (KH*KW > 1,
-  depthwise, pooling) `window_efficiency` (its IFM taps are re-fetched from the shared buffer
-  per tap).
-* The output unit (scaling, activation, LUT) writes `output_elements_per_cycle`; it works in
-  parallel with the MAC unit, so a convolution takes the longer of the two. Layers with few
-  input channels and many outputs (MobileNet's expansions) are output-bound.
+  with T = KH*KW taps, B = `ifm_block_depth` (32: the deepest 8-bit IFM block, Vela's
+  architecture_features.py calc_ifm_block_depth) and P = `part_kernel_taps` (4: regor's
+  ethos_u55_performance.cpp EstimateConvCycles takes 4 taps per part-kernel and depthwise step).
+  A convolution runs depth first (every tap over whole IFM blocks: a shallow input wastes most
+  of a block) or part kernel (4 taps at a time over 8 channels: a 3x3 kernel pays for 12 taps),
+  whichever is cheaper, as the compiler picks; a deep 3x3 convolution reaches the nominal rate.
+  These steps run at `pointwise_efficiency` per cycle, a depthwise window's at `window_efficiency`.
+* Sizes. An Ethos-U55 comes with 32, 64, 128 or 256 MACs; the configurations differ in the
+  micro-blocks above, the number of elementwise units of the output stage (1, 2, 4, 8: Vela's
+  `ArchitectureConfig.elem_units` in `architecture_features.py`) and the shared buffer's banks
+  (`shram_banks`: 16, 16, 24, 48), nothing else. Every
+  output-stage rate below is a number of cycles that ONE elementwise unit spends per element,
+  divided by `elementwise_units`: Vela 5.2 costs an int8 ADD at 6, 3, 1.5 and 0.75 cycles per
+  element and a MUL at 3, 1.5, 0.75 and 0.375 on the four sizes (its per-layer table on the
+  held-out models of `benchmarks/cost_vs_vela.py`), exactly 6 and 3 cycles per unit.
+* The output unit (scaling, activation) writes an element of a MAC op in
+  `output_cycles_per_element` cycles per unit; it works in parallel with the MAC unit, so a
+  convolution takes the longer of the two. Layers with few input channels and many outputs
+  (MobileNet's expansions) are output-bound.
 * The elementwise and other non-MAC operations run in the output unit's elementwise path at a
-  per-class number of cycles per element (`<class>_cycles_per_element`, classes add, mul, lut,
-  copy, reduce: see `elementwise_class`). A product of two feature maps (BATCH_MATMUL) has no
-  weight path to use and runs there too, at `matmul_cycles_per_mac`; a SOFTMAX (no exponential
-  unit) is `softmax_passes` elementwise passes, a SQUARED_DIFFERENCE `squared_difference_passes`.
+  per-class number of cycles per element and unit (`<class>_cycles_per_element`, classes add,
+  mul, copy, reduce: see `elementwise_class`). A product of two feature maps (BATCH_MATMUL) has
+  no weight path to use and runs there too (an elementwise multiply, then a sum), at
+  `matmul_cycles_per_mac`; a SOFTMAX (no exponential unit) is `softmax_passes` elementwise
+  passes, a SQUARED_DIFFERENCE `squared_difference_passes`.
+* Pooling and table lookups go through the pooling path, which reads the IFM one IFM
+  micro-block (`ublock_height` x `ublock_width` x `ifm_depth` elements) at a time and spends
+  `pooling_cycles_per_tap` cycles per window tap on it, at least `pooling_min_taps` taps (how
+  Vela's Ethos-U55 estimate costs a pooling block: regor's `ethos_u55_performance.cpp`,
+  `EstimateConvCycles`, read for the facts). A lookup activation (TANH, LOGISTIC, EXP, ...) is a
+  1x1 window there: 4 taps x 4 cycles per 16-element micro-block is the 1.0 cycle per element
+  Vela 5.2 gives a LUT on the U55-128, 2.0 on the 64 (8-element micro-block), 0.5 on the 256;
+  a 3x3 max pool on the 128 is 9 x 4 / 16 = 2.25 (Vela: 2.27). A LUT fused into its producer's
+  output stage is the activation unit's single table instead, `activation_lut_cycles_per_element`
+  whatever the size (Vela's architecture_features.py gives a LUT activation 1.0 cycle per
+  element on every U55 size and the U65-256; Vela 5.2 costs a conv+TANH alike on the U55-128 and
+  -256), in parallel with the op's own output work: the element takes the longer of the two.
+  Vela's estimate treats the U55-32 by name (its pools and LUTs 2x faster than its 8-element
+  micro-block gives); that exception is not modelled (our U55-32 is slow there).
+* A 2x bilinear RESIZE is lowered by Vela 5.2 to one 2x2 depthwise convolution per output
+  phase (4 for 2x: `--verbose-performance` lists 4 DepthwiseConv2D, each writing an OFM about
+  the size of the output) after copying the input into a padded buffer (MemoryCopy): we cost
+  scale^2 such passes, each MAC- or output-bound like any depthwise convolution, plus a copy
+  of the input.
 * Every NPU operation pays a fixed cost (command stream, block setup, pipeline fill and
   drain): `mac_op_overhead_cycles` on the MAC engine, `elementwise_op_overhead_cycles` else.
 * Memory, through the config's levels (`accelsim.memory`): in Vela's Shared_Sram mode the
@@ -43,8 +76,8 @@ estimate is totalled and vela.ini for the systems' clocks and bandwidths):
 * A constant operand an elementwise op broadcasts (batch normalisation's per-channel scale) is
   not a weight stream but a second input feature map left in the constant area: re-read for
   every output pixel of every OFM block, in runs of the block's depth rounded up to the
-  memory's burst (`elementwise_block_elements`, `weight_burst_bytes`; see
-  `broadcast_operand_bytes`). On DenseNet-121 this is 61 of Vela's 72 MB of flash reads and
+  memory's burst (`NpuCompute.elementwise_block_elements`, from `shram_banks`, and
+  `weight_burst_bytes`; see `broadcast_operand_bytes`). On DenseNet-121 this is 61 of Vela's 72 MB of flash reads and
   most of its time on the U55; a 256-byte scale over 56x56 pixels reads 6.4 MB.
 * A node takes the longest of compute and each level's traffic (`accelsim.cost.timed`), which is how Vela
   totals an estimate: "the sum of the single action that consumes the most cycles per pass"
@@ -53,9 +86,10 @@ estimate is totalled and vela.ini for the systems' clocks and bandwidths):
 What Vela does to the graph and we reflect in `costs` (model order): reshape-like ops are
 removed, CONCATENATION is free (producers write into the concatenated tensor), a PAD feeding a
 convolution or pool becomes that op's padding, and an activation (RELU*, TANH, LOGISTIC) right
-after the op producing its input runs in that op's output stage (a LUT activation at the lut
-rate per element). Vela's other rewrites (MEAN as a depthwise convolution, SQUARED_DIFFERENCE
-as several 32-bit passes, transposes around a depth-multiplier depthwise) are folded into the
+after the op producing its input runs in that op's output stage (a LUT activation at the
+activation unit's rate, in parallel with the op's own output work; not after a resize, which is
+several ops). Vela's other rewrites (MEAN as a depthwise convolution, SQUARED_DIFFERENCE as
+several 32-bit passes, transposes around a depth-multiplier depthwise) are folded into the
 per-class costs.
 """
 
@@ -79,6 +113,9 @@ if TYPE_CHECKING:
     from accelsim.config import HardwareConfig
 
 ELEMENTWISE_CLASSES = ("add", "mul", "lut", "copy", "reduce")
+SHRAM_BANK_BYTES = 1024  # Vela architecture_features.py: shram_bank_size
+# Lowered to depthwise convolutions, one per output phase (see the module docstring).
+_RESIZE = "RESIZE_BILINEAR"
 
 _MAC_OPS = {"CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV", "FULLY_CONNECTED", "BATCH_MATMUL"}
 _POOLS = {"AVERAGE_POOL_2D", "MAX_POOL_2D"}
@@ -107,14 +144,29 @@ class NpuCompute:
     ublock_depth: int = spec("count", "OFM micro-block depth (output channels)", example=8)
     ifm_depth: int = spec("count", "input channels consumed per MAC step", example=8)
     pointwise_efficiency: float = spec("fraction", "MAC steps per cycle of a 1x1 kernel")
-    window_efficiency: float = spec("fraction", "MAC steps per cycle of a spatial window (KxK, depthwise, pool)")
-    output_elements_per_cycle: float = spec("number", "elements the output unit writes per cycle")
-    add_cycles_per_element: float = spec("number", "cycles per element of ADD, SUB, QUANTIZE (rescaled operands)")
-    mul_cycles_per_element: float = spec("number", "cycles per element of MUL, MIN, MAX, clamps")
-    lut_cycles_per_element: float = spec("number", "cycles per element of a LUT activation (TANH, LOGISTIC, ...)")
-    copy_cycles_per_element: float = spec("number", "cycles per byte of a data-movement op (slice, transpose)")
-    reduce_cycles_per_element: float = spec("number", "cycles per input element of a reduction (MEAN, SUM)")
-    matmul_cycles_per_mac: float = spec("number", "cycles per MAC of a product of two feature maps")
+    window_efficiency: float = spec("fraction", "MAC steps per cycle of a spatial window (KxK, depthwise)")
+    shram_banks: int = spec("count", "1 KB banks of the shared buffer (SHRAM; Vela: shram_banks)", example=24)
+    elementwise_units: int = spec("count", "elementwise units of the output stage (Vela: elem_units)", example=4)
+    output_cycles_per_element: float = spec("number", "cycles one elementwise unit takes to write an output "
+                                            "element of a MAC op")
+    add_cycles_per_element: float = spec("number", "cycles per element and elementwise unit of ADD, SUB, QUANTIZE "
+                                         "(rescaled operands)")
+    mul_cycles_per_element: float = spec("number", "cycles per element and elementwise unit of MUL, MIN, MAX, "
+                                         "clamps")
+    copy_cycles_per_element: float = spec("number", "cycles per byte and elementwise unit of a data-movement op "
+                                          "(slice, transpose)")
+    reduce_cycles_per_element: float = spec("number", "cycles per input element and elementwise unit of a "
+                                            "reduction (MEAN, SUM)")
+    matmul_cycles_per_mac: float = spec("number", "cycles per MAC and elementwise unit of a product of two "
+                                        "feature maps")
+    pooling_cycles_per_tap: int = spec("count", "cycles the pooling path spends per window tap on one IFM "
+                                       "micro-block", example=4)
+    pooling_min_taps: int = spec("count", "taps a pooling-path block costs at least (a LUT is 1 tap)", example=4)
+    ifm_block_depth: int = spec("count", "input channels of one 8-bit IFM block a depth-first convolution steps "
+                                "through per tap", example=32)
+    part_kernel_taps: int = spec("count", "kernel taps a part-kernel (or depthwise) step takes at once", example=4)
+    activation_lut_cycles_per_element: float = spec("number", "cycles per element of a lookup activation fused into "
+                                                    "an op's output stage (one table, whatever the size)")
     mac_op_overhead_cycles: int = spec("count", "fixed cycles of every MAC-engine or pooling op", minimum=0,
                                        example=500)
     elementwise_op_overhead_cycles: int = spec("count", "fixed cycles of every other NPU op", minimum=0, example=30)
@@ -124,8 +176,6 @@ class NpuCompute:
                                        default=10, example=10)
     brick_depth: int = spec("count", "channels of one feature-map brick in SRAM (NHCWB16: 16)", default=1,
                             example=16)
-    elementwise_block_elements: int = spec("count", "OFM block volume of an elementwise op (shared buffer)",
-                                           default=4096, example=4096)
     weight_burst_bytes: int = spec("count", "bytes of one burst on the weights' level (a broadcast constant "
                                    "operand's partial runs are rounded up to it)", default=1, example=128)
     sram_efficiency: float = spec("fraction", "fraction of the activations level's bandwidth reached",
@@ -136,29 +186,66 @@ class NpuCompute:
     def ofm_ublock(self) -> tuple[int, int, int]:
         return self.ublock_height, self.ublock_width, self.ublock_depth
 
+    @property
+    def elementwise_block_elements(self) -> int:
+        """OFM block volume of an 8-bit elementwise op: the largest power of two whose two input blocks and one
+        output block, each double-buffered, fit the shared buffer (1 KB banks: Vela's architecture_features.py,
+        shram_bank_size; double buffering: its SHRAM block sizing). Vela 5.2 --verbose-schedule on DenseNet-121
+        (a fit row): 4096 on the U55-128 (24 banks), 8192 on the U65-256 (48 banks)."""
+        return 2 ** int(math.log2(self.shram_banks * SHRAM_BANK_BYTES // 6))
+
+    @property
+    def ifm_ublock_elements(self) -> int:
+        """Elements of one IFM micro-block (ublock_height x ublock_width x ifm_depth), what the pooling path reads."""
+        return self.ublock_height * self.ublock_width * self.ifm_depth
+
     def cycles_per_element(self, op_class: str) -> float:
-        """Cycles per element of an elementwise class (one of ELEMENTWISE_CLASSES)."""
-        return getattr(self, f"{op_class}_cycles_per_element")
+        """Cycles per element of an elementwise class (one of ELEMENTWISE_CLASSES) on the whole output stage."""
+        if op_class == "lut":
+            return self.pooling_cycles(1)
+        return getattr(self, f"{op_class}_cycles_per_element") / self.elementwise_units
+
+    def pooling_cycles(self, taps: int) -> float:
+        """Cycles per output element of the pooling path for a window of `taps` taps (a lookup table: 1 tap)."""
+        return max(self.pooling_min_taps, taps) * self.pooling_cycles_per_tap / self.ifm_ublock_elements
+
+    @property
+    def output_elements_per_cycle(self) -> float:
+        """Output elements of a MAC op the output stage writes per cycle, all its elementwise units together."""
+        return self.elementwise_units / self.output_cycles_per_element
 
 
-def mac_steps(work: NodeWork, ublock: tuple[int, int, int], ifm_depth: int) -> tuple[int, bool]:
-    """(MAC steps, whether the op has a spatial window) of a MAC-engine or pooling node; (0, False) otherwise."""
-    uh, uw, uc = ublock
+def mac_steps(work: NodeWork, compute: NpuCompute) -> tuple[int, bool]:
+    """(MAC steps, whether they run at the depthwise window rate) of a MAC-engine node; (0, False) otherwise.
+
+    A RESIZE_BILINEAR counts one of its passes: a 2x2 depthwise convolution over its output.
+    """
+    uh, uw, uc = compute.ofm_ublock
+    ifm_depth, part = compute.ifm_depth, compute.part_kernel_taps
     conv = work.conv
     if conv is not None and not conv.transposed:
         blocks = conv.batch * math.ceil(conv.out_h / uh) * math.ceil(conv.out_w / uw) * math.ceil(conv.out_c / uc)
         taps = conv.kernel_h * conv.kernel_w
-        depth = 1 if conv.depthwise else math.ceil(conv.in_c / ifm_depth)
-        return blocks * taps * depth, conv.depthwise or taps > 1
+        if conv.depthwise:
+            # One input channel per output channel, the kernel taken `part` taps at a time.
+            return blocks * math.ceil(taps / part) * part, True
+        # The cheaper traversal: depth first (each tap over whole IFM blocks of ifm_block_depth channels) or
+        # part kernel (`part` taps at a time over ifm_depth channels), as the compiler picks per layer.
+        depth_first = taps * math.ceil(conv.in_c / compute.ifm_block_depth) * (compute.ifm_block_depth // ifm_depth)
+        part_kernel = math.ceil(taps / part) * part * math.ceil(conv.in_c / ifm_depth)
+        return blocks * min(depth_first, part_kernel), False
     if work.gemm is not None:
         g = work.gemm
         return g.batch * math.ceil(g.m / (uh * uw)) * math.ceil(g.n / uc) * math.ceil(g.k / ifm_depth), False
-    if (work.kind == "window" or work.op == "RESIZE_BILINEAR") and work.elements:
-        # One MAC per window tap per output (runtime.work), channels independent: a pool, or a
-        # bilinear resize run as a 2x2 depthwise convolution of fixed weights.
-        taps = work.macs // work.elements
-        return math.ceil(work.elements / (uh * uw * uc)) * taps, True
+    if work.op == _RESIZE and work.elements:
+        # One MAC per tap per output (runtime.work: 4 taps), channels independent: a depthwise pass.
+        return math.ceil(work.elements / (uh * uw * uc)) * math.ceil(work.macs // work.elements / part) * part, True
     return 0, False
+
+
+def resize_passes(work: NodeWork) -> int:
+    """Depthwise passes a RESIZE_BILINEAR is lowered to: one per output phase, the scale squared (4 for 2x)."""
+    return max(1, round(work.output_bytes / work.input_bytes)) if work.input_bytes else 1
 
 
 def elementwise_class(work: NodeWork) -> str:
@@ -183,25 +270,36 @@ def compute_cycles(work: NodeWork, compute: NpuCompute, fused: str | None = None
         compute: the engine.
         fused: the elementwise class of an activation run in this node's output stage, if any.
     """
-    extra = work.elements * compute.cycles_per_element(fused) if fused else 0.0
+    # A fused activation runs in the output stage beside the op's own output work: the slower rate sets the pace.
+    fused_rate = compute.activation_lut_cycles_per_element if fused == "lut" else 0.0
+    output_rate = max(1 / compute.output_elements_per_cycle, fused_rate)
     if work.op == "BATCH_MATMUL" and not work.weight_bytes:
         # Both operands are feature maps: the weight path cannot hold one, so the compiler runs
-        # the product through the elementwise unit (multiply, then reduce), MAC by MAC.
-        return math.ceil(work.macs * compute.matmul_cycles_per_mac + compute.mac_op_overhead_cycles)
-    steps, windowed = mac_steps(work, compute.ofm_ublock, compute.ifm_depth)
-    if steps or work.op in _MAC_OPS or work.op in _POOLS:
+        # the product through the elementwise units (multiply, then reduce), MAC by MAC.
+        return math.ceil(work.macs * compute.matmul_cycles_per_mac / compute.elementwise_units
+                         + compute.mac_op_overhead_cycles)
+    if work.op in _POOLS or (work.kind == "window" and work.elements):
+        # The pooling path: max(min taps, taps) x cycles per tap per IFM micro-block (module docstring).
+        per_element = max(compute.pooling_cycles(work.macs // max(1, work.elements)), output_rate)
+        return math.ceil(work.elements * per_element + compute.mac_op_overhead_cycles)
+    steps, windowed = mac_steps(work, compute)
+    if steps or work.op in _MAC_OPS:
         per_step = 1 / (compute.window_efficiency if windowed else compute.pointwise_efficiency)
-        output = work.elements / compute.output_elements_per_cycle + extra
-        return math.ceil(max(steps * per_step, output) + compute.mac_op_overhead_cycles)
+        one = max(steps * per_step, work.elements * output_rate) + compute.mac_op_overhead_cycles
+        if work.op != _RESIZE:
+            return math.ceil(one)
+        # Vela's lowering: the input copied into a padded buffer, then one depthwise pass per output phase.
+        copy = work.input_bytes * compute.cycles_per_element("copy") + compute.elementwise_op_overhead_cycles
+        return math.ceil(resize_passes(work) * one + copy)
     passes = _PASSES.get(work.op)
     if passes is not None:
         # No such unit: the compiler runs the op as a chain of elementwise (and LUT) passes.
-        per_pass = work.elements * compute.mul_cycles_per_element + compute.elementwise_op_overhead_cycles
+        per_pass = work.elements * compute.cycles_per_element("mul") + compute.elementwise_op_overhead_cycles
         return math.ceil(getattr(compute, passes) * per_pass)
     op_class = elementwise_class(work)
     # Reductions read every input element once: work.macs counts them.
     elements = work.macs if op_class == "reduce" else work.elements
-    busy = elements * compute.cycles_per_element(op_class) + extra
+    busy = max(elements * compute.cycles_per_element(op_class), work.elements * fused_rate)
     return math.ceil(busy + compute.elementwise_op_overhead_cycles)
 
 
@@ -226,7 +324,7 @@ def broadcast_operand_bytes(work: NodeWork, compute: NpuCompute) -> int:
     as C reads the C values of each pixel as one contiguous run; a shallower block reads runs of
     its depth out of each pixel's C, each rounded up to a burst of that memory. Vela 5.2 on
     DenseNet-121's 62 batch-normalisation MULs (--verbose-schedule, per-layer CSV): blocks of
-    `elementwise_block_elements`, as wide and high as the largest power of two that fits the map,
+    `NpuCompute.elementwise_block_elements`, as wide and high as the largest power of two that fits the map,
     as deep as the rest allows but at least one brick (56x56: 8x32x16 on the U55-128); off-chip
     flash reads of 128 / depth bytes per output element (8 at depth 16, 2 at 64, 1 from 128),
     half of that with the flash's burst set to 64 in vela.ini; on the transformer fixture's
@@ -276,7 +374,9 @@ def _absorbed(works: Sequence[NodeWork], i: int) -> bool:
         return (nxt.op in _MAC_OPS or nxt.op in _POOLS) and nxt.input_bytes >= work.output_bytes
     if work.op in _FUSABLE_ACTIVATIONS and i > 0:
         prev = works[i - 1]
-        return prev.kind != "move" and prev.op not in _FUSABLE_ACTIVATIONS and prev.output_bytes == work.input_bytes
+        # Not after a RESIZE_BILINEAR: lowered to several passes, it has no single output stage to hold it.
+        return (prev.kind != "move" and prev.op not in _FUSABLE_ACTIVATIONS and prev.op != _RESIZE
+                and prev.output_bytes == work.input_bytes)
     return False
 
 
@@ -284,7 +384,7 @@ def model_compute_cycles(works: Sequence[NodeWork], compute: NpuCompute) -> list
     """Compute cycles of a device's nodes in model order; an absorbed node's are 0.
 
     An absorbed activation's cost moves to its producer's output stage: nothing for a clamp
-    (RELU*), the LUT rate per element for TANH and LOGISTIC.
+    (RELU*), the activation LUT's rate per element for TANH and LOGISTIC.
     """
     gone = absorbed(works)
     out = []

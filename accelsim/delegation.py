@@ -1,9 +1,9 @@
 """Delegation: a system's accelerators applied to a model as TFLite delegates, and the work of every node.
 
 The delegates are built from each accelerator's delegation policy (claims, partition policy,
-numerics; `accelsim.config.to_spec`); where placement chose to keep nodes on the host or hand
-them to one accelerator, those choices are arguments here (`host_nodes`, `allowed`), never
-fields of a config. Shapes and types suffice for the work (`runtime.work`).
+numerics: a device's `policy`, `accelsim.config.accelerator_policy`); where placement chose to
+keep nodes on the host or hand them to one accelerator, those choices are arguments here
+(`host_nodes`, `allowed`), never fields of a policy. Shapes and types suffice for the work (`runtime.work`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from accelsim.config import System, to_spec
+from accelsim.config import System, accelerator_policy
 from accelsim.delegates.accelerator import AcceleratorDelegate
 from accelsim.runtime.interpreter import Interpreter
 from accelsim.runtime.ir import Model
@@ -29,9 +29,9 @@ def delegates_for(system: System, host_nodes: Mapping[str, frozenset[int]] | Non
     """
     host_nodes = host_nodes or {}
     allowed = allowed or {}
-    return [AcceleratorDelegate(spec, host_nodes=host_nodes.get(spec.name, frozenset()),
-                                allowed_nodes=allowed.get(spec.name))
-            for spec in (to_spec(accel) for accel in system.accelerators)]
+    return [AcceleratorDelegate(policy, host_nodes=host_nodes.get(policy.name, frozenset()),
+                                allowed_nodes=allowed.get(policy.name))
+            for policy in (accelerator_policy(accel) for accel in system.accelerators)]
 
 
 def build_interpreter(model: Model, system: System, host_nodes: Mapping[str, frozenset[int]] | None = None,

@@ -36,7 +36,8 @@ from typing import Any
 import numpy as np
 
 from accelsim import units
-from accelsim.config import HardwareConfig, System
+from accelsim.config import System
+from accelsim.device import Hardware
 from accelsim.runtime.work import Gemm, NodeWork
 
 STRATEGIES = ("grid", "random")
@@ -254,22 +255,22 @@ def sampled_combinations(sweeps: Sequence[tuple[str, Any]], search: Search) -> l
 # -- limits -----------------------------------------------------------------------------------
 
 
-def peak_macs_per_cycle(config: HardwareConfig) -> float:
+def peak_macs_per_cycle(hw: Hardware) -> float:
     """The device's peak MACs per cycle on an int8 GEMM (its kind's own rule; 0 when the kind has none)."""
-    rule = config.kind_record.peak_macs_per_cycle
+    rule = hw.kind_record.peak_macs_per_cycle
     if rule is None:
         return 0.0
     gemm = NodeWork("FULLY_CONNECTED", "int8", macs=1, kind="gemm", gemm=Gemm(1, 1, 1))
-    return float(rule(gemm, config))
+    return float(rule(gemm, hw))
 
 
-def onchip_bytes(config: HardwareConfig) -> float:
+def onchip_bytes(hw: Hardware) -> float:
     """The bytes of the device's memory levels that have a size (unsized levels, such as DRAM, are off chip)."""
-    return float(sum(level.size for level in config.memory.levels if level.size is not None))
+    return float(sum(level.size for level in hw.memory.levels if level.size is not None))
 
 
 # The limit vocabulary: name -> (what it measures of an accelerator, how a bound is written).
-LIMITS: dict[str, tuple[Callable[[HardwareConfig], float], Callable[[Any], float]]] = {
+LIMITS: dict[str, tuple[Callable[[Hardware], float], Callable[[Any], float]]] = {
     "peak_macs_per_cycle": (peak_macs_per_cycle, units.parse_number),
     "onchip_bytes": (onchip_bytes, units.parse_size),
 }
@@ -283,7 +284,7 @@ class Limit:
 
     def allows(self, system: System) -> bool:
         measure = LIMITS[self.name][0]
-        values = [measure(a) for a in system.accelerators]
+        values = [measure(a.hardware) for a in system.accelerators]
         return all((self.low is None or v >= self.low) and (self.high is None or v <= self.high) for v in values)
 
 

@@ -8,10 +8,10 @@ share one: each re-runs only the cost functions, memory, energy and the schedule
 (`simulate_analysis`). A point that changes what is claimed or how it is
 partitioned needs its own, and `analysis_key` tells them apart.
 
-Which config sections reach the analysis is one table, `accelsim.config.SECTIONS`: each section
-of a hardware config describes the hardware or the delegation policy, and the policy sections
-are exactly what the delegate is built from (`accelsim.config.to_spec`: name, claims, partition
-policy, numerics). With the system's `assign` they are `accelsim.config.identity(system,
+Which config sections reach the analysis is one table, `accelsim.device.SECTIONS`: each section
+of a hardware config fills a device's `Hardware` or its `DelegationPolicy`, and the policy sections
+are exactly what the delegate is built from (a device's `policy`: name, claims, partition policy,
+numerics). With the system's `assign` they are `accelsim.config.identity(system,
 hardware=False)`. A host's config never reaches the analysis (a host claims nothing). One
 exception, written once in `analysis_facts`: when costs choose where nodes run (an
 accelerator's partition policy 'cost', or `assign: cost`), points share an analysis only with
@@ -69,7 +69,7 @@ def analysis_facts(system: System, schedule: str = "sequential", loops: LoopTrip
 def chosen_by_cost(system: System) -> bool:
     """Whether costs choose where nodes run: an accelerator's partition policy 'cost', or an `assign:` placement
     policy other than TFLite's order (accelsim.placement.ASSIGNERS)."""
-    return system.assign.policy != "order" or any(a.partition.kind == "cost" for a in system.accelerators)
+    return system.assign.policy != "order" or any(a.policy.partition.kind == "cost" for a in system.accelerators)
 
 
 @dataclass(frozen=True, kw_only=True)

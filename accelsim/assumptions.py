@@ -7,7 +7,7 @@ under "Assumptions". Energy is the exception: a device without `energy.mac` has 
 and its energy is "not modelled" (`accelsim.energy`), so its per-byte and static-power terms are
 not listed as zeros either. A kind's own silent rules (its `notes`) are listed too.
 
-The config's YAML after overrides (`HardwareConfig.document`) tells given from left out; a config
+The config's YAML after overrides (`Device.document`) tells given from left out; a config
 built in memory, without a document, has nothing to list.
 """
 
@@ -17,7 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from accelsim.config import KEYS, HardwareConfig
+from accelsim.config import KEYS
+from accelsim.device import Device
 
 SOURCE = "the schema's default: accelsim configs --schema"
 
@@ -49,15 +50,15 @@ def _given(data: Any, *path: str) -> bool:
     return True
 
 
-def assumptions(config: HardwareConfig, given: Iterable[str] = (), *, with_notes: bool = True) -> list[Assumption]:
+def assumptions(config: Device, given: Iterable[str] = (), *, with_notes: bool = True) -> list[Assumption]:
     """The defaults `config`'s costs use, in key order; `given` names key paths set elsewhere (a sweep sets them).
 
-    With `with_notes`, the kind's silent rules (`HardwareConfig.notes`' part) end the list.
+    With `with_notes`, the kind's silent rules (`Hardware.notes`' part) end the list.
     """
     if config.document is None:
         return []
-    data, given = config.document.data, set(given)
-    modelled = bool(config.energy.mac)
+    data, given, hw = config.document.data, set(given), config.hardware
+    modelled = bool(hw.energy.mac)
     out: list[Assumption] = []
 
     def check(path: tuple[str, ...], default_key: str, energy_term: bool) -> None:
@@ -68,31 +69,31 @@ def assumptions(config: HardwareConfig, given: Iterable[str] = (), *, with_notes
 
     if modelled:
         check(("energy", "static_power"), "energy.static_power", True)
-    for level in config.memory.levels:
+    for level in hw.memory.levels:
         for name, energy_term in _LEVEL_KEYS:
             check(("memory", "levels", level.name, name), f"memory.levels.NAME.{name}", energy_term)
-    if config.link is not None:
+    if hw.link is not None:
         for name, energy_term in _LINK_KEYS:
             check(("link", name), f"link.{name}", energy_term)
     if with_notes:
-        out += [Assumption(device=config.name, key=f"compute ({config.kind})", value="see note", source=note)
-                for note in config.kind_record.notes(config)]
+        out += [Assumption(device=config.name, key=f"compute ({hw.kind})", value="see note", source=note)
+                for note in hw.kind_record.notes(hw)]
     return out
 
 
-def not_modelled(configs: Sequence[HardwareConfig]) -> list[str]:
+def not_modelled(configs: Sequence[Device]) -> list[str]:
     """One line per device without an energy model."""
     return [f"{c.name}: energy not modelled (no energy.mac): its energy, and any total including it, is left "
-            "empty, never 0" for c in configs if not c.energy.mac]
+            "empty, never 0" for c in configs if not c.hardware.energy.mac]
 
 
-def assumption_lines(configs: Sequence[HardwareConfig], given: Iterable[str] = ()) -> list[str]:
+def assumption_lines(configs: Sequence[Device], given: Iterable[str] = ()) -> list[str]:
     """Every device's assumptions and energy not modelled, one line each (`given`: '<device>.<key path>' set by sweeps).
 
     Devices of the same name are listed once (the first).
     """
     given = set(given)
-    seen: dict[str, HardwareConfig] = {}
+    seen: dict[str, Device] = {}
     for c in configs:
         seen.setdefault(c.name, c)
     lines = [a.line() for c in seen.values()

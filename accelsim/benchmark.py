@@ -120,7 +120,7 @@ def benchmark_data(run: Benchmark, *, op_profiling: bool = False, per_layer: boo
     data: dict[str, Any] = {
         "model": run.model,
         "host": rec["host"],
-        "host_calibration": run.system.host.calibration,
+        "host_calibration": run.system.host.hardware.calibration,
         "accelerators": rec["accelerators"],
         "wallclock_us": {"init": run.init_us, "warmup": list(run.warmup_us), "runs": list(runs),  # --num-runs 0: None
                          "avg": statistics.fmean(runs) if runs else None, "min": min(runs, default=None),
@@ -155,7 +155,7 @@ def benchmark_lines(run: Benchmark, data: dict[str, Any]) -> list[str]:
     sim, warmup, runs, init_us, host_us = run.sim, run.warmup_us, run.runs_us, run.init_us, run.host_only_us
     out = [f"Graph: [{run.model}]",
            f"Host: [{run.system.host.name}]  Accelerators: [{', '.join(data['accelerators']) or 'none'}]",
-           f"Host {run.system.host.name}: {run.system.host.calibration}"]
+           f"Host {run.system.host.name}: {run.system.host.hardware.calibration}"]
     if not runs:
         out.append(f"Cost only (--num-runs 0): analysed shapes and work in {init_us / 1e3:.3f}ms; the NumPy "
                    "interpreter did not run.")

@@ -15,7 +15,10 @@ Keys: `KEYS` below (everything outside `compute:`) and each kind's compute field
 A kind's role says what a file of it describes: an accelerator (systolic, vector, npu, tensor) needs
 `link` and `claims`; a host (cpu) may omit both. `apply_overrides` changes keys by path for
 sweeps (`memory.levels.sram.bandwidth`). Whether activations fit the memory is checked when
-a model is costed (`HardwareConfig.costs`), since it depends on the model.
+a model is costed (`Hardware.costs`), since it depends on the model.
+
+A file becomes an `accelsim.device.Device`: its `Hardware` (what cost models see) and its
+`DelegationPolicy` (what delegation sees), split by the section table `accelsim.device.SECTIONS`.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import copy
 import dataclasses
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,105 +43,30 @@ from accelsim.config_yaml import (
     keypath,
     read_document,
 )
-from accelsim.cost import Cost
 from accelsim.delegates.spec import (
     NUMERICS_MODES,
     OBJECTIVES,
     PARTITION_KINDS,
     ROUNDING_MODES,
-    AcceleratorSpec,
-    ClaimRule,
+    DelegationPolicy,
     Numerics,
     PartitionPolicy,
+)
+from accelsim.device import (
+    CALIBRATION_STARTS,
+    POLICY,
+    SECTIONS,
+    Device,
+    Hardware,
+    Link,
+    hardware_lines,
+    numerics_precision,
 )
 from accelsim.energy import Energy
 from accelsim.kinds import Field, Kind, KindRegistry, default_registry, or_list
 from accelsim.memory import LINK, Level, Memory
-from accelsim.runtime.work import NodeWork
 
 _KEY_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\[\d+\]")
-
-
-@dataclass(frozen=True)
-class Link:
-    bandwidth: float
-    latency: float = 0.0
-    call_overhead: float = 0.0
-    shared_memory: bool = False
-    energy: float = 0.0  # joules per byte over the link
-
-
-UNCALIBRATED = "not calibrated: the config does not say what its numbers were checked against"
-CALIBRATION_STARTS = ("calibrated against ", "not calibrated: ")
-
-
-@dataclass(frozen=True)
-class HardwareConfig:
-    """One accelerator or host, as loaded from YAML (units converted to Hz, bytes, bytes/s, s)."""
-
-    name: str
-    kind: str
-    clock: float
-    compute: Any  # the kind's compute dataclass (kind_record.compute)
-    memory: Memory
-    kind_record: Kind = field(compare=False, repr=False)
-    energy: Energy = Energy()
-    link: Link | None = None
-    claims: tuple[ClaimRule, ...] = ()
-    partition: PartitionPolicy = PartitionPolicy()
-    numerics: Numerics = Numerics()
-    calibration: str = UNCALIBRATED
-    source: str = field(default="<memory>", compare=False)
-    document: Document | None = field(default=None, compare=False, hash=False, repr=False)
-
-    @property
-    def is_accelerator(self) -> bool:
-        return self.kind_record.is_accelerator
-
-    def costs(self, works: Sequence[NodeWork]) -> list[Cost]:
-        """The cost of each of `works` (this device's nodes, in model order) by the kind's cost model.
-
-        Raises:
-            ValueError: the kind's cost function did not return one Cost per node.
-        """
-        costs = self.kind_record.costs(works, self)
-        if len(costs) != len(works):
-            raise ValueError(f"kind {self.kind!r}: costs() returned {len(costs)} costs for {len(works)} nodes")
-        return costs
-
-    def error(self, path: tuple, message: str) -> ConfigError:
-        """A ConfigError about key `path` of this config, located at its file:line when known."""
-        return ConfigError([_located(self, path, message)])
-
-    def notes(self) -> list[str]:
-        """What this config leaves to a silent rule, one line each (validate prints them).
-
-        Its kind's notes, then energy left out (reported as "not modelled").
-        """
-        silent = [] if self.energy.mac else ["energy.mac is not given: energy is not modelled for this device; "
-                                             "reports and compare show its energy as 'not modelled', never 0"]
-        return [*self.kind_record.notes(self), *silent]
-
-
-HARDWARE = "hardware"  # the device: a change re-runs only the costs and the schedule of the same analysis
-POLICY = "policy"  # how it is delegated to: a change gives another analysis (what is claimed, how partitioned)
-
-# Every top-level section of a hardware config and what it describes (Vela keeps the chip's
-# ArchitectureFeatures apart from its CompilerOptions the same way). The YAML format keeps both in
-# one file; `identity` and the analysis (accelsim.analysis) read this table.
-SECTIONS = {
-    "name": POLICY,  # the delegate's name: the delegation report and every partition carry it
-    "kind": HARDWARE,  # which cost model runs; claims are the config's own
-    "clock": HARDWARE,
-    "calibration": HARDWARE,  # what the device's numbers were checked against: words, no cost or claim
-    "compute": HARDWARE,
-    "memory": HARDWARE,
-    "energy": HARDWARE,
-    "link": HARDWARE,  # bandwidth, latency, call overhead, shared memory, energy: steps, not claims
-    "claims": POLICY,
-    "partition": POLICY,  # policy, objective, max_delegated_partitions, min_nodes_per_partition
-    "numerics": POLICY,  # the delegate asks for its profile when it takes nodes
-}
 
 
 ASSIGN_POLICIES = ("order", "cost")
@@ -167,8 +95,8 @@ class Assign:
 class System:
     """A host and the accelerators attached to it, and how nodes are shared among them."""
 
-    host: HardwareConfig
-    accelerators: tuple[HardwareConfig, ...]
+    host: Device
+    accelerators: tuple[Device, ...]
     assign: Assign = Assign()
 
 
@@ -440,11 +368,11 @@ def _calibration(check: Checker, value: Any) -> str | None:
 
 
 def _check_document(doc: Document, source: str, kinds: KindRegistry, overridden: frozenset = frozenset(),
-                    prior: Sequence[tuple[int, str]] = ()) -> HardwareConfig:
-    """Validate a whole document and build its HardwareConfig, or raise one ConfigError with every problem."""
+                    prior: Sequence[tuple[int, str]] = ()) -> Device:
+    """Validate a whole document and build its Device, or raise one ConfigError with every problem."""
     check = Checker(source, doc.lines, overridden)
     check.errors.extend(prior)
-    config = None
+    device = None
     data = doc.data
     if data is INVALID:
         pass  # the reader already said why
@@ -458,7 +386,8 @@ def _check_document(doc: Document, source: str, kinds: KindRegistry, overridden:
         accelerator = kind is not None and kind.is_accelerator
         required = ("name", "kind", "clock", "compute", "memory", *(("link", "claims") if accelerator else ()))
         body = check.mapping((), data, required, [k for k in _TOP_KEYS if k not in required])
-        parts: dict[str, Any] = {}
+        parts: dict[str, Any] = {}  # the Hardware's fields
+        policy: dict[str, Any] = {}  # the DelegationPolicy's, but its name
         if "name" in body:
             parts["name"] = check.text(("name",), body["name"])
         if "clock" in body:
@@ -478,25 +407,29 @@ def _check_document(doc: Document, source: str, kinds: KindRegistry, overridden:
         if "link" in body:
             parts["link"] = _link(check, body["link"])
         if "claims" in body:
-            parts["claims"] = parse_claims(check, body["claims"])
+            policy["claims"] = parse_claims(check, body["claims"])
         if "partition" in body:
-            parts["partition"] = _partition(check, body["partition"])
+            policy["partition"] = _partition(check, body["partition"])
         if "numerics" in body:
-            parts["numerics"] = _numerics(check, body["numerics"])
-        if not check.errors and None not in parts.values():
-            config = HardwareConfig(**parts, source=source, document=doc)
-            for path, message in kind.check(config):  # the kind's own rules across keys (Kind.check)
+            policy["numerics"] = _numerics(check, body["numerics"])
+        if not check.errors and None not in parts.values() and None not in policy.values():
+            policy.setdefault("claims", ())
+            hardware = Hardware(**parts, numerics_precision=numerics_precision(policy.get("numerics", Numerics())),
+                                source=source, lines=hardware_lines(doc.lines))
+            device = Device(hardware, DelegationPolicy(parts["name"], **policy), doc)
+            # the kind's own rules across keys (Kind.check_policy, Kind.check)
+            for path, message in [*kind.check_policy(device.policy), *kind.check(hardware)]:
                 check.error(path, message)
-    if check.errors or config is None:
+    if check.errors or device is None:
         raise ConfigError([message for _, message in sorted(check.errors, key=lambda e: e[0])])
-    return config
+    return device
 
 
 # ---------------------------------------------------------------------------------------------
 # Public API.
 
 
-def load_hardware(path: str | Path, kinds: KindRegistry = default_registry) -> HardwareConfig:
+def load_hardware(path: str | Path, kinds: KindRegistry = default_registry) -> Device:
     """Read and check one hardware YAML file.
 
     Args:
@@ -513,7 +446,7 @@ def load_hardware(path: str | Path, kinds: KindRegistry = default_registry) -> H
 
 
 def load_system(host_path: str | Path, accel_paths: Iterable[str | Path],
-                kinds: KindRegistry = default_registry, *, loaded: dict[str, HardwareConfig] | None = None) -> System:
+                kinds: KindRegistry = default_registry, *, loaded: dict[str, Device] | None = None) -> System:
     """Load a host (a kind whose role is host) and its accelerators; names must be unique.
 
     Args:
@@ -526,7 +459,7 @@ def load_system(host_path: str | Path, accel_paths: Iterable[str | Path],
     """
     errors: list[str] = []
 
-    def load(path) -> HardwareConfig | None:
+    def load(path) -> Device | None:
         if loaded is not None and str(path) in loaded:
             return loaded[str(path)]
         try:
@@ -539,7 +472,7 @@ def load_system(host_path: str | Path, accel_paths: Iterable[str | Path],
         return config
 
     host = load(host_path)
-    accelerators: list[HardwareConfig | None] = []
+    accelerators: list[Device | None] = []
     given: set[str] = set()
     for path in accel_paths:
         if str(path) in given:
@@ -549,22 +482,22 @@ def load_system(host_path: str | Path, accel_paths: Iterable[str | Path],
         given.add(str(path))
         accelerators.append(load(path))
     if host is not None and host.is_accelerator:
-        errors.append(_located(host, ("kind",), f"{host.name} is an accelerator config (kind {host.kind}), not a "
-                                                f"host; a host is kind {or_list(kinds.names_with_role('host'))} "
-                                                "(give accelerators with --hw, or in an experiment variant's "
-                                                "accelerators)"))
+        errors.append(host.located(("kind",), f"{host.name} is an accelerator config (kind "
+                                              f"{host.hardware.kind}), not a host; a host is kind "
+                                              f"{or_list(kinds.names_with_role('host'))} (give accelerators with "
+                                              "--hw, or in an experiment variant's accelerators)"))
     for accel in accelerators:
         if accel is not None and not accel.is_accelerator:
-            errors.append(_located(accel, ("kind",), f"{accel.name} is a host config (kind {accel.kind}); use "
-                                                     "--host (in an experiment: host:); an accelerator is kind "
-                                                     f"{or_list(kinds.names_with_role('accelerator'))}"))
-    seen: dict[str, HardwareConfig] = {}
+            errors.append(accel.located(("kind",), f"{accel.name} is a host config (kind {accel.hardware.kind}); "
+                                                   "use --host (in an experiment: host:); an accelerator is kind "
+                                                   f"{or_list(kinds.names_with_role('accelerator'))}"))
+    seen: dict[str, Device] = {}
     for config in (host, *accelerators):
         if config is None or config.name in seen and seen[config.name].source == config.source:
             continue  # the host file given as an accelerator too: its role error says enough
         if config.name in seen:
             other = seen[config.name].source
-            errors.append(_located(config, ("name",), f"{config.name!r} is also the name in {other}"))
+            errors.append(config.located(("name",), f"{config.name!r} is also the name in {other}"))
         seen.setdefault(config.name, config)
     if errors:
         raise ConfigError(errors)
@@ -574,22 +507,23 @@ def load_system(host_path: str | Path, accel_paths: Iterable[str | Path],
 def identity(system: System, *, hardware: bool = True) -> dict[str, Any]:
     """What a system is, as plain data: the one key of design-point ids, shared analyses and their batches.
 
-    Each config is its kind and its YAML data after the overrides: the input every config is
-    resolved from (configs come from files: `load_system` then `apply_overrides`, so change a
-    config with `apply_overrides` and its identity follows), plain data that JSON writes the same
-    way in every process and that holds no file location, so a results cache survives moving the
-    checkout. repr() of the resolved configs would do neither: a claim's dtypes are a frozenset,
-    whose order follows Python's per-process string hashing, and a kind record prints its
-    functions' addresses.
+    Each device is its kind and its YAML data after the overrides: the input its `Hardware` and
+    its `DelegationPolicy` are resolved from (devices come from files: `load_system` then
+    `apply_overrides`, so change a device with `apply_overrides` and its identity follows), plain
+    data that JSON writes the same way in every process and that holds no file location, so a
+    results cache survives moving the checkout. repr() of the resolved devices would do neither: a
+    claim's dtypes are a frozenset, whose order follows Python's per-process string hashing, and a
+    kind record prints its functions' addresses.
 
     Args:
-        hardware: whether the hardware sections count (`SECTIONS`); without them, only what
-            delegation sees is left: each accelerator's policy sections and the system's `assign`
+        hardware: whether the hardware sections count (`accelsim.device.SECTIONS`: those that fill
+            a `Hardware`); without them, only what delegation sees is left: each accelerator's
+            policy sections (those that fill its `DelegationPolicy`) and the system's `assign`
             (the host claims nothing).
     """
-    def one(c: HardwareConfig) -> dict[str, Any]:
+    def one(c: Device) -> dict[str, Any]:
         if hardware:
-            return {"kind": c.kind, "yaml": c.document.data}
+            return {"kind": c.hardware.kind, "yaml": c.document.data}
         return {"yaml": {k: v for k, v in c.document.data.items() if SECTIONS.get(k) == POLICY}}
 
     accelerators = [one(a) for a in system.accelerators]
@@ -598,21 +532,15 @@ def identity(system: System, *, hardware: bool = True) -> dict[str, Any]:
     return {"host": one(system.host), "accelerators": accelerators, "assign": dataclasses.asdict(system.assign)}
 
 
-def _located(config: HardwareConfig, path: tuple, message: str) -> str:
-    line = config.document.lines.get(path) if config.document is not None else None
-    where = f"{config.source}:{line}" if line else config.source
-    return f"{where}: {keypath(path)}: {message}"
-
-
-def to_spec(config: HardwareConfig) -> AcceleratorSpec:
-    """The delegate-side view of an accelerator: name, claims, partition policy, numerics.
+def accelerator_policy(device: Device) -> DelegationPolicy:
+    """The delegation policy an accelerator's delegate is built from: name, claims, partition policy, numerics.
 
     Raises:
-        ConfigError: the config declares no claims (a host, not an accelerator).
+        ConfigError: the device declares no claims (a host, not an accelerator).
     """
-    if not config.claims:
-        raise ConfigError([f"{config.source}: {config.name!r} declares no claims; it is not an accelerator"])
-    return AcceleratorSpec(config.name, config.claims, config.partition, config.numerics)
+    if not device.policy.claims:
+        raise ConfigError([f"{device.source}: {device.name!r} declares no claims; it is not an accelerator"])
+    return device.policy
 
 
 def _parse_key_path(text: str) -> tuple | None:
@@ -654,7 +582,7 @@ def _set_path(data: Any, path: tuple, value: Any) -> str | None:
     return None
 
 
-def apply_overrides(config: HardwareConfig, overrides: Mapping[str, Any]) -> HardwareConfig:
+def apply_overrides(config: Device, overrides: Mapping[str, Any]) -> Device:
     """A new config with keys replaced by path, e.g. {"link.bandwidth": "1 GB/s", "compute.rows": 32}.
 
     Values are written as in YAML ('1 GB/s', 32, [1, 3]) and checked exactly as a file is.
@@ -683,18 +611,15 @@ def apply_overrides(config: HardwareConfig, overrides: Mapping[str, Any]) -> Har
         raise ConfigError(errors)
     lines = {p: line for p, line in config.document.lines.items()
              if not any(p[:len(o)] == o for o in overridden)}
-    kinds = default_registry.with_kinds(config.kind_record)
+    kinds = default_registry.with_kinds(config.hardware.kind_record)
     return _check_document(Document(data, lines), config.source, kinds, frozenset(overridden))
 
 
 __all__ = [
     "ConfigError",
-    "HardwareConfig",
-    "Link",
-    "Memory",
     "System",
+    "accelerator_policy",
     "apply_overrides",
     "load_hardware",
     "load_system",
-    "to_spec",
 ]

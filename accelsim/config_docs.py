@@ -117,7 +117,7 @@ def shipped_lines(folder: Path) -> list[str]:
     """
     lines = []
     for path in sorted(folder.glob("*.yaml")):
-        config = load_hardware(path)
+        config = load_hardware(path).hardware
         first = path.read_text(encoding="utf-8").splitlines()[0]
         title = first.lstrip("# ").rstrip(".") if first.startswith("#") else ""
         clock = f"{config.clock / 1e9:g} GHz" if config.clock >= 1e9 else f"{config.clock / 1e6:g} MHz"

@@ -20,10 +20,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from accelsim.config import HardwareConfig, System
+from accelsim.config import System
 from accelsim.cost import Cost, total
 from accelsim.delegates.accelerator import AcceleratorDelegate
 from accelsim.delegation import HOW_TO_SET_TRIPS, NodeWorks, node_works
+from accelsim.device import Hardware
 from accelsim.energy import energy_unmodelled, static_power
 from accelsim.memory import LINK
 from accelsim.runtime.interpreter import Interpreter
@@ -36,7 +37,7 @@ def _link_seconds(link, nbytes: int) -> float:
     return link.latency + nbytes / link.bandwidth
 
 
-def utilization(work: NodeWork, cost: Cost, device: HardwareConfig) -> float | None:
+def utilization(work: NodeWork, cost: Cost, device: Hardware) -> float | None:
     """Share of the unit's peak MAC throughput a node used over its whole time (None when the kind has no peak)."""
     peak = device.kind_record.peak_macs_per_cycle
     if peak is None or cost.cycles == 0:
@@ -44,13 +45,13 @@ def utilization(work: NodeWork, cost: Cost, device: HardwareConfig) -> float | N
     return work.macs / (cost.cycles * peak(work, device))
 
 
-def _device_costs(device: HardwareConfig, nodes: Sequence[int],
+def _device_costs(device: Hardware, nodes: Sequence[int],
                   works: Sequence[NodeWork]) -> dict[int, tuple[Cost, float | None]]:
     """Cost and utilisation of each of a device's nodes (given in model order)."""
     return {ni: (c, utilization(w, c, device)) for ni, w, c in zip(nodes, works, device.costs(works))}
 
 
-def _host_costs(works: Sequence[NodeWork], host: HardwareConfig) -> list[Cost]:
+def _host_costs(works: Sequence[NodeWork], host: Hardware) -> list[Cost]:
     """Costs of host nodes in model order; a control-flow node's is its bodies' costs times its trips."""
     leaves = iter(host.costs([w for w in works if w.kind != "control"]))
     costs = []
@@ -119,16 +120,16 @@ def cost_works(works: NodeWorks, system: System, loops: LoopTrips, claimed_on_ho
     # between nodes, e.g. a parameter cache filled in model order).
     node_cost: dict[int, tuple[Cost, float | None]] = {}
     for device, accel in zip(works.devices, system.accelerators):
-        node_cost.update(_device_costs(accel, device.nodes, device.works))
-    host_costs = _host_costs(works.host.works, system.host)
-    node_cost.update({ni: (c, utilization(w, c, system.host))
+        node_cost.update(_device_costs(accel.hardware, device.nodes, device.works))
+    host = system.host.hardware
+    host_costs = _host_costs(works.host.works, host)
+    node_cost.update({ni: (c, utilization(w, c, host))
                       for ni, w, c in zip(works.host.nodes, works.host.works, host_costs)})
     moved: dict[int, tuple[Cost, float | None]] = {}
     if claimed_on_host:
         order = sorted(works.claimed)
         claimed = [resolve_trips(works.claimed[i], loops, HOW_TO_SET_TRIPS) for i in order]
-        moved = {ni: (c, utilization(w, c, system.host))
-                 for ni, w, c in zip(order, claimed, _host_costs(claimed, system.host))}
+        moved = {ni: (c, utilization(w, c, host)) for ni, w, c in zip(order, claimed, _host_costs(claimed, host))}
     return NodeCosts(node_cost, moved, works.loops)
 
 
@@ -138,7 +139,7 @@ def assemble(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate],
     """Build one inference's steps from node costs and simulate them; delegate nodes in `moved` run on the host."""
     graph = interpreter.primary
     tensors = graph.tensors
-    accel_of = {d.name(): a for d, a in zip(delegates, system.accelerators)}
+    accel_of = {d.name(): a.hardware for d, a in zip(delegates, system.accelerators)}
     node_cost = costs.where_run
     b = _StepBuilder()
     for i in graph.inputs:
@@ -226,8 +227,11 @@ def _idle_energy(system: System, timings: Sequence[NodeTiming], latency: float) 
     busy: dict[str, float] = {}
     for t in timings:
         busy[t.unit] = busy.get(t.unit, 0.0) + t.seconds
-    return tuple((d.name, static_power(d) * max(0.0, latency - busy.get(HOST if d is system.host else d.name, 0.0)))
-                 for d in (system.host, *system.accelerators))
+    out = []
+    for d in (system.host, *system.accelerators):
+        idle = max(0.0, latency - busy.get(HOST if d is system.host else d.name, 0.0))
+        out.append((d.name, static_power(d.hardware) * idle))
+    return tuple(out)
 
 
 # A partition's time by kind (seconds): PartitionSummary's compute, memory, transfer and overhead.
@@ -247,7 +251,7 @@ def _by_unit_partition(result: SimResult) -> dict[tuple[str, int], dict[str, flo
     return out
 
 
-def _parameter_loads(delegates: Sequence[AcceleratorDelegate], accel_of: Mapping[str, HardwareConfig],
+def _parameter_loads(delegates: Sequence[AcceleratorDelegate], accel_of: Mapping[str, Hardware],
                      node_cost: Mapping[int, Cost]) -> list[Step]:
     """Initialization: weights an accelerator keeps cross its link once (none with shared memory).
 

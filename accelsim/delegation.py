@@ -1,9 +1,9 @@
 """Delegation: a system's accelerators applied to a model as TFLite delegates, and the work of every node.
 
 The delegates are built from each accelerator's delegation policy (claims, partition policy,
-numerics; `accelsim.config.to_spec`); where placement chose to keep nodes on the host or hand
-them to one accelerator, those choices are arguments here (`host_nodes`, `allowed`), never
-fields of a config. Shapes and types suffice for the work (`runtime.work`).
+numerics: a device's `policy`, `accelsim.config.accelerator_policy`); where placement chose to
+keep nodes on the host or hand them to one accelerator, those choices are arguments here
+(`host_nodes`, `allowed`), never fields of a policy. Shapes and types suffice for the work (`runtime.work`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from accelsim.config import System, to_spec
+from accelsim.config import System, accelerator_policy
 from accelsim.delegates.accelerator import AcceleratorDelegate
 from accelsim.delegates.spec import check_claim, constraint_refusal, facts_from_node
 from accelsim.runtime.interpreter import Interpreter
@@ -30,9 +30,9 @@ def delegates_for(system: System, host_nodes: Mapping[str, frozenset[int]] | Non
     """
     host_nodes = host_nodes or {}
     allowed = allowed or {}
-    return [AcceleratorDelegate(spec, host_nodes=host_nodes.get(spec.name, frozenset()),
-                                allowed_nodes=allowed.get(spec.name))
-            for spec in (to_spec(accel) for accel in system.accelerators)]
+    return [AcceleratorDelegate(policy, host_nodes=host_nodes.get(policy.name, frozenset()),
+                                allowed_nodes=allowed.get(policy.name))
+            for policy in (accelerator_policy(accel) for accel in system.accelerators)]
 
 
 def build_interpreter(model: Model, system: System, host_nodes: Mapping[str, frozenset[int]] | None = None,
@@ -66,19 +66,19 @@ def constraint_refusals(interpreter: Interpreter, system: System) -> tuple[str, 
     for accel in system.accelerators:
         refused = []
         for ni, f in facts:
-            if check_claim(accel.claims, f)[0]:
+            if check_claim(accel.policy.claims, f)[0]:
                 break  # it runs this node: not idle
-            why = constraint_refusal(accel.claims, f)
+            why = constraint_refusal(accel.policy.claims, f)
             if why is not None:
                 refused.append((ni, f.op, *why))
         else:
             if refused:
                 ni, op, rule, why = refused[0]
-                error = accel.error(("claims", rule, "constraints"),
-                                    f"{accel.name} can run no node of the model: its claims match {len(refused)} "
-                                    f"node(s) by op, version and type, and a constraint refuses every one (first: "
-                                    f"node {ni} {op}, {why}); relax the constraints, or claim other ops")
-                lines.append(error.errors[0])
+                lines.append(accel.located(("claims", rule, "constraints"),
+                                           f"{accel.name} can run no node of the model: its claims match "
+                                           f"{len(refused)} node(s) by op, version and type, and a constraint "
+                                           f"refuses every one (first: node {ni} {op}, {why}); relax the "
+                                           "constraints, or claim other ops"))
     return tuple(lines)
 
 

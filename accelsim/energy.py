@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from accelsim.runtime.work import NodeWork
 
 if TYPE_CHECKING:
-    from accelsim.config import HardwareConfig
+    from accelsim.device import Hardware
     from accelsim.memory import Level
 
 
@@ -44,15 +44,15 @@ class Energy:
 
 def energy_unmodelled(system) -> tuple[str, ...]:
     """Names of the devices of `system` (an accelsim.config.System) without an energy model (no energy.mac)."""
-    return tuple(d.name for d in (system.host, *system.accelerators) if not d.energy.mac)
+    return tuple(d.name for d in (system.host, *system.accelerators) if not d.hardware.energy.mac)
 
 
-def static_power(hw: HardwareConfig) -> float:
+def static_power(hw: Hardware) -> float:
     """Watts a device burns whether busy or idle: its compute unit plus every memory level."""
     return hw.energy.static_power + sum(level.static_power for level in hw.memory.levels)
 
 
-def dynamic_energy(work: NodeWork, level_bytes: tuple[tuple[str, int], ...], hw: HardwareConfig,
+def dynamic_energy(work: NodeWork, level_bytes: tuple[tuple[str, int], ...], hw: Hardware,
                    levels: Mapping[str, Level]) -> float:
     """Joules of a node's MACs and of the bytes it moves on each level (the link included)."""
     moved = sum(nbytes * levels[name].energy for name, nbytes in level_bytes)

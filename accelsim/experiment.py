@@ -75,9 +75,10 @@ from typing import Any
 
 import accelsim.config
 import accelsim.hw_configs
-from accelsim.config import Assign, HardwareConfig, apply_overrides, load_hardware, load_system
+from accelsim.config import Assign, apply_overrides, load_hardware, load_system
 from accelsim.config_yaml import Checker, ConfigError, read_document
 from accelsim.delegates.spec import OBJECTIVES
+from accelsim.device import Device
 from accelsim.experiment_keys import section_keys
 from accelsim.ops import OpModuleError, load_op_modules, resolve_spec, unresolved_op, using_ops
 from accelsim.pareto import DEFAULT_BEST, TRACES
@@ -131,7 +132,7 @@ class Experiment:
     pareto_color: str | None = None  # the swept key colouring the Pareto plot; None: the first swept key
     # The hardware configs its files name, by path, as loading read them: design points reuse them rather than
     # read every file again (accelsim.config.load_system's `loaded`).
-    configs: dict[str, HardwareConfig] = field(default_factory=dict, compare=False, repr=False)
+    configs: dict[str, Device] = field(default_factory=dict, compare=False, repr=False)
     ops: tuple[str, ...] = ()  # custom-op modules (accelsim.ops.resolve_spec: names, or absolute .py paths)
 
 

@@ -3,9 +3,10 @@
 A kind lives in one module (the built-in ones in `accelsim/cost/`): a frozen dataclass of its
 `compute:` fields, each declared with `spec(type, meaning, ...)` so that the YAML checks, the
 key table (`schema_rows`) and the field itself come from one place; a
-`costs(works, hw) -> list[Cost]` function; and a `Kind` record named ``KIND`` that ties them
-together. `accelsim.config` checks files and `accelsim.costing` costs nodes through the record
-alone, so adding a kind is one module plus a YAML file that names it:
+`costs(works, hw) -> list[Cost]` function, where `hw` is the device's `accelsim.device.Hardware`
+(its hardware facts alone: a cost model never sees claims, partitioning or numerics); and a `Kind`
+record named ``KIND`` that ties them together. `accelsim.config` checks files and `accelsim.costing`
+costs nodes through the record alone, so adding a kind is one module plus a YAML file that names it:
 
 - built in: one more entry in `BUILTIN`;
 - in another package: an entry point in the group ``accelsim.kinds`` whose value is
@@ -28,8 +29,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from accelsim.config import HardwareConfig
     from accelsim.cost import Cost
+    from accelsim.delegates.spec import DelegationPolicy
+    from accelsim.device import Hardware
     from accelsim.runtime.work import NodeWork
 
 ENTRY_POINT_GROUP = "accelsim.kinds"
@@ -102,13 +104,14 @@ def spec(type: str, meaning: str, default: Any = dataclasses.MISSING, **checks: 
     return dataclasses.field(default=default, metadata={"accelsim": Field(type, meaning, **checks)})
 
 
-def no_notes(config: HardwareConfig) -> list[str]:
+def no_notes(hw: Hardware) -> list[str]:
     """The default `Kind.notes`: a kind without silent rules has nothing to say."""
     return []
 
 
-def no_problems(config: HardwareConfig) -> list[tuple[tuple, str]]:
-    """The default `Kind.check`: a kind whose keys are checked one by one has no rules across them."""
+def no_problems(part: Hardware | DelegationPolicy) -> list[tuple[tuple, str]]:
+    """The default `Kind.check` and `Kind.check_policy`: a kind whose keys are checked one by one has no rules
+    across them."""
     return []
 
 
@@ -122,27 +125,29 @@ class Kind:
             accelerator (`link` and `claims` required).
         summary: one line for listings.
         compute: frozen dataclass of the `compute:` block; every field made with `spec`.
-        costs: the cost of a device's nodes, in model order (one Cost per NodeWork).
+        costs: the cost of a device's nodes, in model order (one Cost per NodeWork), from its hardware.
         macs_per_cycle: how the compute fields give peak MACs per cycle, one line for the
             reference (a user who knows "128 MACs per cycle" reads here which fields to set).
         notes: what a config leaves to a silent rule (e.g. a dtype without its own rate),
             one line each; `accelsim validate` prints them.
         peak_macs_per_cycle: the most MACs per cycle the unit running a node can do (for its
             utilisation in per-layer reports); None leaves utilisation unknown.
-        check: rules across keys of a config otherwise valid (e.g. threads within cores, claims
-            within what a delegate takes): (key path, what is wrong) each, reported at the key's
-            file:line as a ConfigError.
+        check: rules across the hardware keys of a config otherwise valid (e.g. threads within
+            cores): (key path, what is wrong) each, reported at the key's file:line as a ConfigError.
+        check_policy: the same for its delegation policy (e.g. claims within what the delegate
+            takes).
     """
 
     name: str
     role: str
     summary: str
     compute: type
-    costs: Callable[[Sequence[NodeWork], HardwareConfig], list[Cost]]
+    costs: Callable[[Sequence[NodeWork], Hardware], list[Cost]]
     macs_per_cycle: str = ""
-    notes: Callable[[HardwareConfig], list[str]] = no_notes
-    peak_macs_per_cycle: Callable[[NodeWork, HardwareConfig], float] | None = None
-    check: Callable[[HardwareConfig], list[tuple[tuple, str]]] = no_problems
+    notes: Callable[[Hardware], list[str]] = no_notes
+    peak_macs_per_cycle: Callable[[NodeWork, Hardware], float] | None = None
+    check: Callable[[Hardware], list[tuple[tuple, str]]] = no_problems
+    check_policy: Callable[[DelegationPolicy], list[tuple[tuple, str]]] = no_problems
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:

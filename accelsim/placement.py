@@ -61,10 +61,10 @@ def cost_aware_interpreter(model: Model, system: System, schedule: str = "sequen
         return ASSIGNERS[system.assign.policy](model, system, schedule, loops if loops is not None else LoopTrips(),
                                                exact_limit)
     interpreter, delegates = build_interpreter(model, system)
-    costed = {a.name for a in system.accelerators if a.partition.kind == "cost"}
+    costed = {a.name for a in system.accelerators if a.policy.partition.kind == "cost"}
     if not costed:
         return interpreter, delegates, None
-    objectives = sorted({a.partition.objective for a in system.accelerators if a.name in costed})
+    objectives = sorted({a.policy.partition.objective for a in system.accelerators if a.name in costed})
     if len(objectives) > 1:
         raise ValueError(f"accelerators {sorted(costed)} with partition policy 'cost' ask for different objectives "
                          f"{objectives}; give them one partition.objective")
@@ -216,7 +216,7 @@ def _assigned_interpreter(model: Model, system: System, schedule: str, loops: Lo
     accel_cost: dict[str, Mapping[int, tuple[Cost, float | None]]] = {}
     claimable: dict[str, frozenset[int]] = {}
     for accel in system.accelerators:
-        alone = System(system.host, (dataclasses.replace(accel, partition=PartitionPolicy()),))
+        alone = System(system.host, (accel.with_policy(partition=PartitionPolicy()),))
         it, ds = build_interpreter(model, alone)
         claimable[accel.name] = frozenset(ds[0].claimed_nodes())
         accel_cost[accel.name] = cost_nodes(it, ds, alone, loops, False).where_run
@@ -268,8 +268,8 @@ def _assigned_interpreter(model: Model, system: System, schedule: str, loops: Lo
             keep[unit] -= frozenset(graph.nodes[ni].params.nodes_to_replace)
         it, ds = build_interpreter(model, plain, allowed=keep)
     costed = dataclasses.replace(plain, accelerators=tuple(
-        a if a.partition.kind == "prefix" else dataclasses.replace(
-            a, partition=dataclasses.replace(a.partition, kind="cost", objective=objective))
+        a if a.policy.partition.kind == "prefix" else a.with_policy(
+            partition=dataclasses.replace(a.policy.partition, kind="cost", objective=objective))
         for a in system.accelerators))
     policy_it, policy_d, _ = cost_aware_interpreter(model, costed, schedule, loops, exact_limit)
     order_sim = simulate_interpreter(order_it, order_d, plain, schedule, loops=loops)

@@ -164,7 +164,7 @@ def _energy_not_modelled(sim: Simulation) -> dict[str, Any]:
 
 def area(system: System) -> dict[str, int | float]:
     """The area proxies of a design point: MAC units and on-chip bytes over the host and every accelerator."""
-    devices = (system.host, *system.accelerators)
+    devices = tuple(d.hardware for d in (system.host, *system.accelerators))
     macs = sum(peak_macs_per_cycle(c) for c in devices)
     return {"area_macs": int(macs) if float(macs).is_integer() else _r(macs),  # whole for every shipped kind
             "area_onchip_bytes": int(sum(onchip_bytes(c) for c in devices))}

@@ -205,7 +205,7 @@ def report_context(experiment: Experiment, n_points: int) -> dict[str, Any]:
     host_name = configs[0].name
     given = [f"{host_name}.{k.split('.', 1)[1]}" if k.startswith("host.") else k for k in keys]
     return {"source": experiment.source, "points": n_points, "assumptions": assumption_lines(configs, given),
-            "host": [host_name, configs[0].calibration],
+            "host": [host_name, configs[0].hardware.calibration],
             "models": list(dict.fromkeys(Path(m).stem for m in experiment.models)),
             "variants": [v.name for v in experiment.variants], "sweep_keys": keys,
             "traces": experiment.traces, "best": experiment.best,

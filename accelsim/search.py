@@ -36,7 +36,8 @@ from typing import Any
 import numpy as np
 
 from accelsim import units
-from accelsim.config import HardwareConfig, System
+from accelsim.config import System
+from accelsim.device import Hardware
 from accelsim.runtime.work import Gemm, NodeWork
 
 STRATEGIES = ("grid", "random")
@@ -254,22 +255,22 @@ def sampled_combinations(sweeps: Sequence[tuple[str, Any]], search: Search) -> l
 # -- limits -----------------------------------------------------------------------------------
 
 
-def peak_macs_per_cycle(config: HardwareConfig) -> float:
+def peak_macs_per_cycle(hw: Hardware) -> float:
     """The device's peak MACs per cycle on an int8 GEMM (its kind's own rule; 0 when the kind has none)."""
-    rule = config.kind_record.peak_macs_per_cycle
+    rule = hw.kind_record.peak_macs_per_cycle
     if rule is None:
         return 0.0
     gemm = NodeWork("FULLY_CONNECTED", "int8", macs=1, kind="gemm", gemm=Gemm(1, 1, 1))
-    return float(rule(gemm, config))
+    return float(rule(gemm, hw))
 
 
-def onchip_bytes(config: HardwareConfig) -> float:
+def onchip_bytes(hw: Hardware) -> float:
     """The bytes of the device's memory levels that have a size (unsized levels, such as DRAM, are off chip)."""
-    return float(sum(level.size for level in config.memory.levels if level.size is not None))
+    return float(sum(level.size for level in hw.memory.levels if level.size is not None))
 
 
 # The limit vocabulary: name -> (what it measures of an accelerator, how a bound is written).
-LIMITS: dict[str, tuple[Callable[[HardwareConfig], float], Callable[[Any], float]]] = {
+LIMITS: dict[str, tuple[Callable[[Hardware], float], Callable[[Any], float]]] = {
     "peak_macs_per_cycle": (peak_macs_per_cycle, units.parse_number),
     "onchip_bytes": (onchip_bytes, units.parse_size),
 }
@@ -291,7 +292,7 @@ class Limit:
         """Which accelerator of `system` breaks this limit and by how much (one line), or None when all keep it."""
         measure = LIMITS[self.name][0]
         for accel in system.accelerators:
-            value = measure(accel)
+            value = measure(accel.hardware)
             broken = ("below the min", self.low) if self.low is not None and value < self.low else (
                 ("above the max", self.high) if self.high is not None and value > self.high else None)
             if broken is not None:

@@ -28,8 +28,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from accelsim.analysis import Analysis, analyze, chosen_by_cost, simulate_placed
-from accelsim.config import HardwareConfig, System, apply_overrides, identity
+from accelsim.config import System, apply_overrides, identity
 from accelsim.config_yaml import ConfigError
+from accelsim.device import Hardware
 from accelsim.feasibility import Infeasible
 from accelsim.runtime.ir import Model
 from accelsim.runtime.work import LoopTrips
@@ -131,22 +132,22 @@ class Sensitivity:
     verdict: tuple[str, ...]
 
 
-def _parameters(config: HardwareConfig) -> list[Parameter]:
-    """The design parameters of one device, with their current values."""
-    device = config.name
-    out = [Parameter(device=device, key="clock", value=config.clock, unit="Hz")]
-    names = {f.name for f in dataclasses.fields(config.compute)}
-    out += [Parameter(device=device, key=f"compute.{n}", value=float(getattr(config.compute, n)), unit="")
+def _parameters(hw: Hardware) -> list[Parameter]:
+    """The design parameters of one device's hardware, with their current values."""
+    device = hw.name
+    out = [Parameter(device=device, key="clock", value=hw.clock, unit="Hz")]
+    names = {f.name for f in dataclasses.fields(hw.compute)}
+    out += [Parameter(device=device, key=f"compute.{n}", value=float(getattr(hw.compute, n)), unit="")
             for n in DESIGN_COMPUTE if n in names]
-    for level in config.memory.levels:
+    for level in hw.memory.levels:
         if level.size is not None:
             out.append(Parameter(device=device, key=f"memory.levels.{level.name}.size", value=level.size, unit="B"))
         out.append(Parameter(device=device, key=f"memory.levels.{level.name}.bandwidth", value=level.bandwidth,
                              unit="B/s"))
-    if config.link is not None:
-        out += [Parameter(device=device, key="link.bandwidth", value=config.link.bandwidth, unit="B/s"),
-                Parameter(device=device, key="link.latency", value=config.link.latency, unit="s"),
-                Parameter(device=device, key="link.call_overhead", value=config.link.call_overhead, unit="s")]
+    if hw.link is not None:
+        out += [Parameter(device=device, key="link.bandwidth", value=hw.link.bandwidth, unit="B/s"),
+                Parameter(device=device, key="link.latency", value=hw.link.latency, unit="s"),
+                Parameter(device=device, key="link.call_overhead", value=hw.link.call_overhead, unit="s")]
     return out
 
 
@@ -272,7 +273,7 @@ def sensitivity(model: Model | str, system: System, schedule: str = "sequential"
     base_us = base.latency * 1e6
     variations, skipped = [], []
     for device in (system.host, *system.accelerators):
-        for p in _parameters(device):
+        for p in _parameters(device.hardware):
             if p.value == 0:
                 skipped.append(f"{p.label}: 0 (halving or doubling 0 changes nothing; give it a value to vary)")
                 continue

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from accelsim.config import System, apply_overrides, load_hardware, load_system, to_spec
+from accelsim.config import System, accelerator_policy, apply_overrides, load_hardware, load_system
 from accelsim.delegates.accelerator import AcceleratorDelegate
 from accelsim.delegates.registry import DelegateRegistry, OptionSpec, parse_option_strings
 from accelsim.experiment import resolve_config
@@ -44,7 +44,7 @@ def delegate_registry() -> DelegateRegistry:
     registry = DelegateRegistry()
     registry.register_provider(
         "accelerator",
-        lambda config: AcceleratorDelegate(to_spec(load_hardware(config_path(config)))),
+        lambda config: AcceleratorDelegate(accelerator_policy(load_hardware(config_path(config)))),
         {"config": OptionSpec(str, "edgetpu_usb", "hardware config: a YAML path or a shipped name")},
         help="a virtual accelerator described by a hardware config")
     return registry
@@ -52,7 +52,7 @@ def delegate_registry() -> DelegateRegistry:
 
 def delegates_from_options(hw: Sequence[str], named: Sequence[tuple[str, list[str]]]) -> list:
     """Delegates for the accelerator configs `hw`, then for each (provider name, option strings) of `named`."""
-    out = [AcceleratorDelegate(to_spec(load_hardware(config_path(h)))) for h in hw]
+    out = [AcceleratorDelegate(accelerator_policy(load_hardware(config_path(h)))) for h in hw]
     registry = delegate_registry()
     for name, options in named:
         out.append(registry.create_delegate(name, **parse_option_strings(options)))

@@ -31,11 +31,11 @@ def validation_lines(path: str | Path) -> Iterator[str]:
         yield f"{path}: ok (experiment {e.name!r}, {len(e.variants)} variants)"
         configs = dict.fromkeys([e.host, *(a for v in e.variants for a in v.accelerators)])
         for config in (load_hardware(c) for c in configs):
-            yield from (f"  note: {config.source}: {note}" for note in config.notes())
+            yield from (f"  note: {config.source}: {note}" for note in config.hardware.notes())
         yield from (f"  infeasible: {line}" for line in infeasible_variants(e))
     else:
         c = load_hardware(path)
-        yield f"{path}: ok ({c.kind} config {c.name!r})"
-        yield from (f"  note: {note}" for note in c.notes())
+        yield f"{path}: ok ({c.hardware.kind} config {c.name!r})"
+        yield from (f"  note: {note}" for note in c.hardware.notes())
         # the notes are printed above
         yield from (f"  assumed: {a.key} = {a.value} ({a.source})" for a in assumptions(c, with_notes=False))

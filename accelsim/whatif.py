@@ -15,20 +15,20 @@ and are listed as such. A node whose op has no work model is reported, never gue
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from accelsim.analysis import simulate_model
-from accelsim.config import HardwareConfig, System
+from accelsim.config import System
 from accelsim.delegates.spec import (
     BOOL_CONSTRAINTS,
     INT_CONSTRAINTS,
     MAX_VERSION,
     NEVER_ANY,
     ClaimRule,
+    DelegationPolicy,
     NodeFacts,
     check_claim,
     facts_from_node,
@@ -211,7 +211,7 @@ def _yaml_value(value: Any) -> str:
     return str(value)
 
 
-def _groups(accel: HardwareConfig, facts_of: dict[int, NodeFacts], on_host: set[int]
+def _groups(accel: DelegationPolicy, facts_of: dict[int, NodeFacts], on_host: set[int]
             ) -> tuple[dict[tuple, list[tuple[int, NodeFacts, str]]], list[Unclaimable]]:
     """Host nodes `accel` refuses, grouped by (op, covering rule index or None, reason); and those no line admits.
 
@@ -240,7 +240,7 @@ def _groups(accel: HardwareConfig, facts_of: dict[int, NodeFacts], on_host: set[
 
 
 def _with_claims(system: System, extra: dict[str, tuple[ClaimRule, ...]]) -> System:
-    return System(system.host, tuple(dataclasses.replace(a, claims=a.claims + extra.get(a.name, ()))
+    return System(system.host, tuple(a.with_policy(claims=a.policy.claims + extra.get(a.name, ()))
                                      for a in system.accelerators))
 
 
@@ -263,14 +263,14 @@ def whatif(model: Model, system: System, name: str = "<model>", schedule: str = 
     unclaimable: dict[int, Unclaimable] = {}
     seen: set[tuple[str, str]] = set()
     for accel in system.accelerators:
-        groups, lost = _groups(accel, facts, on_host)
+        groups, lost = _groups(accel.policy, facts, on_host)
         for u in lost:
             unclaimable.setdefault(u.node, u)
         for ((op, custom_code), k, reason), members in groups.items():
             group = [f for _, f, _ in members]
             rule = (ClaimRule(op, _ranges({f.version for f in group}), frozenset(f.dtype for f in group),
                               custom_code=custom_code)
-                    if k is None else _relaxed(accel.claims[k], op, reason, group))
+                    if k is None else _relaxed(accel.policy.claims[k], op, reason, group))
             if custom_code:
                 op = f"CUSTOM {custom_code!r}"
             line = claim_line(rule)
@@ -284,15 +284,15 @@ def whatif(model: Model, system: System, name: str = "<model>", schedule: str = 
     # Most latency saved first; among equal latencies, the line that moves more nodes off the host.
     candidates.sort(key=lambda c: (c.outcome.latency_us is None, c.outcome.latency_us or 0.0,
                                    -(c.outcome.delegated_nodes or 0)))
-    prefix = tuple((a.name, first) for a in system.accelerators if a.partition.kind == "prefix"
-                   and (first := _first_refusal(a, facts)) is not None)
+    prefix = tuple((a.name, first) for a in system.accelerators if a.policy.partition.kind == "prefix"
+                   and (first := _first_refusal(a.policy, facts)) is not None)
     return WhatIf(model=name, accelerators=tuple(a.name for a in system.accelerators), base=base, host_only=host_only,
                   candidates=tuple(candidates),
                   pair=_best_pair(model, system, candidates[:pair_pool], schedule, loops),
                   unclaimable=tuple(sorted(unclaimable.values(), key=lambda u: u.node)), prefix_refusals=prefix)
 
 
-def _first_refusal(accel: HardwareConfig, facts: dict[int, NodeFacts]) -> int | None:
+def _first_refusal(accel: DelegationPolicy, facts: dict[int, NodeFacts]) -> int | None:
     """The first node in run order the accelerator's rules refuse (where a 'prefix' accelerator stops)."""
     return next((ni for ni, f in facts.items() if not check_claim(accel.claims, f)[0]), None)
 

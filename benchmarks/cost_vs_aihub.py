@@ -44,7 +44,8 @@ if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the r
     sys.path.insert(0, str(ROOT))
 
 from accelsim.analysis import analyze, simulate_analysis  # noqa: E402
-from accelsim.config import HardwareConfig, System, apply_overrides, load_hardware  # noqa: E402
+from accelsim.config import System, apply_overrides, load_hardware  # noqa: E402
+from accelsim.device import Device  # noqa: E402
 from accelsim.experiment import SHIPPED_CONFIGS  # noqa: E402
 from accelsim.runtime.ir import Model  # noqa: E402
 from accelsim.runtime.read import load_model  # noqa: E402
@@ -129,17 +130,17 @@ def ensure_models(cache: Path) -> None:
         tmp.replace(model_path(cache, r, d))
 
 
-def values_of(npu: HardwareConfig) -> dict[str, float]:
+def values_of(npu: Device) -> dict[str, float]:
     """The current FITTED values of `npu` (bandwidth in GB/s)."""
-    c = npu.compute
-    dram = next(level for level in npu.memory.levels if level.name == "dram")
+    c = npu.hardware.compute
+    dram = next(level for level in npu.hardware.memory.levels if level.name == "dram")
     return {"compute.macs_per_cycle.int8": dict(c.macs_per_cycle)["int8"],
             "compute.macs_per_cycle.float16": dict(c.macs_per_cycle)["float16"],
             "compute.vector_per_cycle.int8": dict(c.vector_per_cycle)["int8"],
             "compute.node_cycles": c.node_cycles, "memory.levels.dram.bandwidth": dram.bandwidth / 1e9}
 
 
-def with_values(npu: HardwareConfig, values: Mapping[str, float]) -> HardwareConfig:
+def with_values(npu: Device, values: Mapping[str, float]) -> Device:
     """`npu` with FITTED `values`; the vector unit's float16 rate follows its int8 rate (half the lanes)."""
     overrides = {k: (f"{v:.6g} GB/s" if k == "memory.levels.dram.bandwidth" else v) for k, v in values.items()}
     overrides["compute.vector_per_cycle.float16"] = values["compute.vector_per_cycle.int8"] / 2
@@ -183,7 +184,7 @@ def summarize(cache: Path, system: System) -> list[str]:
             for r, _, d in fit_models()]
 
 
-def refit(found: Sequence[Case], host: HardwareConfig, npu: HardwareConfig) -> dict[str, float]:
+def refit(found: Sequence[Case], host: Device, npu: Device) -> dict[str, float]:
     """FITTED values chosen on the fit rows (held-out rows never enter)."""
     fit_cases = [c for c in found if not c.row.held_out]
 
@@ -194,7 +195,7 @@ def refit(found: Sequence[Case], host: HardwareConfig, npu: HardwareConfig) -> d
     return calibration.fit(ratios, values_of(npu), INTEGERS, UPPER)
 
 
-def fit_lines(host: HardwareConfig, npu: HardwareConfig) -> list[str]:
+def fit_lines(host: Device, npu: Device) -> list[str]:
     """What --fit prints: each FITTED value, refitted from the committed summaries, beside the YAML's."""
     system = System(host, (npu,))
     found = [Case(r, title, d, analyze(calibration.read_summary(summary_path(r, d), "cost_vs_aihub"), system))

@@ -62,9 +62,10 @@ if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the r
 
 from accelsim import memory  # noqa: E402
 from accelsim.analysis import analyze, simulate_analysis  # noqa: E402
-from accelsim.config import HardwareConfig, System, apply_overrides, load_hardware  # noqa: E402
+from accelsim.config import System, apply_overrides, load_hardware  # noqa: E402
 from accelsim.costing import simulate_interpreter  # noqa: E402
 from accelsim.delegation import build_interpreter  # noqa: E402
+from accelsim.device import Device  # noqa: E402
 from accelsim.experiment import SHIPPED_CONFIGS  # noqa: E402
 from accelsim.runtime.ir import Model  # noqa: E402
 from accelsim.runtime.read import load_model  # noqa: E402
@@ -138,9 +139,9 @@ ROWS = (
 SUMMARY_ROWS = tuple(r.key for r in ROWS if any(r.role(c) == FIT for c in CONFIGS))
 
 
-def systems(cpu: HardwareConfig) -> dict[str, System]:
+def systems(cpu: Device) -> dict[str, System]:
     """Each column's system, with `cpu` as the Dev Board's CPU."""
-    def config(name: str) -> HardwareConfig:
+    def config(name: str) -> Device:
         return cpu if name == CPU else load_hardware(SHIPPED_CONFIGS / f"{name}.yaml")
 
     return {c: System(config(HOSTS[c]), () if c == CPU else (config(c),)) for c in CONFIGS}
@@ -196,14 +197,14 @@ def fit(columns: Mapping[str, System]) -> dict[str, object]:
     return out
 
 
-def cpu_values(cpu: HardwareConfig) -> dict[str, float]:
+def cpu_values(cpu: Device) -> dict[str, float]:
     """The current CPU_FITTED values of `cpu`."""
-    c = cpu.compute
+    c = cpu.hardware.compute
     return {"compute.efficiency": c.efficiency, "compute.row_cycles.int8": dict(c.row_cycles)["int8"],
             "compute.pack_cycles.int8": dict(c.pack_cycles)["int8"]}
 
 
-def refit_cpu(cpu: HardwareConfig) -> dict[str, float]:
+def refit_cpu(cpu: Device) -> dict[str, float]:
     """CPU_FITTED values chosen on the Embedded CPU column's fit rows (held-out rows never enter), from their
     committed summaries; a local descent from `cpu`'s values."""
     fit_rows = [r for r in ROWS if r.role(CPU) == FIT]
@@ -225,7 +226,7 @@ def fit_lines(columns: Mapping[str, System]) -> list[str]:
     fitted = fit(columns)
     lines, same = [f"Edge TPU fit rows: shape over {', '.join(SHAPE_ROWS)} (both columns); link over {LINK_ROW}"], True
     for c in EDGETPU:
-        hw = columns[c].accelerators[0]
+        hw = columns[c].accelerators[0].hardware
         shipped = {"compute.rows": hw.compute.rows, "compute.cols": hw.compute.cols,
                    f"{c}.link.bandwidth": hw.link.bandwidth}
         for key, value in shipped.items():
@@ -285,12 +286,12 @@ class Detail:
     io_ms: float  # input/output transfers and call overhead
 
 
-def detail(works: Sequence[NodeWork], sim: Simulation, accel: HardwareConfig) -> Detail:
+def detail(works: Sequence[NodeWork], sim: Simulation, accel: Device) -> Detail:
     """Summarize one accelerator's part of a simulation."""
     nodes = [n for n in sim.nodes if n.unit != HOST]
     return Detail(weight_bytes=sum(w.weight_bytes for w in works),
                   working_set=max(w.input_bytes + w.output_bytes for w in works),
-                  cache_left=memory.weight_cache(works, accel.memory) or 0,
+                  cache_left=memory.weight_cache(works, accel.hardware.memory) or 0,
                   streamed_bytes=sum(n.cost.param_bytes_streamed for n in nodes),
                   accel_ms=sum(n.seconds for n in nodes) * 1e3,
                   io_ms=sum(p.transfer + p.overhead for p in sim.partitions) * 1e3)

@@ -46,7 +46,8 @@ if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the r
     sys.path.insert(0, str(ROOT))
 
 from accelsim.analysis import analyze, simulate_analysis  # noqa: E402
-from accelsim.config import HardwareConfig, System, apply_overrides, load_hardware  # noqa: E402
+from accelsim.config import System, apply_overrides, load_hardware  # noqa: E402
+from accelsim.device import Device  # noqa: E402
 from accelsim.experiment import SHIPPED_CONFIGS  # noqa: E402
 from accelsim.runtime.ir import Model  # noqa: E402
 from benchmarks import calibration  # noqa: E402
@@ -154,11 +155,11 @@ class Bench:
                 self.analyses[(r.label, column)] = analyze(model, self.system(column, self.configs))
 
     @staticmethod
-    def system(column: str, configs: Mapping[str, HardwareConfig]) -> System:
+    def system(column: str, configs: Mapping[str, Device]) -> System:
         gpu = (configs["adreno630_gpu"],) if column == "gpu" else ()
         return System(configs["kryo385_cpu"], gpu)
 
-    def configured(self, values: Mapping[Param, float]) -> dict[str, HardwareConfig]:
+    def configured(self, values: Mapping[Param, float]) -> dict[str, Device]:
         """The configs with `values` written over their keys."""
         out = dict(self.configs)
         for name in out:
@@ -167,7 +168,7 @@ class Bench:
                 out[name] = apply_overrides(out[name], changes)
         return out
 
-    def ms(self, row: Row, column: str, configs: Mapping[str, HardwareConfig]) -> float:
+    def ms(self, row: Row, column: str, configs: Mapping[str, Device]) -> float:
         return simulate_analysis(self.analyses[(row.label, column)], self.system(column, configs)).latency * 1e3
 
 
@@ -228,14 +229,14 @@ def fit_lines() -> list[str]:
     return lines
 
 
-def _current(config: HardwareConfig, key: str) -> float:
+def _current(config: Device, key: str) -> float:
     """A config's value at a dotted key path (compute fields, dtype rates, link fields)."""
     section, field, *rest = key.split(".")
-    value = getattr(getattr(config, section), field)
+    value = getattr(getattr(config.hardware, section), field)
     return dict(value)[rest[0]] if rest else value
 
 
-def table(bench: Bench, configs: Mapping[str, HardwareConfig], out: Callable[[str], None] = print) -> dict:
+def table(bench: Bench, configs: Mapping[str, Device], out: Callable[[str], None] = print) -> dict:
     """Print the per-row table and the per-column errors; return {column: {FIT|HELD_OUT: ratios}}."""
     header = f"{'model':<24} {'rows':<9}" + "".join(f"{TITLES[c] + ' ms':>14} {'pub':>6} {'ratio':>6}"
                                                    for c in COLUMNS)

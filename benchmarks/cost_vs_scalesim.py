@@ -27,9 +27,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the repository root
     sys.path.insert(0, str(ROOT))
 
-from accelsim.config import HardwareConfig, apply_overrides, load_hardware  # noqa: E402
+from accelsim.config import apply_overrides, load_hardware  # noqa: E402
 from accelsim.cost import systolic  # noqa: E402
 from accelsim.cost.systolic import DATAFLOWS  # noqa: E402
+from accelsim.device import Hardware  # noqa: E402
 from accelsim.runtime.work import NodeWork, conv_work  # noqa: E402
 
 VENV = ROOT / ".venv-scalesim"
@@ -182,12 +183,12 @@ def run_scalesim(python: Path, layers, rows: int, cols: int, workdir: Path,
     return runs
 
 
-def array_config(dataflow: str, rows: int = ROWS, cols: int = COLS) -> HardwareConfig:
+def array_config(dataflow: str, rows: int = ROWS, cols: int = COLS) -> Hardware:
     """The shipped Edge-TPU-like config resized to rows x cols, given `dataflow`, ample on-chip bandwidth and
     no program transfer (SCALE-Sim times the array alone)."""
     base = load_hardware(ROOT / "hw_configs" / "edgetpu_usb.yaml")
     return apply_overrides(base, {"compute.rows": rows, "compute.cols": cols, "compute.dataflow": dataflow,
-                                  "compute.instruction_bytes": 0, "memory.levels.sram.bandwidth": "1000 TB/s"})
+                                  "compute.instruction_bytes": 0, "memory.levels.sram.bandwidth": "1000 TB/s"}).hardware
 
 
 def our_cycles(layers, dataflow: str) -> tuple[tuple[int, ...], float]:

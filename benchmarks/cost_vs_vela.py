@@ -66,10 +66,11 @@ ROOT = Path(__file__).resolve().parent.parent
 if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the repository root
     sys.path.insert(0, str(ROOT))
 
-from accelsim.config import HardwareConfig, load_hardware, to_spec  # noqa: E402
+from accelsim.config import accelerator_policy, load_hardware  # noqa: E402
 from accelsim.cost import npu  # noqa: E402
 from accelsim.cost.npu import NpuCompute  # noqa: E402
 from accelsim.delegates.accelerator import AcceleratorDelegate  # noqa: E402
+from accelsim.device import Device, Hardware  # noqa: E402
 from accelsim.runtime.interpreter import Interpreter  # noqa: E402
 from accelsim.runtime.work import NodeWork  # noqa: E402
 from benchmarks.calibration import FIT, HELD_OUT, error_lines, geomean_error  # noqa: E402
@@ -182,10 +183,11 @@ def run_vela(model: Path, accelerator: str, system: str, out_dir: Path) -> VelaR
     return VelaRun(summary, parse_layers(result.stdout), int(cpu_ops.group(1)) if cpu_ops else 0)
 
 
-def our_nodes(model: Path, hw: HardwareConfig) -> tuple[list[OurNode], list[NodeWork], int]:
+def our_nodes(model: Path, device: Device) -> tuple[list[OurNode], list[NodeWork], int]:
     """Our cost and work of every node the config claims, in execution order, and how many nodes it leaves
     to the CPU."""
-    delegate = AcceleratorDelegate(to_spec(hw))
+    delegate = AcceleratorDelegate(accelerator_policy(device))
+    hw = device.hardware
     interpreter = Interpreter(model_path=str(model), experimental_delegates=[delegate])
     interpreter.allocate_tensors()
     graph = interpreter.primary
@@ -238,7 +240,7 @@ class Comparison:
     nodes: tuple[OurNode, ...]
     cpu_ops: int
     vela: VelaRun
-    hw: HardwareConfig
+    hw: Hardware
     works: tuple[NodeWork, ...]  # of `nodes`, for refitting
 
     @property
@@ -252,11 +254,11 @@ class Comparison:
 
 def compare(model: Path, config: str, accelerator: str, system: str, work_dir: Path) -> Comparison:
     """Our estimate and Vela's for one model on one system."""
-    hw = load_hardware(ROOT / "hw_configs" / f"{config}.yaml")
+    device = load_hardware(ROOT / "hw_configs" / f"{config}.yaml")
     out_dir = work_dir / f"{model.stem}_{accelerator}"
-    nodes, works, cpu_ops = our_nodes(model, hw)
-    return Comparison(model.stem, config, tuple(nodes), cpu_ops, run_vela(model, accelerator, system, out_dir), hw,
-                      tuple(works))
+    nodes, works, cpu_ops = our_nodes(model, device)
+    return Comparison(model.stem, config, tuple(nodes), cpu_ops, run_vela(model, accelerator, system, out_dir),
+                      device.hardware, tuple(works))
 
 
 def row_set(model: str) -> str:

@@ -32,8 +32,9 @@ if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the r
 
 from accelsim import units  # noqa: E402
 from accelsim.analysis import analyze, simulate_analysis  # noqa: E402
-from accelsim.config import HardwareConfig, System, apply_overrides, load_hardware  # noqa: E402
+from accelsim.config import System, apply_overrides, load_hardware  # noqa: E402
 from accelsim.cost import dtype_itemsize  # noqa: E402
+from accelsim.device import Device  # noqa: E402
 from accelsim.experiment import resolve_config  # noqa: E402
 from benchmarks.cost_vs_litert import FIT_ROWS, machine, measure, runnable_fixtures  # noqa: E402
 
@@ -49,30 +50,30 @@ FITTED = {
 _MOVES = (16, 8, 4, 2, 1)
 
 
-def ceiling(path: str, hw: HardwareConfig) -> float:
+def ceiling(path: str, host: Device) -> float:
     """The most a fitted rate may reach: per-cycle rates stay within the core's two vector ports of one
     SIMD register each (simd_bits / 8 / itemsize lanes, as the YAML's ISA facts give); other fields are free.
     Whole-model times alone leave some rates unbounded (a model with few such ops barely feels them)."""
     section, dtype = path.split(".")[-2:] if path.count(".") == 2 else ("", "")
     if section not in ("vector_per_cycle", "lookups_per_cycle", "move_per_cycle"):
         return math.inf
-    return 2 * hw.compute.simd_bits // (8 * dtype_itemsize(dtype))
+    return 2 * host.hardware.compute.simd_bits // (8 * dtype_itemsize(dtype))
 
 
-def current(hw: HardwareConfig) -> dict[str, float]:
+def current(host: Device) -> dict[str, float]:
     """The YAML's value of every FITTED field (the L2 bandwidth in GB/s)."""
     out = {}
     for path in FITTED:
-        node = hw.document.data
+        node = host.document.data
         for key in path.split("."):
             node = node[key]
         out[path] = units.parse_rate(node) / 1e9 if path.endswith("bandwidth") else node
     return out
 
 
-def with_values(hw: HardwareConfig, values: Mapping[str, float]) -> HardwareConfig:
-    """`hw` with the FITTED fields set to `values` (checked as a YAML file is)."""
-    return apply_overrides(hw, {p: f"{v:g} GB/s" if p.endswith("bandwidth") else v for p, v in values.items()})
+def with_values(host: Device, values: Mapping[str, float]) -> Device:
+    """`host` with the FITTED fields set to `values` (checked as a YAML file is)."""
+    return apply_overrides(host, {p: f"{v:g} GB/s" if p.endswith("bandwidth") else v for p, v in values.items()})
 
 
 def on_grid(path: str, value: float) -> float:
@@ -81,21 +82,21 @@ def on_grid(path: str, value: float) -> float:
     return int(units_ * step) if isinstance(step, int) else round(units_ * step, 10)
 
 
-def latencies(analyses: Sequence, hw: HardwareConfig) -> list[float]:
-    """Simulated seconds of each analysed model on `hw` alone."""
-    system = System(hw, ())
+def latencies(analyses: Sequence, host: Device) -> list[float]:
+    """Simulated seconds of each analysed model on `host` alone."""
+    system = System(host, ())
     return [simulate_analysis(a, system).latency for a in analyses]
 
 
-def error(analyses: Sequence, hw: HardwareConfig, measured: Sequence[float]) -> float:
+def error(analyses: Sequence, host: Device, measured: Sequence[float]) -> float:
     """Sum of squared log ratios simulated / measured."""
-    return sum(math.log(s / m) ** 2 for s, m in zip(latencies(analyses, hw), measured))
+    return sum(math.log(s / m) ** 2 for s, m in zip(latencies(analyses, host), measured))
 
 
-def fit(analyses: Sequence, hw: HardwareConfig, measured: Sequence[float]) -> dict[str, float]:
-    """The FITTED values at a local minimum of `error` on the grid, from `hw`'s own values (within `ceiling`)."""
-    best = {p: min(on_grid(p, v), ceiling(p, hw)) for p, v in current(hw).items()}
-    best_error = error(analyses, with_values(hw, best), measured)
+def fit(analyses: Sequence, host: Device, measured: Sequence[float]) -> dict[str, float]:
+    """The FITTED values at a local minimum of `error` on the grid, from `host`'s own values (within `ceiling`)."""
+    best = {p: min(on_grid(p, v), ceiling(p, host)) for p, v in current(host).items()}
+    best_error = error(analyses, with_values(host, best), measured)
     improved = True
     while improved:
         improved = False
@@ -105,10 +106,10 @@ def fit(analyses: Sequence, hw: HardwareConfig, measured: Sequence[float]) -> di
                     trials = []
                     for sign in (1, -1):
                         value = on_grid(path, best[path] + sign * moves * FITTED[path])
-                        if value <= 0 or value > ceiling(path, hw):
+                        if value <= 0 or value > ceiling(path, host):
                             continue
                         trial = {**best, path: value}
-                        trials.append((error(analyses, with_values(hw, trial), measured), -sign, trial))
+                        trials.append((error(analyses, with_values(host, trial), measured), -sign, trial))
                     if not trials:
                         break
                     trial_error, _, trial = min(trials, key=lambda t: t[:2])
@@ -125,14 +126,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=20, help="at least this many invokes per model and round")
     parser.add_argument("--min-time", type=float, default=0.2, help="and at least this many seconds of them")
     args = parser.parse_args(argv)
-    hw = load_hardware(resolve_config(args.host, ROOT))
+    host = load_hardware(resolve_config(args.host, ROOT))
     paths, skipped = runnable_fixtures(sorted(FIT_ROWS))
     print("\n".join(skipped))
     medians = measure(paths, args.rounds, args.runs, args.min_time)
     measured = [min(medians[p]) for p in paths]
-    analyses = [analyze(str(p), System(hw, ())) for p in paths]
-    fitted = fit(analyses, hw, measured)
-    before, after = latencies(analyses, hw), latencies(analyses, with_values(hw, fitted))
+    analyses = [analyze(str(p), System(host, ())) for p in paths]
+    fitted = fit(analyses, host, measured)
+    before, after = latencies(analyses, host), latencies(analyses, with_values(host, fitted))
     print(f"machine: {machine()}")
     print(f"fit rows: the {len(paths)} fixtures of FIT_ROWS (benchmarks/cost_vs_litert.py); LiteRT XNNPACK, "
           f"num_threads=1, thread CPU time, "
@@ -143,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     spread_before = max(b / m for b, m in zip(before, measured)) / min(b / m for b, m in zip(before, measured))
     spread_after = max(a / m for a, m in zip(after, measured)) / min(a / m for a, m in zip(after, measured))
     print(f"spread (max/min of simulated / measured): YAML {spread_before:.2f}x, fit {spread_after:.2f}x")
-    shipped = current(hw)
+    shipped = current(host)
     grid = ", ".join(f"{k} {v}" for k, v in FITTED.items())
     print(f"{args.host}: what the YAML would hold on this machine (grid: {grid})")
     for path in FITTED:

@@ -1,4 +1,4 @@
-"""What an accelerator delegate needs to know about its hardware: claim rules, partitioning, numerics.
+"""A device's delegation policy (`DelegationPolicy`): claim rules, partitioning, numerics; never its hardware facts.
 
 Plain frozen dataclasses (no YAML here; `accelsim.config` builds them from files). A node is
 claimed when some `ClaimRule` for its op accepts its `NodeFacts`; `check_claim` says why not.
@@ -189,8 +189,12 @@ class Numerics:
 
 
 @dataclass(frozen=True)
-class AcceleratorSpec:
-    """Everything the accelerator delegate consumes: its name, claim rules, partitioning and numerics."""
+class DelegationPolicy:
+    """How a device is delegated to: its name, claim rules, partitioning and numerics.
+
+    Everything `AcceleratorDelegate` consumes, and a device's whole policy (`accelsim.device.Device.policy`;
+    its hardware facts are another type). A host's claims are empty.
+    """
 
     name: str
     claims: tuple[ClaimRule, ...]

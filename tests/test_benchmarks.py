@@ -213,10 +213,11 @@ def test_the_pixel3_fit_notices_a_yaml_that_does_not_hold_it(monkeypatch):
     real = cost_vs_pixel3.load_hardware
 
     def damaged(path):
-        hw = real(path)
+        device = real(path)
         if path.stem != "kryo385_cpu":
-            return hw
-        return apply_overrides(hw, {"compute.row_cycles.int8": dict(hw.compute.row_cycles)["int8"] * 1.2})
+            return device
+        return apply_overrides(device, {"compute.row_cycles.int8":
+                                        dict(device.hardware.compute.row_cycles)["int8"] * 1.2})
 
     monkeypatch.setattr(cost_vs_pixel3, "load_hardware", damaged)
     lines = cost_vs_pixel3.fit_lines()

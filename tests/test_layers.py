@@ -50,10 +50,10 @@ ACCELSIM_LAYERS = (
     # infeasible verdict, the glossary, the shipped default experiment)
     ("accelsim", "accelsim.units", "accelsim.files", "accelsim.record", "accelsim.trace", "accelsim.schedule",
      "accelsim.pareto", "accelsim.ops", "accelsim.feasibility", "accelsim.glossary", "accelsim.default_experiment"),
-    # hardware: configs, claims, kinds and their cost models, memory, energy, sweep ranges and limits, the defaults
-    # a config leaves to the schema (assumptions)
-    ("accelsim.config", "accelsim.config_yaml", "accelsim.claims", "accelsim.config_docs", "accelsim.kinds",
-     "accelsim.cost", "accelsim.memory", "accelsim.energy", "accelsim.search", "accelsim.hw_configs",
+    # hardware: configs, a device's hardware and policy types, claims, kinds and their cost models, memory, energy,
+    # sweep ranges and limits, the defaults a config leaves to the schema (assumptions)
+    ("accelsim.config", "accelsim.device", "accelsim.config_yaml", "accelsim.claims", "accelsim.config_docs",
+     "accelsim.kinds", "accelsim.cost", "accelsim.memory", "accelsim.energy", "accelsim.search", "accelsim.hw_configs",
      "accelsim.assumptions"),
     # delegation: delegates applied, node work, what a simulated inference produced
     ("accelsim.simulation", "accelsim.delegation"),

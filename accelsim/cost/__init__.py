@@ -22,7 +22,7 @@ from accelsim.runtime.errors import ModelError
 from accelsim.runtime.work import NodeWork
 
 if TYPE_CHECKING:
-    from accelsim.config import HardwareConfig
+    from accelsim.device import Hardware
 
 # Relative float slack so that a whole cycle count computed through seconds does not round up by one.
 _SLACK = 1e-12
@@ -126,7 +126,7 @@ def cycles_for(seconds: float, clock_hz: float) -> int:
     return math.ceil(seconds * clock_hz * (1 - _SLACK))
 
 
-def levels_of(hw: HardwareConfig) -> dict[str, Level]:
+def levels_of(hw: Hardware) -> dict[str, Level]:
     """The device's memory levels by name, plus "link" when it has a link."""
     levels = {lvl.name: lvl for lvl in hw.memory.levels}
     if hw.link is not None:
@@ -134,7 +134,7 @@ def levels_of(hw: HardwareConfig) -> dict[str, Level]:
     return levels
 
 
-def timed(work: NodeWork, compute_cycles: int, hw: HardwareConfig, traffic: Traffic,
+def timed(work: NodeWork, compute_cycles: int, hw: Hardware, traffic: Traffic,
           levels: Mapping[str, Level], static_power: float, fixed_cycles: int = 0) -> Cost:
     """The Cost of `work` when compute overlaps the traffic on every level: the slowest wins.
 
@@ -159,7 +159,7 @@ def timed(work: NodeWork, compute_cycles: int, hw: HardwareConfig, traffic: Traf
                 energy=energy.dynamic_energy(work, traffic.level_bytes, hw, levels) + static, static_energy=static)
 
 
-def roofline(works: Sequence[NodeWork], hw: HardwareConfig, compute_cycles: Callable[[NodeWork], int],
+def roofline(works: Sequence[NodeWork], hw: Hardware, compute_cycles: Callable[[NodeWork], int],
              fixed_cycles: int = 0) -> list[Cost]:
     """Costs of a device's nodes (model order): compute overlapped with memory traffic, plus fixed cycles.
 

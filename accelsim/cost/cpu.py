@@ -41,7 +41,7 @@ from accelsim.kinds import Kind, spec
 from accelsim.runtime.work import NodeWork
 
 if TYPE_CHECKING:
-    from accelsim.config import HardwareConfig
+    from accelsim.device import Hardware
 
 _VECTOR_KINDS = ("depthwise", "window", "reduce", "elementwise")
 # The work classes TFLite's CPU kernels split among threads (see the module docstring).
@@ -74,17 +74,17 @@ class CpuCompute:
                         default=1, example=4)
 
 
-def simd_lanes(dtype: str, hw: HardwareConfig) -> int:
+def simd_lanes(dtype: str, hw: Hardware) -> int:
     """Lanes of one SIMD register for `dtype` (at least one)."""
     return max(1, hw.compute.simd_bits // (8 * dtype_itemsize(dtype)))
 
 
-def macs_per_cycle(dtype: str, hw: HardwareConfig) -> float:
+def macs_per_cycle(dtype: str, hw: Hardware) -> float:
     """Peak GEMM MACs per cycle for `dtype` on this core."""
     return dict(hw.compute.macs_per_cycle).get(dtype) or simd_lanes(dtype, hw)
 
 
-def compute_cycles(work: NodeWork, hw: HardwareConfig) -> float:
+def compute_cycles(work: NodeWork, hw: Hardware) -> float:
     """Cycles of the node's compute alone, by the class of its work (see the module docstring)."""
     c, dtype = hw.compute, work.dtype
     vector = dict(c.vector_per_cycle).get(dtype) or macs_per_cycle(dtype, hw) * c.efficiency
@@ -107,7 +107,7 @@ def compute_cycles(work: NodeWork, hw: HardwareConfig) -> float:
 COMMON_DTYPES = ("float32", "int8")
 
 
-def notes(hw: HardwareConfig) -> list[str]:
+def notes(hw: Hardware) -> list[str]:
     """One line per common dtype that compute.macs_per_cycle leaves to the SIMD-width rule."""
     rates = dict(hw.compute.macs_per_cycle)
     return [f"compute.macs_per_cycle has no {dtype}: {dtype} nodes get one SIMD register per cycle, "
@@ -115,22 +115,22 @@ def notes(hw: HardwareConfig) -> list[str]:
             for dtype in COMMON_DTYPES if dtype not in rates]
 
 
-def costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
+def costs(works: Sequence[NodeWork], hw: Hardware) -> list[Cost]:
     """Costs of a core's nodes in model order: the roofline of compute and memory, plus dispatch."""
     return roofline(works, hw, lambda w: math.ceil(compute_cycles(w, hw)), fixed_cycles=hw.compute.node_cycles)
 
 
-def cost(work: NodeWork, hw: HardwareConfig) -> Cost:
+def cost(work: NodeWork, hw: Hardware) -> Cost:
     """The Cost of one node alone on a `kind: cpu` host."""
     return costs([work], hw)[0]
 
 
-def peak_macs_per_cycle(work: NodeWork, hw: HardwareConfig) -> float:
+def peak_macs_per_cycle(work: NodeWork, hw: Hardware) -> float:
     """Peak GEMM MACs per cycle of the node's dtype on every thread it runs on (for utilisation)."""
     return macs_per_cycle(work.dtype, hw) * (hw.compute.threads if work.kind in _THREADED_KINDS else 1)
 
 
-def check(hw: HardwareConfig) -> list[tuple[tuple, str]]:
+def check(hw: Hardware) -> list[tuple[tuple, str]]:
     """compute.threads within compute.cores: one runtime thread per core."""
     c = hw.compute
     if c.threads > c.cores:

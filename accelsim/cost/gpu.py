@@ -7,7 +7,8 @@ invocation) and the layout conversion of its boundary tensors (see below):
 - the longer of compute and memory:
   - compute: its ops / (macs_per_cycle[precision] * efficiency). The precision is float16 when
     the config's numerics run in half precision (`numerics.mode: float16`, the delegate's
-    `precision_loss_allowed`/`TFLITE_GPU_INFERENCE_PRIORITY_MIN_LATENCY` default), else float32;
+    `precision_loss_allowed`/`TFLITE_GPU_INFERENCE_PRIORITY_MIN_LATENCY` default), else float32
+    (`Hardware.numerics_precision`, which the loader copies from the numerics);
   - memory: the config's levels (`accelsim.memory`); a GPU shares the phone's DRAM.
 - Fusion: the delegate links a "linkable" (elementwise or activation) op into the kernel that
   produces its first input when that input has no other consumer
@@ -21,7 +22,7 @@ invocation) and the layout conversion of its boundary tensors (see below):
   share memory. The config's `link` is that conversion: `bandwidth` its rate, `latency` its
   launch, `shared_memory: false` so that every boundary tensor pays it.
 
-`RULES` holds what the delegate accepts per op, each with the rule it follows; `check` refuses
+`RULES` holds what the delegate accepts per op, each with the rule it follows; `check_claims` refuses
 a config whose claims go beyond them (an op it has no parser for, versions above its maximum, a
 dtype other than float, more runtime inputs, other fused activations, rank above 4).
 """
@@ -40,7 +41,8 @@ from accelsim.memory import Traffic
 from accelsim.runtime.work import NodeWork
 
 if TYPE_CHECKING:
-    from accelsim.config import HardwareConfig
+    from accelsim.delegates.spec import DelegationPolicy
+    from accelsim.device import Hardware
 
 
 @dataclass(frozen=True)
@@ -60,12 +62,12 @@ FUSABLE = frozenset({"ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM", "RELU", "
                      "SQRT", "RSQRT", "SQUARE", "SQUARED_DIFFERENCE", "POW", "SIN", "COS", "ELU", "GELU"})
 
 
-def precision(hw: HardwareConfig) -> str:
+def precision(hw: Hardware) -> str:
     """'float16' when the config computes in half precision, else 'float32'."""
-    return "float16" if hw.numerics.mode == "float16" else "float32"
+    return hw.numerics_precision
 
 
-def alu_rate(hw: HardwareConfig) -> float:
+def alu_rate(hw: Hardware) -> float:
     """Multiply-adds per cycle at the config's precision; float16 unlisted runs at twice float32 (`check`
     requires float32), the rate of the Adreno and Mali ALUs that pack two halves in a 32-bit lane."""
     rates = dict(hw.compute.macs_per_cycle)
@@ -82,7 +84,7 @@ def fused_flags(works: Sequence[NodeWork]) -> list[bool]:
     return flags
 
 
-def costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
+def costs(works: Sequence[NodeWork], hw: Hardware) -> list[Cost]:
     """Costs of the GPU's nodes in model order: dispatch plus the roofline of ALUs and memory; fused ops less."""
     levels = levels_of(hw)
     placed = memory.traffic(works, hw.memory, hw.error)
@@ -99,12 +101,12 @@ def costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
     return out
 
 
-def peak_macs_per_cycle(work: NodeWork, hw: HardwareConfig) -> float:
+def peak_macs_per_cycle(work: NodeWork, hw: Hardware) -> float:
     """The ALU multiply-adds per cycle at the config's precision."""
     return alu_rate(hw)
 
 
-def notes(hw: HardwareConfig) -> list[str]:
+def notes(hw: Hardware) -> list[str]:
     """A precision without its own rate says which rate it gets."""
     rates = dict(hw.compute.macs_per_cycle)
     wanted = precision(hw)
@@ -219,16 +221,20 @@ def _claim_problems(index: int, claim) -> list[tuple[tuple, str]]:
     return problems
 
 
-def check(hw: HardwareConfig) -> list[tuple[tuple, str]]:
-    """Claims beyond the delegate's rules (`RULES`), and a compute.macs_per_cycle without float32."""
-    problems = [p for i, claim in enumerate(hw.claims) for p in _claim_problems(i, claim)]
+def check(hw: Hardware) -> list[tuple[tuple, str]]:
+    """A compute.macs_per_cycle without float32."""
     if "float32" not in dict(hw.compute.macs_per_cycle):
-        problems.append((("compute", "macs_per_cycle"), "needs a float32 rate (the delegate's full precision)"))
-    return problems
+        return [(("compute", "macs_per_cycle"), "needs a float32 rate (the delegate's full precision)")]
+    return []
+
+
+def check_claims(policy: DelegationPolicy) -> list[tuple[tuple, str]]:
+    """Claims beyond the delegate's rules (`RULES`)."""
+    return [p for i, claim in enumerate(policy.claims) for p in _claim_problems(i, claim)]
 
 
 KIND = Kind("gpu", "accelerator", "mobile GPU behind TFLite's GPU delegate: kernel dispatch, fused elementwise ops, "
             "fp16/fp32 ALUs against shared DRAM, layout conversion at partition boundaries", GpuCompute,
             costs=costs, macs_per_cycle="compute.macs_per_cycle at the numerics' precision (float16 when "
                                         "numerics.mode is float16, else float32), times efficiency",
-            notes=notes, peak_macs_per_cycle=peak_macs_per_cycle, check=check)
+            notes=notes, peak_macs_per_cycle=peak_macs_per_cycle, check=check, check_policy=check_claims)

@@ -110,7 +110,7 @@ from accelsim.memory import Level, Traffic
 from accelsim.runtime.work import NodeWork
 
 if TYPE_CHECKING:
-    from accelsim.config import HardwareConfig
+    from accelsim.device import Hardware
 
 ELEMENTWISE_CLASSES = ("add", "mul", "lut", "copy", "reduce")
 SHRAM_BANK_BYTES = 1024  # Vela architecture_features.py: shram_bank_size
@@ -395,7 +395,7 @@ def model_compute_cycles(works: Sequence[NodeWork], compute: NpuCompute) -> list
     return out
 
 
-def traffic(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Traffic]:
+def traffic(works: Sequence[NodeWork], hw: Hardware) -> list[Traffic]:
     """Bytes per level of a device's nodes: `accelsim.memory`'s placement with the NPU's byte counts.
 
     Activations go where the generic rules put them (spilling below a full level), counted in
@@ -424,7 +424,7 @@ def traffic(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Traffic]:
     return out
 
 
-def effective_levels(hw: HardwareConfig) -> dict[str, Level]:
+def effective_levels(hw: Hardware) -> dict[str, Level]:
     """The device's levels with the bandwidth the NPU reaches on them (the compute block's efficiencies)."""
     compute, memory = hw.compute, hw.memory
     reached = {memory.weights: compute.weight_efficiency, memory.activations: compute.sram_efficiency}
@@ -432,7 +432,7 @@ def effective_levels(hw: HardwareConfig) -> dict[str, Level]:
             for name, level in levels_of(hw).items()}
 
 
-def costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
+def costs(works: Sequence[NodeWork], hw: Hardware) -> list[Cost]:
     """Costs of a device's nodes in model order: compute overlapped with its SRAM and weight traffic.
 
     Raises:
@@ -444,7 +444,7 @@ def costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
             for work, cycles, moved in zip(works, model_compute_cycles(works, hw.compute), traffic(works, hw))]
 
 
-def peak_macs_per_cycle(work: NodeWork, hw: HardwareConfig) -> float:
+def peak_macs_per_cycle(work: NodeWork, hw: Hardware) -> float:
     """The MAC unit's MACs per cycle: one micro-block step (uh * uw * uc * ifm_depth)."""
     c = hw.compute
     return c.ublock_height * c.ublock_width * c.ublock_depth * c.ifm_depth

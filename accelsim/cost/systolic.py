@@ -40,7 +40,7 @@ from accelsim.memory import LINK
 from accelsim.runtime.work import Gemm, NodeWork
 
 if TYPE_CHECKING:
-    from accelsim.config import HardwareConfig
+    from accelsim.device import Hardware
 
 DATAFLOWS = ("os", "ws", "is")
 
@@ -86,7 +86,7 @@ def node_cycles(work: NodeWork, compute: SystolicCompute) -> int:
     return math.ceil(work.macs / compute.vector_lanes)
 
 
-def program(hw: HardwareConfig) -> Cost:
+def program(hw: Hardware) -> Cost:
     """The time, link bytes and energy of sending one node's program (compute.instruction_bytes) over the link."""
     nbytes = hw.compute.instruction_bytes
     if not nbytes:
@@ -98,18 +98,18 @@ def program(hw: HardwareConfig) -> Cost:
                 bound_seconds=((LINK, seconds),), energy=nbytes * hw.link.energy + static, static_energy=static)
 
 
-def costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
+def costs(works: Sequence[NodeWork], hw: Hardware) -> list[Cost]:
     """Costs of a device's nodes in model order (they share the weights level as the Edge TPU compiler does)."""
     each = program(hw)
     return [c + each for c in roofline(works, hw, lambda w: node_cycles(w, hw.compute))]
 
 
-def cost(work: NodeWork, hw: HardwareConfig) -> Cost:
+def cost(work: NodeWork, hw: Hardware) -> Cost:
     """The Cost of one node alone on a systolic accelerator (its weights cached if the whole layer fits)."""
     return costs([work], hw)[0]
 
 
-def peak_macs_per_cycle(work: NodeWork, hw: HardwareConfig) -> float:
+def peak_macs_per_cycle(work: NodeWork, hw: Hardware) -> float:
     """The array's MACs per cycle for a GEMM-shaped node, the vector path's lanes for any other."""
     return hw.compute.rows * hw.compute.cols if work.gemm is not None else hw.compute.vector_lanes
 

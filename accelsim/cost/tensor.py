@@ -34,7 +34,7 @@ from accelsim.kinds import Kind, spec
 from accelsim.runtime.work import Gemm, NodeWork
 
 if TYPE_CHECKING:
-    from accelsim.config import HardwareConfig
+    from accelsim.device import Hardware
 
 FLOAT_PRECISIONS = ("float16", "float32")
 # What a node's dtype runs as, before float_precision applies.
@@ -85,7 +85,7 @@ def tiled_macs(gemm: Gemm, block: int) -> int:
     return gemm.batch * gemm.m * math.ceil(gemm.k / block) * block * math.ceil(gemm.n / block) * block
 
 
-def compute_cycles(work: NodeWork, hw: HardwareConfig) -> float:
+def compute_cycles(work: NodeWork, hw: Hardware) -> float:
     """Cycles of the node's compute alone (see the module docstring)."""
     c = hw.compute
     dtype = runs_as(work.dtype, c)
@@ -96,7 +96,7 @@ def compute_cycles(work: NodeWork, hw: HardwareConfig) -> float:
     return (work.elements if work.kind == "move" else work.macs + work.activation_ops) / vector
 
 
-def notes(hw: HardwareConfig) -> list[str]:
+def notes(hw: Hardware) -> list[str]:
     """One line per common dtype without its own rates (costed at the slowest listed rate)."""
     c = hw.compute
     return [f"compute.{name} has no {dtype}: {dtype} nodes get its slowest rate, {_rate(rates, dtype):g}"
@@ -105,7 +105,7 @@ def notes(hw: HardwareConfig) -> list[str]:
             if dtype not in dict(rates)]
 
 
-def costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
+def costs(works: Sequence[NodeWork], hw: Hardware) -> list[Cost]:
     """Costs of the NPU's nodes in model order: compute against memory, weights prefetched, plus dispatch.
 
     Weights are known before the graph runs, so the NPU's DMA fetches them ahead of the node that
@@ -133,12 +133,12 @@ def costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
     return out
 
 
-def cost(work: NodeWork, hw: HardwareConfig) -> Cost:
+def cost(work: NodeWork, hw: Hardware) -> Cost:
     """The Cost of one node alone on a `kind: tensor` accelerator."""
     return costs([work], hw)[0]
 
 
-def peak_macs_per_cycle(work: NodeWork, hw: HardwareConfig) -> float:
+def peak_macs_per_cycle(work: NodeWork, hw: Hardware) -> float:
     """The matrix unit's rate for a GEMM-shaped node, the vector unit's for any other."""
     dtype = runs_as(work.dtype, hw.compute)
     rates = hw.compute.macs_per_cycle if work.kind == "gemm" else hw.compute.vector_per_cycle

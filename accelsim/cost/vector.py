@@ -20,7 +20,7 @@ from accelsim.kinds import Kind, spec
 from accelsim.runtime.work import NodeWork
 
 if TYPE_CHECKING:
-    from accelsim.config import HardwareConfig
+    from accelsim.device import Hardware
 
 
 @dataclass(frozen=True)
@@ -42,17 +42,17 @@ def node_cycles(work: NodeWork, compute: VectorCompute) -> int:
     return math.ceil(work.macs / (lanes_for(work.dtype, compute.lanes) * compute.contexts * compute.efficiency))
 
 
-def costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
+def costs(works: Sequence[NodeWork], hw: Hardware) -> list[Cost]:
     """Costs of a device's nodes in model order."""
     return roofline(works, hw, lambda w: node_cycles(w, hw.compute))
 
 
-def cost(work: NodeWork, hw: HardwareConfig) -> Cost:
+def cost(work: NodeWork, hw: Hardware) -> Cost:
     """The Cost of one node alone on a `kind: vector` accelerator."""
     return costs([work], hw)[0]
 
 
-def peak_macs_per_cycle(work: NodeWork, hw: HardwareConfig) -> float:
+def peak_macs_per_cycle(work: NodeWork, hw: Hardware) -> float:
     """Lanes of the node's dtype on every context."""
     return lanes_for(work.dtype, hw.compute.lanes) * hw.compute.contexts
 

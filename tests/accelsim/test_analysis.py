@@ -11,8 +11,9 @@ from support import CUSTOM_OP_FIXTURES, FIXTURES
 import accelsim.costing
 from accelsim import schedule as simpy_engine
 from accelsim.analysis import analysis_key, analyze, model_digest, simulate_analysis, simulate_model
-from accelsim.config import KEYS, POLICY, SECTIONS, Assign, HardwareConfig, apply_overrides, load_hardware, load_system
-from accelsim.delegates.spec import AcceleratorSpec
+from accelsim.config import KEYS, Assign, apply_overrides, load_hardware, load_system
+from accelsim.delegates.spec import DelegationPolicy
+from accelsim.device import HARDWARE, POLICY, SECTIONS, Hardware
 from accelsim.ops import using_ops
 from accelsim.runtime.work import LoopTrips
 
@@ -30,10 +31,12 @@ def _system(accel: str, **overrides) -> accelsim.config.System:
 def test_the_table_classifies_every_config_section_and_the_analysis_sections_are_the_delegates():
     sections = {k.path.split(".")[0] for k in KEYS} | {"compute"}
     assert set(SECTIONS) == sections
-    internal = {"kind_record", "source", "document"}
-    assert set(SECTIONS) == {f.name for f in dataclasses.fields(HardwareConfig)} - internal
-    assert {s for s, role in SECTIONS.items() if role == POLICY} == {f.name for f in
-                                                                      dataclasses.fields(AcceleratorSpec)}
+    derived = {"kind_record", "numerics_precision", "source", "lines"}  # filled by the loader, not by a section
+    hardware = {f.name for f in dataclasses.fields(Hardware)} - derived
+    policy = {f.name for f in dataclasses.fields(DelegationPolicy)}
+    assert hardware | policy == sections and hardware & policy == {"name"}
+    assert {s for s, role in SECTIONS.items() if role == POLICY} == policy  # the delegate's name is policy
+    assert {s for s, role in SECTIONS.items() if role == HARDWARE} == hardware - {"name"}
 
 
 @pytest.mark.slow

@@ -34,8 +34,8 @@ def _system(*accels: str, assign: Assign | None = None):
 def _policy_cost(system, objective="latency"):
     """The same system with partition policy 'cost' on every accelerator that allows it (not the Edge TPU's prefix)."""
     return dataclasses.replace(system, accelerators=tuple(
-        a if a.partition.kind == "prefix" else dataclasses.replace(
-            a, partition=dataclasses.replace(a.partition, kind="cost", objective=objective))
+        a if a.policy.partition.kind == "prefix" else a.with_policy(
+            partition=dataclasses.replace(a.policy.partition, kind="cost", objective=objective))
         for a in system.accelerators))
 
 

@@ -13,10 +13,10 @@ import pytest
 
 from accelsim.config import (
     ConfigError,
+    accelerator_policy,
     apply_overrides,
     load_hardware,
     load_system,
-    to_spec,
 )
 from accelsim.cost.cpu import CpuCompute
 from accelsim.cost.systolic import SystolicCompute
@@ -97,44 +97,50 @@ def test_every_shipped_file_loads_and_starts_with_a_sources_header(name):
 def test_edgetpu_numbers_reproduce_the_datasheet():
     usb, pcie = load_hardware(HW / "edgetpu_usb.yaml"), load_hardware(HW / "edgetpu_pcie.yaml")
     # 16 x 256 and the link rates are fitted to Coral's Table 1 (benchmarks/cost_vs_coral.py).
-    assert usb.compute == SystolicCompute(rows=16, cols=256, dataflow="ws", vector_lanes=64, instruction_bytes=1750)
-    assert pcie.compute == usb.compute
-    peak_ops = 2 * usb.compute.rows * usb.compute.cols * usb.clock
+    usb_hw = usb.hardware
+    assert usb_hw.compute == SystolicCompute(rows=16, cols=256, dataflow="ws", vector_lanes=64, instruction_bytes=1750)
+    assert pcie.hardware.compute == usb_hw.compute
+    peak_ops = 2 * usb_hw.compute.rows * usb_hw.compute.cols * usb_hw.clock
     assert peak_ops == pytest.approx(4e12, rel=0.03)  # "4 TOPS (int8)"
     # Activations and cached weights share the 8 MiB; the weights live in host memory, over the link.
-    assert usb.memory == Memory((Level("sram", 64e9, 8 * 1024**2),), weights="link", activations="sram", cache="sram")
+    sram = Level("sram", 64e9, 8 * 1024**2)
+    assert usb_hw.memory == Memory((sram,), weights="link", activations="sram", cache="sram")
     # Below the 500 MB/s of payload that both 5 Gb/s links with 8b/10b coding carry.
-    assert usb.link.bandwidth == 480e6 and pcie.link.bandwidth == 410e6
-    assert usb.partition == PartitionPolicy("prefix", max_delegated_partitions=1)
-    assert all(rule.dtypes == {"int8"} for rule in usb.claims)
-    assert {r.op for r in usb.claims} >= {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MUL", "MEAN",
-                                          "AVERAGE_POOL_2D", "MAX_POOL_2D", "CONCATENATION", "RESHAPE", "SOFTMAX",
-                                          "LOGISTIC", "TANH", "RESIZE_BILINEAR", "PAD", "STRIDED_SLICE", "QUANTIZE"}
+    assert usb.hardware.link.bandwidth == 480e6 and pcie.hardware.link.bandwidth == 410e6
+    assert usb.policy.partition == PartitionPolicy("prefix", max_delegated_partitions=1)
+    assert all(rule.dtypes == {"int8"} for rule in usb.policy.claims)
+    assert {r.op for r in usb.policy.claims} >= {
+        "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MUL", "MEAN", "AVERAGE_POOL_2D", "MAX_POOL_2D",
+        "CONCATENATION", "RESHAPE", "SOFTMAX", "LOGISTIC", "TANH", "RESIZE_BILINEAR", "PAD", "STRIDED_SLICE",
+        "QUANTIZE"}
 
 
 def test_hexagon_and_host_numbers():
     dsp, host = load_hardware(HW / "hexagon_dsp.yaml"), load_hardware(HW / "host_cpu.yaml")
-    assert dsp.compute == VectorCompute(lanes=128, contexts=4, efficiency=0.5)
-    assert dsp.link.shared_memory and dsp.link.call_overhead == 300e-6
-    assert dsp.partition.min_nodes_per_partition == 2
-    conv = next(r for r in dsp.claims if r.op == "CONV_2D")
+    assert dsp.hardware.compute == VectorCompute(lanes=128, contexts=4, efficiency=0.5)
+    assert dsp.hardware.link.shared_memory and dsp.hardware.link.call_overhead == 300e-6
+    assert dsp.policy.partition.min_nodes_per_partition == 2
+    conv = next(r for r in dsp.policy.claims if r.op == "CONV_2D")
     assert conv.versions == ((1, 3),) and conv.constraints["max_stride"] == 3
-    assert host.compute == CpuCompute(simd_bits=128, macs_per_cycle=(("float32", 8.0), ("int8", 32.0)), efficiency=0.6)
-    assert host.clock == 2.8e9 and host.memory == Memory((Level("dram", 15e9, energy=162.5e-12),), "dram",
-                                                         "dram")
-    assert dsp.memory == Memory((Level("dram", 10e9, energy=162.5e-12),), "dram", "dram")
-    assert host.link is None and host.claims == () and not host.is_accelerator
+    host_hw = host.hardware
+    assert host_hw.compute == CpuCompute(simd_bits=128, macs_per_cycle=(("float32", 8.0), ("int8", 32.0)),
+                                         efficiency=0.6)
+    assert host_hw.clock == 2.8e9
+    assert host_hw.memory == Memory((Level("dram", 15e9, energy=162.5e-12),), "dram", "dram")
+    assert dsp.hardware.memory == Memory((Level("dram", 10e9, energy=162.5e-12),), "dram", "dram")
+    assert host.hardware.link is None and host.policy.claims == () and not host.is_accelerator
 
 
-def test_load_system_and_to_spec():
+def test_load_system_and_accelerator_policy():
     system = load_system(HW / "host_cpu.yaml", [HW / "edgetpu_usb.yaml", HW / "hexagon_dsp.yaml"])
     assert system.host.name == "host_cpu"
     assert [a.name for a in system.accelerators] == ["edgetpu_usb", "hexagon_dsp"]
-    spec = to_spec(system.accelerators[0])
-    assert spec.name == "edgetpu_usb" and spec.claims == system.accelerators[0].claims
-    assert spec.partition.kind == "prefix" and spec.numerics == Numerics("reference")
+    policy = accelerator_policy(system.accelerators[0])
+    assert policy is system.accelerators[0].policy
+    assert policy.name == "edgetpu_usb" and policy.partition.kind == "prefix"
+    assert policy.numerics == Numerics("reference")
     with pytest.raises(ConfigError, match=r"host_cpu.yaml: 'host_cpu' declares no claims; it is not an accelerator"):
-        to_spec(system.host)
+        accelerator_policy(system.host)
 
 
 def test_load_system_reports_roles_and_name_clashes(tmp_path):
@@ -364,13 +370,13 @@ def test_versions_in_every_accepted_form(tmp_path, written, ranges):
     """'1-3' is a range, a list names exactly those versions, an integer one version, any/all every one."""
     path = tmp_path / "ok.yaml"
     path.write_text(BASE.replace("versions: 1-3", f"versions: {written}"))
-    assert load_hardware(path).claims[0].versions == ranges
+    assert load_hardware(path).policy.claims[0].versions == ranges
 
 
 def test_a_list_of_versions_claims_only_those(tmp_path):
     path = tmp_path / "ok.yaml"
     path.write_text(BASE.replace("versions: 1-3", "versions: [1, 3]"))
-    rules = load_hardware(path).claims
+    rules = load_hardware(path).policy.claims
     assert check_claim(rules, NodeFacts("CONV_2D", 2, "int8")) == (False, "version 2 not in 1, 3")
     assert check_claim(rules, NodeFacts("CONV_2D", 3, "int8"))[0]
     assert check_claim(rules, NodeFacts("CONV_2D", 4, "int8")) == (False, "version 4 above max 3")
@@ -379,17 +385,17 @@ def test_a_list_of_versions_claims_only_those(tmp_path):
 def test_op_and_dtypes_are_matched_case_insensitively(tmp_path):
     path = tmp_path / "ok.yaml"
     path.write_text(BASE.replace("op: CONV_2D", "op: Conv_2d").replace("dtypes: [int8]}", "dtypes: [INT8]}"))
-    rule = load_hardware(path).claims[0]
+    rule = load_hardware(path).policy.claims[0]
     assert rule.op == "CONV_2D" and rule.dtypes == {"int8"}
     path.write_text(BASE.replace("op: CONV_2D", "op: Mean"))
-    assert load_hardware(path).claims[0].op == "MEAN"
+    assert load_hardware(path).policy.claims[0].op == "MEAN"
 
 
 def test_op_any_claims_every_op_of_its_dtypes_except_the_listed_ones(tmp_path):
     path = tmp_path / "ok.yaml"
     path.write_text(BASE.replace("  - {op: CONV_2D, versions: 1-3, dtypes: [int8]}",
                                  "  - {op: any, dtypes: [int8], except: [SOFTMAX, Mean]}"))
-    rules = load_hardware(path).claims
+    rules = load_hardware(path).policy.claims
     assert rules[0].op == "any" and rules[0].excluded == {"SOFTMAX", "MEAN"}
     assert rules[0].versions == ((1, MAX_VERSION),)
     assert check_claim(rules, NodeFacts("TANH", 7, "int8")) == (True, "")
@@ -457,11 +463,14 @@ def test_overrides_return_a_new_checked_config():
     swept = apply_overrides(usb, {"link.bandwidth": "1 GB/s", "compute.rows": 32, "claims[0].versions": [1, 2],
                                   "memory.levels.sram.size": "2 MiB", "memory.levels.dram": {"bandwidth": "4 GB/s"},
                                   "memory.activations": "dram"})
-    assert swept.link.bandwidth == 1e9 and swept.compute.rows == 32 and swept.claims[0].versions == ((1, 2),)
-    assert swept.memory == Memory((Level("sram", 64e9, 2 * 1024**2), Level("dram", 4e9)), "link", "dram", "sram")
-    assert usb.link.bandwidth == 480e6 and usb.compute.rows == 16 and usb.claims[0].versions == ((1, 3),)
+    assert swept.hardware.link.bandwidth == 1e9 and swept.hardware.compute.rows == 32
+    assert swept.policy.claims[0].versions == ((1, 2),)
+    levels = (Level("sram", 64e9, 2 * 1024**2), Level("dram", 4e9))
+    assert swept.hardware.memory == Memory(levels, "link", "dram", "sram")
+    assert usb.hardware.link.bandwidth == 480e6 and usb.hardware.compute.rows == 16
+    assert usb.policy.claims[0].versions == ((1, 3),)
     assert swept != usb and apply_overrides(usb, {}) == usb
-    assert apply_overrides(swept, {"compute.rows": 64}).compute.rows == 64
+    assert apply_overrides(swept, {"compute.rows": 64}).hardware.compute.rows == 64
 
 
 @pytest.mark.parametrize("overrides, expected", [
@@ -552,16 +561,16 @@ def test_facts_from_real_nodes_and_the_shipped_specs_claims():
     softmax = facts_from_node(sg.nodes[-1], sg.tensors)
     assert softmax.op == "SOFTMAX" and softmax.kernel is None and softmax.padding is None
     for name in ("edgetpu_usb", "hexagon_dsp"):
-        spec = to_spec(load_hardware(HW / f"{name}.yaml"))
-        assert [spec.check(facts_from_node(n, sg.tensors)) for n in sg.nodes] == [(True, "")] * len(sg.nodes)
+        policy = accelerator_policy(load_hardware(HW / f"{name}.yaml"))
+        assert [policy.check(facts_from_node(n, sg.tensors)) for n in sg.nodes] == [(True, "")] * len(sg.nodes)
 
 
 def test_shipped_specs_on_a_dilated_model_refuse_with_reasons():
     it = Interpreter(model_path=str(MODELS / "dilated_cnn_int8.tflite"))
     sg = it.primary
     facts = [facts_from_node(n, sg.tensors) for n in sg.nodes]
-    tpu = to_spec(load_hardware(HW / "edgetpu_usb.yaml"))
-    dsp = to_spec(load_hardware(HW / "hexagon_dsp.yaml"))
+    tpu = accelerator_policy(load_hardware(HW / "edgetpu_usb.yaml"))
+    dsp = accelerator_policy(load_hardware(HW / "hexagon_dsp.yaml"))
     refused_tpu = {f.op + str(f.dilation): tpu.check(f)[1] for f in facts if not tpu.check(f)[0]}
     refused_dsp = {f.op + str(f.dilation): dsp.check(f)[1] for f in facts if not dsp.check(f)[0]}
     assert refused_tpu == {
@@ -597,7 +606,8 @@ def test_unit_case_and_unitless_zero_in_a_file(tmp_path):
     path.write_text(BASE.replace("clock: 500 MHz", "clock: 500 mhz").replace("size: 1 MiB", "size: 0")
                     .replace("bandwidth: 320 MB/s", "bandwidth: 1 gb/s"))
     config = load_hardware(path)
-    assert (config.clock, config.memory.levels[0].size, config.link.bandwidth) == (500e6, 0, 1e9)
+    hw = config.hardware
+    assert (hw.clock, hw.memory.levels[0].size, hw.link.bandwidth) == (500e6, 0, 1e9)
 
 
 def test_calibration_is_one_of_two_statements(tmp_path):
@@ -611,6 +621,6 @@ def test_calibration_is_one_of_two_statements(tmp_path):
         load_hardware(bad)
     bare = tmp_path / "bare.yaml"
     bare.write_text(re.sub(r"^calibration: .*\n", "", text, flags=re.M), encoding="utf-8")
-    assert load_hardware(bare).calibration.startswith("not calibrated: ")
+    assert load_hardware(bare).hardware.calibration.startswith("not calibrated: ")
     for path in sorted(HW.glob("*.yaml")):  # every shipped config says it
         assert re.search(r"^calibration: ", path.read_text(encoding="utf-8"), re.M), path.name

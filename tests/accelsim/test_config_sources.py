@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from accelsim.config import CALIBRATION_STARTS, load_hardware
+from accelsim.config import load_hardware
+from accelsim.device import CALIBRATION_STARTS
 from accelsim.experiment import SHIPPED_CONFIGS
 
 CONFIGS = sorted(SHIPPED_CONFIGS.glob("*.yaml"))
@@ -90,7 +91,7 @@ def problems(text: str, source: str = "<text>") -> list[str]:
 @pytest.mark.parametrize("path", CONFIGS, ids=[p.stem for p in CONFIGS])
 def test_every_number_of_a_shipped_config_carries_its_source(path):
     assert problems(path.read_text(encoding="utf-8"), path.name) == []
-    assert load_hardware(path).calibration.startswith(CALIBRATION_STARTS)
+    assert load_hardware(path).hardware.calibration.startswith(CALIBRATION_STARTS)
 
 
 def test_a_bare_fitted_or_assumed_fails_and_a_cited_or_explained_one_passes():

@@ -120,7 +120,7 @@ def test_an_exactly_fitting_gemm_is_one_fold_and_partial_folds_cost_a_full_one()
 def test_systolic_compute_bound_conv(tpu):
     work = conv_work(1, 16, 16, 32, 64, 3, 3, padding="SAME")
     assert work.gemm == Gemm(256, 288, 64) and work.macs == 256 * 288 * 64
-    cost = systolic.cost(work, tpu)
+    cost = systolic.cost(work, tpu.hardware)
     # ws on 64x64: ceil(288/64)=5 row folds x 1 col fold, each 2*64 + 64 + 256 - 2 cycles.
     assert cost.cycles == 5 * (2 * 64 + 64 + 256 - 2) == 2230
     assert cost.seconds == pytest.approx(2230 / 500e6) == cost.compute_seconds
@@ -133,7 +133,7 @@ def test_systolic_memory_bound_when_sram_bandwidth_is_low(tpu):
     slow = apply_overrides(tpu, {"memory.levels.sram.bandwidth": "1 GB/s"})
     work = conv_work(1, 16, 16, 32, 64, 3, 3, padding="SAME")
     onchip = work.input_bytes + work.output_bytes + work.weight_bytes  # 8192 + 16384 + 18432 bytes
-    cost = systolic.cost(work, slow)
+    cost = systolic.cost(work, slow.hardware)
     assert cost.seconds == pytest.approx(onchip / 1e9)
     assert cost.cycles == math.ceil(onchip / 1e9 * 500e6) == 21504 > 2230
     assert cost.bound == "sram" and cost.compute_seconds == pytest.approx(2230 / 500e6)
@@ -143,21 +143,21 @@ def test_systolic_memory_bound_when_sram_bandwidth_is_low(tpu):
 def test_depthwise_and_elementwise_run_on_the_vector_path(tpu):
     work = conv_work(1, 16, 16, 64, 64, 3, 3, padding="SAME", depthwise=True)
     assert work.gemm is None and work.macs == 16 * 16 * 64 * 9
-    assert systolic.cost(work, tpu).cycles == math.ceil(work.macs / 64)
+    assert systolic.cost(work, tpu.hardware).cycles == math.ceil(work.macs / 64)
     add = NodeWork("ADD", "int8", macs=1000, input_bytes=200, output_bytes=100, elements=1000)
-    assert systolic.cost(add, tpu).cycles == math.ceil(1000 / 64)
+    assert systolic.cost(add, tpu.hardware).cycles == math.ceil(1000 / 64)
 
 
 def test_parameters_beyond_the_cache_stream_over_the_link(tpu):
     big = gemm_work(1, 4096, 4096)  # 16 MiB of int8 weights against an 8 MiB cache: the whole layer streams
-    cost = systolic.cost(big, tpu)
+    cost = systolic.cost(big, tpu.hardware)
     assert cost.param_bytes_streamed == 16 * MiB
     assert cost.level_bytes == (("sram", 2 * 4096), ("link", 16 * MiB))
     assert cost.seconds == pytest.approx(50e-6 + 16 * MiB / 320e6, rel=1e-6)  # one transfer: latency + bytes
     assert cost.bound == "link" and cost.compute_seconds == pytest.approx(64 * 64 * 191 / 500e6)
     # With every weight on chip the GEMV is compute bound: 64 x 64 folds of 2*64 + 64 + 1 - 2 cycles.
     roomy = apply_overrides(tpu, {"memory.levels.sram.size": "32 MiB"})
-    assert systolic.cost(big, roomy).cycles == 64 * 64 * 191
+    assert systolic.cost(big, roomy.hardware).cycles == 64 * 64 * 191
 
 
 def test_cache_is_filled_in_model_order_until_a_layer_does_not_fit(tpu):
@@ -165,7 +165,7 @@ def test_cache_is_filled_in_model_order_until_a_layer_does_not_fit(tpu):
              NodeWork("ADD", "int8", macs=10)]
     assert streamed_parameters(works, 8 * MiB) == (0, 4 * MiB, 1 * MiB, 0)
     assert streamed_parameters(works, 10.5 * MiB) == (0, 0, 1 * MiB, 0)
-    costs = systolic.costs(works, tpu)
+    costs = systolic.costs(works, tpu.hardware)
     assert [c.param_bytes_streamed for c in costs] == [0, 4 * MiB, 1 * MiB, 0]
     assert sum(costs, Cost()).param_bytes_streamed == 5 * MiB
 
@@ -174,17 +174,17 @@ def test_activations_take_their_share_of_the_edgetpu_cache(usb):
     # A 3 MiB activation working set (2 MiB in, 1 MiB out) sits in the same SRAM as the cached weights.
     act = NodeWork("ADD", "int8", macs=MiB, input_bytes=2 * MiB, output_bytes=MiB, elements=MiB)
     fc = gemm_work(1, 1024, 6 * 1024)  # 6 MiB of weights, 7 KiB of activations
-    assert memory.weight_cache([act, fc], usb.memory) == 8 * MiB - 3 * MiB
-    assert [c.param_bytes_streamed for c in systolic.costs([act, fc], usb)] == [0, 6 * MiB]
+    assert memory.weight_cache([act, fc], usb.hardware.memory) == 8 * MiB - 3 * MiB
+    assert [c.param_bytes_streamed for c in systolic.costs([act, fc], usb.hardware)] == [0, 6 * MiB]
     # Alone, the layer's own 7 KiB of activations leave room for its weights.
-    assert systolic.costs([fc], usb)[0].param_bytes_streamed == 0
+    assert systolic.costs([fc], usb.hardware)[0].param_bytes_streamed == 0
 
 
 def test_streamed_weights_take_the_link_time_on_the_shipped_configs(usb):
     pcie = load_hardware(HW / "edgetpu_pcie.yaml")
     big = gemm_work(1, 4096, 4096)  # 16 MiB of weights: the whole layer streams
     for hw, rate, latency in ((usb, 480e6, 50e-6), (pcie, 410e6, 2e-6)):
-        cost = systolic.cost(big, hw)
+        cost = systolic.cost(big, hw.hardware)
         assert cost.param_bytes_streamed == 16 * MiB and cost.bound == "link"
         # its weights, then its 1750-byte program, over the link
         assert cost.seconds == pytest.approx(latency + 16 * MiB / rate + 1750 / rate, rel=1e-6)
@@ -194,9 +194,9 @@ def test_narrow_layers_use_a_fraction_of_the_wide_array(usb, tpu):
     # DenseNet-121's growth layer: 3x3 conv, 128 -> 32 channels on 56 x 56.
     growth = conv_work(1, 56, 56, 128, 32, 3, 3, padding="SAME")
     wide = conv_work(1, 56, 56, 128, 256, 3, 3, padding="SAME")
-    assert (usb.compute.rows, usb.compute.cols) == (16, 256)
+    assert (usb.hardware.compute.rows, usb.hardware.compute.cols) == (16, 256)
     # 256 output channels side by side: 32 channels take as long as 256, so 1/8 of the MACs work.
-    assert systolic.cost(growth, usb).cycles == systolic.cost(wide, usb).cycles
+    assert systolic.cost(growth, usb.hardware).cycles == systolic.cost(wide, usb.hardware).cycles
     utilization = growth.macs / (systolic.compute_cycles(growth.gemm, 16, 256, "ws") * 16 * 256)
     assert 0.11 < utilization < 0.125
     # A square 64 x 64 array of the same 4096 MACs loses only half on it.
@@ -206,10 +206,10 @@ def test_narrow_layers_use_a_fraction_of_the_wide_array(usb, tpu):
 
 def test_each_node_waits_for_its_program_over_the_link(tpu):
     relu = NodeWork("RELU", "int8", macs=6400, input_bytes=6400, output_bytes=6400, elements=6400)
-    bare = systolic.cost(relu, tpu)
+    bare = systolic.cost(relu, tpu.hardware)
     assert bare.cycles == 100  # 6400 / 64 lanes, and 12800 bytes at 64 GB/s
-    program = apply_overrides(tpu, {"compute.instruction_bytes": 1750})
-    cost = systolic.cost(relu, program)
+    programmed = apply_overrides(tpu, {"compute.instruction_bytes": 1750})
+    cost = systolic.cost(relu, programmed.hardware)
     # 1750 bytes at 320 MB/s: 5.47 us, 2735 cycles at 500 MHz, before the 100 cycles of work.
     assert cost.cycles == 100 + math.ceil(1750 / 320e6 * 500e6) == 2835
     assert cost.seconds == pytest.approx(2835 / 500e6)
@@ -227,32 +227,32 @@ def test_vector_cost_scales_lanes_by_dtype(dsp):
     for dtype, lanes in (("int8", 128), ("int16", 64), ("float32", 32)):
         work = NodeWork("CONV_2D", dtype, macs=macs)
         assert vector.lanes_for(dtype, 128) == lanes
-        assert vector.cost(work, dsp).cycles == math.ceil(macs / (lanes * 4 * 0.5))
+        assert vector.cost(work, dsp.hardware).cycles == math.ceil(macs / (lanes * 4 * 0.5))
 
 
 def test_vector_cost_is_memory_bound_for_data_movement(dsp):
     move = NodeWork("RESHAPE", "int8", macs=0, input_bytes=10**6, output_bytes=10**6, kind="move")
-    cost = vector.cost(move, dsp)
+    cost = vector.cost(move, dsp.hardware)
     assert cost.seconds == pytest.approx(2e6 / 10e9)
     assert cost.cycles == 200_000
 
 
 def test_cpu_roofline(host):
     work = NodeWork("CONV_2D", "int8", macs=32 * 6 * 1000, weight_bytes=100)
-    assert cpu.cost(work, host).cycles == 10_000  # 32 MACs/cycle at 60%: 19.2 per cycle
-    assert cpu.cost(NodeWork("CONV_2D", "float32", macs=8 * 6 * 10), host).cycles == 100
-    assert cpu.macs_per_cycle("int16", host) == 128 // 16  # unlisted: one SIMD register of lanes per cycle
+    assert cpu.cost(work, host.hardware).cycles == 10_000  # 32 MACs/cycle at 60%: 19.2 per cycle
+    assert cpu.cost(NodeWork("CONV_2D", "float32", macs=8 * 6 * 10), host.hardware).cycles == 100
+    assert cpu.macs_per_cycle("int16", host.hardware) == 128 // 16  # unlisted: one SIMD register of lanes per cycle
     move = NodeWork("CONCATENATION", "int8", macs=0, input_bytes=15_000, output_bytes=15_000, kind="move")
-    assert cpu.cost(move, host).seconds == pytest.approx(30_000 / 15e9, rel=1e-3)
+    assert cpu.cost(move, host.hardware).seconds == pytest.approx(30_000 / 15e9, rel=1e-3)
 
 
 def test_the_same_model_is_fastest_on_the_systolic_array(tpu, dsp, host):
     it = Interpreter(model_path=str(MODELS / "mobilenet_v2_035_96_int8.tflite"))
     it.allocate_tensors()
     works = subgraph_work(it, 0)
-    on_tpu = sum(systolic.costs(works, tpu), Cost())
-    on_dsp = sum((vector.cost(w, dsp) for w in works), Cost())
-    on_cpu = sum((cpu.cost(w, host) for w in works), Cost())
+    on_tpu = sum(systolic.costs(works, tpu.hardware), Cost())
+    on_dsp = sum((vector.cost(w, dsp.hardware) for w in works), Cost())
+    on_cpu = sum((cpu.cost(w, host.hardware) for w in works), Cost())
     assert on_tpu.macs == on_dsp.macs == on_cpu.macs == sum(w.macs for w in works)
     assert on_tpu.param_bytes_streamed == 0  # 0.4 MB of weights fit the 8 MiB cache
     assert on_tpu.seconds < on_dsp.seconds < on_cpu.seconds
@@ -260,15 +260,17 @@ def test_the_same_model_is_fastest_on_the_systolic_array(tpu, dsp, host):
 
 def test_utilization_is_macs_over_cycles_times_the_units_peak(tpu, dsp, host):
     conv = conv_work(1, 16, 16, 32, 64, 3, 3, padding="SAME")
-    assert utilization(conv, systolic.cost(conv, tpu), tpu) == conv.macs / (2230 * 64 * 64)
+    assert utilization(conv, systolic.cost(conv, tpu.hardware), tpu.hardware) == conv.macs / (2230 * 64 * 64)
     dw = conv_work(1, 16, 16, 64, 64, 3, 3, padding="SAME", depthwise=True)  # vector path: 64 lanes, all busy
-    assert utilization(dw, systolic.cost(dw, tpu), tpu) == 1.0
+    assert utilization(dw, systolic.cost(dw, tpu.hardware), tpu.hardware) == 1.0
     work = NodeWork("CONV_2D", "int8", macs=1_000_000)  # 4 contexts x 128 lanes at efficiency 0.5
-    assert utilization(work, vector.cost(work, dsp), dsp) == 1_000_000 / (math.ceil(1_000_000 / 256) * 512)
+    dsp_hw = dsp.hardware
+    assert utilization(work, vector.cost(work, dsp_hw), dsp_hw) == 1_000_000 / (math.ceil(1_000_000 / 256) * 512)
     work = NodeWork("CONV_2D", "int8", macs=32 * 6 * 1000)  # 10,000 cycles at 32 MACs/cycle peak
-    assert utilization(work, cpu.cost(work, host), host) == pytest.approx(0.6)
-    bare = dataclasses.replace(host, kind_record=dataclasses.replace(host.kind_record, peak_macs_per_cycle=None))
-    assert utilization(work, cpu.cost(work, host), bare) is None
+    assert utilization(work, cpu.cost(work, host.hardware), host.hardware) == pytest.approx(0.6)
+    bare = dataclasses.replace(host.hardware, kind_record=dataclasses.replace(host.hardware.kind_record,
+                                                                               peak_macs_per_cycle=None))
+    assert utilization(work, cpu.cost(work, host.hardware), bare) is None
 
 
 # -- geometry without a model ---------------------------------------------------------------------
@@ -290,7 +292,7 @@ def test_cpu_classes_dispatch_and_cache_by_hand(host):
                                  "compute.move_per_cycle": {"float32": 0.5}, "compute.node_cycles": 100,
                                  "memory.levels": {"l2": {"size": "1 MiB", "bandwidth": "100 GB/s"},
                                                    "dram": {"bandwidth": "1 GB/s"}},
-                                 "memory.weights": "l2", "memory.activations": "l2"})
+                                 "memory.weights": "l2", "memory.activations": "l2"}).hardware
     # GEMM: 8 float32 MACs/cycle at 60% (host_cpu), plus 10 cycles per output row, plus half a cycle
     # per element of its 4 x 48 input (im2col and packing), plus dispatch.
     fc = gemm_work(4, 48, 10, dtype="float32", itemsize=4)
@@ -307,7 +309,8 @@ def test_cpu_classes_dispatch_and_cache_by_hand(host):
     big = dataclasses.replace(small, input_bytes=2 * MiB)
     assert cpu.cost(small, x86).cycles == 100 + 1000 and cpu.cost(small, x86).bound == "l2"
     assert cpu.cost(big, x86).cycles == 100 + math.ceil((2 * MiB + 50_000) / 1e9 * 1e9)
-    assert cpu.cost(big, x86).level_bytes == (("dram", 2 * MiB + 50_000),) and cpu.cost(big, x86).bound == "dram"
+    assert cpu.cost(big, x86).level_bytes == (("dram", 2 * MiB + 50_000),)
+    assert cpu.cost(big, x86).bound == "dram"
     assert cpu.cost(big, x86).seconds == pytest.approx((100 + 2 * MiB + 50_000) / 1e9)
 
 
@@ -315,7 +318,7 @@ def test_cpu_defaults_are_the_plain_roofline(host):
     # host_cpu sets none of the class rates: every class at the GEMM rate, moves cost only bytes.
     add = NodeWork("ADD", "float32", macs=480, kind="elementwise")
     lookup = NodeWork("TANH", "float32", macs=480, kind="lookup")
-    assert cpu.cost(add, host).cycles == cpu.cost(lookup, host).cycles == 100
+    assert cpu.cost(add, host.hardware).cycles == cpu.cost(lookup, host.hardware).cycles == 100
 
 
 # -- element sizes -------------------------------------------------------------------------------
@@ -327,11 +330,12 @@ def test_every_tensor_type_has_its_tflite_size_or_is_refused_by_name(host):
 
     # TfLiteTypeGetSize: 16-bit floats (bfloat16 too) are 2 bytes, so a 128-bit register holds 8 of them.
     assert dtype_itemsize("bfloat16") == dtype_itemsize("float16") == 2
-    assert cpu.simd_lanes("bfloat16", host) == 8
+    assert cpu.simd_lanes("bfloat16", host.hardware) == 8
     for dtype in set(DTYPES) - {"string", "resource", "variant"}:
         assert dtype_itemsize(dtype) in (1, 2, 4, 8, 16), dtype
     for dtype in ("string", "resource", "variant", "float128"):
         with pytest.raises(ModelError, match=f"tensor type '{dtype}' has no element size.*types with one: bfloat16"):
             dtype_itemsize(dtype)
     bf16 = gemm_work(4, 48, 10, dtype="bfloat16", itemsize=2)
-    assert cpu.costs([bf16], host)[0].cycles == cpu.costs([dataclasses.replace(bf16, dtype="float16")], host)[0].cycles
+    f16 = dataclasses.replace(bf16, dtype="float16")
+    assert cpu.costs([bf16], host.hardware)[0].cycles == cpu.costs([f16], host.hardware)[0].cycles

@@ -33,9 +33,12 @@ def _system(accel, overrides):
 def _without_activations(policy="tflite", call_overhead=None, objective="latency"):
     """Edge TPU (USB) claiming no TANH/LOGISTIC, so interleaved_int8 splits into several partitions."""
     edgetpu = load_hardware(HW / "edgetpu_usb.yaml")
-    claims = tuple(c for c in edgetpu.claims if c.op not in {"TANH", "LOGISTIC"})
-    link = edgetpu.link if call_overhead is None else dataclasses.replace(edgetpu.link, call_overhead=call_overhead)
-    hw = dataclasses.replace(edgetpu, claims=claims, link=link, partition=PartitionPolicy(policy, objective=objective))
+    claims = tuple(c for c in edgetpu.policy.claims if c.op not in {"TANH", "LOGISTIC"})
+    link = edgetpu.hardware.link
+    if call_overhead is not None:
+        link = dataclasses.replace(link, call_overhead=call_overhead)
+    hw = dataclasses.replace(edgetpu, hardware=dataclasses.replace(edgetpu.hardware, link=link)).with_policy(
+        claims=claims, partition=PartitionPolicy(policy, objective=objective))
     return dataclasses.replace(load_system(HOST_CFG, []), accelerators=(hw,))
 
 
@@ -113,7 +116,7 @@ def test_the_delegate_keeps_partitions_holding_host_nodes_on_the_host():
     parts = [tuple(n.params.nodes_to_replace) for n in map(tflite.primary.nodes.__getitem__,
                                                               tflite.primary.execution_plan) if n.delegate]
     assert len(parts) == 2
-    costed = dataclasses.replace(hexagon, partition=dataclasses.replace(hexagon.partition, kind="cost"))
+    costed = hexagon.with_policy(partition=dataclasses.replace(hexagon.policy.partition, kind="cost"))
     sys_ = dataclasses.replace(load_system(HOST_CFG, []), accelerators=(costed,))
     it, _ = build_interpreter(model, sys_, {"hexagon_dsp": frozenset(parts[0][:1])})
     rows = {r["index"]: r for r in it.get_delegation_report()}

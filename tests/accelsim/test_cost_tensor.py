@@ -36,28 +36,29 @@ def npu(shipped):
 
 
 def test_tensor_classes_tiles_precision_and_dispatch_by_hand(npu):
+    hw = npu.hardware
     # A GEMM on the matrix unit: K 12 and N 10 are paid as whole 8-channel tiles, 16 x 16.
     fc = gemm_work(4, 12, 10)
-    assert tensor.cost(fc, npu).cycles == 100 + 4 * 16 * 16 // 64
+    assert tensor.cost(fc, hw).cycles == 100 + 4 * 16 * 16 // 64
     # uint8 runs at int8's rates; a float32 node at float16's (half the MACs per cycle).
-    assert tensor.cost(dataclasses.replace(fc, dtype="uint8"), npu).cycles == 100 + 16
-    assert tensor.cost(gemm_work(4, 12, 10, dtype="float32", itemsize=4), npu).cycles == 100 + 32
+    assert tensor.cost(dataclasses.replace(fc, dtype="uint8"), hw).cycles == 100 + 16
+    assert tensor.cost(gemm_work(4, 12, 10, dtype="float32", itemsize=4), hw).cycles == 100 + 32
     # A GEMM's fused activation is free (the matrix unit's output stage); any other node's is vector work,
     # as is every other class, a move counted by its output elements.
-    assert tensor.cost(dataclasses.replace(fc, activation_ops=40), npu).cycles == 100 + 16
-    assert tensor.cost(NodeWork("ADD", "int8", macs=400, activation_ops=40, kind="elementwise"), npu).cycles == 155
-    assert tensor.cost(NodeWork("ADD", "int8", macs=400, kind="elementwise"), npu).cycles == 100 + 50
-    assert tensor.cost(NodeWork("ADD", "float32", macs=400, kind="elementwise"), npu).cycles == 100 + 100
-    assert tensor.cost(NodeWork("LOGISTIC", "int8", macs=400, kind="lookup"), npu).cycles == 100 + 50
-    assert tensor.cost(NodeWork("PAD", "int8", macs=0, elements=400, kind="move"), npu).cycles == 100 + 50
+    assert tensor.cost(dataclasses.replace(fc, activation_ops=40), hw).cycles == 100 + 16
+    assert tensor.cost(NodeWork("ADD", "int8", macs=400, activation_ops=40, kind="elementwise"), hw).cycles == 155
+    assert tensor.cost(NodeWork("ADD", "int8", macs=400, kind="elementwise"), hw).cycles == 100 + 50
+    assert tensor.cost(NodeWork("ADD", "float32", macs=400, kind="elementwise"), hw).cycles == 100 + 100
+    assert tensor.cost(NodeWork("LOGISTIC", "int8", macs=400, kind="lookup"), hw).cycles == 100 + 50
+    assert tensor.cost(NodeWork("PAD", "int8", macs=0, elements=400, kind="move"), hw).cycles == 100 + 50
 
 
 def test_float_nodes_move_the_bytes_of_their_precision(npu):
     slow = apply_overrides(npu, {"memory.levels": {"vtcm": {"size": "8 MiB", "bandwidth": "1 GB/s"},
                                                    "dram": {"bandwidth": "1 GB/s"}}})
     fc = gemm_work(8, 256, 256, dtype="float32", itemsize=4)
-    fp16 = tensor.cost(fc, slow)
-    fp32 = tensor.cost(fc, apply_overrides(slow, {"compute.float_precision": "float32"}))
+    fp16 = tensor.cost(fc, slow.hardware)
+    fp32 = tensor.cost(fc, apply_overrides(slow, {"compute.float_precision": "float32"}).hardware)
     # fp16: weights converted at prepare, activations kept in fp16; half of every float32 byte.
     assert dict(fp16.level_bytes)["dram"] * 2 == dict(fp32.level_bytes)["dram"] == fc.weight_bytes
     assert dict(fp16.level_bytes)["vtcm"] * 2 == dict(fp32.level_bytes)["vtcm"] == fc.input_bytes + fc.output_bytes
@@ -71,10 +72,10 @@ def test_weights_are_fetched_ahead_while_earlier_nodes_compute(npu):
                                                    "dram": {"bandwidth": "1 GB/s"}}})
     busy = NodeWork("ADD", "int8", macs=8000, kind="elementwise")  # 1000 cycles, no DRAM bytes
     fc = gemm_work(1, 100, 30)  # 3000 weight bytes: 3 us at 1 GB/s, 47 cycles of MACs
-    alone = tensor.costs([busy, fc], slow)
+    alone = tensor.costs([busy, fc], slow.hardware)
     assert alone[1].cycles == 100 + 3000 and alone[1].bound == "dram"
     for limit, hidden in ((4096, 1000), (600, 600)):
-        ahead = tensor.costs([busy, fc], apply_overrides(slow, {"compute.prefetch_bytes": limit}))
+        ahead = tensor.costs([busy, fc], apply_overrides(slow, {"compute.prefetch_bytes": limit}).hardware)
         assert ahead[0] == alone[0]
         assert ahead[1].cycles == 100 + 3000 - hidden  # the bytes fetched ahead leave its time ...
         assert ahead[1].level_bytes == alone[1].level_bytes  # ... but not its traffic
@@ -83,11 +84,11 @@ def test_weights_are_fetched_ahead_while_earlier_nodes_compute(npu):
 def test_a_precision_without_rates_takes_the_slowest_and_says_so(npu):
     fp32 = apply_overrides(npu, {"compute.float_precision": "float32"})
     add = NodeWork("ADD", "float32", macs=400, kind="elementwise")
-    assert tensor.cost(add, fp32).cycles == 100 + 100  # the slowest listed vector rate, float16's 4
-    assert fp32.notes()[:2] == [
+    assert tensor.cost(add, fp32.hardware).cycles == 100 + 100  # the slowest listed vector rate, float16's 4
+    assert fp32.hardware.notes()[:2] == [
         "compute.macs_per_cycle has no float32: float32 nodes get its slowest rate, 32",
         "compute.vector_per_cycle has no float32: float32 nodes get its slowest rate, 4"]
-    assert tensor.notes(npu) == []
+    assert tensor.notes(npu.hardware) == []
 
 
 def test_a_float_precision_outside_the_choices_is_located(tmp_path):

@@ -40,7 +40,7 @@ claims:
 def device(tmp_path):
     path = tmp_path / "device.yaml"
     path.write_text(DEVICE)
-    return load_hardware(path)
+    return load_hardware(path).hardware
 
 
 def test_a_nodes_energy_by_hand(device):
@@ -132,7 +132,7 @@ def test_energy_left_out_is_not_modelled_and_validate_says_so(tmp_path, device, 
     assert device.notes() == []
     path = tmp_path / "silent.yaml"
     path.write_text(DEVICE.replace("energy: {mac: {int8: 0.5 pJ, float32: 4 pJ}, static_power: 20 mW}\n", ""))
-    silent = load_hardware(path)
+    silent = load_hardware(path).hardware
     cost = silent.costs([NodeWork("ADD", "int8", macs=16)])[0]  # one cycle: only the sram's 5 mW of static power
     assert silent.energy == Energy() and cost.energy == pytest.approx(0.005 * 1e-9) == cost.static_energy
     assert main(["validate", str(path)]) == 0
@@ -145,7 +145,7 @@ def test_energy_left_out_is_not_modelled_and_validate_says_so(tmp_path, device, 
 
 
 def test_shipped_energies_reproduce_their_sources():
-    usb, host = load_hardware(HW / "edgetpu_usb.yaml"), load_hardware(HW / "host_cpu.yaml")
+    usb, host = load_hardware(HW / "edgetpu_usb.yaml").hardware, load_hardware(HW / "host_cpu.yaml").hardware
     # "4 TOPS, using 2 watts": the array at peak burns 2 W
     assert usb.energy.per_mac("int8") * usb.compute.rows * usb.compute.cols * usb.clock == pytest.approx(2, rel=0.03)
     assert host.energy.per_mac("int8") == pytest.approx((0.2 + 0.03) * pJ)  # Horowitz: 8-bit multiply + add

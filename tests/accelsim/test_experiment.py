@@ -308,7 +308,7 @@ def test_a_killed_worker_process_loses_nothing_finished(tmp_path):
     assert children, "no worker processes found"
     os.kill(int(children[0]), signal.SIGKILL)
     _, err = proc.communicate(input="", timeout=120)  # closing stdin resumes the run: its pool finds the dead worker
-    assert proc.returncode == 1 and "worker process died" in err and "Traceback" not in err
+    assert proc.returncode == 1 and "worker process died" in err and "Traceback" not in err, err
     rerun = _run_cli(["run", str(path), "--out", str(out), "--jobs", "2"])
     stdout, err = rerun.communicate(timeout=300)
     assert rerun.returncode == 0, err

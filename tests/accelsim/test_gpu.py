@@ -69,7 +69,7 @@ def test_a_claim_beyond_the_delegate_rules_is_a_config_error_at_its_line(tmp_pat
 
 
 def test_every_shipped_gpu_claim_names_an_op_with_a_cited_rule(adreno):
-    assert {c.op for c in adreno.claims} <= set(gpu.RULES)
+    assert {c.op for c in adreno.policy.claims} <= set(gpu.RULES)
     assert all("model_builder.cc" in r.source and "gpu_compatibility.cc" in r.source for r in gpu.RULES.values())
 
 
@@ -92,10 +92,10 @@ def _conv_then(op: str, reads: tuple[int, ...]) -> list[NodeWork]:
 
 
 def test_an_elementwise_op_reading_the_kernel_before_it_is_fused_without_dispatch_or_its_input_traffic(adreno):
-    fused, residual = gpu.costs(_conv_then("ADD", (40_000, 40_000)), adreno)
+    fused, residual = gpu.costs(_conv_then("ADD", (40_000, 40_000)), adreno.hardware)
     assert gpu.fused_flags(_conv_then("ADD", (40_000, 40_000))) == [False, True]
-    alone = gpu.costs(_conv_then("ADD", (40_000, 40_000))[1:], adreno)[0]
-    assert residual.cycles < alone.cycles - adreno.compute.kernel_cycles + 1
+    alone = gpu.costs(_conv_then("ADD", (40_000, 40_000))[1:], adreno.hardware)[0]
+    assert residual.cycles < alone.cycles - adreno.hardware.compute.kernel_cycles + 1
     assert residual.bytes_on("dram") == 40_000 and alone.bytes_on("dram") == 120_000  # the residual input only
     # an op that is not linkable, or reads another tensor, launches its own kernel
     assert gpu.fused_flags(_conv_then("SOFTMAX", (40_000,))) == [False, False]
@@ -105,9 +105,9 @@ def test_an_elementwise_op_reading_the_kernel_before_it_is_fused_without_dispatc
 def test_float16_runs_at_the_float16_rate_and_float32_is_a_config_option(adreno):
     works = _conv_then("ADD", (40_000, 40_000))[:1]
     fp32 = apply_overrides(adreno, {"numerics.mode": "reference"})
-    assert gpu.precision(adreno) == "float16" and gpu.precision(fp32) == "float32"
-    assert gpu.alu_rate(adreno) == 2 * gpu.alu_rate(fp32)
-    assert gpu.costs(works, fp32)[0].compute_seconds > gpu.costs(works, adreno)[0].compute_seconds
+    assert gpu.precision(adreno.hardware) == "float16" and gpu.precision(fp32.hardware) == "float32"
+    assert gpu.alu_rate(adreno.hardware) == 2 * gpu.alu_rate(fp32.hardware)
+    assert gpu.costs(works, fp32.hardware)[0].compute_seconds > gpu.costs(works, adreno.hardware)[0].compute_seconds
 
 
 def test_a_float_fixture_runs_on_the_gpu_with_boundary_conversions(adreno, kryo):
@@ -115,7 +115,7 @@ def test_a_float_fixture_runs_on_the_gpu_with_boundary_conversions(adreno, kryo)
     on_gpu = [t for t in sim.nodes if t.unit == "adreno630_gpu"]
     assert on_gpu and not [t for t in sim.nodes if t.unit == HOST]
     (partition,) = sim.partitions
-    assert partition.transfer > 0 and partition.overhead == pytest.approx(adreno.link.call_overhead)
+    assert partition.transfer > 0 and partition.overhead == pytest.approx(adreno.hardware.link.call_overhead)
 
 
 def test_the_gpu_numerics_show_float16_error_against_float32(adreno, kryo):
@@ -130,8 +130,8 @@ def test_threads_divide_gemm_and_depthwise_compute_only(kryo):
     one = apply_overrides(kryo, {"compute.threads": 1})
     gemm = NodeWork("CONV_2D", "float32", macs=10**7, kind="gemm")
     add = NodeWork("ADD", "float32", macs=10**5, kind="elementwise")
-    assert cpu.compute_cycles(gemm, one) == pytest.approx(4 * cpu.compute_cycles(gemm, kryo))
-    assert cpu.compute_cycles(add, one) == cpu.compute_cycles(add, kryo)
+    assert cpu.compute_cycles(gemm, one.hardware) == pytest.approx(4 * cpu.compute_cycles(gemm, kryo.hardware))
+    assert cpu.compute_cycles(add, one.hardware) == cpu.compute_cycles(add, kryo.hardware)
 
 
 def test_threads_above_the_declared_cores_is_a_config_error(tmp_path, kryo):
@@ -143,7 +143,7 @@ def test_threads_above_the_declared_cores_is_a_config_error(tmp_path, kryo):
         load_hardware(path)
     with pytest.raises(ConfigError, match="compute.threads: 5 threads above the 4 cores"):
         apply_overrides(kryo, {"compute.threads": 5})
-    assert np.isclose(apply_overrides(kryo, {"compute.threads": 2}).compute.threads, 2)
+    assert np.isclose(apply_overrides(kryo, {"compute.threads": 2}).hardware.compute.threads, 2)
 
 
 FLOAT_FIXTURES = sorted(p for p in FIXTURES.glob("*_float.tflite"))
@@ -175,6 +175,7 @@ def test_a_gpu_without_a_float32_rate_is_refused_and_an_unlisted_float16_rate_is
     with pytest.raises(ConfigError, match=rf"gpu.yaml:{line}: compute.macs_per_cycle: needs a float32 rate"):
         load_hardware(path)
     fp32_only = apply_overrides(adreno, {"compute.macs_per_cycle": {"float32": 512}})
-    assert gpu.alu_rate(fp32_only) == 1024
-    assert fp32_only.notes()[0] == "compute.macs_per_cycle has no float16: it runs at 1024 multiply-adds per cycle"
-    assert adreno.notes() == []
+    assert gpu.alu_rate(fp32_only.hardware) == 1024
+    assert fp32_only.hardware.notes()[0] == ("compute.macs_per_cycle has no float16: it runs at 1024 multiply-adds "
+                                             "per cycle")
+    assert adreno.hardware.notes() == []

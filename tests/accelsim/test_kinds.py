@@ -12,8 +12,9 @@ import pytest
 from support import FIXTURES
 
 from accelsim.analysis import simulate_model
-from accelsim.config import ConfigError, HardwareConfig, apply_overrides, load_hardware, load_system
+from accelsim.config import ConfigError, apply_overrides, load_hardware, load_system
 from accelsim.cost import Cost, roofline
+from accelsim.device import Hardware
 from accelsim.kinds import BUILTIN, Field, Kind, KindRegistry, default_registry, schema_rows, spec
 from accelsim.runtime.work import NodeWork
 from accelsim.simulation import HOST
@@ -27,7 +28,7 @@ class ToyCompute:
     efficiency: float = spec("fraction", "fraction of peak reached", default=1.0)
 
 
-def toy_costs(works: Sequence[NodeWork], hw: HardwareConfig) -> list[Cost]:
+def toy_costs(works: Sequence[NodeWork], hw: Hardware) -> list[Cost]:
     """A roofline: MACs at macs_per_cycle * efficiency, overlapped with the memory levels' traffic."""
     c = hw.compute
     return roofline(works, hw, lambda w: math.ceil(w.macs / (c.macs_per_cycle * c.efficiency)))
@@ -59,7 +60,7 @@ def toy_file(tmp_path):
 def test_a_toy_kind_registered_from_test_code_loads_and_simulates(toy_file):
     system = load_system(HW / "host_cpu.yaml", [toy_file], kinds=KINDS)
     toy = system.accelerators[0]
-    assert (toy.kind, toy.compute, toy.is_accelerator) == ("toy", ToyCompute(16, 0.5), True)
+    assert (toy.hardware.kind, toy.hardware.compute, toy.is_accelerator) == ("toy", ToyCompute(16, 0.5), True)
     sim = simulate_model(str(FIXTURES / "mobilenet_v2_035_96_int8.tflite"), system)
     on_toy = [n for n in sim.nodes if n.unit == "toy_engine"]
     assert on_toy and {n.op for n in on_toy} == {"CONV_2D", "DEPTHWISE_CONV_2D"}
@@ -75,7 +76,7 @@ def test_a_toy_kind_registered_from_test_code_loads_and_simulates(toy_file):
 
 def test_a_toy_kind_is_checked_from_its_field_specs(tmp_path, toy_file):
     swept = apply_overrides(load_hardware(toy_file, KINDS), {"compute.macs_per_cycle": 32})
-    assert swept.compute.macs_per_cycle == 32 and swept.kind_record is TOY
+    assert swept.hardware.compute.macs_per_cycle == 32 and swept.hardware.kind_record is TOY
     bad = tmp_path / "bad.yaml"
     bad.write_text(TOY_YAML.replace("macs_per_cycle: 16", "macs_per_cycle: 6").replace("0.5", "2")
                    .replace("bandwidth: 4 GB/s", "bandwith: 4 GB/s"))
@@ -135,7 +136,7 @@ def test_a_kind_from_an_entry_point_is_imported_when_named(tmp_path, monkeypatch
     path.write_text(TOY_YAML.replace("kind: toy", "kind: plugin")
                     .replace("{macs_per_cycle: 16, efficiency: 0.5}", "{lanes: 64, contexts: 2}"))
     config = load_hardware(path)
-    assert config.kind == "plugin" and config.compute.lanes == 64
+    assert config.hardware.kind == "plugin" and config.hardware.compute.lanes == 64
     with pytest.raises(TypeError, match="toy_kind_plugin:NOT_A_KIND is 42, not the Kind named 'broken'"):
         default_registry.get("broken")
 
@@ -188,4 +189,4 @@ def test_a_cost_function_must_return_one_cost_per_node(toy_file):
     short = Kind("toy", "accelerator", "", ToyCompute, lambda works, hw: [])
     config = load_hardware(toy_file, default_registry.with_kinds(short))
     with pytest.raises(ValueError, match="kind 'toy': costs\\(\\) returned 0 costs for 1 nodes"):
-        config.costs([NodeWork("ADD", "int8", macs=1)])
+        config.hardware.costs([NodeWork("ADD", "int8", macs=1)])

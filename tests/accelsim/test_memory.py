@@ -43,7 +43,7 @@ def _work(weights: int, working_set: int, macs: int = 16) -> NodeWork:
 def _config(tmp_path: Path, text: str, name: str = "hw.yaml"):
     path = tmp_path / name
     path.write_text(text)
-    return load_hardware(path)
+    return load_hardware(path).hardware
 
 
 def test_weights_are_cached_then_streamed_and_big_working_sets_spill(tmp_path):

@@ -31,7 +31,7 @@ ENGINE = npu.NpuCompute(
     bias_bytes_per_channel=10, sram_efficiency=0.5, weight_efficiency=1.0,
 )
 # The shipped U55 system around it: 500 MHz, sram 4 GB/s (4 B/cycle at efficiency 0.5), flash 0.5 GB/s (1 B/cycle).
-U55_HW = load_hardware(HW / "ethos_u55_128.yaml")
+U55_HW = load_hardware(HW / "ethos_u55_128.yaml").hardware
 
 
 def compute(works, engine=ENGINE) -> list[int]:
@@ -171,7 +171,7 @@ def test_the_compiler_rewrites_reshapes_concats_pads_and_activations_away():
 def test_the_npu_reaches_its_efficiency_of_each_level_and_honours_the_generic_placement():
     work = conv_work(1, 8, 8, 16, 32, 3, 3, padding="SAME")
     # The shipped U65 reads weights from dram at weight_efficiency of 3.75 GB/s.
-    u65 = load_hardware(HW / "ethos_u65_256.yaml")
+    u65 = load_hardware(HW / "ethos_u65_256.yaml").hardware
     levels = npu.effective_levels(u65)
     assert levels["dram"].bandwidth == pytest.approx(3.75e9 * u65.compute.weight_efficiency)
     assert levels["sram"].bandwidth == pytest.approx(16e9 * u65.compute.sram_efficiency)

@@ -95,7 +95,7 @@ def test_limits_drop_points_before_they_run(tmp_path, capsys):
     # rows x cols <= 4096: 6 of the 9 shapes; sram >= 5 MB: only 8 MiB. The CPU-only point has no accelerator.
     assert len(usb) == 6 and len(points) == 7
     for p in usb:
-        accelerator = resolved_system(p).accelerators[0]
+        accelerator = resolved_system(p).accelerators[0].hardware
         assert peak_macs_per_cycle(accelerator) == p.sweep["edgetpu_usb.compute.rows"] * p.sweep[
             "edgetpu_usb.compute.cols"] <= 4096
         assert onchip_bytes(accelerator) == 8 * 2**20

@@ -28,9 +28,10 @@ MODELS = ["mobilenet_v2_035_96_float", "mobilenet_v2_035_96_int8", "interleaved_
 
 
 def system(*accels, **overrides):
+    """The host and `accels`, the first delegated with its policy's fields replaced by `overrides`."""
     sys_ = load_system(HOST_CFG, [HW / f"{a}.yaml" for a in accels])
     if overrides:
-        first = dataclasses.replace(sys_.accelerators[0], **overrides)
+        first = sys_.accelerators[0].with_policy(**overrides)
         sys_ = dataclasses.replace(sys_, accelerators=(first, *sys_.accelerators[1:]))
     return sys_
 
@@ -60,7 +61,7 @@ def test_edgetpu_prefix_rule_stops_at_the_first_unsupported_op():
     # Take TANH away from the Edge TPU: everything from the first TANH on stays on the host,
     # even the convolutions after it, and there is exactly one (prefix) partition.
     edgetpu = load_hardware(HW / "edgetpu_usb.yaml")
-    claims = tuple(c for c in edgetpu.claims if c.op != "TANH")
+    claims = tuple(c for c in edgetpu.policy.claims if c.op != "TANH")
     sim = simulate_model(str(FIXTURES / "interleaved_int8.tflite"), system("edgetpu_usb", claims=claims))
     rows = sim.delegation
     first_tanh = next(r["index"] for r in rows if r["op"] == "TANH")
@@ -80,7 +81,7 @@ def test_version_gating_keeps_the_node_on_the_host_with_the_reason():
 
 def _tflite_policy_without(ops: set[str]):
     edgetpu = load_hardware(HW / "edgetpu_usb.yaml")
-    claims = tuple(c for c in edgetpu.claims if c.op not in ops)
+    claims = tuple(c for c in edgetpu.policy.claims if c.op not in ops)
     return system("edgetpu_usb", claims=claims, partition=PartitionPolicy("tflite"))
 
 
@@ -107,7 +108,7 @@ def test_parameters_stream_when_the_cache_is_too_small():
     small = apply_overrides(edgetpu, {"memory.levels": {"cache": {"size": "1 MiB", "bandwidth": "64 GB/s"},
                                                         "sram": {"size": "8 MiB", "bandwidth": "64 GB/s"}},
                                       "memory.cache": "cache"})
-    tight = simulate_model(path, system("edgetpu_usb", memory=small.memory))
+    tight = simulate_model(path, dataclasses.replace(system("edgetpu_usb"), accelerators=(small,)))
     assert sum(p.streamed_param_bytes for p in roomy.partitions) == 0
     streamed = sum(p.streamed_param_bytes for p in tight.partitions)
     assert streamed > 2 << 20
@@ -135,7 +136,7 @@ def test_dataflow_overlaps_host_and_accelerator_on_independent_branches():
 def test_float16_numerics_deviate_and_are_reported():
     path = str(FIXTURES / "mobilenet_v2_035_96_float.tflite")
     hexagon = load_hardware(HW / "hexagon_dsp.yaml")
-    claims = tuple(dataclasses.replace(c, dtypes=frozenset({"float32"})) for c in hexagon.claims)
+    claims = tuple(dataclasses.replace(c, dtypes=frozenset({"float32"})) for c in hexagon.policy.claims)
     sys_ = system("hexagon_dsp", claims=claims, numerics=Numerics("float16"))
     report = inference_diff(path, sys_, num_runs=3)
     err = report.outputs[0]

@@ -45,7 +45,7 @@ def test_the_published_keys_are_velas_architecture_config(size):
     from ethosu.vela.architecture_features import Accelerator, ArchitectureFeatures
 
     arch = ArchitectureFeatures.accelerator_configs[Accelerator[f"Ethos_U55_{size}"]]
-    c = load_hardware(HW / f"ethos_u55_{size}.yaml").compute
+    c = load_hardware(HW / f"ethos_u55_{size}.yaml").hardware.compute
     # Vela's Block is (width, height, depth); the configs state the 2-position micro-blocks 2 high (the shipped
     # U55-128's orientation, which only matters through rounding of odd map sizes): compare the pair as a set.
     assert sorted((c.ublock_height, c.ublock_width)) == sorted((arch.ofm_ublock.height, arch.ofm_ublock.width))
@@ -106,7 +106,7 @@ def test_every_fixture_node_is_no_slower_on_a_larger_u55():
     configs = [load_hardware(HW / f"ethos_u55_{size}.yaml") for size in SIZES]
     for model in ("interleaved_int8", "mobilenet_v2_035_96_int8", "transformer_block_int8"):
         _, works, _ = our_nodes(MODELS / f"{model}.tflite", configs[0])
-        cycles = [npu.model_compute_cycles(works, hw.compute) for hw in configs]
+        cycles = [npu.model_compute_cycles(works, device.hardware.compute) for device in configs]
         for smaller, larger in zip(cycles, cycles[1:]):
             assert all(b <= a for a, b in zip(smaller, larger)), model
         # and the whole model is strictly faster at 256 than at 32

@@ -30,7 +30,8 @@ the broadcast-operand rule were read) or `held-out` (it never did). Decided befo
 mechanism was fitted (issue 25), and never changed after: held out are the other ImageNet models
 of `cost_vs_coral.py`'s cache (`--cache`, used when present there: MobileNet v1 and v2,
 ResNet-50 at 299), and the models of `--vela-cache` (`VELA_MODELS`: EfficientNet-B0 at 224, built
-by `keras_tflite.py`, and the mixed lookup / resize / pooling graph of `lut_graph.py`); any model
+by `keras_tflite.py`, the mixed lookup / resize / pooling graph of `lut_graph.py`, and the
+weight-heavy VGG-like graph of `vgg_like.py`, added after the size fit); any model
 named on the command line that is not a fit row (e.g. the AI Hub or Pixel 3 caches' int8 models)
 is held out too. The headline error of each config is over the held-out rows only; the fit rows'
 error is printed beside it, and a last table gives per config the held-out geometric-mean error
@@ -82,6 +83,7 @@ VELA_CACHE = Path.home() / ".cache" / "accelsim" / "vela"
 VELA_MODELS = {
     "efficientnet_b0_int8": "PY benchmarks/keras_tflite.py {path} EfficientNetB0 224 int8",
     "lut_graph_int8": "PY benchmarks/lut_graph.py {path}",
+    "vgg_like_96_int8": "PY benchmarks/vgg_like.py {path}",
 }
 # The rows the shipped rates are fitted over (both configs): every int8 fixture.
 FIT_MODELS = ("dilated_cnn_int8", "interleaved_int8", "mobilenet_v2_035_96_int8", "mobilenet_v2_100_224_int8",

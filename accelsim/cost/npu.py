@@ -36,6 +36,14 @@ estimate is totalled and vela.ini for the systems' clocks and bandwidths):
   `output_cycles_per_element` cycles per unit; it works in parallel with the MAC unit, so a
   convolution takes the longer of the two. Layers with few input channels and many outputs
   (MobileNet's expansions) are output-bound.
+* The weight decoder feeds the MAC unit `weight_decode_bytes_per_cycle` weight bytes, each
+  byte at least once per node (Vela 5.2 npu_performance.py `_estimate_conv_cycles`: a kernel
+  step of one micro-block depth over a 32-deep IFM block, 8 x 32 weights, takes at least
+  `cycles_wb` = 32 cycles; its table gives a 4608x2048 FULLY_CONNECTED 1,198,247 NPU cycles on
+  the U55-128 and 1,198,780 on the U65-256, 8 bytes per cycle on both), so a layer with many
+  weights per output (a one-row FULLY_CONNECTED, a conv on a small map) cannot run faster than
+  its weights decode, whatever memory they come from. A MAC op takes the longest of its MAC
+  steps, its output and its weight decoding.
 * The elementwise and other non-MAC operations run in the output unit's elementwise path at a
   per-class number of cycles per element and unit (`<class>_cycles_per_element`, classes add,
   mul, copy, reduce: see `elementwise_class`). A product of two feature maps (BATCH_MATMUL) has
@@ -176,6 +184,8 @@ class NpuCompute:
                                        default=10, example=10)
     brick_depth: int = spec("count", "channels of one feature-map brick in SRAM (NHCWB16: 16)", default=1,
                             example=16)
+    weight_decode_bytes_per_cycle: float = spec("number", "weight bytes the weight decoder feeds the MAC unit "
+                                                "per cycle", default=8.0, example=8)
     weight_burst_bytes: int = spec("count", "bytes of one burst on the weights' level (a broadcast constant "
                                    "operand's partial runs are rounded up to it)", default=1, example=128)
     sram_efficiency: float = spec("fraction", "fraction of the activations level's bandwidth reached",
@@ -285,7 +295,8 @@ def compute_cycles(work: NodeWork, compute: NpuCompute, fused: str | None = None
     steps, windowed = mac_steps(work, compute)
     if steps or work.op in _MAC_OPS:
         per_step = 1 / (compute.window_efficiency if windowed else compute.pointwise_efficiency)
-        one = max(steps * per_step, work.elements * output_rate) + compute.mac_op_overhead_cycles
+        decode = work.weight_bytes / compute.weight_decode_bytes_per_cycle
+        one = max(steps * per_step, work.elements * output_rate, decode) + compute.mac_op_overhead_cycles
         if work.op != _RESIZE:
             return math.ceil(one)
         # Vela's lowering: the input copied into a padded buffer, then one depthwise pass per output phase.

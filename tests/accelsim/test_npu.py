@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from accelsim.analysis import simulate_model
 from accelsim.config import ConfigError, load_hardware, load_system
@@ -97,8 +100,28 @@ def test_a_depthwise_conv_takes_one_input_channel_per_output_channel():
 def test_a_fully_connected_layer_is_a_1x1_conv_over_its_rows():
     work = gemm_work(1, 64, 10)
     assert npu.mac_steps(work, ENGINE) == (1 * 2 * 8, False)
-    assert compute([work]) == [16 + 100]
+    # 16 MAC steps, but 640 weights at 8 per cycle through the weight decoder take 80 cycles.
+    assert compute([work]) == [80 + 100]
     assert costs([work])[0].bytes_on("flash") == 640 + 10 * 6
+
+
+@settings(max_examples=60)
+@given(st.integers(1, 4), st.integers(8, 2048), st.integers(1, 512), st.sampled_from([0.5, 4.0, 1e6]))
+def test_no_weight_memory_makes_a_layer_faster_than_its_weights_decode(rows, k, n, flash_bytes_per_cycle):
+    """Every weight byte passes the weight decoder once per node (`weight_decode_bytes_per_cycle`), so however
+    fast the memory the weights come from, a layer takes at least weights / decode rate; a one-row
+    FULLY_CONNECTED (k x n weights, k*n/64 MAC steps) is bound there as soon as the memory outruns the decoder."""
+    work = gemm_work(rows, k, n)
+    decode = work.weight_bytes / ENGINE.weight_decode_bytes_per_cycle
+    flash = dataclasses.replace(U55_HW.memory.level("flash"), bandwidth=flash_bytes_per_cycle * U55_HW.clock)
+    memory = dataclasses.replace(U55_HW.memory, levels=(U55_HW.memory.level("sram"), flash))
+    (c,) = npu.costs([work], dataclasses.replace(U55_HW, compute=ENGINE, memory=memory))
+    assert c.cycles >= decode + ENGINE.mac_op_overhead_cycles
+    memory_cycles = npu.encoded_weight_bytes(work, ENGINE) / flash_bytes_per_cycle
+    sram_cycles = npu.feature_map_bytes(work, ENGINE.brick_depth) / (
+        U55_HW.memory.level("sram").bandwidth / U55_HW.clock * ENGINE.sram_efficiency)
+    if rows == 1 and max(memory_cycles, sram_cycles) < decode + ENGINE.mac_op_overhead_cycles:
+        assert (c.bound, c.cycles) == ("compute", math.ceil(decode + ENGINE.mac_op_overhead_cycles))
 
 
 def test_elementwise_ops_run_at_their_class_rate_plus_the_small_op_overhead():

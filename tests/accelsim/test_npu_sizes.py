@@ -149,10 +149,11 @@ def test_missing_held_out_models_name_the_commands_that_build_them(tmp_path):
     with pytest.raises(SystemExit) as info:
         vela_cache_models(tmp_path)
     message = str(info.value)
-    assert message.startswith("cost_vs_vela: efficientnet_b0_int8, lut_graph_int8 missing from ")
+    assert message.startswith("cost_vs_vela: efficientnet_b0_int8, lut_graph_int8, vgg_like_96_int8 missing from ")
     effnet = tmp_path / "efficientnet_b0_int8.tflite"
     assert f"PY benchmarks/keras_tflite.py {effnet} EfficientNetB0 224 int8" in message
     assert f"PY benchmarks/lut_graph.py {tmp_path / 'lut_graph_int8.tflite'}" in message
+    assert f"PY benchmarks/vgg_like.py {tmp_path / 'vgg_like_96_int8.tflite'}" in message
 
 
 def test_two_models_of_one_name_are_refused_before_vela_runs(tmp_path):

@@ -200,8 +200,10 @@ def _report(experiment: Experiment, out: Path, points: Sequence[DesignPoint], re
 def report_context(experiment: Experiment, n_points: int) -> dict[str, Any]:
     """What write_report needs to know of the experiment: its file, size, and the file's order of names."""
     keys = [k for k, _ in experiment.sweeps]
-    configs = [load_hardware(experiment.host), *(load_hardware(a) for v in experiment.variants
-                                                 for a in v.accelerators)]
+    def config(path: str):  # as loading read it, when it did (no file is parsed twice)
+        return experiment.configs.get(str(path)) or load_hardware(path)
+
+    configs = [config(experiment.host), *(config(a) for v in experiment.variants for a in v.accelerators)]
     host_name = configs[0].name
     given = [f"{host_name}.{k.split('.', 1)[1]}" if k.startswith("host.") else k for k in keys]
     return {"source": experiment.source, "points": n_points, "assumptions": assumption_lines(configs, given),

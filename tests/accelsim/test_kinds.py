@@ -157,8 +157,8 @@ def test_schema_rows_come_from_the_field_specs():
     assert rows["compute.simd_bits"] == ("cpu", "whole number >= 8, multiple of 8: SIMD register width in bits")
     assert rows["compute.efficiency"] == ("vector, cpu, gpu, tensor",
                                            "number in (0, 1] (default 1.0): fraction of peak reached")
-    assert rows["compute.matmul_cycles_per_mac"] == ("npu", "number above 0: cycles per MAC of a product of two "
-                                                             "feature maps")
+    assert rows["compute.matmul_cycles_per_mac"] == ("npu", "number above 0: cycles per MAC and elementwise unit of "
+                                                             "a product of two feature maps")
     npu_keys = {f"compute.{f.name}" for f in KindRegistry(BUILTIN, group=None).get("npu").fields}
     assert set(rows) == {"compute.rows", "compute.cols", "compute.dataflow", "compute.vector_lanes",
                          "compute.instruction_bytes", "compute.lanes",

@@ -63,7 +63,11 @@ estimate is totalled and vela.ini for the systems' clocks and bandwidths):
   cycles, one per byte, for R x D = 32 x 8 (the transformer fixture) and 32 x 32, 2048 for 16 x 16,
   1024 for 4 x 64, 1600 for 2 x 200 and 4000 for 1 x 1000, at every U55 size; the one miss seen is
   64 x 4, 2048 rather than 8192). That read overlaps only that pass: the
-  node takes the other passes plus the longer of that pass and its traffic. LOG_SOFTMAX is not
+  node takes the other passes plus the longer of that pass and its traffic. Not modelled: on some
+  shapes Vela keeps the one-deep tensor of row sums in 16-channel bricks, so each row pass costs
+  16 R values (R x D = 16 x 16: every row pass as dear as a whole-tensor one, Vela's SOFTMAX 2x
+  ours; the fixture's 32 x 8 and 32 x 32 cost R), nor the depth rounded up to a brick in some
+  whole-tensor passes (its Sub+LUT on D = 8). LOG_SOFTMAX is not
   run on the NPU by Vela 5.2 (regor's `tflite_operator_constraints("EthosU55")` lists SOFTMAX
   only) and no shipped config claims it; one that does gets SOFTMAX's chain, assumed alike.
 * Pooling and table lookups go through the pooling path, which reads the IFM one IFM

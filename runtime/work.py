@@ -104,6 +104,7 @@ class NodeWork:
     trips: int | None = 1
     trips_from: str = ""
     where: str = ""  # "<subgraph>:<node>", the key a trip-count override names
+    rows: int = 0  # independent rows a row-wise op works along its last axis (SOFTMAX); 0: not row-wise
 
     @property
     def bytes_moved(self) -> int:
@@ -391,6 +392,20 @@ def per_input(passes: int) -> Callable:
 
     def estimate(context, node) -> NodeWork:
         return measured(context, node, "reduce", passes * _in_elements(context, node))
+
+    return estimate
+
+
+def row_wise(passes: int) -> Callable:
+    """`per_input(passes)` for an op that works row by row along its last axis (SOFTMAX, LOG_SOFTMAX: max,
+    exp-sum, scale = 3 passes; TFLite's softmax kernels reduce over the last dimension), recording its rows."""
+    reduce_passes = per_input(passes)
+
+    def estimate(context, node) -> NodeWork:
+        work = reduce_passes(context, node)
+        data = data_input([context.tensors[i] if i >= 0 else None for i in node.inputs])
+        depth = int(data.shape[-1]) if data is not None and len(data.shape) else 0
+        return replace(work, rows=_count(data.shape) // depth) if depth > 0 else work
 
     return estimate
 

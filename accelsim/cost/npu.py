@@ -48,8 +48,28 @@ estimate is totalled and vela.ini for the systems' clocks and bandwidths):
   per-class number of cycles per element and unit (`<class>_cycles_per_element`, classes add,
   mul, copy, reduce: see `elementwise_class`). A product of two feature maps (BATCH_MATMUL) has
   no weight path to use and runs there too (an elementwise multiply, then a sum), at
-  `matmul_cycles_per_mac`; a SOFTMAX (no exponential unit) is `softmax_passes` elementwise
-  passes, a SQUARED_DIFFERENCE `squared_difference_passes`.
+  `matmul_cycles_per_mac`; a SQUARED_DIFFERENCE is `squared_difference_passes` elementwise passes.
+* A SOFTMAX over R rows of D values (its last axis) has no unit of its own: the compiler lowers it to
+  a chain of elementwise passes (Vela's legacy `softmax.py`, `SoftMax.get_graph_8bit`: max, exp by
+  LUT, sum, then a reciprocal by Newton-Raphson in 32-bit arithmetic on the sums). Vela 5.2's
+  `--verbose-performance` lists 28 NPU ops for an int8 SOFTMAX, whatever its shape: 7 over the
+  whole tensor (MaxPool, Sub+LUT, Asr, ReduceSum, Mul, an Add that broadcasts a 32-bit constant,
+  Asr) and 21 over the R row sums alone (CLZ, shifts and the three Newton-Raphson iterations), so
+  a row pass costs about an op's overhead. We cost `softmax_full_passes` passes of R * D elements
+  and `softmax_row_passes` passes of R values, each at the MUL rate plus the elementwise overhead.
+  The broadcasting Add reads its constant from where constants live (off-chip flash on the U55
+  system): D 32-bit values per row, each row's run rounded up to a burst (`weight_burst_bytes`),
+  R * max(burst, 4 * D) bytes (`softmax_constant_bytes`; Vela 5.2 gives that Add 4096 flash access
+  cycles, one per byte, for R x D = 32 x 8 (the transformer fixture) and 32 x 32, 2048 for 16 x 16,
+  1024 for 4 x 64, 1600 for 2 x 200 and 4000 for 1 x 1000, at every U55 size; the one miss seen is
+  64 x 4, 2048 rather than 8192). That read overlaps only that pass: the
+  node takes the other passes plus the longer of that pass and its traffic. Not modelled: on some
+  shapes Vela keeps the one-deep tensor of row sums in 16-channel bricks, so each row pass costs
+  16 R values (R x D = 16 x 16: every row pass as dear as a whole-tensor one, Vela's SOFTMAX 2x
+  ours; the fixture's 32 x 8 and 32 x 32 cost R), nor the depth rounded up to a brick in some
+  whole-tensor passes (its Sub+LUT on D = 8). LOG_SOFTMAX is not
+  run on the NPU by Vela 5.2 (regor's `tflite_operator_constraints("EthosU55")` lists SOFTMAX
+  only) and no shipped config claims it; one that does gets SOFTMAX's chain, assumed alike.
 * Pooling and table lookups go through the pooling path, which reads the IFM one IFM
   micro-block (`ublock_height` x `ublock_width` x `ifm_depth` elements) at a time and spends
   `pooling_cycles_per_tap` cycles per window tap on it, at least `pooling_min_taps` taps (how
@@ -136,8 +156,11 @@ _FUSABLE_ACTIVATIONS = {"RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1", *_LUT_AC
 _ADD_OPS = {"ADD", "SUB", "QUANTIZE"}
 # Ops the elementwise unit has no single instruction for, run as a chain of passes (Vela 5.2's
 # per-layer table shows the chains: Sub/Mul/Add/LUT/CLZ/shifts): the compute field counting them.
-_PASSES = {"SOFTMAX": "softmax_passes", "LOG_SOFTMAX": "softmax_passes",
-           "SQUARED_DIFFERENCE": "squared_difference_passes"}
+_PASSES = {"SQUARED_DIFFERENCE": "squared_difference_passes"}
+# Lowered to whole-tensor and per-row passes (see the module docstring).
+_SOFTMAX = {"SOFTMAX", "LOG_SOFTMAX"}
+# Vela's softmax.py builds the chain's intermediates and constants as DataType.int32.
+_SOFTMAX_CONSTANT_ITEMSIZE = 4
 # Elementwise ops of two feature maps: a constant operand is a second input feature map.
 _BINARY = {"ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE"}
 _MUL_OPS = {"MUL", "MAXIMUM", "MINIMUM", "ABS", "RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1", "NEG"}
@@ -178,7 +201,9 @@ class NpuCompute:
     mac_op_overhead_cycles: int = spec("count", "fixed cycles of every MAC-engine or pooling op", minimum=0,
                                        example=500)
     elementwise_op_overhead_cycles: int = spec("count", "fixed cycles of every other NPU op", minimum=0, example=30)
-    softmax_passes: int = spec("count", "NPU ops one SOFTMAX becomes", example=27)
+    softmax_full_passes: int = spec("count", "NPU ops of one SOFTMAX that go over its whole tensor", example=7)
+    softmax_row_passes: int = spec("count", "NPU ops of one SOFTMAX that go over its row sums only (one value "
+                                   "per row)", minimum=0, example=21)
     squared_difference_passes: int = spec("count", "NPU ops one SQUARED_DIFFERENCE becomes", default=1, example=8)
     bias_bytes_per_channel: int = spec("count", "bytes of packed bias and scale per output channel",
                                        default=10, example=10)
@@ -302,6 +327,9 @@ def compute_cycles(work: NodeWork, compute: NpuCompute, fused: str | None = None
         # Vela's lowering: the input copied into a padded buffer, then one depthwise pass per output phase.
         copy = work.input_bytes * compute.cycles_per_element("copy") + compute.elementwise_op_overhead_cycles
         return math.ceil(resize_passes(work) * one + copy)
+    if work.op in _SOFTMAX:
+        return softmax_pass_cycles(work, compute) * compute.softmax_full_passes + math.ceil(
+            compute.softmax_row_passes * _pass_cycles(softmax_rows(work), compute))
     passes = _PASSES.get(work.op)
     if passes is not None:
         # No such unit: the compiler runs the op as a chain of elementwise (and LUT) passes.
@@ -312,6 +340,32 @@ def compute_cycles(work: NodeWork, compute: NpuCompute, fused: str | None = None
     elements = work.macs if op_class == "reduce" else work.elements
     busy = max(elements * compute.cycles_per_element(op_class), work.elements * fused_rate)
     return math.ceil(busy + compute.elementwise_op_overhead_cycles)
+
+
+def _pass_cycles(elements: int, compute: NpuCompute) -> float:
+    """Cycles of one elementwise pass of a lowered chain over `elements` values: MUL rate plus op overhead."""
+    return elements * compute.cycles_per_element("mul") + compute.elementwise_op_overhead_cycles
+
+
+def softmax_rows(work: NodeWork) -> int:
+    """Rows of a SOFTMAX: what its work records, else (a work hook that does not say) one per element, the
+    most the lowering could take."""
+    return work.rows or work.elements
+
+
+def softmax_pass_cycles(work: NodeWork, compute: NpuCompute) -> int:
+    """Cycles of one whole-tensor pass of a SOFTMAX's chain (module docstring); 0 for any other node."""
+    return math.ceil(_pass_cycles(work.elements, compute)) if work.op in _SOFTMAX else 0
+
+
+def softmax_constant_bytes(work: NodeWork, compute: NpuCompute) -> int:
+    """Bytes of the 32-bit constant a SOFTMAX's broadcasting pass reads from the constants' level: D values per
+    row, each row's run rounded up to a burst (module docstring); 0 for any other node."""
+    if work.op not in _SOFTMAX or not work.elements:
+        return 0
+    rows = softmax_rows(work)
+    run = work.elements // rows * _SOFTMAX_CONSTANT_ITEMSIZE
+    return rows * max(compute.weight_burst_bytes, run)
 
 
 def feature_map_bytes(work: NodeWork, brick_depth: int) -> int:
@@ -427,8 +481,10 @@ def traffic(works: Sequence[NodeWork], hw: Hardware) -> list[Traffic]:
         streamed = weights if stream else 0
         source = home.name if memory.weights == memory.activations else memory.weights
         moved: dict[str, int] = {}
+        # A constant the compiler made (not the model's) is read from where constants live, every inference.
         for name, nbytes in ((home.name, feature_map_bytes(work, compute.brick_depth)),
-                             (memory.cache, weights - streamed), (source, streamed)):
+                             (memory.cache, weights - streamed), (source, streamed),
+                             (memory.weights, softmax_constant_bytes(work, compute))):
             if nbytes:
                 moved[name] = moved.get(name, 0) + nbytes
         out.append(Traffic(tuple(moved.items()), streamed))
@@ -451,8 +507,13 @@ def costs(works: Sequence[NodeWork], hw: Hardware) -> list[Cost]:
     """
     levels = effective_levels(hw)
     watts = energy.static_power(hw)
-    return [timed(work, cycles, hw, moved, levels, watts)
-            for work, cycles, moved in zip(works, model_compute_cycles(works, hw.compute), traffic(works, hw))]
+    out = []
+    for work, cycles, moved in zip(works, model_compute_cycles(works, hw.compute), traffic(works, hw)):
+        # A SOFTMAX's traffic overlaps only the pass reading its constant; its other passes come on top.
+        overlapped = softmax_pass_cycles(work, hw.compute) if cycles else 0
+        out.append(timed(work, overlapped or cycles, hw, moved, levels, watts,
+                         fixed_cycles=cycles - overlapped if overlapped else 0))
+    return out
 
 
 def peak_macs_per_cycle(work: NodeWork, hw: Hardware) -> float:

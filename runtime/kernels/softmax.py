@@ -242,9 +242,9 @@ def _log_softmax_node(ctx, node) -> None:
 def register(resolver) -> None:
     # SOFTMAX: v1 float/uint8, v2 int8; v3 (int16) and v4 (float16) are not implemented.
     resolver.add_builtin("SOFTMAX", Registration(prepare=_softmax_prepare, invoke=run_plan,
-                                                 reference=_softmax_reference, work=work.per_input(3)), 1, 2)
+                                                 reference=_softmax_reference, work=work.row_wise(3)), 1, 2)
     # LOG_SOFTMAX v1 float32/uint8, v2 int8.
     # LOG_SOFTMAX has no fast path (its 256-entry exp table is LiteRT's own): the node form of
     # `log_softmax` is both the invoke and the reference.
     resolver.add_builtin("LOG_SOFTMAX", Registration(prepare=_log_softmax_prepare, invoke=_log_softmax_node,
-                                                     reference=_log_softmax_node, work=work.per_input(3)), 1, 2)
+                                                     reference=_log_softmax_node, work=work.row_wise(3)), 1, 2)

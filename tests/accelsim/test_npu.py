@@ -30,7 +30,7 @@ ENGINE = npu.NpuCompute(
     copy_cycles_per_element=1.0, reduce_cycles_per_element=2.0, matmul_cycles_per_mac=2.0,
     pooling_cycles_per_tap=8, pooling_min_taps=4, activation_lut_cycles_per_element=2.0,
     ifm_block_depth=32, part_kernel_taps=4,
-    mac_op_overhead_cycles=100, elementwise_op_overhead_cycles=20, softmax_passes=4,
+    mac_op_overhead_cycles=100, elementwise_op_overhead_cycles=20, softmax_full_passes=2, softmax_row_passes=3,
     bias_bytes_per_channel=10, sram_efficiency=0.5, weight_efficiency=1.0,
 )
 # The shipped U55 system around it: 500 MHz, sram 4 GB/s (4 B/cycle at efficiency 0.5), flash 0.5 GB/s (1 B/cycle).
@@ -156,10 +156,31 @@ def test_a_broadcast_constant_operand_is_reread_per_pixel_and_block_in_whole_bur
     assert npu.encoded_weight_bytes(full, engine) == 1000
 
 
+def test_a_softmax_is_whole_tensor_passes_row_passes_and_a_constant_read_overlapping_one_pass():
+    # R = 32 rows of D = 8 (the transformer fixture's 1x4x8x8), Vela's 7 + 21 passes, 128-byte bursts, one unit.
+    engine = dataclasses.replace(ENGINE, softmax_full_passes=7, softmax_row_passes=21, weight_burst_bytes=128)
+    softmax = NodeWork(op="SOFTMAX", dtype="int8", macs=3 * 256, input_bytes=256, output_bytes=256, elements=256,
+                       kind="reduce", rows=32)
+    full_pass = 256 * 1.0 + 20  # MUL rate 1.0 per element and unit, overhead 20
+    assert compute([softmax], engine) == [7 * full_pass + 21 * (32 * 1.0 + 20)]
+    # The constant: 8 int32 values per row = 32 bytes, each row's run rounded up to a 128-byte burst.
+    assert npu.softmax_constant_bytes(softmax, engine) == 32 * 128
+    # Flash at 1 B/cycle: that one pass takes 4096 cycles instead of 276; SRAM (512 B at 4 B/cycle) hides under it.
+    cost = costs([softmax], engine)[0]
+    assert cost.cycles == 6 * full_pass + 21 * 52 + 4096
+    assert (cost.bound, cost.bytes_on("flash")) == ("flash", 4096)
+    # One row of 1000 (a classifier's softmax): runs longer than a burst are read as they are.
+    classifier = dataclasses.replace(softmax, macs=3000, input_bytes=1000, output_bytes=1000, elements=1000, rows=1)
+    assert npu.softmax_constant_bytes(classifier, engine) == 4000
+    assert costs([classifier], engine)[0].cycles == 6 * 1020 + 21 * (1 + 20) + 4000
+    # A work hook that does not give the rows is costed as one row per element, the most passes possible.
+    unknown = dataclasses.replace(softmax, rows=0)
+    assert compute([unknown], engine) == [28 * full_pass]
+    # Other ops read no such constant.
+    assert npu.softmax_constant_bytes(elementwise("ADD", 256), engine) == 0
+
+
 def test_ops_without_an_instruction_are_chains_of_passes_and_matmul_goes_mac_by_mac():
-    softmax = NodeWork(op="SOFTMAX", dtype="int8", macs=300, input_bytes=100, output_bytes=100, elements=100,
-                       kind="reduce")
-    assert compute([softmax]) == [4 * (100 * 1.0 + 20)]
     squared = elementwise("SQUARED_DIFFERENCE", 100, 2)
     assert compute([squared]) == [1 * (100 * 1.0 + 20)]  # ENGINE's default: one pass
     assert compute([squared], dataclasses.replace(ENGINE, squared_difference_passes=8)) == [8 * 120]
@@ -238,10 +259,11 @@ def _line_of(text: str, prefix: str) -> int:
     ("add_cycles_per_element", "add_cycles_per_element: fast", "expected a number like '0.8', got 'fast'"),
     ("ublock_height", "ublock_height: 0", "expected a whole number >= 1, got 0"),
     ("mac_op_overhead_cycles", "mac_op_overhead_cycles: 967.5", "expected a whole number like 500, got 967.5"),
-    ("softmax_pases", "softmax_pases: 27", "unknown key; did you mean 'softmax_passes'?"),
+    ("softmax_full_passes", "softmax_full_passes: 0", "expected a whole number >= 1, got 0"),
+    ("softmax_row_pases", "softmax_row_pases: 21", "unknown key; did you mean 'softmax_row_passes'?"),
 ])
 def test_bad_npu_compute_keys_name_file_line_and_key(tmp_path, key, new, message):
-    old = new.split(":")[0] if key != "softmax_pases" else "softmax_passes"
+    old = new.split(":")[0] if key != "softmax_row_pases" else "softmax_row_passes"
     text, count = re.subn(rf"^  {old}: .*$", f"  {new}", U55, count=1, flags=re.M)
     assert count == 1
     path, errors = _errors(tmp_path, text)

@@ -98,6 +98,13 @@ def test_work_per_op(op, ins, outs, options, kind, macs):
     assert work.output_bytes == sum(work.writes) == sum(math.prod(t.shape) * t.dtype.itemsize for t in outs)
 
 
+def test_softmax_records_its_rows_along_the_last_axis_and_other_ops_none():
+    softmax = _work("SOFTMAX", [_Tensor((1, 4, 8, 8))], [_Tensor((1, 4, 8, 8))])
+    log_softmax = _work("LOG_SOFTMAX", [_Tensor((3, 1000))], [_Tensor((3, 1000))], version=2)
+    assert (softmax.rows, softmax.macs, log_softmax.rows) == (4 * 8, 3 * 256, 3)
+    assert _work("SUM", [_Tensor((2, 3, 4)), W(1, type="INT32")], [_Tensor((2, 4))]).rows == 0
+
+
 def test_every_builtin_registration_reports_its_work():
     missing = sorted({reg.op_name for reg in RESOLVER._builtins.values() if reg.work is None})
     assert missing == []

@@ -311,7 +311,7 @@ def sweep_figure(key: str, lines: Sequence[SweepLine], axis: SweepAxis, infeasib
         # at the bottom edge whatever the scale: they have no latency (axes fraction in y, data in x)
         top.scatter(xs, [0.03] * len(xs), marker="x", s=60, color="#cf222e", linewidths=2,
                     transform=top.get_xaxis_transform(), zorder=5, clip_on=False,
-                    label="infeasible (hardware cannot run the model)")
+                    label="infeasible (cannot run the model, or over a limit)")
     for ax in axes:
         if axis.log:
             ax.set_xscale("log")

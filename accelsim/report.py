@@ -132,7 +132,7 @@ def _summary_paragraph(name: str, points: Sequence[dict], missing: Sequence[dict
     text += (f". {len(everything)} design points: {len(ok)} simulated, {failed} failed, "
              + (f"{infeasible}, " if infeasible else "") + f"{len(missing)} missing.")
     if infeasible:
-        text += (" Infeasible points (hardware that cannot run the model) and why are listed under Infeasible "
+        text += (" Infeasible points (cannot run the model, or over a limit) and why are listed under Infeasible "
                  "design points." + (" No point could run the model: see there what to change." if not ok else ""))
     if experiment and experiment.get("host"):
         text += " Host {}: {}.".format(*experiment["host"])
@@ -497,7 +497,7 @@ def build_document(name: str, points: Sequence[PointResult], missing: Sequence[d
                  f"A key whose other swept values make more than {SWEEP_MAX_LINES} lines (a random search, or "
                  "many swept keys) is drawn with the other keys held at the values of each model × variant's "
                  "fastest point (its title says so); the Pareto plots show every point. Red crosses at the bottom "
-                 "edge mark infeasible points (hardware that cannot run the model)." + why),
+                 "edge mark infeasible points (they cannot run the model, or break a limit)." + why),
             *(Image(path, f"latency, speed-up and partition overhead against {key}", figures[path].spots)
               for key, path in sweep_plots))))
     elif keys:  # never silently omitted: say why there is nothing to draw

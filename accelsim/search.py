@@ -293,16 +293,18 @@ class Limit:
         measure = LIMITS[self.name][0]
         for accel in system.accelerators:
             value = measure(accel.hardware)
-            broken = ("below the min", self.low) if self.low is not None and value < self.low else (
-                ("above the max", self.high) if self.high is not None and value > self.high else None)
-            if broken is not None:
-                side, bound = broken
-                return f"limits.{self.name}: {accel.name} has {self._shown(value)}, {side} {self._shown(bound)}"
+            if self.low is not None and value < self.low:
+                return self._line(accel.name, value, "below the min", self.low)
+            if self.high is not None and value > self.high:
+                return self._line(accel.name, value, "above the max", self.high)
         return None
 
-    def _shown(self, value: float) -> str:
-        number = f"{value:,.0f}" if float(value).is_integer() else f"{value:,.6g}"
-        return f"{number} {_LIMIT_UNITS[self.name]}"
+    def _line(self, accelerator: str, value: float, side: str, bound: float) -> str:
+        def shown(number: float) -> str:
+            text = f"{number:,.0f}" if float(number).is_integer() else f"{number:,.6g}"
+            return f"{text} {_LIMIT_UNITS[self.name]}"
+
+        return f"limits.{self.name}: {accelerator} has {shown(value)}, {side} {shown(bound)}"
 
 
 def parse_limits(value: Any, path: tuple, error: Callable[[tuple, str], None]) -> tuple[Limit, ...]:

@@ -2,6 +2,6 @@
 
 import sys
 
-from accelsim.cli import main
+from accelsim.cli.main import main
 
 sys.exit(main())

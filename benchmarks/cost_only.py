@@ -4,9 +4,9 @@ Usage:
     python benchmarks/cost_only.py [--model PATH] [--hw CFG] [--runs N]
 
 All in one run, median wall-clock seconds of N repetitions:
-  (a) start-up: a fresh Python importing the command line and the cost-only path (`import accelsim.cli,
-      accelsim.cost_only`), in a subprocess;
-  (b) one cost-only simulation in this process (`accelsim.analysis.simulate_model` from the file:
+  (a) start-up: a fresh Python importing the command line and the cost-only path (`import accelsim.cli.main,
+      accelsim.tools.cost_only`), in a subprocess;
+  (b) one cost-only simulation in this process (`accelsim.simulation.analysis.simulate_model` from the file:
       read, delegate, prepare shapes and work, cost, schedule);
   (c) the command `accelsim benchmark MODEL --hw CFG --num-runs 0`, in a subprocess (it also
       simulates the host alone, for the speed-up);
@@ -53,15 +53,15 @@ def _command(argv: list[str]) -> Callable[[], None]:
 
 def rows(model: str, hw: str, runs: int) -> list[tuple[str, float]]:
     """(label, median seconds) of (a) start-up, (b) one cost-only simulation, (c) the command, (d) with one run."""
-    from accelsim.analysis import simulate_model
-    from accelsim.config import load_system
-    from accelsim.experiment import resolve_config
+    from accelsim.experiments.experiment import resolve_config
+    from accelsim.hardware.config import load_system
+    from accelsim.simulation.analysis import simulate_model
 
     system = load_system(resolve_config("host_cpu", ROOT), [resolve_config(hw, ROOT)])
     cli = [sys.executable, "-m", "accelsim", "benchmark", model, "--hw", hw]
     return [
         ("(a) start-up: python importing what the command imports",
-         median_seconds(_command([sys.executable, "-c", "import accelsim.cli, accelsim.cost_only"]), runs)),
+         median_seconds(_command([sys.executable, "-c", "import accelsim.cli.main, accelsim.tools.cost_only"]), runs)),
         ("(b) one cost-only simulate_model, in process", median_seconds(lambda: simulate_model(model, system), runs)),
         ("(c) accelsim benchmark --num-runs 0", median_seconds(_command([*cli, "--num-runs", "0"]), runs)),
         ("(d) accelsim benchmark --num-runs 1 --warmup-runs 0",

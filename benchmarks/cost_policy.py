@@ -21,10 +21,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the repository root
     sys.path.insert(0, str(ROOT))
 
-from accelsim.analysis import simulate_model  # noqa: E402
-from accelsim.config import apply_overrides, load_hardware, load_system  # noqa: E402
+from accelsim.hardware.config import apply_overrides, load_hardware, load_system  # noqa: E402
 from accelsim.ops import using_ops  # noqa: E402
 from accelsim.runtime.read import load_model  # noqa: E402
+from accelsim.simulation.analysis import simulate_model  # noqa: E402
 
 HW = ROOT / "hw_configs"
 FIXTURES = ROOT / "tests" / "fixtures" / "models"

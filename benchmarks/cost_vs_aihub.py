@@ -43,13 +43,13 @@ ROOT = Path(__file__).resolve().parent.parent
 if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the repository root
     sys.path.insert(0, str(ROOT))
 
-from accelsim.analysis import analyze, simulate_analysis  # noqa: E402
-from accelsim.config import System, apply_overrides, load_hardware  # noqa: E402
-from accelsim.device import Device  # noqa: E402
-from accelsim.experiment import SHIPPED_CONFIGS  # noqa: E402
+from accelsim.experiments.experiment import SHIPPED_CONFIGS  # noqa: E402
+from accelsim.hardware.config import System, apply_overrides, load_hardware  # noqa: E402
+from accelsim.hardware.device import Device  # noqa: E402
 from accelsim.runtime.ir import Model  # noqa: E402
 from accelsim.runtime.read import load_model  # noqa: E402
-from accelsim.simulation import HOST  # noqa: E402
+from accelsim.simulation.analysis import analyze, simulate_analysis  # noqa: E402
+from accelsim.simulation.inference import HOST  # noqa: E402
 from benchmarks import calibration  # noqa: E402
 from benchmarks.keras_tflite import build_tflite  # noqa: E402
 

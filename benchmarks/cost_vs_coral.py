@@ -60,17 +60,17 @@ ROOT = Path(__file__).resolve().parent.parent
 if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the repository root
     sys.path.insert(0, str(ROOT))
 
-from accelsim import memory  # noqa: E402
-from accelsim.analysis import analyze, simulate_analysis  # noqa: E402
-from accelsim.config import System, apply_overrides, load_hardware  # noqa: E402
-from accelsim.costing import simulate_interpreter  # noqa: E402
-from accelsim.delegation import build_interpreter  # noqa: E402
-from accelsim.device import Device  # noqa: E402
-from accelsim.experiment import SHIPPED_CONFIGS  # noqa: E402
+from accelsim.experiments.experiment import SHIPPED_CONFIGS  # noqa: E402
+from accelsim.hardware import memory  # noqa: E402
+from accelsim.hardware.config import System, apply_overrides, load_hardware  # noqa: E402
+from accelsim.hardware.device import Device  # noqa: E402
 from accelsim.runtime.ir import Model  # noqa: E402
 from accelsim.runtime.read import load_model  # noqa: E402
 from accelsim.runtime.work import NodeWork  # noqa: E402
-from accelsim.simulation import HOST, Simulation  # noqa: E402
+from accelsim.simulation.analysis import analyze, simulate_analysis  # noqa: E402
+from accelsim.simulation.costing import simulate_interpreter  # noqa: E402
+from accelsim.simulation.delegation import build_interpreter  # noqa: E402
+from accelsim.simulation.inference import HOST, Simulation  # noqa: E402
 from benchmarks import calibration  # noqa: E402
 from benchmarks.calibration import FIT, HELD_OUT, RETIRED, error_lines  # noqa: E402
 from benchmarks.keras_tflite import build_tflite  # noqa: E402
@@ -81,7 +81,7 @@ EDGETPU = ("edgetpu_usb", "edgetpu_pcie")
 CONFIGS = (CPU, *EDGETPU)
 # The host each column's accelerator is attached to (the CPU column has none).
 HOSTS = {CPU: CPU, "edgetpu_usb": "host_cpu", "edgetpu_pcie": CPU}
-# cortex_a53_cpu's fitted values, as key paths (`accelsim.config.apply_overrides`).
+# cortex_a53_cpu's fitted values, as key paths (`accelsim.hardware.config.apply_overrides`).
 CPU_FITTED = ("compute.efficiency", "compute.row_cycles.int8", "compute.pack_cycles.int8")
 SUMMARIES = ROOT / "benchmarks" / "coral_fit_rows"
 # The Edge TPU fit rows: the array shape (rows x cols, 4096 MACs) over the first four on both columns,

@@ -35,10 +35,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the repository root
     sys.path.insert(0, str(ROOT))
 
-from accelsim.analysis import simulate_model  # noqa: E402
-from accelsim.config import load_system  # noqa: E402
-from accelsim.experiment import resolve_config  # noqa: E402
+from accelsim.experiments.experiment import resolve_config  # noqa: E402
+from accelsim.hardware.config import load_system  # noqa: E402
 from accelsim.ops import using_ops  # noqa: E402
+from accelsim.simulation.analysis import simulate_model  # noqa: E402
 from benchmarks.calibration import FIT, HELD_OUT, error_lines  # noqa: E402
 from benchmarks.interpreter import _inputs  # noqa: E402  (the same seeded inputs as the interpreter benchmark)
 

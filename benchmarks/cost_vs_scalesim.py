@@ -27,10 +27,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the repository root
     sys.path.insert(0, str(ROOT))
 
-from accelsim.config import apply_overrides, load_hardware  # noqa: E402
-from accelsim.cost import systolic  # noqa: E402
-from accelsim.cost.systolic import DATAFLOWS  # noqa: E402
-from accelsim.device import Hardware  # noqa: E402
+from accelsim.hardware.config import apply_overrides, load_hardware  # noqa: E402
+from accelsim.hardware.cost import systolic  # noqa: E402
+from accelsim.hardware.cost.systolic import DATAFLOWS  # noqa: E402
+from accelsim.hardware.types import Hardware  # noqa: E402
 from accelsim.runtime.work import NodeWork, conv_work  # noqa: E402
 
 VENV = ROOT / ".venv-scalesim"

@@ -18,7 +18,7 @@ U65-256 (`FIT_CONFIGS`), and the other U55 sizes hold the U55-128's fitted value
 
 Like with like: Vela's `cycles_total` (summary CSV) covers only the operators it places on
 the NPU (operators left to the CPU get no estimate), summed per layer as the longest of NPU
-and memory-access cycles. Ours is the sum of `accelsim.cost.npu.costs` over the nodes the
+and memory-access cycles. Ours is the sum of `accelsim.hardware.cost.npu.costs` over the nodes the
 config's claim rules take (the same ops Vela supports), in the NPU's cycles.
 
 Usage:
@@ -67,11 +67,12 @@ ROOT = Path(__file__).resolve().parent.parent
 if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the repository root
     sys.path.insert(0, str(ROOT))
 
-from accelsim.config import accelerator_policy, load_hardware  # noqa: E402
-from accelsim.cost import npu  # noqa: E402
-from accelsim.cost.npu import NpuCompute  # noqa: E402
 from accelsim.delegates.accelerator import AcceleratorDelegate  # noqa: E402
-from accelsim.device import Device, Hardware  # noqa: E402
+from accelsim.hardware.config import accelerator_policy, load_hardware  # noqa: E402
+from accelsim.hardware.cost import npu  # noqa: E402
+from accelsim.hardware.cost.npu import NpuCompute  # noqa: E402
+from accelsim.hardware.device import Device  # noqa: E402
+from accelsim.hardware.types import Hardware  # noqa: E402
 from accelsim.runtime.interpreter import Interpreter  # noqa: E402
 from accelsim.runtime.work import NodeWork  # noqa: E402
 from benchmarks.calibration import FIT, HELD_OUT, error_lines, geomean_error  # noqa: E402
@@ -89,7 +90,8 @@ VELA_MODELS = {
 FIT_MODELS = ("dilated_cnn_int8", "interleaved_int8", "mobilenet_v2_035_96_int8", "mobilenet_v2_100_224_int8",
               "transformer_block_int8")
 # Other rows that informed a number: DenseNet-121's elementwise blocks gave the SHRAM block rule
-# (NpuCompute.elementwise_block_elements) and the broadcast-operand rule (accelsim.cost.npu.broadcast_operand_bytes).
+# (NpuCompute.elementwise_block_elements) and the broadcast-operand rule
+# (accelsim.hardware.cost.npu.broadcast_operand_bytes).
 FIT_ROWS = (*FIT_MODELS, "densenet121_int8")
 # cost_vs_coral.py's converter-made ImageNet models that Vela compiles (VGG16 and Inception-ResNet-V2 take
 # it many minutes): held out unless listed in FIT_ROWS.

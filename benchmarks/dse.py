@@ -75,8 +75,8 @@ def experiment_file(folder: Path, grid: dict[str, list]) -> Path:
 
 def points_per_minute(points, options, jobs: int, folder: Path) -> tuple[float, int]:
     """(points per minute, failed points) of the executor `accelsim run` would use, committing to a store."""
-    from accelsim.executors import PoolExecutor, SerialExecutor
-    from accelsim.store import ResultStore
+    from accelsim.experiments.executors import PoolExecutor, SerialExecutor
+    from accelsim.experiments.store import ResultStore
 
     executor = SerialExecutor() if jobs <= 1 else PoolExecutor(jobs)
     failed = 0
@@ -95,11 +95,11 @@ def fresh_per_minute(points, sample: int, full_prepare: bool) -> float:
         full_prepare: every kernel's numeric preparation too, as simulate_model did before analyses
             prepared shapes only (the SimPy replay of the sequential schedule is not restored).
     """
-    from accelsim.analysis import simulate_model
-    from accelsim.costing import simulate_interpreter
-    from accelsim.delegation import build_interpreter
-    from accelsim.results import record
+    from accelsim.reports.results import record
     from accelsim.runtime.read import load_model
+    from accelsim.simulation.analysis import simulate_model
+    from accelsim.simulation.costing import simulate_interpreter
+    from accelsim.simulation.delegation import build_interpreter
 
     def full(p):
         interpreter, delegates = build_interpreter(load_model(p.model), p.system)
@@ -116,9 +116,9 @@ def fresh_per_minute(points, sample: int, full_prepare: bool) -> float:
 
 def from_file_seconds(model: Path, accelerators: list[str], runs: int) -> float:
     """Median seconds of cost-only simulate_model from the file on host_cpu with `accelerators`."""
-    from accelsim.analysis import simulate_model
-    from accelsim.config import load_system
-    from accelsim.experiment import SHIPPED_CONFIGS
+    from accelsim.experiments.experiment import SHIPPED_CONFIGS
+    from accelsim.hardware.config import load_system
+    from accelsim.simulation.analysis import simulate_model
 
     system = load_system(SHIPPED_CONFIGS / "host_cpu.yaml", [SHIPPED_CONFIGS / f"{a}.yaml" for a in accelerators])
     times = []
@@ -147,8 +147,8 @@ def main(argv=None) -> int:
         build_resnet152()
         print(f"built {RESNET}")
         return 0
-    from accelsim.experiment import load_experiment
-    from accelsim.points import design_points
+    from accelsim.experiments.experiment import load_experiment
+    from accelsim.experiments.points import design_points
 
     grid = TINY_GRID if args.tiny else GRID
     runs = 1 if args.tiny else args.runs

@@ -30,12 +30,12 @@ ROOT = Path(__file__).resolve().parent.parent
 if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the repository root
     sys.path.insert(0, str(ROOT))
 
-from accelsim import units  # noqa: E402
-from accelsim.analysis import analyze, simulate_analysis  # noqa: E402
-from accelsim.config import System, apply_overrides, load_hardware  # noqa: E402
-from accelsim.cost import dtype_itemsize  # noqa: E402
-from accelsim.device import Device  # noqa: E402
-from accelsim.experiment import resolve_config  # noqa: E402
+from accelsim.core import units  # noqa: E402
+from accelsim.experiments.experiment import resolve_config  # noqa: E402
+from accelsim.hardware.config import System, apply_overrides, load_hardware  # noqa: E402
+from accelsim.hardware.device import Device  # noqa: E402
+from accelsim.hardware.roofline import dtype_itemsize  # noqa: E402
+from accelsim.simulation.analysis import analyze, simulate_analysis  # noqa: E402
 from benchmarks.cost_vs_litert import FIT_ROWS, machine, measure, runnable_fixtures  # noqa: E402
 
 # The fitted fields (override key paths) and the grid the YAML rounds each to.

@@ -27,9 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the repository root
     sys.path.insert(0, str(ROOT))
 
-from accelsim.pareto import non_dominated, non_dominated_reference, traced_ids  # noqa: E402
-from accelsim.report import write_report  # noqa: E402
-from accelsim.results import summary  # noqa: E402
+from accelsim.core.pareto import non_dominated, non_dominated_reference, traced_ids  # noqa: E402
+from accelsim.reports.report import write_report  # noqa: E402
+from accelsim.reports.results import summary  # noqa: E402
 
 GOLDEN = ROOT / "tests" / "accelsim" / "golden" / "records.json"
 KEYS = ("edgetpu_usb.compute.rows", "edgetpu_usb.compute.cols", "edgetpu_usb.link.bandwidth")

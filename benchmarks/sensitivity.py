@@ -6,7 +6,7 @@ Usage:
 Sensitivity varies every design parameter of every device at x0.5 and x2 and re-costs one analysis
 (issue 21: all of it should cost no more than 200 cost-only design points of the same model). The
 peer is what an experiment does for 200 points that differ only in costs: one analysis shared by
-all, each point re-costed (`accelsim.analysis.simulate_analysis`) over a sweep of the Edge TPU's link
+all, each point re-costed (`accelsim.simulation.analysis.simulate_analysis`) over a sweep of the Edge TPU's link
 bandwidth. Both include their one analysis. The table gives the best of `--repeats` wall-clock
 times and the ratio; absolute times move between machines, the ratio is what to compare.
 """
@@ -22,10 +22,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the repository root
     sys.path.insert(0, str(ROOT))
 
-from accelsim.analysis import analyze, simulate_analysis  # noqa: E402
-from accelsim.config import apply_overrides, load_system  # noqa: E402
+from accelsim.hardware.config import apply_overrides, load_system  # noqa: E402
+from accelsim.insight.sensitivity import sensitivity  # noqa: E402
 from accelsim.runtime.read import load_model  # noqa: E402
-from accelsim.sensitivity import sensitivity  # noqa: E402
+from accelsim.simulation.analysis import analyze, simulate_analysis  # noqa: E402
 
 HW = ROOT / "hw_configs"
 MODEL = ROOT / "tests" / "fixtures" / "models" / "mobilenet_v2_100_224_int8.tflite"

@@ -29,11 +29,11 @@ ROOT = Path(__file__).resolve().parent.parent
 if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the repository root
     sys.path.insert(0, str(ROOT))
 
-from accelsim.analysis import simulate_model  # noqa: E402
-from accelsim.config import load_system  # noqa: E402
-from accelsim.costing import simulate_interpreter  # noqa: E402
-from accelsim.delegation import build_interpreter  # noqa: E402
+from accelsim.hardware.config import load_system  # noqa: E402
 from accelsim.runtime.read import load_model  # noqa: E402
+from accelsim.simulation.analysis import simulate_model  # noqa: E402
+from accelsim.simulation.costing import simulate_interpreter  # noqa: E402
+from accelsim.simulation.delegation import build_interpreter  # noqa: E402
 
 CONFIGS = [[], ["edgetpu_usb"], ["edgetpu_pcie"], ["hexagon_dsp"]]
 

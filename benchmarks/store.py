@@ -12,7 +12,7 @@ Then, in the same process and on the same records, times per point (best of 3):
   report  reading every finished record back for the report.
 With --scale M the records are repeated M times under new ids (what a larger sweep stores), to
 show how each mechanism grows. The old cache is reproduced here from its last version
-(accelsim/experiment.py before the store) for the comparison only.
+(accelsim/experiments/experiment.py before the store) for the comparison only.
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ ROOT = Path(__file__).resolve().parent.parent
 if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the repository root
     sys.path.insert(0, str(ROOT))
 
-from accelsim.executors import SerialExecutor  # noqa: E402
-from accelsim.experiment import load_experiment  # noqa: E402
-from accelsim.files import write_atomic  # noqa: E402
-from accelsim.run import run_experiment  # noqa: E402
-from accelsim.store import ResultStore  # noqa: E402
+from accelsim.core.files import write_atomic  # noqa: E402
+from accelsim.experiments.executors import SerialExecutor  # noqa: E402
+from accelsim.experiments.experiment import load_experiment  # noqa: E402
+from accelsim.experiments.run import run_experiment  # noqa: E402
+from accelsim.experiments.store import ResultStore  # noqa: E402
 
 REPEATS = 3
 MODEL = ROOT / "tests" / "fixtures" / "models" / "interleaved_int8.tflite"

@@ -29,10 +29,10 @@ class AcceleratorDelegate(SimpleDelegate):
     """A delegate for one virtual accelerator, driven by its `DelegationPolicy`.
 
     Args:
-        policy: its name, claim rules, partition policy and numerics (a `accelsim.device.Device`'s `policy`).
+        policy: its name, claim rules, partition policy and numerics (a `accelsim.hardware.device.Device`'s `policy`).
         host_nodes: with partition policy 'cost', chosen partitions holding any of these nodes stay on
             the host; the delegate does not judge that itself, whoever costs the model decides it
-            (accelsim.placement).
+            (accelsim.simulation.placement).
         allowed_nodes: when given, the only nodes this delegate may claim whatever its policy (others are
             refused as left to another target; under 'prefix' that refusal ends the prefix, as an
             unsupported op would): whoever shares the nodes among several accelerators names them.

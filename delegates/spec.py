@@ -1,6 +1,6 @@
 """A device's delegation policy (`DelegationPolicy`): claim rules, partitioning, numerics; never its hardware facts.
 
-Plain frozen dataclasses (no YAML here; `accelsim.config` builds them from files). A node is
+Plain frozen dataclasses (no YAML here; `accelsim.hardware.config` builds them from files). A node is
 claimed when some `ClaimRule` for its op accepts its `NodeFacts`; `check_claim` says why not.
 A rule for `ANY_OP` covers every builtin op except those it lists in `excluded` and the ops
 in `NEVER_ANY` (custom ops and control flow, whose bodies are other subgraphs).
@@ -192,7 +192,7 @@ class Numerics:
 class DelegationPolicy:
     """How a device is delegated to: its name, claim rules, partitioning and numerics.
 
-    Everything `AcceleratorDelegate` consumes, and a device's whole policy (`accelsim.device.Device.policy`;
+    Everything `AcceleratorDelegate` consumes, and a device's whole policy (`accelsim.hardware.device.Device.policy`;
     its hardware facts are another type). A host's claims are empty.
     """
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -21,15 +21,31 @@ from accelsim.runtime.errors import (
     ModelError,
     OpResolutionError,
 )
-from accelsim.runtime.ir import Operator
+from accelsim.runtime.ir import Model, Operator
 from accelsim.runtime.numerics import LITERT_X86, NumericsProfile, invoker, to_half
 from accelsim.runtime.registration import Registration
 from accelsim.runtime.tensor import ARENA, CONSTANT, PERSISTENT, TEMPORARY, RuntimeTensor
 
-if TYPE_CHECKING:
-    from accelsim.runtime.interpreter import Interpreter
-
 log = logging.getLogger(__name__)
+
+
+class InterpreterState(Protocol):
+    """What a subgraph and its kernels see of the interpreter that owns them.
+
+    `accelsim.runtime.interpreter.Interpreter` is the one implementation; naming this protocol instead keeps the
+    subgraph below the interpreter (which builds subgraphs) with no import back up.
+    """
+
+    model: Model
+    preserve_all_tensors: bool
+    shapes_only: bool
+    resource_ids: dict[tuple[str, str], int]
+    resources: dict[int, Any]
+    initialized_subgraphs: set[int]
+
+    def subgraph(self, index: int) -> SubgraphRuntime: ...
+
+    def num_subgraphs(self) -> int: ...
 
 
 class Node:
@@ -88,7 +104,7 @@ class Context:
         return self._graph.tensors
 
     @property
-    def interpreter(self) -> Interpreter:
+    def interpreter(self) -> InterpreterState:
         return self._graph.interpreter
 
     @property
@@ -184,7 +200,7 @@ class Context:
 class SubgraphRuntime:
     """Tensors, nodes and the execution plan of one subgraph."""
 
-    def __init__(self, interpreter: Interpreter, index: int,
+    def __init__(self, interpreter: InterpreterState, index: int,
                  resolve: Callable[[Operator, int, int], Registration | None]):
         """`resolve(op, subgraph index, operator index)` gives each operator's registration (None: none)."""
         self.interpreter = interpreter

@@ -96,8 +96,8 @@ def test_cost_policy_benchmark_compares_both_choices_and_never_loses():
 
 def test_cost_vs_pixel3_fits_on_fit_rows_only_and_recovers_a_planted_value():
     """--fit never looks at a held-out row, and finds the value that makes simulated equal published."""
-    from accelsim.config import load_hardware
-    from accelsim.experiment import SHIPPED_CONFIGS
+    from accelsim.experiments.experiment import SHIPPED_CONFIGS
+    from accelsim.hardware.config import load_hardware
     from benchmarks import cost_vs_pixel3 as pixel3
 
     class Planted:
@@ -125,7 +125,7 @@ def test_cost_vs_pixel3_fits_on_fit_rows_only_and_recovers_a_planted_value():
 
 def test_sensitivity_benchmark_times_both_sides_on_one_model():
     """benchmarks/sensitivity.py: both measured paths run and count their costings (no timing asserted)."""
-    from accelsim.config import load_system
+    from accelsim.hardware.config import load_system
     from benchmarks.sensitivity import HW, design_points, one_sensitivity
 
     model = str(FIXTURES / "mobilenet_v2_035_96_int8.tflite")
@@ -152,7 +152,7 @@ def test_cost_only_benchmark_times_the_command_and_its_floor(capsys):
 def test_the_host_x86_fit_returns_to_the_rates_that_explain_the_times():
     """fit_host_x86's descent, without timing anything: 'measured' times simulated with the shipped rates, a
     start with the int8 row cost 30 cycles off (20-30% slower), and the fit finds the shipped values again."""
-    from accelsim.config import System, load_hardware
+    from accelsim.hardware.config import System, load_hardware
     from benchmarks.fit_host_x86 import ROOT, analyze, ceiling, current, fit, latencies, with_values
 
     hw = load_hardware(ROOT / "hw_configs" / "host_x86.yaml")
@@ -169,8 +169,8 @@ def test_the_host_x86_fit_returns_to_the_rates_that_explain_the_times():
 def test_the_coral_fit_reruns_to_the_shipped_values():
     """cost_vs_coral.py --fit from the committed summaries (no TensorFlow), with each column's host (the Dev
     Board's Edge TPU on cortex_a53_cpu): the YAMLs hold its Edge TPU shape and links and cortex_a53_cpu's values."""
-    from accelsim.config import load_hardware
-    from accelsim.experiment import SHIPPED_CONFIGS
+    from accelsim.experiments.experiment import SHIPPED_CONFIGS
+    from accelsim.hardware.config import load_hardware
     from benchmarks.calibration import FIT, HELD_OUT, RETIRED
     from benchmarks.cost_vs_coral import CPU, EDGETPU, FIT_ROWS, ROWS, SUMMARIES, SUMMARY_ROWS, fit_lines, systems
 
@@ -187,8 +187,8 @@ def test_the_pixel3_and_aihub_fits_rerun_to_the_shipped_values():
     """cost_vs_pixel3.py --fit and cost_vs_aihub.py --fit from the committed summaries of their fit rows (no
     TensorFlow, no cache): the YAMLs of adreno630_gpu, kryo385_cpu and hexagon_v75_npu hold the fit, and the
     summaries are exactly the fit rows' models (held-out rows have none)."""
-    from accelsim.config import load_hardware
-    from accelsim.experiment import SHIPPED_CONFIGS
+    from accelsim.experiments.experiment import SHIPPED_CONFIGS
+    from accelsim.hardware.config import load_hardware
     from benchmarks import cost_vs_aihub, cost_vs_pixel3
 
     assert sorted(p.name for p in cost_vs_pixel3.SUMMARIES.glob("*.xz")) == sorted(
@@ -207,7 +207,7 @@ def test_the_pixel3_and_aihub_fits_rerun_to_the_shipped_values():
 def test_the_pixel3_fit_notices_a_yaml_that_does_not_hold_it(monkeypatch):
     """The rerun can fail: with kryo385_cpu's int8 row cost 20% off, --fit moves it and says the YAMLs do not
     hold the fit."""
-    from accelsim.config import apply_overrides
+    from accelsim.hardware.config import apply_overrides
     from benchmarks import cost_vs_pixel3
 
     real = cost_vs_pixel3.load_hardware
@@ -230,11 +230,11 @@ def test_a_fit_row_summary_simulates_exactly_as_its_model():
     system a fit reads it on (Coral's columns, the Pixel 3's GPU and CPU, the Hexagon NPU), and is small."""
     import lzma
 
-    from accelsim.analysis import simulate_model
-    from accelsim.config import load_hardware, load_system
-    from accelsim.experiment import SHIPPED_CONFIGS
+    from accelsim.experiments.experiment import SHIPPED_CONFIGS
+    from accelsim.hardware.config import load_hardware, load_system
     from accelsim.runtime.read import load_model
     from accelsim.runtime.write import save_model
+    from accelsim.simulation.analysis import simulate_model
     from benchmarks.calibration import summary_model
     from benchmarks.cost_vs_coral import systems
 

@@ -1,7 +1,8 @@
 """Imports only point down: accelsim -> accelsim.delegates -> accelsim.runtime -> accelsim.schema; inside
 the runtime the kernels sit below the resolver and the interpreter (they import tensors, quant and the IR, never
-the interpreter); inside accelsim/ the layers of docs/architecture.md (ACCELSIM_LAYERS), where costing never
-imports placement and nothing below the command line imports it.
+the interpreter); inside accelsim/ the folders are the layers of docs/architecture.md (ACCELSIM_FOLDERS): a module
+imports its own folder and the folders below it, costing never imports placement, and no module imports itself back
+through others (no import circle).
 
 Every import statement counts, also those inside functions or `if TYPE_CHECKING:` blocks. Inside accelsim/, an
 import in a function is only for an optional dependency (OPTIONAL), with a comment saying so.
@@ -41,38 +42,29 @@ RUNTIME_LAYERS = (
 )
 
 
-# Modules of `accelsim` itself (the hardware side and the tool), lowest layer first: docs/architecture.md names
-# each layer's job. A module may import its own layer's modules and lower ones; a new module goes in the layer
-# of its job (a prefix names a package and every module in it).
-ACCELSIM_LAYERS = (
-    # foundation: quantities, files, the result record, traces, schedules, Pareto fronts
-    # (and what extends the runtime or words the results without knowing the hardware: custom-op modules, the
-    # infeasible verdict, the glossary, the shipped default experiment)
-    ("accelsim", "accelsim.units", "accelsim.files", "accelsim.record", "accelsim.trace", "accelsim.schedule",
-     "accelsim.pareto", "accelsim.ops", "accelsim.feasibility", "accelsim.glossary", "accelsim.default_experiment"),
-    # hardware: configs, a device's hardware and policy types, claims, kinds and their cost models, memory, energy,
-    # sweep ranges and limits, the defaults a config leaves to the schema (assumptions)
-    ("accelsim.config", "accelsim.device", "accelsim.config_yaml", "accelsim.claims", "accelsim.config_docs",
-     "accelsim.kinds", "accelsim.cost", "accelsim.memory", "accelsim.energy", "accelsim.search", "accelsim.hw_configs",
-     "accelsim.assumptions"),
-    # delegation: delegates applied, node work, what a simulated inference produced
-    ("accelsim.simulation", "accelsim.delegation"),
-    ("accelsim.costing",),  # node costs, step assembly
-    ("accelsim.placement",),  # searches that use costing; costing never uses them
-    ("accelsim.analysis", "accelsim.diff"),  # once per (model, delegation policy); the numerics diff
-    # what to change: one analysis re-costed with each design parameter varied, and advice from it
-    ("accelsim.sensitivity", "accelsim.advice"),
-    # results and reports
-    ("accelsim.results", "accelsim.report", "accelsim.document", "accelsim.exports", "accelsim.report_figures",
-     "accelsim.labels", "accelsim.plots", "accelsim.partition_plot"),
-    # experiments: the file, points, executors, the store, details, the pipeline
-    ("accelsim.experiment", "accelsim.points", "accelsim.executors", "accelsim.dask_executor", "accelsim.store",
-     "accelsim.detail", "accelsim.run", "accelsim.experiment_keys"),
-    # tools
-    ("accelsim.compare", "accelsim.whatif", "accelsim.benchmark", "accelsim.model_info", "accelsim.systems",
-     "accelsim.cost_only", "accelsim.validation"),
-    ("accelsim.cli", "accelsim.cli_help", "accelsim.__main__"),  # the command line and its help texts
+# The folders of `accelsim` itself, lowest first (docs/architecture.md, "Layers inside accelsim/"). A module may
+# import the modules of its own folder and of the folders below it, never of a folder above; inside a folder
+# modules import each other without a circle (test_no_import_circles). The package face (accelsim/__init__.py,
+# the public API) and `python -m accelsim` are the top; no other module sits at accelsim/'s top.
+ACCELSIM_FOLDERS = (
+    "accelsim.core",  # quantities, files, the result record, traces, schedules, Pareto fronts, infeasible verdicts
+    "accelsim.default_experiment",  # the shipped default experiment (package data)
+    "accelsim.ops",  # custom-op modules and packs: they extend the runtime's resolver
+    "accelsim.hardware",  # configs -> devices, the value types, kinds, memory, energy, sweep ranges and limits
+    "accelsim.hw_configs",  # the shipped configs (package data)
+    "accelsim.hardware.cost",  # the built-in kinds' cost modules (named, not imported, by accelsim.hardware.kinds)
+    "accelsim.simulation",  # delegation, costing, scheduling of one inference; placement; the shared analysis
+    "accelsim.insight",  # what to change: sensitivity, advice, what-if claims
+    "accelsim.reports",  # records, derived numbers, the report document and its renderers, plots
+    "accelsim.experiments",  # experiment files, design points, executors, the store, the pipeline
+    "accelsim.tools",  # benchmark, compare, cost-only runs, model facts, systems from names, validate
+    "accelsim.cli",  # the command line: parses and prints
+    "accelsim",  # the package face and __main__
 )
+TOP_MODULES = ("accelsim", "accelsim.__main__")  # the only modules at accelsim/'s top
+# Imports inside one folder that must never be: (importer, imported, why).
+NEVER = (("accelsim.simulation.costing", "accelsim.simulation.placement",
+          "placement searches use costing; costing never uses them"),)
 # Optional dependencies: the only imports allowed inside functions of accelsim/ (with a comment saying so).
 OPTIONAL = ("distributed", "dask", "playwright")
 
@@ -124,18 +116,14 @@ def _runtime_layer(module: str) -> int:
     return best[0]
 
 
-def _accelsim_layer(module: str) -> int:
-    """The rank of a module (or of a name in it: accelsim.config.load_system is accelsim.config's)."""
-    best = None
-    for rank, group in enumerate(ACCELSIM_LAYERS):
-        for prefix in group:
-            # the package itself matches only exactly: a module missing from the table is an error, not the package
-            inside = module.startswith(prefix + ".") and prefix != "accelsim"
-            if (module == prefix or inside) and (best is None or len(prefix) > best[1]):
-                best = (rank, len(prefix))
-    assert best is not None, (f"{module} is in no layer of ACCELSIM_LAYERS (tests/test_layers.py); add it to the "
-                              "layer of its job (docs/architecture.md)")
-    return best[0]
+def _accelsim_folder(module: str) -> str:
+    """The folder of ACCELSIM_FOLDERS a module (or a name in it: accelsim.hardware.config.load_system) lives in."""
+    if module in TOP_MODULES:
+        return "accelsim"
+    found = [f for f in ACCELSIM_FOLDERS if f != "accelsim" and module.startswith(f + ".") or module == f]
+    assert found, (f"{module} is in no folder of ACCELSIM_FOLDERS (tests/test_layers.py); put it in the folder of "
+                   "its job (docs/architecture.md)")
+    return max(found, key=len)
 
 
 def _violation(importer: str, imported: str) -> str | None:
@@ -145,8 +133,13 @@ def _violation(importer: str, imported: str) -> str | None:
     if PACKAGES.index(top_to) > PACKAGES.index(top_from):
         return f"{top_from} may not import the higher layer {top_to}"
     if top_from == top_to == "accelsim":
-        if _accelsim_layer(imported) > _accelsim_layer(importer):
-            return "accelsim modules import only their own layer or lower ones (ACCELSIM_LAYERS)"
+        here, there = _accelsim_folder(importer), _accelsim_folder(imported)
+        if ACCELSIM_FOLDERS.index(there) > ACCELSIM_FOLDERS.index(here):
+            return (f"{here} may import only its own folder and the folders below it (ACCELSIM_FOLDERS); "
+                    f"{there} is above it")
+        for a, b, why in NEVER:
+            if importer == a and (imported == b or imported.startswith(b + ".")):
+                return why
     if top_from == top_to == "accelsim.runtime":
         if importer.startswith("accelsim.runtime.kernels") and imported.startswith("accelsim.runtime.interpreter"):
             return "kernels never import the interpreter"
@@ -196,12 +189,12 @@ def test_accelsim_imports_in_functions_are_only_optional_dependencies(path):
     ("accelsim.runtime.ir", "accelsim.runtime.read.load_model"),
     ("accelsim.runtime.tensor", "accelsim.runtime.kernels.common.check"),
     ("accelsim.runtime.interpreter", "accelsim.delegates.api.SimpleDelegate"),
-    ("accelsim.delegates.partition", "accelsim.config.load_system"),
+    ("accelsim.delegates.partition", "accelsim.hardware.config.load_system"),
     ("accelsim.schema.generate", "accelsim.runtime.ir.Model"),
-    ("accelsim.costing", "accelsim.placement.cost_aware_interpreter"),
-    ("accelsim.config", "accelsim.analysis.analyze"),
-    ("accelsim.report", "accelsim.run.run_experiment"),
-    ("accelsim.run", "accelsim.cli.main"),
+    ("accelsim.simulation.costing", "accelsim.simulation.placement.cost_aware_interpreter"),
+    ("accelsim.hardware.config", "accelsim.simulation.analysis.analyze"),
+    ("accelsim.reports.report", "accelsim.experiments.run.run_experiment"),
+    ("accelsim.experiments.run", "accelsim.cli.main.main"),
 ])
 def test_upward_imports_are_caught(importer, imported):
     assert _violation(importer, imported) is not None
@@ -212,10 +205,10 @@ def test_a_planted_upward_import_fails(tmp_path, monkeypatch):
     pkg = tmp_path / "runtime" / "kernels"
     pkg.mkdir(parents=True)
     source = pkg / "mod.py"
-    source.write_text("import numpy\ndef f():\n    from accelsim.config import load_system\n")
+    source.write_text("import numpy\ndef f():\n    from accelsim.hardware.config import load_system\n")
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     assert _module_name(source) == "accelsim.runtime.kernels.mod"
-    with pytest.raises(AssertionError, match=r"runtime/kernels/mod.py:3: imports accelsim.config.load_system"):
+    with pytest.raises(AssertionError, match=r"runtime/kernels/mod.py:3: imports accelsim.hardware.config.load_system"):
         test_imports_point_down(source)
 
 
@@ -229,25 +222,111 @@ def test_function_level_and_relative_imports_are_read(tmp_path, monkeypatch):
 
 
 def test_a_planted_upward_import_inside_accelsim_fails(tmp_path, monkeypatch):
-    """Costing that imports a placement search is reported with its file:line, the function-level one too."""
-    pkg = tmp_path / "accelsim"
-    pkg.mkdir()
-    (pkg / "placement.py").write_text("")
-    source = pkg / "costing.py"
-    source.write_text("import numpy\ndef f():\n    from accelsim.placement import cost_aware_interpreter\n")
+    """A hardware module that imports the simulation above it is reported with its file:line, the function-level
+    one too; so is costing importing placement inside its own folder."""
+    (tmp_path / "accelsim" / "hardware").mkdir(parents=True)
+    (tmp_path / "accelsim" / "simulation").mkdir()
+    source = tmp_path / "accelsim" / "hardware" / "config.py"
+    source.write_text("import numpy\ndef f():\n    from accelsim.simulation.analysis import analyze\n")
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
-    with pytest.raises(AssertionError, match=r"accelsim/costing.py:3: imports accelsim.placement.cost_aware_interpreter"
-                                             r": accelsim modules import only their own layer or lower ones"):
+    with pytest.raises(AssertionError, match=r"accelsim/hardware/config.py:3: imports "
+                                             r"accelsim.simulation.analysis.analyze"
+                                             r": accelsim.hardware may import only its own folder and the folders "
+                                             r"below it \(ACCELSIM_FOLDERS\); accelsim.simulation is above it"):
         test_imports_point_down(source)
-    with pytest.raises(AssertionError, match=r"accelsim/costing.py:3: imports accelsim.placement inside a function"):
+    with pytest.raises(AssertionError, match=r"accelsim/hardware/config.py:3: imports accelsim.simulation.analysis "
+                                             r"inside a function"):
         test_accelsim_imports_in_functions_are_only_optional_dependencies(source)
+    costing = tmp_path / "accelsim" / "simulation" / "costing.py"
+    costing.write_text("from accelsim.simulation.placement import cost_aware_interpreter\n")
+    with pytest.raises(AssertionError, match=r"costing.py:1: .*costing never uses them"):
+        test_imports_point_down(costing)
 
 
-def test_every_accelsim_module_has_a_layer():
+def test_every_accelsim_module_has_a_folder():
     for path in _sources():
         module = _module_name(path)
         if _package(module) == "accelsim":
-            _accelsim_layer(module)
+            _accelsim_folder(module)
+
+
+def test_a_module_at_accelsims_top_is_refused():
+    with pytest.raises(AssertionError, match="accelsim.helpers is in no folder of ACCELSIM_FOLDERS"):
+        _accelsim_folder("accelsim.helpers")
+
+
+def test_folders_hold_about_a_dozen_modules():
+    """A folder of more than 12 modules is a layer that should split (issue 30's bound)."""
+    counts: dict[Path, int] = {}
+    for path in _sources():
+        if _package(_module_name(path)) == "accelsim" and path.name != "__init__.py":
+            counts[path.parent] = counts.get(path.parent, 0) + 1
+    assert {f.relative_to(ROOT).as_posix(): n for f, n in counts.items() if n > 12} == {}
+    top = sorted(p.name for p in (ROOT / "accelsim").glob("*.py"))
+    assert top == ["__init__.py", "__main__.py"]
+
+
+def _graph() -> dict[str, set[str]]:
+    """Module -> the project modules it imports, every import statement counted (TYPE_CHECKING, functions)."""
+    modules = {_module_name(p): p for p in _sources()}
+
+    def owner(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    return {m: {o for _, name in _imports(p) if (o := owner(name)) and o != m} for m, p in modules.items()}
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected sets of more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    top = stack.pop()
+                    on_stack.discard(top)
+                    group.append(top)
+                    if top == node:
+                        break
+                if len(group) > 1:
+                    found.append(sorted(group))
+    return found
+
+
+def test_no_import_circles():
+    """No module reaches itself through imports, counting those under TYPE_CHECKING and inside functions."""
+    assert _circles(_graph()) == []
+
+
+def test_a_circle_is_found():
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
 def test_the_repository_folders_are_not_importable_by_their_own_names():

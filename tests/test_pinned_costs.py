@@ -26,12 +26,12 @@ if __name__ == "__main__":  # run as a script: the tests' helpers folder, as pyt
 
 from support import CUSTOM_OP_FIXTURES
 
-from accelsim.analysis import analyze, simulate_analysis
-from accelsim.config import load_hardware, load_system
-from accelsim.experiment import SHIPPED_CONFIGS
+from accelsim.experiments.experiment import SHIPPED_CONFIGS
+from accelsim.hardware.config import load_hardware, load_system
 from accelsim.hw_configs import DEFAULT_HOST
 from accelsim.ops import using_ops
 from accelsim.runtime.errors import AccelsimError
+from accelsim.simulation.analysis import analyze, simulate_analysis
 
 ROOT = Path(__file__).resolve().parent.parent
 PINS = ROOT / "tests" / "golden" / "pinned_costs.json"

@@ -69,7 +69,7 @@ def _package_data() -> set[Path]:
 
 def test_the_wheel_carries_every_data_file_the_code_reads():
     """Shipped hardware configs and tflite.fbs are package data (.ci/run builds and runs the wheel itself)."""
-    from accelsim.experiment import SHIPPED_CONFIGS, shipped_configs
+    from accelsim.experiments.experiment import SHIPPED_CONFIGS, shipped_configs
 
     shipped = set(shipped_configs().values())
     assert shipped and SHIPPED_CONFIGS == ROOT / "hw_configs"
@@ -85,7 +85,7 @@ def test_ci_builds_the_wheel_and_runs_it_outside_the_checkout():
 @pytest.mark.slow
 def test_readme_walkthrough_from_nothing_to_a_benchmark(tmp_path, monkeypatch, capsys):
     """The README's 'Describing an accelerator' config and its commands work as written."""
-    from accelsim.cli import main
+    from accelsim.cli.main import main
 
     section = (ROOT / "README.md").read_text().split("## Describing an accelerator", 1)[1].split("\n## ", 1)[0]
     (config,) = re.findall(r"```yaml\n(.+?)```", section, re.S)
@@ -115,9 +115,9 @@ def test_pyproject_lists_every_package_of_the_mapped_folders():
 @pytest.mark.slow
 def test_readme_experiment_runs_against_the_accelerator_it_describes(tmp_path, monkeypatch, capsys):
     """'Writing an experiment' sweeps the config of 'Describing an accelerator': it validates, points as said."""
-    from accelsim.cli import main
-    from accelsim.experiment import load_experiment
-    from accelsim.points import design_points
+    from accelsim.cli.main import main
+    from accelsim.experiments.experiment import load_experiment
+    from accelsim.experiments.points import design_points
 
     readme = (ROOT / "README.md").read_text()
     blocks = [re.findall(r"```yaml\n(.+?)```", readme.split(f"## {title}", 1)[1].split("\n## ", 1)[0], re.S)

@@ -8,20 +8,21 @@ from pathlib import Path
 import pytest
 from support import CUSTOM_OP_FIXTURES, FIXTURES
 
-import accelsim.costing
-from accelsim import schedule as simpy_engine
-from accelsim.analysis import analysis_key, analyze, model_digest, simulate_analysis, simulate_model
-from accelsim.config import KEYS, Assign, apply_overrides, load_hardware, load_system
+import accelsim.simulation.costing
+from accelsim.core import schedule as simpy_engine
 from accelsim.delegates.spec import DelegationPolicy
-from accelsim.device import HARDWARE, POLICY, SECTIONS, Hardware
+from accelsim.hardware.config import KEYS, Assign, apply_overrides, load_hardware, load_system
+from accelsim.hardware.device import HARDWARE, POLICY, SECTIONS
+from accelsim.hardware.types import Hardware
 from accelsim.ops import using_ops
 from accelsim.runtime.work import LoopTrips
+from accelsim.simulation.analysis import analysis_key, analyze, model_digest, simulate_analysis, simulate_model
 
 HW = Path(__file__).resolve().parents[2] / "hw_configs"
 MODEL = str(FIXTURES / "interleaved_int8.tflite")  # two hexagon_dsp partitions
 
 
-def _system(accel: str, **overrides) -> accelsim.config.System:
+def _system(accel: str, **overrides) -> accelsim.hardware.config.System:
     base = load_system(HW / "host_cpu.yaml", [HW / f"{accel}.yaml"])
     if not overrides:
         return base
@@ -130,7 +131,7 @@ def test_closed_form_sequential_equals_the_simpy_replay_on_every_fixture(accel, 
         replayed.append((result, simpy_engine.replay(steps, schedule)))
         return result
 
-    monkeypatch.setattr(accelsim.costing, "simulate", both)
+    monkeypatch.setattr(accelsim.simulation.costing, "simulate", both)
     system = load_system(HW / "host_cpu.yaml", [HW / f"{accel}.yaml"] if accel else [])
     for model in _fixture_models():
         module = CUSTOM_OP_FIXTURES.get(model.stem)

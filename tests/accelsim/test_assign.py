@@ -9,16 +9,16 @@ from pathlib import Path
 import pytest
 from support import CUSTOM_OP_FIXTURES, FIXTURES
 
-from accelsim.analysis import simulate_model
-from accelsim.config import Assign, ConfigError, load_system
-from accelsim.delegation import build_interpreter
-from accelsim.executors import SerialExecutor
-from accelsim.experiment import load_experiment
-from accelsim.placement import _claim_runs, _owners_allowed
-from accelsim.points import design_points
-from accelsim.run import run_experiment
+from accelsim.experiments.executors import SerialExecutor
+from accelsim.experiments.experiment import load_experiment
+from accelsim.experiments.points import design_points
+from accelsim.experiments.run import run_experiment
+from accelsim.hardware.config import Assign, ConfigError, load_system
 from accelsim.runtime.read import load_model
-from accelsim.simulation import HOST
+from accelsim.simulation.analysis import simulate_model
+from accelsim.simulation.delegation import build_interpreter
+from accelsim.simulation.inference import HOST
+from accelsim.simulation.placement import _claim_runs, _owners_allowed
 
 HW = Path(__file__).resolve().parents[2] / "hw_configs"
 PAIRS = [("edgetpu_usb", "hexagon_dsp"), ("hexagon_dsp", "ethos_u55_128")]

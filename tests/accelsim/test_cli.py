@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from support import FIXTURES
 
-from accelsim.cli import _progress_bar, build_parser, main
-from accelsim.experiment import shipped_configs
-from accelsim.pareto import traced_ids
-from accelsim.results import LAYER_COLUMNS
+from accelsim.cli.main import _progress_bar, build_parser, main
+from accelsim.core.pareto import traced_ids
+from accelsim.experiments.experiment import shipped_configs
+from accelsim.reports.results import LAYER_COLUMNS
 from accelsim.runtime.read import load_model
 
 FIXTURE_FILES = sorted(FIXTURES.glob("*.tflite"))
@@ -330,10 +330,10 @@ def test_configs_schema_is_the_committed_reference_page(capsys):
 
 def test_the_schema_names_every_key_the_loader_accepts():
     """Each key, kind field, claim key and constraint the loader checks appears in the reference."""
-    from accelsim.config import KEYS
-    from accelsim.config_docs import schema_markdown
     from accelsim.delegates.spec import CONSTRAINT_DOCS, CONSTRAINTS
-    from accelsim.kinds import default_registry
+    from accelsim.hardware.config import KEYS
+    from accelsim.hardware.config_docs import schema_markdown
+    from accelsim.hardware.kinds import default_registry
 
     text = schema_markdown()
     assert list(CONSTRAINT_DOCS) == list(CONSTRAINTS)
@@ -379,7 +379,7 @@ def test_validate_says_what_a_host_leaves_to_the_simd_width_rule(tmp_path, capsy
             "simd_bits / 32 = 4 MACs per cycle")
     out = capsys.readouterr().out.splitlines()
     assert out[1] == f"  note: {note}"
-    # then every cost default the host leaves out (accelsim.assumptions), the note not repeated
+    # then every cost default the host leaves out (accelsim.hardware.assumptions), the note not repeated
     source = "(the schema's default: accelsim configs --schema)"
     assert out[2:] == [f"  assumed: memory.levels.dram.size = unbounded {source}",
                        f"  assumed: memory.levels.dram.latency = 0 s {source}",
@@ -442,9 +442,9 @@ def test_help_explains_schedule_and_repeated_hw(capsys):
 
 
 def test_run_without_an_experiment_in_a_broken_installation_says_what_to_pass(tmp_path, monkeypatch, capsys):
-    import accelsim.experiment_keys
+    import accelsim.experiments.keys
 
-    monkeypatch.setattr(accelsim.experiment_keys, "DEFAULT_EXPERIMENT", tmp_path / "default.yaml")
+    monkeypatch.setattr(accelsim.experiments.keys, "DEFAULT_EXPERIMENT", tmp_path / "default.yaml")
     assert main(["run"]) == 1
     assert capsys.readouterr().err == (f"accelsim run: error: no experiment given, and the default {tmp_path}/"
                                        "default.yaml is missing from this installation (reinstall accelsim); pass an "
@@ -452,9 +452,9 @@ def test_run_without_an_experiment_in_a_broken_installation_says_what_to_pass(tm
 
 
 def test_the_failure_line_points_to_whichever_report_files_were_written(tmp_path):
-    from accelsim.cli import _failure_line
-    from accelsim.results import error_record
-    from accelsim.run import RunOutcome
+    from accelsim.cli.main import _failure_line
+    from accelsim.experiments.run import RunOutcome
+    from accelsim.reports.results import error_record
 
     failed = error_record(point_id="0" * 16, model="m/atan_custom.tflite", variant="usb", sweep={"x.y": 2},
                           host="host_cpu", accelerators=["edgetpu_usb"], schedule="sequential", error="E: boom")

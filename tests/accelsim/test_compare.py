@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from accelsim.analysis import simulate_model
-from accelsim.cli import main
-from accelsim.compare import Side, compare, host_only, load_results, simulate_sides, slower_than_host
-from accelsim.config import load_system
-from accelsim.labels import slower_than_host_points
-from accelsim.results import record
+from accelsim.cli.main import main
+from accelsim.hardware.config import load_system
+from accelsim.reports.labels import slower_than_host_points
+from accelsim.reports.results import record
+from accelsim.simulation.analysis import simulate_model
+from accelsim.tools.compare import Side, compare, host_only, load_results, simulate_sides, slower_than_host
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "models"
@@ -39,7 +39,7 @@ def test_benchmark_prints_host_only_latency_speedup_and_warns_when_slower(capsys
     data = json.loads(capsys.readouterr().out)
     host = simulate_model(INTERLEAVED, host_only(_system("edgetpu_usb"))).latency * 1e6
     assert data["host_only_us"] == pytest.approx(host)
-    # the record's speed-up (accelsim.results.speedup), rounded as experiments round
+    # the record's speed-up (accelsim.reports.results.speedup), rounded as experiments round
     assert data["speedup"] == pytest.approx(host / data["simulated_us"]["latency"], abs=5e-4) and data["speedup"] < 1
     assert main(["benchmark", INTERLEAVED, "--hw", "edgetpu_usb", "--host", "host_cpu", "--num-runs", "1"]) == 0
     out, err = capsys.readouterr()
@@ -197,7 +197,7 @@ def test_run_warns_about_points_slower_than_the_host(tmp_path, capsys):
 
 
 def test_slower_sentence_names_at_most_eight_points_and_counts_the_rest():
-    from accelsim.labels import slower_sentence
+    from accelsim.reports.labels import slower_sentence
 
     def point(i, speedup):
         return {"status": "ok", "accelerators": ["dsp"], "speedup": speedup, "model_name": "m", "variant": "dsp",
@@ -213,7 +213,7 @@ def test_slower_sentence_names_at_most_eight_points_and_counts_the_rest():
 
 def test_speedup_is_one_function_for_every_caller():
     """results.speedup: the host-only latency over the latency, to 3 places; None without both."""
-    from accelsim.results import speedup
+    from accelsim.reports.results import speedup
 
     assert speedup(400.0, 100.0) == 4.0 and speedup(100.0, 300.0) == 0.333
     assert speedup(None, 100.0) is None and speedup(100.0, 0.0) is None and speedup(0.0, 5.0) is None

@@ -1,4 +1,4 @@
-"""accelsim.config: shipped files load; every mistake is a ConfigError naming file:line and key path.
+"""accelsim.hardware.config: shipped files load; every mistake is a ConfigError naming file:line and key path.
 
 Also the claim side that configs feed: delegates.spec.check_claim reasons and facts_from_node.
 """
@@ -11,16 +11,6 @@ from types import SimpleNamespace
 
 import pytest
 
-from accelsim.config import (
-    ConfigError,
-    accelerator_policy,
-    apply_overrides,
-    load_hardware,
-    load_system,
-)
-from accelsim.cost.cpu import CpuCompute
-from accelsim.cost.systolic import SystolicCompute
-from accelsim.cost.vector import VectorCompute
 from accelsim.delegates.spec import (
     MAX_VERSION,
     ClaimRule,
@@ -30,7 +20,11 @@ from accelsim.delegates.spec import (
     check_claim,
     facts_from_node,
 )
-from accelsim.memory import Level, Memory
+from accelsim.hardware.config import ConfigError, accelerator_policy, apply_overrides, load_hardware, load_system
+from accelsim.hardware.cost.cpu import CpuCompute
+from accelsim.hardware.cost.systolic import SystolicCompute
+from accelsim.hardware.cost.vector import VectorCompute
+from accelsim.hardware.memory import Level, Memory
 from accelsim.runtime import Interpreter
 from accelsim.runtime.errors import AccelsimError
 from accelsim.runtime.ir import Quantization, make_operator

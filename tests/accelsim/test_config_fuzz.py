@@ -19,9 +19,11 @@ import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from accelsim import config_yaml as config  # the YAML reader and its value budget (arch split it from config.py)
-from accelsim.config import ConfigError, load_hardware
-from accelsim.device import Device
+from accelsim.hardware import (
+    config_yaml as config,  # the YAML reader and its value budget (arch split it from config.py)
+)
+from accelsim.hardware.config import ConfigError, load_hardware
+from accelsim.hardware.device import Device
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = sorted((ROOT / "hw_configs").glob("*.yaml"))

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from accelsim.config import load_hardware
-from accelsim.device import CALIBRATION_STARTS
-from accelsim.experiment import SHIPPED_CONFIGS
+from accelsim.experiments.experiment import SHIPPED_CONFIGS
+from accelsim.hardware.config import load_hardware
+from accelsim.hardware.types import CALIBRATION_STARTS
 
 CONFIGS = sorted(SHIPPED_CONFIGS.glob("*.yaml"))
 _NUMBER = re.compile(r"^-?\d")

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from accelsim import memory
-from accelsim.config import apply_overrides, load_hardware
-from accelsim.cost import Cost, cpu, dtype_itemsize, systolic, total, vector
-from accelsim.costing import utilization
-from accelsim.memory import streamed_parameters
+from accelsim.hardware import memory
+from accelsim.hardware.config import apply_overrides, load_hardware
+from accelsim.hardware.cost import cpu, systolic, vector
+from accelsim.hardware.memory import streamed_parameters
+from accelsim.hardware.roofline import dtype_itemsize
+from accelsim.hardware.types import Cost, total
 from accelsim.runtime import Interpreter
 from accelsim.runtime.work import Gemm, NodeWork, conv_output_size, conv_work, gemm_work, subgraph_work
 
@@ -259,6 +260,10 @@ def test_the_same_model_is_fastest_on_the_systolic_array(tpu, dsp, host):
 
 
 def test_utilization_is_macs_over_cycles_times_the_units_peak(tpu, dsp, host):
+    def utilization(work, cost, hw):
+        (value,) = hw.utilizations([work], [cost])
+        return value
+
     conv = conv_work(1, 16, 16, 32, 64, 3, 3, padding="SAME")
     assert utilization(conv, systolic.cost(conv, tpu.hardware), tpu.hardware) == conv.macs / (2230 * 64 * 64)
     dw = conv_work(1, 16, 16, 64, 64, 3, 3, padding="SAME", depthwise=True)  # vector path: 64 lanes, all busy
@@ -271,6 +276,7 @@ def test_utilization_is_macs_over_cycles_times_the_units_peak(tpu, dsp, host):
     bare = dataclasses.replace(host.hardware, kind_record=dataclasses.replace(host.hardware.kind_record,
                                                                                peak_macs_per_cycle=None))
     assert utilization(work, cpu.cost(work, host.hardware), bare) is None
+    assert utilization(NodeWork("RESHAPE", "int8"), Cost(), tpu.hardware) is None  # no cycles: no utilisation
 
 
 # -- geometry without a model ---------------------------------------------------------------------
@@ -325,7 +331,7 @@ def test_cpu_defaults_are_the_plain_roofline(host):
 
 
 def test_every_tensor_type_has_its_tflite_size_or_is_refused_by_name(host):
-    from accelsim.config import DTYPES
+    from accelsim.hardware.config import DTYPES
     from accelsim.runtime.errors import ModelError
 
     # TfLiteTypeGetSize: 16-bit floats (bfloat16 too) are 2 bytes, so a 128-bit register holds 8 of them.

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from accelsim.cli import main
+from accelsim.cli.main import main
 from accelsim.runtime.interpreter import Interpreter
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "models"

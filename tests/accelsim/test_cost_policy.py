@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from support import CUSTOM_OP_FIXTURES, FIXTURES
 
-from accelsim.analysis import simulate_model
-from accelsim.config import ConfigError, apply_overrides, load_hardware, load_system
-from accelsim.costing import simulate_interpreter
 from accelsim.delegates.spec import PartitionPolicy
-from accelsim.delegation import build_interpreter
-from accelsim.placement import cost_aware_interpreter
+from accelsim.hardware.config import ConfigError, apply_overrides, load_hardware, load_system
 from accelsim.runtime.read import load_model
-from accelsim.simulation import HOST
+from accelsim.simulation.analysis import simulate_model
+from accelsim.simulation.costing import simulate_interpreter
+from accelsim.simulation.delegation import build_interpreter
+from accelsim.simulation.inference import HOST
+from accelsim.simulation.placement import cost_aware_interpreter
 
 HW = Path(__file__).resolve().parents[2] / "hw_configs"
 HOST_CFG = HW / "host_cpu.yaml"
@@ -92,7 +92,7 @@ def test_cost_policy_is_never_slower_than_tflite(accel, model):
 
 @pytest.mark.slow
 def test_benchmark_shows_tflites_choice_next_to_the_cost_aware_one(tmp_path, capsys):
-    from accelsim.cli import main
+    from accelsim.cli.main import main
 
     text = (HW / "hexagon_dsp.yaml").read_text(encoding="utf-8").replace("policy: tflite", "policy: cost")
     hw = tmp_path / "hexagon_cost.yaml"

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from accelsim.analysis import simulate_model
-from accelsim.config import ConfigError, apply_overrides, load_hardware, load_system
-from accelsim.cost import tensor
-from accelsim.diff import inference_diff
+from accelsim.hardware.config import ConfigError, apply_overrides, load_hardware, load_system
+from accelsim.hardware.cost import tensor
 from accelsim.runtime.work import NodeWork, gemm_work
-from accelsim.simulation import HOST
+from accelsim.simulation.analysis import simulate_model
+from accelsim.simulation.diff import inference_diff
+from accelsim.simulation.inference import HOST
 
 ROOT = Path(__file__).resolve().parents[2]
 HW = ROOT / "hw_configs"

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from accelsim.cli import main
-from accelsim.executors import SerialExecutor
-from accelsim.experiment import load_experiment
-from accelsim.points import design_points
-from accelsim.run import run_experiment
+from accelsim.cli.main import main
+from accelsim.experiments.executors import SerialExecutor
+from accelsim.experiments.experiment import load_experiment
+from accelsim.experiments.points import design_points
+from accelsim.experiments.run import run_experiment
 
 distributed = pytest.importorskip("distributed", reason="Dask is not installed: pip install -e '.[test]' brings it")
 
-from accelsim.dask_executor import DaskExecutor, dask_client  # noqa: E402 - needs distributed
+from accelsim.experiments.dask_executor import DaskExecutor, dask_client  # noqa: E402 - needs distributed
 
 MODELS = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "models"
 
@@ -67,7 +67,7 @@ def test_a_killed_worker_has_its_points_retried_and_results_match_the_local_run(
 @pytest.mark.slow
 def test_an_unreachable_scheduler_is_one_line_after_a_bounded_wait(tmp_path, capsys, monkeypatch):
     """The wait is bounded by the connect timeout handed to Dask (checked as an argument, not timed)."""
-    from accelsim.dask_executor import CONNECT_TIMEOUT_S
+    from accelsim.experiments.dask_executor import CONNECT_TIMEOUT_S
 
     exp = experiment(tmp_path)
     timeouts = []

@@ -1,7 +1,7 @@
-"""accelsim.device: a loaded device is its hardware and its delegation policy, and each side sees only its own.
+"""accelsim.hardware.device: a loaded device is its hardware and its delegation policy, and each side sees only its own.
 
 A cost model gets the `Hardware` and cannot reach a claim; delegation gets the `DelegationPolicy`; the one
-identity function (`accelsim.config.identity`) counts policy sections alone with `hardware=False`.
+identity function (`accelsim.hardware.config.identity`) counts policy sections alone with `hardware=False`.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accelsim.analysis import analysis_key
-from accelsim.config import System, apply_overrides, identity, load_hardware, load_system
-from accelsim.config_yaml import Document
 from accelsim.delegates.spec import ClaimRule, DelegationPolicy, Numerics, PartitionPolicy
-from accelsim.device import HARDWARE, SECTIONS, Device
+from accelsim.hardware.config import System, apply_overrides, identity, load_hardware, load_system
+from accelsim.hardware.config_yaml import Document
+from accelsim.hardware.device import HARDWARE, SECTIONS, Device
 from accelsim.runtime.work import NodeWork
+from accelsim.simulation.analysis import analysis_key
 
 HW = Path(__file__).resolve().parents[2] / "hw_configs"
 SHIPPED = sorted(HW.glob("*.yaml"))

@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from accelsim.cli import main
-from accelsim.config import load_system
-from accelsim.delegation import build_interpreter
-from accelsim.diff import inference_diff, load_inputs, random_input
+from accelsim.cli.main import main
+from accelsim.hardware.config import load_system
 from accelsim.runtime.interpreter import Interpreter
 from accelsim.runtime.read import load_model
+from accelsim.simulation.delegation import build_interpreter
+from accelsim.simulation.diff import inference_diff, load_inputs, random_input
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "models"

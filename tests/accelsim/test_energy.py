@@ -7,12 +7,13 @@ from pathlib import Path
 import pytest
 from support import FIXTURES
 
-from accelsim.analysis import simulate_model
-from accelsim.config import ConfigError, System, apply_overrides, load_hardware, load_system
-from accelsim.energy import Energy, static_power
-from accelsim.results import CSV_COLUMNS, record
+from accelsim.hardware.config import ConfigError, System, apply_overrides, load_hardware, load_system
+from accelsim.hardware.energy import static_power
+from accelsim.hardware.types import Energy
+from accelsim.reports.results import CSV_COLUMNS, record
 from accelsim.runtime.work import NodeWork
-from accelsim.simulation import HOST
+from accelsim.simulation.analysis import simulate_model
+from accelsim.simulation.inference import HOST
 
 HW = Path(__file__).resolve().parents[2] / "hw_configs"
 KiB = 1024
@@ -127,7 +128,7 @@ def test_bad_energies_name_file_line_and_key(tmp_path, old, new, expected):
 def test_energy_left_out_is_not_modelled_and_validate_says_so(tmp_path, device, capsys):
     # a node's own cost still sums what is known (static power); a run's record says "not modelled"
     # (tests/accelsim/test_feasibility.py), never this partial sum
-    from accelsim.cli import main
+    from accelsim.cli.main import main
 
     assert device.notes() == []
     path = tmp_path / "silent.yaml"
@@ -139,7 +140,7 @@ def test_energy_left_out_is_not_modelled_and_validate_says_so(tmp_path, device, 
     out = capsys.readouterr().out.splitlines()
     assert out[1] == ("  note: energy.mac is not given: energy is not modelled for this device; reports and compare "
                       "show its energy as 'not modelled', never 0")
-    # without an energy model its per-byte and static terms are not listed as zeros (accelsim.assumptions)
+    # without an energy model its per-byte and static terms are not listed as zeros (accelsim.hardware.assumptions)
     assert all(line.startswith("  assumed: ") and "energy" not in line and "static_power" not in line
                for line in out[2:])
 

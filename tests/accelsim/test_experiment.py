@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from accelsim.config import ConfigError
-from accelsim.executors import SerialExecutor
-from accelsim.experiment import load_experiment, shipped_configs
-from accelsim.points import design_points
-from accelsim.run import run_experiment
+from accelsim.experiments.executors import SerialExecutor
+from accelsim.experiments.experiment import load_experiment, shipped_configs
+from accelsim.experiments.points import design_points
+from accelsim.experiments.run import run_experiment
+from accelsim.hardware.config import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "tests" / "fixtures" / "models"
@@ -251,7 +251,8 @@ def _run_cli(args, **kw):
 # stdin: the test stops it there (an event, not a race against the run's end).
 _PAUSING_RUN = """
 import sys
-from accelsim import cli, store
+from accelsim.cli import main as cli
+from accelsim.experiments import store
 put_many = store.ResultStore.put_many
 def pausing(self, records):
     put_many(self, records)
@@ -421,7 +422,8 @@ def test_point_ids_are_the_same_in_every_process_whatever_the_hash_seed(tmp_path
                     "variants:\n  - {name: dsp, accelerators: [hexagon_dsp]}\n"
                     "  - {name: usb_by_cost, accelerators: [edgetpu_usb, hexagon_dsp], assign: cost}\n"
                     "  - {name: usb_in_order, accelerators: [edgetpu_usb, hexagon_dsp]}\n")
-    script = ("import sys; from accelsim.experiment import load_experiment; from accelsim.points import design_points; "
+    script = ("import sys; from accelsim.experiments.experiment import load_experiment; "
+              "from accelsim.experiments.points import design_points; "
               "print(' '.join(p.id for p in design_points(load_experiment(sys.argv[1]))))")
     ids = {tuple(subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True,
                                 check=True, cwd=ROOT, env={**os.environ, "PYTHONHASHSEED": seed}).stdout.split())

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from accelsim.cli import main
-from accelsim.experiment_keys import KEYS, REQUIRED, default_experiment, section_keys, vocabularies
+from accelsim.cli.main import main
+from accelsim.experiments.keys import KEYS, REQUIRED, default_experiment, section_keys, vocabularies
 
 ROOT = Path(__file__).resolve().parents[2]
 SECTIONS = ("", "variants[]", "loops", "pareto", "search")
@@ -29,7 +29,7 @@ def test_docs_experiments_md_is_the_schema_command(capsys):
 
 
 def test_every_key_of_the_table_is_in_the_schema_with_its_default_and_example():
-    from accelsim.experiment_keys import schema_markdown
+    from accelsim.experiments.keys import schema_markdown
 
     text = schema_markdown()
     rows = {line.split(" | ")[0].strip("| `"): line for line in text.splitlines() if line.startswith("| `")}
@@ -40,9 +40,9 @@ def test_every_key_of_the_table_is_in_the_schema_with_its_default_and_example():
 
 
 def test_the_loader_accepts_exactly_the_keys_of_the_table(tmp_path):
-    """The loader's section keys come from the table; the search section (parsed in accelsim.search) agrees."""
-    import accelsim.experiment as experiment
-    from accelsim.search import parse_search
+    """The loader's section keys come from the table; the search section (parsed in accelsim.hardware.sweeps) agrees."""
+    import accelsim.experiments.experiment as experiment
+    from accelsim.hardware.sweeps import parse_search
 
     assert experiment._TOP_KEYS == section_keys()
     assert experiment._VARIANT_KEYS == section_keys("variants[]")
@@ -69,8 +69,8 @@ def test_every_key_the_shipped_experiments_write_is_in_the_table(example):
 
 
 def test_defaults_and_vocabularies_come_from_the_modules_that_check_them():
-    from accelsim.pareto import DEFAULT_BEST
-    from accelsim.report import RENDERERS as FORMATS
+    from accelsim.core.pareto import DEFAULT_BEST
+    from accelsim.reports.report import RENDERERS as FORMATS
 
     best = next(k for k in KEYS if k.path == "best")
     assert best.default == str(DEFAULT_BEST)
@@ -92,7 +92,7 @@ def test_experiment_lists_the_keys_and_run_help_names_them(capsys):
 
 def test_the_default_experiment_ships_with_its_model():
     """`accelsim run` with no argument needs nothing from a checkout: its model sits beside it (package data)."""
-    from accelsim.experiment import load_experiment
+    from accelsim.experiments.experiment import load_experiment
 
     experiment = load_experiment(default_experiment())
     assert [Path(m).parent for m in experiment.models] == [default_experiment().parent]

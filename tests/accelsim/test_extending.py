@@ -1,9 +1,9 @@
 """Extension points, each exercised by adding a toy in a test (docs/architecture.md, "Where to add ...").
 
-A report format is one entry in `accelsim.report.RENDERERS`: the experiment file's `reports:` accepts
+A report format is one entry in `accelsim.reports.report.RENDERERS`: the experiment file's `reports:` accepts
 it, `write_report` renders it, and `accelsim run` lists the file it wrote — nothing else changes.
-A placement policy of `assign:` is a search in `accelsim.placement.ASSIGNERS` and its name in
-`accelsim.config.ASSIGN_POLICIES`: experiments accept it, points using it get their own analysis, and
+A placement policy of `assign:` is a search in `accelsim.simulation.placement.ASSIGNERS` and its name in
+`accelsim.hardware.config.ASSIGN_POLICIES`: experiments accept it, points using it get their own analysis, and
 the search decides what the delegates claim through `build_interpreter`'s arguments.
 """
 
@@ -14,16 +14,16 @@ from pathlib import Path
 
 import pytest
 
-import accelsim.config
-from accelsim import placement
-from accelsim.cli import main
-from accelsim.config import ConfigError
-from accelsim.costing import simulate_interpreter
-from accelsim.delegation import build_interpreter
-from accelsim.experiment import load_experiment
-from accelsim.report import RENDERERS, Page
-from accelsim.run import run_experiment
-from accelsim.simulation import PartitionChoice
+import accelsim.hardware.config
+from accelsim.cli.main import main
+from accelsim.experiments.experiment import load_experiment
+from accelsim.experiments.run import run_experiment
+from accelsim.hardware.config import ConfigError
+from accelsim.reports.report import RENDERERS, Page
+from accelsim.simulation import placement
+from accelsim.simulation.costing import simulate_interpreter
+from accelsim.simulation.delegation import build_interpreter
+from accelsim.simulation.inference import PartitionChoice
 
 MODELS = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "models"
 
@@ -81,7 +81,8 @@ def _all_on_the_host(model, system, schedule, loops, exact_limit):
 
 
 def test_a_toy_placement_policy_is_one_search_and_its_name(tmp_path, monkeypatch):
-    monkeypatch.setattr(accelsim.config, "ASSIGN_POLICIES", (*accelsim.config.ASSIGN_POLICIES, "host_only"))
+    config = accelsim.hardware.config
+    monkeypatch.setattr(config, "ASSIGN_POLICIES", (*config.ASSIGN_POLICIES, "host_only"))
     monkeypatch.setitem(placement.ASSIGNERS, "host_only", _all_on_the_host)
     path = tmp_path / "placed.yaml"
     path.write_text(f"""\

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accelsim.cli import main
-from accelsim.feasibility import Infeasible, summary_line
+from accelsim.cli.main import main
+from accelsim.core.feasibility import Infeasible, summary_line
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "tests" / "fixtures" / "models"
@@ -178,7 +178,7 @@ def test_benchmark_lists_assumptions_and_says_energy_is_not_modelled(tmp_path, c
 
 
 def test_sweep_plots_for_many_keys_hold_the_others_at_the_best_point_and_mark_infeasible_points():
-    from accelsim import report_figures as report  # the report's figures (arch split them out of report.py)
+    from accelsim.reports import figures as report  # the report's figures (arch split them out of report.py)
 
     points = []
     for a in range(5):
@@ -202,9 +202,9 @@ def test_sweep_plots_for_many_keys_hold_the_others_at_the_best_point_and_mark_in
 
 
 def test_a_whatif_line_that_makes_the_design_infeasible_is_said_not_a_crash(tmp_path):
-    from accelsim.config import load_system
+    from accelsim.hardware.config import load_system
+    from accelsim.insight.whatif import _effect, _outcome
     from accelsim.runtime.read import load_model
-    from accelsim.whatif import _effect, _outcome
 
     tiny = load_system(ROOT / "hw_configs" / "host_cpu.yaml", [_npu(tmp_path, NPU.replace("2 MiB", "64 KiB"))])
     after = _outcome(load_model(str(MODELS / "mobilenet_v2_035_96_int8.tflite")), tiny, "sequential", None)
@@ -217,8 +217,8 @@ def test_a_whatif_line_that_makes_the_design_infeasible_is_said_not_a_crash(tmp_
        working=st.lists(st.integers(2, 1024), min_size=1, max_size=6))
 def test_a_single_level_holds_the_model_exactly_when_all_weights_and_the_largest_working_set_fit(
         size, weights, working):
-    """The rule of accelsim.memory.check_weights against its plain statement, on random devices."""
-    from accelsim.memory import Level, Memory, traffic
+    """The rule of accelsim.hardware.memory.check_weights against its plain statement, on random devices."""
+    from accelsim.hardware.memory import Level, Memory, traffic
     from accelsim.runtime.work import NodeWork
 
     works = [NodeWork("ADD", "int8", macs=1, weight_bytes=w, input_bytes=a // 2, output_bytes=a - a // 2)

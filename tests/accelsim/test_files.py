@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from accelsim import files
+from accelsim.core import files
 
 
 @pytest.fixture

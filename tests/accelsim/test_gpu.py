@@ -9,17 +9,17 @@ import numpy as np
 import pytest
 from support import CUSTOM_OP_FIXTURES, FIXTURES
 
-from accelsim.analysis import simulate_model
-from accelsim.config import ConfigError, System, apply_overrides, load_hardware
-from accelsim.cost import cpu, gpu
 from accelsim.delegates.spec import ClaimRule, NodeFacts, check_claim
-from accelsim.delegation import build_interpreter
-from accelsim.diff import inference_diff
-from accelsim.experiment import SHIPPED_CONFIGS
+from accelsim.experiments.experiment import SHIPPED_CONFIGS
+from accelsim.hardware.config import ConfigError, System, apply_overrides, load_hardware
+from accelsim.hardware.cost import cpu, gpu
 from accelsim.ops import using_ops
 from accelsim.runtime.read import load_model
 from accelsim.runtime.work import NodeWork
-from accelsim.simulation import HOST
+from accelsim.simulation.analysis import simulate_model
+from accelsim.simulation.delegation import build_interpreter
+from accelsim.simulation.diff import inference_diff
+from accelsim.simulation.inference import HOST
 
 GPU_YAML = SHIPPED_CONFIGS / "adreno630_gpu.yaml"
 

@@ -1,4 +1,4 @@
-"""accelsim.kinds: a kind is one record; a toy kind from this file alone loads, checks and simulates."""
+"""accelsim.hardware.kinds: a kind is one record; a toy kind from this file alone loads, checks and simulates."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from support import FIXTURES
 
-from accelsim.analysis import simulate_model
-from accelsim.config import ConfigError, apply_overrides, load_hardware, load_system
-from accelsim.cost import Cost, roofline
-from accelsim.device import Hardware
-from accelsim.kinds import BUILTIN, Field, Kind, KindRegistry, default_registry, schema_rows, spec
+from accelsim.hardware.config import ConfigError, apply_overrides, load_hardware, load_system
+from accelsim.hardware.kinds import BUILTIN, KindRegistry, default_registry, schema_rows
+from accelsim.hardware.roofline import roofline
+from accelsim.hardware.types import Cost, Field, Hardware, Kind, spec
 from accelsim.runtime.work import NodeWork
-from accelsim.simulation import HOST
+from accelsim.simulation.analysis import simulate_model
+from accelsim.simulation.inference import HOST
 
 HW = Path(__file__).resolve().parents[2] / "hw_configs"
 
@@ -112,8 +112,8 @@ def test_roles_are_checked_against_the_registry(toy_file):
 def test_a_kind_from_an_entry_point_is_imported_when_named(tmp_path, monkeypatch, toy_file):
     (tmp_path / "toy_kind_plugin.py").write_text(textwrap.dedent("""\
         from dataclasses import dataclass
-        from accelsim.cost import vector
-        from accelsim.kinds import Kind, spec
+        from accelsim.hardware.cost import vector
+        from accelsim.hardware.types import Kind, spec
 
         @dataclass(frozen=True)
         class PluginCompute:

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import FIXTURES, Spec, const, run_litert, run_ours, single_op_model
 
-from accelsim.cli import main
+from accelsim.cli.main import main
 from accelsim.ops import using_ops
 from accelsim.ops.mediapipe import (
     OPS,

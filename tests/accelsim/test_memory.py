@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 from support import FIXTURES
 
-from accelsim.analysis import simulate_model
-from accelsim.config import apply_overrides, load_hardware, load_system
-from accelsim.cost import Cost, systolic
-from accelsim.feasibility import Infeasible
+from accelsim.core.feasibility import Infeasible
+from accelsim.hardware.config import apply_overrides, load_hardware, load_system
+from accelsim.hardware.cost import systolic
+from accelsim.hardware.types import Cost
 from accelsim.runtime.work import NodeWork
+from accelsim.simulation.analysis import simulate_model
 
 HW = Path(__file__).resolve().parents[2] / "hw_configs"
 KiB = 1024

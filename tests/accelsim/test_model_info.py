@@ -1,11 +1,11 @@
-"""`accelsim inspect` and `accelsim ops` as library functions (accelsim.model_info)."""
+"""`accelsim inspect` and `accelsim ops` as library functions (accelsim.tools.model_info)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from accelsim.model_info import inspect_model, registration_code
 from accelsim.runtime.read import load_model
+from accelsim.tools.model_info import inspect_model, registration_code
 
 MODEL = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "models" / "interleaved_int8.tflite"
 

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accelsim.analysis import simulate_model
-from accelsim.config import ConfigError, load_hardware, load_system
-from accelsim.cost import npu
+from accelsim.hardware.config import ConfigError, load_hardware, load_system
+from accelsim.hardware.cost import npu
 from accelsim.runtime.work import NodeWork, conv_work, gemm_work
+from accelsim.simulation.analysis import simulate_model
 
 ROOT = Path(__file__).resolve().parents[2]
 HW = ROOT / "hw_configs"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from accelsim.config import load_hardware
-from accelsim.cost import npu
+from accelsim.hardware.config import load_hardware
+from accelsim.hardware.cost import npu
 from accelsim.runtime.work import NodeWork, conv_work
 from tests.accelsim.test_npu import ENGINE, compute, elementwise
 

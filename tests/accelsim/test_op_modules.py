@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from support import FIXTURES
 
-from accelsim.cli import main
-from accelsim.config import ConfigError
-from accelsim.executors import PoolExecutor, SerialExecutor
-from accelsim.experiment import load_experiment
+from accelsim.cli.main import main
+from accelsim.experiments.executors import PoolExecutor, SerialExecutor
+from accelsim.experiments.experiment import load_experiment
+from accelsim.experiments.points import design_points
+from accelsim.experiments.run import run_experiment
+from accelsim.hardware.config import ConfigError
 from accelsim.ops import OpModuleError, load_op_modules, require_kernels, unresolved_op, using_ops
-from accelsim.points import design_points
-from accelsim.run import run_experiment
 from accelsim.runtime import Interpreter, OpResolutionError, load_model
 from accelsim.runtime.resolver import default_resolver
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accelsim.pareto import best_ids, front_ids, non_dominated, non_dominated_reference, traced_ids
+from accelsim.core.pareto import best_ids, front_ids, non_dominated, non_dominated_reference, traced_ids
 
 # Few distinct values, so ties in one objective and exact duplicates are common.
 _values = st.one_of(st.integers(0, 6).map(float), st.floats(-1e9, 1e9, allow_nan=False), st.just(np.inf))

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from matplotlib.image import imread
 
-from accelsim.analysis import simulate_model
-from accelsim.cli import main
-from accelsim.config import load_system
-from accelsim.partition_plot import PER_ROW, _reason_numbers, partition_png
-from accelsim.results import record
+from accelsim.cli.main import main
+from accelsim.hardware.config import load_system
+from accelsim.reports.partition_plot import PER_ROW, _reason_numbers, partition_png
+from accelsim.reports.results import record
+from accelsim.simulation.analysis import simulate_model
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "models"
@@ -57,7 +57,7 @@ def test_benchmark_draws_the_partition_picture(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_report_draws_each_accelerated_detail_point_from_its_results_json_record(tmp_path):
-    from accelsim.report import write_report
+    from accelsim.reports.report import write_report
 
     records = [{**_record("transformer_block_int8", "hexagon_dsp"), "variant": "dsp", "id": "a"},
                {**record(simulate_model(str(FIXTURES / "transformer_block_int8.tflite"),

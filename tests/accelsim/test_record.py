@@ -1,4 +1,5 @@
-"""Records of real design points have exactly the keys and value types `accelsim.record` declares, at every level."""
+"""Records of real design points have exactly the keys and value types `accelsim.core.record` declares, at every
+level."""
 
 from __future__ import annotations
 
@@ -10,13 +11,21 @@ from typing import Any, Union
 
 import pytest
 
-from accelsim.executors import SerialExecutor, point_error, run_point
-from accelsim.experiment import load_experiment
-from accelsim.feasibility import Infeasible
-from accelsim.points import design_points
-from accelsim.record import AREA_KEYS, DETAIL_KEYS, INFEASIBLE_KEY, UNMODELLED_KEY, LayerRow, PointHeader, PointResult
-from accelsim.results import layer_rows
-from accelsim.run import run_experiment
+from accelsim.core.feasibility import Infeasible
+from accelsim.core.record import (
+    AREA_KEYS,
+    DETAIL_KEYS,
+    INFEASIBLE_KEY,
+    UNMODELLED_KEY,
+    LayerRow,
+    PointHeader,
+    PointResult,
+)
+from accelsim.experiments.executors import SerialExecutor, point_error, run_point
+from accelsim.experiments.experiment import load_experiment
+from accelsim.experiments.points import design_points
+from accelsim.experiments.run import run_experiment
+from accelsim.reports.results import layer_rows
 
 MODELS = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "models"
 

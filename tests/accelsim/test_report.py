@@ -22,13 +22,22 @@ from pathlib import Path
 
 import pytest
 
-from accelsim import exports, files, labels, plots, report
-from accelsim.analysis import simulate_model
-from accelsim.config import System, apply_overrides, load_system
-from accelsim.diff import inference_diff
-from accelsim.report import write_report
-from accelsim.results import CSV_COLUMNS, ID_COLUMNS, LAYER_COLUMNS, NUMERICS_COLUMNS, area, error_record, record
-from accelsim.units import parse_rate
+from accelsim.core import files
+from accelsim.core.units import parse_rate
+from accelsim.hardware.config import System, apply_overrides, load_system
+from accelsim.reports import exports, labels, plots, report
+from accelsim.reports.report import write_report
+from accelsim.reports.results import (
+    CSV_COLUMNS,
+    ID_COLUMNS,
+    LAYER_COLUMNS,
+    NUMERICS_COLUMNS,
+    area,
+    error_record,
+    record,
+)
+from accelsim.simulation.analysis import simulate_model
+from accelsim.simulation.diff import inference_diff
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -663,8 +672,8 @@ def regenerate(resimulate: bool) -> None:
 @pytest.mark.slow
 def test_a_cost_aware_point_shows_tflites_choice_next_to_its_own(tmp_path):
     """policy cost keeps both of interleaved_int8's DSP partitions on the host: the report says so, with numbers."""
-    from accelsim.experiment import load_experiment
-    from accelsim.run import run_experiment
+    from accelsim.experiments.experiment import load_experiment
+    from accelsim.experiments.run import run_experiment
 
     path = tmp_path / "exp.yaml"
     path.write_text(f"name: choice\nmodels: [{Path(MODELS).resolve() / 'interleaved_int8.tflite'}]\nhost: host_cpu\n"

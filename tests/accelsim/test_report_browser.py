@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from accelsim import report, report_figures
-from accelsim.report import write_report
+from accelsim.reports import figures as report_figures
+from accelsim.reports import report
+from accelsim.reports.report import write_report
 from tests.accelsim.test_report import EXPERIMENT, MISSING, NAME, golden_records
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from accelsim.cost import systolic
+from accelsim.hardware.cost import systolic
 from benchmarks.cost_vs_scalesim import COLS, DATAFLOWS, LAYERS, ROWS, array_config, ensure_scalesim, run_scalesim
 
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accelsim.schedule import Step, replay, simulate
+from accelsim.core.schedule import Step, replay, simulate
 
 
 def _diamond():

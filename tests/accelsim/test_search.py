@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from accelsim.config import ConfigError
-from accelsim.executors import SerialExecutor
-from accelsim.experiment import load_experiment
-from accelsim.points import design_points, resolved_system
-from accelsim.run import run_experiment
-from accelsim.search import Range, Search, onchip_bytes, parse_range, peak_macs_per_cycle, sampled_combinations
+from accelsim.experiments.executors import SerialExecutor
+from accelsim.experiments.experiment import load_experiment
+from accelsim.experiments.points import design_points, resolved_system
+from accelsim.experiments.run import run_experiment
+from accelsim.hardware.config import ConfigError
+from accelsim.hardware.sweeps import Range, Search, onchip_bytes, parse_range, peak_macs_per_cycle, sampled_combinations
 
 MODEL = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "models" / "interleaved_int8.tflite"
 
@@ -99,7 +99,7 @@ def test_limits_drop_points_before_they_run(tmp_path, capsys):
         assert peak_macs_per_cycle(accelerator) == p.sweep["edgetpu_usb.compute.rows"] * p.sweep[
             "edgetpu_usb.compute.cols"] <= 4096
         assert onchip_bytes(accelerator) == 8 * 2**20
-    from accelsim.cli import main
+    from accelsim.cli.main import main
 
     # The 12 refused points are infeasible results (stored, shown, never simulated), not left out silently.
     assert main(["run", str(path), "--out", str(tmp_path / "out"), "--jobs", "1"]) == 0

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from accelsim import sensitivity as sens
-from accelsim.analysis import simulate_model
-from accelsim.cli import main
-from accelsim.config import System, apply_overrides, load_system
+from accelsim.cli.main import main
+from accelsim.hardware.config import System, apply_overrides, load_system
+from accelsim.insight import sensitivity as sens
+from accelsim.simulation.analysis import simulate_model
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = str(ROOT / "tests" / "fixtures" / "models" / "mobilenet_v2_035_96_int8.tflite")

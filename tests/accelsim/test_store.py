@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from accelsim.executors import PoolExecutor, SerialExecutor
-from accelsim.experiment import load_experiment
-from accelsim.points import design_points
-from accelsim.run import run_experiment
-from accelsim.store import STORE_FILE, ResultStore
+from accelsim.experiments.executors import PoolExecutor, SerialExecutor
+from accelsim.experiments.experiment import load_experiment
+from accelsim.experiments.points import design_points
+from accelsim.experiments.run import run_experiment
+from accelsim.experiments.store import STORE_FILE, ResultStore
 
 MODELS = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "models"
 

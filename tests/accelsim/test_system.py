@@ -9,17 +9,17 @@ import numpy as np
 import pytest
 from support import FIXTURES, counter_loop_model
 
-from accelsim.analysis import simulate_model
-from accelsim.config import apply_overrides, load_hardware, load_system
-from accelsim.costing import simulate_interpreter
 from accelsim.delegates.spec import ClaimRule, Numerics, PartitionPolicy
-from accelsim.delegation import build_interpreter
-from accelsim.diff import inference_diff
+from accelsim.hardware.config import apply_overrides, load_hardware, load_system
 from accelsim.runtime.errors import WorkError
 from accelsim.runtime.interpreter import Interpreter
 from accelsim.runtime.read import load_model
 from accelsim.runtime.work import LoopTrips
-from accelsim.simulation import HOST
+from accelsim.simulation.analysis import simulate_model
+from accelsim.simulation.costing import simulate_interpreter
+from accelsim.simulation.delegation import build_interpreter
+from accelsim.simulation.diff import inference_diff
+from accelsim.simulation.inference import HOST
 
 HW = Path(__file__).resolve().parents[2] / "hw_configs"
 HOST_CFG = HW / "host_cpu.yaml"

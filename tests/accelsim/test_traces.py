@@ -8,12 +8,12 @@ import sqlite3
 
 import pytest
 
-from accelsim.config import ConfigError
-from accelsim.executors import SerialExecutor
-from accelsim.experiment import load_experiment
-from accelsim.pareto import traced_ids
-from accelsim.results import DETAIL_KEYS, summary
-from accelsim.run import report_context, run_experiment
+from accelsim.core.pareto import traced_ids
+from accelsim.experiments.executors import SerialExecutor
+from accelsim.experiments.experiment import load_experiment
+from accelsim.experiments.run import report_context, run_experiment
+from accelsim.hardware.config import ConfigError
+from accelsim.reports.results import DETAIL_KEYS, summary
 from tests.accelsim.test_experiment import MODELS, small_experiment, write
 
 SWEEP = "sweeps:\n  edgetpu_usb.link.bandwidth: [40 MB/s, 320 MB/s, 1 GB/s]\n  hexagon_dsp.clock: [500 MHz, 1 GHz]"

@@ -1,4 +1,4 @@
-"""accelsim.units: every quantity kind parses exactly, and every mistake says what was expected."""
+"""accelsim.core.units: every quantity kind parses exactly, and every mistake says what was expected."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from accelsim.units import (
+from accelsim.core.units import (
     parse_energy,
     parse_energy_per_byte,
     parse_frequency,

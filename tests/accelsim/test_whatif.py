@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from accelsim.analysis import simulate_model
-from accelsim.cli import main
-from accelsim.config import load_system
+from accelsim.cli.main import main
 from accelsim.delegates.spec import ClaimRule
+from accelsim.hardware.config import load_system
+from accelsim.insight.whatif import claim_line, lines, whatif
 from accelsim.runtime.read import load_model
-from accelsim.whatif import claim_line, lines, whatif
+from accelsim.simulation.analysis import simulate_model
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "models"

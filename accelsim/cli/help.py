@@ -1,0 +1,67 @@
+"""The command line's help texts: each verb's examples (its --help epilog) and the shared --hw help.
+
+Kept apart from `accelsim.cli.main`, which parses and prints, so that the examples read as one list.
+"""
+
+from __future__ import annotations
+
+HW_HELP = ("an accelerator config (a YAML path or shipped name); repeat it to attach several: they join one "
+           "system, and in the order given each claims from the nodes the ones before it left")
+
+EPILOGS = {
+    "inspect": """examples:
+  accelsim inspect tests/fixtures/models/mobilenet_v2_035_96_int8.tflite
+  accelsim inspect model.tflite --json > ops.json
+""",
+    "ops": """examples:
+  accelsim ops tests/fixtures/models/dilated_cnn_int8.tflite
+  accelsim ops model.tflite > my_resolver.py
+""",
+    "run": """examples:
+  accelsim run                                   # the default experiment -> reports/default/
+  accelsim run examples/systolic_sweep.yaml --jobs 2
+  accelsim run my_experiment.yaml --out /tmp/report --no-cache
+  accelsim run my_experiment.yaml --executor dask --jobs 4       # a LocalCluster of 4 worker processes
+  accelsim run my_experiment.yaml --executor dask --scheduler tcp://10.0.0.5:8786
+""",
+    "benchmark": """examples:
+  accelsim benchmark tests/fixtures/models/mobilenet_v2_100_224_int8.tflite --hw edgetpu_usb
+  accelsim benchmark model.tflite --hw edgetpu_usb --num-runs 0     # cost only: no NumPy run, start-up + one simulation
+  accelsim benchmark model.tflite --hw hw_configs/hexagon_dsp.yaml --num-runs 20 --enable-op-profiling
+  accelsim benchmark model.tflite --hw edgetpu_pcie --max-delegated-partitions 2 --json
+  accelsim benchmark tests/fixtures/models/selfie_like_float.tflite --ops accelsim.ops.mediapipe   # custom ops
+  accelsim benchmark tests/fixtures/models/atan_custom.tflite --ops examples/custom_op_atan.py
+""",
+    "diff": """examples:
+  accelsim diff tests/fixtures/models/mobilenet_v2_035_96_int8.tflite --hw edgetpu_usb
+  accelsim diff model.tflite --hw my_float16_accel.yaml --num-runs 100 --json
+  accelsim diff model.tflite --hw hexagon_dsp --input images.npy     # real inputs: [runs, *input shape]
+""",
+    "compare": """examples:
+  accelsim compare tests/fixtures/models/mobilenet_v2_035_96_int8.tflite --hw edgetpu_usb --hw hexagon_dsp
+  accelsim compare model_a.tflite model_b.tflite --hw edgetpu_pcie --hw edgetpu_usb,hexagon_dsp --json
+  accelsim compare reports/x/results.json reports/y/results.json --plot /tmp/x_vs_y.png
+  accelsim compare reports/x/results.json --metrics latency,energy --columns 0,3
+""",
+    "whatif": """examples:
+  accelsim whatif tests/fixtures/models/transformer_block_int8.tflite --hw edgetpu_pcie
+  accelsim whatif tests/fixtures/models/dilated_cnn_int8.tflite --hw hexagon_dsp --json
+""",
+    "sensitivity": """examples:
+  accelsim sensitivity tests/fixtures/models/mobilenet_v2_100_224_int8.tflite --hw edgetpu_usb
+  accelsim sensitivity tests/fixtures/models/mobilenet_v2_035_96_int8.tflite --hw edgetpu_usb --hw hexagon_dsp
+  accelsim sensitivity model.tflite --hw my_npu.yaml --host host_x86 --json
+""",
+    "validate": """examples:
+  accelsim validate my_accel.yaml
+  accelsim validate examples/default/default.yaml my_accel.yaml
+""",
+    "experiment": """examples:
+  accelsim experiment              # every key of an experiment file, one line each
+  accelsim experiment --schema     # the reference: value, default, example and meaning of every key
+""",
+    "configs": """examples:
+  accelsim configs                 # the shipped hardware configs, one line each
+  accelsim configs --schema        # every key of every kind, claim syntax and constraints
+""",
+}

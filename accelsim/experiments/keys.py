@@ -1,0 +1,197 @@
+"""Every key of an experiment file, in one table: `load_experiment` checks keys against it and
+`accelsim experiment --schema` prints it (docs/experiments.md is the same text; a test compares them).
+
+Adding a key is one `ExperimentKey` entry in `KEYS` (its parsing goes in `accelsim.experiments.experiment`).
+A key path names a key of a mapping with a dot (`loops.default_trips`) and a key of every entry of
+a list with `[]` (`variants[].name`); `<...>` stands for a key the user chooses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import accelsim.default_experiment
+from accelsim.core.pareto import TRACES
+from accelsim.core.schedule import SCHEDULES
+from accelsim.delegates.spec import OBJECTIVES
+from accelsim.hardware.config import ASSIGN_POLICIES
+from accelsim.hardware.config_yaml import ConfigError
+from accelsim.hardware.sweeps import LIMITS, STRATEGIES
+from accelsim.reports.report import RENDERERS  # the renderers' own table
+
+# examples/default/ at the repository top, installed as the package data `accelsim.default_experiment`: `accelsim run`
+# with no argument runs it from a checkout and from the wheel alike.
+DEFAULT_EXPERIMENT = Path(str(resources.files(accelsim.default_experiment))) / "default.yaml"
+
+
+def default_experiment() -> Path:
+    """The experiment `accelsim run` runs when given none (DEFAULT_EXPERIMENT).
+
+    Raises:
+        ConfigError: it is missing (a broken installation): says to reinstall or pass an experiment.
+    """
+    path = DEFAULT_EXPERIMENT
+    if not path.is_file():
+        raise ConfigError([f"no experiment given, and the default {path} is missing from this installation "
+                           "(reinstall accelsim); pass an experiment YAML"])
+    return path
+
+REQUIRED = "required"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExperimentKey:
+    """One key of an experiment file: what it takes, its default ('required' if none), an example line.
+
+    `choices` names a vocabulary of `vocabularies()`, appended to `value` where the text is shown: the
+    names come from the tables the loader checks values against.
+    """
+
+    path: str
+    value: str
+    default: str
+    example: str
+    meaning: str
+    choices: str = ""
+
+
+def _choices(values) -> str:
+    return " | ".join(f"`{v}`" for v in values)
+
+
+def vocabularies() -> dict[str, str]:
+    """The allowed values of the keys with `choices`, from the modules that check them."""
+    return {"assign": f"policy {_choices(ASSIGN_POLICIES)}; objective {_choices(OBJECTIVES)}",
+            "formats": _choices(RENDERERS), "limits": _choices(LIMITS), "schedules": _choices(SCHEDULES),
+            "strategies": _choices(STRATEGIES), "traces": _choices(TRACES)}
+
+
+KEYS: tuple[ExperimentKey, ...] = (
+    ExperimentKey(path="name", value="folder-safe text", default="the file's stem", example="name: usb_sweep",
+                  meaning="the report goes to reports/<name>/"),
+    ExperimentKey(path="models", value="non-empty list of .tflite paths", default=REQUIRED,
+                  example="models: [model.tflite, ../other.tflite]",
+                  meaning="relative to the experiment file; every model runs on every variant"),
+    ExperimentKey(path="host", value="hardware config", default=REQUIRED, example="host: host_cpu",
+                  meaning="the host: a YAML path (relative to the file) or a shipped name (`accelsim configs`)"),
+    ExperimentKey(path="variants", value="non-empty list of mappings", default=REQUIRED,
+                  example="variants: [{name: cpu_only, accelerators: []}, {name: usb, accelerators: [edgetpu_usb]}]",
+                  meaning="the systems compared; each is a host plus accelerators"),
+    ExperimentKey(path="variants[].name", value="text, unique", default=REQUIRED, example="name: usb",
+                  meaning="the variant's name in reports"),
+    ExperimentKey(path="variants[].accelerators", value="list of hardware configs", default="[]",
+                  example="accelerators: [edgetpu_usb, hexagon_dsp]",
+                  meaning="applied in order, each claims from the nodes the ones before left; [] is the CPU-only "
+                          "baseline"),
+    ExperimentKey(path="variants[].max_delegated_partitions", value="whole number >= 0",
+                  default="each accelerator's partition.max_delegated_partitions",
+                  example="max_delegated_partitions: 1", meaning="overrides every accelerator's limit"),
+    ExperimentKey(path="variants[].min_nodes_per_partition", value="whole number >= 0",
+                  default="each accelerator's partition.min_nodes_per_partition",
+                  example="min_nodes_per_partition: 2", meaning="overrides every accelerator's minimum"),
+    ExperimentKey(path="variants[].assign",
+                  value="a policy, or {policy: ..., objective: ...}", choices="assign", default="order",
+                  example="assign: {policy: cost, objective: energy}",
+                  meaning="order: TFLite's, the first claimer takes a node; cost: each claimed run of nodes goes to "
+                          "the cheapest target, the host included"),
+    ExperimentKey(path="sweeps", value="mapping key path -> list of values or range", default="{} (one point)",
+                  example="sweeps: {edgetpu_usb.link.bandwidth: [40 MB/s, 320 MB/s, 1 GB/s]}",
+                  meaning="the design points are the cross product of the swept values"),
+    ExperimentKey(path="sweeps.<accelerator>.<key>", value="list, or range {from, to, step | steps, log}",
+                  default="", example="edgetpu_usb.compute.rows: {from: 8, to: 256, step: 8}",
+                  meaning="a key path of an accelerator's config (`accelsim configs --schema`), by its name; applies "
+                          "to the variants that contain it"),
+    ExperimentKey(path="sweeps.host.<key>", value="list or range", default="",
+                  example="host.clock: [1 GHz, 2 GHz]", meaning="a key path of the host's config"),
+    ExperimentKey(path="sweeps.max_delegated_partitions", value="list of whole numbers >= 0", default="",
+                  example="max_delegated_partitions: [1, 2, 4]",
+                  meaning="an option of every variant with accelerators (so is min_nodes_per_partition)"),
+    ExperimentKey(path="sweeps.schedule", value="list of schedules", choices="schedules", default="",
+                  example="schedule: [sequential, dataflow]", meaning="both schedules, side by side"),
+    ExperimentKey(path="search", value="mapping", default="{strategy: grid}",
+                  example="search: {strategy: random, samples: 1000, seed: 7}",
+                  meaning="how the sweeps' combinations are chosen"),
+    ExperimentKey(path="search.strategy", value="one of", choices="strategies", default="grid",
+                  example="strategy: random",
+                  meaning="grid: every combination; random: `samples` combinations drawn with `seed`"),
+    ExperimentKey(path="search.samples", value="whole number >= 1", default="required with random",
+                  example="samples: 1000", meaning="combinations to draw"),
+    ExperimentKey(path="search.seed", value="whole number >= 0", default="0", example="seed: 7",
+                  meaning="the draw's seed"),
+    ExperimentKey(path="limits", value="mapping limit -> {min, max}", choices="limits", default="{} (no limits)",
+                  example="limits: {peak_macs_per_cycle: {max: 8192}, onchip_bytes: {max: 16 MiB}}",
+                  meaning="points over a limit are infeasible, never run; by accelerator (the host is not limited)"),
+    ExperimentKey(path="schedule", value="one of", choices="schedules", default="sequential",
+                  example="schedule: dataflow",
+                  meaning="sequential: one node after another; dataflow: host, links and accelerators overlap"),
+    ExperimentKey(path="numerics", value="`false` | `true` | {runs: N}", default="false",
+                  example="numerics: {runs: 20}",
+                  meaning="inference_diff per point (true: 5 runs): accelerator numerics against the reference"),
+    ExperimentKey(path="loops", value="mapping", default="{}", example="loops: {default_trips: 16}",
+                  meaning="trip counts of WHILE loops the model does not fix"),
+    ExperimentKey(path="loops.default_trips", value="whole number >= 0",
+                  default="none: a loop nobody can count is an error naming its node", example="default_trips: 16",
+                  meaning="trips of every loop whose count neither constants nor shapes fix"),
+    ExperimentKey(path="loops.nodes", value="mapping '<subgraph>:<node>' -> whole number", default="{}",
+                  example="nodes: {'0:1': 10}", meaning="trips of one loop node; overrides any count"),
+    ExperimentKey(path="reports", value="list of formats", choices="formats", default="every format",
+                  example="reports: [md, html]", meaning="which files the report folder gets"),
+    ExperimentKey(path="traces", value="one of", choices="traces", default="pareto", example="traces: all",
+                  meaning="which points get Gantt charts, Chrome traces and layers/*.csv: the Pareto fronts and "
+                          "the `best` fastest, every point, or none"),
+    ExperimentKey(path="best", value="whole number >= 0", default="5", example="best: 10",
+                  meaning="with traces: pareto, the fastest points traced too"),
+    ExperimentKey(path="pareto", value="mapping", default="{}", example="pareto: {color: edgetpu_usb.compute.rows}",
+                  meaning="the Pareto plot's options"),
+    ExperimentKey(path="pareto.color", value="a swept key", default="the first swept key",
+                  example="color: edgetpu_usb.compute.rows", meaning="the swept key colouring the Pareto plot"),
+    ExperimentKey(path="ops", value="list of op modules: installed module names or .py paths (relative to the file)",
+                  default="[]", example="ops: [accelsim.ops.mediapipe, my_ops.py]",
+                  meaning="modules whose register(resolver) adds the custom-op kernels the models need "
+                          "(as --ops on the command line)"),
+)
+
+
+def section_keys(section: str = "") -> tuple[str, ...]:
+    """The keys written directly under `section` ('' the top level, 'variants[]', 'loops', ...), in table order."""
+    prefix = f"{section}." if section else ""
+    return tuple(rest for k in KEYS if k.path.startswith(prefix)
+                 and "." not in (rest := k.path[len(prefix):]) and "[" not in rest and "<" not in rest)
+
+
+def value_text(key: ExperimentKey, vocabularies: dict[str, str]) -> str:
+    """What a key takes, with its vocabulary when it has one."""
+    return f"{key.value}: {vocabularies[key.choices]}" if key.choices else key.value
+
+
+def schema_markdown() -> str:
+    """The experiment reference as Markdown: every key with its value, default, example and meaning."""
+    words = vocabularies()
+    rows = [(f"`{k.path}`", value_text(k, words), k.default, f"`{k.example}`", k.meaning) for k in KEYS]
+    out = ["# Experiment file reference", "",
+           "Generated by `accelsim experiment --schema` from the table the loader checks keys against "
+           "(`accelsim.experiments.keys`); do not edit by hand.", "",
+           "An experiment is a YAML mapping: models, a host and variants (the systems compared), and optionally "
+           "sweeps that turn each variant into design points. `accelsim run FILE` runs every point and writes "
+           "reports/<name>/; `accelsim validate FILE` checks it. Paths are relative to the file; a bare config "
+           "name such as `edgetpu_usb` is a shipped config (`accelsim configs`). `variants[].name` is the key "
+           "`name` of every entry of `variants`. `accelsim run` with no file runs the default experiment, "
+           "shipped with accelsim (examples/default/default.yaml in the repository).", "",
+           "| key | value | default | example | meaning |", "|---|---|---|---|---|"]
+    out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    out += ["", "A range's ends are plain numbers or quantities of one kind (40 MB/s, 1 GHz, 8 MiB); a grid needs "
+            "`step` or `steps`, a random search samples a range without them (log-uniformly with `log: true`).", ""]
+    return "\n".join(out)
+
+
+def key_lines() -> list[str]:
+    """One line per key: its path, meaning and default (`accelsim experiment`)."""
+    width = max(len(k.path) for k in KEYS)
+    return [f"{k.path:<{width}}  {k.meaning}" + (f" (default: {k.default})" if k.default else "") for k in KEYS]
+
+
+__all__ = ["DEFAULT_EXPERIMENT", "KEYS", "REQUIRED", "ExperimentKey", "default_experiment", "key_lines",
+           "schema_markdown", "section_keys",
+           "value_text", "vocabularies"]

@@ -1,0 +1,139 @@
+"""Design points: an experiment's models x variants x sweep combinations, each with its resolved system and id.
+
+A point's id hashes its model's bytes, its system's identity (`accelsim.hardware.config.identity`), its variant,
+sweep values, options, schedule, numerics and the accelsim version: the key of the results
+store, so a re-run skips finished points.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from accelsim.core.version import __version__
+from accelsim.experiments.spec import OPTION_KEYS, Experiment
+from accelsim.hardware.config import Assign, System, apply_overrides, load_system
+from accelsim.hardware.config import identity as system_identity
+from accelsim.hardware.sweeps import Range, sampled_combinations
+from accelsim.ops import load_op_modules
+from accelsim.runtime.work import LoopTrips
+
+
+@dataclass(frozen=True, kw_only=True)
+class DesignPoint:
+    """One run: a model on one variant with one value of every sweep that applies to it."""
+
+    id: str
+    model: str
+    variant: str
+    host: str
+    accelerators: tuple[str, ...]
+    sweep: Mapping[str, Any]  # key path -> value as written
+    schedule: str
+    numerics_runs: int
+    loops: LoopTrips = field(default_factory=LoopTrips)
+    ops: tuple[str, ...] = ()  # the experiment's custom-op modules, loaded where the point runs
+    # The resolved system, as design_points made it: running the point need not re-read the configs.
+    system: System | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def label(self) -> str:
+        swept = ", ".join(f"{k}={v}" for k, v in self.sweep.items())
+        return f"{Path(self.model).stem} | {self.variant}" + (f" | {swept}" if swept else "")
+
+
+def _applies(key: str, system: System) -> bool:
+    if key == "schedule":
+        return True
+    if key in OPTION_KEYS:
+        return bool(system.accelerators)
+    head = key.split(".", 1)[0]
+    return head == "host" or any(a.name == head for a in system.accelerators)
+
+
+def resolved_system(point: DesignPoint, options: Mapping[str, int] | None = None, base: System | None = None) -> System:
+    """The point's host and accelerators with its sweep values and options applied.
+
+    Args:
+        base: the point's system as its files give it, when the caller has it (reading the
+            YAML files is most of the cost of resolving a point).
+    """
+    system = base if base is not None else load_system(point.host, point.accelerators)
+    opts = dict(options or {})
+    assign = Assign(*opts.pop("assign")) if "assign" in opts else system.assign  # a system's key, not a partition's
+    by_target: dict[str, dict[str, Any]] = {}
+    for key, value in point.sweep.items():
+        if key in OPTION_KEYS:
+            opts[key] = value
+        elif key != "schedule":
+            head, rest = key.split(".", 1)
+            by_target.setdefault(head, {})[rest] = value
+    host = apply_overrides(system.host, by_target["host"]) if "host" in by_target else system.host
+    accels = []
+    for a in system.accelerators:
+        changes = dict(by_target.get(a.name, {}))
+        changes.update({f"partition.{k}": v for k, v in opts.items()})
+        accels.append(apply_overrides(a, changes) if changes else a)
+    return System(host, tuple(accels), assign)
+
+
+def design_points(experiment: Experiment) -> list[DesignPoint]:
+    """Models x variants x the sweep combinations that apply to each variant, within the limits.
+
+    The combinations are the cross product of the sweeps (grid), or the seeded draws of a
+    random search, each variant taking the keys that apply to it (repeats run once).
+    """
+    points, refusals = experiment_points(experiment)
+    return [p for p in points if p.id not in refusals]
+
+
+def _sweep_combinations(experiment: Experiment, keys: Sequence[str]) -> list[dict[str, Any]]:
+    """The variant's combinations of the sweep keys `keys`, in order, without repeats."""
+    sweeps = [(k, v) for k, v in experiment.sweeps if k in keys]
+    if experiment.search.strategy == "random":
+        drawn = sampled_combinations(experiment.sweeps, experiment.search)
+        unique: dict[str, dict[str, Any]] = {}
+        for d in drawn:
+            unique.setdefault(json.dumps([str(d[k]) for k, _ in sweeps]), {k: d[k] for k, _ in sweeps})
+        return list(unique.values())
+    grids = [v.grid() if isinstance(v, Range) else v for _, v in sweeps]
+    return [dict(zip([k for k, _ in sweeps], combo)) for combo in itertools.product(*grids)]
+
+
+def experiment_points(experiment: Experiment) -> tuple[list[DesignPoint], dict[str, str]]:
+    """(every design point in order, id -> why the limits refuse it): refused points are infeasible, never run."""
+    points, refusals = [], {}
+    ops_digest = load_op_modules(experiment.ops).digest() if experiment.ops else ""
+    for model in experiment.models:
+        model_hash = hashlib.sha256(Path(model).read_bytes()).hexdigest()
+        for variant in experiment.variants:
+            base_system = load_system(experiment.host, variant.accelerators, loaded=experiment.configs)
+            keys = [k for k, _ in experiment.sweeps if _applies(k, base_system)]
+            for sweep in _sweep_combinations(experiment, keys):
+                schedule = sweep.get("schedule", experiment.schedule)
+                draft = DesignPoint(id="", model=model, variant=variant.name, host=experiment.host,
+                                    accelerators=variant.accelerators, sweep=sweep, schedule=schedule,
+                                    numerics_runs=experiment.numerics_runs, loops=experiment.loops,
+                                    ops=experiment.ops)
+                system = resolved_system(draft, variant.options, base_system)
+                refusal = next(filter(None, (limit.refusal(system) for limit in experiment.limits)), None)
+                facts = {"model": model_hash, "system": system_identity(system),
+                         "variant": variant.name, "sweep": {k: str(v) for k, v in sweep.items()},
+                         "options": dict(variant.options), "schedule": schedule,
+                         "numerics": experiment.numerics_runs, "version": __version__}
+                if experiment.loops != LoopTrips():  # only then: the ids of loop-free experiments stay as they were
+                    facts["loops"] = [experiment.loops.default_trips, dict(experiment.loops.nodes)]
+                if ops_digest:  # likewise: a kernel's code decides its node's work, so its source is identity
+                    facts["ops"] = ops_digest
+                identity = json.dumps(facts, sort_keys=True, default=str)
+                point_id = hashlib.sha256(identity.encode()).hexdigest()[:16]
+                points.append(dataclasses.replace(draft, id=point_id, system=system))
+                if refusal is not None:
+                    refusals[point_id] = refusal
+    return points, refusals

@@ -1,0 +1,59 @@
+"""Systems and delegates from the tools' choices: a host and accelerators named by path or shipped name.
+
+`accelsim benchmark`, `diff`, `compare`, `whatif` and `inspect` name hardware as `--host`,
+`--hw` and `--delegate`; these functions turn those names into the configs, the `System` and
+the delegates (the command line only parses them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from accelsim.delegates.accelerator import AcceleratorDelegate
+from accelsim.delegates.registry import DelegateRegistry, OptionSpec, parse_option_strings
+from accelsim.experiments.experiment import resolve_config
+from accelsim.hardware.config import System, accelerator_policy, apply_overrides, load_hardware, load_system
+
+
+def config_path(value: str) -> str:
+    """A hardware config named as a path (relative to the working folder) or a shipped config's name."""
+    return resolve_config(value, Path.cwd())
+
+
+def system_from_options(host: str, hw: Sequence[str], max_parts: int | None = None,
+                        min_nodes: int | None = None) -> System:
+    """The host and accelerators named, with the partition options given applied to every accelerator.
+
+    Raises:
+        ConfigError: a config cannot be found, read or combined with the others.
+    """
+    system = load_system(config_path(host), [config_path(h) for h in hw])
+    changes = {}
+    if max_parts is not None:
+        changes["partition.max_delegated_partitions"] = max_parts
+    if min_nodes is not None:
+        changes["partition.min_nodes_per_partition"] = min_nodes
+    if changes:
+        system = System(system.host, tuple(apply_overrides(a, changes) for a in system.accelerators))
+    return system
+
+
+def delegate_registry() -> DelegateRegistry:
+    """The providers `--delegate` knows: `accelerator` (a hardware config) plus installed plugins."""
+    registry = DelegateRegistry()
+    registry.register_provider(
+        "accelerator",
+        lambda config: AcceleratorDelegate(accelerator_policy(load_hardware(config_path(config)))),
+        {"config": OptionSpec(str, "edgetpu_usb", "hardware config: a YAML path or a shipped name")},
+        help="a virtual accelerator described by a hardware config")
+    return registry
+
+
+def delegates_from_options(hw: Sequence[str], named: Sequence[tuple[str, list[str]]]) -> list:
+    """Delegates for the accelerator configs `hw`, then for each (provider name, option strings) of `named`."""
+    out = [AcceleratorDelegate(accelerator_policy(load_hardware(config_path(h)))) for h in hw]
+    registry = delegate_registry()
+    for name, options in named:
+        out.append(registry.create_delegate(name, **parse_option_strings(options)))
+    return out

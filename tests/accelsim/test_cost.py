@@ -276,7 +276,7 @@ def test_utilization_is_macs_over_cycles_times_the_units_peak(tpu, dsp, host):
     bare = dataclasses.replace(host.hardware, kind_record=dataclasses.replace(host.hardware.kind_record,
                                                                                peak_macs_per_cycle=None))
     assert utilization(work, cpu.cost(work, host.hardware), bare) is None
-    assert utilization(NodeWork("RESHAPE", "int8"), Cost(), tpu.hardware) is None  # no cycles: no utilisation
+    assert utilization(NodeWork("RESHAPE", "int8", macs=0), Cost(), tpu.hardware) is None  # no cycles: no utilisation
 
 
 # -- geometry without a model ---------------------------------------------------------------------

@@ -106,6 +106,9 @@ def _prepare(ctx, node) -> None:
     act = activation_name(opts.fused_activation_function)
     check(act in ("NONE", "RELU", "RELU_N1_TO_1", "RELU6"), f"{_OP}: fused activation {act} is not supported")
     plan = _FcPlan(size // depth, x.type in ("INT8", "UINT8"), act)
+    if x.type == "FLOAT32" and f.type in ("INT8", "INT4"):
+        _hybrid_prepare(ctx, node, plan, x, f, b, out, units)
+        return
     _check_types(plan.quantized, x, f, b, out, units)
     if ctx.shapes_only:  # nothing will invoke: no weights, stages or runner to prepare
         ctx.resize_tensor(out, _output_shape(x.shape, plan.rows, units, bool(opts.keep_num_dims)))
@@ -139,6 +142,64 @@ def _prepare(ctx, node) -> None:
     node.user_data = plan
     ctx.resize_tensor(out, _output_shape(x.shape, plan.rows, units, bool(opts.keep_num_dims)))
     plan.run = _quantized_runner(plan, x, f, b, out) if plan.quantized else _float_runner(plan, x, f, b, out)
+
+
+def hybrid_fully_connected(x: np.ndarray, q: np.ndarray, scales: np.ndarray, block_size: int = 0,
+                           b: np.ndarray | None = None) -> np.ndarray:
+    """FULLY_CONNECTED's hybrid path (float input, int8 or int4 weights, float output), [rows, units].
+
+    Each row of x is quantized on the fly to int8, asymmetric over [min(row, 0), max(row, 0)] (scale
+    range / 255, zero point -128 - min / scale): XNNPACK's qd8 dynamic quantization, which is what LiteRT runs
+    these nodes with (its default delegate; ai-edge-litert agrees to float rounding on litert-torch's
+    dynamic_int8 and dynamic_int4_block32/128 decoders), and multiplied exactly in integers with the weights; the
+    product is scaled by the row's scale and the weights' scale: one per output channel (`scales` [units] or
+    one in all), or with `block_size` one per block of the input (`scales` [units, depth / block_size],
+    the blockwise int4 layout), each block's integer sum scaled by its own scale.
+    """
+    rows = x.reshape(-1, q.shape[1]).astype(np.float32)
+    lo = np.minimum(rows.min(axis=1, keepdims=True), 0)
+    hi = np.maximum(rows.max(axis=1, keepdims=True), 0)
+    row_scale = np.where(hi > lo, (hi - lo) / 255.0, 1.0).astype(np.float32)
+    zp = np.clip(np.round(-128 - lo / row_scale), -128, 127)
+    xq = (np.clip(np.round(rows / row_scale) + zp, -128, 127) - zp).astype(np.int64)
+    w = q.astype(np.int64)
+    if block_size:
+        blocks = q.shape[1] // block_size
+        sums = np.einsum("rbk,ubk->rub", xq.reshape(len(xq), blocks, block_size), w.reshape(len(w), blocks, block_size))
+        acc = (sums.astype(np.float32) * np.asarray(scales, np.float32)[None]).sum(axis=2)
+    else:
+        acc = (xq @ w.T).astype(np.float32) * np.asarray(scales, np.float32).reshape(1, -1)
+    out = acc * row_scale
+    return out if b is None else out + b.reshape(1, -1)
+
+
+def _hybrid_prepare(ctx, node, plan: _FcPlan, x, f, b, out, units: int) -> None:
+    """Float input with constant int8/int4 weights (the dynamic-range quantization litert-torch writes)."""
+    check(f.is_constant, f"{_OP}: hybrid ({f.type}) weights must be constant")
+    check(out.type == "FLOAT32", f"{_OP}: the hybrid path gives FLOAT32, the output is {out.type}")
+    check_bias(_OP, b, units, "FLOAT32")
+    q = f.quantization
+    blockwise = q is not None and q.blockwise
+    check(blockwise or (q is not None and q.is_quantized),
+          f"{_OP}: {f.type} weights with FLOAT32 input need per-channel or blockwise scales")
+    if blockwise:
+        check(q.block_zero_points < 0, f"{_OP}: blockwise weights with zero points are not supported (symmetric only)")
+    else:
+        check(not f.zero_points.any(), f"{_OP}: hybrid weights must be symmetric (zero point 0)")
+    ctx.resize_tensor(out, _output_shape(x.shape, plan.rows, units, bool(node.options.keep_num_dims)))
+    if ctx.shapes_only:
+        return
+    scales = ctx.tensors[q.block_scales].data if blockwise else f.scales
+    block = q.block_size if blockwise else 0
+    activation = plan.activation
+
+    def run() -> None:
+        bias = None if b is None else b.data.reshape(-1)
+        y = hybrid_fully_connected(x.data, f.data, scales, block, bias)
+        out.data = clamp_float(y, activation).reshape(out.shape)
+
+    plan.run = run
+    node.user_data = plan
 
 
 def _check_types(quantized: bool, x, f, b, out, units: int) -> None:
@@ -317,6 +378,9 @@ def _reference(ctx, node) -> None:
     """FULLY_CONNECTED through `fully_connected` (prepare checked the node and built its Requantizer)."""
     plan: _FcPlan = node.user_data
     x, f, b, out = ctx.input(node, 0), ctx.input(node, 1), ctx.input(node, 2), ctx.output(node, 0)
+    if x.type == "FLOAT32" and f.type in ("INT8", "INT4"):  # hybrid: `hybrid_fully_connected` is the run
+        plan.run()
+        return
     w = _sparse_weights(ctx, f, x.type) if f.sparsity is not None else f.data
     stage = plan.requant if plan.quantized else plan.activation
     bias = None if b is None else b.data.reshape(-1)

@@ -241,6 +241,25 @@ def _options_to_object(type_name: str, options: Mapping[str, Any]):
 # The IR.
 
 
+class AbsentData:
+    """A constant buffer's place holder with its size but no bytes: a cost-only model's weights.
+
+    `Model.constant` gives a read-only zero view of the tensor's shape (no memory), so a full-size model is
+    sized and costed without its weights; `save_model` refuses to write it.
+    """
+
+    __slots__ = ("nbytes",)
+
+    def __init__(self, nbytes: int):
+        self.nbytes = int(nbytes)
+
+    def __len__(self) -> int:
+        return self.nbytes
+
+    def __repr__(self) -> str:
+        return f"AbsentData({self.nbytes})"
+
+
 @dataclass(frozen=True)
 class Quantization:
     """Affine quantization: real = scale * (q - zero_point), per tensor or per axis."""
@@ -367,6 +386,8 @@ class Model:
         data = self.buffer_bytes(t.buffer)
         if len(data) == 0 or t.sparsity is not None:
             return None
+        if isinstance(data, AbsentData):
+            return np.broadcast_to(np.zeros((), t.dtype), t.shape)
         if t.type == "STRING":
             return _string_array(data, t.shape)
         if t.type == "INT4":

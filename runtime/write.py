@@ -16,6 +16,7 @@ from accelsim.runtime.ir import (
     BUILTIN_OPS,
     FILE_IDENTIFIER,
     TENSOR_TYPES,
+    AbsentData,
     Model,
     Operator,
     Sparsity,
@@ -50,7 +51,9 @@ def save_model(model: Model, path: str | os.PathLike | None = None, *, stamp_ver
     raw.version = model.version
     raw.description = model.description or None
     raw.buffers = []
-    for data in model.buffers:
+    for i, data in enumerate(model.buffers):
+        if isinstance(data, AbsentData):
+            raise ModelError(f"buffer {i} is absent (a cost-only model's weights): build it with weights to write it")
         b = BufferT()
         if len(data):
             b.data = np.frombuffer(data, dtype=np.uint8)

@@ -144,6 +144,14 @@ def _prepare(ctx, node) -> None:
     plan.run = _quantized_runner(plan, x, f, b, out) if plan.quantized else _float_runner(plan, x, f, b, out)
 
 
+def bf16_round(values: np.ndarray) -> np.ndarray:
+    """float32 values rounded to bfloat16 (to nearest, ties to even), as float32: XNNPACK keeps blockwise scales
+    in bf16 (xnn_define_blockwise_quantized_tensor_value: uint16 bf16 scales), whatever the file stores."""
+    bits = np.asarray(values, np.float32).view(np.uint32).astype(np.uint64)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return bits.astype(np.uint32).view(np.float32)
+
+
 def hybrid_fully_connected(x: np.ndarray, q: np.ndarray, scales: np.ndarray, block_size: int = 0,
                            b: np.ndarray | None = None) -> np.ndarray:
     """FULLY_CONNECTED's hybrid path (float input, int8 or int4 weights, float output), [rows, units].
@@ -164,6 +172,7 @@ def hybrid_fully_connected(x: np.ndarray, q: np.ndarray, scales: np.ndarray, blo
     xq = (np.clip(np.round(rows / row_scale) + zp, -128, 127) - zp).astype(np.int64)
     w = q.astype(np.int64)
     if block_size:
+        scales = bf16_round(scales)
         blocks = q.shape[1] // block_size
         sums = np.einsum("rbk,ubk->rub", xq.reshape(len(xq), blocks, block_size), w.reshape(len(w), blocks, block_size))
         acc = (sums.astype(np.float32) * np.asarray(scales, np.float32)[None]).sum(axis=2)

@@ -15,7 +15,6 @@ from accelsim.runtime.errors import ModelError
 from accelsim.runtime.ir import (
     _NUMPY_DTYPES,
     _OPTIONS_2_TYPE_NAMES,
-    int4_bytes,
     _OPTIONS_TYPE_NAMES,
     BUILTIN_OP_NAMES,
     FILE_IDENTIFIER,
@@ -32,6 +31,7 @@ from accelsim.runtime.ir import (
     _options_from_object,
     _string_offsets,
     default_options,
+    int4_bytes,
     options_type_for_op,
 )
 from accelsim.runtime.verify import verify_model

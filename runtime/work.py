@@ -490,7 +490,11 @@ def fully_connected(context, node) -> NodeWork:
     tensors = context.tensors
     n_out, k = map(int, tensors[node.inputs[1]].shape)
     gemm = Gemm(_count(tensors[node.inputs[0]].shape) // max(k, 1), k, n_out)
-    return measured(context, node, "gemm", gemm.macs, gemm=gemm)
+    work = measured(context, node, "gemm", gemm.macs, gemm=gemm)
+    if tensors[node.inputs[0]].type == "FLOAT32" and tensors[node.inputs[1]].type in ("INT8", "INT4"):
+        # The hybrid path quantizes each input row to int8 and multiplies in integers: int8 MACs.
+        work = replace(work, dtype="int8")
+    return work
 
 
 def batch_matmul(context, node) -> NodeWork:

@@ -100,8 +100,9 @@ from accelsim.runtime.kernels import (
 from accelsim.runtime.registration import MutableOpResolver
 
 FAMILIES = (activations, cast, concat, control_flow, conv, conv3d, cumsum, division, elementwise, fill,
-            fully_connected, gather, gelu, generative, logical, lstm, math, matmul, normalization, pad, pooling, quantize, reduce,
-            resize, shape, slicing, softmax, space, sparse, split, tile, transpose, transpose_conv, variables)
+            fully_connected, gather, gelu, generative, logical, lstm, math, matmul, normalization, pad, pooling,
+            quantize, reduce, resize, shape, slicing, softmax, space, sparse, split, tile, transpose, transpose_conv,
+            variables)
 
 
 def register_builtins(resolver) -> None:

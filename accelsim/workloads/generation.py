@@ -20,6 +20,8 @@ first: delegation and every node's work, once), each costed by the system's kind
   swapped after every call, executor l.716-761), and activations (the largest set of live intermediate
   tensors of any signature, in the order its nodes run). Above the system's memory (its host's DRAM level
   `size`) the run is infeasible with reason `memory`.
+- RESHAPE moves no bytes (`_shared_reshapes`: LiteRT runs it in place); every other node costs what its
+  kernel reports.
 - per phase: where the nodes ran (per unit, per op) and why the rest fell back (the delegation report's
   reasons), and what bounds it: the time of each node split into the per-node dispatch of its device
   (overhead), and the rest under its bound: compute, or the memory level, counted as `weights` when the
@@ -30,7 +32,7 @@ first: delegation and every node's work, once), each costed by the system's kind
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -133,10 +135,29 @@ class GenerationAnalysis:
     analyses: dict  # signature key -> Analysis
 
 
+def _shared_reshapes(analysis: Analysis) -> Analysis:
+    """The analysis with every RESHAPE moving no bytes: LiteRT runs a reshape in place, its output sharing the
+    input's buffer (reshape.cc: kTfLiteInplaceOpInput0Shared; XNNPACK and the GPU delegate alias it too), and an
+    LLM graph reshapes its largest tensors (the attention scores) several times a layer."""
+
+    def free(w):
+        if w.op != "RESHAPE":
+            return w
+        return replace(w, weight_bytes=0, input_bytes=0, output_bytes=0, reads=(0,) * len(w.reads),
+                       writes=(0,) * len(w.writes), elements=0, macs=0)
+
+    works = analysis.works
+    devices = tuple(replace(d, works=tuple(free(w) for w in d.works)) for d in works.devices)
+    host = replace(works.host, works=tuple(free(w) for w in works.host.works))
+    claimed = {i: free(w) for i, w in works.claimed.items()}
+    return replace(analysis, works=replace(works, devices=devices, host=host, claimed=claimed))
+
+
 def analyze_generation(graph: LlmGraph, system: System, keys=None) -> GenerationAnalysis:
     """Delegate and size the signatures `keys` (default: every prefill signature and decode) once."""
     keys = keys if keys is not None else (*graph.prefill.values(), graph.decode)
-    return GenerationAnalysis(graph, {k: analyze(signature_model(graph.model, k), system) for k in keys})
+    return GenerationAnalysis(graph, {k: _shared_reshapes(analyze(signature_model(graph.model, k), system))
+                                      for k in keys})
 
 
 def _sig_tensors(model: Model, key: str):

@@ -309,7 +309,7 @@ def tensor_bytes(t) -> int:
 
 def _scale_bytes(tensors, t) -> int:
     """The bytes of a blockwise-quantized constant's scale tensor (read with its weights), else 0."""
-    q = t.quantization
+    q = getattr(t, "quantization", None)
     return _nbytes(tensors[q.block_scales]) if q is not None and q.blockwise and q.block_scales >= 0 else 0
 
 

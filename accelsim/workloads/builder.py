@@ -53,7 +53,7 @@ from accelsim.workloads.architectures import Architecture
 QUANTS = ("int8", "int4", "int4-block32", "int4-block128", "float32")
 NOT_BUILT = {"a16w4": "16-bit activations with int4 weights is a fully quantized graph (int16 activations "
                       "through every op) that litert-torch's recipes do not write and the runtime cannot size"}
-_MASK_VALUE = -0.7 * float(np.finfo(np.float32).max)  # LiteRT-LM's float mask fill (utils.cc l.332-359)
+_MASK_VALUE = float("-inf")  # litert-torch causal_mask_value (the fixture's SELECT_V2 constant)
 
 
 def check_quant(quant: str) -> None:

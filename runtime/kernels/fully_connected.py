@@ -144,35 +144,38 @@ def _prepare(ctx, node) -> None:
     plan.run = _quantized_runner(plan, x, f, b, out) if plan.quantized else _float_runner(plan, x, f, b, out)
 
 
-def bf16_round(values: np.ndarray) -> np.ndarray:
-    """float32 values rounded to bfloat16 (to nearest, ties to even), as float32: XNNPACK keeps blockwise scales
-    in bf16 (xnn_define_blockwise_quantized_tensor_value: uint16 bf16 scales), whatever the file stores."""
-    bits = np.asarray(values, np.float32).view(np.uint32).astype(np.uint64)
-    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-    return bits.astype(np.uint32).view(np.float32)
+def _row_quantized(rows: np.ndarray, asymmetric: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Each row as int8 values (their zero point removed) and its scale."""
+    if asymmetric:  # tensor_utils::AsymmetricQuantizeFloats: [min(row, 0), max(row, 0)] onto [-128, 127]
+        lo = np.minimum(rows.min(axis=1, keepdims=True), 0)
+        hi = np.maximum(rows.max(axis=1, keepdims=True), 0)
+        scale = np.where(hi > lo, (hi - lo) / 255.0, 1.0).astype(np.float32)
+        zp = np.clip(np.round(-128 - lo / scale), -128, 127)
+        return (np.clip(np.round(rows / scale) + zp, -128, 127) - zp).astype(np.int64), scale
+    peak = np.abs(rows).max(axis=1, keepdims=True)  # tensor_utils::SymmetricQuantizeFloats: max|row| onto 127
+    scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
+    return np.clip(np.round(rows / scale), -127, 127).astype(np.int64), scale
 
 
 def hybrid_fully_connected(x: np.ndarray, q: np.ndarray, scales: np.ndarray, block_size: int = 0,
-                           b: np.ndarray | None = None) -> np.ndarray:
+                           b: np.ndarray | None = None, asymmetric: bool = False) -> np.ndarray:
     """FULLY_CONNECTED's hybrid path (float input, int8 or int4 weights, float output), [rows, units].
 
-    Each row of x is quantized on the fly to int8, asymmetric over [min(row, 0), max(row, 0)] (scale
-    range / 255, zero point -128 - min / scale): XNNPACK's qd8 dynamic quantization, which is what LiteRT runs
-    these nodes with (its default delegate; ai-edge-litert agrees to float rounding on litert-torch's
-    dynamic_int8 and dynamic_int4_block32/128 decoders), and multiplied exactly in integers with the weights; the
-    product is scaled by the row's scale and the weights' scale: one per output channel (`scales` [units] or
-    one in all), or with `block_size` one per block of the input (`scales` [units, depth / block_size],
-    the blockwise int4 layout), each block's integer sum scaled by its own scale.
+    As LiteRT's builtin kernel (fully_connected.cc EvalHybrid; what ai-edge-litert's reference resolver runs):
+    each row of x is quantized on the fly to int8 and multiplied exactly in integers with the weights, the
+    product scaled by the row's scale and the weights'. With one scale per output channel (`scales` [units], or
+    one in all) the rows are quantized symmetrically (max|row| / 127), or asymmetrically with `asymmetric` (the
+    node's asymmetric_quantize_inputs); with `block_size` (`scales` [units,
+    depth / block_size] FLOAT16, litert-torch's blockwise int4) asymmetrically (the row's range / 255, with a
+    zero point) and each block's integer sum is scaled by its own scale. (LiteRT's default XNNPACK delegate
+    quantizes every row asymmetrically and keeps block scales in bfloat16: on litert-torch's files, whose block
+    scales are bfloat16 values, the two agree on the blockwise models and differ by about 0.3% on per-channel
+    ones.)
     """
     rows = x.reshape(-1, q.shape[1]).astype(np.float32)
-    lo = np.minimum(rows.min(axis=1, keepdims=True), 0)
-    hi = np.maximum(rows.max(axis=1, keepdims=True), 0)
-    row_scale = np.where(hi > lo, (hi - lo) / 255.0, 1.0).astype(np.float32)
-    zp = np.clip(np.round(-128 - lo / row_scale), -128, 127)
-    xq = (np.clip(np.round(rows / row_scale) + zp, -128, 127) - zp).astype(np.int64)
+    xq, row_scale = _row_quantized(rows, asymmetric=asymmetric or bool(block_size))
     w = q.astype(np.int64)
     if block_size:
-        scales = bf16_round(scales)
         blocks = q.shape[1] // block_size
         sums = np.einsum("rbk,ubk->rub", xq.reshape(len(xq), blocks, block_size), w.reshape(len(w), blocks, block_size))
         acc = (sums.astype(np.float32) * np.asarray(scales, np.float32)[None]).sum(axis=2)
@@ -201,10 +204,11 @@ def _hybrid_prepare(ctx, node, plan: _FcPlan, x, f, b, out, units: int) -> None:
     scales = ctx.tensors[q.block_scales].data if blockwise else f.scales
     block = q.block_size if blockwise else 0
     activation = plan.activation
+    asymmetric = bool(node.options.asymmetric_quantize_inputs)
 
     def run() -> None:
         bias = None if b is None else b.data.reshape(-1)
-        y = hybrid_fully_connected(x.data, f.data, scales, block, bias)
+        y = hybrid_fully_connected(x.data, f.data, scales, block, bias, asymmetric)
         out.data = clamp_float(y, activation).reshape(out.shape)
 
     plan.run = run

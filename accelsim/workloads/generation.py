@@ -312,8 +312,10 @@ def memory_use(ga: GenerationAnalysis, system: System, kv_buffers: int) -> Memor
     ins = dict(sd.inputs)
     elements = sum(int(np.prod(sg.tensors[ins[n]].shape, dtype=np.int64)) for pair in g.kv for n in pair)
     kv_nodes = _kv_nodes(model, g.decode)
-    sim_units = {n.unit for n in simulate_analysis(ga.analyses[g.decode], system).nodes
-                 if n.index in kv_nodes} if ga.analyses else {HOST}
+    works = ga.analyses[g.decode].works
+    placed = [(HOST, works.host.nodes)] + [(a.hardware.name, d.nodes) for a, d in zip(system.accelerators,
+                                                                                      works.devices)]
+    sim_units = {unit for unit, nodes in placed if any(i in kv_nodes for i in nodes)} or {HOST}
     per = max((_kv_store_bytes(system, u) for u in sim_units), default=4.0)
     acts = max(activation_bytes(model, k, g.kv) for k in (*g.prefill.values(), g.decode))
     return Memory(weights_bytes=weight_bytes(model), kv_cache_bytes=int(elements * per) * kv_buffers,

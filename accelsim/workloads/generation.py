@@ -268,9 +268,11 @@ def _phase(name: str, calls: list[tuple[str, int]], tokens: int, sims: dict, ga:
                 macs += n.macs
                 if w is not None:
                     wbytes += w.weight_bytes
-                    if n.index in kv_nodes:  # the cache read (a DYNAMIC_UPDATE_SLICE writes its update only)
-                        kvbytes += (sum(w.reads[k] for k in kv_nodes[n.index]) if w.op != "DYNAMIC_UPDATE_SLICE"
-                                    else w.output_bytes)
+                    if n.index in kv_nodes:  # the cache read (a DYNAMIC_UPDATE_SLICE writes its update only),
+                        # at the precision the device keeps it
+                        moved = (sum(w.reads[k] for k in kv_nodes[n.index]) if w.op != "DYNAMIC_UPDATE_SLICE"
+                                 else w.output_bytes)
+                        kvbytes += int(moved * _kv_store_bytes(system, n.unit) / 4)
         bounds["overhead"] += max(sim.latency - node_total, 0.0) * count
         if key == calls[0][0]:
             for rec in sim.delegation:

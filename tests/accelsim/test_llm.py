@@ -273,17 +273,32 @@ def test_readme_fit_and_held_out_rows_are_what_the_benchmark_gives():
     rows = re.findall(r"^\| (fit|held out) \| (\w+) \| (\w+) \| (\d+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| "
                       r"([\d.]+) \| ([\d.]+) \| ([\d.]+) \|$", text, re.M)
     assert len(rows) == len(bench.FIT_ROWS) + len(bench.HELD_OUT)
-    published = {(r[0], r[1], r[2]): r for r in bench.FIT_ROWS} | {(r[0], r[1], r[2]): r for r in bench.HELD_OUT}
-    fit_keys = {(r[0], r[1], r[2]) for r in bench.FIT_ROWS}
+    published = {("fit", *r[:5]) for r in bench.FIT_ROWS} | {("held out", *r[:5]) for r in bench.HELD_OUT}
     models = {}
     for kind, name, backend, ctx, p, pub_p, ratio_p, d, pub_d, ratio_d in rows:
         key = (name, backend, int(ctx))
-        assert (kind == "fit") == (key in fit_keys)
-        row = published[key]
-        assert (float(pub_p), float(pub_d)) == (row[3], row[4])
+        row = (*key, float(pub_p), float(pub_d))
+        assert (kind, *row) in published
         if key[2] not in models:
             models[key[2]] = read_llm(build_model(ARCHITECTURES["gemma3-1b"], "int4", 1024, key[2]), "gemma3-1b")
         system, _ = llm_system(name, backend)
         got_p, got_d, _ = bench._rates(analyze_generation(models[key[2]], system), system, name, backend)
         assert (f"{got_p:.1f}", f"{got_p / row[3]:.2f}", f"{got_d:.2f}", f"{got_d / row[4]:.2f}") == \
                (p, ratio_p, d, ratio_d)
+
+
+@pytest.mark.slow
+def test_readme_llm_example_is_what_the_command_prints(capsys):
+    text = (ROOT / "README.md").read_text(encoding="utf-8").split("## LLMs on the phone", 1)[1]
+    command = re.search(r"\n    accelsim (llm .+)\n", text).group(1).split()
+    block = re.search(r"```\n(.+?)```", text, re.S).group(1)
+    assert main(command) == 0
+    assert capsys.readouterr().out == block
+    # The fitted DRAM rates the README names are the configs'.
+    for where, figure in ((("galaxy_s24_ultra", "cpu"), "32.49 GB/s on the S24 Ultra CPU"),
+                          (("galaxy_s24_ultra", "gpu"), "31.71 GB/s GPU"),
+                          (("galaxy_s25_ultra", "npu"), "49.65 GB/s S25 Ultra NPU")):
+        system = llm_system(*where)[0]
+        unit = system.accelerators[0] if system.accelerators else system.host
+        assert f"{unit.hardware.memory.level('dram').bandwidth / 1e9:g} GB/s" == figure.split(" GB/s")[0] + " GB/s"
+        assert figure in text

@@ -302,3 +302,57 @@ def test_readme_llm_example_is_what_the_command_prints(capsys):
         unit = system.accelerators[0] if system.accelerators else system.host
         assert f"{unit.hardware.memory.level('dram').bandwidth / 1e9:g} GB/s" == figure.split(" GB/s")[0] + " GB/s"
         assert figure in text
+
+
+# -- the experiment workload ------------------------------------------------------------------------------------
+
+_EXPERIMENT = """name: llm_sweep
+models: [gemma3-tiny, {file}]
+host: s24u_cpu
+variants:
+  - {{name: cpu, accelerators: []}}
+  - {{name: npu, accelerators: [s25u_hexagon_npu]}}
+generate: {{prefill: 8, decode: 16, context: 64}}
+sweeps:
+  generate.decode: [16, 32]
+  host.memory.levels.dram.bandwidth: [10 GB/s, 40 GB/s]
+"""
+
+
+def test_an_experiment_sweeps_generation_like_any_key(tmp_path):
+    from accelsim.experiments.executors import SerialExecutor
+    from accelsim.experiments.experiment import load_experiment
+    from accelsim.experiments.run import run_experiment
+
+    path = tmp_path / "llm.yaml"
+    path.write_text(_EXPERIMENT.format(file=LLM / "tiny_gemma3_dq8.tflite"))
+    outcome = run_experiment(load_experiment(path), tmp_path / "out", executor=SerialExecutor())
+    recs = json.loads((tmp_path / "out" / "results.json").read_text())["points"]
+    assert len(recs) == outcome.computed == 2 * 2 * 2 * 2 and all(r["status"] == "ok" for r in recs)
+    for r in recs:
+        assert r["latency_us"] == pytest.approx(r["llm"]["ttft_s"] * 1e6)
+        assert r["llm"]["decode"] == r["sweep"]["generate.decode"]
+    cpu = {(r["model"], r["sweep"]["host.memory.levels.dram.bandwidth"], r["sweep"]["generate.decode"]):
+           r["llm"]["decode_tokens_per_s"] for r in recs if r["variant"] == "cpu"}
+    # The CPU's decode reads its weights and cache from DRAM: more bandwidth, more tokens per second; the
+    # decode length does not change the rate of a static-shape graph.
+    assert cpu[("gemma3-tiny", "40 GB/s", 16)] > cpu[("gemma3-tiny", "10 GB/s", 16)]
+    assert cpu[("gemma3-tiny", "40 GB/s", 16)] == pytest.approx(cpu[("gemma3-tiny", "40 GB/s", 32)])
+
+
+@pytest.mark.parametrize(("block", "message"), [
+    ("generate: {prefill: 8}", "generate: decode is required"),
+    ("generate: {prefill: 8, decode: 4, quant: int3}", "generate.quant: expected one of int8, int4"),
+    ("generate: {prefill: 0, decode: 4}", "generate.prefill: expected a whole number >= 1, got 0"),
+    ("generate: {prefill: 8, decode: 4}\nsweeps: {generate.window: [1]}",
+     "sweeps.generate.window: unknown generate key; expected one of prefill, decode, context, quant, kv_buffers"),
+])
+def test_a_bad_generate_block_is_one_line(block, message, tmp_path):
+    from accelsim.experiments.experiment import load_experiment
+    from accelsim.hardware.config_yaml import ConfigError
+
+    path = tmp_path / "llm.yaml"
+    path.write_text(f"models: [gemma3-tiny]\nhost: s24u_cpu\nvariants: [{{name: cpu, accelerators: []}}]\n{block}\n")
+    with pytest.raises(ConfigError) as err:
+        load_experiment(path)
+    assert any(message in line for line in err.value.errors), err.value.errors

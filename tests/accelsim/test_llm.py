@@ -356,3 +356,19 @@ def test_a_bad_generate_block_is_one_line(block, message, tmp_path):
     with pytest.raises(ConfigError) as err:
         load_experiment(path)
     assert any(message in line for line in err.value.errors), err.value.errors
+
+
+def test_a_kv_cache_that_spills_from_on_chip_memory_is_costed_in_dram():
+    from accelsim.simulation.analysis import simulate_analysis
+
+    graph = read_llm(build_model(TINY, "int4", 8, 64), "gemma3-tiny")
+    system, _ = llm_system("galaxy_s25_ultra", "npu")
+    small = System(system.host, (apply_overrides(system.accelerators[0], {"memory.levels.vtcm.size": "4 KiB"}),),
+                   system.assign)
+    levels = {}
+    for name, s in (("fits", system), ("spills", small)):
+        ga = analyze_generation(graph, s)
+        sim = simulate_analysis(ga.analyses["decode"], s)
+        attention = [n for n in sim.nodes if n.op == "BATCH_MATMUL"]  # they read the whole cache
+        levels[name] = {lvl for n in attention for lvl, b in n.cost.level_bytes if b}
+    assert levels["fits"] == {"vtcm"} and "dram" in levels["spills"]

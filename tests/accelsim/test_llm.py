@@ -372,3 +372,16 @@ def test_a_kv_cache_that_spills_from_on_chip_memory_is_costed_in_dram():
         attention = [n for n in sim.nodes if n.op == "BATCH_MATMUL"]  # they read the whole cache
         levels[name] = {lvl for n in attention for lvl, b in n.cost.level_bytes if b}
     assert levels["fits"] == {"vtcm"} and "dram" in levels["spills"]
+
+
+def test_readme_generate_experiment_loads(tmp_path):
+    from accelsim.experiments.experiment import load_experiment
+    from accelsim.experiments.points import design_points
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"\*\*Sweeping it\*\*.*?```yaml\n(.+?)```", text, re.S).group(1)
+    (tmp_path / "e.yaml").write_text(block)
+    points = design_points(load_experiment(tmp_path / "e.yaml"))
+    assert len(points) == 2 * (3 + 3 * 2)  # models x (cpu: bandwidths; npu: bandwidths x MAC rates)
+    assert all(p.generate == {"prefill": 1024, "decode": 256, "context": 1280, "quant": "int4", "kv_buffers": 1}
+               for p in points)

@@ -385,3 +385,18 @@ def test_readme_generate_experiment_loads(tmp_path):
     assert len(points) == 2 * (3 + 3 * 2)  # models x (cpu: bandwidths; npu: bandwidths x MAC rates)
     assert all(p.generate == {"prefill": 1024, "decode": 256, "context": 1280, "quant": "int4", "kv_buffers": 1}
                for p in points)
+
+
+def test_fallbacks_are_listed_with_their_reason(tmp_path):
+    from accelsim.hardware.config import load_system
+
+    hw = ROOT / "hw_configs"
+    text = (hw / "s24u_adreno750_gpu.yaml").read_text(encoding="utf-8")
+    lines = [line for line in text.splitlines() if "op: EMBEDDING_LOOKUP" not in line]
+    (tmp_path / "gpu.yaml").write_text("\n".join(lines) + "\n")
+    system = load_system(hw / "s24u_cpu.yaml", [tmp_path / "gpu.yaml"])
+    graph = read_llm(build_model(TINY, "int4", 8, 64), "gemma3-tiny")
+    r = generate(analyze_generation(graph, system), system, system_name="s", backend="gpu", prefill=8, decode=8)
+    for phase in r.phases:
+        assert phase.fallbacks == (("EMBEDDING_LOOKUP", "op EMBEDDING_LOOKUP not supported", 1),)
+        assert dict(phase.units)["host"] == 1

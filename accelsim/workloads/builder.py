@@ -71,7 +71,6 @@ class _Buffers:
     weights: bool
     rng: np.random.Generator
     data: list = field(default_factory=lambda: [b""])
-    shared: dict = field(default_factory=dict)
 
     def add(self, data) -> int:
         self.data.append(data)
@@ -97,6 +96,8 @@ class _Graph:
         self.inputs: list[int] = []
         self.outputs: list[int] = []
         self.consts: dict = {}
+        self.producer: dict[int, Operator] = {}  # tensor -> the node that writes it
+        self.consumed: set[int] = set()  # tensors some node reads
 
     def tensor(self, name: str, type_: str, shape, buffer: int = 0, quantization=None) -> int:
         self.tensors.append(_T(name, type_, tuple(int(d) for d in shape), buffer, quantization))
@@ -123,6 +124,8 @@ class _Graph:
             o = Operator(o.op, o.inputs, o.outputs, o.version, o.options, o.options_type, options_2=options_2,
                          options_2_type="StableHLOCompositeOptions")
         self.ops.append(o)
+        self.producer[out] = o
+        self.consumed.update(inputs)
         return out
 
     # -- the converter's shape rules ---------------------------------------------------------------
@@ -130,14 +133,11 @@ class _Graph:
         shape = tuple(int(d) for d in shape)
         if self.shape_of(x) == shape:
             return x
-        for j in range(len(self.ops) - 1, -1, -1):  # a reshape of an unused reshape's result is one reshape
-            o = self.ops[j]
-            if x in o.outputs:
-                if o.op == "RESHAPE" and not any(x in p.inputs for p in self.ops):
-                    src = o.inputs[0]
-                    del self.ops[j]
-                    return self.reshape(src, shape)
-                break
+        o = self.producer.get(x)
+        if o is not None and o.op == "RESHAPE" and x not in self.consumed:  # reshapes in a row are one reshape
+            self.ops.remove(o)
+            del self.producer[x]
+            return self.reshape(o.inputs[0], shape)
         return self.op("RESHAPE", [x, self.const(list(shape), "INT32")], shape)
 
     def transpose(self, x: int, perm) -> int:

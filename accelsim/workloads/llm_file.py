@@ -158,13 +158,29 @@ def read_llm(model: Model, name: str = "<model>") -> LlmGraph:
     return LlmGraph(model, name, dict(sorted(prefill.items())), "decode", kv, context)
 
 
+def _called(op: Operator) -> list[int]:
+    """The subgraphs an operator runs (composite decompositions, control-flow bodies)."""
+    out = []
+    for opts in (op.options, op.options_2):
+        for k, v in (opts or {}).items():
+            if _SUBGRAPH_FIELD.search(k) and v is not None:
+                out.extend(v if isinstance(v, tuple) else (v,))
+    return [int(i) for i in out]
+
+
 def signature_model(model: Model, key: str) -> Model:
-    """`model` with signature `key`'s subgraph first (what one-inference simulation runs), indices remapped."""
+    """`model` reduced to signature `key`: its subgraph first (what one-inference simulation runs), then the
+    subgraphs it runs (decompositions, bodies), indices remapped; the other signatures' subgraphs are left out."""
     sd = next(s for s in model.signature_defs if s.key == key)
     first = sd.subgraph_index
-    if first == 0:
-        return model
-    order = [first] + [i for i in range(len(model.subgraphs)) if i != first]
+    seen, todo = {first}, [first]
+    while todo:
+        for op in model.subgraphs[todo.pop()].operators:
+            for callee in _called(op):
+                if callee not in seen:
+                    seen.add(callee)
+                    todo.append(callee)
+    order = [first] + sorted(seen - {first})
     new = {old: i for i, old in enumerate(order)}
 
     def remap(op: Operator) -> Operator:
@@ -181,5 +197,4 @@ def signature_model(model: Model, key: str) -> Model:
 
     subgraphs = tuple(Subgraph(sg.tensors, sg.inputs, sg.outputs, tuple(remap(o) for o in sg.operators), sg.name)
                       for sg in (model.subgraphs[i] for i in order))
-    sigs = tuple(SignatureDef(s.key, new[s.subgraph_index], s.inputs, s.outputs) for s in model.signature_defs)
-    return model.replace(subgraphs=subgraphs, signature_defs=sigs)
+    return model.replace(subgraphs=subgraphs, signature_defs=(SignatureDef(sd.key, 0, sd.inputs, sd.outputs),))

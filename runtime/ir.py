@@ -17,6 +17,7 @@ import numpy as np
 from accelsim.runtime.errors import ModelError
 from accelsim.schema.tflite import BuiltinOperator as _bo_mod
 from accelsim.schema.tflite import BuiltinOptions as _bopt_mod
+from accelsim.schema.tflite import BuiltinOptions2 as _bopt2_mod
 from accelsim.schema.tflite import TensorType as _tt_mod
 
 FILE_IDENTIFIER = b"TFL3"
@@ -36,6 +37,8 @@ TENSOR_TYPES: dict[str, int] = _enum_members(_tt_mod.TensorType)
 TENSOR_TYPE_NAMES: dict[int, str] = {v: k for k, v in TENSOR_TYPES.items()}
 _OPTIONS_TYPES: dict[str, int] = _enum_members(_bopt_mod.BuiltinOptions)
 _OPTIONS_TYPE_NAMES: dict[int, str] = {v: k for k, v in _OPTIONS_TYPES.items()}
+_OPTIONS_2_TYPES: dict[str, int] = _enum_members(_bopt2_mod.BuiltinOptions2)
+_OPTIONS_2_TYPE_NAMES: dict[int, str] = {v: k for k, v in _OPTIONS_2_TYPES.items()}
 
 # TensorType -> NumPy dtype, for the types the interpreter can hold in memory.
 _NUMPY_DTYPES: dict[str, np.dtype] = {
@@ -51,13 +54,15 @@ _NUMPY_DTYPES: dict[str, np.dtype] = {
     "INT64": np.dtype(np.int64),
     "UINT64": np.dtype(np.uint64),
     "BOOL": np.dtype(np.bool_),
+    # INT4 is stored packed, two values a byte (low nibble first); in memory it is unpacked to int8.
+    "INT4": np.dtype(np.int8),
     "COMPLEX64": np.dtype(np.complex64),
     "COMPLEX128": np.dtype(np.complex128),
     "STRING": np.dtype(object),
     "RESOURCE": np.dtype(np.int32),
     "VARIANT": np.dtype(object),
 }
-_TYPE_FOR_DTYPE = {v: k for k, v in reversed(list(_NUMPY_DTYPES.items())) if k != "RESOURCE"}
+_TYPE_FOR_DTYPE = {v: k for k, v in reversed(list(_NUMPY_DTYPES.items())) if k not in ("RESOURCE", "INT4")}
 
 # Ops whose options table name does not follow the op name (the rest are found
 # by matching "FOO_BAR" with "FooBarOptions" ignoring case and underscores).
@@ -236,6 +241,25 @@ def _options_to_object(type_name: str, options: Mapping[str, Any]):
 # The IR.
 
 
+class AbsentData:
+    """A constant buffer's place holder with its size but no bytes: a cost-only model's weights.
+
+    `Model.constant` gives a read-only zero view of the tensor's shape (no memory), so a full-size model is
+    sized and costed without its weights; `save_model` refuses to write it.
+    """
+
+    __slots__ = ("nbytes",)
+
+    def __init__(self, nbytes: int):
+        self.nbytes = int(nbytes)
+
+    def __len__(self) -> int:
+        return self.nbytes
+
+    def __repr__(self) -> str:
+        return f"AbsentData({self.nbytes})"
+
+
 @dataclass(frozen=True)
 class Quantization:
     """Affine quantization: real = scale * (q - zero_point), per tensor or per axis."""
@@ -245,10 +269,20 @@ class Quantization:
     quantized_dimension: int = 0
     min: tuple[float, ...] = ()
     max: tuple[float, ...] = ()
+    # Blockwise quantization (schema BlockwiseQuantization): every `block_size` consecutive values along the
+    # last dimension share one scale, read from the FLOAT16 tensor `block_scales` of the same subgraph
+    # ([rows, columns / block_size]); `block_zero_points` is a tensor index too (-1: symmetric).
+    block_size: int = 0
+    block_scales: int = -1
+    block_zero_points: int = -1
 
     @property
     def is_quantized(self) -> bool:
         return len(self.scales) > 0
+
+    @property
+    def blockwise(self) -> bool:
+        return self.block_size > 0
 
     @property
     def per_channel(self) -> bool:
@@ -303,6 +337,10 @@ class Operator:
     custom_options: bytes | None = None
     intermediates: tuple[int, ...] = ()
     mutating_variable_inputs: tuple[bool, ...] = ()
+    # builtin_options_2 (StableHLO ops): STABLEHLO_COMPOSITE's StableHLOCompositeOptions (name,
+    # decomposition_subgraph_index, composite_attributes, composite_attributes_format, version).
+    options_2: Options | None = None
+    options_2_type: str | None = None
 
     @property
     def builtin_code(self) -> int:
@@ -348,8 +386,12 @@ class Model:
         data = self.buffer_bytes(t.buffer)
         if len(data) == 0 or t.sparsity is not None:
             return None
+        if isinstance(data, AbsentData):
+            return np.broadcast_to(np.zeros((), t.dtype), t.shape)
         if t.type == "STRING":
             return _string_array(data, t.shape)
+        if t.type == "INT4":
+            return unpack_int4(data, t.shape)
         arr = np.frombuffer(data, dtype=t.dtype)
         return arr.reshape(t.shape)
 
@@ -361,6 +403,33 @@ class Model:
 
     def replace(self, **changes: Any) -> Model:
         return dataclasses.replace(self, **changes)
+
+
+def int4_bytes(count: int) -> int:
+    """The bytes `count` INT4 values take packed (two a byte)."""
+    return (count + 1) // 2
+
+
+def unpack_int4(data, shape: tuple[int, ...]) -> np.ndarray:
+    """Packed INT4 bytes (low nibble first, as TFLite's tensor_utils::UnpackDenseInt4IntoInt8) as int8 values."""
+    count = int(np.prod(shape, dtype=np.int64))
+    packed = np.frombuffer(data, dtype=np.uint8, count=int4_bytes(count))
+    low = (packed << 4).astype(np.int8) >> 4
+    high = packed.astype(np.int8) >> 4
+    out = np.empty(2 * len(packed), dtype=np.int8)
+    out[0::2], out[1::2] = low, high
+    arr = out[:count].reshape(shape)
+    arr.flags.writeable = False
+    return arr
+
+
+def pack_int4(values: np.ndarray) -> bytes:
+    """int8 values in [-8, 7] packed two a byte, low nibble first (the inverse of `unpack_int4`)."""
+    flat = np.asarray(values, dtype=np.int8).reshape(-1)
+    if len(flat) % 2:
+        flat = np.concatenate([flat, np.zeros(1, np.int8)])
+    nib = flat.astype(np.uint8) & 0x0F
+    return (nib[0::2] | (nib[1::2] << 4)).astype(np.uint8).tobytes()
 
 
 def _string_offsets(data, count: int, loc: str) -> np.ndarray:

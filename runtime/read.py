@@ -14,6 +14,7 @@ import numpy as np
 from accelsim.runtime.errors import ModelError
 from accelsim.runtime.ir import (
     _NUMPY_DTYPES,
+    _OPTIONS_2_TYPE_NAMES,
     _OPTIONS_TYPE_NAMES,
     BUILTIN_OP_NAMES,
     FILE_IDENTIFIER,
@@ -30,12 +31,14 @@ from accelsim.runtime.ir import (
     _options_from_object,
     _string_offsets,
     default_options,
+    int4_bytes,
     options_type_for_op,
 )
 from accelsim.runtime.verify import verify_model
 from accelsim.schema.tflite.Buffer import BufferT
 from accelsim.schema.tflite.Model import ModelT
 from accelsim.schema.tflite.Operator import OperatorT
+from accelsim.schema.tflite.QuantizationDetails import QuantizationDetails
 from accelsim.schema.tflite.QuantizationParameters import QuantizationParametersT
 from accelsim.schema.tflite.SubGraph import SubGraphT
 
@@ -137,6 +140,14 @@ def _convert_quantization(q: QuantizationParametersT | None, shape: tuple[int, .
     scales = _floats(q.scale)
     zps = _ints(q.zeroPoint)
     mins, maxs = _floats(q.min), _floats(q.max)
+    if int(q.detailsType or 0) == QuantizationDetails.BlockwiseQuantization and q.details is not None:
+        # schema.fbs BlockwiseQuantization: scales (and zero points, -1 when symmetric) are tensors.
+        block = int(q.details.blockSize)
+        if block <= 0 or not shape or shape[-1] % block:
+            raise ModelError(f"{loc}: blockwise quantization block_size {block} must be positive and divide the "
+                             f"last dimension of shape {list(shape)}")
+        return Quantization(scales, zps, int(q.quantizedDimension or 0), mins, maxs, block_size=block,
+                            block_scales=int(q.details.scales), block_zero_points=int(q.details.zeroPoints))
     if not scales and not mins and not maxs:
         return None
     dim = int(q.quantizedDimension or 0)
@@ -321,6 +332,7 @@ def _convert_subgraph(sg: SubGraphT, si: int, codes, buffers, data, where: str, 
         name, custom, version = codes[ci]
         options, options_type = _operator_options(o, name, f"{where}: subgraph {si} operator {oi} ({name})")
         extra = _options_from_object(o.builtinOptions2) if o.builtinOptions2 is not None else None
+        extra_type = _OPTIONS_2_TYPE_NAMES.get(int(o.builtinOptions2Type or 0)) if extra is not None else None
         calls.extend((oi, name, key, callee) for opts in (options, extra) for key, callee in _subgraph_refs(opts))
         ops.append(
             Operator(
@@ -334,6 +346,8 @@ def _convert_subgraph(sg: SubGraphT, si: int, codes, buffers, data, where: str, 
                 custom_options=_custom_options(o, data, f"{where}: subgraph {si} operator {oi}"),
                 intermediates=check_indices(_ints(o.intermediates), f"operator {oi} ({name}) intermediates"),
                 mutating_variable_inputs=tuple(bool(x) for x in _seq(o.mutatingVariableInputs)),
+                options_2=extra,
+                options_2_type=extra_type,
             )
         )
     return Subgraph(
@@ -351,7 +365,7 @@ def _check_tensor_data(t: Tensor, buffers, loc: str, max_tensor_bytes: int) -> N
     for d in t.shape:
         count *= d
     dtype = _NUMPY_DTYPES.get(t.type)
-    nbytes = count * dtype.itemsize if dtype is not None else 0
+    nbytes = int4_bytes(count) if t.type == "INT4" else count * dtype.itemsize if dtype is not None else 0
     if nbytes > max_tensor_bytes:
         raise ModelError(
             f"{loc}: shape {list(t.shape)} needs {nbytes} bytes, over the limit of {max_tensor_bytes} bytes"

@@ -298,7 +298,19 @@ def _count(shape: Sequence[int]) -> int:
 
 
 def _nbytes(t) -> int:
-    return _count(t.shape) * t.dtype.itemsize
+    count = _count(t.shape)
+    return (count + 1) // 2 if t.type == "INT4" else count * t.dtype.itemsize
+
+
+def tensor_bytes(t) -> int:
+    """The bytes a tensor takes as stored (INT4 packed two a byte)."""
+    return _nbytes(t)
+
+
+def _scale_bytes(tensors, t) -> int:
+    """The bytes of a blockwise-quantized constant's scale tensor (read with its weights), else 0."""
+    q = getattr(t, "quantization", None)
+    return _nbytes(tensors[q.block_scales]) if q is not None and q.blockwise and q.block_scales >= 0 else 0
 
 
 def option(options, name: str, default=None):
@@ -326,7 +338,8 @@ def measured(context, node, kind: str, macs: int, **extra) -> NodeWork:
     tensors = context.tensors
     ins = [tensors[i] if i >= 0 else None for i in node.inputs]
     outs = [tensors[i] for i in node.outputs if i >= 0]
-    reads = tuple([_nbytes(t) if t is not None else 0 for t in ins])
+    reads = tuple([_nbytes(t) + (_scale_bytes(tensors, t) if t.is_constant else 0) if t is not None else 0
+                   for t in ins])
     writes = tuple([_nbytes(t) for t in outs])
     weight_bytes = sum([r for t, r in zip(ins, reads) if t is not None and t.is_constant])
     data = data_input(ins) or (outs[0] if outs else None)
@@ -477,7 +490,11 @@ def fully_connected(context, node) -> NodeWork:
     tensors = context.tensors
     n_out, k = map(int, tensors[node.inputs[1]].shape)
     gemm = Gemm(_count(tensors[node.inputs[0]].shape) // max(k, 1), k, n_out)
-    return measured(context, node, "gemm", gemm.macs, gemm=gemm)
+    work = measured(context, node, "gemm", gemm.macs, gemm=gemm)
+    if tensors[node.inputs[0]].type == "FLOAT32" and tensors[node.inputs[1]].type in ("INT8", "INT4"):
+        # The hybrid path quantizes each input row to int8 and multiplies in integers: int8 MACs.
+        work = replace(work, dtype="int8")
+    return work
 
 
 def batch_matmul(context, node) -> NodeWork:

@@ -10,11 +10,13 @@ import numpy as np
 
 from accelsim.runtime.errors import ModelError
 from accelsim.runtime.ir import (
+    _OPTIONS_2_TYPES,
     _OPTIONS_TYPES,
     _PLACEHOLDER_FOR_GREATER_OP_CODES,
     BUILTIN_OPS,
     FILE_IDENTIFIER,
     TENSOR_TYPES,
+    AbsentData,
     Model,
     Operator,
     Sparsity,
@@ -23,11 +25,13 @@ from accelsim.runtime.ir import (
     options_type_for_op,
 )
 from accelsim.runtime.versioning import stamp_versions as _stamp_versions
+from accelsim.schema.tflite.BlockwiseQuantization import BlockwiseQuantizationT
 from accelsim.schema.tflite.Buffer import BufferT
 from accelsim.schema.tflite.Metadata import MetadataT
 from accelsim.schema.tflite.Model import ModelT
 from accelsim.schema.tflite.Operator import OperatorT
 from accelsim.schema.tflite.OperatorCode import OperatorCodeT
+from accelsim.schema.tflite.QuantizationDetails import QuantizationDetails
 from accelsim.schema.tflite.QuantizationParameters import QuantizationParametersT
 from accelsim.schema.tflite.SignatureDef import SignatureDefT
 from accelsim.schema.tflite.SubGraph import SubGraphT
@@ -47,7 +51,9 @@ def save_model(model: Model, path: str | os.PathLike | None = None, *, stamp_ver
     raw.version = model.version
     raw.description = model.description or None
     raw.buffers = []
-    for data in model.buffers:
+    for i, data in enumerate(model.buffers):
+        if isinstance(data, AbsentData):
+            raise ModelError(f"buffer {i} is absent (a cost-only model's weights): build it with weights to write it")
         b = BufferT()
         if len(data):
             b.data = np.frombuffer(data, dtype=np.uint8)
@@ -121,6 +127,13 @@ def _tensor_to_object(t: Tensor) -> TensorT:
         q.min = list(t.quantization.min) or None
         q.max = list(t.quantization.max) or None
         q.quantizedDimension = t.quantization.quantized_dimension
+        if t.quantization.blockwise:
+            details = BlockwiseQuantizationT()
+            details.scales = t.quantization.block_scales
+            details.zeroPoints = t.quantization.block_zero_points
+            details.blockSize = t.quantization.block_size
+            q.detailsType = QuantizationDetails.BlockwiseQuantization
+            q.details = details
         o.quantization = q
     if t.sparsity is not None:
         o.sparsity = _sparsity_to_object(t.sparsity)
@@ -170,6 +183,9 @@ def _operator_to_object(op: Operator, opcode_index: int) -> OperatorT:
             raise ModelError(f"{op.op} has no builtin options table, but options were given")
         o.builtinOptionsType = _OPTIONS_TYPES[type_name]
         o.builtinOptions = _options_to_object(type_name, op.options)
+    if op.options_2 is not None:
+        o.builtinOptions2Type = _OPTIONS_2_TYPES[op.options_2_type]
+        o.builtinOptions2 = _options_to_object(op.options_2_type, op.options_2)
     if op.custom_options is not None:
         o.customOptions = list(op.custom_options)
     return o

@@ -52,6 +52,11 @@ EPILOGS = {
   accelsim sensitivity tests/fixtures/models/mobilenet_v2_035_96_int8.tflite --hw edgetpu_usb --hw hexagon_dsp
   accelsim sensitivity model.tflite --hw my_npu.yaml --host host_x86 --json
 """,
+    "llm": """examples:
+  accelsim llm gemma3-1b --system galaxy_s24_ultra --backend gpu --quant int4 --prefill 1024 --decode 256 --context 4096
+  accelsim llm llama3.2-3b --system galaxy_s25_ultra --backend npu --quant int4-block32 --context 1280 --json
+  accelsim llm tests/fixtures/models/llm/tiny_gemma3_dq8.tflite --system macbook_pro_m3 --prefill 8 --decode 16
+""",
     "validate": """examples:
   accelsim validate my_accel.yaml
   accelsim validate examples/default/default.yaml my_accel.yaml

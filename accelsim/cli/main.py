@@ -52,6 +52,7 @@ from accelsim.tools.compare import (
     simulate_sides,
     slower_than_host,
 )
+from accelsim.tools.llm import ARCHITECTURE_NAMES, QUANT_NAMES, SYSTEM_NAMES, llm_lines, run_llm
 from accelsim.tools.model_info import inspect_model, registration_code
 from accelsim.tools.systems import delegates_from_options, system_from_options
 from accelsim.tools.validation import validation_lines
@@ -287,6 +288,15 @@ def _cmd_sensitivity(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_llm(args: argparse.Namespace) -> int:
+    result = run_llm(args.model, args.system, args.backend, args.quant, args.prefill, args.decode, args.context)
+    if args.json:
+        print(json.dumps(result.as_dict(), indent=2))
+    else:
+        print("\n".join(llm_lines(result)))
+    return 0 if result.status == "ok" else 1
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     bad = 0
     for path in args.files:
@@ -494,6 +504,27 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog=EPILOGS["sensitivity"], formatter_class=raw)
     _add_model_on_system(p)
     p.set_defaults(func=_cmd_sensitivity)
+
+    p = sub.add_parser("llm", help="an LLM generating on a phone or laptop: time to first token, tokens/s, memory",
+                       description="Cost prefill then decode of a decoder LLM on a named system, as LiteRT-LM runs "
+                       "it: MODEL is an architecture name (its graph is built as litert-torch converts it, weights "
+                       "absent) or an LLM .tflite with prefill_N and decode signatures and the KV cache as their "
+                       "inputs and outputs. Prints time to first token, prefill and decode tokens per second, "
+                       "peak memory (weights, KV cache, activations) against the system's memory, where the nodes "
+                       "ran and why the rest fell back, and what bounds each phase. Over the memory is infeasible "
+                       "(exit 1). Architectures: " + ", ".join(ARCHITECTURE_NAMES) + "; systems: "
+                       + ", ".join(SYSTEM_NAMES) + ".", epilog=EPILOGS["llm"], formatter_class=raw)
+    p.add_argument("model", help="an architecture name or an LLM .tflite")
+    p.add_argument("--system", required=True, help="one of " + ", ".join(SYSTEM_NAMES))
+    p.add_argument("--backend", default="cpu", help="cpu (the host, XNNPACK, 4 threads), gpu or npu (default cpu)")
+    p.add_argument("--quant", default=None, help="weights of a built architecture: " + ", ".join(QUANT_NAMES)
+                   + " (default int4; not for a .tflite)")
+    p.add_argument("--prefill", type=_positive, default=1024, help="prompt tokens (default 1024)")
+    p.add_argument("--decode", type=_positive, default=256, help="generated tokens (default 256)")
+    p.add_argument("--context", type=_positive, default=None,
+                   help="KV cache positions the graph is built for (default prefill + decode)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=_cmd_llm)
 
     p = sub.add_parser("validate", help="check hardware configs and experiments, listing every error",
                        description="Check each file (a hardware config or an experiment) and print every "

@@ -218,6 +218,9 @@ class PointResult(PointHeader, total=False):
     events: list[EventRow]
     partition_choice: PartitionChoiceRecord | None  # None unless a partition policy 'cost' accelerator ran
     numerics: NumericsRecord | None  # None unless the experiment asked for numerics
+    # an LLM generation point (experiment `generate:`): accelsim.workloads.generation.Generation.as_dict (ttft_s,
+    # prefill/decode tokens per second, memory, phases); its latency_us is then the time to first token
+    llm: dict[str, Any]
     area_macs: int | float  # area proxy: peak MACs per cycle of host and accelerators (whole for shipped kinds)
     area_onchip_bytes: int  # area proxy: bytes of the sized memory levels of the host and every accelerator
 

@@ -27,6 +27,8 @@ from accelsim.hardware.config import System
 from accelsim.ops import require_kernels, using_ops
 from accelsim.reports.results import error_record, infeasible_record, record
 from accelsim.runtime.errors import AccelsimError
+from accelsim.runtime.ir import Model
+from accelsim.runtime.read import load_model
 from accelsim.simulation.analysis import (
     Analysis,
     analysis_facts,
@@ -36,6 +38,10 @@ from accelsim.simulation.analysis import (
     simulate_analysis,
 )
 from accelsim.simulation.diff import inference_diff
+from accelsim.workloads.architectures import ARCHITECTURES
+from accelsim.workloads.builder import build_model, check_quant
+from accelsim.workloads.generation import GenerationAnalysis, analyze_generation, generate
+from accelsim.workloads.llm_file import read_llm
 
 
 def run_point(point: DesignPoint, options: Mapping[str, int]) -> PointResult:
@@ -116,6 +122,11 @@ def simulate_point(point: DesignPoint, system: System, model: Any,
     Args:
         analysis_for: the shared analysis of a point (`point_records` keeps them); default: analyse afresh.
     """
+    if point.generate is not None:
+        try:
+            return generation_record(point, system, model)
+        except (AccelsimError, ValueError, OSError) as exc:
+            return point_error(point, exc)
     try:
         with using_ops(point.ops):  # in this process or a worker: the experiment's custom kernels resolve
             analysis = (analysis_for(point, system) if analysis_for is not None
@@ -128,6 +139,42 @@ def simulate_point(point: DesignPoint, system: System, model: Any,
                       diff=diff)
     except (AccelsimError, ValueError, OSError) as exc:
         return point_error(point, exc)
+
+
+# A worker's LLM analyses, by (model, quant, prefill, context, analysis facts): points that differ only in costs
+# (a swept bandwidth, a decode length) share one.
+_GENERATIONS: dict[Hashable, GenerationAnalysis] = {}
+
+
+def generation_record(point: DesignPoint, system: System, model: Any) -> PointResult:
+    """The record of an LLM generation point (`generate:`): the usual record of one prefill call, its latency the
+    time to first token, and `llm` (accelsim.workloads.generation.Generation.as_dict). Over the memory: Infeasible."""
+    g = point.generate
+    prefill, decode = int(g["prefill"]), int(g["decode"])
+    context = int(g["context"]) or prefill + decode
+    key = (point.model, g["quant"], prefill, context, analysis_facts(system, point.schedule, point.loops))
+    if key not in _GENERATIONS:
+        if point.model in ARCHITECTURES:
+            check_quant(g["quant"])
+            built = build_model(ARCHITECTURES[point.model], g["quant"], prefill, context)
+        else:
+            built = model if isinstance(model, Model) else load_model(model)
+        if len(_GENERATIONS) >= 8:
+            _GENERATIONS.clear()
+        _GENERATIONS[key] = analyze_generation(read_llm(built, point.model), system)
+    ga = _GENERATIONS[key]
+    backend = system.accelerators[0].name if system.accelerators else "cpu"
+    result = generate(ga, system, system_name=point.variant, backend=backend, prefill=prefill, decode=decode,
+                      kv_buffers=int(g["kv_buffers"]))
+    if result.status != "ok":
+        raise Infeasible(result.reason, result.detail)
+    first = ga.graph.prefill[max(n for n in ga.graph.prefill if n <= prefill)] if min(ga.graph.prefill) <= prefill \
+        else ga.graph.prefill[min(ga.graph.prefill)]
+    out = record(simulate_analysis(ga.analyses[first], system, point.schedule), point_id=point.id, model=point.model,
+                 variant=point.variant, sweep=dict(point.sweep))
+    out["latency_us"] = result.ttft_s * 1e6
+    out["llm"] = result.as_dict()
+    return out
 
 
 def point_error(point: DesignPoint, exc: BaseException) -> PointResult:

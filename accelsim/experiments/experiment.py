@@ -78,7 +78,7 @@ from accelsim.core.pareto import DEFAULT_BEST, TRACES
 from accelsim.core.schedule import SCHEDULES
 from accelsim.delegates.spec import OBJECTIVES
 from accelsim.experiments.keys import section_keys
-from accelsim.experiments.spec import OPTION_KEYS, Experiment, Variant
+from accelsim.experiments.spec import GENERATE_KEYS, OPTION_KEYS, Experiment, Variant
 from accelsim.hardware.config import Assign, apply_overrides, load_hardware, load_system
 from accelsim.hardware.config_yaml import Checker, ConfigError, read_document
 from accelsim.hardware.sweeps import Range, did_you_mean, parse_limits, parse_range, parse_search
@@ -87,6 +87,9 @@ from accelsim.reports.report import RENDERERS
 from accelsim.runtime.errors import ModelError
 from accelsim.runtime.read import load_model
 from accelsim.runtime.work import LoopTrips
+from accelsim.workloads.architectures import ARCHITECTURES
+from accelsim.workloads.builder import QUANTS
+from accelsim.workloads.llm_file import read_llm
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +104,7 @@ _TOP_KEYS = section_keys()
 _PARETO_KEYS = section_keys("pareto")
 _LOOP_KEYS = section_keys("loops")
 _VARIANT_KEYS = section_keys("variants[]")
+_GENERATE_KEYS = section_keys("generate")
 DEFAULT_NUMERICS_RUNS = 5
 
 
@@ -174,7 +178,8 @@ def load_experiment(path: str | Path, *, check_kernels: bool = False) -> Experim
     name = data.get("name", Path(source).stem)
     if not isinstance(name, str) or not name or "/" in name:
         errors.add(("name",), f"expected a folder-safe name, got {name!r}")
-    models = _paths(errors, data, "models", base)
+    generate = _generate(errors, data["generate"]) if "generate" in data else None
+    models = _paths(errors, data, "models", base, names=tuple(ARCHITECTURES) if generate is not None else ())
     host = data.get("host")
     host_path = ""
     if not isinstance(host, str):
@@ -203,7 +208,7 @@ def load_experiment(path: str | Path, *, check_kernels: bool = False) -> Experim
     experiment = Experiment(name=str(name), source=source, models=tuple(models), host=host_path,
                             variants=tuple(variants), sweeps=tuple(sweeps), schedule=schedule, numerics_runs=runs,
                             reports=reports, loops=loops, search=search, limits=limits, traces=traces, best=best,
-                            pareto_color=color, ops=ops)
+                            pareto_color=color, ops=ops, generate=generate)
     _check_configs(experiment, errors)
     _check_models(experiment, errors, check_kernels)
     if errors.items:
@@ -221,9 +226,11 @@ def _check_models(experiment: Experiment, errors: _Errors, check_kernels: bool) 
     with using_ops(loaded):
         for i, model in enumerate(experiment.models):
             if not Path(model).is_file():
-                continue  # already reported by _paths
+                continue  # already reported by _paths (or an architecture name, with generate:)
             try:
                 parsed = load_model(model)
+                if experiment.generate is not None:  # an LLM file as LiteRT-LM reads it
+                    read_llm(parsed, model)
             except ModelError as exc:
                 errors.add(("models", i), f"ModelError: {' '.join(str(exc).split())}")
                 continue
@@ -253,17 +260,53 @@ def with_ops(experiment: Experiment, specs: Sequence[str]) -> Experiment:
     return dataclasses.replace(experiment, ops=tuple(dict.fromkeys([*experiment.ops, *map(resolve_spec, specs)])))
 
 
-def _paths(errors: _Errors, data: dict, key: str, base: Path) -> list[str]:
+def _paths(errors: _Errors, data: dict, key: str, base: Path, names: Sequence[str] = ()) -> list[str]:
+    """The model paths, relative to the file; an entry of `names` (architectures, with `generate:`) stays a name."""
     value = data.get(key)
     if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
         errors.add((key,), f"expected a non-empty list of .tflite paths, got {value!r}")
         return []
     out = []
     for i, v in enumerate(value):
+        if v in names:
+            out.append(v)
+            continue
         p = Path(v) if Path(v).is_absolute() else base / v
         if not p.is_file():
             errors.add((key, i), f"no such model file: {p}")
         out.append(str(p))
+    return out
+
+
+def generate_value(key: str, value: Any) -> str | None:
+    """Why `value` cannot be the generate block's `key` (None: it can)."""
+    if key == "quant":
+        return None if value in QUANTS else f"expected one of {', '.join(QUANTS)}, got {value!r}"
+    low = 0 if key == "context" else 1
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        return f"expected a whole number >= {max(low, 1)}, got {value!r}"
+    return None
+
+
+def _generate(errors: _Errors, value: Any) -> dict | None:
+    """`generate:` checked: prefill and decode required, the rest defaulted (spec.GENERATE_KEYS)."""
+    if not isinstance(value, dict):
+        errors.add(("generate",), f"expected a mapping like {{prefill: 1024, decode: 256}}, got {value!r}")
+        return None
+    out = {}
+    for key in value:
+        if key not in _GENERATE_KEYS:
+            errors.add(("generate", key), f"unknown key; expected one of {', '.join(_GENERATE_KEYS)}")
+    for key, default in GENERATE_KEYS.items():
+        if key not in value:
+            if default is None:
+                errors.add(("generate",), f"{key} is required (prompt and generated tokens)")
+            out[key] = default
+            continue
+        why = generate_value(key, value[key])
+        if why is not None:
+            errors.add(("generate", key), why)
+        out[key] = value[key]
     return out
 
 
@@ -472,6 +515,18 @@ def _check_configs(experiment: Experiment, errors: _Errors) -> None:
     names = {a.name for system in systems.values() for a in system.accelerators}
     for key, values in experiment.sweeps:
         head = key.split(".", 1)[0]
+        if head == "generate":
+            rest = key.split(".", 1)[1]
+            if experiment.generate is None:
+                errors.add(("sweeps", key), "sweeps a generate key, but the experiment has no generate block")
+            elif rest not in GENERATE_KEYS:
+                errors.add(("sweeps", key), f"unknown generate key; expected one of {', '.join(GENERATE_KEYS)}")
+            else:
+                for value in (values.probes() if isinstance(values, Range) else values):
+                    why = generate_value(rest, value)
+                    if why is not None:
+                        errors.add(("sweeps", key), f"value {value!r}: {why}")
+            continue
         if "." in key and head != "host" and head not in names:
             if not unreadable:  # a config that failed to load may be the one with that name
                 close = difflib.get_close_matches(head, [*sorted(names), "host"], n=1)

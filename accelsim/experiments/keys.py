@@ -147,6 +147,23 @@ KEYS: tuple[ExperimentKey, ...] = (
                   meaning="the Pareto plot's options"),
     ExperimentKey(path="pareto.color", value="a swept key", default="the first swept key",
                   example="color: edgetpu_usb.compute.rows", meaning="the swept key colouring the Pareto plot"),
+    ExperimentKey(path="generate", value="mapping", default="none: each point is one inference",
+                  example="generate: {prefill: 1024, decode: 256, context: 4096}",
+                  meaning="each point is an LLM generating (accelsim llm): prefill then decode; models may be "
+                          "architecture names (gemma3-1b, llama3.2-1b, ...) or LLM .tflite files; records add `llm` "
+                          "(ttft_s, tokens/s, memory, bounds) and their latency_us is the time to first token"),
+    ExperimentKey(path="generate.prefill", value="whole number >= 1", default="required with generate",
+                  example="prefill: 1024", meaning="prompt tokens (sweep it as generate.prefill)"),
+    ExperimentKey(path="generate.decode", value="whole number >= 1", default="required with generate",
+                  example="decode: 256", meaning="generated tokens"),
+    ExperimentKey(path="generate.context", value="whole number >= 1", default="prefill + decode",
+                  example="context: 4096", meaning="KV cache positions a built architecture's graph has"),
+    ExperimentKey(path="generate.quant", value="int8 | int4 | int4-block32 | int4-block128 | float32",
+                  default="int4", example="quant: int4-block32", meaning="a built architecture's weights"),
+    ExperimentKey(path="generate.kv_buffers", value="whole number >= 1", default="1", example="kv_buffers: 2",
+                  meaning="KV caches the runtime keeps (LiteRT-LM: 1 on the CPU, 2 on the GPU)"),
+    ExperimentKey(path="sweeps.generate.<key>", value="list or range", default="",
+                  example="generate.prefill: [128, 512, 1024]", meaning="a key of the generate block, swept"),
     ExperimentKey(path="ops", value="list of op modules: installed module names or .py paths (relative to the file)",
                   default="[]", example="ops: [accelsim.ops.mediapipe, my_ops.py]",
                   meaning="modules whose register(resolver) adds the custom-op kernels the models need "

@@ -39,6 +39,8 @@ class DesignPoint:
     numerics_runs: int
     loops: LoopTrips = field(default_factory=LoopTrips)
     ops: tuple[str, ...] = ()  # the experiment's custom-op modules, loaded where the point runs
+    # LLM generation (an experiment's `generate:` with this point's sweep values applied); None: one inference
+    generate: Mapping[str, Any] | None = None
     # The resolved system, as design_points made it: running the point need not re-read the configs.
     system: System | None = field(default=None, compare=False, repr=False)
 
@@ -49,7 +51,7 @@ class DesignPoint:
 
 
 def _applies(key: str, system: System) -> bool:
-    if key == "schedule":
+    if key == "schedule" or key.startswith("generate."):
         return True
     if key in OPTION_KEYS:
         return bool(system.accelerators)
@@ -71,7 +73,7 @@ def resolved_system(point: DesignPoint, options: Mapping[str, int] | None = None
     for key, value in point.sweep.items():
         if key in OPTION_KEYS:
             opts[key] = value
-        elif key != "schedule":
+        elif key != "schedule" and not key.startswith("generate."):
             head, rest = key.split(".", 1)
             by_target.setdefault(head, {})[rest] = value
     host = apply_overrides(system.host, by_target["host"]) if "host" in by_target else system.host
@@ -111,16 +113,20 @@ def experiment_points(experiment: Experiment) -> tuple[list[DesignPoint], dict[s
     points, refusals = [], {}
     ops_digest = load_op_modules(experiment.ops).digest() if experiment.ops else ""
     for model in experiment.models:
-        model_hash = hashlib.sha256(Path(model).read_bytes()).hexdigest()
+        # An architecture name (with generate:) is built from its name: the name is its identity.
+        model_hash = hashlib.sha256(Path(model).read_bytes() if Path(model).is_file() else model.encode()).hexdigest()
         for variant in experiment.variants:
             base_system = load_system(experiment.host, variant.accelerators, loaded=experiment.configs)
             keys = [k for k, _ in experiment.sweeps if _applies(k, base_system)]
             for sweep in _sweep_combinations(experiment, keys):
                 schedule = sweep.get("schedule", experiment.schedule)
+                generate = None if experiment.generate is None else {
+                    **experiment.generate, **{k.split(".", 1)[1]: v for k, v in sweep.items()
+                                              if k.startswith("generate.")}}
                 draft = DesignPoint(id="", model=model, variant=variant.name, host=experiment.host,
                                     accelerators=variant.accelerators, sweep=sweep, schedule=schedule,
                                     numerics_runs=experiment.numerics_runs, loops=experiment.loops,
-                                    ops=experiment.ops)
+                                    ops=experiment.ops, generate=generate)
                 system = resolved_system(draft, variant.options, base_system)
                 refusal = next(filter(None, (limit.refusal(system) for limit in experiment.limits)), None)
                 facts = {"model": model_hash, "system": system_identity(system),
@@ -131,6 +137,8 @@ def experiment_points(experiment: Experiment) -> tuple[list[DesignPoint], dict[s
                     facts["loops"] = [experiment.loops.default_trips, dict(experiment.loops.nodes)]
                 if ops_digest:  # likewise: a kernel's code decides its node's work, so its source is identity
                     facts["ops"] = ops_digest
+                if generate is not None:  # likewise: only generation points carry it
+                    facts["generate"] = generate
                 identity = json.dumps(facts, sort_keys=True, default=str)
                 point_id = hashlib.sha256(identity.encode()).hexdigest()[:16]
                 points.append(dataclasses.replace(draft, id=point_id, system=system))

@@ -19,6 +19,10 @@ from accelsim.runtime.work import LoopTrips
 OPTION_KEYS = ("max_delegated_partitions", "min_nodes_per_partition")
 
 
+# The keys of a `generate:` block (LLM generation, accelsim.workloads) and their defaults (None: required).
+GENERATE_KEYS = {"prefill": None, "decode": None, "context": 0, "quant": "int4", "kv_buffers": 1}
+
+
 @dataclass(frozen=True)
 class Variant:
     name: str
@@ -46,4 +50,7 @@ class Experiment:
     # The hardware configs its files name, by path, as loading read them: design points reuse them rather than
     # read every file again (accelsim.hardware.config.load_system's `loaded`).
     configs: dict[str, Device] = field(default_factory=dict, compare=False, repr=False)
+    # `generate:`: every point is an LLM generating (prefill, decode, context 0 = prefill + decode, quant,
+    # kv_buffers), models are architecture names or LLM files; None: one inference per point.
+    generate: Mapping[str, Any] | None = None
     ops: tuple[str, ...] = ()  # custom-op modules (accelsim.ops.resolve_spec: names, or absolute .py paths)

@@ -15,6 +15,7 @@ registrations):
     fill            FILL, RANGE, ZEROS_LIKE
     fully_connected FULLY_CONNECTED
     gelu            GELU
+    generative      COS, DYNAMIC_UPDATE_SLICE, EMBEDDING_LOOKUP, SIN, STABLEHLO_COMPOSITE
     gather          GATHER, GATHER_ND
     logical         EQUAL, GREATER, GREATER_EQUAL, LESS, LESS_EQUAL, LOGICAL_AND, LOGICAL_NOT, LOGICAL_OR,
                     NOT_EQUAL, SELECT, SELECT_V2
@@ -74,6 +75,7 @@ from accelsim.runtime.kernels import (
     fully_connected,
     gather,
     gelu,
+    generative,
     logical,
     lstm,
     math,
@@ -98,8 +100,9 @@ from accelsim.runtime.kernels import (
 from accelsim.runtime.registration import MutableOpResolver
 
 FAMILIES = (activations, cast, concat, control_flow, conv, conv3d, cumsum, division, elementwise, fill,
-            fully_connected, gather, gelu, logical, lstm, math, matmul, normalization, pad, pooling, quantize, reduce,
-            resize, shape, slicing, softmax, space, sparse, split, tile, transpose, transpose_conv, variables)
+            fully_connected, gather, gelu, generative, logical, lstm, math, matmul, normalization, pad, pooling,
+            quantize, reduce, resize, shape, slicing, softmax, space, sparse, split, tile, transpose, transpose_conv,
+            variables)
 
 
 def register_builtins(resolver) -> None:

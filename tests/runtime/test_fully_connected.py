@@ -117,8 +117,18 @@ def test_fc_keep_num_dims_needs_matching_last_dim():
     assert "keep_num_dims" in prepare_error(model)
 
 
-def test_fc_rejects_hybrid_weights():
-    inputs = [Spec((2, 8)), const(np.ones((4, 8), np.int8), scale=0.5), const(np.zeros(4, np.float32))]
+def test_fc_hybrid_int8_weights_match_litert():
+    # Issue 33: the hybrid path (float input, per-channel int8 weights; litert-torch's dynamic_int8) runs as
+    # LiteRT's XNNPACK runs it (per-row asymmetric int8 activations), to float rounding.
+    rng = np.random.default_rng(0)
+    w = rng.integers(-127, 128, (4, 8)).astype(np.int8)
+    inputs = [Spec((3, 8)), const(w, scale=[0.01, 0.02, 0.03, 0.04], zero_point=[0] * 4, quantized_dimension=0),
+              const(rng.standard_normal(4).astype(np.float32))]
+    check_against_litert(single_op_model("FULLY_CONNECTED", inputs, [Spec((3, 4))], version=1), seed=1, rtol=1e-5)
+
+
+def test_fc_rejects_hybrid_int16_weights():
+    inputs = [Spec((2, 8)), const(np.ones((4, 8), np.int16), scale=0.5), const(np.zeros(4, np.float32))]
     assert "hybrid" in prepare_error(single_op_model("FULLY_CONNECTED", inputs, [Spec((2, 4))], version=1))
 
 

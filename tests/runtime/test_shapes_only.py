@@ -50,13 +50,15 @@ def test_a_shapes_only_interpreter_refuses_to_invoke():
 
 @pytest.mark.parametrize("op", ["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"])
 def test_shapes_only_still_checks_types(op):
-    """A float input with int8 weights fails in prepare whether or not numerics will run."""
+    """A float input with int8 weights fails in prepare whether or not numerics will run (int16 for
+    FULLY_CONNECTED, whose int8/int4 hybrid path is implemented, issue 33)."""
     shapes = {"CONV_2D": ((1, 2, 2, 3), (2, 1, 1, 3), (1, 2, 2, 2)),
               "DEPTHWISE_CONV_2D": ((1, 2, 2, 3), (1, 1, 1, 3), (1, 2, 2, 3)),
               "FULLY_CONNECTED": ((1, 3), (2, 3), (1, 2))}[op]
     x, w, y = shapes
     options = {} if op == "FULLY_CONNECTED" else {"stride_w": 1, "stride_h": 1}
-    model = single_op_model(op, [Spec(x), const(np.zeros(w, np.int8), "INT8", scale=0.5, zero_point=0)], [Spec(y)],
+    wtype = (np.int16, "INT16") if op == "FULLY_CONNECTED" else (np.int8, "INT8")
+    model = single_op_model(op, [Spec(x), const(np.zeros(w, wtype[0]), wtype[1], scale=0.5, zero_point=0)], [Spec(y)],
                             **options)
     for shapes_only in (False, True):
         it = Interpreter(model_content=model, shapes_only=shapes_only)

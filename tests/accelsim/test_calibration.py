@@ -53,7 +53,8 @@ def test_errors_are_symmetric_in_log_and_worst_is_the_largest_miss():
 
 def test_coral_rows_are_held_out_or_retired_per_column():
     rows = {r.key: r for r in cost_vs_coral.ROWS}
-    assert rows["densenet121"].role(cost_vs_coral.CPU) == "held-out"
+    assert rows["densenet121"].role(cost_vs_coral.CPU) == "shaped"  # it gave pack_cycles (b0367b6)
+    assert rows["inception_resnet_v2"].role(cost_vs_coral.CPU) == "held-out"
     assert rows["densenet121"].role("edgetpu_pcie") == "fit"
     irv2 = rows["inception_resnet_v2"]
     assert irv2.role("edgetpu_usb") == irv2.role("edgetpu_pcie") == "retired"
@@ -125,3 +126,11 @@ def test_a_summary_that_simulates_differently_or_is_missing_is_a_one_line_error(
     with pytest.raises(SystemExit, match=r"^cost_vs_x --fit: the fit row summary .*missing.tflite.xz is missing; "
                                          r"write it with python benchmarks/cost_vs_x.py --summarize"):
         calibration.read_summary(tmp_path / "missing.tflite.xz", "cost_vs_x")
+
+
+def test_pixel3_rows_of_a_fitted_graph_are_shaped_and_only_inception_is_held_out():
+    from benchmarks import cost_vs_pixel3
+
+    roles = {r.label: r.role for r in cost_vs_pixel3.ROWS}
+    assert {k for k, v in roles.items() if v == "held-out"} == {"Inception V3 299"}
+    assert {k for k, v in roles.items() if v == "shaped"} == {f"MobileNet V1 0.50 {s}" for s in (128, 160, 192, 224)}

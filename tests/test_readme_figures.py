@@ -152,3 +152,36 @@ def test_the_assign_cost_table_is_what_its_experiment_prints(tmp_path):
     report = [line.strip() for line in (tmp_path / "out" / "report.md").read_text(encoding="utf-8").splitlines()]
     start = report.index(table[0])
     assert report[start:start + len(table)] == table
+
+
+@pytest.mark.slow
+def test_the_ethos_u_tables_fixture_rows_are_what_we_simulate_now():
+    """Our cycles, SRAM and weight bytes in the README's Vela table for the fixtures (the rows this machine can
+    rerun without the model caches; Vela's columns are Vela's) against our cost model now."""
+    from accelsim.hardware.config import load_hardware
+    from benchmarks.cost_vs_vela import FIXTURES, our_nodes
+
+    text = README.read_text(encoding="utf-8")
+    table = next(b for b in fenced_blocks(text) if b and b[0].startswith("model") and "bound c/a/w %" in b[0])
+    checked = 0
+    for line in table[1:]:
+        cells = line.split()
+        if len(cells) < 12 or not (FIXTURES / f"{cells[0]}.tflite").exists():
+            continue
+        device = load_hardware(ROOT / "hw_configs" / f"{cells[2]}.yaml")
+        nodes, _, _ = our_nodes(FIXTURES / f"{cells[0]}.tflite", device)
+        assert [sum(n.cycles for n in nodes), sum(n.sram_bytes for n in nodes), sum(n.weight_bytes for n in nodes)] \
+            == [int(cells[3]), int(cells[7]), int(cells[9])], line
+        checked += 1
+    assert checked == 25  # five int8 fixtures x five configs
+
+
+@pytest.mark.slow
+def test_the_cost_policy_rows_are_what_the_benchmark_prints(capsys):
+    from benchmarks.cost_policy import main
+
+    text = README.read_text(encoding="utf-8")
+    table = next(b for b in fenced_blocks(text) if b and b[0].startswith("accelerator     model"))
+    assert main([]) == 0
+    printed = {line.strip() for line in capsys.readouterr().out.splitlines()}
+    assert [line for line in table if line not in printed] == []

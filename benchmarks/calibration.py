@@ -1,13 +1,19 @@
 """What the calibration benchmarks share: row marks, error measures and a fit of named config values.
 
 A published or measured table's row is `fit` when it informed a number in a shipped YAML (the
-YAML's comment for that number names it), `held-out` when it never did, or `retired` when it is
-outside the config's goal (printed with its reason, counted in neither error). Only held-out rows
-say how well a config predicts a model it was not tuned to, so each table's headline error is
-computed over them alone, with the fit rows' error printed beside it; a table without a held-out
-row says so instead of a headline. `fit` chooses values by a descent on the YAML's own rounding
-grid, from the YAML's values, over the fit rows alone; it is a fixed point, so a test that reruns it
-from the shipped values sees whether the YAML holds it. The fit rows' models are committed as
+YAML's comment for that number names it), `shaped` when it informed no fitted number but shaped a
+mechanism or a rule of the cost model (it was looked at while the mechanism was chosen, or it is
+the same graph as a fit row), `held-out` when it never informed anything, or `retired` when it is
+outside the config's goal (printed with its reason, counted in no error). Only held-out rows say
+how well a config predicts a model it was not tuned to, so each table's headline error is computed
+over them alone, with the shaped and fit rows' errors printed beside it; a table without a held-out
+row says so instead of a headline. Rows may name their graph (an architecture: MobileNet v1 at
+every width and resolution is one graph): the geometric-mean error then counts each graph once
+(its rows' mean |ln r|), so twelve variants of one network do not outvote the rest. "Worst" is
+max(r, 1/r) over the rows: an under-prediction of 0.5 is as far off as an over-prediction of 2.
+`fit` chooses values by a descent on the YAML's own rounding grid, from the YAML's values, over the
+fit rows alone; it is a fixed point, so a test that reruns it from the shipped values sees whether
+the YAML holds it. The fit rows' models are committed as
 summaries (`summary_model`: the graph with its weights zeroed, xz-compressed), so a refit needs no
 TensorFlow and no model cache.
 """
@@ -24,7 +30,7 @@ from accelsim.runtime.ir import Model
 from accelsim.runtime.read import load_model
 from accelsim.runtime.write import save_model
 
-FIT, HELD_OUT, RETIRED = "fit", "held-out", "retired"
+FIT, SHAPED, HELD_OUT, RETIRED = "fit", "shaped", "held-out", "retired"
 
 # Multiplicative steps tried on each value in turn, coarse to fine; then one unit of its grid.
 STEPS = (2.0, 1.4, 1.15, 1.05, 1.02)
@@ -41,9 +47,27 @@ def geomean_error(ratios: Sequence[float]) -> float:
     return math.exp(sum(abs(math.log(r)) for r in ratios) / len(ratios)) - 1
 
 
+def worst_factor(ratios: Sequence[float]) -> float:
+    """max(r, 1/r) over the rows: the factor by which the worst row is off, either way (0.5 and 2 both give 2)."""
+    return max(max(r, 1 / r) for r in ratios)
+
+
 def worst_error(ratios: Sequence[float]) -> float:
-    """The largest |r - 1|: how far the worst row is from the reference."""
-    return max(abs(r - 1) for r in ratios)
+    """worst_factor - 1: how far the worst row is from the reference (0.8 is 25% off, like 1.25)."""
+    return worst_factor(ratios) - 1
+
+
+def worst_ratio(ratios: Sequence[float]) -> float:
+    """The ratio furthest from 1 either way (0.6 is further than 1.5), as printed."""
+    return max(ratios, key=lambda r: abs(math.log(r)))
+
+
+def graph_geomean_error(ratios: Sequence[float], graphs: Sequence[str]) -> float:
+    """geomean_error with each graph counted once: exp(mean over graphs of the mean |ln r| of its rows) - 1."""
+    logs: dict[str, list[float]] = {}
+    for r, g in zip(ratios, graphs, strict=True):
+        logs.setdefault(g, []).append(abs(math.log(r)))
+    return math.exp(sum(sum(v) / len(v) for v in logs.values()) / len(logs)) - 1
 
 
 def misfit(ratios: Sequence[float]) -> float:
@@ -51,21 +75,29 @@ def misfit(ratios: Sequence[float]) -> float:
     return sum(math.log(r) ** 2 for r in ratios) / len(ratios)
 
 
-def error_lines(name: str, rows: Sequence[tuple[str, float]]) -> list[str]:
-    """The headline (held-out rows) and the fit rows' error of one table column.
+def error_lines(name: str, rows: Sequence[tuple]) -> list[str]:
+    """The headline (held-out rows), then the shaped and the fit rows' error, of one table column.
 
     Args:
         name: what the ratios compare, e.g. "edgetpu_usb / Coral".
-        rows: (FIT, HELD_OUT or RETIRED, ours / reference) per row; retired rows count in neither.
+        rows: (FIT, SHAPED, HELD_OUT or RETIRED, ours / reference[, graph]) per row; retired rows count in none.
+            With a graph name, the geometric mean counts each graph once and the line says how many graphs.
     """
     out = []
-    for label in (HELD_OUT, FIT):
-        ratios = [r for kind, r in rows if kind == label]
+    for label in (HELD_OUT, SHAPED, FIT):
+        chosen = [row for row in rows if row[0] == label]
+        ratios = [row[1] for row in chosen]
         if ratios:
-            out.append(f"{name}: {label} rows ({len(ratios)}): geometric-mean error "
-                       f"{geomean_error(ratios) * 100:.0f}%, worst {worst_error(ratios) * 100:.0f}%")
+            graphs = [row[2] if len(row) > 2 else f"row {i}" for i, row in enumerate(chosen)]
+            n = len(set(graphs))
+            count = len(ratios) if n == len(ratios) else f"{len(ratios)}, {n} graph{'s' if n > 1 else ''}"
+            each = "" if n == len(ratios) else " (each graph once)"
+            out.append(f"{name}: {label} rows ({count}): geometric-mean error "
+                       f"{graph_geomean_error(ratios, graphs) * 100:.0f}%{each}, "
+                       f"worst {worst_error(ratios) * 100:.0f}% (ratio {worst_ratio(ratios):.2f})")
         elif label == HELD_OUT:
-            out.append(f"{name}: no held-out row yet: every row informed a number, so none is an independent check")
+            out.append(f"{name}: no held-out row: every row informed a number or shaped a mechanism, so none is an "
+                       "independent check")
     return out
 
 

@@ -12,7 +12,7 @@ the NPU leaves: the "cpu nodes" column says how many; AI Hub ran none on the CPU
 It prints simulated against published milliseconds with their ratio, each row marked `fit`
 (`hexagon_v75_npu`'s fitted values were chosen on it) or `held-out` (never used to choose
 anything; `benchmarks/calibration.py`), and per group the geometric-mean error
-exp(mean |ln(simulated / published)|) - 1 and the worst row; the held-out error is the headline.
+exp(mean |ln(simulated / published)|) - 1 and the worst row, max(r, 1/r); the held-out error is the headline.
 
 The .tflite files are cached in ~/.cache/accelsim/aihub/ (or --cache DIR); building them needs
 TensorFlow, and with a full cache nothing imports TensorFlow.

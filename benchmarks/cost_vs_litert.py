@@ -1,14 +1,15 @@
 """Simulated host latency against LiteRT's measured one, on every fixture model, on this machine.
 
 LiteRT runs with its default delegate (XNNPACK) and num_threads=1; accelsim simulates the same
-model cost-only on a host config that describes this machine (default `hw_configs/host_x86.yaml`;
-pass `--host` for another). Both are measured in the same run, so the ratio simulated/measured is
+model cost-only on a host config that describes this machine (default `native`: the shipped x86
+profile of this CPU's instruction set, `accelsim.experiments.hosts`; pass `--host` for another).
+Both are measured in the same run, so the ratio simulated/measured is
 what the host model explains; its spread (max/min over the models) says whether one set of
 numbers serves CNNs, recurrent and transformer models alike. Loop trip counts used by the
 simulation are printed with where they came from.
 
 Usage:
-    python benchmarks/cost_vs_litert.py [--host CFG] [--rounds R] [--runs N] [--min-time S] [--only NAME ...]
+    python benchmarks/cost_vs_litert.py [--host CFG|native] [--rounds R] [--runs N] [--min-time S] [--only NAME ...]
 
 Prints the machine and date, then one row per model: whether it is a fit row of host_x86
 (`benchmarks/fit_host_x86.py` fits on FIT_ROWS, the 14 fixtures of its last fit; a fixture added
@@ -36,6 +37,7 @@ if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the r
     sys.path.insert(0, str(ROOT))
 
 from accelsim.experiments.experiment import resolve_config  # noqa: E402
+from accelsim.experiments.hosts import NATIVE, read_native_host  # noqa: E402
 from accelsim.hardware.config import load_system  # noqa: E402
 from accelsim.ops import using_ops  # noqa: E402
 from accelsim.simulation.analysis import simulate_model  # noqa: E402
@@ -151,12 +153,17 @@ def spread(rows: list[Row]) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--host", default="host_x86", help="host config: path or shipped name (default host_x86)")
+    parser.add_argument("--host", default=NATIVE,
+                        help="host config: path, shipped name, or native (the default: the shipped x86 profile of "
+                             "this CPU's instruction set)")
     parser.add_argument("--rounds", type=int, default=5, help="alternating rounds over the models (default 5)")
     parser.add_argument("--runs", type=int, default=20, help="at least this many invokes per model and round")
     parser.add_argument("--min-time", type=float, default=0.2, help="and at least this many seconds of them")
     parser.add_argument("--only", nargs="*", help="model names (file stems) to run")
     args = parser.parse_args(argv)
+    if args.host == NATIVE:
+        args.host = read_native_host()
+        print(f"--host native: {args.host} (this CPU's instruction set; accelsim.experiments.hosts)")
     paths, skipped = runnable_fixtures(args.only)
     print("\n".join(skipped))
     medians = measure(paths, args.rounds, args.runs, args.min_time)

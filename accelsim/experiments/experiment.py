@@ -77,6 +77,7 @@ import accelsim.hw_configs
 from accelsim.core.pareto import DEFAULT_BEST, TRACES
 from accelsim.core.schedule import SCHEDULES
 from accelsim.delegates.spec import OBJECTIVES
+from accelsim.experiments.hosts import NATIVE, read_native_host
 from accelsim.experiments.keys import section_keys
 from accelsim.experiments.spec import GENERATE_KEYS, OPTION_KEYS, Experiment, Variant
 from accelsim.hardware.config import Assign, apply_overrides, load_hardware, load_system
@@ -116,10 +117,15 @@ def shipped_configs() -> dict[str, Path]:
 def resolve_config(value: str, base: Path) -> str:
     """A hardware config path: as written relative to `base`, or a shipped config's name.
 
+    `native` is the shipped x86 host profile that matches this machine's CPU (`accelsim.experiments.hosts`).
+
     Raises:
-        ConfigError: a bare name that is not a shipped config; lists them, with a did-you-mean.
+        ConfigError: a bare name that is not a shipped config; lists them, with a did-you-mean. `native` on a CPU
+            no shipped x86 profile describes.
     """
     text = str(value)
+    if text == NATIVE:
+        text = read_native_host()
     if "/" not in text and not text.endswith((".yaml", ".yml")):
         shipped = shipped_configs()
         if text not in shipped:

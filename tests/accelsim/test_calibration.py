@@ -44,13 +44,17 @@ def test_fit_keeps_counts_whole_and_values_under_their_bound():
 
 def test_errors_are_symmetric_in_log_and_worst_is_the_largest_miss():
     assert calibration.geomean_error([2.0, 0.5]) == pytest.approx(1.0)
-    assert calibration.worst_error([0.8, 1.1]) == pytest.approx(0.2)
+    # Worst is max(r, 1/r): 0.8 is 25% off (1/0.8), further than 1.1, so an under-prediction is not hidden.
+    assert calibration.worst_error([0.8, 1.1]) == pytest.approx(0.25)
+    assert calibration.worst_error([0.5, 1.9]) == pytest.approx(1.0)
+    assert calibration.worst_ratio([0.5, 1.9]) == 0.5
     assert calibration.misfit([math.e, 1 / math.e]) == pytest.approx(1.0)
 
 
 def test_coral_rows_are_held_out_or_retired_per_column():
     rows = {r.key: r for r in cost_vs_coral.ROWS}
-    assert rows["densenet121"].role(cost_vs_coral.CPU) == "held-out"
+    assert rows["densenet121"].role(cost_vs_coral.CPU) == "shaped"  # it gave pack_cycles (b0367b6)
+    assert rows["inception_resnet_v2"].role(cost_vs_coral.CPU) == "held-out"
     assert rows["densenet121"].role("edgetpu_pcie") == "fit"
     irv2 = rows["inception_resnet_v2"]
     assert irv2.role("edgetpu_usb") == irv2.role("edgetpu_pcie") == "retired"
@@ -62,14 +66,27 @@ def test_coral_rows_are_held_out_or_retired_per_column():
 
 
 def test_calibration_tables_put_held_out_rows_first_count_no_retired_row_and_say_when_none_is_held_out():
-    from benchmarks.calibration import FIT, HELD_OUT, RETIRED, error_lines
+    from benchmarks.calibration import FIT, HELD_OUT, RETIRED, SHAPED, error_lines
 
-    lines = error_lines("x / ref", [(FIT, 1.0), (HELD_OUT, 2.0), (RETIRED, 9.0), (FIT, 0.5), (HELD_OUT, 0.5)])
-    assert lines == ["x / ref: held-out rows (2): geometric-mean error 100%, worst 100%",
-                     "x / ref: fit rows (2): geometric-mean error 41%, worst 50%"]
-    assert error_lines("y / ref", [(FIT, 1.1), (RETIRED, 0.1)]) == [
-        "y / ref: no held-out row yet: every row informed a number, so none is an independent check",
-        "y / ref: fit rows (1): geometric-mean error 10%, worst 10%"]
+    lines = error_lines("x / ref", [(FIT, 1.0), (HELD_OUT, 2.0), (RETIRED, 9.0), (FIT, 0.5), (HELD_OUT, 0.5),
+                                    (SHAPED, 0.8)])
+    assert lines == ["x / ref: held-out rows (2): geometric-mean error 100%, worst 100% (ratio 2.00)",
+                     "x / ref: shaped rows (1): geometric-mean error 25%, worst 25% (ratio 0.80)",
+                     "x / ref: fit rows (2): geometric-mean error 41%, worst 100% (ratio 0.50)"]
+    assert error_lines("y / ref", [(FIT, 1.1), (RETIRED, 0.1), (SHAPED, 1.0)]) == [
+        "y / ref: no held-out row: every row informed a number or shaped a mechanism, so none is an independent check",
+        "y / ref: shaped rows (1): geometric-mean error 0%, worst 0% (ratio 1.00)",
+        "y / ref: fit rows (1): geometric-mean error 10%, worst 10% (ratio 1.10)"]
+
+
+def test_a_graph_with_many_variants_counts_once_in_the_headline():
+    from benchmarks.calibration import HELD_OUT, error_lines, graph_geomean_error
+
+    # Twelve MobileNet v1 variants at 1.0 and one other graph at 2.0: per row the error is 5.9%, per graph 41%.
+    rows = [(HELD_OUT, 1.0, "MobileNet v1")] * 12 + [(HELD_OUT, 2.0, "ResNet")]
+    assert graph_geomean_error([r for _, r, _ in rows], [g for *_, g in rows]) == pytest.approx(2 ** 0.5 - 1)
+    assert error_lines("z / ref", rows) == [
+        "z / ref: held-out rows (13, 2 graphs): geometric-mean error 41% (each graph once), worst 100% (ratio 2.00)"]
 
 
 @pytest.mark.parametrize("module", ["coral", "aihub"])
@@ -109,3 +126,11 @@ def test_a_summary_that_simulates_differently_or_is_missing_is_a_one_line_error(
     with pytest.raises(SystemExit, match=r"^cost_vs_x --fit: the fit row summary .*missing.tflite.xz is missing; "
                                          r"write it with python benchmarks/cost_vs_x.py --summarize"):
         calibration.read_summary(tmp_path / "missing.tflite.xz", "cost_vs_x")
+
+
+def test_pixel3_rows_of_a_fitted_graph_are_shaped_and_only_inception_is_held_out():
+    from benchmarks import cost_vs_pixel3
+
+    roles = {r.label: r.role for r in cost_vs_pixel3.ROWS}
+    assert {k for k, v in roles.items() if v == "held-out"} == {"Inception V3 299"}
+    assert {k for k, v in roles.items() if v == "shaped"} == {f"MobileNet V1 0.50 {s}" for s in (128, 160, 192, 224)}

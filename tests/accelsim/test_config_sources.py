@@ -2,10 +2,17 @@
 
 A numeric value (a count, a quantity with its unit, a version range) carries, on its own line,
 on the line of a key above it, or in a paragraph of full-line comments (a `- ` item) that names its
-key or its parent's (unless that is a top-level section such as `compute`):
-a source (three words or more), or, when it says it was fitted, the fit command
-(`python benchmarks/<script>.py ...`) and its fit rows, or, when it says it was assumed,
-`assumed:` with a reason. A bare `fitted` or `assumed` fails.
+key or its parent's (unless that is a top-level section such as `compute`), one of (issue 31 B8):
+- a citation (`CITATION`): a URL or a web address, a document's file (`vela.ini`,
+  `architecture_features.py`, `perf.yaml`, `/proc/cpuinfo`), a section of a document (`Table 1`,
+  `section 3`, `p. 12`), a named document (a product brief, datasheet, tech specs, an optimization
+  guide or reference manual), a paper (`Horowitz, "Computing's energy problem", ISSCC 2014`, or
+  `Horowitz 2014 (above)` pointing at it), a tool's output with its version and option
+  (`Vela 5.2 --verbose-performance`), or a measurement with its date (`measured ... 2026-11-25`);
+- the fit command (`python benchmarks/<script>.py ...`) and its fit rows;
+- `assumed: <reason>`.
+A comment that says it was fitted needs the command and its rows, one that says it was assumed
+needs `assumed: <reason>`, and a comment that is none of these (however many words) fails.
 """
 
 from __future__ import annotations
@@ -24,6 +31,17 @@ CONFIGS = sorted(SHIPPED_CONFIGS.glob("*.yaml"))
 _NUMBER = re.compile(r"^-?\d")
 # Keys a full-line comment may name for a whole list below it (the claims are cited as a table).
 _LIST_KEYS = {"claims"}
+# What counts as a citation (the module docstring lists the forms).
+CITATION = re.compile("|".join([
+    r"https?://\S+", r"\b[\w-]+(\.[\w-]+)*\.(com|org|io|net|dev|ai|edu)\b",  # a URL or a web address
+    r"\b[\w./<>-]+\.(py|cpp|cc|h|ini|md|fbs|pdf|c|txt|yaml|json)\b", r"/proc/\w+|/sys/\S+",  # a document's file
+    r"\b(Table|Section|section|§|Figure|Fig\.|chapter|Chapter|p\.|pp\.|page)\s*[\w.]+",  # a section of a document
+    r"\b(product brief|tech specs|datasheet|data sheet|Optimization Guide|Reference Manual|white paper)\b",
+    r'\b[A-Z][a-z]+( et al\.)?,? "[^"]+",? [A-Z]+ (19|20)\d\d\b',  # a paper: author, "title", venue year
+    r"\b[A-Z][a-z]+( et al\.)? (19|20)\d\d \(above",  # the paper, cited in the header above
+    r"\b[A-Z]\w* \d+(\.\d+)* --[a-z][\w-]+",  # a tool's output: name, version and option
+    r"\bmeasured\b.*\b\d{4}-\d\d-\d\d\b",  # a measurement with its date
+]))
 
 
 def _comment(line: str) -> str:
@@ -83,8 +101,10 @@ def problems(text: str, source: str = "<text>") -> list[str]:
                        "and fit rows")
         elif re.search(r"\bassum", evidence, re.I) and not re.search(r"assumed: *\S+( +\S+){2,}", evidence):
             out.append(f"{where}: says it was assumed but gives no 'assumed: <reason>'")
-        elif len(evidence.split()) < 3:
-            out.append(f"{where}: no source, fit command or 'assumed: <reason>'")
+        elif not (CITATION.search(evidence) or re.search(r"assumed: *\S+( +\S+){2,}", evidence)
+                  or (re.search(r"python benchmarks/\w+\.py", evidence) and re.search(r"\bfit rows?\b", evidence))):
+            out.append(f"{where}: no citation (URL, document and section, paper, tool output, dated measurement), "
+                       "fit command with its rows or 'assumed: <reason>'")
     return out
 
 
@@ -106,12 +126,23 @@ def test_a_bare_fitted_or_assumed_fails_and_a_cited_or_explained_one_passes():
         "  depth: 8",
         "  rates:                   # fitted by python benchmarks/fit_host_x86.py over fit rows: all fixtures",
         "    int8: 3",
+        "  width: 4                 # the micro-block above, four lanes wide",
+        "  banks: 24                # Arm Ethos-U55 datasheet, the shared buffer",
+        "  taps: 4                  # https://example.org/npu-notes says so",
+        "  passes: 7                # Vela 5.2 --verbose-performance: 7 ops span the tensor",
+        "  units: 2                 # the vendor's manual, Table 4-2",
+        "  mac: 0.2                 # Horowitz 2014 (above)",
+        "  bandwidth: 7             # measured with NumPy copyto of 1 GiB, 2026-11-25",
     ])
     assert problems(text, "x.yaml") == [
         "x.yaml:4: compute.add_cycles: says it was fitted but names no fit command (python benchmarks/...) and "
         "fit rows",
         "x.yaml:5: compute.lanes: says it was assumed but gives no 'assumed: <reason>'",
-        "x.yaml:8: compute.depth: no source, fit command or 'assumed: <reason>'",
+        "x.yaml:8: compute.depth: no citation (URL, document and section, paper, tool output, dated measurement), "
+        "fit command with its rows or 'assumed: <reason>'",
+        # Words are not a source (issue 31 B8): six words that cite nothing fail.
+        "x.yaml:11: compute.width: no citation (URL, document and section, paper, tool output, dated measurement), "
+        "fit command with its rows or 'assumed: <reason>'",
     ]
 
 

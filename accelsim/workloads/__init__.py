@@ -1,0 +1,1 @@
+"""Workloads beyond one inference: streams of frames, models cut into pipeline segments."""

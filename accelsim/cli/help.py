@@ -24,6 +24,12 @@ EPILOGS = {
   accelsim run my_experiment.yaml --executor dask --jobs 4       # a LocalCluster of 4 worker processes
   accelsim run my_experiment.yaml --executor dask --scheduler tcp://10.0.0.5:8786
 """,
+    "stream": """examples:
+  accelsim stream tests/fixtures/models/mobilenet_v2_100_224_int8.tflite --hw edgetpu_usb --frames 200
+  accelsim stream model.tflite --hw edgetpu_usb --count 4 --mode pipeline --segmentation compiler --json
+  accelsim stream model.tflite --hw edgetpu_pcie --count 2 --mode replicas --rate 60 --max-in-flight 2
+  accelsim stream model.tflite --hw edgetpu_usb --rate 30 --max-in-flight 1 --max-in-queue 1 --trace t.json
+""",
     "benchmark": """examples:
   accelsim benchmark tests/fixtures/models/mobilenet_v2_100_224_int8.tflite --hw edgetpu_usb
   accelsim benchmark model.tflite --hw edgetpu_usb --num-runs 0     # cost only: no NumPy run, start-up + one simulation

@@ -544,12 +544,12 @@ class _Engine:
                 t0 = env.now
                 if s.resource in self.links:
                     yield self.links[s.resource].use(s.duration)
-                    self.wait[s.resource] += env.now - t0 - s.duration
+                    self.wait[s.resource] += max(0.0, env.now - t0 - s.duration)
                     if traced:
                         self.record(s.resource, s, t0, f"{tag}: {s.label}", s.bytes)
                 elif s.id in dram:
                     yield self.dram.use(s.duration)
-                    self.wait[DRAM] += env.now - t0 - s.duration
+                    self.wait[DRAM] += max(0.0, env.now - t0 - s.duration)
                     self.bytes[DRAM] += moved[s.id]
                 else:
                     yield env.timeout(s.duration)
@@ -557,7 +557,8 @@ class _Engine:
             self.busy[owner] += env.now - start
         if traced:
             label = f"{tag}: {steps[0].label}" + (f" (+{len(steps) - 1} steps)" if len(steps) > 1 else "")
-            self.record(owner, steps[0], start, label, sum(s.bytes for s in steps))
+            first = next((s for s in steps if s.kind == "compute"), steps[0])
+            self.record(owner, first, start, label, sum(s.bytes for s in steps))
 
     def one(self, s: Step, dram, moved, done, traced: bool, tag: str):
         waits = [done[d] for d in s.deps]
@@ -607,3 +608,26 @@ def run(workload: Workload, plans: Sequence[_Plan], system: System) -> StreamsRe
     events = tuple(sorted(eng.events, key=lambda e: (e["start_us"], e["resource"])))
     return StreamsResult(tuple(streams), units, bottleneck, makespan, workload.mode, workload.count,
                          workload.segmentation, events, tuple(accels))
+
+
+def lines(result: StreamsResult) -> list[str]:
+    """The results as text: each stream, its segments, each unit, the bottleneck."""
+    out = [f"mode {result.mode}, {result.count} cop{'y' if result.count == 1 else 'ies'}"
+           + (f", segmentation {result.segmentation}" if result.mode == "pipeline" and result.count > 1 else "")
+           + f"; simulated {result.makespan_s * 1e3:.3f} ms"]
+    for s in result.streams:
+        out.append(f"stream {s.name} ({Path(s.model).name}): {s.completed}/{s.offered} frames, {s.dropped} dropped, "
+                   f"{s.throughput_per_s:.2f} frames/s; latency p50 {s.latency_p50_s * 1e3:.3f} ms, "
+                   f"p90 {s.latency_p90_s * 1e3:.3f} ms, p99 {s.latency_p99_s * 1e3:.3f} ms "
+                   f"(one inference alone: {s.single_latency_s * 1e3:.3f} ms)")
+        for g in s.segments:
+            out.append(f"  segment {g.unit}: nodes {g.first_node}..{g.last_node} ({len(g.nodes)} ops), "
+                       f"{g.parameter_bytes / 1e6:.2f} MB parameters, {g.cached_bytes / 1e6:.2f} MB cached, "
+                       f"{g.time_s * 1e3:.3f} ms per frame")
+    width = max((len(u.name) for u in result.units), default=4)
+    out.append(f"{'unit':<{width}}  {'util':>6}  {'busy ms':>10}  {'queued ms':>10}  {'MB moved':>9}")
+    for u in result.units:
+        out.append(f"{u.name:<{width}}  {u.utilization:6.1%}  {u.busy_s * 1e3:10.3f}  {u.queueing_s * 1e3:10.3f}  "
+                   f"{u.bytes / 1e6:9.2f}")
+    out.append(f"bottleneck: {result.bottleneck}")
+    return out

@@ -9,6 +9,8 @@ timestamps being processed ('in flight') is below the limit, FLC allows input to
 limit is reached, FLC starts dropping input packets, keeping only the most recent"): at most
 `max_in_flight` frames in flight; a frame arriving over the limit waits in a queue of `max_in_queue`
 (0: it is dropped; 1: it replaces the frame waiting there, which is dropped), released when a frame finishes.
+A frame is in flight until it and every frame made from it downstream have finished (FLC's FINISHED input
+is a back edge from the end of the graph section it guards), so a detector's limit covers its landmarks.
 
 Each frame replays the steps one inference of its model produces (`accelsim.simulation.costing.inference_steps`,
 the same steps `assemble` schedules), so frames of one stream and of several streams overlap on different
@@ -442,7 +444,9 @@ class _Engine:
         self.in_flight = dict.fromkeys(self.plans, 0)
         self.queue = {n: deque() for n in self.plans}
         self.dependents = {n: [p.spec.name for p in plans if n in p.spec.depends_on] for n in self.plans}
-        self.ready: dict[tuple[str, int], set[str]] = {}
+        self.ready: dict[tuple[str, int], set[str]] = {}  # a dependent frame's inputs finished so far
+        self.holds: dict[tuple[str, int], int] = {}  # what a frame still waits for before it leaves the limit
+        self.cancelled: set[tuple[str, int]] = set()
         self.next_frame = dict.fromkeys(self.plans, 0)
 
     def limit(self, spec: StreamSpec) -> int | None:
@@ -453,10 +457,13 @@ class _Engine:
         return None
 
     # -- arrivals and the flow limit
+    # A frame stays in flight (counts against its stream's limit) until it has finished and so has every
+    # frame made from it downstream: MediaPipe's FINISHED edge comes back from the end of the graph section.
     def offer(self, name: str, k: int) -> None:
         spec = self.plans[name].spec
         self.offered[name] += 1
         self.arrivals[name][k] = self.env.now
+        self.holds[(name, k)] = 1
         limit = self.limit(spec)
         if limit is None or self.in_flight[name] < limit:
             self.start(name, k)
@@ -464,28 +471,61 @@ class _Engine:
         q = self.queue[name]
         q.append(k)
         if len(q) > spec.max_in_queue:
-            q.popleft()
-            self.dropped[name] += 1
+            self.drop(name, q.popleft())
 
     def start(self, name: str, k: int) -> None:
         self.in_flight[name] += 1
         self.env.process(self.frame(name, k))
 
+    def drop(self, name: str, k: int) -> None:
+        """Frame k of `name` dropped at its flow limit: its inputs are done with it, its outputs never come."""
+        self.dropped[name] += 1
+        del self.holds[(name, k)]
+        for p in self.plans[name].spec.depends_on:
+            self.part(p, k)
+        for d in self.dependents[name]:
+            self.cancel(d, k)
+
+    def cancel(self, name: str, k: int) -> None:
+        """Frame k of `name` will never come (an input of it was dropped)."""
+        if (name, k) in self.cancelled or (name, k) in self.holds or k >= self.plans[name].spec.frames:
+            return
+        self.cancelled.add((name, k))
+        for p in self.ready.pop((name, k), ()):
+            self.part(p, k)
+        for d in self.dependents[name]:
+            self.cancel(d, k)
+
     def finish(self, name: str, k: int) -> None:
         self.finished[name][k] = self.env.now
-        self.in_flight[name] -= 1
-        spec = self.plans[name].spec
-        if self.queue[name]:
-            self.start(name, self.queue[name].popleft())
-        elif spec.rate is None and not spec.depends_on and self.next_frame[name] < spec.frames:
-            self.offer(name, self.next_frame[name])
-            self.next_frame[name] += 1
         for d in self.dependents[name]:
+            dspec = self.plans[d].spec
+            if k >= dspec.frames or (d, k) in self.cancelled:
+                continue
+            self.holds[(name, k)] += 1
             got = self.ready.setdefault((d, k), set())
             got.add(name)
-            dspec = self.plans[d].spec
-            if got >= set(dspec.depends_on) and k < dspec.frames:
+            if got >= set(dspec.depends_on):
+                del self.ready[(d, k)]
                 self.offer(d, k)
+        self.part(name, k)
+
+    def part(self, name: str, k: int) -> None:
+        """One of the things frame k of `name` waits for before it leaves the flow limit is done."""
+        self.holds[(name, k)] -= 1
+        if self.holds[(name, k)]:
+            return
+        del self.holds[(name, k)]
+        if self.arrivals[name].get(k) is not None and k in self.finished[name]:
+            self.in_flight[name] -= 1
+            spec = self.plans[name].spec
+            if self.queue[name]:
+                self.start(name, self.queue[name].popleft())
+            elif spec.rate is None and not spec.depends_on and self.next_frame[name] < spec.frames:
+                self.offer(name, self.next_frame[name])
+                self.next_frame[name] += 1
+        for p in self.plans[name].spec.depends_on:
+            self.part(p, k)
 
     def source(self, name: str):
         spec = self.plans[name].spec

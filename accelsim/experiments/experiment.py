@@ -196,7 +196,7 @@ def load_experiment(path: str | Path, *, check_kernels: bool = False) -> Experim
     stream_sweeps = [(k.split(".", 1)[1], v) for k, v in sweeps if k.startswith("streams.")]
     sweeps = [(k, v) for k, v in sweeps if not k.startswith("streams.")]
     streams = _streams(errors, data["streams"], base, stream_sweeps) if "streams" in data else None
-    if stream_sweeps and streams is None:
+    if stream_sweeps and "streams" not in data:
         errors.add(("sweeps",), "streams.* keys are swept, but the experiment has no streams: block")
     limits = parse_limits(data.get("limits", {}), ("limits",), errors.add)
     schedule = data.get("schedule", "sequential")
@@ -306,7 +306,7 @@ def _streams(errors: _Errors, value: Any, base: Path, sweeps: Sequence[tuple[str
             errors.add(("sweeps", f"streams.{key}"), "expected a list of values (a stream sweep takes no range)")
         else:
             for v in values:
-                _stream_settings(errors, ("sweeps", f"streams.{key}"), {key: v}, [key])
+                _stream_settings(errors, ("sweeps", "streams"), {key: v}, [key])
     if len(errors.items) > n:
         return None
     block = Streams(settings=settings, graph=tuple(graph), sweeps=tuple(sweeps))

@@ -278,3 +278,68 @@ def test_cli_stream_json_and_errors(capsys, tmp_path):
     assert main(["stream", str(MNV2), "--hw", "edgetpu_usb", "--rate", "0"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "rate: must be > 0" in err
+
+
+# -- experiments: the streams: block
+
+
+def _experiment(tmp_path, streams: str, sweeps: str = "") -> Path:
+    path = tmp_path / "exp.yaml"
+    path.write_text(f"""name: s
+models: [{MNV2}]
+host: host_cpu
+variants: [{{name: usb, accelerators: [edgetpu_usb]}}]
+traces: none
+reports: [md, json]
+{sweeps}
+streams:
+{streams}
+""")
+    return path
+
+
+@pytest.mark.parametrize("streams,sweeps,message", [
+    ("  rate: 0", "", "streams.rate: must be > 0"),
+    ("  mode: pipe", "", "streams.mode: 'pipe' is not one of"),
+    ("  graph:\n    - {name: a, model: " + str(SMALL) + ", depends_on: [b]}\n    - {name: b, model: " + str(SMALL)
+     + ", depends_on: [a]}", "", "the dependencies form a cycle: a -> b -> a"),
+    ("  mode: pipeline", "sweeps: {streams.count: [1, 0]}", "sweeps.streams.count: expected a whole number >= 1"),
+    ("  colour: red", "", "streams.colour: unknown key"),
+])
+def test_experiment_streams_block_errors_name_file_line_and_key(tmp_path, streams, sweeps, message):
+    from accelsim.experiments.experiment import load_experiment
+    from accelsim.hardware.config_yaml import ConfigError
+
+    path = _experiment(tmp_path, streams, sweeps)
+    with pytest.raises(ConfigError) as err:
+        load_experiment(path)
+    assert any(e.startswith(f"{path}:") and message in e for e in err.value.errors), err.value.errors
+
+
+def test_experiment_streams_fail_before_any_point_runs(tmp_path):
+    from accelsim.experiments.experiment import load_experiment
+    from accelsim.experiments.run import run_experiment
+    from accelsim.hardware.config_yaml import ConfigError
+
+    path = _experiment(tmp_path, "  mode: pipeline\n  count: 70")
+    out = tmp_path / "out"
+    with pytest.raises(ConfigError, match="70 segments for a model of 65 ops"):
+        run_experiment(load_experiment(path), out, jobs=1)
+    assert not (out / "points.sqlite").exists()
+
+
+@pytest.mark.slow
+def test_experiment_streams_sweep_writes_the_streams_section(tmp_path):
+    from accelsim.experiments.experiment import load_experiment
+    from accelsim.experiments.run import run_experiment
+
+    path = _experiment(tmp_path, "  mode: pipeline\n  frames: 40", "sweeps: {streams.count: [2, 4], "
+                       "streams.segmentation: [compiler, balanced]}")
+    outcome = run_experiment(load_experiment(path), tmp_path / "out", jobs=1)
+    runs = json.loads((tmp_path / "out" / "streams.json").read_text())
+    assert len(runs) == 4 and all(r["result"]["streams"][0]["completed"] == 40 for r in runs)
+    best = {(r["combo"]["count"], r["combo"]["segmentation"]): r["result"]["throughput_per_s"] for r in runs}
+    assert best[(4, "balanced")] >= best[(4, "compiler")]
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "## Streams" in md and "plots/streams_latency.png" in md and "plots/streams_utilisation.png" in md
+    assert {"streams.json", "streams.csv", "plots/streams_latency.png"} <= set(outcome.outputs)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from accelsim.cli.help import EPILOGS, HW_HELP
+from accelsim.cli.help import EPILOGS, HW_HELP, STREAM_HELP
 from accelsim.core.feasibility import Infeasible, summary_line
 from accelsim.core.files import write_atomic
 from accelsim.core.schedule import SCHEDULES
@@ -293,22 +293,15 @@ def _cmd_sensitivity(args: argparse.Namespace) -> int:
 
 def _cmd_stream(args: argparse.Namespace) -> int:
     system = system_from_options(args.host, args.hw)
-    mode = args.mode or ("single" if args.count == 1 else "replicas")
     require_kernels(args.model)
-    spec = StreamSpec(Path(args.model).stem, args.model, frames=args.frames, rate=args.rate,
-                      max_in_flight=args.max_in_flight, max_in_queue=args.max_in_queue)
-    workload = Workload((spec,), mode=mode, count=args.count, segmentation=args.segmentation,
-                        schedule=args.schedule)
+    spec = StreamSpec(Path(args.model).stem, args.model, args.frames, args.rate, (), args.max_in_flight,
+                      args.max_in_queue)
+    workload = Workload((spec,), args.mode or "replicas", args.count, args.segmentation, args.schedule)
     result = simulate_streams(workload, system, _merged_loops(LoopTrips(), args.loop_trips))
     if args.trace:
         doc = trace_document(result.trace_record(spec.name), pid=1, label=f"stream {Path(args.model).name}")
         write_atomic(Path(args.trace), json.dumps(doc))
-    if args.json:
-        print(json.dumps(result.to_json(), indent=2))
-        return 0
-    print("\n".join(stream_lines(result)))
-    if args.trace:
-        print(f"trace: {args.trace}")
+    print(json.dumps(result.to_json(), indent=2) if args.json else "\n".join(stream_lines(result)))
     return 0
 
 
@@ -520,32 +513,18 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model_on_system(p)
     p.set_defaults(func=_cmd_sensitivity)
 
-    p = sub.add_parser("stream", help="frames of a model over time: throughput, tail latency, replicas, pipelines",
-                       description="Simulate a stream of frames of one model: throughput, latency p50/p90/p99, "
-                       "dropped frames, each unit's utilisation and the bottleneck. With --count N the system's "
-                       "accelerator is copied N times, used as replicas (each frame to the next free copy) or as "
-                       "a pipeline of segments (--segmentation: compiler = the Edge TPU compiler's split, "
-                       "profiled = libcoral's partition_with_profiling, balanced = ours, never worse).",
+    p = sub.add_parser("stream", help=STREAM_HELP["verb"], description=STREAM_HELP["description"],
                        epilog=EPILOGS["stream"], formatter_class=raw)
     p.add_argument("model", help="path of a .tflite file")
     p.add_argument("--hw", action="append", default=[], metavar="CFG", help=HW_HELP)
     p.add_argument("--host", default=DEFAULT_HOST, help=f"host config (default: {DEFAULT_HOST})")
-    p.add_argument("--count", type=_positive, default=1, help="copies of the accelerator (default 1)")
-    p.add_argument("--mode", choices=("replicas", "pipeline"),
-                   help="how the copies are used (default replicas; one copy: the system as given)")
-    p.add_argument("--segmentation", choices=SEGMENTATIONS, default="balanced",
-                   help="how a pipeline is cut (default balanced)")
-    p.add_argument("--frames", type=_positive, default=100, help="frames offered (default 100)")
-    p.add_argument("--rate", type=float, help="frames per second (default: back-to-back, one frame in flight per "
-                   "copy)")
-    p.add_argument("--max-in-flight", type=_positive, help="the flow limit: frames in flight at most (MediaPipe's "
-                   "FlowLimiterCalculator; default none with --rate)")
-    p.add_argument("--max-in-queue", type=_non_negative, default=0,
-                   help="frames waiting at the flow limit (0: a frame over it is dropped; 1: it replaces the "
-                   "waiting one)")
-    p.add_argument("--schedule", choices=SCHEDULES, default="sequential",
-                   help="each frame's steps: sequential (default) or dataflow")
-    p.add_argument("--trace", metavar="JSON", help="write a Chrome/Perfetto trace of the first 20 frames")
+    for flag, kind, default in (("--count", _positive, 1), ("--frames", _positive, 100), ("--rate", float, None),
+                                ("--max-in-flight", _positive, None), ("--max-in-queue", _non_negative, 0)):
+        p.add_argument(flag, type=kind, default=default, help=STREAM_HELP[flag])
+    p.add_argument("--mode", choices=("replicas", "pipeline"), help=STREAM_HELP["--mode"])
+    p.add_argument("--segmentation", choices=SEGMENTATIONS, default="balanced", help=STREAM_HELP["--segmentation"])
+    p.add_argument("--schedule", choices=SCHEDULES, default="sequential", help=STREAM_HELP["--schedule"])
+    p.add_argument("--trace", metavar="JSON", help=STREAM_HELP["--trace"])
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_loop_trips(p)
     _add_ops(p)

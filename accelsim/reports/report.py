@@ -656,8 +656,7 @@ def write_report(out_dir: Path, name: str, records: list[PointResult], *, format
         experiment: optional {source: experiment file, models: file stems, variants: names,
             sweep_keys: key paths, best: k, pareto_color: swept key}; the lists give the report's
             order (see Order), best how many fastest points the summary lists, pareto_color the key
-            colouring the Pareto plots; sections: extra sections before the assumptions, with their
-            figures (path -> plots.Picture).
+            colouring the Pareto plots; sections, figures: extra sections (before the assumptions), pictures.
         traced: ids of the points whose timelines are written (Gantt chart, trace, layer table)
             and shown in detail (those of them whose records carry events); None: every ok point
             is traced and each model x variant's first and last point shown in detail.

@@ -62,6 +62,8 @@ ASSUMPTIONS = (
     "link) share it, each running ones equally; compute-bound steps are not slowed",
     "a frame holds a unit for its consecutive steps there and on its link (one delegate invocation); units serve "
     "frames first come, first served",
+    "copies of an accelerator (replicas, pipeline segments) each have their own link (a USB port or PCIe slot "
+    "each), sharing only the host",
 )
 
 
@@ -141,7 +143,7 @@ def check(workload: Workload) -> None:
         problems.append(f"schedule: {w.schedule!r} is not one of {list(SCHEDULES)}")
     if not isinstance(w.count, int) or w.count < 1:
         problems.append(f"streams.count: must be a whole number >= 1, got {w.count!r}")
-    elif w.mode == "single" and w.count != 1:
+    elif w.mode == "single" and w.count != 1:  # with one copy, replicas and pipeline are the system as given
         problems.append(f"streams.count: {w.count} copies need mode replicas or pipeline, not single")
     if not w.streams:
         problems.append("streams: no stream given")
@@ -245,7 +247,7 @@ def prepare(workload: Workload, system: System, loops: LoopTrips | None = None) 
     """
     check(workload)
     problems = []
-    if workload.mode != "single" and len(system.accelerators) != 1:
+    if workload.count > 1 and len(system.accelerators) != 1:
         problems.append(f"streams.mode {workload.mode}: copies one accelerator kind; the system has "
                         f"{len(system.accelerators)} accelerators ({[a.name for a in system.accelerators]})")
     if problems:
@@ -271,7 +273,7 @@ def _plan(spec: StreamSpec, workload: Workload, system: System, loops: LoopTrips
     costs = cost_works(analysis.works, system, analysis.loops)
     single = assemble(analysis.interpreter, analysis.delegates, system, costs, workload.schedule, name, frozenset(),
                       analysis.choice)
-    if workload.mode != "single" and not any(n.unit != HOST for n in single.nodes):
+    if workload.count > 1 and not any(n.unit != HOST for n in single.nodes):
         accel = system.accelerators[0].name
         raise SegmentError(f"{accel} runs none of the model's ops: {workload.count} copies of it would idle "
                            "(no unit but the host can run the model here)")

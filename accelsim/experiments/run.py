@@ -198,8 +198,7 @@ def _report(experiment: Experiment, out: Path, points: Sequence[DesignPoint], re
                                      "sweep": dict(p.sweep)} for p in missing],
                            experiment=context, traced=traced)
     if streams:
-        written["streams.json"] = write_atomic(out / "streams.json", streams_section.streams_json(streams))
-        written["streams.csv"] = write_atomic(out / "streams.csv", streams_section.streams_csv(streams))
+        written |= streams_section.write_files(out, streams)
     return RunOutcome(records=records, missing=missing, cached=n_cached, computed=n_run,
                       failed=sum(1 for r in records if r["status"] == "error"), outputs=written, out_dir=out,
                       stale=stale, pruned=pruned, warnings=(warning,) if warning else (), store=out / STORE_FILE,

@@ -3,7 +3,7 @@
 An experiment with a `streams:` block (accelsim.workloads.streams) simulates a stream on every design point's
 system; `accelsim.experiments.run` passes the outcomes here as `StreamRun`s. The section goes into report.md
 and report.html with two figures (plots/streams_latency.png, plots/streams_utilisation.png); streams.json
-and streams.csv hold every number.
+and streams.csv hold every number, traces/streams_<k>.json each run's first frames (Chrome/Perfetto).
 """
 
 from __future__ import annotations
@@ -13,12 +13,15 @@ import io
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from accelsim.core.files import write_atomic
+from accelsim.core.trace import trace_document
 from accelsim.reports import plots
 from accelsim.reports.document import Heading as H
 from accelsim.reports.document import Image, Para, Pre, Section, make_table
@@ -174,3 +177,15 @@ def section(runs: Sequence[StreamRun]) -> Section:
         blocks += [H(3, "Not streamed"), Pre("\n".join(problems))]
     blocks += [H(3, "Stream assumptions"), Pre("\n".join(ASSUMPTIONS))]
     return Section(H(2, "Streams"), tuple(blocks))
+
+
+def write_files(out: Path, runs: Sequence[StreamRun]) -> dict[str, Path]:
+    """streams.json, streams.csv and a Chrome trace per run (traces/streams_<k>.json, its first frames)."""
+    written = {"streams.json": write_atomic(out / "streams.json", streams_json(runs)),
+               "streams.csv": write_atomic(out / "streams.csv", streams_csv(runs))}
+    for k, r in enumerate(runs, start=1):
+        if r.result is not None:
+            rel = f"traces/streams_{k}.json"
+            doc = trace_document(r.result.trace_record(r.label), pid=1, label=f"stream: {r.label}")
+            written[rel] = write_atomic(out / rel, (json.dumps(doc, sort_keys=True) + "\n").encode())
+    return written

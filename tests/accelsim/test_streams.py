@@ -343,3 +343,31 @@ def test_experiment_streams_sweep_writes_the_streams_section(tmp_path):
     md = (tmp_path / "out" / "report.md").read_text()
     assert "## Streams" in md and "plots/streams_latency.png" in md and "plots/streams_utilisation.png" in md
     assert {"streams.json", "streams.csv", "plots/streams_latency.png"} <= set(outcome.outputs)
+
+
+@pytest.mark.slow
+def test_readme_streams_tables_are_the_benchmarks_output():
+    """README: its Coral rows of MobileNet v2 and ResNet-50 and its phone table are benchmarks/streams.py's output."""
+    from accelsim.ops import load_op_modules, using_ops
+    from benchmarks.streams import CACHE, HOSTS, cell, config, coral_models, phone_table
+
+    readme = (ROOT / "README.md").read_text().split("### Streams, replicas and pipelines", 1)[1].split("\n### ", 1)[0]
+    models = coral_models(CACHE, ["mobilenet_v2", "resnet50_299"])
+    checked = 0
+    for line in readme.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) != 7 or cells[0].split(" ")[0] not in models or cells[1] != "edgetpu_usb":
+            continue
+        model = models[cells[0].split(" ")[0]][1]
+        system = System(config(HOSTS["edgetpu_usb"]), (config("edgetpu_usb"),))
+        n = int(cells[2])
+        for col, text in zip(("replicas", *segments.SEGMENTATIONS), cells[3:]):
+            if text == "=":
+                continue
+            got = cell(model, system, "replicas" if col == "replicas" else "pipeline", n,
+                       "compiler" if col == "replicas" else col, 200)
+            assert text == (f"{got[0]:.1f}/s, {got[1]:.2f} ms" if isinstance(got, tuple) else got), (line, col)
+            checked += 1
+    assert checked == 26
+    with using_ops(load_op_modules(["accelsim.ops.mediapipe"])):
+        assert "\n".join(phone_table(200)) in readme

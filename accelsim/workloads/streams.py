@@ -18,7 +18,8 @@ units. Contention, with SimPy:
 
 - a unit (the host, an accelerator) runs one step at a time, first come first served; a frame holds it for
   its consecutive steps there and on its link: one delegate invocation (inputs in, call, nodes, outputs out)
-  is not interleaved with another's, as a LiteRT Invoke on an Edge TPU is not;
+  is not interleaved with another's, as a LiteRT Invoke on an Edge TPU is not (schedule `dataflow`: each
+  step holds only its own resource, as in the single-inference dataflow schedule);
 - a link is shared: every transfer in progress on it gets an equal share of it (processor sharing), so two
   transfers each take twice as long, not each the whole link;
 - DRAM is shared by the units of one system: steps whose time is bound by a level named `dram` (or by host
@@ -606,7 +607,15 @@ class _Engine:
         waits = [done[d] for d in s.deps]
         if waits:
             yield simpy.AllOf(self.env, waits)
-        yield from self.block(s.resource.removesuffix(".link"), (s,), dram, moved, traced, tag)
+        if s.resource in self.links:  # dataflow: a transfer occupies its link only, as in one inference
+            t0 = self.env.now
+            yield self.links[s.resource].use(s.duration)
+            self.wait[s.resource] += max(0.0, self.env.now - t0 - s.duration)
+            self.bytes[s.resource] += moved[s.id]
+            if traced:
+                self.record(s.resource, s, t0, f"{tag}: {s.label}", s.bytes)
+        else:
+            yield from self.block(s.resource, (s,), dram, moved, traced, tag)
         done[s.id].succeed()
 
     def record(self, res: str, s: Step, start: float, label: str, nbytes: int) -> None:

@@ -371,3 +371,26 @@ def test_readme_streams_tables_are_the_benchmarks_output():
     assert checked == 26
     with using_ops(load_op_modules(["accelsim.ops.mediapipe"])):
         assert "\n".join(phone_table(200)) in readme
+
+
+def test_dataflow_frames_alone_are_the_single_dataflow_inference():
+    system = usb()
+    single = simulate_model(str(SMALL), system, "dataflow")
+    w = Workload((StreamSpec("s", str(SMALL), frames=10, max_in_flight=1),), schedule="dataflow")
+    s = simulate_streams(w, system).streams[0]
+    assert s.latencies[0] == single.latency
+    assert s.latencies == pytest.approx([single.latency] * 10, rel=1e-12)
+
+
+def test_two_apps_sharing_the_phone_slow_each_other_only_through_shared_units():
+    """Two independent streams on the phone: DRAM-bound steps share DRAM, so frames take longer than alone."""
+    system = phone()
+    a = StreamSpec("int8", str(MNV2), frames=40, max_in_flight=1)
+    b = StreamSpec("float", str(MODELS / "mobilenet_v2_035_96_float.tflite"), frames=40, max_in_flight=1)
+    both = simulate_streams(Workload((a, b)), system)
+    alone = {s.name: simulate_streams(Workload((s,)), system).streams[0] for s in (a, b)}
+    dram = next(u for u in both.units if u.name == "dram")
+    assert dram.busy_s > 0 and dram.queueing_s > 0  # they met on DRAM
+    for s in both.streams:
+        assert min(s.latencies) >= alone[s.name].single_latency_s * (1 - 1e-12)
+        assert s.latency_mean_s > alone[s.name].latency_mean_s

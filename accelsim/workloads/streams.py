@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 import simpy
 
+from accelsim.core.feasibility import Infeasible
 from accelsim.core.schedule import SCHEDULES, Step
 from accelsim.hardware.config import System
 from accelsim.hardware.memory import LINK
@@ -242,9 +243,10 @@ def prepare(workload: Workload, system: System, loops: LoopTrips | None = None) 
     """Check the workload, then analyse and cost every stream's model: nothing is simulated yet.
 
     Raises:
-        StreamError: the workload's settings (`check`), a model that cannot be read or costed, a mode that needs
-            exactly one accelerator, an accelerator that runs none of a model's ops, or segments the model cannot
-            have.
+        StreamError: the workload's settings (`check`), a model that cannot be read or costed, copies of a
+            system with other than one accelerator, an accelerator that runs none of a model's ops, or segments
+            the model cannot have.
+        Infeasible: the hardware cannot run a model (its weights or activations do not fit).
     """
     check(workload)
     problems = []
@@ -257,6 +259,8 @@ def prepare(workload: Workload, system: System, loops: LoopTrips | None = None) 
     for spec in workload.streams:
         try:
             plans.append(_plan(spec, workload, system, loops))
+        except Infeasible:  # the hardware cannot run the model: a verdict with its reason, not bad input
+            raise
         except (SegmentError, ValueError, KeyError) as exc:
             problems.append(f"streams.{spec.name} ({_label(spec.model)}): {exc}")
     if problems:

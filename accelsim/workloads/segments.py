@@ -18,7 +18,8 @@ topological order, each segment gets:
   longest whose time is within it (backtracking when later ones cannot be), the last takes the rest. The
   suffix reset uses segment_index + 1, as intended (the C++ loop starts at partition_search_step + 1, cc 245).
   When the compiler's split aborts, the bounds are 0 and the whole model's time (libcoral's
-  --initial_lower_bound_ns / --initial_upper_bound_ns). When its bounds are already within 1 ms, libcoral
+  --initial_lower_bound_ns / --initial_upper_bound_ns), and if no target below the upper bound works, the
+  upper bound itself (libcoral would fail). When its bounds are already within 1 ms, libcoral
   stops without writing a split (cc 338-342); here the compiler's split is the answer then.
 - `balanced` is ours (`balanced_counts`): the same bisection run to 1 us, then single ops moved across cuts
   while that lowers the slowest segment, with the same profile; then whichever of it, `compiler` and
@@ -227,6 +228,11 @@ def profiled_counts(order: OpOrder, n: int, latency: Latency, threshold: float =
             if last < hi:
                 best, hi = list(counts), last
             lo = target
+    if best is None:  # only with the fallback bounds: try the upper bound itself (the whole model's time)
+        counts = [1] * n
+        counts[0] = len(order.order) - (n - 1)
+        if _search(counts, hi, 0, 1, order, latency):
+            best = counts
     if best is None:
         raise SegmentError(f"profiled segmentation into {n}: no split found within {hi} s")
     return tuple(best)

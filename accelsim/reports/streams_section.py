@@ -58,7 +58,8 @@ def rows(runs: Sequence[StreamRun]) -> list[dict[str, Any]]:
                         "offered": s.offered, "completed": s.completed, "dropped": s.dropped,
                         "throughput_per_s": s.throughput_per_s, "latency_p50_s": s.latency_p50_s,
                         "latency_p90_s": s.latency_p90_s, "latency_p99_s": s.latency_p99_s,
-                        "single_latency_s": s.single_latency_s, "bottleneck": r.result.bottleneck})
+                        "single_latency_s": s.single_latency_s, "end_to_end_p50_s": s.end_to_end_p50_s,
+                        "end_to_end_p99_s": s.end_to_end_p99_s, "bottleneck": r.result.bottleneck})
     return out
 
 

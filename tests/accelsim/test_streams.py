@@ -218,6 +218,9 @@ def test_landmark_depends_on_detector_and_the_flow_limit_drops():
     assert d.dropped > 0 and d.completed + d.dropped == d.offered == 60
     assert m.offered == d.completed  # one landmark frame per finished detector frame
     assert m.completed + m.dropped == m.offered
+    # a landmark frame's end-to-end latency runs from its detector frame's arrival: at least both alone
+    assert m.end_to_end_p50_s >= d.single_latency_s + m.single_latency_s - 1e-12
+    assert d.end_to_end_p50_s == d.latency_p50_s
     # the detector's limit covers its landmark (MediaPipe's FINISHED back edge): one detector+landmark at a time
     assert d.throughput_per_s <= 1 / (d.single_latency_s + m.single_latency_s) * (1 + 1e-9)
     queued = simulate_streams(Workload((dataclasses.replace(detector, max_in_queue=1), landmark)), system)

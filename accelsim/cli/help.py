@@ -27,6 +27,8 @@ STREAM_HELP = {
     "--segmentation": "how a pipeline is cut (default balanced)",
     "--schedule": "each frame's steps: sequential (default) or dataflow",
     "--trace": "write a Chrome/Perfetto trace of the first 20 frames",
+    "--shared-link": "the copies share one link (one USB bus or one AXI port), its transfers sharing its bandwidth; "
+                     "default: a link each",
 }
 
 EPILOGS = {

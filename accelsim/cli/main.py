@@ -39,6 +39,7 @@ from accelsim.insight.whatif import lines as whatif_lines
 from accelsim.ops import load_op_modules, require_kernels, using_ops
 from accelsim.reports.labels import point_label, slower_sentence, slower_than_host_points
 from accelsim.reports.report import RENDERERS
+from accelsim.reports.streams_section import text_lines as stream_lines
 from accelsim.runtime.errors import AccelsimError
 from accelsim.runtime.interpreter import Interpreter
 from accelsim.runtime.work import LoopTrips
@@ -58,7 +59,6 @@ from accelsim.tools.systems import delegates_from_options, system_from_options
 from accelsim.tools.validation import validation_lines
 from accelsim.workloads.segments import SEGMENTATIONS
 from accelsim.workloads.streams import StreamSpec, Workload, simulate_streams
-from accelsim.workloads.streams import lines as stream_lines
 
 log = logging.getLogger("accelsim")
 
@@ -296,11 +296,10 @@ def _cmd_stream(args: argparse.Namespace) -> int:
     require_kernels(args.model)
     spec = StreamSpec(Path(args.model).stem, args.model, args.frames, args.rate, (), args.max_in_flight,
                       args.max_in_queue)
-    workload = Workload((spec,), args.mode or "replicas", args.count, args.segmentation, args.schedule)
-    result = simulate_streams(workload, system, _merged_loops(LoopTrips(), args.loop_trips))
+    w = Workload((spec,), args.mode or "replicas", args.count, args.segmentation, args.schedule, 20, args.shared_link)
+    result = simulate_streams(w, system, _merged_loops(LoopTrips(), args.loop_trips))
     if args.trace:
-        doc = trace_document(result.trace_record(spec.name), pid=1, label=f"stream {Path(args.model).name}")
-        write_atomic(Path(args.trace), json.dumps(doc))
+        write_atomic(Path(args.trace), json.dumps(trace_document(result.trace_record(w.mode), pid=1, label=spec.name)))
     print(json.dumps(result.to_json(), indent=2) if args.json else "\n".join(stream_lines(result)))
     return 0
 
@@ -525,6 +524,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--segmentation", choices=SEGMENTATIONS, default="balanced", help=STREAM_HELP["--segmentation"])
     p.add_argument("--schedule", choices=SCHEDULES, default="sequential", help=STREAM_HELP["--schedule"])
     p.add_argument("--trace", metavar="JSON", help=STREAM_HELP["--trace"])
+    p.add_argument("--shared-link", action="store_true", help=STREAM_HELP["--shared-link"])
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_loop_trips(p)
     _add_ops(p)

@@ -244,6 +244,8 @@ def _stream_settings(errors: _Errors, where: tuple, value: dict, keys: Sequence[
                 errors.add((*where, key), f"must be > 0 frames per second, got {v!r}")
                 continue
             out["rate"] = float(v)
+        elif key == "shared_link" and not isinstance(v, bool):
+            errors.add((*where, key), f"expected true or false, got {v!r}")
         elif key in ("count", "frames", "max_in_flight", "max_in_queue"):
             low = 0 if key == "max_in_queue" else 1
             if isinstance(v, bool) or not isinstance(v, int) or v < low:
@@ -269,7 +271,7 @@ def _streams(errors: _Errors, value: Any, base: Path, sweeps: Sequence[tuple[str
             errors.add(("streams", key), "unknown key; " + (f"did you mean {hint[0]!r}?" if hint else
                                                              f"expected one of {', '.join(_STREAM_KEYS)}"))
     settings = {"mode": "single", "count": 1, "segmentation": "balanced", "frames": 100, "rate": None,
-                "max_in_flight": None, "max_in_queue": 0}
+                "max_in_flight": None, "max_in_queue": 0, "shared_link": False}
     settings.update(_stream_settings(errors, ("streams",), value, [k for k in _STREAM_KEYS if k != "graph"]))
     graph = []
     written = value.get("graph", [])
@@ -344,8 +346,8 @@ def stream_workload(block: Streams, combo: dict[str, Any], model: str, schedule:
                         for g in block.graph)
     else:
         streams = (StreamSpec(name=Path(model).stem, model=model, **own),)
-    return Workload(streams, mode=settings["mode"], count=settings["count"],
-                    segmentation=settings["segmentation"], schedule=schedule)
+    return Workload(streams, mode=settings["mode"], count=settings["count"], segmentation=settings["segmentation"],
+                    schedule=schedule, shared_link=settings["shared_link"])
 
 
 def _check_models(experiment: Experiment, errors: _Errors, check_kernels: bool) -> None:

@@ -165,6 +165,8 @@ KEYS: tuple[ExperimentKey, ...] = (
                   example="segmentation: profiled",
                   meaning="compiler: the Edge TPU compiler's split (libcoral's parameter count rule); profiled: "
                           "libcoral's partition_with_profiling on simulated times; balanced: ours, never worse"),
+    ExperimentKey(path="streams.shared_link", value="true | false", default="false", example="shared_link: true",
+                  meaning="the copies share one link (one USB bus, one AXI port) instead of one each"),
     ExperimentKey(path="streams.frames", value="whole number >= 1", default="100", example="frames: 1000",
                   meaning="frames offered per stream"),
     ExperimentKey(path="streams.rate", value="frames per second > 0", default="back-to-back", example="rate: 30",

@@ -190,3 +190,28 @@ def write_files(out: Path, runs: Sequence[StreamRun]) -> dict[str, Path]:
             doc = trace_document(r.result.trace_record(r.label), pid=1, label=f"stream: {r.label}")
             written[rel] = write_atomic(out / rel, (json.dumps(doc, sort_keys=True) + "\n").encode())
     return written
+
+
+def text_lines(result: StreamsResult) -> list[str]:
+    """The results as text: each stream, its segments, each unit, the bottleneck."""
+    out = [f"mode {result.mode}, {result.count} cop{'y' if result.count == 1 else 'ies'}"
+           + (f", segmentation {result.segmentation}" if result.mode == "pipeline" and result.count > 1 else "")
+           + f"; simulated {result.makespan_s * 1e3:.3f} ms"]
+    for s in result.streams:
+        out.append(f"stream {s.name} ({Path(s.model).name}): {s.completed}/{s.offered} frames, {s.dropped} dropped, "
+                   f"{s.throughput_per_s:.2f} frames/s; latency p50 {s.latency_p50_s * 1e3:.3f} ms, "
+                   f"p90 {s.latency_p90_s * 1e3:.3f} ms, p99 {s.latency_p99_s * 1e3:.3f} ms "
+                   f"(one inference alone: {s.single_latency_s * 1e3:.3f} ms)"
+                   + (f"; from the source frame p50 {s.end_to_end_p50_s * 1e3:.3f} ms, p99 "
+                      f"{s.end_to_end_p99_s * 1e3:.3f} ms" if s.end_to_end_p50_s != s.latency_p50_s else ""))
+        for g in s.segments:
+            out.append(f"  segment {g.unit}: nodes {g.first_node}..{g.last_node} ({len(g.nodes)} ops), "
+                       f"{g.parameter_bytes / 1e6:.2f} MB parameters, {g.cached_bytes / 1e6:.2f} MB cached, "
+                       f"{g.time_s * 1e3:.3f} ms per frame")
+    width = max((len(u.name) for u in result.units), default=4)
+    out.append(f"{'unit':<{width}}  {'util':>6}  {'busy ms':>10}  {'queued ms':>10}  {'MB moved':>9}")
+    for u in result.units:
+        out.append(f"{u.name:<{width}}  {u.utilization:6.1%}  {u.busy_s * 1e3:10.3f}  {u.queueing_s * 1e3:10.3f}  "
+                   f"{u.bytes / 1e6:9.2f}")
+    out.append(f"bottleneck: {result.bottleneck}")
+    return out

@@ -35,6 +35,7 @@ multi-TPU pattern; the host is shared) and `pipeline` (`accelsim.workloads.segme
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -65,7 +66,7 @@ ASSUMPTIONS = (
     "a frame holds a unit for its consecutive steps there and on its link (one delegate invocation); units serve "
     "frames first come, first served",
     "copies of an accelerator (replicas, pipeline segments) each have their own link (a USB port or PCIe slot "
-    "each), sharing only the host",
+    "each), sharing only the host, unless shared_link puts them on one bus",
 )
 
 
@@ -110,6 +111,7 @@ class Workload:
     segmentation: str = "compiler"
     schedule: str = "sequential"
     trace_frames: int = 20  # frames per stream kept in the trace events
+    shared_link: bool = False  # the copies share one link (one USB bus, one AXI port) instead of one each
 
 
 @dataclass(frozen=True)
@@ -438,9 +440,15 @@ class _Engine:
         self.plans = {p.spec.name: p for p in plans}
         names = {s.resource for p in plans for steps in p.steps for s in steps}
         self.units = {n: simpy.Resource(env, capacity=1) for n in sorted({r.removesuffix(".link") for r in names})}
-        self.links = {n: _Shared(env) for n in sorted(names) if n.endswith(".link")}
+        links = sorted(n for n in names if n.endswith(".link"))
+        # copies on one bus: every `<name>#<k>.link` is the one link `<name>.link`
+        bus = {n: re.sub(r"#\d+\.link$", ".link", n) if workload.shared_link else n for n in links}
+        pools = {b: _Shared(env) for b in bus.values()}
+        self.links = {n: pools[bus[n]] for n in links}
+        self.bus = {**{n: n for n in names}, **bus}  # where a step's time and bytes are counted
         self.dram = _Shared(env)
-        self.busy = dict.fromkeys([*self.units, *self.links, DRAM], 0.0)
+        self.busy = dict.fromkeys([*self.units, *pools, DRAM], 0.0)
+        self.pools = pools
         self.wait = dict.fromkeys(self.busy, 0.0)
         self.bytes = dict.fromkeys(self.busy, 0)
         replicas = max(len(p.steps) for p in plans)
@@ -598,16 +606,16 @@ class _Engine:
                 t0 = env.now
                 if s.resource in self.links:
                     yield self.links[s.resource].use(s.duration)
-                    self.wait[s.resource] += max(0.0, env.now - t0 - s.duration)
+                    self.wait[self.bus[s.resource]] += max(0.0, env.now - t0 - s.duration)
                     if traced:
-                        self.record(s.resource, s, t0, f"{tag}: {s.label}", s.bytes)
+                        self.record(self.bus[s.resource], s, t0, f"{tag}: {s.label}", s.bytes)
                 elif s.id in dram:
                     yield self.dram.use(s.duration)
                     self.wait[DRAM] += max(0.0, env.now - t0 - s.duration)
                     self.bytes[DRAM] += moved[s.id]
                 else:
                     yield env.timeout(s.duration)
-                self.bytes[s.resource] += moved[s.id]
+                self.bytes[self.bus[s.resource]] += moved[s.id]
             self.busy[owner] += env.now - start
         if traced:
             label = f"{tag}: {steps[0].label}" + (f" (+{len(steps) - 1} steps)" if len(steps) > 1 else "")
@@ -621,10 +629,10 @@ class _Engine:
         if s.resource in self.links:  # dataflow: a transfer occupies its link only, as in one inference
             t0 = self.env.now
             yield self.links[s.resource].use(s.duration)
-            self.wait[s.resource] += max(0.0, self.env.now - t0 - s.duration)
-            self.bytes[s.resource] += moved[s.id]
+            self.wait[self.bus[s.resource]] += max(0.0, self.env.now - t0 - s.duration)
+            self.bytes[self.bus[s.resource]] += moved[s.id]
             if traced:
-                self.record(s.resource, s, t0, f"{tag}: {s.label}", s.bytes)
+                self.record(self.bus[s.resource], s, t0, f"{tag}: {s.label}", s.bytes)
         else:
             yield from self.block(s.resource, (s,), dram, moved, traced, tag)
         done[s.id].succeed()
@@ -643,8 +651,8 @@ def run(workload: Workload, plans: Sequence[_Plan], system: System) -> StreamsRe
         if proc is not None:
             eng.env.process(proc)
     eng.env.run()
-    for name, link in eng.links.items():
-        eng.busy[name] = link.busy
+    for name, pool in eng.pools.items():
+        eng.busy[name] = pool.busy
     eng.busy[DRAM] = eng.dram.busy
     makespan = max((t for f in eng.finished.values() for t in f.values()), default=0.0)
     total = sum(len(f) for f in eng.finished.values())
@@ -674,27 +682,3 @@ def run(workload: Workload, plans: Sequence[_Plan], system: System) -> StreamsRe
     return StreamsResult(tuple(streams), units, bottleneck, makespan, workload.mode, workload.count,
                          workload.segmentation, events, tuple(accels))
 
-
-def lines(result: StreamsResult) -> list[str]:
-    """The results as text: each stream, its segments, each unit, the bottleneck."""
-    out = [f"mode {result.mode}, {result.count} cop{'y' if result.count == 1 else 'ies'}"
-           + (f", segmentation {result.segmentation}" if result.mode == "pipeline" and result.count > 1 else "")
-           + f"; simulated {result.makespan_s * 1e3:.3f} ms"]
-    for s in result.streams:
-        out.append(f"stream {s.name} ({Path(s.model).name}): {s.completed}/{s.offered} frames, {s.dropped} dropped, "
-                   f"{s.throughput_per_s:.2f} frames/s; latency p50 {s.latency_p50_s * 1e3:.3f} ms, "
-                   f"p90 {s.latency_p90_s * 1e3:.3f} ms, p99 {s.latency_p99_s * 1e3:.3f} ms "
-                   f"(one inference alone: {s.single_latency_s * 1e3:.3f} ms)"
-                   + (f"; from the source frame p50 {s.end_to_end_p50_s * 1e3:.3f} ms, p99 "
-                      f"{s.end_to_end_p99_s * 1e3:.3f} ms" if s.end_to_end_p50_s != s.latency_p50_s else ""))
-        for g in s.segments:
-            out.append(f"  segment {g.unit}: nodes {g.first_node}..{g.last_node} ({len(g.nodes)} ops), "
-                       f"{g.parameter_bytes / 1e6:.2f} MB parameters, {g.cached_bytes / 1e6:.2f} MB cached, "
-                       f"{g.time_s * 1e3:.3f} ms per frame")
-    width = max((len(u.name) for u in result.units), default=4)
-    out.append(f"{'unit':<{width}}  {'util':>6}  {'busy ms':>10}  {'queued ms':>10}  {'MB moved':>9}")
-    for u in result.units:
-        out.append(f"{u.name:<{width}}  {u.utilization:6.1%}  {u.busy_s * 1e3:10.3f}  {u.queueing_s * 1e3:10.3f}  "
-                   f"{u.bytes / 1e6:9.2f}")
-    out.append(f"bottleneck: {result.bottleneck}")
-    return out

@@ -397,3 +397,14 @@ def test_two_apps_sharing_the_phone_slow_each_other_only_through_shared_units():
     for s in both.streams:
         assert min(s.latencies) >= alone[s.name].single_latency_s * (1 - 1e-12)
         assert s.latency_mean_s > alone[s.name].latency_mean_s
+
+
+def test_copies_on_one_shared_link_contend_for_it():
+    system = usb()
+    own = Workload((StreamSpec("m", str(MNV2), frames=80),), mode="replicas", count=4)
+    shared = dataclasses.replace(own, shared_link=True)
+    a, b = simulate_streams(own, system), simulate_streams(shared, system)
+    assert b.streams[0].throughput_per_s < a.streams[0].throughput_per_s
+    links = [u for u in b.units if u.name.endswith(".link")]
+    assert [u.name for u in links] == ["edgetpu_usb.link"] and links[0].queueing_s > 0
+    assert links[0].bytes == sum(u.bytes for u in a.units if u.name.endswith(".link"))

@@ -54,7 +54,7 @@ ACCELSIM_FOLDERS = (
     "accelsim.hw_configs",  # the shipped configs (package data)
     "accelsim.hardware.cost",  # the built-in kinds' cost modules (named, not imported, by accelsim.hardware.kinds)
     "accelsim.simulation",  # delegation, costing, scheduling of one inference; placement; the shared analysis
-    "accelsim.workloads",  # workloads beyond one inference: LLM graphs built by name, prefill + decode costed
+    "accelsim.workloads",  # beyond one inference: LLM prefill + decode, streams of frames, pipeline segments
     "accelsim.insight",  # what to change: sensitivity, advice, what-if claims
     "accelsim.reports",  # records, derived numbers, the report document and its renderers, plots
     "accelsim.experiments",  # experiment files, design points, executors, the store, the pipeline

@@ -8,6 +8,29 @@ from __future__ import annotations
 HW_HELP = ("an accelerator config (a YAML path or shipped name); repeat it to attach several: they join one "
            "system, and in the order given each claims from the nodes the ones before it left")
 
+# `accelsim stream`'s help: the verb, its description and each option's line.
+STREAM_HELP = {
+    "verb": "frames of a model over time: throughput, tail latency, replicas, pipelines",
+    "description": "Simulate a stream of frames of one model: throughput, latency p50/p90/p99, dropped frames, "
+                   "each unit's utilisation and the bottleneck. With --count N the system's accelerator is copied N "
+                   "times, used as replicas (each frame to the next free copy) or as a pipeline of segments "
+                   "(--segmentation: compiler = the Edge TPU compiler's split, profiled = libcoral's "
+                   "partition_with_profiling, balanced = ours, never worse).",
+    "--count": "copies of the accelerator (default 1)",
+    "--frames": "frames offered (default 100)",
+    "--rate": "frames per second (default: back-to-back, one frame in flight per copy)",
+    "--max-in-flight": "the flow limit: frames in flight at most (MediaPipe's FlowLimiterCalculator; default none "
+                       "with --rate)",
+    "--max-in-queue": "frames waiting at the flow limit (0: a frame over it is dropped; 1: it replaces the waiting "
+                      "one; default 0)",
+    "--mode": "how the copies are used (default replicas; one copy: the system as given)",
+    "--segmentation": "how a pipeline is cut (default balanced)",
+    "--schedule": "each frame's steps: sequential (default) or dataflow",
+    "--trace": "write a Chrome/Perfetto trace of the first 20 frames",
+    "--shared-link": "the copies share one link (one USB bus or one AXI port), its transfers sharing its bandwidth; "
+                     "default: a link each",
+}
+
 EPILOGS = {
     "inspect": """examples:
   accelsim inspect tests/fixtures/models/mobilenet_v2_035_96_int8.tflite
@@ -23,6 +46,12 @@ EPILOGS = {
   accelsim run my_experiment.yaml --out /tmp/report --no-cache
   accelsim run my_experiment.yaml --executor dask --jobs 4       # a LocalCluster of 4 worker processes
   accelsim run my_experiment.yaml --executor dask --scheduler tcp://10.0.0.5:8786
+""",
+    "stream": """examples:
+  accelsim stream tests/fixtures/models/mobilenet_v2_100_224_int8.tflite --hw edgetpu_usb --frames 200
+  accelsim stream model.tflite --hw edgetpu_usb --count 4 --mode pipeline --segmentation compiler --json
+  accelsim stream model.tflite --hw edgetpu_pcie --count 2 --mode replicas --rate 60 --max-in-flight 2
+  accelsim stream model.tflite --hw edgetpu_usb --rate 30 --max-in-flight 1 --max-in-queue 1 --trace t.json
 """,
     "benchmark": """examples:
   accelsim benchmark tests/fixtures/models/mobilenet_v2_100_224_int8.tflite --hw edgetpu_usb

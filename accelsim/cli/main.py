@@ -17,10 +17,11 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from accelsim.cli.help import EPILOGS, HW_HELP
+from accelsim.cli.help import EPILOGS, HW_HELP, STREAM_HELP
 from accelsim.core.feasibility import Infeasible, summary_line
 from accelsim.core.files import write_atomic
 from accelsim.core.schedule import SCHEDULES
+from accelsim.core.trace import trace_document
 from accelsim.core.version import __version__
 from accelsim.experiments.dask_executor import DaskExecutor, dask_client, distributed_module
 from accelsim.experiments.experiment import SHIPPED_CONFIGS, load_experiment, with_ops
@@ -38,6 +39,7 @@ from accelsim.insight.whatif import lines as whatif_lines
 from accelsim.ops import load_op_modules, require_kernels, using_ops
 from accelsim.reports.labels import point_label, slower_sentence, slower_than_host_points
 from accelsim.reports.report import RENDERERS
+from accelsim.reports.streams_section import text_lines as stream_lines
 from accelsim.runtime.errors import AccelsimError
 from accelsim.runtime.interpreter import Interpreter
 from accelsim.runtime.work import LoopTrips
@@ -56,6 +58,8 @@ from accelsim.tools.llm import ARCHITECTURE_NAMES, QUANT_NAMES, SYSTEM_NAMES, ll
 from accelsim.tools.model_info import inspect_model, registration_code
 from accelsim.tools.systems import delegates_from_options, system_from_options
 from accelsim.tools.validation import validation_lines
+from accelsim.workloads.segments import SEGMENTATIONS
+from accelsim.workloads.streams import StreamSpec, Workload, simulate_streams
 
 log = logging.getLogger("accelsim")
 
@@ -297,6 +301,19 @@ def _cmd_llm(args: argparse.Namespace) -> int:
     return 0 if result.status == "ok" else 1
 
 
+def _cmd_stream(args: argparse.Namespace) -> int:
+    system = system_from_options(args.host, args.hw)
+    require_kernels(args.model)
+    spec = StreamSpec(Path(args.model).stem, args.model, args.frames, args.rate, (), args.max_in_flight,
+                      args.max_in_queue)
+    w = Workload((spec,), args.mode or "replicas", args.count, args.segmentation, args.schedule, 20, args.shared_link)
+    result = simulate_streams(w, system, _merged_loops(LoopTrips(), args.loop_trips))
+    if args.trace:
+        write_atomic(Path(args.trace), json.dumps(trace_document(result.trace_record(w.mode), pid=1, label=spec.name)))
+    print(json.dumps(result.to_json(), indent=2) if args.json else "\n".join(stream_lines(result)))
+    return 0
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     bad = 0
     for path in args.files:
@@ -525,6 +542,23 @@ def build_parser() -> argparse.ArgumentParser:
                    help="KV cache positions the graph is built for (default prefill + decode)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=_cmd_llm)
+    p = sub.add_parser("stream", help=STREAM_HELP["verb"], description=STREAM_HELP["description"],
+                       epilog=EPILOGS["stream"], formatter_class=raw)
+    p.add_argument("model", help="path of a .tflite file")
+    p.add_argument("--hw", action="append", default=[], metavar="CFG", help=HW_HELP)
+    p.add_argument("--host", default=DEFAULT_HOST, help=f"host config (default: {DEFAULT_HOST})")
+    for flag, kind, default in (("--count", _positive, 1), ("--frames", _positive, 100), ("--rate", float, None),
+                                ("--max-in-flight", _positive, None), ("--max-in-queue", _non_negative, 0)):
+        p.add_argument(flag, type=kind, default=default, help=STREAM_HELP[flag])
+    p.add_argument("--mode", choices=("replicas", "pipeline"), help=STREAM_HELP["--mode"])
+    p.add_argument("--segmentation", choices=SEGMENTATIONS, default="balanced", help=STREAM_HELP["--segmentation"])
+    p.add_argument("--schedule", choices=SCHEDULES, default="sequential", help=STREAM_HELP["--schedule"])
+    p.add_argument("--trace", metavar="JSON", help=STREAM_HELP["--trace"])
+    p.add_argument("--shared-link", action="store_true", help=STREAM_HELP["--shared-link"])
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_loop_trips(p)
+    _add_ops(p)
+    p.set_defaults(func=_cmd_stream)
 
     p = sub.add_parser("validate", help="check hardware configs and experiments, listing every error",
                        description="Check each file (a hardware config or an experiment) and print every "

@@ -20,6 +20,8 @@ from accelsim.hardware.config import ASSIGN_POLICIES
 from accelsim.hardware.config_yaml import ConfigError
 from accelsim.hardware.sweeps import LIMITS, STRATEGIES
 from accelsim.reports.report import RENDERERS  # the renderers' own table
+from accelsim.workloads.segments import SEGMENTATIONS
+from accelsim.workloads.streams import MODES as STREAM_MODES
 
 # examples/default/ at the repository top, installed as the package data `accelsim.default_experiment`: `accelsim run`
 # with no argument runs it from a checkout and from the wheel alike.
@@ -65,7 +67,8 @@ def vocabularies() -> dict[str, str]:
     """The allowed values of the keys with `choices`, from the modules that check them."""
     return {"assign": f"policy {_choices(ASSIGN_POLICIES)}; objective {_choices(OBJECTIVES)}",
             "formats": _choices(RENDERERS), "limits": _choices(LIMITS), "schedules": _choices(SCHEDULES),
-            "strategies": _choices(STRATEGIES), "traces": _choices(TRACES)}
+            "strategies": _choices(STRATEGIES), "traces": _choices(TRACES),
+            "stream_modes": _choices(STREAM_MODES), "segmentations": _choices(SEGMENTATIONS)}
 
 
 KEYS: tuple[ExperimentKey, ...] = (
@@ -164,6 +167,53 @@ KEYS: tuple[ExperimentKey, ...] = (
                   meaning="KV caches the runtime keeps (LiteRT-LM: 1 on the CPU, 2 on the GPU)"),
     ExperimentKey(path="sweeps.generate.<key>", value="list or range", default="",
                   example="generate.prefill: [128, 512, 1024]", meaning="a key of the generate block, swept"),
+    ExperimentKey(path="streams", value="mapping", default="none (one inference per point)",
+                  example="streams: {mode: pipeline, count: 4, segmentation: balanced, frames: 200}",
+                  meaning="also simulate a stream of frames on every design point's system (`accelsim stream`): "
+                          "throughput, latency p50/p90/p99, dropped frames, per-unit utilisation; the report gets "
+                          "a Streams section, streams.json and streams.csv"),
+    ExperimentKey(path="streams.mode", value="one of", choices="stream_modes", default="single",
+                  example="mode: replicas",
+                  meaning="single: the system as given; replicas: `count` copies of its one accelerator, each "
+                          "frame to the next free one; pipeline: the model cut into `count` segments, one per copy"),
+    ExperimentKey(path="streams.count", value="whole number >= 1", default="1", example="count: 4",
+                  meaning="copies of the variant's one accelerator (replicas, pipeline)"),
+    ExperimentKey(path="streams.segmentation", value="one of", choices="segmentations", default="balanced",
+                  example="segmentation: profiled",
+                  meaning="compiler: the Edge TPU compiler's split (libcoral's parameter count rule); profiled: "
+                          "libcoral's partition_with_profiling on simulated times; balanced: ours, never worse"),
+    ExperimentKey(path="streams.shared_link", value="true | false", default="false", example="shared_link: true",
+                  meaning="the copies share one link (one USB bus, one AXI port) instead of one each"),
+    ExperimentKey(path="streams.frames", value="whole number >= 1", default="100", example="frames: 1000",
+                  meaning="frames offered per stream"),
+    ExperimentKey(path="streams.rate", value="frames per second > 0", default="back-to-back", example="rate: 30",
+                  meaning="arrivals, frame k at k / rate; without rate or period frames come back-to-back"),
+    ExperimentKey(path="streams.period", value="time > 0", default="back-to-back", example="period: 33 ms",
+                  meaning="arrivals, frame k at k x period (instead of rate)"),
+    ExperimentKey(path="streams.max_in_flight", value="whole number >= 1",
+                  default="none with a rate; one per copy back-to-back", example="max_in_flight: 1",
+                  meaning="the flow limit (MediaPipe's FlowLimiterCalculator): frames in flight at most, counting "
+                          "frames made from them downstream"),
+    ExperimentKey(path="streams.max_in_queue", value="whole number >= 0", default="0", example="max_in_queue: 1",
+                  meaning="frames waiting at the flow limit: 0 drops a frame over it; 1 keeps the newest, "
+                          "dropping the one it replaces"),
+    ExperimentKey(path="streams.graph", value="list of streams", default="each point's model alone",
+                  example="graph: [{name: detector, model: det.tflite, rate: 30}, "
+                          "{name: landmark, model: lm.tflite, depends_on: [detector]}]",
+                  meaning="several models on each variant's system at once (a MediaPipe graph); the experiment's "
+                          "models are not streamed then"),
+    ExperimentKey(path="streams.graph[].name", value="text, unique", default=REQUIRED, example="name: detector",
+                  meaning="the stream's name in reports and in depends_on"),
+    ExperimentKey(path="streams.graph[].model", value=".tflite path", default=REQUIRED, example="model: det.tflite",
+                  meaning="relative to the experiment file"),
+    ExperimentKey(path="streams.graph[].depends_on", value="list of stream names", default="[]",
+                  example="depends_on: [detector]",
+                  meaning="its frame k arrives when these streams finish their frame k; no cycles"),
+    ExperimentKey(path="streams.graph[].<key>", value="rate, period, frames, max_in_flight, max_in_queue",
+                  default="the streams block's", example="max_in_flight: 1", meaning="that stream's own setting"),
+    ExperimentKey(path="sweeps.streams.<key>", value="list of values", default="",
+                  example="streams.count: [1, 2, 3, 4]",
+                  meaning="a key of the streams block: every design point streams with each value"),
     ExperimentKey(path="ops", value="list of op modules: installed module names or .py paths (relative to the file)",
                   default="[]", example="ops: [accelsim.ops.mediapipe, my_ops.py]",
                   meaning="modules whose register(resolver) adds the custom-op kernels the models need "

@@ -25,9 +25,11 @@ from accelsim.experiments.executors import Executor, WorkersLost, default_execut
 from accelsim.experiments.points import DesignPoint, experiment_points
 from accelsim.experiments.spec import Experiment
 from accelsim.experiments.store import STORE_FILE, ResultStore
+from accelsim.experiments.stream_points import prepare_streams, simulate_prepared
 from accelsim.hardware.assumptions import assumption_lines
 from accelsim.hardware.config import load_hardware
 from accelsim.insight.advice import best_point_sensitivity
+from accelsim.reports import streams_section
 from accelsim.reports.report import write_report
 from accelsim.reports.results import fill_speedups
 from accelsim.runtime.errors import AccelsimError
@@ -73,6 +75,7 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
     """
     out, warning = report_folder(experiment, out_dir)
     points, refusals = experiment_points(experiment)
+    streams = prepare_streams(experiment, points, frozenset(refusals))  # a bad stream fails before any point runs
     _claim_folder(out, experiment)
     with ResultStore(out) as store:
         stale, cached = _open_store(store, points, use_cache, prune_cache)
@@ -94,7 +97,7 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
     records = with_details(experiment, points, records,
                            set(traced) if traced is not None else {r["id"] for r in records if r["status"] == "ok"})
     outcome = _report(experiment, out, points, records, traced, n_cached=len(cached), stale=len(stale),
-                      pruned=prune_cache, warning=warning, n_run=len(ran))
+                      pruned=prune_cache, warning=warning, n_run=len(ran), streams=simulate_prepared(streams))
     if isinstance(interrupted, KeyboardInterrupt):
         raise interrupted
     if interrupted is not None:
@@ -182,15 +185,20 @@ def report_folder(experiment: Experiment, out_dir: str | Path | None = None) -> 
 
 
 def _report(experiment: Experiment, out: Path, points: Sequence[DesignPoint], records: list[PointResult],
-            traced, *, n_cached: int, stale: int, pruned: bool, warning: str | None, n_run: int) -> RunOutcome:
+            traced, *, n_cached: int, stale: int, pruned: bool, warning: str | None, n_run: int,
+            streams: Sequence[streams_section.StreamRun] = ()) -> RunOutcome:
     """Write the report of `records` (the stored points, in the experiment's order) and sum the run up."""
     done = {r["id"] for r in records}
     missing = [p for p in points if p.id not in done]
     context = {**report_context(experiment, len(points)), "sensitivity": best_point_sensitivity(points, records)}
+    if streams:
+        context |= {"sections": [streams_section.section(streams)], "figures": streams_section.figures(streams)}
     written = write_report(out, experiment.name, records, formats=experiment.reports,
                            missing=[{"id": p.id, "model_name": Path(p.model).stem, "variant": p.variant,
                                      "sweep": dict(p.sweep)} for p in missing],
                            experiment=context, traced=traced)
+    if streams:
+        written |= streams_section.write_files(out, streams)
     return RunOutcome(records=records, missing=missing, cached=n_cached, computed=n_run,
                       failed=sum(1 for r in records if r["status"] == "error"), outputs=written, out_dir=out,
                       stale=stale, pruned=pruned, warnings=(warning,) if warning else (), store=out / STORE_FILE,

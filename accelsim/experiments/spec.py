@@ -31,6 +31,19 @@ class Variant:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Streams:
+    """An experiment's `streams:` block as checked: the settings, each stream's own, the stream sweeps.
+
+    `settings` holds mode, count, segmentation, frames, rate, max_in_flight, max_in_queue (rate from a period
+    already); `graph` is each stream's name, model path, depends_on and own settings (empty: each point's model).
+    """
+
+    settings: Mapping[str, Any]
+    graph: tuple[Mapping[str, Any], ...] = ()
+    sweeps: tuple[tuple[str, tuple[Any, ...]], ...] = ()  # ('count', (1, 2, 4)): keys of the block
+
+
+@dataclass(frozen=True, kw_only=True)
 class Experiment:
     name: str
     source: str
@@ -54,3 +67,4 @@ class Experiment:
     # kv_buffers), models are architecture names or LLM files; None: one inference per point.
     generate: Mapping[str, Any] | None = None
     ops: tuple[str, ...] = ()  # custom-op modules (accelsim.ops.resolve_spec: names, or absolute .py paths)
+    streams: Streams | None = None  # the `streams:` block (accelsim.workloads.streams), None without one

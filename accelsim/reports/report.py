@@ -558,6 +558,7 @@ def build_document(name: str, points: Sequence[PointResult], missing: Sequence[d
                  "`accelsim sensitivity MODEL --hw ...` prints the same for any design."),
             *(block for s in experiment["sensitivity"] for block in (Heading(3, s["title"]),
                                                                      Pre("\n".join(s["lines"])))))))
+    blocks += (experiment or {}).get("sections", ())  # e.g. accelsim.reports.streams_section
     if experiment and experiment.get("assumptions"):
         blocks.append(Section(Heading(2, "Assumptions"), (
             Para("Cost numbers the configs leave out take the default `accelsim configs --schema` documents; every "
@@ -655,7 +656,7 @@ def write_report(out_dir: Path, name: str, records: list[PointResult], *, format
         experiment: optional {source: experiment file, models: file stems, variants: names,
             sweep_keys: key paths, best: k, pareto_color: swept key}; the lists give the report's
             order (see Order), best how many fastest points the summary lists, pareto_color the key
-            colouring the Pareto plots.
+            colouring the Pareto plots; sections, figures: extra sections (before the assumptions), pictures.
         traced: ids of the points whose timelines are written (Gantt chart, trace, layer table)
             and shown in detail (those of them whose records carry events); None: every ok point
             is traced and each model x variant's first and last point shown in detail.
@@ -691,7 +692,8 @@ def write_report(out_dir: Path, name: str, records: list[PointResult], *, format
     fronts: dict[tuple[str, str], list[str]] = {}
     if "md" in formats or "html" in formats:
         fronts = {pair: front_ids(points, *pair) for pair in FRONTS}
-        figures = all_figures(points, names, shown, keys, fronts, color_key(experiment, keys))
+        figures = {**all_figures(points, names, shown, keys, fronts, color_key(experiment, keys)),
+                   **(experiment or {}).get("figures", {})}
         for rel, picture in figures.items():
             written[rel] = write_atomic(out / rel, picture.png)
     for pid, (p, slug) in enumerate(zip(points, names), start=1):

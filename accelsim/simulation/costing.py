@@ -123,10 +123,9 @@ def cost_works(works: NodeWorks, system: System, loops: LoopTrips, claimed_on_ho
     return NodeCosts(node_cost, moved, works.loops)
 
 
-def assemble(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate], system: System,
-              costs: NodeCosts, schedule: str, name: str, moved: frozenset[int],
-              choice: PartitionChoice | None = None) -> Simulation:
-    """Build one inference's steps from node costs and simulate them; delegate nodes in `moved` run on the host."""
+def _build_steps(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate], system: System,
+                 costs: NodeCosts, moved: frozenset[int]) -> tuple[list[Step], list[dict], list[NodeTiming]]:
+    """One inference's steps, each partition's fields but its times, and every node's timing (model order later)."""
     graph = interpreter.primary
     tensors = graph.tensors
     accel_of = {d.name(): a.hardware for d, a in zip(delegates, system.accelerators)}
@@ -199,7 +198,23 @@ def assemble(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate],
                            input_bytes=in_bytes, output_bytes=out_bytes,
                            streamed_param_bytes=inner_cost.param_bytes_streamed, cost=inner_cost,
                            transfer_energy=(in_bytes + out_bytes) * link.energy))
-    result = simulate(b.steps, schedule)
+    return b.steps, drafts, timings
+
+
+def inference_steps(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate], system: System,
+                    costs: NodeCosts, moved: frozenset[int] = frozenset()) -> tuple[Step, ...]:
+    """One inference's steps with their dependencies, as `assemble` schedules them (what a stream replays)."""
+    return tuple(_build_steps(interpreter, delegates, system, costs, moved)[0])
+
+
+def assemble(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate], system: System,
+              costs: NodeCosts, schedule: str, name: str, moved: frozenset[int],
+              choice: PartitionChoice | None = None) -> Simulation:
+    """Build one inference's steps from node costs and simulate them; delegate nodes in `moved` run on the host."""
+    accel_of = {d.name(): a.hardware for d, a in zip(delegates, system.accelerators)}
+    node_cost = costs.where_run
+    steps, drafts, timings = _build_steps(interpreter, delegates, system, costs, moved)
+    result = simulate(steps, schedule)
     by_partition = _by_unit_partition(result)
     partitions = [PartitionSummary(**d, **by_partition.get((d["unit"], d["index"]), _NO_TIME)) for d in drafts]
     init = simulate(_parameter_loads(delegates, accel_of, {ni: c for ni, (c, _) in node_cost.items()}))

@@ -385,7 +385,8 @@ sweeps:
     assert errors[1] == f"{path}:2: models[1]: ModelError: {model_error.value}"
     assert "bad_hw.yaml:" in errors[3] and "clock: expected a frequency" in errors[3]
     assert errors[2].endswith("colour: unknown key; expected one of name, models, host, variants, sweeps, search, "
-                              "limits, schedule, numerics, loops, reports, traces, best, pareto, generate, ops")
+                              "limits, schedule, numerics, loops, reports, traces, best, pareto, generate, streams, "
+                              "ops")
 
 
 def test_accelerators_are_checked_even_when_the_host_is_unknown(tmp_path):

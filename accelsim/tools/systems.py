@@ -52,13 +52,15 @@ def config_path(value: str) -> str:
     return resolve_config(value, Path.cwd())
 
 
-def system_from_options(host: str, hw: Sequence[str], max_parts: int | None = None,
+def system_from_options(host: str | None, hw: Sequence[str], max_parts: int | None = None,
                         min_nodes: int | None = None) -> System:
-    """The host and accelerators named, with the partition options given applied to every accelerator.
+    """The host (None: `default_host` of `hw`) and accelerators named, with the partition options given applied
+    to every accelerator.
 
     Raises:
         ConfigError: a config cannot be found, read or combined with the others.
     """
+    host = host if host is not None else default_host(hw)[0]
     system = load_system(config_path(host), [config_path(h) for h in hw])
     changes = {}
     if max_parts is not None:

@@ -41,12 +41,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from accelsim.hardware.config import System, apply_overrides, load_hardware, load_system
-from accelsim.simulation.analysis import analyze, simulate_analysis
-from accelsim.tools.cost_only import cost_only_run
-from accelsim.tools.systems import corstone_host
-
 ROOT = Path(__file__).resolve().parent.parent
+if __name__ == "__main__":  # run as a script: `benchmarks.*` imports need the repository root
+    sys.path.insert(0, str(ROOT))
+
+from accelsim.hardware.config import System, apply_overrides, load_hardware, load_system  # noqa: E402
+from accelsim.simulation.analysis import analyze, simulate_analysis  # noqa: E402
+from accelsim.tools.cost_only import cost_only_run  # noqa: E402
+from accelsim.tools.systems import corstone_host  # noqa: E402
+from benchmarks import cost_vs_vela  # noqa: E402  (how Vela is run and read)
+
 CONFIGS = ROOT / "hw_configs"
 MODELS_DIR = ROOT / "tests" / "fixtures" / "models" / "mlperf_tiny"
 ROWS = Path(__file__).resolve().parent / "mlperf_tiny_rows.csv"
@@ -213,9 +217,6 @@ def fit(rows: Sequence[Row]) -> list[str]:
 
 def vela_lines(models: Sequence[Path]) -> list[str]:
     """The five models on the Ethos-U configs beside Vela's estimate, with what each leaves to the host."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import cost_vs_vela  # the benchmark next to this one: how Vela is run and read  # noqa: PLC0415
-
     out = [f"{'model':28s} {'config':14s} {'ours cyc':>10s} {'Vela cyc':>10s} {'ratio':>6s} {'CPU ops':>7s}  "
            "host of the rest"]
     with tempfile.TemporaryDirectory() as tmp:

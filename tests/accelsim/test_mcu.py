@@ -173,3 +173,21 @@ def test_the_readme_quotes_the_mlperf_tiny_table_as_the_benchmark_prints_it(tiny
     # the fit rows are fitted: the YAMLs hold the fit's values, to their rounding
     geo, worst = tiny_benchmark.ratio_err(ratios[tiny_benchmark.FIT])
     assert geo < 0.03 and worst < 1.05
+
+
+def test_a_microcontroller_without_memory_sizes_says_capacity_is_not_checked(tmp_path):
+    path = _edited(tmp_path, "sram: {size: 640 KiB, ", "sram: {")
+    path.write_text(path.read_text().replace("flash: {size: 2 MiB, ", "flash: {"))
+    notes = load_hardware(path).hardware.notes()
+    assert "memory.levels.sram.size is not given: the tensor arena's capacity is not checked" in notes
+    assert "memory.levels.flash.size is not given: the weights' capacity is not checked" in notes
+    assert not [n for n in load_hardware(HW / "cortex_m4.yaml").hardware.notes() if "capacity" in n]
+
+
+@pytest.mark.slow
+def test_the_fit_reproduces_the_yaml_values(tiny_benchmark):
+    """`python benchmarks/cost_vs_mlperf_tiny.py --fit` from the YAMLs' values ends where it starts."""
+    lines = tiny_benchmark.fit(tiny_benchmark.read_rows())
+    for line in lines[1:]:
+        name, _, was, _, now = line.split()[:5]
+        assert float(was) == float(now), line

@@ -191,3 +191,16 @@ def test_the_fit_reproduces_the_yaml_values(tiny_benchmark):
     for line in lines[1:]:
         name, _, was, _, now = line.split()[:5]
         assert float(was) == float(now), line
+
+
+@pytest.mark.slow
+def test_the_readme_quotes_the_ethos_u_table_on_the_mlperf_tiny_models_as_the_benchmark_prints_it(tiny_benchmark):
+    """Vela compiles the five models for three configs (minutes): the README's table is its output, and every op
+    of these models goes to the NPU (nothing falls back to the Cortex-M host)."""
+    models = [TINY / f"{m}.tflite" for m in (*tiny_benchmark.MODELS.values(), *tiny_benchmark.EXTRA_MODELS)]
+    lines = tiny_benchmark.vela_lines(models)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(lines) == 16
+    for line in lines:
+        assert line in readme, line
+    assert all(line.split()[5] == "0" for line in lines[1:])

@@ -125,8 +125,8 @@ def current_pins() -> dict[str, dict]:
                     if claims not in analyses:
                         analyses[claims] = analyze(str(model), system)
                     out[key] = pin(analyses[claims], system)
-                except AccelsimError as exc:
-                    out[key] = {"error": f"{type(exc).__name__}: {exc}"}
+                except AccelsimError as exc:  # the shipped configs' folder as a name: pins hold no machine's path
+                    out[key] = {"error": f"{type(exc).__name__}: {exc}".replace(str(SHIPPED_CONFIGS), "<hw_configs>")}
     out.update(probe_pins())
     return out
 

@@ -5,6 +5,10 @@ Kept apart from `accelsim.cli.main`, which parses and prints, so that the exampl
 
 from __future__ import annotations
 
+from accelsim.hw_configs import DEFAULT_HOST
+
+HOST_HELP = (f"host config (default: {DEFAULT_HOST}; beside ethos_u55_* configs cortex_m55, the Corstone-300's "
+             "Cortex-M55; beside ethos_u65_* cortex_m85, the Corstone-310's Cortex-M85)")
 HW_HELP = ("an accelerator config (a YAML path or shipped name); repeat it to attach several: they join one "
            "system, and in the order given each claims from the nodes the ones before it left")
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from accelsim.cli.help import EPILOGS, HW_HELP, STREAM_HELP
+from accelsim.cli.help import EPILOGS, HOST_HELP, HW_HELP, STREAM_HELP
 from accelsim.core.feasibility import Infeasible, summary_line
 from accelsim.core.files import write_atomic
 from accelsim.core.schedule import SCHEDULES
@@ -56,7 +56,7 @@ from accelsim.tools.compare import (
 )
 from accelsim.tools.llm import ARCHITECTURE_NAMES, QUANT_NAMES, SYSTEM_NAMES, llm_lines, run_llm
 from accelsim.tools.model_info import inspect_model, registration_code
-from accelsim.tools.systems import delegates_from_options, system_from_options
+from accelsim.tools.systems import default_host, delegates_from_options, system_from_options
 from accelsim.tools.validation import validation_lines
 from accelsim.workloads.segments import SEGMENTATIONS
 from accelsim.workloads.streams import StreamSpec, Workload, simulate_streams
@@ -200,6 +200,7 @@ def _benchmark_model(args: argparse.Namespace) -> str:
 
 def _cmd_benchmark(args: argparse.Namespace) -> int:
     args.model = _benchmark_model(args)
+    chosen = default_host(args.hw)[1] if args.host is None else None  # an Ethos-U's Corstone host, said once
     system = system_from_options(args.host, args.hw, args.max_delegated_partitions, args.min_nodes_per_partition)
     run = run_benchmark(args.model, system, schedule=args.schedule, loops=_merged_loops(LoopTrips(), args.loop_trips),
                         warmup_runs=args.warmup_runs, num_runs=args.num_runs)
@@ -207,8 +208,10 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     if args.partition_plot:
         data["partition_plot"] = str(write_partition_plot(run, args.partition_plot))
     if args.json:
-        print(json.dumps(data, indent=2))
+        print(json.dumps({**data, "host_chosen": chosen}, indent=2))
         return 0
+    if chosen:
+        print(f"Using {chosen}")
     print("\n".join(benchmark_lines(run, data)))
     warning = system.accelerators and slower_than_host("this model", data["simulated_us"]["latency"], run.host_only_us)
     if warning:
@@ -431,7 +434,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "given system with its breakdown.", epilog=EPILOGS["benchmark"], formatter_class=raw)
     p.add_argument("model", nargs="?", help="path of a .tflite file")
     p.add_argument("--graph", metavar="MODEL", help="benchmark_model's spelling of MODEL")
-    p.add_argument("--host", default=DEFAULT_HOST, help=f"host config (default: {DEFAULT_HOST})")
+    p.add_argument("--host", default=None, help=HOST_HELP)
     p.add_argument("--hw", action="append", default=[], metavar="CFG", help=HW_HELP)
     # benchmark_model writes its flags with underscores; both spellings work.
     p.add_argument("--num-runs", "--num_runs", type=_non_negative, default=10,

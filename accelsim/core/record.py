@@ -74,6 +74,7 @@ class NodeCostRow(TypedDict):
     level_bytes: dict[str, int]  # memory level name ("link": host memory over the link) -> bytes moved
     streamed_weight_bytes: int  # weights fetched from below the weights level on this run
     energy_uj: float  # dynamic + static while busy
+    note: str | None  # what the unit's kind says of the kernel that ran it (a fallback kernel); None for nothing
 
 
 class RejectedRow(TypedDict):
@@ -157,6 +158,7 @@ class LayerRow(TypedDict):
     streamed_weight_bytes: int
     energy_uj: float
     not_delegated_because: str | None  # why no accelerator took it; None when one did or none was asked
+    note: str | None  # e.g. a Cortex-M node on a TFLM reference kernel (CMSIS-NN has none); None for nothing
 
 
 class PointHeader(TypedDict):

@@ -36,6 +36,7 @@ BUILTIN = {
     "npu": "accelsim.hardware.cost.npu:KIND",
     "gpu": "accelsim.hardware.cost.gpu:KIND",
     "tensor": "accelsim.hardware.cost.tensor:KIND",
+    "mcu": "accelsim.hardware.cost.mcu:KIND",
 }
 
 

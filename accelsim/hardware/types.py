@@ -198,6 +198,11 @@ class Hardware:
         return [None if peak is None or c.cycles == 0 else w.macs / (c.cycles * peak(w, self))
                 for w, c in zip(works, costs)]
 
+    def node_notes(self, works: Sequence[NodeWork]) -> list[str]:
+        """Each node's note for the per-layer table ('' for none), by the kind's `Kind.node_notes`."""
+        notes = self.kind_record.node_notes
+        return [""] * len(works) if notes is None else notes(works, self)
+
     def error(self, path: tuple, message: str) -> ConfigError:
         """A ConfigError about key `path` of this device, located at its file:line when known."""
         return ConfigError([located(self.source, self.lines, path, message)])
@@ -306,6 +311,8 @@ class Kind:
             cores): (key path, what is wrong) each, reported at the key's file:line as a ConfigError.
         check_policy: the same for its delegation policy (e.g. claims within what the delegate
             takes).
+        node_notes: what the per-layer table says about each of a device's nodes (model order; '' for
+            nothing), e.g. that a node runs a slower fallback kernel; None says nothing.
     """
 
     name: str
@@ -318,6 +325,7 @@ class Kind:
     peak_macs_per_cycle: Callable[[NodeWork, Hardware], float] | None = None
     check: Callable[[Hardware], list[tuple[tuple, str]]] = no_problems
     check_policy: Callable[[DelegationPolicy], list[tuple[tuple, str]]] = no_problems
+    node_notes: Callable[[Sequence[NodeWork], Hardware], list[str]] | None = None
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:

@@ -396,7 +396,7 @@ _LAYER_HEADERS = {"node": "Node", "op": "Op", "unit": "Unit", "partition": "Part
                   "pct": "% of node time", "cdf_pct": "Cumulative %", "macs": "MACs", "cycles": "Cycles",
                   "utilization_pct": "Utilisation (%)", "compute_us": "Compute (µs)", "bound": "Bound",
                   "bytes_per_level": "Bytes per level", "streamed_weight_bytes": "Streamed weights (bytes)",
-                  "energy_uj": "Energy (µJ)", "not_delegated_because": "Not delegated because"}
+                  "energy_uj": "Energy (µJ)", "not_delegated_because": "Not delegated because", "note": "Note"}
 
 
 def _layer_table(p: dict) -> Table:

@@ -239,7 +239,7 @@ def node_costs(sim: Simulation) -> list[NodeCostRow]:
              "utilization_pct": None if n.utilization is None else _r(100 * n.utilization, 3),
              "compute_us": _r(n.cost.compute_seconds * US), "bound": n.cost.bound,
              "level_bytes": dict(n.cost.level_bytes), "streamed_weight_bytes": n.cost.param_bytes_streamed,
-             "energy_uj": _uj(n.cost.energy)}
+             "energy_uj": _uj(n.cost.energy), "note": n.note or None}
             for n in sorted(sim.nodes, key=lambda n: order.get(n.index, n.index))]
 
 
@@ -335,7 +335,7 @@ def _numerics_columns(numerics: dict[str, Any] | None) -> list[Any]:
 # One row per node of one design point (layers/<point>.csv and the HTML's per-layer tables).
 LAYER_COLUMNS = ("node", "op", "unit", "partition", "time_us", "pct", "cdf_pct", "macs", "cycles", "utilization_pct",
                  "compute_us", "bound", "bytes_per_level", "streamed_weight_bytes", "energy_uj",
-                 "not_delegated_because")
+                 "not_delegated_because", "note")
 
 
 def layer_rows(rec: PointResult) -> list[LayerRow]:
@@ -353,4 +353,5 @@ def layer_rows(rec: PointResult) -> list[LayerRow]:
              **{k: costs[r["node"]][k] for k in ("macs", "cycles", "utilization_pct", "compute_us", "bound",
                                                  "streamed_weight_bytes", "energy_uj")},
              "bytes_per_level": costs[r["node"]]["level_bytes"],
-             "not_delegated_because": reasons.get(r["node"])} for r in rec["op_profile"]]
+             "not_delegated_because": reasons.get(r["node"]), "note": costs[r["node"]].get("note")}
+            for r in rec["op_profile"]]

@@ -17,6 +17,7 @@ a default); `Simulation.loops` lists every count used and where it came from.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -93,6 +94,7 @@ class NodeCosts:
     where_run: Mapping[int, tuple[Cost, float | None]]
     on_host: Mapping[int, tuple[Cost, float | None]]
     loops: tuple[LoopCount, ...]
+    host_notes: Mapping[int, str] = dataclasses.field(default_factory=dict)  # the host kind's per-node notes
 
 
 def cost_nodes(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate], system: System,
@@ -115,12 +117,14 @@ def cost_works(works: NodeWorks, system: System, loops: LoopTrips, claimed_on_ho
         node_cost.update(_costed(hw, device.nodes, device.works, hw.costs(device.works)))
     host = system.host.hardware
     node_cost.update(_costed(host, works.host.nodes, works.host.works, _host_costs(works.host.works, host)))
+    notes = dict(zip(works.host.nodes, host.node_notes(works.host.works)))
     moved: dict[int, tuple[Cost, float | None]] = {}
     if claimed_on_host:
         order = sorted(works.claimed)
         claimed = [resolve_trips(works.claimed[i], loops, HOW_TO_SET_TRIPS) for i in order]
         moved = _costed(host, order, claimed, _host_costs(claimed, host))
-    return NodeCosts(node_cost, moved, works.loops)
+        notes.update(zip(order, host.node_notes(claimed)))
+    return NodeCosts(node_cost, moved, works.loops, {i: n for i, n in notes.items() if n})
 
 
 def _build_steps(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate], system: System,
@@ -143,7 +147,7 @@ def _build_steps(interpreter: Interpreter, delegates: Sequence[AcceleratorDelega
         for t in node.outputs:
             b.ready_on[(t, HOST)] = sid
         timings.append(NodeTiming(index=ni, op=node.op_name, unit=HOST, partition=None, seconds=c.seconds, macs=c.macs,
-                                  cost=c, utilization=util))
+                                  cost=c, utilization=util, note=costs.host_notes.get(ni, "")))
 
     for ni in graph.execution_plan:
         node = graph.nodes[ni]

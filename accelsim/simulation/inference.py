@@ -25,6 +25,7 @@ class NodeTiming:
     macs: int
     cost: Cost
     utilization: float | None = None  # MACs / (cycles x the unit's peak MACs per cycle); None if unknown
+    note: str = ""  # what the unit's kind says of the kernel that ran it (a fallback kernel); '' for nothing
 
 
 @dataclass(frozen=True, kw_only=True)

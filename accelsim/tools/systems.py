@@ -14,6 +14,37 @@ from accelsim.delegates.accelerator import AcceleratorDelegate
 from accelsim.delegates.registry import DelegateRegistry, OptionSpec, parse_option_strings
 from accelsim.experiments.experiment import resolve_config
 from accelsim.hardware.config import System, accelerator_policy, apply_overrides, load_hardware, load_system
+from accelsim.hw_configs import DEFAULT_HOST
+
+# The microcontroller an Ethos-U sits beside in Arm's reference systems, by the shipped NPU configs'
+# name prefix: Corstone-300 pairs a Cortex-M55 with an Ethos-U55, Corstone-310 a Cortex-M85 with an
+# Ethos-U55 or U65 (the U65 is only in Corstone-310 here, as Arm's Corstone-310 names it).
+CORSTONE_HOSTS = (("ethos_u55_", "cortex_m55", "Corstone-300"), ("ethos_u65_", "cortex_m85", "Corstone-310"))
+
+
+def corstone_host(hw: Sequence[str]) -> str | None:
+    """The Corstone host of accelerators all named like shipped Ethos-U configs (None otherwise, or with none)."""
+    names = [Path(h).stem for h in hw]
+    for prefix, host, _ in CORSTONE_HOSTS:
+        if names and all(n.startswith(prefix) for n in names):
+            return host
+    if names and all(n.startswith(("ethos_u55_", "ethos_u65_")) for n in names):
+        return "cortex_m85"  # Corstone-310 takes both NPUs
+    return None
+
+
+def default_host(hw: Sequence[str]) -> tuple[str, str | None]:
+    """The host a verb uses when --host is not given, and why when it is not DEFAULT_HOST.
+
+    Ethos-U configs get the microcontroller of their Corstone system (an Ethos-U always sits beside a
+    Cortex-M), everything else the shipped default host.
+    """
+    host = corstone_host(hw)
+    if host is None:
+        return DEFAULT_HOST, None
+    system = next(name for prefix, h, name in CORSTONE_HOSTS if h == host)
+    return host, (f"host {host} (the {system} system's Cortex-M, the default beside "
+                  f"{', '.join(Path(h).stem for h in hw)}; --host names another)")
 
 
 def config_path(value: str) -> str:
@@ -21,13 +52,15 @@ def config_path(value: str) -> str:
     return resolve_config(value, Path.cwd())
 
 
-def system_from_options(host: str, hw: Sequence[str], max_parts: int | None = None,
+def system_from_options(host: str | None, hw: Sequence[str], max_parts: int | None = None,
                         min_nodes: int | None = None) -> System:
-    """The host and accelerators named, with the partition options given applied to every accelerator.
+    """The host (None: `default_host` of `hw`) and accelerators named, with the partition options given applied
+    to every accelerator.
 
     Raises:
         ConfigError: a config cannot be found, read or combined with the others.
     """
+    host = host if host is not None else default_host(hw)[0]
     system = load_system(config_path(host), [config_path(h) for h in hw])
     changes = {}
     if max_parts is not None:

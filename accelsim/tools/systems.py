@@ -8,6 +8,7 @@ the delegates (the command line only parses them).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from accelsim.delegates.accelerator import AcceleratorDelegate
@@ -35,7 +36,7 @@ def system_from_options(host: str, hw: Sequence[str], max_parts: int | None = No
     if min_nodes is not None:
         changes["partition.min_nodes_per_partition"] = min_nodes
     if changes:
-        system = System(system.host, tuple(apply_overrides(a, changes) for a in system.accelerators))
+        system = replace(system, accelerators=tuple(apply_overrides(a, changes) for a in system.accelerators))
     return system
 
 

@@ -93,7 +93,8 @@ def systems() -> dict[tuple[str, str], System]:
     """(phone, column) -> the system simulated."""
     out = {}
     for phone, (host, gpu, nnapi) in PHONES.items():
-        cfg = {n: str(SHIPPED_CONFIGS / f"{n}.yaml") for n in (host, gpu, nnapi)}
+        cfg = {n: str(SHIPPED_CONFIGS / f"{n}.yaml") for n in (host, gpu)}
+        cfg[nnapi] = str(SHIPPED_CONFIGS / "nnapi" / f"{nnapi}.yaml")
         out[(phone, "cpu")] = load_system(cfg[host], [])
         out[(phone, "gpu")] = load_system(cfg[host], [cfg[gpu]])
         out[(phone, "nnapi")] = load_system(cfg[host], [cfg[nnapi]])

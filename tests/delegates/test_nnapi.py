@@ -160,3 +160,54 @@ def test_bad_input_is_one_clear_error_with_the_valid_choices():
         NnapiSpec(29, ())
     with pytest.raises(ValueError, match="execution_preference must be one of"):
         NnapiOptions(execution_preference="fast")
+
+
+# -- the shipped NNAPI configs and the simulation (accelsim.hardware.nnapi_config, accelsim.simulation.nnapi) ------
+
+def _nnapi_yaml(tmp_path, body: str):
+    hw = tmp_path / "nnapi.yaml"
+    hw.write_text(body)
+    return hw
+
+
+def test_the_pixel_configs_load_and_simulate_with_their_drivers():
+    from accelsim.experiments.experiment import resolve_config
+    from accelsim.hardware.config import load_system
+    from accelsim.simulation.analysis import simulate_model
+
+    for host, nnapi in (("kryo385_cpu", "nnapi_pixel3"), ("kryo485_cpu", "nnapi_pixel4")):
+        system = load_system(resolve_config(host, FIXTURES), [resolve_config(nnapi, FIXTURES)])
+        assert [a.name for a in system.accelerators] == ["qti-dsp", "qti-gpu"]
+        assert system.nnapi.spec.android_api == 29 and system.nnapi.spec.options.max_number_delegated_partitions == 3
+        quant = simulate_model(str(FIXTURES / "mobilenet_v2_035_96_int8.tflite"), system)
+        flt = simulate_model(str(FIXTURES / "mobilenet_v2_035_96_float.tflite"), system)
+        assert {p.unit for p in quant.partitions} == {"qti-dsp"} and {p.unit for p in flt.partitions} == {"qti-gpu"}
+        # three partitions, each paying its copies and per-execution overhead: slower than the CPU alone
+        slow = simulate_model(str(FIXTURES / "transformer_block_float.tflite"), system)
+        host_only = simulate_model(str(FIXTURES / "transformer_block_float.tflite"), load_system(
+            resolve_config(host, FIXTURES), []))
+        assert len(slow.partitions) == 3 and slow.latency > host_only.latency
+        assert all(p.overhead > 0 and p.transfer > 0 for p in slow.partitions)
+
+
+@pytest.mark.parametrize("edit, message", [
+    ("feature_level: 29", "feature_level: unknown NNAPI feature level 'FL9'; valid: FL1 (27)"),
+    ("accelerator_name: null", "Could not find the specified NNAPI accelerator: qti-tpu. Must be one of: "
+                               "{qti-dsp, qti-gpu}"),
+    ("\ndrivers:", "drivers: expected a non-empty list of NNAPI drivers"),
+])
+def test_bad_nnapi_configs_are_one_clear_error(tmp_path, edit, message):
+    from accelsim.experiments.experiment import resolve_config
+    from accelsim.hardware.config import ConfigError, load_system
+
+    text = (FIXTURES.parents[2] / "hw_configs" / "nnapi" / "nnapi_pixel3.yaml").read_text()
+    text = text.replace("../", str(FIXTURES.parents[2] / "hw_configs") + "/")
+    replacement = {"feature_level: 29": "feature_level: FL9", "accelerator_name: null": "accelerator_name: qti-tpu",
+                   "\ndrivers:": "\ndrivers: []\nunused:"}[edit]
+    text = text.replace(edit, replacement, 1)
+    if edit == "\ndrivers:":
+        text = text[:text.index("unused:")]
+    hw = _nnapi_yaml(tmp_path, text)
+    with pytest.raises(ConfigError) as err:
+        load_system(resolve_config("kryo385_cpu", FIXTURES), [str(hw)])
+    assert message in str(err.value) and str(hw) in str(err.value)

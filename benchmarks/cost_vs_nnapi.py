@@ -38,7 +38,7 @@ if __name__ == "__main__":
     sys.path.insert(0, str(ROOT))
 
 from accelsim.experiments.experiment import SHIPPED_CONFIGS  # noqa: E402
-from accelsim.hardware.config import System, apply_overrides, load_hardware, load_system  # noqa: E402
+from accelsim.hardware.config import System, apply_overrides, load_system  # noqa: E402
 from accelsim.simulation.analysis import analyze, simulate_placed  # noqa: E402
 from accelsim.simulation.inference import Simulation  # noqa: E402
 from benchmarks import calibration  # noqa: E402

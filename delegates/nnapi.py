@@ -30,9 +30,10 @@ from accelsim.delegates.accelerator import AcceleratorDelegate
 from accelsim.delegates.nnapi_rules import (
     EXECUTION_PREFERENCES,
     FEATURE_LEVELS,
+    FL6,
     HARD_SWISH_PRE30,
-    I32,
     I8,
+    I32,
     LEVEL_NAMES,
     LOWERINGS,
     OPTION_DEFAULTS,
@@ -41,11 +42,9 @@ from accelsim.delegates.nnapi_rules import (
     REFERENCE_DEVICE,
     RULES,
     U8,
-    FL6,
 )
 from accelsim.delegates.partition import NodeSubset, Selection, describe_plan, partition_graph
 from accelsim.delegates.spec import ANY_OP, ClaimRule, DelegationPolicy, NodeFacts, Numerics, facts_from_node
-from accelsim.runtime.work import option
 
 # What refused a node (whatif and the report group by these).
 FEATURE_LEVEL, VERSION, TYPE, CHECK, UNSUPPORTED = "feature level", "version", "type", "op rule", "op not supported"

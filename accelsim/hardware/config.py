@@ -43,7 +43,7 @@ from accelsim.delegates.spec import (
     Numerics,
     PartitionPolicy,
 )
-from accelsim.hardware.claims import DTYPES, parse_claims
+from accelsim.hardware.claims import DTYPES, NnapiFile, is_nnapi, parse_claims, read_nnapi
 from accelsim.hardware.config_yaml import (
     INVALID,
     Checker,
@@ -57,7 +57,6 @@ from accelsim.hardware.config_yaml import (
 from accelsim.hardware.device import POLICY, SECTIONS, Device, hardware_lines, numerics_precision
 from accelsim.hardware.kinds import KindRegistry, default_registry
 from accelsim.hardware.memory import LINK, Level, Memory
-from accelsim.hardware.nnapi_config import NnapiFile, is_nnapi, read_nnapi
 from accelsim.hardware.types import CALIBRATION_STARTS, Energy, Field, Hardware, Kind, Link, or_list
 
 _KEY_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\[\d+\]")

@@ -433,12 +433,19 @@ class NnapiDriverDelegate(AcceleratorDelegate):
     """One NNAPI driver's share of an NNAPI delegation: the delegated nodes the runtime gave it (`assigned`).
 
     A node NNAPI did not delegate is refused with NNAPI's reason; one given to another driver says which.
+    Every driver refuses an undelegated node for the same NNAPI reason, so only the one with `speaks` reports
+    its reasons (`rejection_reasons`): a delegation report gives each reason once.
     """
 
-    def __init__(self, policy: DelegationPolicy, decision: NnapiDecision, assigned: Mapping[int, str]):
+    def __init__(self, policy: DelegationPolicy, decision: NnapiDecision, assigned: Mapping[int, str],
+                 speaks: bool = True):
         super().__init__(policy, allowed_nodes=frozenset(ni for ni, d in assigned.items() if d == policy.name))
         self.decision = decision
         self.assigned = MappingProxyType(dict(assigned))
+        self.speaks = speaks
+
+    def rejection_reasons(self, interpreter) -> dict[int, str]:
+        return super().rejection_reasons(interpreter) if self.speaks else {}
 
     def is_node_supported(self, context, node, registration):
         verdict = self.decision.verdicts.get(node.index)

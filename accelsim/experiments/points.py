@@ -80,7 +80,7 @@ def resolved_system(point: DesignPoint, options: Mapping[str, int] | None = None
         changes = dict(by_target.get(a.name, {}))
         changes.update({f"partition.{k}": v for k, v in opts.items()})
         accels.append(apply_overrides(a, changes) if changes else a)
-    return System(host, tuple(accels), assign)
+    return System(host, tuple(accels), assign, system.nnapi)
 
 
 def design_points(experiment: Experiment) -> list[DesignPoint]:

@@ -26,7 +26,7 @@ from accelsim.experiments.points import DesignPoint, experiment_points
 from accelsim.experiments.spec import Experiment
 from accelsim.experiments.store import STORE_FILE, ResultStore
 from accelsim.hardware.assumptions import assumption_lines
-from accelsim.hardware.config import load_hardware
+from accelsim.hardware.config import load_devices, load_hardware
 from accelsim.insight.advice import best_point_sensitivity
 from accelsim.reports.report import write_report
 from accelsim.reports.results import fill_speedups
@@ -203,7 +203,11 @@ def report_context(experiment: Experiment, n_points: int) -> dict[str, Any]:
     def config(path: str):  # as loading read it, when it did (no file is parsed twice)
         return experiment.configs.get(str(path)) or load_hardware(path)
 
-    configs = [config(experiment.host), *(config(a) for v in experiment.variants for a in v.accelerators)]
+    def devices(path: str):  # an NNAPI config brings its drivers
+        cached = experiment.configs.get(str(path))
+        return [cached] if cached is not None else load_devices(path)
+
+    configs = [config(experiment.host), *(d for v in experiment.variants for a in v.accelerators for d in devices(a))]
     host_name = configs[0].name
     given = [f"{host_name}.{k.split('.', 1)[1]}" if k.startswith("host.") else k for k in keys]
     return {"source": experiment.source, "points": n_points, "assumptions": assumption_lines(configs, given),

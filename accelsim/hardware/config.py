@@ -511,6 +511,18 @@ def load_system(host_path: str | Path, accel_paths: Iterable[str | Path],
     return System(host, tuple(accelerators), nnapi=nnapi)
 
 
+def load_devices(path: str | Path) -> list[Device]:
+    """The devices one accelerator path brings: the file's device, or an NNAPI config's driver devices.
+
+    Raises:
+        ConfigError: the file, or a driver's hardware file, breaks a rule.
+    """
+    doc, _ = read_document(str(path))
+    if is_nnapi(doc):
+        return nnapi_drivers(read_nnapi(doc, str(path)))
+    return [load_hardware(path)]
+
+
 def nnapi_drivers(nnapi: NnapiFile) -> list[Device]:
     """The devices of an NNAPI file's drivers (the reference CPU driver has none): each hardware file with the
     driver's name and overrides, numerics float16 when `allow_fp16` relaxes float32, no claims of its own.

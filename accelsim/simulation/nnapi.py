@@ -56,7 +56,8 @@ def nnapi_interpreter(model: Model, system: System, *, shapes_only: bool = False
     plain.allocate_tensors()
     decision = nnapi_decision(plain.primary, system.nnapi.spec)
     assigned = assign_drivers(plain, decision, system)
-    delegates = [NnapiDriverDelegate(a.policy, decision, assigned) for a in system.accelerators]
+    delegates = [NnapiDriverDelegate(a.policy, decision, assigned, speaks=k == 0)
+                 for k, a in enumerate(system.accelerators)]
     interpreter = Interpreter(model=model, experimental_delegates=delegates, shapes_only=shapes_only)
     interpreter.allocate_tensors()
     return interpreter, delegates, decision, assigned

@@ -211,3 +211,19 @@ def test_bad_nnapi_configs_are_one_clear_error(tmp_path, edit, message):
     with pytest.raises(ConfigError) as err:
         load_system(resolve_config("kryo385_cpu", FIXTURES), [str(hw)])
     assert message in str(err.value) and str(hw) in str(err.value)
+
+
+def test_allow_fp16_relaxes_the_drivers_float_math(tmp_path):
+    from accelsim.experiments.experiment import SHIPPED_CONFIGS, resolve_config
+    from accelsim.hardware.config import load_system
+    from accelsim.simulation.analysis import simulate_model
+
+    text = (SHIPPED_CONFIGS / "nnapi" / "nnapi_pixel3.yaml").read_text().replace("../", f"{SHIPPED_CONFIGS}/")
+    hw = _nnapi_yaml(tmp_path, text.replace("allow_fp16: false", "allow_fp16: true"))
+    host = resolve_config("kryo385_cpu", FIXTURES)
+    relaxed, strict = (load_system(host, [str(p)]) for p in (hw, SHIPPED_CONFIGS / "nnapi" / "nnapi_pixel3.yaml"))
+    assert {a.hardware.numerics_precision for a in relaxed.accelerators} == {"float16"}
+    assert {a.hardware.numerics_precision for a in strict.accelerators} == {"float32"}
+    model = str(FIXTURES / "mobilenet_v2_035_96_float.tflite")
+    fast, slow = (simulate_model(model, s) for s in (relaxed, strict))
+    assert sum(p.compute for p in fast.partitions) < sum(p.compute for p in slow.partitions)

@@ -15,6 +15,7 @@ from accelsim.delegates.accelerator import AcceleratorDelegate
 from accelsim.delegates.registry import DelegateRegistry, OptionSpec, parse_option_strings
 from accelsim.experiments.experiment import resolve_config
 from accelsim.hardware.config import System, accelerator_policy, apply_overrides, load_hardware, load_system
+from accelsim.hardware.config_yaml import ConfigError
 
 
 def config_path(value: str) -> str:
@@ -30,6 +31,8 @@ def system_from_options(host: str, hw: Sequence[str], max_parts: int | None = No
         ConfigError: a config cannot be found, read or combined with the others.
     """
     system = load_system(config_path(host), [config_path(h) for h in hw])
+    if system.nnapi is not None:
+        return _nnapi_options(system, max_parts, min_nodes)
     changes = {}
     if max_parts is not None:
         changes["partition.max_delegated_partitions"] = max_parts
@@ -38,6 +41,20 @@ def system_from_options(host: str, hw: Sequence[str], max_parts: int | None = No
     if changes:
         system = replace(system, accelerators=tuple(apply_overrides(a, changes) for a in system.accelerators))
     return system
+
+
+def _nnapi_options(system: System, max_parts: int | None, min_nodes: int | None) -> System:
+    """An NNAPI system with --max-delegated-partitions as NNAPI's max_number_delegated_partitions (0: no limit);
+    NNAPI has no minimum partition size (nnapi_delegate.h), so --min-nodes-per-partition is refused."""
+    if min_nodes is not None:
+        raise ConfigError([f"{system.nnapi.source}: --min-nodes-per-partition: TFLite's NNAPI delegate has no "
+                           "minimum partition size; its option is max_number_delegated_partitions "
+                           "(--max-delegated-partitions)"])
+    if max_parts is None:
+        return system
+    spec = system.nnapi.spec
+    spec = replace(spec, options=replace(spec.options, max_number_delegated_partitions=max_parts))
+    return replace(system, nnapi=replace(system.nnapi, spec=spec))
 
 
 def delegate_registry() -> DelegateRegistry:

@@ -47,3 +47,14 @@ def test_whatif_json_gives_the_rules_and_the_partitions(capsys):
     assert {g["rule"] for g in data["refused"]} == {"feature level", "op not supported", "driver support",
                                                     "partition limit"}
     assert data["as_configured"]["partitions"] == 3
+
+
+def test_the_partition_flag_sets_nnapis_limit_and_a_minimum_is_refused(capsys):
+    from accelsim.tools.systems import system_from_options
+
+    system = system_from_options("kryo385_cpu", ["nnapi_pixel3"], max_parts=1)
+    assert system.nnapi.spec.options.max_number_delegated_partitions == 1
+    assert len(simulate_model(str(MODEL), system).partitions) == 1
+    assert main(["benchmark", str(MODEL), "--host", "kryo385_cpu", "--hw", "nnapi_pixel3", "--num-runs", "0",
+                 "--min-nodes-per-partition", "2"]) != 0
+    assert "has no minimum partition size" in capsys.readouterr().err

@@ -45,6 +45,7 @@ from accelsim.delegates.nnapi_rules import (
 )
 from accelsim.delegates.partition import NodeSubset, Selection, describe_plan, partition_graph
 from accelsim.delegates.spec import ANY_OP, ClaimRule, DelegationPolicy, NodeFacts, Numerics, facts_from_node
+from accelsim.runtime.work import option
 
 # What refused a node (whatif and the report group by these).
 FEATURE_LEVEL, VERSION, TYPE, CHECK, UNSUPPORTED = "feature level", "version", "type", "op rule", "op not supported"
@@ -223,6 +224,18 @@ def _hybrid(facts: NodeFacts) -> bool:
             and facts.input_dtypes[0] == "float32" and facts.input_dtypes[1] in Q8)
 
 
+def _scales(tensor) -> int:
+    q = tensor.quantization if tensor is not None else None
+    return len(q.scales) if q is not None else 0
+
+
+def _restricted_scales(inp, filt, out) -> bool:
+    """input_scale * filter_scale < output_scale (ExpectIsRestrictedScalesCompliant, cc 2220-2234)."""
+    scale = [t.quantization.scales[0] if t is not None and t.quantization is not None and t.quantization.scales
+             else 0.0 for t in (inp, filt, out)]
+    return scale[0] * scale[1] < scale[2]
+
+
 def _checks(name: str, facts: NodeFacts, node, tensors, level: int, specified: bool) -> str | None:
     """Why the node breaks the named check of its Validate case (None: it holds)."""
     ins = [tensors[i] if i >= 0 else None for i in node.inputs]
@@ -241,8 +254,16 @@ def _checks(name: str, facts: NodeFacts, node, tensors, level: int, specified: b
         return f"fused activation {facts.activation} before API 29"
     if name == "mul_v3_if_accelerator" and facts.version == 3 and not specified:
         return "version 3 only with an accelerator specified"
-    if name == "pre29_per_tensor" and level < 29 and facts.per_channel:
-        return "per-channel quantization not supported before NNAPI 1.2 (API 29)"
+    if name == "pre29_per_tensor" and level < 29 and len(ins) > 1 and _scales(ins[1]) > 1:
+        return "Per-channel quantized convolution not supported before NNAPI 1.2 (API 29)"
+    if name == "pre29_restricted_scales" and level < 29 and facts.input_dtypes[:1] == (U8,) and len(ins) > 1 \
+            and node.outputs and not _restricted_scales(ins[0], ins[1], tensors[node.outputs[0]]):
+        return "uint8 before API 29 needs input_scale * filter_scale < output_scale (ExpectIsRestrictedScalesCompliant)"
+    if name == "pre29_not_grouped" and level < 29 and len(ins) > 1 and ins[0] is not None and ins[1] is not None \
+            and ins[0].shape[-1] != ins[1].shape[-1]:
+        return "Grouped convolution not supported before NNAPI 1.2"
+    if name == "keep_num_dims_needs_30" and level < 30 and option(node.options, "keep_num_dims", False):
+        return "keep_num_dims needs API 30"
     if name == "pre29_not_hybrid" and level < 29 and _hybrid(facts):
         return "hybrid (float input, quantized weights) before API 29"
     if name == "bias_present" and len(node.inputs) < 3:

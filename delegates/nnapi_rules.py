@@ -71,9 +71,13 @@ RULES = MappingProxyType({
     # CONV_2D: <29 float/uint8 only, per-tensor filter, no hybrid, no grouped conv; bias required;
     # dilation != 1 needs 29 (cc 2490-2533)
     "CONV_2D": _r(27, 5, {27: (F32, U8), 29: None},
-                  ("pre29_per_tensor", "pre29_not_hybrid", "bias_present", "dilation_needs_29"), (2490, 2533)),
-    "DEPTHWISE_CONV_2D": _r(27, 3, {27: (F32, U8), 29: None}, ("pre29_no_dilation",), (2534, 2554)),
-    "FULLY_CONNECTED": _r(27, 5, {27: (F32, U8), 29: None}, ("pre29_not_hybrid", "output_not_int16"), (2555, 2578)),
+                  ("pre29_per_tensor", "pre29_not_hybrid", "pre29_restricted_scales", "bias_present",
+                   "dilation_needs_29", "pre29_not_grouped"), (2490, 2533)),
+    "DEPTHWISE_CONV_2D": _r(27, 3, {27: (F32, U8), 29: None}, ("pre29_restricted_scales", "pre29_no_dilation"),
+                            (2534, 2554)),
+    "FULLY_CONNECTED": _r(27, 5, {27: (F32, U8), 29: None},
+                          ("pre29_not_hybrid", "pre29_restricted_scales", "output_not_int16", "keep_num_dims_needs_30"),
+                          (2555, 2578)),
     # quantized AVERAGE_POOL_2D without a specified accelerator: window area <= 256 (cc 2459-2472)
     "AVERAGE_POOL_2D": _r(27, 2, _ACT, ("quant_pool_area_256",), (2459, 2472)),
     "MAX_POOL_2D": _r(27, 2, _ACT, (), (2473, 2476)),

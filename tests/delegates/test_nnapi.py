@@ -89,6 +89,10 @@ def test_per_channel_quantization_needs_api_29():
     refused = decide(per_channel, spec28)[1].verdicts[0].reason
     assert "Per-channel".lower() in refused.lower() or "per-channel" in refused
     assert decide(per_channel, NnapiSpec(29, (everything(),)))[1].delegated == (0,)
+    # NNAPI 1.0/1.1's uint8 restriction (ExpectIsRestrictedScalesCompliant): input * filter scale < output scale
+    tight = conv_model("CONV_2D", (1, 6, 6, 3), (4, 3, 3, 3), "uint8", out_scale_factor=1e-4)
+    assert "input_scale * filter_scale < output_scale" in decide(tight, spec28)[1].verdicts[0].reason
+    assert decide(tight, NnapiSpec(29, (everything(),)))[1].delegated == (0,)
 
 
 def test_a_node_is_delegated_only_when_the_drivers_support_all_its_nnapi_ops():

@@ -21,7 +21,8 @@ def test_whatif_names_each_rule_and_simulates_other_nnapi_settings(capsys):
     out = capsys.readouterr().out
     assert "target feature level FL3 (API 29), target drivers qti-dsp, qti-gpu" in out
     for line in ("feature level: 2 node(s) [BATCH_MATMUL]", "op not supported: 1 node(s) [GELU]",
-                 "driver support: 4 node(s) [TRANSPOSE]", "partition limit: 2 node(s)"):
+                 "driver support: 4 node(s) [TRANSPOSE]", "partition limit: 3 node(s)",
+                 "op rule: 6 node(s) [FULLY_CONNECTED]", "keep_num_dims needs API 30"):
         assert line in out
     assert "slower than the CPU alone" in out and "max_number_delegated_partitions 1: " in out
 
@@ -45,7 +46,10 @@ def test_whatif_json_gives_the_rules_and_the_partitions(capsys):
     assert main(["whatif", str(MODEL), "--host", "kryo385_cpu", "--hw", "nnapi_pixel3", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert {g["rule"] for g in data["refused"]} == {"feature level", "op not supported", "driver support",
-                                                    "partition limit"}
+                                                    "partition limit", "op rule"}
+    # at API 30 keep_num_dims is accepted: a higher feature level delegates more
+    at30 = next(a for a in data["alternatives"] if a["change"] == "feature level FL4 (API 30)")
+    assert at30["delegated"] > data["as_configured"]["delegated"]
     assert data["as_configured"]["partitions"] == 3
 
 

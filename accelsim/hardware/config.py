@@ -565,8 +565,12 @@ def identity(system: System, *, hardware: bool = True) -> dict[str, Any]:
         return {"yaml": {k: v for k, v in c.document.data.items() if SECTIONS.get(k) == POLICY}}
 
     accelerators = [one(a) for a in system.accelerators]
-    if system.nnapi is not None:
-        accelerators.append({"nnapi": system.nnapi.document.data})
+    if system.nnapi is not None:  # the file, and the spec as resolved (options a run may have changed)
+        spec = system.nnapi.spec
+        accelerators.append({"nnapi": system.nnapi.document.data, "options": dataclasses.asdict(spec.options),
+                             "android_api": spec.android_api,
+                             "drivers": [[d.name, d.level, {k: sorted(v) for k, v in sorted(d.supports.items())}]
+                                         for d in spec.drivers]})
     if not hardware:
         return {"accelerators": accelerators, "assign": dataclasses.asdict(system.assign)}
     return {"host": one(system.host), "accelerators": accelerators, "assign": dataclasses.asdict(system.assign)}

@@ -62,3 +62,17 @@ def test_the_partition_flag_sets_nnapis_limit_and_a_minimum_is_refused(capsys):
     assert main(["benchmark", str(MODEL), "--host", "kryo385_cpu", "--hw", "nnapi_pixel3", "--num-runs", "0",
                  "--min-nodes-per-partition", "2"]) != 0
     assert "has no minimum partition size" in capsys.readouterr().err
+
+
+def test_an_experiment_variants_partition_limit_is_nnapis_and_part_of_the_point_identity():
+    from accelsim.experiments.points import DesignPoint, resolved_system
+    from accelsim.hardware.config import identity
+
+    host = resolve_config("kryo385_cpu", FIXTURES)
+    base = load_system(host, [resolve_config("nnapi_pixel3", FIXTURES)])
+    point = DesignPoint(id="", model=str(MODEL), variant="nnapi", host=host, accelerators=(), sweep={},
+                        schedule="sequential", numerics_runs=0)
+    one = resolved_system(point, {"max_delegated_partitions": 1}, base)
+    assert one.nnapi.spec.options.max_number_delegated_partitions == 1
+    assert [a.policy.partition for a in one.accelerators] == [a.policy.partition for a in base.accelerators]
+    assert identity(one) != identity(base) and len(simulate_model(str(MODEL), one).partitions) == 1

@@ -76,3 +76,12 @@ def test_an_experiment_variants_partition_limit_is_nnapis_and_part_of_the_point_
     assert one.nnapi.spec.options.max_number_delegated_partitions == 1
     assert [a.policy.partition for a in one.accelerators] == [a.policy.partition for a in base.accelerators]
     assert identity(one) != identity(base) and len(simulate_model(str(MODEL), one).partitions) == 1
+
+
+def test_validate_reads_an_nnapi_config_and_an_experiment_using_one(capsys):
+    root = SHIPPED_CONFIGS.parent
+    files = [str(SHIPPED_CONFIGS / "nnapi" / "nnapi_pixel3.yaml"), str(root / "examples" / "nnapi.yaml")]
+    assert main(["validate", *files]) == 0
+    out = capsys.readouterr().out
+    assert "ok (nnapi config, drivers qti-dsp, qti-gpu)" in out and "  assumed: qti-dsp: " in out
+    assert "ok (experiment 'nnapi', 4 variants)" in out

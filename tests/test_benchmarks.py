@@ -294,3 +294,23 @@ def test_cost_vs_litert_marks_a_fixture_added_after_the_host_x86_fit_held_out_an
     assert selfie.stem not in FIT_ROWS
     us, _ = simulated(selfie, "host_x86")
     assert us > 0
+
+
+def test_the_nnapi_fit_reruns_to_the_shipped_values_and_the_readme_quotes_its_fit_rows():
+    """cost_vs_nnapi.py --fit from the committed MobileNet summaries (no TensorFlow): the NNAPI drivers' and
+    kryo485_cpu's YAML values hold the fit; the fitted values touch only fit rows; the README's MobileNet rows
+    of the NNAPI table are what the script prints for them."""
+    from benchmarks import cost_vs_nnapi as nnapi
+
+    fit_rows = {(r.key, r.phone, c) for r in nnapi.ROWS for c, label in zip(nnapi.COLUMNS, r.labels)
+                if label == nnapi.FIT}
+    assert {(k, p, c) for p, c, _, _, keys in nnapi.PARAMS for k in keys} == fit_rows
+    assert all(k.startswith("MobileNet") for k, _, _ in fit_rows)
+    bench = nnapi.Bench(nnapi.models(nnapi.CACHE, None), [r for r in nnapi.ROWS if r.key.startswith("MobileNet")])
+    lines = nnapi.fit_lines(bench)
+    assert lines[-1] == "  the YAMLs hold the fit: yes", "\n".join(lines)
+    printed: list[str] = []
+    nnapi.table(bench, printed.append)
+    readme = (nnapi.ROOT / "README.md").read_text(encoding="utf-8")
+    rows = [line for line in printed if line.startswith("MobileNet 1.0 224")]
+    assert len(rows) == 4 and all(line in readme for line in rows), "\n".join(rows)

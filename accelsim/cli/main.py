@@ -31,6 +31,7 @@ from accelsim.experiments.run import run_experiment
 from accelsim.hardware.config_docs import schema_markdown, shipped_lines
 from accelsim.hardware.config_yaml import ConfigError
 from accelsim.hw_configs import DEFAULT_HOST
+from accelsim.insight.nnapi import nnapi_choices, nnapi_dict, nnapi_lines
 from accelsim.insight.sensitivity import as_dict as sensitivity_dict
 from accelsim.insight.sensitivity import lines as sensitivity_lines
 from accelsim.insight.sensitivity import sensitivity
@@ -272,6 +273,8 @@ def _csv(text: str | None) -> list[str]:
 
 def _cmd_whatif(args: argparse.Namespace) -> int:
     system = system_from_options(args.host, args.hw)
+    if system.nnapi is not None:
+        return _nnapi_whatif(args, system)
     with _progress_bar("point") as progress:
         progress(0, 1, "simulating every lifted refusal")
         result = whatif(require_kernels(args.model), system, args.model, args.schedule,
@@ -281,6 +284,17 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
         print(json.dumps(as_dict(result), indent=2))
         return 0
     print("\n".join(whatif_lines(result)))
+    return 0
+
+
+def _nnapi_whatif(args: argparse.Namespace, system) -> int:
+    """whatif with NNAPI: its rules decide the claims, so the answer is which rule refused what, and other settings."""
+    with _progress_bar("point") as progress:
+        progress(0, 1, "simulating NNAPI's alternatives")
+        result = nnapi_choices(require_kernels(args.model), system, args.model, args.schedule,
+                               _merged_loops(LoopTrips(), args.loop_trips))
+        progress(1, 1, "done")
+    print(json.dumps(nnapi_dict(result), indent=2) if args.json else "\n".join(nnapi_lines(result)))
     return 0
 
 

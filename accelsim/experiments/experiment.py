@@ -134,6 +134,9 @@ def resolve_config(value: str, base: Path) -> str:
         text = read_native_host()
     if "/" not in text and not text.endswith((".yaml", ".yml")):
         shipped = shipped_configs()
+        nnapi = SHIPPED_CONFIGS / "nnapi" / f"{text}.yaml"  # a phone's NNAPI (kind nnapi): its drivers' files
+        if text not in shipped and nnapi.is_file():
+            return str(nnapi)
         if text not in shipped:
             close = difflib.get_close_matches(text, list(shipped), n=1, cutoff=0.6)
             hint = f"; did you mean {close[0]!r}?" if close else ""

@@ -76,13 +76,18 @@ def resolved_system(point: DesignPoint, options: Mapping[str, int] | None = None
         elif key != "schedule" and not key.startswith("generate."):
             head, rest = key.split(".", 1)
             by_target.setdefault(head, {})[rest] = value
+    nnapi = system.nnapi
+    if nnapi is not None and "max_delegated_partitions" in opts:  # NNAPI's own limit, not its drivers'
+        options = dataclasses.replace(nnapi.spec.options, max_number_delegated_partitions=opts.pop(
+            "max_delegated_partitions"))
+        nnapi = dataclasses.replace(nnapi, spec=dataclasses.replace(nnapi.spec, options=options))
     host = apply_overrides(system.host, by_target["host"]) if "host" in by_target else system.host
     accels = []
     for a in system.accelerators:
         changes = dict(by_target.get(a.name, {}))
         changes.update({f"partition.{k}": v for k, v in opts.items()})
         accels.append(apply_overrides(a, changes) if changes else a)
-    return System(host, tuple(accels), assign)
+    return System(host, tuple(accels), assign, nnapi)
 
 
 def design_points(experiment: Experiment) -> list[DesignPoint]:

@@ -27,7 +27,7 @@ from accelsim.experiments.spec import Experiment
 from accelsim.experiments.store import STORE_FILE, ResultStore
 from accelsim.experiments.stream_points import prepare_streams, simulate_prepared
 from accelsim.hardware.assumptions import assumption_lines
-from accelsim.hardware.config import load_hardware
+from accelsim.hardware.config import load_devices, load_hardware
 from accelsim.insight.advice import best_point_sensitivity
 from accelsim.reports import streams_section
 from accelsim.reports.report import write_report
@@ -211,7 +211,11 @@ def report_context(experiment: Experiment, n_points: int) -> dict[str, Any]:
     def config(path: str):  # as loading read it, when it did (no file is parsed twice)
         return experiment.configs.get(str(path)) or load_hardware(path)
 
-    configs = [config(experiment.host), *(config(a) for v in experiment.variants for a in v.accelerators)]
+    def devices(path: str):  # an NNAPI config brings its drivers
+        cached = experiment.configs.get(str(path))
+        return [cached] if cached is not None else load_devices(path)
+
+    configs = [config(experiment.host), *(d for v in experiment.variants for a in v.accelerators for d in devices(a))]
     host_name = configs[0].name
     given = [f"{host_name}.{k.split('.', 1)[1]}" if k.startswith("host.") else k for k in keys]
     return {"source": experiment.source, "points": n_points, "assumptions": assumption_lines(configs, given),

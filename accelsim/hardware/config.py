@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from accelsim.core import units
+from accelsim.delegates.nnapi import nnapi_policy
 from accelsim.delegates.spec import (
     NUMERICS_MODES,
     OBJECTIVES,
@@ -42,7 +43,7 @@ from accelsim.delegates.spec import (
     Numerics,
     PartitionPolicy,
 )
-from accelsim.hardware.claims import DTYPES, parse_claims
+from accelsim.hardware.claims import DTYPES, NnapiFile, is_nnapi, parse_claims, read_nnapi
 from accelsim.hardware.config_yaml import (
     INVALID,
     Checker,
@@ -90,6 +91,7 @@ class System:
     host: Device
     accelerators: tuple[Device, ...]
     assign: Assign = Assign()
+    nnapi: NnapiFile | None = None  # the accelerators are NNAPI drivers and the NNAPI policy delegates
 
 
 # ---------------------------------------------------------------------------------------------
@@ -466,7 +468,20 @@ def load_system(host_path: str | Path, accel_paths: Iterable[str | Path],
     host = load(host_path)
     accelerators: list[Device | None] = []
     given: set[str] = set()
+    nnapi: NnapiFile | None = None
+    accel_paths = list(accel_paths)
     for path in accel_paths:
+        doc, _ = read_document(str(path))
+        if is_nnapi(doc):
+            try:
+                nnapi = read_nnapi(doc, str(path))
+                accelerators.extend(nnapi_drivers(nnapi))
+            except ConfigError as exc:
+                errors.extend(exc.errors)
+            if len(accel_paths) > 1:
+                errors.append(f"{path}: an NNAPI config brings the phone's accelerators as its drivers; give it "
+                              "alone (without other accelerators)")
+            continue
         if str(path) in given:
             errors.append(f"{path}: given twice; each accelerator joins the system once (to run it twice, "
                           "copy the file and give the copy another name)")
@@ -493,7 +508,38 @@ def load_system(host_path: str | Path, accel_paths: Iterable[str | Path],
         seen.setdefault(config.name, config)
     if errors:
         raise ConfigError(errors)
-    return System(host, tuple(accelerators))
+    return System(host, tuple(accelerators), nnapi=nnapi)
+
+
+def load_devices(path: str | Path) -> list[Device]:
+    """The devices one accelerator path brings: the file's device, or an NNAPI config's driver devices.
+
+    Raises:
+        ConfigError: the file, or a driver's hardware file, breaks a rule.
+    """
+    doc, _ = read_document(str(path))
+    if is_nnapi(doc):
+        return nnapi_drivers(read_nnapi(doc, str(path)))
+    return [load_hardware(path)]
+
+
+def nnapi_drivers(nnapi: NnapiFile) -> list[Device]:
+    """The devices of an NNAPI file's drivers (the reference CPU driver has none): each hardware file with the
+    driver's name and overrides, numerics float16 when `allow_fp16` relaxes float32, no claims of its own.
+
+    Raises:
+        ConfigError: a driver's hardware file or overrides break a rule.
+    """
+    mode = "float16" if nnapi.spec.options.allow_fp16 else "reference"
+    out = []
+    for d in nnapi.drivers:
+        if d.hardware is None:
+            continue
+        changes = {**d.overrides, "name": d.driver.name, "numerics.mode": mode, "partition.policy": "tflite",
+                   "partition.max_delegated_partitions": 0, "partition.min_nodes_per_partition": 0}
+        device = apply_overrides(load_hardware(d.hardware), changes)
+        out.append(device.with_policy(claims=nnapi_policy(d.driver.name, False).claims))
+    return out
 
 
 def identity(system: System, *, hardware: bool = True) -> dict[str, Any]:
@@ -519,6 +565,12 @@ def identity(system: System, *, hardware: bool = True) -> dict[str, Any]:
         return {"yaml": {k: v for k, v in c.document.data.items() if SECTIONS.get(k) == POLICY}}
 
     accelerators = [one(a) for a in system.accelerators]
+    if system.nnapi is not None:  # the file, and the spec as resolved (options a run may have changed)
+        spec = system.nnapi.spec
+        accelerators.append({"nnapi": system.nnapi.document.data, "options": dataclasses.asdict(spec.options),
+                             "android_api": spec.android_api,
+                             "drivers": [[d.name, d.level, {k: sorted(v) for k, v in sorted(d.supports.items())}]
+                                         for d in spec.drivers]})
     if not hardware:
         return {"accelerators": accelerators, "assign": dataclasses.asdict(system.assign)}
     return {"host": one(system.host), "accelerators": accelerators, "assign": dataclasses.asdict(system.assign)}

@@ -61,7 +61,7 @@ def analysis_facts(system: System, schedule: str = "sequential", loops: LoopTrip
     When costs choose where nodes run (`chosen_by_cost`), the partitions depend on every cost,
     so the whole identity (hardware included) and the schedule are part of it.
     """
-    costly = chosen_by_cost(system)
+    costly = chosen_by_cost(system) or system.nnapi is not None  # NNAPI gives each node its fastest driver
     return (json.dumps(identity(system, hardware=costly), sort_keys=True, default=str), schedule if costly else None,
             _loops_key(loops))
 

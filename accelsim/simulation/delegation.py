@@ -18,6 +18,7 @@ from accelsim.runtime.interpreter import Interpreter
 from accelsim.runtime.ir import Model
 from accelsim.runtime.work import LoopTrips, NodeWork, control_nodes, node_work, resolve_trips
 from accelsim.simulation.inference import LoopCount
+from accelsim.simulation.nnapi import nnapi_interpreter
 
 
 def delegates_for(system: System, host_nodes: Mapping[str, frozenset[int]] | None = None,
@@ -45,6 +46,9 @@ def build_interpreter(model: Model, system: System, host_nodes: Mapping[str, fro
         shapes_only: prepare shapes and work only, for cost-only simulation (it cannot invoke;
             `accelsim.runtime.Interpreter`'s argument of that name).
     """
+    if system.nnapi is not None:  # NNAPI decides what its drivers run (accelsim.simulation.nnapi)
+        interpreter, delegates, _, _ = nnapi_interpreter(model, system, shapes_only=shapes_only)
+        return interpreter, delegates
     delegates = delegates_for(system, host_nodes, allowed)
     interpreter = Interpreter(model=model, experimental_delegates=delegates, shapes_only=shapes_only)
     interpreter.allocate_tensors()

@@ -8,12 +8,14 @@ the delegates (the command line only parses them).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from accelsim.delegates.accelerator import AcceleratorDelegate
 from accelsim.delegates.registry import DelegateRegistry, OptionSpec, parse_option_strings
 from accelsim.experiments.experiment import resolve_config
 from accelsim.hardware.config import System, accelerator_policy, apply_overrides, load_hardware, load_system
+from accelsim.hardware.config_yaml import ConfigError
 from accelsim.hw_configs import DEFAULT_HOST
 
 # The microcontroller an Ethos-U sits beside in Arm's reference systems, by the shipped NPU configs'
@@ -62,14 +64,30 @@ def system_from_options(host: str | None, hw: Sequence[str], max_parts: int | No
     """
     host = host if host is not None else default_host(hw)[0]
     system = load_system(config_path(host), [config_path(h) for h in hw])
+    if system.nnapi is not None:
+        return _nnapi_options(system, max_parts, min_nodes)
     changes = {}
     if max_parts is not None:
         changes["partition.max_delegated_partitions"] = max_parts
     if min_nodes is not None:
         changes["partition.min_nodes_per_partition"] = min_nodes
     if changes:
-        system = System(system.host, tuple(apply_overrides(a, changes) for a in system.accelerators))
+        system = replace(system, accelerators=tuple(apply_overrides(a, changes) for a in system.accelerators))
     return system
+
+
+def _nnapi_options(system: System, max_parts: int | None, min_nodes: int | None) -> System:
+    """An NNAPI system with --max-delegated-partitions as NNAPI's max_number_delegated_partitions (0: no limit);
+    NNAPI has no minimum partition size (nnapi_delegate.h), so --min-nodes-per-partition is refused."""
+    if min_nodes is not None:
+        raise ConfigError([f"{system.nnapi.source}: --min-nodes-per-partition: TFLite's NNAPI delegate has no "
+                           "minimum partition size; its option is max_number_delegated_partitions "
+                           "(--max-delegated-partitions)"])
+    if max_parts is None:
+        return system
+    spec = system.nnapi.spec
+    spec = replace(spec, options=replace(spec.options, max_number_delegated_partitions=max_parts))
+    return replace(system, nnapi=replace(system.nnapi, spec=spec))
 
 
 def delegate_registry() -> DelegateRegistry:

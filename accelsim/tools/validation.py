@@ -7,7 +7,7 @@ from pathlib import Path
 
 from accelsim.experiments.experiment import load_experiment
 from accelsim.hardware.assumptions import assumptions
-from accelsim.hardware.config import load_hardware
+from accelsim.hardware.config import load_devices
 from accelsim.hardware.config_yaml import read_document
 from accelsim.insight.advice import infeasible_variants
 
@@ -30,12 +30,18 @@ def validation_lines(path: str | Path) -> Iterator[str]:
         e = load_experiment(path, check_kernels=True)
         yield f"{path}: ok (experiment {e.name!r}, {len(e.variants)} variants)"
         configs = dict.fromkeys([e.host, *(a for v in e.variants for a in v.accelerators)])
-        for config in (load_hardware(c) for c in configs):
+        for config in (d for c in configs for d in load_devices(c)):  # an NNAPI config brings its drivers
             yield from (f"  note: {config.source}: {note}" for note in config.hardware.notes())
         yield from (f"  infeasible: {line}" for line in infeasible_variants(e))
     else:
-        c = load_hardware(path)
-        yield f"{path}: ok ({c.hardware.kind} config {c.name!r})"
-        yield from (f"  note: {note}" for note in c.hardware.notes())
-        # the notes are printed above
-        yield from (f"  assumed: {a.key} = {a.value} ({a.source})" for a in assumptions(c, with_notes=False))
+        devices = load_devices(path)
+        nnapi = len(devices) != 1 or devices[0].source != str(path)
+        if nnapi:
+            yield f"{path}: ok (nnapi config, drivers {', '.join(d.name for d in devices) or 'none'})"
+        for c in devices:
+            who = f"{c.name}: " if nnapi else ""
+            if not nnapi:
+                yield f"{path}: ok ({c.hardware.kind} config {c.name!r})"
+            yield from (f"  note: {who}{note}" for note in c.hardware.notes())
+            # the notes are printed above
+            yield from (f"  assumed: {who}{a.key} = {a.value} ({a.source})" for a in assumptions(c, with_notes=False))

@@ -148,3 +148,12 @@ def test_a_bare_fitted_or_assumed_fails_and_a_cited_or_explained_one_passes():
 
 def test_shipped_configs_are_found():
     assert {"host_cpu", "host_x86", "edgetpu_usb", "ethos_u55_128"} <= {Path(p).stem for p in CONFIGS}
+
+
+NNAPI_CONFIGS = sorted((SHIPPED_CONFIGS / "nnapi").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", NNAPI_CONFIGS, ids=[p.stem for p in NNAPI_CONFIGS])
+def test_every_number_of_a_shipped_nnapi_config_carries_its_source(path):
+    """A phone's NNAPI (kind nnapi, hw_configs/nnapi/) holds its drivers' overrides: each cited the same way."""
+    assert problems(path.read_text(encoding="utf-8"), path.name) == []

@@ -143,6 +143,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
                                  should_stop=lambda: _STOP["requested"])
     for warning in outcome.warnings:
         print(f"accelsim run: warning: {warning}", file=sys.stderr)
+    warned: dict[str, int] = {}
+    for rec in outcome.records:
+        for note in rec.get("warnings") or ():
+            warned[note] = warned.get(note, 0) + 1
+    for note, n in warned.items():  # what costs rest on (spilled weights, custom ops): once each, with its count
+        print(f"accelsim run: warning: {note} ({n} {'point' if n == 1 else 'points'})", file=sys.stderr)
     if slower_than_host_points(outcome.records):
         # a terminal line: three named (a point's label holds every swept value), the report names more
         print(f"accelsim run: warning: {slower_sentence(outcome.records, 'design points', limit=3)}", file=sys.stderr)

@@ -48,7 +48,7 @@ from accelsim.core.feasibility import summary_line
 from accelsim.core.files import write_atomic
 from accelsim.core.glossary import GLOSSARY_HEADERS, TERMS
 from accelsim.core.pareto import DEFAULT_BEST, FRONTS, best_ids, front_ids
-from accelsim.core.record import PointResult
+from accelsim.core.record import WARNINGS_KEY, PointResult
 from accelsim.core.trace import trace_document
 from accelsim.reports import plots
 from accelsim.reports.document import (
@@ -117,6 +117,15 @@ def _values_text(values: Iterable[Any]) -> str:
     if len(ordered) <= _LONG_VALUE_LIST:
         return ", ".join(str(v) for v in ordered)
     return f"{len(ordered)} values from {ordered[0]} to {ordered[-1]}"
+
+
+def _warnings(points: Sequence[dict]) -> list[str]:
+    """Every distinct warning of the ok points, in first-seen order, with how many points carry it."""
+    count: dict[str, int] = {}
+    for p in points:
+        for w in p.get(WARNINGS_KEY) or ():
+            count[w] = count.get(w, 0) + 1
+    return [f"{w} ({n} {'point' if n == 1 else 'points'})" for w, n in count.items()]
 
 
 def _summary_paragraph(name: str, points: Sequence[dict], missing: Sequence[dict], experiment: dict | None,
@@ -558,6 +567,13 @@ def build_document(name: str, points: Sequence[PointResult], missing: Sequence[d
                  "`accelsim sensitivity MODEL --hw ...` prints the same for any design."),
             *(block for s in experiment["sensitivity"] for block in (Heading(3, s["title"]),
                                                                      Pre("\n".join(s["lines"])))))))
+    warned = _warnings(points)
+    if warned:
+        blocks.append(Section(Heading(2, "Warnings"), (
+            Para("What some points' costs rest on that a reader must see beside their numbers (weights that spill "
+                 "below the level they were placed on, custom ops the host has no cost of its own for), with the "
+                 "number of points each applies to."),
+            Pre("\n".join(warned)))))
     if experiment and experiment.get("assumptions"):
         blocks.append(Section(Heading(2, "Assumptions"), (
             Para("Cost numbers the configs leave out take the default `accelsim configs --schema` documents; every "

@@ -135,6 +135,7 @@ def benchmark_data(run: Benchmark, *, op_profiling: bool = False, per_layer: boo
         "init_param_bytes": run.sim.init.bytes_moved,
         "streamed_param_bytes": sum(p.streamed_param_bytes for p in run.sim.partitions),
         "assumptions": assumption_lines((run.system.host, *run.system.accelerators)),
+        "warnings": list(run.sim.notes),
     }
     if op_profiling:
         data["op_profile"], data["op_summary"] = rec["op_profile"], rec["op_summary"]
@@ -182,10 +183,12 @@ def benchmark_lines(run: Benchmark, data: dict[str, Any]) -> list[str]:
                    f"{data['speedup']:.2f}x")
     out.append(f"Delegated {sim.delegated_nodes} of {len(sim.nodes)} nodes in {len(sim.partitions)} partitions; "
                f"{sim.transfer_bytes} bytes over links per inference")
-    if data["streamed_param_bytes"]:
-        out.append(f"Weights: {data['streamed_param_bytes']} bytes streamed from where they live on every inference "
-                   f"(not cached: read from the level they live on); {data['init_param_bytes']} bytes loaded once "
-                   "at initialization")
+    if data["streamed_param_bytes"] or data["init_param_bytes"]:
+        # Two different acts, never both said of the same bytes: a copy over the link at initialization (into a
+        # cache, or onto the accelerator's own memory where the weights live) and a read on every inference.
+        out.append(f"Weights: {data['streamed_param_bytes']} bytes read on every inference from the level they live "
+                   f"on (not cached); {data['init_param_bytes']} bytes copied over the link once at initialization")
+    out += [f"Warning: {note}" for note in data["warnings"]]
     if data["assumptions"]:
         out.append("Assumptions (cost numbers the configs leave out, and what is used instead):")
         out += [f"  {line}" for line in data["assumptions"]]

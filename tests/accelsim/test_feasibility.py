@@ -217,7 +217,7 @@ def test_a_whatif_line_that_makes_the_design_infeasible_is_said_not_a_crash(tmp_
        working=st.lists(st.integers(2, 1024), min_size=1, max_size=6))
 def test_a_single_level_holds_the_model_exactly_when_all_weights_and_the_largest_working_set_fit(
         size, weights, working):
-    """The rule of accelsim.hardware.memory.check_weights against its plain statement, on random devices."""
+    """The rule of accelsim.hardware.memory.placed against its plain statement, on random devices."""
     from accelsim.hardware.memory import Level, Memory, traffic
     from accelsim.runtime.work import NodeWork
 

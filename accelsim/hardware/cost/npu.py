@@ -465,7 +465,7 @@ def traffic(works: Sequence[NodeWork], hw: Hardware) -> list[Traffic]:
     """
     memory, compute = hw.memory, hw.compute
     refuse = memory_refusal(hw.error)
-    mem.check_weights(works, memory, refuse, hw.name, hw.link is not None)
+    memory = mem.placed(works, memory, refuse, hw.name, hw.link is not None)
     homes = mem.activation_levels(works, memory, refuse)
     streams = mem.streamed_parameters(works, mem.weight_cache(works, memory))
     out = []

@@ -21,6 +21,7 @@ from accelsim.cli.help import EPILOGS, HW_HELP
 from accelsim.core.feasibility import Infeasible, summary_line
 from accelsim.core.files import write_atomic
 from accelsim.core.schedule import SCHEDULES
+from accelsim.core.units import counted
 from accelsim.core.version import __version__
 from accelsim.experiments.dask_executor import DaskExecutor, dask_client, distributed_module
 from accelsim.experiments.experiment import SHIPPED_CONFIGS, load_experiment, with_ops
@@ -152,7 +153,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if slower_than_host_points(outcome.records):
         # a terminal line: three named (a point's label holds every swept value), the report names more
         print(f"accelsim run: warning: {slower_sentence(outcome.records, 'design points', limit=3)}", file=sys.stderr)
-    print(f"{len(outcome.records)} design points ({outcome.cached} cached, {outcome.computed} run, "
+    print(f"{counted(len(outcome.records), 'design point')} ({outcome.cached} cached, {outcome.computed} run, "
           f"{outcome.failed} failed) -> {outcome.out_dir}")
     infeasible = summary_line(outcome.records)
     if infeasible:  # results, not failures: they do not change the exit status
@@ -169,12 +170,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
     print(f"  {plots} plots in {outcome.out_dir / 'plots'}, {traces} Chrome traces in {outcome.out_dir / 'traces'}, "
           f"{layers} per-node tables in {outcome.out_dir / 'layers'}")
     if outcome.pruned:
-        print(f"  cache: removed {outcome.stale} stale entries (design points no longer in the experiment)")
+        stale = counted(outcome.stale, 'stale entry', 'stale entries')
+        print(f"  cache: removed {stale} (design points no longer in the experiment)")
     else:
-        print(f"  cache: {outcome.stale} stale entries (design points no longer in the experiment)"
+        stale = counted(outcome.stale, 'stale entry', 'stale entries')
+        print(f"  cache: {stale} (design points no longer in the experiment)"
               + ("; --prune-cache removes them" if outcome.stale else ""))
     if outcome.missing:
-        print(f"  {len(outcome.missing)} design points are missing; run again to complete them")
+        missing = len(outcome.missing)
+        print(f"  {counted(missing, 'design point')} {'is' if missing == 1 else 'are'} missing; run again to complete "
+              "them")
     if outcome.failed:
         print(_failure_line(outcome))
     return 1 if outcome.failed else 0
@@ -188,7 +193,7 @@ def _failure_line(outcome) -> str:
     listed = (f"all are listed under 'Failed design points' in {' and '.join(where)}" if where else
               f"all are in {outcome.outputs['json']}" if "json" in outcome.outputs else
               f"all are in {outcome.outputs['csv']} (status error)")
-    return (f"{outcome.failed} of {len(outcome.records)} design points failed; first: {point_label(first)}: "
+    return (f"{outcome.failed} of {counted(len(outcome.records), 'design point')} failed; first: {point_label(first)}: "
             f"{first['error']}; {listed}")
 
 
@@ -406,7 +411,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("benchmark", help="benchmark_model's job: wall-clock statistics and simulated latency",
                        description="Run a model on random inputs: host wall-clock statistics of the NumPy "
-                       "interpreter (count, first, min, max, avg, std in us) and the simulated latency on the "
+                       "interpreter (count, first, min, max, avg, std in µs) and the simulated latency on the "
                        "given system with its breakdown.", epilog=EPILOGS["benchmark"], formatter_class=raw)
     p.add_argument("model", nargs="?", help="path of a .tflite file")
     p.add_argument("--graph", metavar="MODEL", help="benchmark_model's spelling of MODEL")

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from accelsim.core.feasibility import Infeasible
+from accelsim.core.units import counted
 from accelsim.delegates.spec import (
     BOOL_CONSTRAINTS,
     INT_CONSTRAINTS,
@@ -342,9 +343,9 @@ def _delta(base: Outcome, after: Outcome) -> dict[str, Any]:
 def lines(result: WhatIf) -> list[str]:
     """The ranking as text: the base, then each candidate with its line to add, the best pair, the unclaimable."""
     b = result.base
-    out = [f"{result.model} on {', '.join(result.accelerators)}: {b.latency_us:,.1f} us, {b.delegated_nodes} "
-           f"nodes delegated in {b.partitions} partitions, {b.transfer_bytes:,} bytes over links, "
-           f"{_fmt_uj(b.energy_uj)} (host alone: {result.host_only.latency_us:,.1f} us)"]
+    out = [f"{result.model} on {', '.join(result.accelerators)}: {b.latency_us:,.1f} µs, {b.delegated_nodes} "
+           f"nodes delegated in {counted(b.partitions, 'partition')}, {b.transfer_bytes:,} bytes over links, "
+           f"{_fmt_uj(b.energy_uj)} (host alone: {result.host_only.latency_us:,.1f} µs)"]
     if not result.candidates:
         out.append("no refused node can be admitted by a claim line" if result.unclaimable
                    else "every node is delegated: nothing to lift")
@@ -368,8 +369,8 @@ def lines(result: WhatIf) -> list[str]:
     best = min([b.latency_us, *(c.outcome.latency_us for c in result.candidates if c.outcome.latency_us)])
     if best > result.host_only.latency_us:
         what = "even the best line leaves delegation" if result.candidates else "delegation is"
-        out.append(f"warning: {what} slower than the host alone ({best:,.1f} us against "
-                   f"{result.host_only.latency_us:,.1f} us)")
+        out.append(f"warning: {what} slower than the host alone ({best:,.1f} µs against "
+                   f"{result.host_only.latency_us:,.1f} µs)")
     for accel in result.prefix_refusals:
         out.append(f"note: {accel[0]} maps only the graph's prefix (partition policy 'prefix'): every node after "
                    f"node {accel[1]} stays on the host unless that node is claimed")
@@ -388,7 +389,7 @@ def _effect(base: Outcome, after: Outcome) -> str:
         return after.error or "not simulated"
     saved = base.latency_us - after.latency_us
     verb = "saves" if saved >= 0 else "costs"
-    return (f"latency {base.latency_us:,.1f} -> {after.latency_us:,.1f} us ({verb} {abs(saved):,.1f} us, "
+    return (f"latency {base.latency_us:,.1f} -> {after.latency_us:,.1f} µs ({verb} {abs(saved):,.1f} µs, "
             f"{100 * abs(saved) / base.latency_us:.1f}%); nodes {after.delegated_nodes - base.delegated_nodes:+d} "
             f"({base.delegated_nodes} -> {after.delegated_nodes} delegated); partitions {base.partitions} -> "
             f"{after.partitions}; transfer {base.transfer_bytes:,} -> {after.transfer_bytes:,} bytes; energy "

@@ -43,7 +43,7 @@ def test_benchmark_prints_host_only_latency_speedup_and_warns_when_slower(capsys
     assert data["speedup"] == pytest.approx(host / data["simulated_us"]["latency"], abs=5e-4) and data["speedup"] < 1
     assert main(["benchmark", INTERLEAVED, "--hw", "edgetpu_usb", "--host", "host_cpu", "--num-runs", "1"]) == 0
     out, err = capsys.readouterr()
-    assert f"Host alone (host_cpu, simulated): {host:.1f} us; speed-up {data['speedup']:.2f}x" in out
+    assert f"Host alone (host_cpu, simulated): {host:.1f} µs; speed-up {data['speedup']:.2f}x" in out
     assert "accelsim benchmark: warning: delegation makes this model slower than the host alone" in err
 
 

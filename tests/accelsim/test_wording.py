@@ -1,0 +1,50 @@
+"""What users read: µs (never 'us'), counts with the right number, build output ignored (issue 31 C14)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from support import FIXTURES
+
+from accelsim.cli.main import main
+from accelsim.core.units import counted
+
+ROOT = Path(__file__).resolve().parents[2]
+# 'us' as a unit: after a number or in '(us)' / 'in us'
+US = re.compile(r"(\d us\b|\(us\)|\bin us\b)")
+
+
+def test_counts_take_the_right_number():
+    assert [counted(1, "variant"), counted(4, "variant"), counted(0, "partition"), counted(1, "stale entry",
+            "stale entries"), counted(2, "stale entry", "stale entries"), counted(1500, "node")] == [
+        "1 variant", "4 variants", "0 partitions", "1 stale entry", "2 stale entries", "1,500 nodes"]
+
+
+def test_benchmark_and_whatif_say_microseconds_and_singular_counts(capsys, tmp_path):
+    model = str(FIXTURES / "mobilenet_v2_035_96_int8.tflite")
+    assert main(["benchmark", model, "--hw", "hexagon_dsp", "--num-runs", "1", "--warmup-runs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert not US.findall(out), US.findall(out)
+    assert "Simulated latency in µs:" in out and "Inference timings in µs" in out
+    assert "Delegated 65 of 65 nodes in 1 partition;" in out
+    assert main(["whatif", model, "--hw", "edgetpu_usb"]) == 0
+    out = capsys.readouterr().out
+    assert not US.findall(out) and " µs" in out
+    experiment = tmp_path / "one.yaml"
+    experiment.write_text(f"models: [{model}]\nhost: host_cpu\nvariants: [{{name: cpu, accelerators: []}}]\n")
+    assert main(["validate", str(experiment)]) == 0
+    assert "(experiment 'one', 1 variant)" in capsys.readouterr().out
+
+
+def test_help_says_microseconds():
+    from accelsim.cli.main import build_parser
+
+    text = build_parser().format_help() + "".join(
+        a.choices[name].format_help() for a in build_parser()._subparsers._group_actions for name in a.choices)
+    assert not US.findall(text), US.findall(text)
+
+
+def test_build_output_is_ignored():
+    ignored = (ROOT / ".gitignore").read_text().split()
+    assert "dist/" in ignored and "build/" in ignored

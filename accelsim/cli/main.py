@@ -53,6 +53,7 @@ from accelsim.tools.compare import (
     simulate_sides,
     slower_than_host,
 )
+from accelsim.tools.examples import write_examples
 from accelsim.tools.model_info import inspect_model, registration_code
 from accelsim.tools.systems import delegates_from_options, system_from_options
 from accelsim.tools.validation import validation_lines
@@ -320,6 +321,13 @@ def _cmd_configs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_examples(args: argparse.Namespace) -> int:
+    written = write_examples(Path(args.folder))
+    print("\n".join(str(path) for path in written))
+    print(f"(try: accelsim benchmark {written[0].parent / 'mobilenet_v2_035_96_int8.tflite'} --hw edgetpu_usb)")
+    return 0
+
+
 def _cmd_experiment(args: argparse.Namespace) -> int:
     if args.schema:
         print(experiment_schema_markdown())
@@ -527,6 +535,13 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog=EPILOGS["configs"], formatter_class=raw)
     p.add_argument("--schema", action="store_true", help="print the key reference as Markdown")
     p.set_defaults(func=_cmd_configs)
+
+    p = sub.add_parser("examples", help="write the sample models the help examples use into a folder",
+                       description="Copy the sample models the help examples and the README use (shipped with the "
+                       "package) and the custom op module of atan_custom.tflite into FOLDER.",
+                       epilog=EPILOGS["examples"], formatter_class=raw)
+    p.add_argument("folder", nargs="?", default="models", help="where to write them (default: models)")
+    p.set_defaults(func=_cmd_examples)
     return parser
 
 

@@ -48,3 +48,18 @@ def test_help_says_microseconds():
 def test_build_output_is_ignored():
     ignored = (ROOT / ".gitignore").read_text().split()
     assert "dist/" in ignored and "build/" in ignored
+
+
+def test_the_help_examples_use_the_sample_models_accelsim_examples_writes(tmp_path, capsys):
+    """Issue 31 C15: wheel users get the models the help examples name; no help text points into tests/."""
+    from accelsim.cli.help import EPILOGS
+
+    assert main(["examples", str(tmp_path / "models")]) == 0
+    written = {Path(line).name for line in capsys.readouterr().out.splitlines() if line.startswith(str(tmp_path))}
+    named = {m for text in EPILOGS.values() for m in re.findall(r"models/(\w+\.(?:tflite|py))", text)}
+    assert named and named <= written, named - written
+    assert not any("tests/" in text for text in EPILOGS.values())
+    for name in written:  # copies of the shipped files, not links into a checkout
+        assert not (tmp_path / "models" / name).is_symlink() and (tmp_path / "models" / name).stat().st_size > 0
+    ops = str(tmp_path / "models" / "custom_op_atan.py")
+    assert main(["benchmark", str(tmp_path / "models" / "atan_custom.tflite"), "--ops", ops, "--num-runs", "0"]) == 0

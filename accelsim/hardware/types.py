@@ -306,6 +306,8 @@ class Kind:
             cores): (key path, what is wrong) each, reported at the key's file:line as a ConfigError.
         check_policy: the same for its delegation policy (e.g. claims within what the delegate
             takes).
+        dtypes: the tensor types (lower-case) the kind's hardware can execute at all; empty: any. `whatif`
+            never suggests a claim for another type (an int8-only NPU gets no float32 claim).
     """
 
     name: str
@@ -318,6 +320,7 @@ class Kind:
     peak_macs_per_cycle: Callable[[NodeWork, Hardware], float] | None = None
     check: Callable[[Hardware], list[tuple[tuple, str]]] = no_problems
     check_policy: Callable[[DelegationPolicy], list[tuple[tuple, str]]] = no_problems
+    dtypes: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:

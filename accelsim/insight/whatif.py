@@ -34,6 +34,7 @@ from accelsim.delegates.spec import (
     facts_from_node,
 )
 from accelsim.hardware.config import System
+from accelsim.hardware.types import Kind
 from accelsim.runtime.errors import WorkError
 from accelsim.runtime.interpreter import Interpreter
 from accelsim.runtime.ir import Model
@@ -212,11 +213,12 @@ def _yaml_value(value: Any) -> str:
     return str(value)
 
 
-def _groups(accel: DelegationPolicy, facts_of: dict[int, NodeFacts], on_host: set[int]
+def _groups(accel: DelegationPolicy, facts_of: dict[int, NodeFacts], on_host: set[int], kind: Kind | None = None,
             ) -> tuple[dict[tuple, list[tuple[int, NodeFacts, str]]], list[Unclaimable]]:
     """Host nodes `accel` refuses, grouped by (op, covering rule index or None, reason); and those no line admits.
 
-    Each member carries the refusal as the delegate words it.
+    Each member carries the refusal as the delegate words it. A node of a type `kind` cannot execute
+    (`Kind.dtypes`) is one no line admits.
     """
     groups: dict[tuple, list[tuple[int, NodeFacts, str]]] = {}
     unclaimable = []
@@ -229,6 +231,10 @@ def _groups(accel: DelegationPolicy, facts_of: dict[int, NodeFacts], on_host: se
             why = ("control flow and unnamed custom ops are not claimed by rules" if facts.dtype is not None
                    else "the node has no data input, so no dtype rule can name it")
             unclaimable.append(Unclaimable(ni, facts.op, why))
+            continue
+        if kind is not None and kind.dtypes and facts.dtype not in kind.dtypes:
+            unclaimable.append(Unclaimable(ni, facts.op, f"{facts.dtype}: the {kind.name} kind executes only "
+                                                         f"{', '.join(sorted(kind.dtypes))} tensors"))
             continue
         op = (facts.op, facts.custom_code if named_custom else None)
         covering = [k for k, r in enumerate(accel.claims) if r.covers(*op)]
@@ -264,7 +270,7 @@ def whatif(model: Model, system: System, name: str = "<model>", schedule: str = 
     unclaimable: dict[int, Unclaimable] = {}
     seen: set[tuple[str, str]] = set()
     for accel in system.accelerators:
-        groups, lost = _groups(accel.policy, facts, on_host)
+        groups, lost = _groups(accel.policy, facts, on_host, accel.hardware.kind_record)
         for u in lost:
             unclaimable.setdefault(u.node, u)
         for ((op, custom_code), k, reason), members in groups.items():
@@ -374,8 +380,15 @@ def lines(result: WhatIf) -> list[str]:
     for accel in result.prefix_refusals:
         out.append(f"note: {accel[0]} maps only the graph's prefix (partition policy 'prefix'): every node after "
                    f"node {accel[1]} stays on the host unless that node is claimed")
+    by_why: dict[str, list[Unclaimable]] = {}
     for u in result.unclaimable:
-        out.append(f"node {u.node} ({u.op}): no claim line admits it: {u.why}")
+        by_why.setdefault(u.why, []).append(u)
+    for why, group in by_why.items():
+        if len(group) == 1:
+            out.append(f"node {group[0].node} ({group[0].op}): no claim line admits it: {why}")
+        else:
+            ops = ", ".join(dict.fromkeys(u.op for u in group))
+            out.append(f"nodes {_node_list(tuple(u.node for u in group))} ({ops}): no claim line admits them: {why}")
     return out
 
 

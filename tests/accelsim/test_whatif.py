@@ -137,3 +137,14 @@ def test_nothing_to_lift_and_unclaimable_nodes_are_said_in_words(capsys):
 def test_a_model_the_host_cannot_run_gets_tflites_error(capsys):
     assert main(["whatif", str(FIXTURES / "atan_custom.tflite"), "--hw", "hexagon_dsp"]) == 1
     assert capsys.readouterr().err.startswith("accelsim whatif: error: Encountered unresolved custom op: Atan.")
+
+
+def test_no_claim_line_asks_an_int8_only_npu_for_a_type_its_kind_cannot_execute(capsys):
+    """Issue 31 C14: on an Ethos-U (npu kind: Vela's int8, uint8, int16, int32) a float model got float32 claims."""
+    from accelsim.cli.main import main
+
+    assert main(["whatif", str(FIXTURES / "mobilenet_v2_035_96_float.tflite"), "--hw", "ethos_u55_128"]) == 0
+    out = capsys.readouterr().out
+    assert "add to claims" not in out and "float32]" not in out
+    assert ("(65 nodes) (CONV_2D, DEPTHWISE_CONV_2D, ADD, MEAN, FULLY_CONNECTED, SOFTMAX): no claim line admits them: "
+            "float32: the npu kind executes only int16, int32, int8, uint8 tensors") in out

@@ -522,4 +522,7 @@ KIND = Kind("npu", "accelerator", "Arm Ethos-U-style NPU: block-based MAC engine
             NpuCompute, costs=costs,
             macs_per_cycle="ublock_height x ublock_width x ublock_depth x ifm_depth MACs per step (2 x 1 x 8 x 8 "
                            "= 128 on an Ethos-U55-128), pointwise_efficiency steps per cycle on 1x1 kernels",
-            peak_macs_per_cycle=peak_macs_per_cycle)
+            peak_macs_per_cycle=peak_macs_per_cycle,
+            # Vela 5.2, tflite_supported_operators.py: supported_op_dtypes (constraint_tens_dtype, "Tensors must be
+            # of type: int16, int32, int8, uint8"): the NPU runs no float op
+            dtypes=frozenset({"int8", "uint8", "int16", "int32"}))

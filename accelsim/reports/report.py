@@ -119,6 +119,11 @@ def _values_text(values: Iterable[Any]) -> str:
     return f"{len(ordered)} values from {ordered[0]} to {ordered[-1]}"
 
 
+# The sensitivity section's title and anchor (GitHub's anchor for the same heading), linked from the summary.
+WHAT_TO_CHANGE = "What to change: sensitivity and bottlenecks"
+WHAT_TO_CHANGE_ANCHOR = "what-to-change-sensitivity-and-bottlenecks"
+
+
 def _warnings(points: Sequence[dict]) -> list[str]:
     """Every distinct warning of the ok points, in first-seen order, with how many points carry it."""
     count: dict[str, int] = {}
@@ -181,6 +186,9 @@ def _summary_paragraph(name: str, points: Sequence[dict], missing: Sequence[dict
         text += (f" Cost-aware partitioning beat TFLite's choice at {len(chose)} point{'s' * (len(chose) != 1)}, "
                  f"by up to {fmt_us(top['partition_choice']['saved_us'])} µs ({point_label(top)}; each point's "
                  "Partition choice table has both).")
+    if experiment and experiment.get("sensitivity"):
+        text += (f" What to change next: {WHAT_TO_CHANGE}, below, halves and doubles every design parameter at the "
+                 "fastest point of each model × variant and ranks them.")
     text += (" Latencies are simulated microseconds for one inference; speed-up is the CPU-only latency of "
              "the same model and sweep point over the point's latency.")
     return text
@@ -489,7 +497,8 @@ def build_document(name: str, points: Sequence[PointResult], missing: Sequence[d
     keys = order.sorted((k for p in points for k in p["sweep"]), "keys")
     best = (experiment or {}).get("best", DEFAULT_BEST)
     blocks: list[Block] = [Heading(1, f"accelsim report: {name}"),
-                           Para(_summary_paragraph(name, points, missing, experiment, order)),
+                           Para(_summary_paragraph(name, points, missing, experiment, order),
+                                links=((WHAT_TO_CHANGE, WHAT_TO_CHANGE_ANCHOR),)),
                            _summary_section(points, keys, best)]
     front_section = _fronts_section(points, keys, fronts, figures, color_key(experiment, keys))
     if front_section is not None:
@@ -560,7 +569,7 @@ def build_document(name: str, points: Sequence[PointResult], missing: Sequence[d
                    [[p["model_name"], p["variant"], sweep_text(p["sweep"]) or "—", p["error"] or "unknown"]
                     for p in shown_failed], [False] * 4, interactive=True))))
     if experiment and experiment.get("sensitivity"):
-        blocks.append(Section(Heading(2, "What to change: sensitivity and bottlenecks"), (
+        blocks.append(Section(Heading(2, WHAT_TO_CHANGE, WHAT_TO_CHANGE_ANCHOR), (
             Para("For the fastest point of each model × variant: every design parameter of every device halved "
                  "and doubled (the other values held), ranked by its effect on latency; where the busy time goes "
                  "by bound and per op, with the compute array's utilisation; and what to change first. "

@@ -14,6 +14,7 @@ import sys
 import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from tqdm import tqdm
 
@@ -38,7 +39,7 @@ from accelsim.insight.whatif import as_dict, whatif
 from accelsim.insight.whatif import lines as whatif_lines
 from accelsim.ops import load_op_modules, require_kernels, using_ops
 from accelsim.reports.labels import point_label, slower_sentence, slower_than_host_points
-from accelsim.reports.report import RENDERERS
+from accelsim.reports.report import RENDERERS, warning_lines
 from accelsim.runtime.errors import AccelsimError
 from accelsim.runtime.interpreter import Interpreter
 from accelsim.runtime.work import LoopTrips
@@ -103,13 +104,15 @@ def _cmd_ops(args: argparse.Namespace) -> int:
 
 
 @contextlib.contextmanager
-def _progress_bar(unit: str, stream=None) -> Iterator[Callable[[int, int, str], None]]:
-    """A progress callback (done, total, label) drawing a tqdm bar on a terminal, and nothing on a pipe or file."""
+def _progress_bar(unit: str, stream=None, saved: bool = False) -> Iterator[Callable[[int, int, str], None]]:
+    """A progress callback (done, total, label): a tqdm bar on a terminal (`saved`: done is what Ctrl-C says)."""
 
     bar = None
 
     def show(done: int, total: int, label: str) -> None:
         nonlocal bar
+        if saved:
+            _STOP["saved"] = done
         if bar is None:  # disable=None: tqdm stays silent unless the stream is a terminal
             bar = tqdm(total=total, unit=unit, file=stream or sys.stderr, disable=None, dynamic_ncols=True)
         bar.set_postfix_str(label, refresh=False)
@@ -120,9 +123,6 @@ def _progress_bar(unit: str, stream=None) -> Iterator[Callable[[int, int, str], 
     finally:
         if bar is not None:
             bar.close()
-
-
-_DEFAULT_EXPERIMENT = Path(__file__).resolve().parent.parent / "examples" / "default.yaml"
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -139,18 +139,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
             distributed_module()
             logging.getLogger("distributed").setLevel(logging.DEBUG if args.debug else logging.WARNING)
             executor = DaskExecutor(stack.enter_context(dask_client(args.scheduler, workers=args.jobs)))
-        progress = stack.enter_context(_progress_bar("point"))
+        progress = stack.enter_context(_progress_bar("point", saved=True))
         outcome = run_experiment(experiment, args.out, jobs=args.jobs, executor=executor,
                                  use_cache=not args.no_cache, prune_cache=args.prune_cache, progress=progress,
                                  should_stop=lambda: _STOP["requested"])
     for warning in outcome.warnings:
         print(f"accelsim run: warning: {warning}", file=sys.stderr)
-    warned: dict[str, int] = {}
-    for rec in outcome.records:
-        for note in rec.get("warnings") or ():
-            warned[note] = warned.get(note, 0) + 1
-    for note, n in warned.items():  # what costs rest on (spilled weights, custom ops): once each, with its count
-        print(f"accelsim run: warning: {note} ({n} {'point' if n == 1 else 'points'})", file=sys.stderr)
+    for line in warning_lines(outcome.records):  # what costs rest on (spilled weights, custom ops), with counts
+        print(f"accelsim run: warning: {line}", file=sys.stderr)
     if slower_than_host_points(outcome.records):
         # a terminal line: three named (a point's label holds every swept value), the report names more
         print(f"accelsim run: warning: {slower_sentence(outcome.records, 'design points', limit=3)}", file=sys.stderr)
@@ -615,13 +611,23 @@ def _non_negative(text: str) -> int:
     return value
 
 
-_STOP = {"requested": False}
+# requested: a first interrupt came; saved: design points in the store so far (set while `run` runs); pid: the CLI's
+# process (forked pool workers inherit the handler and must neither print nor exit for it)
+_STOP: dict[str, Any] = {"requested": False, "saved": None, "pid": None}
 
 
 def _interrupt(signum, frame) -> None:
     # SIGTERM stops a run like Ctrl-C: finished design points are kept and the report lists the rest.
     # The flag is what `run` checks; the exception may be swallowed if it lands in a finalizer.
+    main_process = _STOP["pid"] == os.getpid()
+    if _STOP["requested"] and main_process:  # a second one stops at once; the store commits batch by batch
+        saved = "" if _STOP["saved"] is None else f"; {counted(_STOP['saved'], 'point')} in the store"
+        print(f"\nstopped at once{saved}; no report written (run again to complete it)", file=sys.stderr, flush=True)
+        os._exit(130)
     _STOP["requested"] = True
+    if main_process and _STOP["saved"] is not None:
+        print(f"\nstopping: {counted(_STOP['saved'], 'point')} saved, writing the partial report (Ctrl-C again "
+              "stops at once)", file=sys.stderr, flush=True)
     raise KeyboardInterrupt
 
 
@@ -656,6 +662,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if func is None:
         parser.print_help()
         return 2
+    _STOP.update(requested=False, saved=None, pid=os.getpid())
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, _interrupt)
     try:

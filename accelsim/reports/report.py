@@ -124,7 +124,7 @@ WHAT_TO_CHANGE = "What to change: sensitivity and bottlenecks"
 WHAT_TO_CHANGE_ANCHOR = "what-to-change-sensitivity-and-bottlenecks"
 
 
-def _warnings(points: Sequence[dict]) -> list[str]:
+def warning_lines(points: Sequence[dict]) -> list[str]:
     """Every distinct warning of the ok points, in first-seen order, with how many points carry it."""
     count: dict[str, int] = {}
     for p in points:
@@ -186,6 +186,9 @@ def _summary_paragraph(name: str, points: Sequence[dict], missing: Sequence[dict
         text += (f" Cost-aware partitioning beat TFLite's choice at {len(chose)} point{'s' * (len(chose) != 1)}, "
                  f"by up to {fmt_us(top['partition_choice']['saved_us'])} µs ({point_label(top)}; each point's "
                  "Partition choice table has both).")
+    if experiment and experiment.get("partial"):
+        text += (" This partial report of an interrupted run leaves out the plots and the sensitivity of the "
+                 "fastest points; run the experiment again to complete both.")
     if experiment and experiment.get("sensitivity"):
         text += (f" What to change next: {WHAT_TO_CHANGE}, below, halves and doubles every design parameter at the "
                  "fastest point of each model × variant and ranks them.")
@@ -576,7 +579,7 @@ def build_document(name: str, points: Sequence[PointResult], missing: Sequence[d
                  "`accelsim sensitivity MODEL --hw ...` prints the same for any design."),
             *(block for s in experiment["sensitivity"] for block in (Heading(3, s["title"]),
                                                                      Pre("\n".join(s["lines"])))))))
-    warned = _warnings(points)
+    warned = warning_lines(points)
     if warned:
         blocks.append(Section(Heading(2, "Warnings"), (
             Para("What some points' costs rest on that a reader must see beside their numbers (weights that spill "
@@ -667,7 +670,7 @@ RENDERERS: dict[str, tuple[str, Callable[[Page], bytes]]] = {
 
 def write_report(out_dir: Path, name: str, records: list[PointResult], *, formats: Sequence[str] | None = None,
                  missing: Sequence[dict] = (), experiment: dict | None = None,
-                 traced: Collection[str] | None = None) -> dict[str, Path]:
+                 traced: Collection[str] | None = None, plots: bool = True) -> dict[str, Path]:
     """Write the report of `records` (accelsim.reports.results records) into `out_dir`.
 
     Args:
@@ -684,6 +687,7 @@ def write_report(out_dir: Path, name: str, records: list[PointResult], *, format
         traced: ids of the points whose timelines are written (Gantt chart, trace, layer table)
             and shown in detail (those of them whose records carry events); None: every ok point
             is traced and each model x variant's first and last point shown in detail.
+        plots: draw the plots (the slowest part); an interrupted run's partial report leaves them out.
 
     Returns:
         What was written: "md", "html", "json", "csv" for those files, and the path relative to
@@ -716,7 +720,7 @@ def write_report(out_dir: Path, name: str, records: list[PointResult], *, format
     fronts: dict[tuple[str, str], list[str]] = {}
     if "md" in formats or "html" in formats:
         fronts = {pair: front_ids(points, *pair) for pair in FRONTS}
-        figures = all_figures(points, names, shown, keys, fronts, color_key(experiment, keys))
+        figures = all_figures(points, names, shown, keys, fronts, color_key(experiment, keys)) if plots else {}
         for rel, picture in figures.items():
             written[rel] = write_atomic(out / rel, picture.png)
     for pid, (p, slug) in enumerate(zip(points, names), start=1):

@@ -161,7 +161,7 @@ def test_energy_left_out_is_not_modelled_and_defaults_are_listed_as_assumptions(
     capsys.readouterr()
     assert main(["compare", str(results), str(results), "--plot", str(tmp_path / "c.png")]) == 0
     printed = capsys.readouterr().out
-    assert "note: energy is not modelled for npu64 (no energy.mac) in 4 of 4 results" in printed
+    assert "Note: energy is not modelled for npu64 (no energy.mac) in 4 of 4 results" in printed
 
 
 def test_benchmark_lists_assumptions_and_says_energy_is_not_modelled(tmp_path, capsys):

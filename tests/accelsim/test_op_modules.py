@@ -114,7 +114,7 @@ def test_compare_carries_on_past_a_failing_model_and_names_it(tmp_path, capsys):
     assert main(args) == 1
     out = capsys.readouterr().out
     assert re.search(r"^interleaved_int8:\n(.*\n)*?  latency", out, re.M)
-    assert f"error: atan_custom failed on every column and is left out: OpResolutionError: {FIRST_SENTENCE}" in out
+    assert f"Error: atan_custom failed on every column and is left out: OpResolutionError: {FIRST_SENTENCE}" in out
     assert main([*args, "--json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert [m["model"] for m in doc["models"]] == ["interleaved_int8"]

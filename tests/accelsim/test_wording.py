@@ -63,3 +63,19 @@ def test_the_help_examples_use_the_sample_models_accelsim_examples_writes(tmp_pa
         assert not (tmp_path / "models" / name).is_symlink() and (tmp_path / "models" / name).stat().st_size > 0
     ops = str(tmp_path / "models" / "custom_op_atan.py")
     assert main(["benchmark", str(tmp_path / "models" / "atan_custom.tflite"), "--ops", ops, "--num-runs", "0"]) == 0
+
+
+def test_validate_notes_keep_the_files_key_order(tmp_path, capsys):
+    """Issue 31 C14: a tensor config's notes alternated macs_per_cycle and vector_per_cycle, dtype by dtype."""
+    path = tmp_path / "tiny.yaml"
+    path.write_text("name: tiny\nkind: tensor\nclock: 1 GHz\n"
+                    "compute: {macs_per_cycle: {int16: 64}, vector_per_cycle: {int16: 32}}\n"
+                    "memory: {levels: {dram: {bandwidth: 10 GB/s}}, weights: dram, activations: dram}\n"
+                    "link: {bandwidth: 10 GB/s, shared_memory: true}\n"
+                    "claims:\n  - {op: ADD, versions: 1-2, dtypes: [int8]}\n")
+    assert main(["validate", str(path)]) == 0
+    keys = [line.split(": ")[1].split(" ")[0] for line in capsys.readouterr().out.splitlines()
+            if line.startswith(("  note: compute.", "  note: energy.", "  assumed: "))]
+    order = ["compute.macs_per_cycle", "compute.vector_per_cycle", "energy.mac", "memory.", "link."]
+    rank = [next(k for k, prefix in enumerate(order) if key.startswith(prefix)) for key in keys]
+    assert rank == sorted(rank) and len(set(rank)) == 5, keys

@@ -38,8 +38,8 @@ from accelsim.insight.sensitivity import sensitivity
 from accelsim.insight.whatif import as_dict, whatif
 from accelsim.insight.whatif import lines as whatif_lines
 from accelsim.ops import load_op_modules, require_kernels, using_ops
-from accelsim.reports.labels import point_label, slower_sentence, slower_than_host_points
-from accelsim.reports.report import RENDERERS, warning_lines
+from accelsim.reports.labels import point_label, slower_sentence, slower_than_host_points, warning_lines
+from accelsim.reports.report import RENDERERS
 from accelsim.runtime.errors import AccelsimError
 from accelsim.runtime.interpreter import Interpreter
 from accelsim.runtime.work import LoopTrips

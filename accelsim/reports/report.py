@@ -48,7 +48,7 @@ from accelsim.core.feasibility import summary_line
 from accelsim.core.files import write_atomic
 from accelsim.core.glossary import GLOSSARY_HEADERS, TERMS
 from accelsim.core.pareto import DEFAULT_BEST, FRONTS, best_ids, front_ids
-from accelsim.core.record import WARNINGS_KEY, PointResult
+from accelsim.core.record import PointResult
 from accelsim.core.trace import trace_document
 from accelsim.reports import plots
 from accelsim.reports.document import (
@@ -66,6 +66,8 @@ from accelsim.reports.document import (
 from accelsim.reports.exports import csv_value, layers_csv, op_profile_text, results_csv, results_json
 from accelsim.reports.figures import SWEEP_MAX_LINES, all_figures, breakdown_points, color_key, partition_image
 from accelsim.reports.labels import (
+    WHAT_TO_CHANGE,
+    WHAT_TO_CHANGE_ANCHOR,
     Order,
     detail_subset,
     detailed,
@@ -81,6 +83,7 @@ from accelsim.reports.labels import (
     slugs,
     sweep_text,
     value_key,
+    warning_lines,
 )
 from accelsim.reports.partition_plot import ranges
 from accelsim.reports.results import LAYER_COLUMNS, layer_rows, tidy_table
@@ -117,20 +120,6 @@ def _values_text(values: Iterable[Any]) -> str:
     if len(ordered) <= _LONG_VALUE_LIST:
         return ", ".join(str(v) for v in ordered)
     return f"{len(ordered)} values from {ordered[0]} to {ordered[-1]}"
-
-
-# The sensitivity section's title and anchor (GitHub's anchor for the same heading), linked from the summary.
-WHAT_TO_CHANGE = "What to change: sensitivity and bottlenecks"
-WHAT_TO_CHANGE_ANCHOR = "what-to-change-sensitivity-and-bottlenecks"
-
-
-def warning_lines(points: Sequence[dict]) -> list[str]:
-    """Every distinct warning of the ok points, in first-seen order, with how many points carry it."""
-    count: dict[str, int] = {}
-    for p in points:
-        for w in p.get(WARNINGS_KEY) or ():
-            count[w] = count.get(w, 0) + 1
-    return [f"{w} ({n} {'point' if n == 1 else 'points'})" for w, n in count.items()]
 
 
 def _summary_paragraph(name: str, points: Sequence[dict], missing: Sequence[dict], experiment: dict | None,

@@ -701,20 +701,3 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=regenerate.__doc__)
     parser.add_argument("--resimulate", action="store_true", help="re-run the simulator for golden/records.json")
     regenerate(parser.parse_args().resimulate)
-
-
-def test_the_summary_links_what_to_change_when_the_report_has_it():
-    """Issue 31 C14: the top summary points to the sensitivity section (a link in HTML and Markdown)."""
-    from accelsim.reports.document import render_html, render_markdown
-    from accelsim.reports.report import build_document
-
-    experiment = {"sensitivity": [{"title": "m on v", "lines": ["m: 1.0 µs"]}]}
-    blocks = build_document("x", [], [], experiment, [], {}, [], {}, False)
-    html = render_html(blocks, "x", {})
-    first = html.split("<p>", 1)[1].split("</p>", 1)[0]
-    assert '<a href="#what-to-change-sensitivity-and-bottlenecks">What to change: sensitivity and bottlenecks</a>' \
-        in first
-    assert '<h2 id="what-to-change-sensitivity-and-bottlenecks">' in html
-    md = render_markdown(blocks)
-    assert "[What to change: sensitivity and bottlenecks](#what-to-change-sensitivity-and-bottlenecks)" in md
-    assert "What to change" not in render_markdown(build_document("x", [], [], {}, [], {}, [], {}, False))

@@ -79,3 +79,20 @@ def test_validate_notes_keep_the_files_key_order(tmp_path, capsys):
     order = ["compute.macs_per_cycle", "compute.vector_per_cycle", "energy.mac", "memory.", "link."]
     rank = [next(k for k, prefix in enumerate(order) if key.startswith(prefix)) for key in keys]
     assert rank == sorted(rank) and len(set(rank)) == 5, keys
+
+
+def test_the_summary_links_what_to_change_when_the_report_has_it():
+    """Issue 31 C14: the top summary points to the sensitivity section (a link in HTML and Markdown)."""
+    from accelsim.reports.document import render_html, render_markdown
+    from accelsim.reports.report import build_document
+
+    experiment = {"sensitivity": [{"title": "m on v", "lines": ["m: 1.0 µs"]}]}
+    blocks = build_document("x", [], [], experiment, [], {}, [], {}, False)
+    html = render_html(blocks, "x", {})
+    first = html.split("<p>", 1)[1].split("</p>", 1)[0]
+    assert '<a href="#what-to-change-sensitivity-and-bottlenecks">What to change: sensitivity and bottlenecks</a>' \
+        in first
+    assert '<h2 id="what-to-change-sensitivity-and-bottlenecks">' in html
+    md = render_markdown(blocks)
+    assert "[What to change: sensitivity and bottlenecks](#what-to-change-sensitivity-and-bottlenecks)" in md
+    assert "What to change" not in render_markdown(build_document("x", [], [], {}, [], {}, [], {}, False))

@@ -8,7 +8,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -64,14 +63,11 @@ def _stored(out: Path) -> int:
 def test_a_first_ctrl_c_says_what_it_does_and_writes_the_partial_report_within_5_s(tmp_path):
     proc, saved = _run(tmp_path, hold_report=False)
     assert saved >= 1
-    start = time.monotonic()
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    took = time.monotonic() - start
+    _, err = proc.communicate(timeout=5)  # the bound: the partial report is written within 5 s
     assert proc.returncode == 130, err
     assert err.lstrip("\n").startswith(f"stopping: {saved} point{'s' * (saved != 1)} saved, writing the partial "
                                        "report (Ctrl-C again stops at once)\n"), err
-    assert took < 5, f"the partial report took {took:.1f} s"
     report = (tmp_path / "out" / "report.md").read_text()
     assert "This partial report of an interrupted run leaves out the plots" in report
     assert "Missing design points" in report and _stored(tmp_path / "out") == saved
@@ -82,10 +78,9 @@ def test_a_second_ctrl_c_stops_at_once_with_the_store_intact(tmp_path):
     proc, saved = _run(tmp_path, hold_report=True)
     proc.send_signal(signal.SIGINT)
     assert proc.stdout.readline() == "reporting\n"  # the first one is writing the partial report
-    start = time.monotonic()
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and time.monotonic() - start < 5, err
+    _, err = proc.communicate(timeout=5)
+    assert proc.returncode == 130, err
     assert f"stopped at once; {saved} point{'s' * (saved != 1)} in the store; no report written" in err
     assert _stored(tmp_path / "out") == saved
     assert not (tmp_path / "out" / "report.md").exists()

@@ -113,7 +113,7 @@ def test_compare_carries_on_past_a_failing_model_and_names_it(tmp_path, capsys):
     # rc 1 as `run` with failed points: the user asked for a model that did not run, the rest are shown
     assert main(args) == 1
     out = capsys.readouterr().out
-    assert re.search(r"^interleaved_int8:\n(.*\n)*?  latency", out, re.M)
+    assert re.search(r"^interleaved_int8:\n(.*\n)*?  Latency", out, re.M)
     assert f"Error: atan_custom failed on every column and is left out: OpResolutionError: {FIRST_SENTENCE}" in out
     assert main([*args, "--json"]) == 1
     doc = json.loads(capsys.readouterr().out)
@@ -121,7 +121,7 @@ def test_compare_carries_on_past_a_failing_model_and_names_it(tmp_path, capsys):
     assert [(f["column"], f["model"]) for f in doc["failed"]] == [("edgetpu_usb", "atan_custom"),
                                                                   ("hexagon_dsp", "atan_custom")]
     assert main([*args, "--ops", ATAN_OPS]) == 0
-    assert re.search(r"^atan_custom:\n(.*\n)*?  latency", capsys.readouterr().out, re.M)
+    assert re.search(r"^atan_custom:\n(.*\n)*?  Latency", capsys.readouterr().out, re.M)
 
 
 def _experiment(tmp_path: Path, ops: str = "") -> Path:

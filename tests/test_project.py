@@ -98,7 +98,7 @@ def test_readme_walkthrough_from_nothing_to_a_benchmark(tmp_path, monkeypatch, c
         argv = [str(tmp_path / w) if w == "my_npu.yaml" else w for w in words[1:]]
         assert main(argv) == 0, words
     out = capsys.readouterr().out
-    assert "my_npu.yaml: ok (systolic config 'my_npu')" in out and "Simulated latency in us:" in out
+    assert "my_npu.yaml: ok (systolic config 'my_npu')" in out and "Simulated latency in µs:" in out
     assert "host: my_npu: op SOFTMAX is excluded from op any" in out
 
 

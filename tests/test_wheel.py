@@ -42,6 +42,10 @@ def test_the_wheel_installs_only_accelsim_and_runs_the_default_experiment_in_an_
     run = _run([venv / "bin" / "accelsim", "run", "--jobs", "1"], empty, env=env)
     assert "6 design points (0 cached, 6 run, 0 failed) -> reports/default" in run.stdout
     assert (empty / "reports" / "default" / "report.md").stat().st_size > 0
+    # the sample models the help examples name (issue 31 C15), and one of those examples run from them
+    _run([venv / "bin" / "accelsim", "examples"], empty, env=env)
+    _run([venv / "bin" / "accelsim", "benchmark", "models/mobilenet_v2_035_96_int8.tflite", "--hw", "edgetpu_usb",
+          "--num-runs", "0"], empty, env=env)
     schema = _run([venv / "bin" / "accelsim", "experiment", "--schema"], empty, env=env).stdout
     assert schema == (ROOT / "docs" / "experiments.md").read_text(encoding="utf-8")
 

@@ -34,14 +34,20 @@ STREAM_HELP = {
     "--shared-link": "the copies share one link (one USB bus or one AXI port), its transfers sharing its bandwidth; "
                      "default: a link each",
 }
+# Every example that names a model uses the sample models `accelsim examples` writes into models/ (MODELS_NOTE).
+MODELS_NOTE = "  (models/: the sample models, written by `accelsim examples`)\n"
 
 EPILOGS = {
+    "examples": """examples:
+  accelsim examples                # writes models/*.tflite and models/custom_op_atan.py
+  accelsim examples /tmp/samples
+""",
     "inspect": """examples:
-  accelsim inspect tests/fixtures/models/mobilenet_v2_035_96_int8.tflite
+  accelsim inspect models/mobilenet_v2_035_96_int8.tflite
   accelsim inspect model.tflite --json > ops.json
 """,
     "ops": """examples:
-  accelsim ops tests/fixtures/models/dilated_cnn_int8.tflite
+  accelsim ops models/dilated_cnn_int8.tflite
   accelsim ops model.tflite > my_resolver.py
 """,
     "run": """examples:
@@ -58,31 +64,31 @@ EPILOGS = {
   accelsim stream model.tflite --hw edgetpu_usb --rate 30 --max-in-flight 1 --max-in-queue 1 --trace t.json
 """,
     "benchmark": """examples:
-  accelsim benchmark tests/fixtures/models/mobilenet_v2_100_224_int8.tflite --hw edgetpu_usb
+  accelsim benchmark models/mobilenet_v2_100_224_int8.tflite --hw edgetpu_usb
   accelsim benchmark model.tflite --hw edgetpu_usb --num-runs 0     # cost only: no NumPy run, start-up + one simulation
   accelsim benchmark model.tflite --hw hw_configs/hexagon_dsp.yaml --num-runs 20 --enable-op-profiling
   accelsim benchmark model.tflite --hw edgetpu_pcie --max-delegated-partitions 2 --json
-  accelsim benchmark tests/fixtures/models/selfie_like_float.tflite --ops accelsim.ops.mediapipe   # custom ops
-  accelsim benchmark tests/fixtures/models/atan_custom.tflite --ops examples/custom_op_atan.py
+  accelsim benchmark models/selfie_like_float.tflite --ops accelsim.ops.mediapipe   # custom ops
+  accelsim benchmark models/atan_custom.tflite --ops models/custom_op_atan.py
 """,
     "diff": """examples:
-  accelsim diff tests/fixtures/models/mobilenet_v2_035_96_int8.tflite --hw edgetpu_usb
+  accelsim diff models/mobilenet_v2_035_96_int8.tflite --hw edgetpu_usb
   accelsim diff model.tflite --hw my_float16_accel.yaml --num-runs 100 --json
   accelsim diff model.tflite --hw hexagon_dsp --input images.npy     # real inputs: [runs, *input shape]
 """,
     "compare": """examples:
-  accelsim compare tests/fixtures/models/mobilenet_v2_035_96_int8.tflite --hw edgetpu_usb --hw hexagon_dsp
+  accelsim compare models/mobilenet_v2_035_96_int8.tflite --hw edgetpu_usb --hw hexagon_dsp
   accelsim compare model_a.tflite model_b.tflite --hw edgetpu_pcie --hw edgetpu_usb,hexagon_dsp --json
   accelsim compare reports/x/results.json reports/y/results.json --plot /tmp/x_vs_y.png
   accelsim compare reports/x/results.json --metrics latency,energy --columns 0,3
 """,
     "whatif": """examples:
-  accelsim whatif tests/fixtures/models/transformer_block_int8.tflite --hw edgetpu_pcie
-  accelsim whatif tests/fixtures/models/dilated_cnn_int8.tflite --hw hexagon_dsp --json
+  accelsim whatif models/transformer_block_int8.tflite --hw edgetpu_pcie
+  accelsim whatif models/dilated_cnn_int8.tflite --hw hexagon_dsp --json
 """,
     "sensitivity": """examples:
-  accelsim sensitivity tests/fixtures/models/mobilenet_v2_100_224_int8.tflite --hw edgetpu_usb
-  accelsim sensitivity tests/fixtures/models/mobilenet_v2_035_96_int8.tflite --hw edgetpu_usb --hw hexagon_dsp
+  accelsim sensitivity models/mobilenet_v2_100_224_int8.tflite --hw edgetpu_usb
+  accelsim sensitivity models/mobilenet_v2_035_96_int8.tflite --hw edgetpu_usb --hw hexagon_dsp
   accelsim sensitivity model.tflite --hw my_npu.yaml --host host_x86 --json
 """,
     "llm": """examples:
@@ -103,3 +109,5 @@ EPILOGS = {
   accelsim configs --schema        # every key of every kind, claim syntax and constraints
 """,
 }
+EPILOGS = {verb: text + MODELS_NOTE if " models/" in text and verb != "examples" else text
+           for verb, text in EPILOGS.items()}

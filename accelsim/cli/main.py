@@ -14,6 +14,7 @@ import sys
 import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from tqdm import tqdm
 
@@ -22,6 +23,7 @@ from accelsim.core.feasibility import Infeasible, summary_line
 from accelsim.core.files import write_atomic
 from accelsim.core.schedule import SCHEDULES
 from accelsim.core.trace import trace_document
+from accelsim.core.units import counted
 from accelsim.core.version import __version__
 from accelsim.experiments.dask_executor import DaskExecutor, dask_client, distributed_module
 from accelsim.experiments.experiment import SHIPPED_CONFIGS, load_experiment, with_ops
@@ -38,7 +40,7 @@ from accelsim.insight.sensitivity import sensitivity
 from accelsim.insight.whatif import as_dict, whatif
 from accelsim.insight.whatif import lines as whatif_lines
 from accelsim.ops import load_op_modules, require_kernels, using_ops
-from accelsim.reports.labels import point_label, slower_sentence, slower_than_host_points
+from accelsim.reports.labels import point_label, slower_sentence, slower_than_host_points, warning_lines
 from accelsim.reports.report import RENDERERS
 from accelsim.reports.streams_section import text_lines as stream_lines
 from accelsim.runtime.errors import AccelsimError
@@ -55,6 +57,7 @@ from accelsim.tools.compare import (
     simulate_sides,
     slower_than_host,
 )
+from accelsim.tools.examples import write_examples
 from accelsim.tools.llm import ARCHITECTURE_NAMES, QUANT_NAMES, SYSTEM_NAMES, llm_lines, run_llm
 from accelsim.tools.model_info import inspect_model, registration_code
 from accelsim.tools.systems import default_host, delegates_from_options, system_from_options
@@ -107,13 +110,15 @@ def _cmd_ops(args: argparse.Namespace) -> int:
 
 
 @contextlib.contextmanager
-def _progress_bar(unit: str, stream=None) -> Iterator[Callable[[int, int, str], None]]:
-    """A progress callback (done, total, label) drawing a tqdm bar on a terminal, and nothing on a pipe or file."""
+def _progress_bar(unit: str, stream=None, saved: bool = False) -> Iterator[Callable[[int, int, str], None]]:
+    """A progress callback (done, total, label): a tqdm bar on a terminal (`saved`: done is what Ctrl-C says)."""
 
     bar = None
 
     def show(done: int, total: int, label: str) -> None:
         nonlocal bar
+        if saved:
+            _STOP["saved"] = done
         if bar is None:  # disable=None: tqdm stays silent unless the stream is a terminal
             bar = tqdm(total=total, unit=unit, file=stream or sys.stderr, disable=None, dynamic_ncols=True)
         bar.set_postfix_str(label, refresh=False)
@@ -124,9 +129,6 @@ def _progress_bar(unit: str, stream=None) -> Iterator[Callable[[int, int, str], 
     finally:
         if bar is not None:
             bar.close()
-
-
-_DEFAULT_EXPERIMENT = Path(__file__).resolve().parent.parent / "examples" / "default.yaml"
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -143,16 +145,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
             distributed_module()
             logging.getLogger("distributed").setLevel(logging.DEBUG if args.debug else logging.WARNING)
             executor = DaskExecutor(stack.enter_context(dask_client(args.scheduler, workers=args.jobs)))
-        progress = stack.enter_context(_progress_bar("point"))
+        progress = stack.enter_context(_progress_bar("point", saved=True))
         outcome = run_experiment(experiment, args.out, jobs=args.jobs, executor=executor,
                                  use_cache=not args.no_cache, prune_cache=args.prune_cache, progress=progress,
                                  should_stop=lambda: _STOP["requested"])
     for warning in outcome.warnings:
         print(f"accelsim run: warning: {warning}", file=sys.stderr)
+    for line in warning_lines(outcome.records):  # what costs rest on (spilled weights, custom ops), with counts
+        print(f"accelsim run: warning: {line}", file=sys.stderr)
     if slower_than_host_points(outcome.records):
         # a terminal line: three named (a point's label holds every swept value), the report names more
         print(f"accelsim run: warning: {slower_sentence(outcome.records, 'design points', limit=3)}", file=sys.stderr)
-    print(f"{len(outcome.records)} design points ({outcome.cached} cached, {outcome.computed} run, "
+    print(f"{counted(len(outcome.records), 'design point')} ({outcome.cached} cached, {outcome.computed} run, "
           f"{outcome.failed} failed) -> {outcome.out_dir}")
     infeasible = summary_line(outcome.records)
     if infeasible:  # results, not failures: they do not change the exit status
@@ -169,12 +173,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
     print(f"  {plots} plots in {outcome.out_dir / 'plots'}, {traces} Chrome traces in {outcome.out_dir / 'traces'}, "
           f"{layers} per-node tables in {outcome.out_dir / 'layers'}")
     if outcome.pruned:
-        print(f"  cache: removed {outcome.stale} stale entries (design points no longer in the experiment)")
+        stale = counted(outcome.stale, 'stale entry', 'stale entries')
+        print(f"  cache: removed {stale} (design points no longer in the experiment)")
     else:
-        print(f"  cache: {outcome.stale} stale entries (design points no longer in the experiment)"
+        stale = counted(outcome.stale, 'stale entry', 'stale entries')
+        print(f"  cache: {stale} (design points no longer in the experiment)"
               + ("; --prune-cache removes them" if outcome.stale else ""))
     if outcome.missing:
-        print(f"  {len(outcome.missing)} design points are missing; run again to complete them")
+        missing = len(outcome.missing)
+        print(f"  {counted(missing, 'design point')} {'is' if missing == 1 else 'are'} missing; run again to complete "
+              "them")
     if outcome.failed:
         print(_failure_line(outcome))
     return 1 if outcome.failed else 0
@@ -188,7 +196,7 @@ def _failure_line(outcome) -> str:
     listed = (f"all are listed under 'Failed design points' in {' and '.join(where)}" if where else
               f"all are in {outcome.outputs['json']}" if "json" in outcome.outputs else
               f"all are in {outcome.outputs['csv']} (status error)")
-    return (f"{outcome.failed} of {len(outcome.records)} design points failed; first: {point_label(first)}: "
+    return (f"{outcome.failed} of {counted(len(outcome.records), 'design point')} failed; first: {point_label(first)}: "
             f"{first['error']}; {listed}")
 
 
@@ -353,6 +361,13 @@ def _cmd_configs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_examples(args: argparse.Namespace) -> int:
+    written = write_examples(Path(args.folder))
+    print("\n".join(str(path) for path in written))
+    print(f"(try: accelsim benchmark {written[0].parent / 'mobilenet_v2_035_96_int8.tflite'} --hw edgetpu_usb)")
+    return 0
+
+
 def _cmd_experiment(args: argparse.Namespace) -> int:
     if args.schema:
         print(experiment_schema_markdown())
@@ -444,7 +459,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("benchmark", help="benchmark_model's job: wall-clock statistics and simulated latency",
                        description="Run a model on random inputs: host wall-clock statistics of the NumPy "
-                       "interpreter (count, first, min, max, avg, std in us) and the simulated latency on the "
+                       "interpreter (count, first, min, max, avg, std in µs) and the simulated latency on the "
                        "given system with its breakdown.", epilog=EPILOGS["benchmark"], formatter_class=raw)
     p.add_argument("model", nargs="?", help="path of a .tflite file")
     p.add_argument("--graph", metavar="MODEL", help="benchmark_model's spelling of MODEL")
@@ -598,6 +613,13 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog=EPILOGS["configs"], formatter_class=raw)
     p.add_argument("--schema", action="store_true", help="print the key reference as Markdown")
     p.set_defaults(func=_cmd_configs)
+
+    p = sub.add_parser("examples", help="write the sample models the help examples use into a folder",
+                       description="Copy the sample models the help examples and the README use (shipped with the "
+                       "package) and the custom op module of atan_custom.tflite into FOLDER.",
+                       epilog=EPILOGS["examples"], formatter_class=raw)
+    p.add_argument("folder", nargs="?", default="models", help="where to write them (default: models)")
+    p.set_defaults(func=_cmd_examples)
     return parser
 
 
@@ -671,13 +693,23 @@ def _non_negative(text: str) -> int:
     return value
 
 
-_STOP = {"requested": False}
+# requested: a first interrupt came; saved: design points in the store so far (set while `run` runs); pid: the CLI's
+# process (forked pool workers inherit the handler and must neither print nor exit for it)
+_STOP: dict[str, Any] = {"requested": False, "saved": None, "pid": None}
 
 
 def _interrupt(signum, frame) -> None:
     # SIGTERM stops a run like Ctrl-C: finished design points are kept and the report lists the rest.
     # The flag is what `run` checks; the exception may be swallowed if it lands in a finalizer.
+    main_process = _STOP["pid"] == os.getpid()
+    if _STOP["requested"] and main_process:  # a second one stops at once; the store commits batch by batch
+        saved = "" if _STOP["saved"] is None else f"; {counted(_STOP['saved'], 'point')} in the store"
+        print(f"\nstopped at once{saved}; no report written (run again to complete it)", file=sys.stderr, flush=True)
+        os._exit(130)
     _STOP["requested"] = True
+    if main_process and _STOP["saved"] is not None:
+        print(f"\nstopping: {counted(_STOP['saved'], 'point')} saved, writing the partial report (Ctrl-C again "
+              "stops at once)", file=sys.stderr, flush=True)
     raise KeyboardInterrupt
 
 
@@ -712,6 +744,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if func is None:
         parser.print_help()
         return 2
+    _STOP.update(requested=False, saved=None, pid=os.getpid())
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, _interrupt)
     try:

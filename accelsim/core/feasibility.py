@@ -3,7 +3,7 @@
 A design point is infeasible when its hardware cannot hold or run the model at all:
 
 - `memory`: a level that must hold the weights (or a node's activation working set) is smaller
-  than them, and nothing below it could take them (`accelsim.hardware.memory.check_weights`,
+  than them, and nothing below it could take them (`accelsim.hardware.memory.placed`,
   `accelsim.hardware.memory.activation_levels`). Weights that overflow a *cache* are not infeasible:
   they are streamed, their traffic counted, and reports say how many bytes stream.
 - `limits`: the experiment's `limits:` leave the point out before it runs (`accelsim.hardware.sweeps.Limit.refusal`

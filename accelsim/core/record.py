@@ -202,6 +202,7 @@ class PointResult(PointHeader, total=False):
     energy_by_unit_uj: dict[str, float | None]  # host or accelerator name -> its share of energy_uj
     edp_uj_ms: float | None  # energy-delay product: energy_uj x latency in ms
     energy_not_modelled: list[str]  # present only when some device has no energy model: their names
+    warnings: list[str]  # present only when the costs rest on something a reader must see: spilled weights, custom ops
     init_energy_uj: float  # parameter loads at initialization, not part of energy_uj
     partitions: int  # delegate partitions
     delegated_nodes: int  # nodes run by accelerators
@@ -235,3 +236,5 @@ AREA_KEYS = ("area_macs", "area_onchip_bytes")
 # model (its energy keys are then None).
 INFEASIBLE_KEY = "infeasible"
 UNMODELLED_KEY = "energy_not_modelled"
+# Present only when the simulation has warnings (accelsim.simulation.inference.Simulation.notes).
+WARNINGS_KEY = "warnings"

@@ -166,3 +166,8 @@ def parse_power(value) -> float:
 def parse_energy_per_byte(value) -> float:
     """Energy per byte moved in joules, from '20 pJ/B' or per bit, '4 pJ/bit' (= 32 pJ/B)."""
     return _quantity("energy per byte", value, _ENERGY_PER_BYTE_UNITS)
+
+
+def counted(n: int, noun: str, nouns: str | None = None) -> str:
+    """A count with its noun in the right number: '1 variant', '4 variants', '1 design point', '0 partitions'."""
+    return f"{n:,} {noun if n == 1 else nouns or noun + 's'}"

@@ -92,12 +92,20 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
     records = [stored[p.id] for p in points if p.id in stored]
     fill_speedups(records)
     traced = traced_ids(records, experiment.traces, experiment.best)
-    # Under traces 'all' (None) every ok point is traced: those stored without details by an earlier run under
-    # another `traces:` are simulated again (with_details skips the ones that have them).
-    records = with_details(experiment, points, records,
-                           set(traced) if traced is not None else {r["id"] for r in records if r["status"] == "ok"})
-    outcome = _report(experiment, out, points, records, traced, n_cached=len(cached), stale=len(stale),
-                      pruned=prune_cache, warning=warning, n_run=len(ran), streams=simulate_prepared(streams))
+    partial = isinstance(interrupted, KeyboardInterrupt)  # the user waits: no simulation, no plots, at once
+    sums = dict(n_cached=len(cached), stale=len(stale), pruned=prune_cache, warning=warning, n_run=len(ran))
+    try:
+        if not partial:
+            # Under traces 'all' (None) every ok point is traced: those stored without details by an earlier run
+            # under another `traces:` are simulated again (with_details skips the ones that have them).
+            records = with_details(experiment, points, records, set(traced) if traced is not None
+                                   else {r["id"] for r in records if r["status"] == "ok"})
+        outcome = _report(experiment, out, points, records, traced, partial=partial,
+                          streams=() if partial else simulate_prepared(streams), **sums)
+    except KeyboardInterrupt as exc:  # while the full report was written: the partial one, at once
+        if partial:
+            raise
+        interrupted, outcome = exc, _report(experiment, out, points, records, traced, partial=True, **sums)
     if isinstance(interrupted, KeyboardInterrupt):
         raise interrupted
     if interrupted is not None:
@@ -186,17 +194,22 @@ def report_folder(experiment: Experiment, out_dir: str | Path | None = None) -> 
 
 def _report(experiment: Experiment, out: Path, points: Sequence[DesignPoint], records: list[PointResult],
             traced, *, n_cached: int, stale: int, pruned: bool, warning: str | None, n_run: int,
-            streams: Sequence[streams_section.StreamRun] = ()) -> RunOutcome:
-    """Write the report of `records` (the stored points, in the experiment's order) and sum the run up."""
+            streams: Sequence[streams_section.StreamRun] = (), partial: bool = False) -> RunOutcome:
+    """Write the report of `records` (the stored points, in the experiment's order) and sum the run up.
+
+    A `partial` report (the run was interrupted and the user waits) has no plots, no sensitivity and no streams,
+    and says so.
+    """
     done = {r["id"] for r in records}
     missing = [p for p in points if p.id not in done]
-    context = {**report_context(experiment, len(points)), "sensitivity": best_point_sensitivity(points, records)}
+    context = {**report_context(experiment, len(points)),
+               **({"partial": True} if partial else {"sensitivity": best_point_sensitivity(points, records)})}
     if streams:
         context |= {"sections": [streams_section.section(streams)], "figures": streams_section.figures(streams)}
     written = write_report(out, experiment.name, records, formats=experiment.reports,
                            missing=[{"id": p.id, "model_name": Path(p.model).stem, "variant": p.variant,
                                      "sweep": dict(p.sweep)} for p in missing],
-                           experiment=context, traced=traced)
+                           experiment=context, traced=traced, plots=not partial)
     if streams:
         written |= streams_section.write_files(out, streams)
     return RunOutcome(records=records, missing=missing, cached=n_cached, computed=n_run,

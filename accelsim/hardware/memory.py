@@ -21,13 +21,21 @@ Rules, node by node in model order:
   "on-chip memory used for caching model parameters" and "off-chip memory used for streaming
   uncached model parameters". Without a cache every weight is streamed. When the cache is
   also the activations level, activations reserve their largest working set that fits it.
-- Weights that live on a bounded level must fit it (`check_weights`): all of a device's
-  weights, plus the largest working set when activations share the level. Otherwise the
-  design is infeasible, with the two ways out named: stream them (`weights: link` or a level
-  below, with this level as `cache`, so the overflow is counted as streamed traffic) or a
-  larger level. Streaming is never chosen silently: it changes where bytes come from, which
-  is the designer's call. The one exception is a level that holds weights and activations
-  with a level below it: it is a cache of that level per node (the CPU's L2, above).
+- Weights that live on a bounded level must fit it: all of a device's weights, plus the
+  largest working set when activations share the level (`placed`). When they do not and a
+  level below holds them all, they spill: the level becomes a cache of that level below,
+  exactly as if the config said `weights: <below>, cache: <level>` (a config that already
+  names another cache keeps it, and the level is then not used for weights at all). The
+  layers that fit are kept in model order, a whole layer at a time, and loaded once; the
+  rest are read from the level below on every inference, at its rate and energy. So weights
+  on a level too small for them never cost less than the same weights placed honestly on the
+  level below with this level as their cache (tests/accelsim/test_memory.py checks it as a
+  property). This is also what a CPU's L2 does (a level holding weights and activations above
+  DRAM): a model whose weights fit it runs from it node by node, a larger one reads what does
+  not fit from DRAM on every inference. When no level below holds them, the design is
+  infeasible (`memory`), with the two ways out named: stream them over the link
+  (`weights: link` with this level as `cache`; streaming from the host is never chosen
+  silently, it is the designer's call) or a larger level.
 - Streamed weights are traffic on the level they come from, like any other byte: a node
   takes the longest of its compute time and, for each level, latency + bytes / bandwidth.
 """
@@ -137,30 +145,43 @@ def _size(nbytes: int) -> str:
     return f"{nbytes / 2**10:.2f} KiB" if nbytes < 2**20 else f"{nbytes / 2**20:.2f} MiB"
 
 
-def check_weights(works: Sequence[NodeWork], memory: Memory, refuse: Callable[[tuple, str], Exception],
-                  device: str, has_link: bool) -> None:
-    """Refuse a bounded weights level that cannot hold a device's weights (module docstring: the rule and why).
+def placed(works: Sequence[NodeWork], memory: Memory, refuse: Callable[[tuple, str], Exception],
+           device: str = "the device", has_link: bool = True) -> Memory:
+    """Where a device's weights are read from: `memory` itself, or its spill (module docstring: the rule and why).
+
+    A bounded weights level that cannot hold all the weights (plus the largest working set
+    that fits it, when activations share it) hands them to the first level below that holds
+    them all, and becomes their cache (unless the config names another cache).
 
     Raises:
-        whatever `refuse` builds for key path memory.levels.<level>.size.
+        whatever `refuse` builds for key path memory.levels.<level>.size: no level below holds them.
     """
     if memory.weights == LINK:
-        return
+        return memory
     level = memory.level(memory.weights)
-    shares = memory.weights == memory.activations
-    if level.size is None or (shares and memory.below(level.name) is not None):
-        return
+    if level.size is None:
+        return memory
     weights = sum(w.weight_bytes for w in works)
-    reserved = max(map(working_set, works), default=0) if shares else 0
+    shares = memory.weights == memory.activations
+    below = memory.below(level.name)
+    # Working sets that spill below need no room here (there is a level below to spill to).
+    sets = [n for n in map(working_set, works) if below is None or n <= level.size]
+    reserved = max(sets, default=0) if shares else 0
     if weights + reserved <= level.size:
-        return
+        return memory
+    while below is not None and not _fits(below, weights):
+        below = memory.below(below.name)
+    if below is not None:
+        return Memory(memory.levels, below.name, memory.activations, memory.cache or level.name)
     also = f" plus {reserved} bytes of its largest activation working set" if reserved else ""
+    lower = ("there is no level below it" if memory.below(level.name) is None
+             else "no level below it holds them either")
     stream = (f"memory: {{weights: link, cache: {level.name}}} streams what does not fit over the link"
               if has_link else f"add a level below {level.name!r} to hold the weights")
     raise refuse(("memory", "levels", level.name, "size"),
                  f"{device}'s weights need {weights} bytes ({_size(weights)}){also} on {level.name!r}, which holds "
-                 f"{level.size} bytes ({_size(level.size)}): the design cannot hold the model; {stream}, or make "
-                 f"{level.name!r} at least {weights + reserved} bytes ({_size(weights + reserved)})")
+                 f"{level.size} bytes ({_size(level.size)}), and {lower}: the design cannot hold the model; "
+                 f"{stream}, or make {level.name!r} at least {weights + reserved} bytes ({_size(weights + reserved)})")
 
 
 def streamed_parameters(works: Sequence[NodeWork], cache_bytes: int | None) -> tuple[int, ...]:
@@ -202,9 +223,9 @@ def traffic(works: Sequence[NodeWork], memory: Memory, refuse: Callable[[tuple, 
     """Bytes per level of each of a device's nodes (in model order), by the rules in this module's docstring.
 
     Raises:
-        whatever `refuse` builds: the weights or a working set do not fit (`check_weights`, `activation_levels`).
+        whatever `refuse` builds: the weights or a working set do not fit (`placed`, `activation_levels`).
     """
-    check_weights(works, memory, refuse, device, has_link)
+    memory = placed(works, memory, refuse, device, has_link)
     homes = activation_levels(works, memory, refuse)
     streamed = streamed_parameters(works, weight_cache(works, memory))
     out = []
@@ -218,3 +239,24 @@ def traffic(works: Sequence[NodeWork], memory: Memory, refuse: Callable[[tuple, 
                 moved[name] = moved.get(name, 0) + nbytes
         out.append(Traffic(tuple(moved.items()), stream))
     return out
+
+
+def spill_note(works: Sequence[NodeWork], memory: Memory, device: str) -> str | None:
+    """A sentence saying that a device's weights spill below their level (`placed`), or None when they do not.
+
+    Call it only on works `placed` accepts (a costed device).
+    """
+    def refuse(_path: tuple, message: str) -> Exception:
+        return ValueError(message)
+
+    spilled = placed(works, memory, refuse, device)
+    if spilled.weights == memory.weights:
+        return None
+    level = memory.level(memory.weights)
+    weights = sum(w.weight_bytes for w in works)
+    beside = " beside the activations it also holds" if memory.weights == memory.activations else ""
+    keeps = (f"the layers that fit {level.name!r} stay cached there" if spilled.cache == level.name
+             else f"memory.cache {spilled.cache!r} caches what it can")
+    return (f"{device}: its weights ({weights} bytes, {_size(weights)}) do not fit memory.levels.{level.name} "
+            f"({level.size} bytes, {_size(level.size or 0)}){beside}: they spill to {spilled.weights!r}; {keeps} and "
+            f"the rest are read from {spilled.weights!r} on every inference, at its rate and energy")

@@ -313,6 +313,8 @@ class Kind:
             takes).
         node_notes: what the per-layer table says about each of a device's nodes (model order; '' for
             nothing), e.g. that a node runs a slower fallback kernel; None says nothing.
+        dtypes: the tensor types (lower-case) the kind's hardware can execute at all; empty: any. `whatif`
+            never suggests a claim for another type (an int8-only NPU gets no float32 claim).
     """
 
     name: str
@@ -326,6 +328,7 @@ class Kind:
     check: Callable[[Hardware], list[tuple[tuple, str]]] = no_problems
     check_policy: Callable[[DelegationPolicy], list[tuple[tuple, str]]] = no_problems
     node_notes: Callable[[Sequence[NodeWork], Hardware], list[str]] | None = None
+    dtypes: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:

@@ -52,6 +52,8 @@ class Parameter:
     key: str
     value: float
     unit: str  # the base unit written after the number ('B', 'B/s', 'Hz', 's'; '' for a count)
+    # what growing it costs that is not modelled (a level's size without static power): never shown as free
+    unpriced: str = ""
 
     @property
     def label(self) -> str:
@@ -141,7 +143,11 @@ def _parameters(hw: Hardware) -> list[Parameter]:
             for n in DESIGN_COMPUTE if n in names]
     for level in hw.memory.levels:
         if level.size is not None:
-            out.append(Parameter(device=device, key=f"memory.levels.{level.name}.size", value=level.size, unit="B"))
+            unpriced = ("" if level.static_power else
+                        f"memory.levels.{level.name}.static_power is 0 W, so the leakage and area of a larger "
+                        f"{level.name!r} are not modelled: growing it is not free, only not priced")
+            out.append(Parameter(device=device, key=f"memory.levels.{level.name}.size", value=level.size, unit="B",
+                                 unpriced=unpriced))
         out.append(Parameter(device=device, key=f"memory.levels.{level.name}.bandwidth", value=level.bandwidth,
                              unit="B/s"))
     if hw.link is not None:
@@ -256,8 +262,9 @@ def _fmt_value(p: Parameter, value: float) -> str:
 def _change_text(v: Variation, base_us: float) -> str:
     p = v.parameter
     best = min((e for e in v.effects if e.latency_us is not None), key=lambda e: e.latency_us)
+    unpriced = " (its leakage and area are not modelled)" if p.unpriced and best.factor > 1 else ""
     return (f"{p.label} {_fmt_value(p, p.value)}→{_fmt_value(p, best.value)}: "
-            f"{100 * (best.latency_us - base_us) / base_us:+.1f}% latency")
+            f"{100 * (best.latency_us - base_us) / base_us:+.1f}% latency{unpriced}")
 
 
 def sensitivity(model: Model | str, system: System, schedule: str = "sequential",
@@ -314,7 +321,7 @@ def _pct(value: float | None, base: float | None) -> str:
     return f"{100 * (value - base) / base:+.1f}%"
 
 
-def _effect_text(e: Effect, s: Sensitivity) -> str:
+def _effect_text(e: Effect, s: Sensitivity, p: Parameter | None = None) -> str:
     if e.status == "skipped":
         return "skipped"
     if e.status == "infeasible":
@@ -322,6 +329,8 @@ def _effect_text(e: Effect, s: Sensitivity) -> str:
     if s.energy_uj is None:  # said once in the heading, not on every line
         return f"latency {_pct(e.latency_us, s.latency_us)}"
     energy = "energy not modelled" if e.energy_uj is None else f"energy {_pct(e.energy_uj, s.energy_uj)}"
+    if p is not None and p.unpriced and e.factor > 1:
+        energy += " + the larger level's leakage, not modelled (note below)"
     return f"latency {_pct(e.latency_us, s.latency_us)}, {energy}"
 
 
@@ -338,7 +347,7 @@ def lines(s: Sensitivity, top: int | None = None) -> list[str]:
     width = max((len(v.parameter.label) for v in shown), default=0)
     for v in shown:
         p = v.parameter
-        cells = "; ".join(f"x{e.factor:g} ({_fmt_value(p, e.value)}): {_effect_text(e, s)}" for e in v.effects)
+        cells = "; ".join(f"x{e.factor:g} ({_fmt_value(p, e.value)}): {_effect_text(e, s, p)}" for e in v.effects)
         again = (f"; re-placed: {v.replaced_latency_us:,.1f} µs ({_pct(v.replaced_latency_us, s.latency_us)})"
                  if v.replaced_latency_us is not None else "")
         out.append(f"  {p.label:<{width}}  now {_fmt_value(p, p.value)}: {cells}{again}")
@@ -347,6 +356,7 @@ def lines(s: Sensitivity, top: int | None = None) -> list[str]:
     for v in shown:
         out += [f"  note: {v.parameter.label} x{e.factor:g} is infeasible: {e.note}"
                 for e in v.effects if e.status == "infeasible"]
+    out += [f"  note: {v.parameter.label}: {v.parameter.unpriced}" for v in shown if v.parameter.unpriced]
     out += [f"  skipped: {line}" for line in s.skipped]
     out.append("Bottlenecks: busy time by bound")
     out += [f"  {b.what:<40} {b.seconds * 1e6:>12,.1f} µs {100 * b.share:>6.1f}%" for b in s.bottlenecks]

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from accelsim.core.feasibility import Infeasible
+from accelsim.core.units import counted
 from accelsim.delegates.spec import (
     BOOL_CONSTRAINTS,
     INT_CONSTRAINTS,
@@ -33,6 +34,7 @@ from accelsim.delegates.spec import (
     facts_from_node,
 )
 from accelsim.hardware.config import System
+from accelsim.hardware.types import Kind
 from accelsim.runtime.errors import WorkError
 from accelsim.runtime.interpreter import Interpreter
 from accelsim.runtime.ir import Model
@@ -211,11 +213,12 @@ def _yaml_value(value: Any) -> str:
     return str(value)
 
 
-def _groups(accel: DelegationPolicy, facts_of: dict[int, NodeFacts], on_host: set[int]
+def _groups(accel: DelegationPolicy, facts_of: dict[int, NodeFacts], on_host: set[int], kind: Kind | None = None,
             ) -> tuple[dict[tuple, list[tuple[int, NodeFacts, str]]], list[Unclaimable]]:
     """Host nodes `accel` refuses, grouped by (op, covering rule index or None, reason); and those no line admits.
 
-    Each member carries the refusal as the delegate words it.
+    Each member carries the refusal as the delegate words it. A node of a type `kind` cannot execute
+    (`Kind.dtypes`) is one no line admits.
     """
     groups: dict[tuple, list[tuple[int, NodeFacts, str]]] = {}
     unclaimable = []
@@ -228,6 +231,10 @@ def _groups(accel: DelegationPolicy, facts_of: dict[int, NodeFacts], on_host: se
             why = ("control flow and unnamed custom ops are not claimed by rules" if facts.dtype is not None
                    else "the node has no data input, so no dtype rule can name it")
             unclaimable.append(Unclaimable(ni, facts.op, why))
+            continue
+        if kind is not None and kind.dtypes and facts.dtype not in kind.dtypes:
+            unclaimable.append(Unclaimable(ni, facts.op, f"{facts.dtype}: the {kind.name} kind executes only "
+                                                         f"{', '.join(sorted(kind.dtypes))} tensors"))
             continue
         op = (facts.op, facts.custom_code if named_custom else None)
         covering = [k for k, r in enumerate(accel.claims) if r.covers(*op)]
@@ -263,7 +270,7 @@ def whatif(model: Model, system: System, name: str = "<model>", schedule: str = 
     unclaimable: dict[int, Unclaimable] = {}
     seen: set[tuple[str, str]] = set()
     for accel in system.accelerators:
-        groups, lost = _groups(accel.policy, facts, on_host)
+        groups, lost = _groups(accel.policy, facts, on_host, accel.hardware.kind_record)
         for u in lost:
             unclaimable.setdefault(u.node, u)
         for ((op, custom_code), k, reason), members in groups.items():
@@ -342,9 +349,9 @@ def _delta(base: Outcome, after: Outcome) -> dict[str, Any]:
 def lines(result: WhatIf) -> list[str]:
     """The ranking as text: the base, then each candidate with its line to add, the best pair, the unclaimable."""
     b = result.base
-    out = [f"{result.model} on {', '.join(result.accelerators)}: {b.latency_us:,.1f} us, {b.delegated_nodes} "
-           f"nodes delegated in {b.partitions} partitions, {b.transfer_bytes:,} bytes over links, "
-           f"{_fmt_uj(b.energy_uj)} (host alone: {result.host_only.latency_us:,.1f} us)"]
+    out = [f"{result.model} on {', '.join(result.accelerators)}: {b.latency_us:,.1f} µs, {b.delegated_nodes} "
+           f"nodes delegated in {counted(b.partitions, 'partition')}, {b.transfer_bytes:,} bytes over links, "
+           f"{_fmt_uj(b.energy_uj)} (host alone: {result.host_only.latency_us:,.1f} µs)"]
     if not result.candidates:
         out.append("no refused node can be admitted by a claim line" if result.unclaimable
                    else "every node is delegated: nothing to lift")
@@ -368,13 +375,20 @@ def lines(result: WhatIf) -> list[str]:
     best = min([b.latency_us, *(c.outcome.latency_us for c in result.candidates if c.outcome.latency_us)])
     if best > result.host_only.latency_us:
         what = "even the best line leaves delegation" if result.candidates else "delegation is"
-        out.append(f"warning: {what} slower than the host alone ({best:,.1f} us against "
-                   f"{result.host_only.latency_us:,.1f} us)")
+        out.append(f"warning: {what} slower than the host alone ({best:,.1f} µs against "
+                   f"{result.host_only.latency_us:,.1f} µs)")
     for accel in result.prefix_refusals:
         out.append(f"note: {accel[0]} maps only the graph's prefix (partition policy 'prefix'): every node after "
                    f"node {accel[1]} stays on the host unless that node is claimed")
+    by_why: dict[str, list[Unclaimable]] = {}
     for u in result.unclaimable:
-        out.append(f"node {u.node} ({u.op}): no claim line admits it: {u.why}")
+        by_why.setdefault(u.why, []).append(u)
+    for why, group in by_why.items():
+        if len(group) == 1:
+            out.append(f"node {group[0].node} ({group[0].op}): no claim line admits it: {why}")
+        else:
+            ops = ", ".join(dict.fromkeys(u.op for u in group))
+            out.append(f"nodes {_node_list(tuple(u.node for u in group))} ({ops}): no claim line admits them: {why}")
     return out
 
 
@@ -388,7 +402,7 @@ def _effect(base: Outcome, after: Outcome) -> str:
         return after.error or "not simulated"
     saved = base.latency_us - after.latency_us
     verb = "saves" if saved >= 0 else "costs"
-    return (f"latency {base.latency_us:,.1f} -> {after.latency_us:,.1f} us ({verb} {abs(saved):,.1f} us, "
+    return (f"latency {base.latency_us:,.1f} -> {after.latency_us:,.1f} µs ({verb} {abs(saved):,.1f} µs, "
             f"{100 * abs(saved) / base.latency_us:.1f}%); nodes {after.delegated_nodes - base.delegated_nodes:+d} "
             f"({base.delegated_nodes} -> {after.delegated_nodes} delegated); partitions {base.partitions} -> "
             f"{after.partitions}; transfer {base.transfer_bytes:,} -> {after.transfer_bytes:,} bytes; energy "

@@ -108,6 +108,12 @@ def _find(name: str):
 def _import(spec: str) -> ModuleType:
     """The module of a resolved spec (a module name, or an absolute .py path)."""
     is_file = is_file_spec(spec)
+    if Path(spec).is_file() and Path(spec).suffix != ".py":
+        model = " (it looks like a model: give the model as the verb's argument, not to --ops)" if Path(
+            spec).suffix == ".tflite" else ""
+        raise OpModuleError(f"{spec}: not a .py file{model}; --ops takes the path of a .py file that defines "
+                            "register(resolver), e.g. examples/custom_op_atan.py, or an installed module name, e.g. "
+                            "accelsim.ops.mediapipe")
     if is_file and not Path(spec).is_file():
         raise OpModuleError(f"{spec}: no such file (give an installed module name, e.g. accelsim.ops.mediapipe, "
                             "or the path of a .py file)")

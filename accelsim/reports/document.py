@@ -25,7 +25,10 @@ class Heading:
 
 @dataclass(frozen=True)
 class Para:
+    """A paragraph; each (phrase, anchor) of `links` links the phrase's first occurrence to a heading's anchor."""
+
     text: str
+    links: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,10 @@ def _markdown_blocks(blocks: Sequence[Block]) -> list[str]:
         elif isinstance(b, Heading):
             out.append(f"{'#' * b.level} {b.text}")
         elif isinstance(b, Para):
-            out.append(b.text)
+            text = b.text
+            for phrase, anchor in b.links:
+                text = text.replace(phrase, f"[{phrase}](#{anchor})", 1)
+            out.append(text)
         elif isinstance(b, Pre):
             out.append(f"```text\n{b.text}\n```")
         elif isinstance(b, Image):
@@ -221,7 +227,10 @@ def _html_blocks(blocks: Sequence[Block], images: dict[str, bytes]) -> list[str]
         elif isinstance(b, Heading):
             out.append(_html_heading(b))
         elif isinstance(b, Para):
-            out.append(f"<p>{esc(b.text)}</p>")
+            text = esc(b.text)
+            for phrase, anchor in b.links:
+                text = text.replace(esc(phrase), f'<a href="#{esc(anchor)}">{esc(phrase)}</a>', 1)
+            out.append(f"<p>{text}</p>")
         elif isinstance(b, Pre):
             out.append(f"<pre>{esc(b.text)}</pre>")
         elif isinstance(b, Image):

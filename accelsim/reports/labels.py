@@ -164,3 +164,17 @@ def slower_sentence(points: Sequence[dict], noun: str, limit: int = _LONG_POINT_
     more = f"; and {len(slower) - limit} more (results.csv)" if len(slower) > limit else ""
     return (f"delegation makes {len(slower)} of {accelerated} accelerated {noun} slower than the host alone: "
             f"{named}{more}")
+
+
+# The sensitivity section's title and anchor (GitHub's anchor for the same heading), linked from the summary.
+WHAT_TO_CHANGE = "What to change: sensitivity and bottlenecks"
+WHAT_TO_CHANGE_ANCHOR = "what-to-change-sensitivity-and-bottlenecks"
+
+
+def warning_lines(points: Sequence[dict]) -> list[str]:
+    """Every distinct warning of the ok points, in first-seen order, with how many points carry it."""
+    count: dict[str, int] = {}
+    for p in points:
+        for w in p.get("warnings") or ():
+            count[w] = count.get(w, 0) + 1
+    return [f"{w} ({n} {'point' if n == 1 else 'points'})" for w, n in count.items()]

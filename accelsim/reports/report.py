@@ -66,6 +66,8 @@ from accelsim.reports.document import (
 from accelsim.reports.exports import csv_value, layers_csv, op_profile_text, results_csv, results_json
 from accelsim.reports.figures import SWEEP_MAX_LINES, all_figures, breakdown_points, color_key, partition_image
 from accelsim.reports.labels import (
+    WHAT_TO_CHANGE,
+    WHAT_TO_CHANGE_ANCHOR,
     Order,
     detail_subset,
     detailed,
@@ -81,6 +83,7 @@ from accelsim.reports.labels import (
     slugs,
     sweep_text,
     value_key,
+    warning_lines,
 )
 from accelsim.reports.partition_plot import ranges
 from accelsim.reports.results import LAYER_COLUMNS, layer_rows, tidy_table
@@ -172,6 +175,12 @@ def _summary_paragraph(name: str, points: Sequence[dict], missing: Sequence[dict
         text += (f" Cost-aware partitioning beat TFLite's choice at {len(chose)} point{'s' * (len(chose) != 1)}, "
                  f"by up to {fmt_us(top['partition_choice']['saved_us'])} µs ({point_label(top)}; each point's "
                  "Partition choice table has both).")
+    if experiment and experiment.get("partial"):
+        text += (" This partial report of an interrupted run leaves out the plots and the sensitivity of the "
+                 "fastest points; run the experiment again to complete both.")
+    if experiment and experiment.get("sensitivity"):
+        text += (f" What to change next: {WHAT_TO_CHANGE}, below, halves and doubles every design parameter at the "
+                 "fastest point of each model × variant and ranks them.")
     text += (" Latencies are simulated microseconds for one inference; speed-up is the CPU-only latency of "
              "the same model and sweep point over the point's latency.")
     return text
@@ -480,7 +489,8 @@ def build_document(name: str, points: Sequence[PointResult], missing: Sequence[d
     keys = order.sorted((k for p in points for k in p["sweep"]), "keys")
     best = (experiment or {}).get("best", DEFAULT_BEST)
     blocks: list[Block] = [Heading(1, f"accelsim report: {name}"),
-                           Para(_summary_paragraph(name, points, missing, experiment, order)),
+                           Para(_summary_paragraph(name, points, missing, experiment, order),
+                                links=((WHAT_TO_CHANGE, WHAT_TO_CHANGE_ANCHOR),)),
                            _summary_section(points, keys, best)]
     front_section = _fronts_section(points, keys, fronts, figures, color_key(experiment, keys))
     if front_section is not None:
@@ -551,13 +561,20 @@ def build_document(name: str, points: Sequence[PointResult], missing: Sequence[d
                    [[p["model_name"], p["variant"], sweep_text(p["sweep"]) or "—", p["error"] or "unknown"]
                     for p in shown_failed], [False] * 4, interactive=True))))
     if experiment and experiment.get("sensitivity"):
-        blocks.append(Section(Heading(2, "What to change: sensitivity and bottlenecks"), (
+        blocks.append(Section(Heading(2, WHAT_TO_CHANGE, WHAT_TO_CHANGE_ANCHOR), (
             Para("For the fastest point of each model × variant: every design parameter of every device halved "
                  "and doubled (the other values held), ranked by its effect on latency; where the busy time goes "
                  "by bound and per op, with the compute array's utilisation; and what to change first. "
                  "`accelsim sensitivity MODEL --hw ...` prints the same for any design."),
             *(block for s in experiment["sensitivity"] for block in (Heading(3, s["title"]),
                                                                      Pre("\n".join(s["lines"])))))))
+    warned = warning_lines(points)
+    if warned:
+        blocks.append(Section(Heading(2, "Warnings"), (
+            Para("What some points' costs rest on that a reader must see beside their numbers (weights that spill "
+                 "below the level they were placed on, custom ops the host has no cost of its own for), with the "
+                 "number of points each applies to."),
+            Pre("\n".join(warned)))))
     blocks += (experiment or {}).get("sections", ())  # e.g. accelsim.reports.streams_section
     if experiment and experiment.get("assumptions"):
         blocks.append(Section(Heading(2, "Assumptions"), (
@@ -643,7 +660,7 @@ RENDERERS: dict[str, tuple[str, Callable[[Page], bytes]]] = {
 
 def write_report(out_dir: Path, name: str, records: list[PointResult], *, formats: Sequence[str] | None = None,
                  missing: Sequence[dict] = (), experiment: dict | None = None,
-                 traced: Collection[str] | None = None) -> dict[str, Path]:
+                 traced: Collection[str] | None = None, plots: bool = True) -> dict[str, Path]:
     """Write the report of `records` (accelsim.reports.results records) into `out_dir`.
 
     Args:
@@ -660,6 +677,7 @@ def write_report(out_dir: Path, name: str, records: list[PointResult], *, format
         traced: ids of the points whose timelines are written (Gantt chart, trace, layer table)
             and shown in detail (those of them whose records carry events); None: every ok point
             is traced and each model x variant's first and last point shown in detail.
+        plots: draw the plots (the slowest part); an interrupted run's partial report leaves them out.
 
     Returns:
         What was written: "md", "html", "json", "csv" for those files, and the path relative to
@@ -693,7 +711,7 @@ def write_report(out_dir: Path, name: str, records: list[PointResult], *, format
     if "md" in formats or "html" in formats:
         fronts = {pair: front_ids(points, *pair) for pair in FRONTS}
         figures = {**all_figures(points, names, shown, keys, fronts, color_key(experiment, keys)),
-                   **(experiment or {}).get("figures", {})}
+                   **(experiment or {}).get("figures", {})} if plots else {}
         for rel, picture in figures.items():
             written[rel] = write_atomic(out / rel, picture.png)
     for pid, (p, slug) in enumerate(zip(points, names), start=1):

@@ -21,6 +21,7 @@ from accelsim.core.record import (
     DETAIL_KEYS,
     INFEASIBLE_KEY,
     UNMODELLED_KEY,
+    WARNINGS_KEY,
     LayerRow,
     NodeCostRow,
     NumericsRecord,
@@ -124,6 +125,7 @@ def record(sim: Simulation, *, point_id: str, model: str, variant: str, sweep: d
         "numerics": _numerics(diff),
         "speedup": None,
         **(_energy_not_modelled(sim) if unmodelled else {}),
+        **({WARNINGS_KEY: list(sim.notes)} if sim.notes else {}),
     }
 
 

@@ -25,7 +25,7 @@ from accelsim.core.schedule import SimResult, Step, simulate
 from accelsim.delegates.accelerator import AcceleratorDelegate
 from accelsim.hardware.config import System
 from accelsim.hardware.energy import energy_unmodelled, static_power
-from accelsim.hardware.memory import LINK
+from accelsim.hardware.memory import LINK, spill_note
 from accelsim.hardware.types import Cost, Hardware, total
 from accelsim.runtime.interpreter import Interpreter
 from accelsim.runtime.work import LoopTrips, NodeWork, resolve_trips
@@ -95,6 +95,7 @@ class NodeCosts:
     on_host: Mapping[int, tuple[Cost, float | None]]
     loops: tuple[LoopCount, ...]
     host_notes: Mapping[int, str] = dataclasses.field(default_factory=dict)  # the host kind's per-node notes
+    notes: tuple[str, ...] = ()  # what the costs rest on that a reader must see beside them (spilled weights)
 
 
 def cost_nodes(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate], system: System,
@@ -112,19 +113,23 @@ def cost_works(works: NodeWorks, system: System, loops: LoopTrips, claimed_on_ho
     # Costs: every device's nodes in model order, through its kind (a kind may share state
     # between nodes, e.g. a parameter cache filled in model order).
     node_cost: dict[int, tuple[Cost, float | None]] = {}
+    notes = []
     for device, accel in zip(works.devices, system.accelerators):
         hw = accel.hardware
         node_cost.update(_costed(hw, device.nodes, device.works, hw.costs(device.works)))
+        notes.append(spill_note(device.works, hw.memory, hw.name))
     host = system.host.hardware
     node_cost.update(_costed(host, works.host.nodes, works.host.works, _host_costs(works.host.works, host)))
-    notes = dict(zip(works.host.nodes, host.node_notes(works.host.works)))
+    host_notes = dict(zip(works.host.nodes, host.node_notes(works.host.works)))
+    notes.append(spill_note([w for w in works.host.works if w.kind != "control"], host.memory, host.name))
     moved: dict[int, tuple[Cost, float | None]] = {}
     if claimed_on_host:
         order = sorted(works.claimed)
         claimed = [resolve_trips(works.claimed[i], loops, HOW_TO_SET_TRIPS) for i in order]
         moved = _costed(host, order, claimed, _host_costs(claimed, host))
-        notes.update(zip(order, host.node_notes(claimed)))
-    return NodeCosts(node_cost, moved, works.loops, {i: n for i, n in notes.items() if n})
+        host_notes.update(zip(order, host.node_notes(claimed)))
+    return NodeCosts(node_cost, moved, works.loops, {i: n for i, n in host_notes.items() if n},
+                     tuple(n for n in notes if n))
 
 
 def _build_steps(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate], system: System,
@@ -224,11 +229,28 @@ def assemble(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate],
     init = simulate(_parameter_loads(delegates, accel_of, {ni: c for ni, (c, _) in node_cost.items()}))
     init_energy = sum(e.bytes * accel_of[e.resource.removesuffix(".link")].link.energy for e in init.events)
     timings.sort(key=lambda t: t.index)
+    notes = costs.notes + _custom_on_host(interpreter.primary, timings, system.host.name)
     return Simulation(model=name, host=system.host.name, accelerators=tuple(a.name for a in system.accelerators),
                       schedule=schedule, result=result, init=init, nodes=tuple(timings), partitions=tuple(partitions),
                       delegation=tuple(interpreter.get_delegation_report()),
                       idle_energy=_idle_energy(system, timings, result.latency), init_energy=init_energy,
-                      loops=costs.loops, choice=choice, energy_unmodelled=energy_unmodelled(system))
+                      loops=costs.loops, choice=choice, energy_unmodelled=energy_unmodelled(system), notes=notes)
+
+
+def _custom_on_host(graph, timings: Sequence[NodeTiming], host: str) -> tuple[str, ...]:
+    """A warning per custom op the host runs: no host config has a rate for it, so its cost is its op module's guess."""
+    nodes: dict[str, list[NodeTiming]] = {}
+    for t in timings:
+        operator = graph.nodes[t.index].operator
+        if t.unit == HOST and operator is not None and operator.op == "CUSTOM":
+            nodes.setdefault(t.op, []).append(t)
+    out = []
+    for op, runs in nodes.items():
+        where = ", ".join(str(t.index) for t in runs[:5]) + (", ..." if len(runs) > 5 else "")
+        out.append(f"custom op {op!r} (node{'s' if len(runs) > 1 else ''} {where}) on the host {host}: no host config "
+                   f"has a cost of its own for a custom op, so it is costed from its op module's work estimate "
+                   f"({sum(t.macs for t in runs):,} ops) at {host}'s rates for builtin ops: an unmeasured guess")
+    return tuple(out)
 
 
 def _idle_energy(system: System, timings: Sequence[NodeTiming], latency: float) -> tuple[tuple[str, float], ...]:

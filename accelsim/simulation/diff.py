@@ -74,9 +74,9 @@ class DiffReport:
                "is trivially exact and says nothing about the accelerator's numerics",
                f"Inputs: {self.inputs}",
                f"Num evaluation runs: {self.num_runs}",
-               f"Reference run latency: avg={self.reference_latency_us[0]:.1f}(us), "
-               f"std_dev={self.reference_latency_us[1]:.1f}(us)",
-               f"Test run latency: avg={self.test_latency_us[0]:.1f}(us), std_dev={self.test_latency_us[1]:.1f}(us)"]
+               f"Reference run latency: avg={self.reference_latency_us[0]:.1f}(µs), "
+               f"std_dev={self.reference_latency_us[1]:.1f}(µs)",
+               f"Test run latency: avg={self.test_latency_us[0]:.1f}(µs), std_dev={self.test_latency_us[1]:.1f}(µs)"]
         out.extend(o.text() for o in self.outputs)
         return out
 

@@ -101,6 +101,9 @@ class Simulation:
     choice: PartitionChoice | None = None  # set when an accelerator's partition policy is 'cost'
     # devices whose energy is not modelled (no energy.mac): the run's energy is "not modelled", never a quiet 0
     energy_unmodelled: tuple[str, ...] = ()
+    # warnings a reader must see beside the numbers: weights that spill below their level, custom ops the host
+    # has no cost for (accelsim.simulation.costing)
+    notes: tuple[str, ...] = ()
 
     @property
     def latency(self) -> float:

@@ -231,7 +231,7 @@ def _assigned_interpreter(model: Model, system: System, schedule: str, loops: Lo
         where = dict(host_cost)
         for d in ds:
             where.update({ni: accel_cost[d.name()][ni] for ni in d.claimed_nodes()})
-        costs = NodeCosts(where, host_cost, order_costs.loops, order_costs.host_notes)
+        costs = NodeCosts(where, host_cost, order_costs.loops, order_costs.host_notes, order_costs.notes)
         graph = it.primary
         candidates = tuple(ni for ni in graph.execution_plan if graph.nodes[ni].delegate is not None)
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from accelsim.core.files import write_atomic
 from accelsim.core.record import PointResult
+from accelsim.core.units import counted
 from accelsim.hardware.assumptions import assumption_lines
 from accelsim.hardware.config import System
 from accelsim.ops import require_kernels
@@ -135,6 +136,7 @@ def benchmark_data(run: Benchmark, *, op_profiling: bool = False, per_layer: boo
         "init_param_bytes": run.sim.init.bytes_moved,
         "streamed_param_bytes": sum(p.streamed_param_bytes for p in run.sim.partitions),
         "assumptions": assumption_lines((run.system.host, *run.system.accelerators)),
+        "warnings": list(run.sim.notes),
     }
     if op_profiling:
         data["op_profile"], data["op_summary"] = rec["op_profile"], rec["op_summary"]
@@ -165,11 +167,11 @@ def benchmark_lines(run: Benchmark, data: dict[str, Any]) -> list[str]:
             out += [f"Running benchmark for {len(warmup)} warm-up iterations:", _stats_line(warmup)]
         out += [f"Running benchmark for {len(runs)} iterations:", _stats_line(runs)]
         warm = f"{statistics.fmean(warmup):.0f}" if warmup else "-"
-        out.append(f"Inference timings in us (host wall clock of the NumPy interpreter): Init: {init_us:.0f}, "
+        out.append(f"Inference timings in µs (host wall clock of the NumPy interpreter): Init: {init_us:.0f}, "
                    f"First inference: {(warmup or runs)[0]:.0f}, Warmup (avg): {warm}, Inference (avg): "
                    f"{statistics.fmean(runs):.0f}")
     sim_us = data["simulated_us"]
-    out.append(f"Simulated latency in us: {sim_us['latency']:.1f} (compute {sim_us['compute']:.1f}, memory "
+    out.append(f"Simulated latency in µs: {sim_us['latency']:.1f} (compute {sim_us['compute']:.1f}, memory "
                f"{sim_us['memory']:.1f}, transfer {sim_us['transfer']:.1f}, call overhead {sim_us['overhead']:.1f}; "
                f"partition overhead {data['partition_overhead_pct']:.1f}%); initialization {sim_us['init']:.1f}")
     if data["energy_uj"] is None:
@@ -178,14 +180,17 @@ def benchmark_lines(run: Benchmark, data: dict[str, Any]) -> list[str]:
     else:
         out.append(f"Simulated energy per inference: {data['energy_uj']:.3f} uJ")
     if run.system.accelerators:
-        out.append(f"Host alone ({run.system.host.name}, simulated): {host_us:.1f} us; speed-up "
+        out.append(f"Host alone ({run.system.host.name}, simulated): {host_us:.1f} µs; speed-up "
                    f"{data['speedup']:.2f}x")
-    out.append(f"Delegated {sim.delegated_nodes} of {len(sim.nodes)} nodes in {len(sim.partitions)} partitions; "
+    out.append(f"Delegated {sim.delegated_nodes} of {counted(len(sim.nodes), 'node')} in "
+               f"{counted(len(sim.partitions), 'partition')}; "
                f"{sim.transfer_bytes} bytes over links per inference")
-    if data["streamed_param_bytes"]:
-        out.append(f"Weights: {data['streamed_param_bytes']} bytes streamed from where they live on every inference "
-                   f"(not cached: read from the level they live on); {data['init_param_bytes']} bytes loaded once "
-                   "at initialization")
+    if data["streamed_param_bytes"] or data["init_param_bytes"]:
+        # Two different acts, never both said of the same bytes: a copy over the link at initialization (into a
+        # cache, or onto the accelerator's own memory where the weights live) and a read on every inference.
+        out.append(f"Weights: {data['streamed_param_bytes']} bytes read on every inference from the level they live "
+                   f"on (not cached); {data['init_param_bytes']} bytes copied over the link once at initialization")
+    out += [f"Warning: {note}" for note in data["warnings"]]
     if data["assumptions"]:
         out.append("Assumptions (cost numbers the configs leave out, and what is used instead):")
         out += [f"  {line}" for line in data["assumptions"]]
@@ -193,15 +198,15 @@ def benchmark_lines(run: Benchmark, data: dict[str, Any]) -> list[str]:
     if chosen is not None:
         out.append(f"Partition policy cost ({chosen['objective']}, {chosen['search']} search): kept "
                    f"{len(chosen['host_partitions'])} of TFLite's {chosen['tflite_partitions']} partitions on the "
-                   f"host; TFLite's choice {chosen['tflite_latency_us']:.1f} us, {chosen['tflite_energy_uj']:.3f} uJ; "
-                   f"this one {sim_us['latency']:.1f} us, {data['energy_uj']:.3f} uJ (saves "
-                   f"{chosen['saved_us']:.1f} us, {chosen['saved_energy_uj']:.3f} uJ)")
+                   f"host; TFLite's choice {chosen['tflite_latency_us']:.1f} µs, {chosen['tflite_energy_uj']:.3f} uJ; "
+                   f"this one {sim_us['latency']:.1f} µs, {data['energy_uj']:.3f} uJ (saves "
+                   f"{chosen['saved_us']:.1f} µs, {chosen['saved_energy_uj']:.3f} uJ)")
     if data.get("partition_plot"):
         out.append(f"Partition picture: {data['partition_plot']}")
     out += [f"  {loop.op} node {loop.where}: {loop.trips} trips ({loop.source})" for loop in sim.loops]
-    out += [f"  partition {p.index} on {p.unit}: {len(p.nodes)} nodes, compute {p.compute * 1e6:.1f} us, "
-            f"memory {p.memory * 1e6:.1f} us, transfer {p.transfer * 1e6:.1f} us, overhead "
-            f"{p.overhead * 1e6:.1f} us, energy "
+    out += [f"  partition {p.index} on {p.unit}: {counted(len(p.nodes), 'node')}, compute {p.compute * 1e6:.1f} µs, "
+            f"memory {p.memory * 1e6:.1f} µs, transfer {p.transfer * 1e6:.1f} µs, overhead "
+            f"{p.overhead * 1e6:.1f} µs, energy "
             + ("not modelled" if p.unit in sim.energy_unmodelled else f"{p.energy * 1e6:.3f} uJ")
             for p in sim.partitions]
     if "op_profile" in data:

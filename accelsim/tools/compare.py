@@ -29,15 +29,19 @@ from accelsim.reports.results import record, speedup
 from accelsim.runtime.errors import AccelsimError
 from accelsim.simulation.analysis import simulate_model
 
-# (record key, heading, unit): the quantities compared, in the order shown.
+# (record key, heading, unit): the quantities compared, in the order shown, named as the report's summary table
+# names them ("Latency (µs)", "Speed-up", ...; accelsim.reports.report).
 METRICS = (
-    ("latency_us", "latency", "µs"),
-    ("speedup", "speed-up over the host alone", "×"),
-    ("energy_uj", "energy", "µJ"),
-    ("partitions", "partitions", ""),
-    ("delegated_nodes", "delegated nodes", ""),
-    ("transfer_bytes", "transfer", "bytes"),
+    ("latency_us", "Latency", "µs"),
+    ("speedup", "Speed-up", "×"),
+    ("energy_uj", "Energy", "µJ"),
+    ("partitions", "Partitions", ""),
+    ("delegated_nodes", "Delegated nodes", ""),
+    ("transfer_bytes", "Transfer", "bytes"),
 )
+# What a slower-than-host warning points to, as the report's summary points to its "What to change" section.
+WHAT_TO_CHANGE = ("What to change: accelsim sensitivity MODEL --hw ... halves and doubles every design parameter "
+                  "and ranks them; accelsim whatif MODEL --hw ... tries every claim line")
 
 
 WIDTH = 120  # characters the printed comparison fits by default
@@ -117,7 +121,7 @@ class Comparison:
     sides: tuple[Side, ...]
     models: tuple[str, ...]
     metrics: tuple[tuple[str, str, str], ...]
-    notes: tuple[str, ...]  # each begins with "note:" or "warning:"
+    notes: tuple[str, ...]  # each begins with "Note:", "Error:", "Warning:" or "What to change:", as the report's
 
     def cell(self, model: str, side: int, key: str) -> Cell:
         value = _value(self.sides[side].records.get(model), key)
@@ -142,7 +146,7 @@ class Comparison:
         """
         out = [line for k, s in enumerate(self.sides)
                for line in textwrap.wrap(f"[{k}] {s.label}", width, subsequent_indent="    ")]
-        name_width = max(len(f"{h} ({u})") for _, h, u in self.metrics)
+        name_width = max(len(_label(h, u)) for _, h, u in self.metrics)
         per_block = max(1, (width - name_width - 2) // (CELL + 2))
         for m in self.models:
             for start in range(0, len(self.sides), per_block):
@@ -151,11 +155,16 @@ class Comparison:
                                       f" columns [{block[0]}]-[{block[-1]}]"))
                 out.append(f"  {'':<{name_width}}  " + "  ".join(f"{f'[{k}]':>{CELL}}" for k in block))
                 for key, heading, unit in self.metrics:
-                    name = f"{heading} ({unit})" if unit else heading
+                    name = _label(heading, unit)
                     cells = [self.cell(m, k, key) for k in block]
                     out.append(f"  {name:<{name_width}}  " + "  ".join(f"{_fmt(c, unit):>{CELL}}" for c in cells))
         out += [line for note in self.notes for line in textwrap.wrap(note, width, subsequent_indent="  ")]
         return out
+
+
+def _label(heading: str, unit: str) -> str:
+    """A metric's row label as the report's column headers write it: 'Latency (µs)', 'Speed-up' (no unit for ×)."""
+    return f"{heading} ({unit})" if unit and unit != "×" else heading
 
 
 def _value(rec: PointResult | None, key: str) -> float | None:
@@ -193,31 +202,33 @@ def _notes(sides: Sequence[Side], models: Sequence[str]) -> tuple[str, ...]:
     notes = []
     versions = {s.version for s in sides}
     if len(versions) > 1:
-        notes.append("note: the columns come from different accelsim versions ("
+        notes.append("Note: the columns come from different accelsim versions ("
                      + ", ".join(f"{s.label}: {s.version or 'not recorded'}" for s in sides)
                      + "); cost models may have changed between them")
     failed_models = dict.fromkeys(m for s in sides for m in s.failed)
     for m in failed_models:
         errors = {s.label: s.failed[m] for s in sides if m in s.failed}
         if len(errors) == len(sides) and len(set(errors.values())) == 1:
-            notes.append(f"error: {m} failed on every column and is left out: {next(iter(errors.values()))}")
+            notes.append(f"Error: {m} failed on every column and is left out: {next(iter(errors.values()))}")
         else:
-            notes.extend(f"error: {m} failed on {label} and is left out there: {e}" for label, e in errors.items())
+            notes.extend(f"Error: {m} failed on {label} and is left out there: {e}" for label, e in errors.items())
     for s in sides:
         missing = [m for m in models if m not in s.records and m not in s.failed]
         if missing:
-            notes.append(f"note: {s.label} has no result for {', '.join(missing)}: the columns ran different models")
+            notes.append(f"Note: {s.label} has no result for {', '.join(missing)}: the columns ran different models")
     unmodelled = Counter(device for s in sides for rec in s.records.values()
                          for device in rec.get("energy_not_modelled") or ())
     n_results = sum(len(s.records) for s in sides)
-    notes += [f"note: energy is not modelled for {device} (no energy.mac) in {n} of {n_results} results: those "
+    notes += [f"Note: energy is not modelled for {device} (no energy.mac) in {n} of {n_results} results: those "
               "energies are left out, not compared as 0" for device, n in unmodelled.items()]
     for s in sides:
         for m, rec in s.records.items():
             speedup = rec.get("speedup")
             if rec.get("accelerators") and speedup is not None and speedup < 1:
-                notes.append(f"warning: delegation makes {m} on {s.label} slower than the host alone "
+                notes.append(f"Warning: delegation makes {m} on {s.label} slower than the host alone "
                              f"({speedup:.2f}×)")
+    if any(n.startswith("Warning: delegation makes") for n in notes):
+        notes.append(WHAT_TO_CHANGE)
     return tuple(notes)
 
 

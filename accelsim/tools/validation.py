@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from accelsim.core.units import counted
 from accelsim.experiments.experiment import load_experiment
 from accelsim.hardware.assumptions import assumptions
 from accelsim.hardware.config import load_devices
@@ -28,7 +29,7 @@ def validation_lines(path: str | Path) -> Iterator[str]:
     """
     if is_experiment(path):
         e = load_experiment(path, check_kernels=True)
-        yield f"{path}: ok (experiment {e.name!r}, {len(e.variants)} variants)"
+        yield f"{path}: ok (experiment {e.name!r}, {counted(len(e.variants), 'variant')})"
         configs = dict.fromkeys([e.host, *(a for v in e.variants for a in v.accelerators)])
         for config in (d for c in configs for d in load_devices(c)):  # an NNAPI config brings its drivers
             yield from (f"  note: {config.source}: {note}" for note in config.hardware.notes())

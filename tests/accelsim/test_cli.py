@@ -152,7 +152,7 @@ def test_benchmark_json_and_text(capsys):
     assert "\nHost host_cpu: not calibrated: a Cortex-A76 core" in text
     assert main(["benchmark", model, "--host", "host_x86", "--num-runs", "1"]) == 0
     assert "\nHost host_x86: calibrated against LiteRT (XNNPACK, one thread)" in capsys.readouterr().out
-    assert "count=2 first=" in text and "Simulated latency in us:" in text and "[node type]" in text
+    assert "count=2 first=" in text and "Simulated latency in µs:" in text and "[node type]" in text
     assert "[avg µs]" in text and " 0.0000 " not in text  # µs with 3 decimals: small nodes keep their digits
     # The report's op profile text (benchmark_model's layout): Run Order has one row per node.
     run_order = text[text.index("== Run Order =="):text.index("== Top by Computation Time ==")].splitlines()

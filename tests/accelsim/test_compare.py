@@ -43,7 +43,7 @@ def test_benchmark_prints_host_only_latency_speedup_and_warns_when_slower(capsys
     assert data["speedup"] == pytest.approx(host / data["simulated_us"]["latency"], abs=5e-4) and data["speedup"] < 1
     assert main(["benchmark", INTERLEAVED, "--hw", "edgetpu_usb", "--host", "host_cpu", "--num-runs", "1"]) == 0
     out, err = capsys.readouterr()
-    assert f"Host alone (host_cpu, simulated): {host:.1f} us; speed-up {data['speedup']:.2f}x" in out
+    assert f"Host alone (host_cpu, simulated): {host:.1f} µs; speed-up {data['speedup']:.2f}x" in out
     assert "accelsim benchmark: warning: delegation makes this model slower than the host alone" in err
 
 
@@ -75,7 +75,7 @@ def test_compare_configs_gives_each_column_and_its_difference_from_the_first(tmp
     assert [c["value"] for c in energy] == pytest.approx([usb.energy * 1e6, dsp.energy * 1e6], abs=1e-6)
     host = simulate_model(INTERLEAVED, _system()).latency
     slow = round(host / simulate_model(INTERLEAVED, _system("hexagon_dsp")).latency, 3)
-    assert f"warning: delegation makes interleaved_int8 on hexagon_dsp slower than the host alone ({slow:.2f}×)" \
+    assert f"Warning: delegation makes interleaved_int8 on hexagon_dsp slower than the host alone ({slow:.2f}×)" \
         in data["notes"] and slow < 1
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and data["plot"] == str(plot)
 
@@ -87,7 +87,7 @@ def test_compare_text_table_joins_accelerators_with_commas(tmp_path, capsys):
     # one line per column (labels may be long; the output fits 120 characters), then a header row per table
     assert out.startswith("[0] edgetpu_usb\n[1] edgetpu_usb,hexagon_dsp\ninterleaved_int8:\n")
     assert out.splitlines()[3].split() == ["[0]", "[1]"]
-    assert "  latency (µs)" in out and "(+" in out or "(-" in out
+    assert "  Latency (µs)" in out and "(+" in out or "(-" in out
     assert out.rstrip().endswith(f"bar chart: {tmp_path / 'c.png'}")
 
 
@@ -125,10 +125,10 @@ def test_compare_says_when_versions_or_models_differ(tmp_path):
     x = _results_file(tmp_path / "x.json", "x", "0.1.0", [MOBILENET], "edgetpu_usb")
     y = _results_file(tmp_path / "y.json", "y", None, [INTERLEAVED], "edgetpu_usb")
     notes = compare([*load_results(x), *load_results(y)]).notes
-    assert notes[0] == ("note: the columns come from different accelsim versions (x: edgetpu_usb: 0.1.0, "
+    assert notes[0] == ("Note: the columns come from different accelsim versions (x: edgetpu_usb: 0.1.0, "
                         "y: edgetpu_usb: not recorded); cost models may have changed between them")
-    assert "note: x: edgetpu_usb has no result for interleaved_int8: the columns ran different models" in notes
-    assert "note: y: edgetpu_usb has no result for mobilenet_v2_035_96_int8: the columns ran different models" \
+    assert "Note: x: edgetpu_usb has no result for interleaved_int8: the columns ran different models" in notes
+    assert "Note: y: edgetpu_usb has no result for mobilenet_v2_035_96_int8: the columns ran different models" \
         in notes
 
 
@@ -236,11 +236,23 @@ def test_compare_selects_metrics_and_columns_and_fits_120_characters(tmp_path, c
     chosen = printed.out.splitlines()
     assert chosen[:2] == ["[0] edgetpu_usb,hexagon_dsp", "[1] hexagon_dsp"]
     rows = [line.split()[0] for line in chosen if line.startswith("  ") and line.split()[0] in
-            ("energy", "latency", "partitions")]
-    assert rows == ["energy", "latency"]
+            ("Energy", "Latency", "Partitions")]
+    assert rows == ["Energy", "Latency"]
     for bad, said in ((["--metrics", "power"], "--metrics power: not a metric of this comparison; choose from "
                        "latency, speedup, energy"), (["--columns", "9"], "--columns 9: no such column; give "
                                                      "indices 0-5")):
         assert main(["compare", MOBILENET, *hw, "--plot", plot, *bad]) == 1
         err = capsys.readouterr().err.strip()
         assert "\n" not in err and said in err
+
+
+def test_compare_labels_rows_and_notes_as_the_report_does_and_points_to_what_to_change(tmp_path, capsys):
+    """Issue 31 C14: the report's summary says 'Latency (µs)', 'Speed-up', 'Warning: ...' and links What to change;
+    compare said 'latency (µs)', 'speed-up over the host alone (×)', 'warning: ...' and pointed nowhere."""
+    assert main(["compare", INTERLEAVED, "--hw", "edgetpu_usb", "--hw", "hexagon_dsp", "--plot",
+                 str(tmp_path / "c.png")]) == 0
+    out = capsys.readouterr().out
+    rows = [line[2:].split("  ")[0] for line in out.splitlines() if line.startswith("  ") and line[2:3] != " "]
+    assert rows[:6] == ["Latency (µs)", "Speed-up", "Energy (µJ)", "Partitions", "Delegated nodes", "Transfer (bytes)"]
+    assert "Warning: delegation makes interleaved_int8 on hexagon_dsp slower than the host alone" in out
+    assert "What to change: accelsim sensitivity MODEL --hw ..." in out

@@ -62,7 +62,7 @@ def test_cost_only_text_says_nothing_ran(capsys):
     text = capsys.readouterr().out
     assert "Cost only (--num-runs 0): analysed shapes and work in" in text
     assert "the NumPy interpreter did not run" in text
-    assert "Simulated latency in us:" in text and "Host alone (kryo385_cpu, simulated):" in text
+    assert "Simulated latency in µs:" in text and "Host alone (kryo385_cpu, simulated):" in text
     assert "Running benchmark" not in text and "count=" not in text
 
 

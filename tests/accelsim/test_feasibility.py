@@ -161,7 +161,7 @@ def test_energy_left_out_is_not_modelled_and_defaults_are_listed_as_assumptions(
     capsys.readouterr()
     assert main(["compare", str(results), str(results), "--plot", str(tmp_path / "c.png")]) == 0
     printed = capsys.readouterr().out
-    assert "note: energy is not modelled for npu64 (no energy.mac) in 4 of 4 results" in printed
+    assert "Note: energy is not modelled for npu64 (no energy.mac) in 4 of 4 results" in printed
 
 
 def test_benchmark_lists_assumptions_and_says_energy_is_not_modelled(tmp_path, capsys):
@@ -217,7 +217,7 @@ def test_a_whatif_line_that_makes_the_design_infeasible_is_said_not_a_crash(tmp_
        working=st.lists(st.integers(2, 1024), min_size=1, max_size=6))
 def test_a_single_level_holds_the_model_exactly_when_all_weights_and_the_largest_working_set_fit(
         size, weights, working):
-    """The rule of accelsim.hardware.memory.check_weights against its plain statement, on random devices."""
+    """The rule of accelsim.hardware.memory.placed against its plain statement, on random devices."""
     from accelsim.hardware.memory import Level, Memory, traffic
     from accelsim.runtime.work import NodeWork
 

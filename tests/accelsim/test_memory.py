@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from support import FIXTURES
 
 from accelsim.core.feasibility import Infeasible
@@ -115,12 +118,13 @@ def test_weights_on_a_last_level_must_fit_it_with_the_largest_working_set(tmp_pa
 
 def test_weights_on_a_cached_or_separate_level_are_not_refused_but_streamed(tmp_path):
     # sram caches dram: weights beyond it stream (counted), however large; weights on an activations
-    # level with a level below are that level's cache per node (the CPU's L2).
+    # level too small for them, with a level below, spill there: the level caches them (the CPU's L2).
     cached, l2 = _config(tmp_path, TWO_LEVELS), _config(tmp_path, TWO_LEVELS.replace("weights: dram", "weights: sram")
                                                         .replace("  cache: sram\n", ""), "l2.yaml")
     works = [_work(100 * KiB, 2 * KiB)]
     assert cached.costs(works)[0].param_bytes_streamed == 100 * KiB
-    assert dict(l2.costs(works)[0].level_bytes) == {"dram": 102 * KiB}
+    assert dict(l2.costs(works)[0].level_bytes) == {"sram": 2 * KiB, "dram": 100 * KiB}
+    assert l2.costs(works)[0].param_bytes_streamed == 100 * KiB
 
 
 def _usb_with_memory(tmp_path: Path, memory: str, shared: bool) -> Path:
@@ -179,3 +183,58 @@ def test_single_node_cost_uses_the_same_rules(tmp_path):
     hw = _config(tmp_path, TWO_LEVELS)
     work = _work(40 * KiB, 16 * KiB)
     assert systolic.cost(work, hw) == hw.costs([work])[0]
+
+
+SPILL = TWO_LEVELS.replace("  weights: dram\n  cache: sram\n", "  weights: sram\n").replace(
+    "    dram: {bandwidth: 1 GB/s, latency: 1 us}", "    dram: {bandwidth: 1 GB/s, latency: 1 us, energy: 100 pJ/B}")
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(size_kib=st.integers(1, 128), shared=st.booleans(),
+       layers=st.lists(st.tuples(st.integers(0, 48), st.integers(1, 40)), min_size=1, max_size=6))
+def test_weights_on_a_too_small_level_never_cost_less_than_on_the_level_below(tmp_path, size_kib, shared, layers):
+    """Issue 31 A1: the same bytes placed on a level too small for them are never cheaper than placed honestly,
+    on the level below with this level as their cache; and weights that fit are not charged below."""
+    text = SPILL.replace("size: 64 KiB", f"size: {size_kib} KiB")
+    if not shared:
+        text = text.replace("  activations: sram", "  activations: dram")
+    small = _config(tmp_path, text, "small.yaml")
+    honest = _config(tmp_path, text.replace("  weights: sram\n", "  weights: dram\n  cache: sram\n"), "honest.yaml")
+    works = [_work(w * KiB, a * KiB, macs=4096) for w, a in layers]
+    try:
+        placed = small.costs(works)
+    except Infeasible:
+        return  # an activation working set fits no level: both refuse (below)
+    below = honest.costs(works)
+    assert sum(c.seconds for c in placed) >= sum(c.seconds for c in below) * (1 - 1e-12)
+    assert sum(c.energy for c in placed) >= sum(c.energy for c in below) * (1 - 1e-12)
+    if not shared and sum(w.weight_bytes for w in works) <= size_kib * KiB:  # they fit: none is read from dram
+        assert sum(dict(c.level_bytes).get("dram", 0) for c in placed) == sum(w.input_bytes + w.output_bytes
+                                                                              for w in works)
+
+
+def test_an_edge_tpu_like_1_mib_sram_holding_mobilenet_v2_weights_spills_them_and_says_so(tmp_path, capsys):
+    """Issue 31 A1's scenario: weights: sram of 1 MiB above a DRAM, MobileNetV2's 3.5 MB of weights. It looked
+    faster than the same weights honestly in DRAM and printed them both streamed and loaded once."""
+    from accelsim.cli.main import main
+
+    usb = (HW / "edgetpu_usb.yaml").read_text()
+    usb = re.sub(r"\nmemory:\n(?:  .*\n)+", "\nmemory:\n  levels:\n    sram: {size: 1 MiB, bandwidth: 64 GB/s}\n"
+                 "    dram: {bandwidth: 4 GB/s, energy: 162.5 pJ/B}\n  weights: sram\n  activations: sram\n", usb)
+    small, honest = tmp_path / "small.yaml", tmp_path / "honest.yaml"
+    small.write_text(usb)
+    honest.write_text(usb.replace("  weights: sram\n", "  weights: dram\n  cache: sram\n"))
+    model = str(Path(__file__).resolve().parents[2] / "examples" / "default" / "mobilenet_v2_100_224_int8.tflite")
+    out = {}
+    for name, path in (("small", small), ("honest", honest)):
+        assert main(["benchmark", model, "--hw", str(path), "--num-runs", "0", "--json"]) == 0
+        out[name] = json.loads(capsys.readouterr().out)
+    assert out["small"]["simulated_us"]["latency"] >= out["honest"]["simulated_us"]["latency"]
+    assert out["small"]["energy_uj"] >= out["honest"]["energy_uj"]
+    assert out["small"]["streamed_param_bytes"] == out["honest"]["streamed_param_bytes"] > 3 * 2**20 - 2**20
+    assert any("do not fit memory.levels.sram" in w and "spill to 'dram'" in w for w in out["small"]["warnings"])
+    assert main(["benchmark", model, "--hw", str(small), "--num-runs", "0"]) == 0
+    text = capsys.readouterr().out
+    weights = next(line for line in text.splitlines() if line.startswith("Weights:"))
+    assert not ("streamed" in weights and "loaded once" in weights)
+    assert "Warning: edgetpu_usb: its weights (3541992 bytes, 3.38 MiB) do not fit memory.levels.sram" in text

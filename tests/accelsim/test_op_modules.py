@@ -90,11 +90,16 @@ def test_inspect_and_ops_count_a_loaded_kernel_as_supported(capsys):
     ("json", "json: registers nothing: it has no register(resolver) function"),
     ("EMPTY", "registers nothing: its register(resolver) added no kernel"),
     ("BROKEN", "importing it failed: ZeroDivisionError: division by zero"),
+    # issue 31 C14: a file that is not Python says so (a model given to --ops by mistake is named as one)
+    ("MODEL", "atan_custom.tflite: not a .py file (it looks like a model: give the model as the verb's argument"),
+    ("TEXT", "notes.txt: not a .py file; --ops takes the path of a .py file that defines register(resolver)"),
 ])
 def test_a_bad_ops_module_is_one_line_and_rc_2(module, message, tmp_path, capsys):
     (tmp_path / "empty_ops.py").write_text("def register(resolver):\n    pass\n")
     (tmp_path / "broken_ops.py").write_text("1 / 0\n")
-    spec = {"EMPTY": str(tmp_path / "empty_ops.py"), "BROKEN": str(tmp_path / "broken_ops.py")}.get(module, module)
+    (tmp_path / "notes.txt").write_text("not python\n")
+    spec = {"EMPTY": str(tmp_path / "empty_ops.py"), "BROKEN": str(tmp_path / "broken_ops.py"),
+            "MODEL": str(FIXTURES / "atan_custom.tflite"), "TEXT": str(tmp_path / "notes.txt")}.get(module, module)
     assert main(["benchmark", str(INTERLEAVED), "--ops", spec]) == 2
     line = _stderr_line(capsys)
     assert line.startswith("accelsim benchmark: error: --ops ") and message in line
@@ -108,15 +113,15 @@ def test_compare_carries_on_past_a_failing_model_and_names_it(tmp_path, capsys):
     # rc 1 as `run` with failed points: the user asked for a model that did not run, the rest are shown
     assert main(args) == 1
     out = capsys.readouterr().out
-    assert re.search(r"^interleaved_int8:\n(.*\n)*?  latency", out, re.M)
-    assert f"error: atan_custom failed on every column and is left out: OpResolutionError: {FIRST_SENTENCE}" in out
+    assert re.search(r"^interleaved_int8:\n(.*\n)*?  Latency", out, re.M)
+    assert f"Error: atan_custom failed on every column and is left out: OpResolutionError: {FIRST_SENTENCE}" in out
     assert main([*args, "--json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert [m["model"] for m in doc["models"]] == ["interleaved_int8"]
     assert [(f["column"], f["model"]) for f in doc["failed"]] == [("edgetpu_usb", "atan_custom"),
                                                                   ("hexagon_dsp", "atan_custom")]
     assert main([*args, "--ops", ATAN_OPS]) == 0
-    assert re.search(r"^atan_custom:\n(.*\n)*?  latency", capsys.readouterr().out, re.M)
+    assert re.search(r"^atan_custom:\n(.*\n)*?  Latency", capsys.readouterr().out, re.M)
 
 
 def _experiment(tmp_path: Path, ops: str = "") -> Path:

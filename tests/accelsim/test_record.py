@@ -17,6 +17,7 @@ from accelsim.core.record import (
     DETAIL_KEYS,
     INFEASIBLE_KEY,
     UNMODELLED_KEY,
+    WARNINGS_KEY,
     LayerRow,
     PointHeader,
     PointResult,
@@ -86,6 +87,8 @@ def check_point(rec: dict, where: str) -> None:
     expected = expected - {INFEASIBLE_KEY} | ({INFEASIBLE_KEY} if rec["status"] == "infeasible" else set())
     if rec["status"] == "ok" and UNMODELLED_KEY not in rec:
         expected = expected - {UNMODELLED_KEY}
+    if rec["status"] == "ok" and WARNINGS_KEY not in rec:
+        expected = expected - {WARNINGS_KEY}
     for group in (DETAIL_KEYS, AREA_KEYS):
         if not set(group) & rec.keys():
             expected = expected - set(group)

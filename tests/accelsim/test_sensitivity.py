@@ -126,3 +126,21 @@ def test_cli_prints_one_line_for_a_custom_op_and_for_an_infeasible_design(tmp_pa
     assert main(["sensitivity", MODEL, "--hw", "edgetpu_usb", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["variations"][0]["parameter"]["key"] == "link.bandwidth" and len(data["verdict"]) == 3
+
+
+def test_doubling_a_level_without_static_power_is_never_shown_as_free(capsys):
+    """Issue 31 A2: edgetpu_usb's sram has a size but no static power: x2 looked free of energy and area."""
+    from accelsim.cli.main import main
+
+    model = str(Path(__file__).resolve().parents[1] / "fixtures" / "models" / "mobilenet_v2_035_96_int8.tflite")
+    assert main(["sensitivity", model, "--hw", "edgetpu_usb"]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.strip().startswith("edgetpu_usb.memory.levels.sram.size"))
+    doubled = line.split("x2 (16 MiB): ", 1)[1]
+    assert doubled.endswith("+ the larger level's leakage, not modelled (note below)"), doubled
+    assert ("  note: edgetpu_usb.memory.levels.sram.size: memory.levels.sram.static_power is 0 W, so the leakage and "
+            "area of a larger 'sram' are not modelled: growing it is not free, only not priced") in out
+    assert main(["sensitivity", model, "--hw", "edgetpu_usb", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    sram = next(v for v in data["variations"] if v["parameter"]["key"] == "memory.levels.sram.size")
+    assert "not modelled" in sram["parameter"]["unpriced"]

@@ -77,7 +77,7 @@ def test_ranked_by_latency_saved_with_the_line_for_each_reason():
     host = simulate_model(path, _system()).latency * 1e6
     assert result.host_only.latency_us == host
     assert lines(result)[-1] == (f"warning: even the best line leaves delegation slower than the host alone "
-                                 f"({result.pair.outcome.latency_us:,.1f} us against {host:,.1f} us)")
+                                 f"({result.pair.outcome.latency_us:,.1f} µs against {host:,.1f} µs)")
 
 
 def test_a_version_lift_merges_two_partitions():
@@ -126,8 +126,8 @@ def test_nothing_to_lift_and_unclaimable_nodes_are_said_in_words(capsys):
     assert dsp > host and out[1:] == ["every node is delegated: nothing to lift",
                                       "what to change in the hardware instead: accelsim sensitivity MODEL --hw ... "
                                       "ranks every design parameter at x0.5 and x2 and shows where the time goes",
-                                      f"warning: delegation is slower than the host alone ({dsp:,.1f} us against "
-                                      f"{host:,.1f} us)"]
+                                      f"warning: delegation is slower than the host alone ({dsp:,.1f} µs against "
+                                      f"{host:,.1f} µs)"]
     path = str(FIXTURES / "lstm_gru_float.tflite")
     result = whatif(load_model(path), _system(HW / "edgetpu_pcie.yaml"), path, pair_pool=0)
     assert [(u.node, u.op) for u in result.unclaimable] == [(1, "WHILE"), (2, "WHILE")]
@@ -137,3 +137,14 @@ def test_nothing_to_lift_and_unclaimable_nodes_are_said_in_words(capsys):
 def test_a_model_the_host_cannot_run_gets_tflites_error(capsys):
     assert main(["whatif", str(FIXTURES / "atan_custom.tflite"), "--hw", "hexagon_dsp"]) == 1
     assert capsys.readouterr().err.startswith("accelsim whatif: error: Encountered unresolved custom op: Atan.")
+
+
+def test_no_claim_line_asks_an_int8_only_npu_for_a_type_its_kind_cannot_execute(capsys):
+    """Issue 31 C14: on an Ethos-U (npu kind: Vela's int8, uint8, int16, int32) a float model got float32 claims."""
+    from accelsim.cli.main import main
+
+    assert main(["whatif", str(FIXTURES / "mobilenet_v2_035_96_float.tflite"), "--hw", "ethos_u55_128"]) == 0
+    out = capsys.readouterr().out
+    assert "add to claims" not in out and "float32]" not in out
+    assert ("(65 nodes) (CONV_2D, DEPTHWISE_CONV_2D, ADD, MEAN, FULLY_CONNECTED, SOFTMAX): no claim line admits them: "
+            "float32: the npu kind executes only int16, int32, int8, uint8 tensors") in out

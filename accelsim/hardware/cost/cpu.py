@@ -23,7 +23,8 @@ A node takes node_cycles (the runtime's per-node dispatch) plus the longer of co
   core (`threads` above `cores` is a ConfigError); memory bandwidth is the cores' shared one.
 - memory: the config's levels (`accelsim.hardware.memory`). A core's cache is a bounded level that
   weights and activations both live on, above DRAM: a node whose bytes fit it moves them at
-  its bandwidth, any other at DRAM's.
+  its bandwidth, any other at DRAM's; weights that do not all fit it spill, and what it cannot keep
+  is read from DRAM on every inference.
 
 Left at their defaults (no row, pack, vector, lookup or move rates, no dispatch) with one DRAM level,
 a node costs max(ops / macs_per_cycle, bytes / DRAM bandwidth): the plain roofline.

@@ -465,7 +465,7 @@ def traffic(works: Sequence[NodeWork], hw: Hardware) -> list[Traffic]:
     """
     memory, compute = hw.memory, hw.compute
     refuse = memory_refusal(hw.error)
-    mem.check_weights(works, memory, refuse, hw.name, hw.link is not None)
+    memory = mem.placed(works, memory, refuse, hw.name, hw.link is not None)
     homes = mem.activation_levels(works, memory, refuse)
     streams = mem.streamed_parameters(works, mem.weight_cache(works, memory))
     out = []
@@ -522,4 +522,7 @@ KIND = Kind("npu", "accelerator", "Arm Ethos-U-style NPU: block-based MAC engine
             NpuCompute, costs=costs,
             macs_per_cycle="ublock_height x ublock_width x ublock_depth x ifm_depth MACs per step (2 x 1 x 8 x 8 "
                            "= 128 on an Ethos-U55-128), pointwise_efficiency steps per cycle on 1x1 kernels",
-            peak_macs_per_cycle=peak_macs_per_cycle)
+            peak_macs_per_cycle=peak_macs_per_cycle,
+            # Vela 5.2, tflite_supported_operators.py: supported_op_dtypes (constraint_tens_dtype, "Tensors must be
+            # of type: int16, int32, int8, uint8"): the NPU runs no float op
+            dtypes=frozenset({"int8", "uint8", "int16", "int32"}))

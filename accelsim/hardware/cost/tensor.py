@@ -95,9 +95,10 @@ def compute_cycles(work: NodeWork, hw: Hardware) -> float:
 def notes(hw: Hardware) -> list[str]:
     """One line per common dtype without its own rates (costed at the slowest listed rate)."""
     c = hw.compute
+    # key by key, in the order a config writes them (macs_per_cycle, then vector_per_cycle)
     return [f"compute.{name} has no {dtype}: {dtype} nodes get its slowest rate, {_rate(rates, dtype):g}"
-            for dtype in dict.fromkeys(runs_as(d, c) for d in ("int8", "float32"))
             for name, rates in (("macs_per_cycle", c.macs_per_cycle), ("vector_per_cycle", c.vector_per_cycle))
+            for dtype in dict.fromkeys(runs_as(d, c) for d in ("int8", "float32"))
             if dtype not in dict(rates)]
 
 

@@ -1,0 +1,1 @@
+../custom_op_atan.py

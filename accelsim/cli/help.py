@@ -58,7 +58,7 @@ EPILOGS = {
   accelsim run my_experiment.yaml --executor dask --scheduler tcp://10.0.0.5:8786
 """,
     "stream": """examples:
-  accelsim stream tests/fixtures/models/mobilenet_v2_100_224_int8.tflite --hw edgetpu_usb --frames 200
+  accelsim stream models/mobilenet_v2_100_224_int8.tflite --hw edgetpu_usb --frames 200
   accelsim stream model.tflite --hw edgetpu_usb --count 4 --mode pipeline --segmentation compiler --json
   accelsim stream model.tflite --hw edgetpu_pcie --count 2 --mode replicas --rate 60 --max-in-flight 2
   accelsim stream model.tflite --hw edgetpu_usb --rate 30 --max-in-flight 1 --max-in-queue 1 --trace t.json
@@ -94,7 +94,7 @@ EPILOGS = {
     "llm": """examples:
   accelsim llm gemma3-1b --system galaxy_s24_ultra --backend gpu --quant int4 --prefill 1024 --decode 256 --context 4096
   accelsim llm llama3.2-3b --system galaxy_s25_ultra --backend npu --quant int4-block32 --context 1280 --json
-  accelsim llm tests/fixtures/models/llm/tiny_gemma3_dq8.tflite --system macbook_pro_m3 --prefill 8 --decode 16
+  accelsim llm my_decoder.tflite --system macbook_pro_m3 --prefill 8 --decode 16
 """,
     "validate": """examples:
   accelsim validate my_accel.yaml

@@ -145,7 +145,7 @@ def test_load_system_reports_roles_and_name_clashes(tmp_path):
         load_system(usb, [HW / "host_cpu.yaml", twin])
     assert info.value.errors == (
         f"{usb}:{_line(usb, 'kind:')}: kind: edgetpu_usb is an accelerator config (kind systolic), not a host; a "
-        "host is kind cpu (give accelerators with --hw, or in an experiment variant's accelerators)",
+        "host is kind cpu or mcu (give accelerators with --hw, or in an experiment variant's accelerators)",
         f"{HW / 'host_cpu.yaml'}:{_line(HW / 'host_cpu.yaml', 'kind:')}: kind: "
         "host_cpu is a host config (kind cpu); use --host (in an experiment: host:); an accelerator is kind "
         "systolic, vector, npu, gpu or tensor",
@@ -231,7 +231,7 @@ def test_load_system_collects_errors_of_every_file(tmp_path):
     ("  weights: link", "  cache: sram",
      ["11: memory.cache: a cache must be a level above where the weights live ('sram'), got 'sram'"]),
     ("  weights: link", "  cahce: sram", ["11: memory.cahce: unknown key; did you mean 'cache'?"]),
-    ("kind: systolic", "kind: systolc", ["2: kind: expected one of systolic, vector, cpu, npu, gpu, tensor, got "
+    ("kind: systolic", "kind: systolc", ["2: kind: expected one of systolic, vector, cpu, npu, gpu, tensor, mcu, got "
                                          "'systolc'; did you mean 'systolic'?"]),
     ("name: tiny", "name: ''", ["1: name: expected a one-line name, got ''"]),
     ("op: CONV_2D", "op: CONV2D", ["16: claims[0].op: unknown op 'CONV2D'; did you mean 'CONV_2D'?"]),
@@ -256,7 +256,8 @@ def test_load_system_collects_errors_of_every_file(tmp_path):
                                             + "), got 'int9'; did you mean 'int8'?"]),
     ("dtypes: [int8]}", "dtypes: [INT9]}", ["16: claims[0].dtypes[0]: expected a dtype (" + DTYPE_LIST
                                             + "), got 'INT9'"]),
-    ("kind: systolic", "kind: fpga", ["2: kind: expected one of systolic, vector, cpu, npu, gpu, tensor, got 'fpga'"]),
+    ("kind: systolic", "kind: fpga", ["2: kind: expected one of systolic, vector, cpu, npu, gpu, tensor, mcu, got "
+                                     "'fpga'"]),
     ("  - {op: CONV_2D, versions: 1-3, dtypes: [int8]}", "  - {op: any, dtypes: [int8], except: SOFTMAX}",
      ["16: claims[0].except: expected a list of op names like [SOFTMAX], got 'SOFTMAX'"]),
     ("  - {op: CONV_2D, versions: 1-3, dtypes: [int8]}", "  - {op: any, dtypes: [int8], except: [SOFTMX]}",

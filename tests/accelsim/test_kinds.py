@@ -94,7 +94,7 @@ def test_a_kind_unknown_to_the_registry_lists_the_known_ones(toy_file):
     with pytest.raises(ConfigError) as info:
         load_hardware(toy_file)
     assert info.value.errors == (
-        f"{toy_file}:2: kind: expected one of systolic, vector, cpu, npu, gpu, tensor, got 'toy'",)
+        f"{toy_file}:2: kind: expected one of systolic, vector, cpu, npu, gpu, tensor, mcu, got 'toy'",)
 
 
 def test_roles_are_checked_against_the_registry(toy_file):
@@ -102,8 +102,8 @@ def test_roles_are_checked_against_the_registry(toy_file):
     with pytest.raises(ConfigError) as info:
         load_system(toy_file, [HW / "host_cpu.yaml"], kinds=KINDS)
     assert info.value.errors == (
-        f"{toy_file}:2: kind: toy_engine is an accelerator config (kind toy), not a host; a host is kind cpu (give "
-        "accelerators with --hw, or in an experiment variant's accelerators)",
+        f"{toy_file}:2: kind: toy_engine is an accelerator config (kind toy), not a host; a host is kind cpu or mcu "
+        "(give accelerators with --hw, or in an experiment variant's accelerators)",
         f"{HW / 'host_cpu.yaml'}:{host_line}: kind: host_cpu is a host config (kind cpu); use --host (in an "
         "experiment: host:); an accelerator is kind systolic, vector, npu, gpu, tensor or toy",
     )
@@ -143,30 +143,33 @@ def test_a_kind_from_an_entry_point_is_imported_when_named(tmp_path, monkeypatch
 
 def test_the_builtin_kinds_are_one_line_each_and_match_their_records():
     registry = KindRegistry(BUILTIN, group=None)
-    assert registry.names() == ("systolic", "vector", "cpu", "npu", "gpu", "tensor")
+    assert registry.names() == ("systolic", "vector", "cpu", "npu", "gpu", "tensor", "mcu")
     assert [k.role for k in registry.kinds()] == ["accelerator", "accelerator", "host", "accelerator", "accelerator",
-                                                     "accelerator"]
+                                                     "accelerator", "host"]
     assert registry.get("tpu") is None
-    assert registry.names_with_role("host") == ("cpu",)
+    assert registry.names_with_role("host") == ("cpu", "mcu")
 
 
 def test_schema_rows_come_from_the_field_specs():
-    rows = {key: (kinds, text) for key, kinds, text in schema_rows(KindRegistry(BUILTIN, group=None))}
+    table = schema_rows(KindRegistry(BUILTIN, group=None))
+    rows = {key: (kinds, text) for key, kinds, text in table}
     assert rows["compute.rows"] == ("systolic", "whole number >= 1: rows of MAC cells")
     assert rows["compute.dataflow"][1].startswith("os, ws or is: ")
     assert rows["compute.simd_bits"] == ("cpu", "whole number >= 8, multiple of 8: SIMD register width in bits")
-    assert rows["compute.efficiency"] == ("vector, cpu, gpu, tensor",
-                                           "number in (0, 1] (default 1.0): fraction of peak reached")
+    assert ("compute.efficiency", "vector, cpu, gpu, tensor",
+            "number in (0, 1] (default 1.0): fraction of peak reached") in table  # mcu's has its own meaning
     assert rows["compute.matmul_cycles_per_mac"] == ("npu", "number above 0: cycles per MAC and elementwise unit of "
                                                              "a product of two feature maps")
-    npu_keys = {f"compute.{f.name}" for f in KindRegistry(BUILTIN, group=None).get("npu").fields}
+    npu_keys, mcu_keys = ({f"compute.{f.name}" for f in KindRegistry(BUILTIN, group=None).get(k).fields}
+                          for k in ("npu", "mcu"))
     assert set(rows) == {"compute.rows", "compute.cols", "compute.dataflow", "compute.vector_lanes",
                          "compute.instruction_bytes", "compute.lanes",
                          "compute.contexts", "compute.efficiency", "compute.simd_bits", "compute.macs_per_cycle",
                          "compute.row_cycles", "compute.pack_cycles", "compute.vector_per_cycle",
                          "compute.lookups_per_cycle", "compute.move_per_cycle", "compute.node_cycles",
                          "compute.cores", "compute.threads", "compute.kernel_cycles",
-                         "compute.channel_block", "compute.float_precision", "compute.prefetch_bytes", *npu_keys}
+                         "compute.channel_block", "compute.float_precision", "compute.prefetch_bytes", *npu_keys,
+                         *mcu_keys}
 
 
 def test_a_malformed_kind_is_refused_when_it_is_defined():

@@ -280,9 +280,10 @@ def test_missing_npu_keys_and_levels_are_named(tmp_path):
 
 
 def test_a_bare_number_where_a_rate_belongs_is_refused(tmp_path):
-    text = U55.replace("    sram: {bandwidth: 4 GB/s,", "    sram: {bandwidth: 4,", 1)
+    text = U55.replace("    sram: {size: 2 MiB, bandwidth: 4 GB/s,", "    sram: {size: 2 MiB, bandwidth: 4,", 1)
+    assert text != U55
     path, errors = _errors(tmp_path, text)
-    line = _line_of(text, "sram: {bandwidth: 4,")
+    line = _line_of(text, "sram: {size: 2 MiB, bandwidth: 4,")
     assert errors and errors[0].startswith(f"{path}:{line}: memory.levels.sram.bandwidth:")
 
 

@@ -10,6 +10,7 @@ import pytest
 from support import FIXTURES
 
 from accelsim.cli.main import main
+from accelsim.default_experiment import custom_op_atan  # the sample op module `accelsim examples` writes
 from accelsim.experiments.executors import PoolExecutor, SerialExecutor
 from accelsim.experiments.experiment import load_experiment
 from accelsim.experiments.points import design_points
@@ -17,7 +18,7 @@ from accelsim.experiments.run import run_experiment
 from accelsim.hardware.config import ConfigError
 from accelsim.ops import OpModuleError, load_op_modules, require_kernels, unresolved_op, using_ops
 from accelsim.runtime import Interpreter, OpResolutionError, load_model
-from accelsim.runtime.resolver import default_resolver
+from accelsim.runtime.resolver import MutableOpResolver, default_resolver
 
 ROOT = Path(__file__).resolve().parents[2]
 ATAN = FIXTURES / "atan_custom.tflite"
@@ -176,3 +177,10 @@ def test_run_takes_ops_from_the_command_line_too(tmp_path, capsys):
     capsys.readouterr()
     assert main(["run", str(path), "--out", str(tmp_path / "out"), "--jobs", "1", "--ops", ATAN_OPS]) == 0
     assert "(0 cached, 4 run, 0 failed)" in capsys.readouterr().out
+
+
+def test_the_shipped_sample_op_module_registers_atan():
+    """The wheel's copy of examples/custom_op_atan.py (what `accelsim examples` writes) adds the Atan kernel."""
+    resolver = MutableOpResolver()
+    custom_op_atan.register(resolver)
+    assert resolver.find_custom("Atan", 1) is not None

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from support import FIXTURES
 
-from accelsim.cli.main import _progress_bar, build_parser, main
+from accelsim.cli.common import progress_bar as _progress_bar
+from accelsim.cli.main import VERBS, build_parser, main, verb_function
 from accelsim.core.pareto import traced_ids
 from accelsim.experiments.experiment import shipped_configs
 from accelsim.reports.results import LAYER_COLUMNS
@@ -452,7 +453,7 @@ def test_run_without_an_experiment_in_a_broken_installation_says_what_to_pass(tm
 
 
 def test_the_failure_line_points_to_whichever_report_files_were_written(tmp_path):
-    from accelsim.cli.main import _failure_line
+    from accelsim.cli.experiment_verbs import _failure_line
     from accelsim.experiments.run import RunOutcome
     from accelsim.reports.results import error_record
 
@@ -466,3 +467,13 @@ def test_the_failure_line_points_to_whichever_report_files_were_written(tmp_path
     line = _failure_line(RunOutcome(records=[failed], missing=[], cached=0, computed=1, failed=1,
                                     outputs={"csv": tmp_path / "results.csv"}, out_dir=tmp_path))
     assert line.endswith(f"all are in {tmp_path / 'results.csv'} (status error)")
+
+
+def test_every_verb_has_a_row_of_the_dispatch_table_and_every_row_resolves():
+    """VERBS (accelsim/cli/main.py) names the function of every verb of the parser, and only of those."""
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(VERBS) == set(sub.choices)
+    for verb, parser in sub.choices.items():
+        assert parser.get_default("func") == verb
+        assert callable(verb_function(verb))

@@ -16,6 +16,7 @@ from accelsim.core.feasibility import summary_line
 from accelsim.experiments.dask_executor import DaskExecutor, dask_client, distributed_module
 from accelsim.experiments.experiment import load_experiment, with_ops
 from accelsim.experiments.keys import default_experiment
+from accelsim.experiments.points import check_point_count
 from accelsim.experiments.run import run_experiment
 from accelsim.reports.labels import point_label, slower_sentence, slower_than_host_points
 from accelsim.reports.report import RENDERERS
@@ -27,6 +28,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         experiment = dataclasses.replace(experiment, loops=merged_loops(experiment.loops, args.loop_trips))
     if args.scheduler and args.executor != "dask":
         raise ValueError(f"--scheduler {args.scheduler} needs --executor dask")
+    count = check_point_count(experiment, args.max_points)  # refused at once, with the count, above the limit
+    print(f"{experiment.name}: {count:,} design points", flush=True)
     with contextlib.ExitStack() as stack:
         executor = None
         if args.executor == "dask":
@@ -38,7 +41,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         progress = stack.enter_context(progress_bar("point"))
         outcome = run_experiment(experiment, args.out, jobs=args.jobs, executor=executor,
                                  use_cache=not args.no_cache, prune_cache=args.prune_cache, progress=progress,
-                                 should_stop=args.should_stop)
+                                 should_stop=args.should_stop, max_points=args.max_points)
     for warning in outcome.warnings:
         print(f"accelsim run: warning: {warning}", file=sys.stderr)
     if slower_than_host_points(outcome.records):

@@ -124,6 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "'.[distributed]'), a LocalCluster of --jobs workers unless --scheduler is given")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="with --executor dask: the address of a running `dask scheduler`, e.g. tcp://HOST:8786")
+    p.add_argument("--max-points", type=_positive, metavar="N",
+                   help="run up to N design points (default: the experiment's limits: {points: N}, else 100,000); "
+                   "above the limit run refuses at once with the count")
     p.add_argument("--no-cache", action="store_true", help="recompute every design point")
     p.add_argument("--prune-cache", action="store_true",
                    help="remove stored design points the experiment no longer has")

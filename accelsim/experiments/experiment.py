@@ -78,7 +78,7 @@ from accelsim.core.pareto import DEFAULT_BEST, TRACES
 from accelsim.core.schedule import SCHEDULES
 from accelsim.delegates.spec import OBJECTIVES
 from accelsim.experiments.keys import section_keys
-from accelsim.experiments.spec import OPTION_KEYS, Experiment, Variant
+from accelsim.experiments.spec import MAX_POINTS, OPTION_KEYS, Experiment, Variant
 from accelsim.hardware.config import Assign, apply_overrides, load_hardware, load_system
 from accelsim.hardware.config_yaml import Checker, ConfigError, read_document
 from accelsim.hardware.sweeps import Range, did_you_mean, parse_limits, parse_range, parse_search
@@ -187,7 +187,8 @@ def load_experiment(path: str | Path, *, check_kernels: bool = False) -> Experim
     variants = _variants(errors, data.get("variants"), base)
     search = parse_search(data.get("search", {}), ("search",), errors.add)
     sweeps = _sweeps(errors, data.get("sweeps", {}), random=search.strategy == "random")
-    limits = parse_limits(data.get("limits", {}), ("limits",), errors.add)
+    limits_data, max_points = _point_limit(errors, data.get("limits", {}))
+    limits = parse_limits(limits_data, ("limits",), errors.add)
     schedule = data.get("schedule", "sequential")
     if schedule not in SCHEDULES:
         errors.add(("schedule",), f"expected one of {', '.join(SCHEDULES)}, got {schedule!r}")
@@ -203,12 +204,25 @@ def load_experiment(path: str | Path, *, check_kernels: bool = False) -> Experim
     experiment = Experiment(name=str(name), source=source, models=tuple(models), host=host_path,
                             variants=tuple(variants), sweeps=tuple(sweeps), schedule=schedule, numerics_runs=runs,
                             reports=reports, loops=loops, search=search, limits=limits, traces=traces, best=best,
-                            pareto_color=color, ops=ops)
+                            pareto_color=color, ops=ops, max_points=max_points)
     _check_configs(experiment, errors)
     _check_models(experiment, errors, check_kernels)
     if errors.items:
         raise ConfigError([m for _, m in sorted(errors.items)])
     return experiment
+
+
+def _point_limit(errors: _Errors, limits: Any) -> tuple[Any, int]:
+    """(the `limits` section without `points`, the most design points `run` accepts)."""
+    if not isinstance(limits, dict) or "points" not in limits:
+        return limits, MAX_POINTS
+    rest = {k: v for k, v in limits.items() if k != "points"}
+    value = limits["points"]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        errors.add(("limits", "points"), f"expected a whole number >= 1, the most design points `run` accepts "
+                   f"(default {MAX_POINTS:,}), got {value!r}")
+        return rest, MAX_POINTS
+    return rest, value
 
 
 def _check_models(experiment: Experiment, errors: _Errors, check_kernels: bool) -> None:

@@ -123,6 +123,10 @@ KEYS: tuple[ExperimentKey, ...] = (
     ExperimentKey(path="limits", value="mapping limit -> {min, max}", choices="limits", default="{} (no limits)",
                   example="limits: {peak_macs_per_cycle: {max: 8192}, onchip_bytes: {max: 16 MiB}}",
                   meaning="points over a limit are infeasible, never run; by accelerator (the host is not limited)"),
+    ExperimentKey(path="limits.points", value="whole number >= 1", default="100000",
+                  example="limits: {points: 1000000}",
+                  meaning="the most design points `run` accepts; more are refused at once with their count "
+                  "(as `--max-points N`); `validate` prints the count"),
     ExperimentKey(path="schedule", value="one of", choices="schedules", default="sequential",
                   example="schedule: dataflow",
                   meaning="sequential: one node after another; dataflow: host, links and accelerators overlap"),

@@ -11,6 +11,7 @@ import dataclasses
 import hashlib
 import itertools
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,7 @@ from accelsim.hardware.config import Assign, System, apply_overrides, load_syste
 from accelsim.hardware.config import identity as system_identity
 from accelsim.hardware.sweeps import Range, sampled_combinations
 from accelsim.ops import load_op_modules
+from accelsim.runtime.errors import AccelsimError
 from accelsim.runtime.work import LoopTrips
 
 
@@ -104,6 +106,42 @@ def _sweep_combinations(experiment: Experiment, keys: Sequence[str]) -> list[dic
         return list(unique.values())
     grids = [v.grid() if isinstance(v, Range) else v for _, v in sweeps]
     return [dict(zip([k for k, _ in sweeps], combo)) for combo in itertools.product(*grids)]
+
+
+def point_count(experiment: Experiment) -> int:
+    """How many design points `experiment` has, counted without making them (a product of sweep lengths per
+    model and variant; a random search's distinct draws): `validate` prints it, `run` checks it first."""
+    total = 0
+    for variant in experiment.variants:
+        base_system = load_system(experiment.host, variant.accelerators, loaded=experiment.configs)
+        keys = [k for k, _ in experiment.sweeps if _applies(k, base_system)]
+        if experiment.search.strategy == "random":
+            count = len(_sweep_combinations(experiment, keys))  # seeded draws: as many as samples, at most
+        else:
+            count = math.prod(v.count() if isinstance(v, Range) else len(v) for k, v in experiment.sweeps
+                              if k in keys)
+        total += count * len(experiment.models)
+    return total
+
+
+def check_point_count(experiment: Experiment, max_points: int | None = None) -> int:
+    """The experiment's point count (point_count), or PointLimitError when it is above the limit.
+
+    Args:
+        max_points: the limit; None takes the experiment's (`limits: {points: N}`, default MAX_POINTS).
+    """
+    count = point_count(experiment)
+    limit = experiment.max_points if max_points is None else max_points
+    if count > limit:
+        raise PointLimitError(
+            f"{experiment.source}: {count:,} design points, above the limit of {limit:,}; run fewer (a coarser "
+            f"sweep, or search: with a budget) or raise the limit: `accelsim run --max-points {count}` or "
+            f"`limits: {{points: {count}}}` in the experiment")
+    return count
+
+
+class PointLimitError(AccelsimError):
+    """An experiment has more design points than `run` accepts."""
 
 
 def experiment_points(experiment: Experiment) -> tuple[list[DesignPoint], dict[str, str]]:

@@ -22,7 +22,7 @@ from accelsim.core.pareto import traced_ids
 from accelsim.core.record import PointResult
 from accelsim.experiments.detail import stored_record, with_details
 from accelsim.experiments.executors import Executor, WorkersLost, default_executor, point_error
-from accelsim.experiments.points import DesignPoint, experiment_points
+from accelsim.experiments.points import DesignPoint, check_point_count, experiment_points
 from accelsim.experiments.spec import Experiment
 from accelsim.experiments.store import STORE_FILE, ResultStore
 from accelsim.hardware.assumptions import assumption_lines
@@ -54,7 +54,7 @@ class RunOutcome:
 def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *, jobs: int | None = None,
                    executor: Executor | None = None, use_cache: bool = True, prune_cache: bool = False,
                    progress: Callable[[int, int, str], None] | None = None,
-                   should_stop: Callable[[], bool] = lambda: False) -> RunOutcome:
+                   should_stop: Callable[[], bool] = lambda: False, max_points: int | None = None) -> RunOutcome:
     """Run every design point not already in the results store, then write the report from the store.
 
     Each finished point is committed to `<out>/points.sqlite` (accelsim.experiments.store) before more are
@@ -62,6 +62,9 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
     handler's flag, which survives signals that land where Python swallows exceptions, such as
     finalizers) stops the run after saving what finished: the report is still written and lists
     the missing points, then KeyboardInterrupt propagates.
+
+    An experiment with more design points than `max_points` (None: the experiment's `limits: {points: N}`,
+    default 100,000) is refused before anything runs (PointLimitError, with the count and how to raise it).
 
     The report goes to report_folder(experiment, out_dir); its warning, if any, is in the
     outcome's `warnings`. Stored points the experiment no longer has are counted in `stale`,
@@ -71,6 +74,7 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
         KeyboardInterrupt: after the report of what finished is written.
         AccelsimError: the workers died (WorkersLost), after the same.
     """
+    check_point_count(experiment, max_points)
     out, warning = report_folder(experiment, out_dir)
     points, refusals = experiment_points(experiment)
     _claim_folder(out, experiment)

@@ -15,6 +15,9 @@ from accelsim.hardware.device import Device
 from accelsim.hardware.sweeps import Limit, Search
 from accelsim.runtime.work import LoopTrips
 
+# The most design points `run` accepts unless told more (`--max-points`, or `limits: {points: N}` in the file): a
+# sweep's cross product grows fast, and a typo in a range should be refused with its count, not run for hours.
+MAX_POINTS = 100_000
 # The partition options an experiment variant or sweep may set on every accelerator of a point.
 OPTION_KEYS = ("max_delegated_partitions", "min_nodes_per_partition")
 
@@ -46,4 +49,5 @@ class Experiment:
     # The hardware configs its files name, by path, as loading read them: design points reuse them rather than
     # read every file again (accelsim.hardware.config.load_system's `loaded`).
     configs: dict[str, Device] = field(default_factory=dict, compare=False, repr=False)
+    max_points: int = MAX_POINTS  # `limits: {points: N}`: the most design points `run` accepts
     ops: tuple[str, ...] = ()  # custom-op modules (accelsim.ops.resolve_spec: names, or absolute .py paths)

@@ -78,10 +78,16 @@ class Range:
     kind: str = "number"
     whole: bool = False  # both ends are whole numbers without unit: values are ints
 
+    def count(self) -> int:
+        """How many values grid() gives, without making them."""
+        if self.step is not None:
+            return math.floor((self.stop - self.start) / self.step * (1 + 1e-12)) + 1
+        return int(self.steps or 0)
+
     def grid(self) -> tuple[Any, ...]:
         """Every value of the range, in order."""
         if self.step is not None:
-            count = math.floor((self.stop - self.start) / self.step * (1 + 1e-12)) + 1
+            count = self.count()
             base = self.start + self.step * np.arange(count)
         elif self.log:
             base = np.geomspace(self.start, self.stop, self.steps)

@@ -389,7 +389,8 @@ def test_validate_says_what_a_host_leaves_to_the_simd_width_rule(tmp_path, capsy
     exp.write_text(f"models: [{FIXTURES / 'interleaved_int8.tflite'}]\nhost: host.yaml\n"
                    "variants: [{name: a, accelerators: [edgetpu_usb]}]\n")
     assert main(["validate", str(exp)]) == 0
-    assert capsys.readouterr().out.splitlines()[1:] == [f"  note: {host}: {note}"]
+    assert capsys.readouterr().out.splitlines()[1:] == ["  design points: 1 (run accepts up to 100,000)",
+                                                         f"  note: {host}: {note}"]
 
 
 @pytest.mark.parametrize("argv, message", [

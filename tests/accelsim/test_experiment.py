@@ -16,9 +16,16 @@ from pathlib import Path
 
 import pytest
 
+from accelsim.cli.main import main as cli_main
 from accelsim.experiments.executors import SerialExecutor
 from accelsim.experiments.experiment import load_experiment, shipped_configs
-from accelsim.experiments.points import design_points
+from accelsim.experiments.points import (
+    PointLimitError,
+    check_point_count,
+    design_points,
+    experiment_points,
+    point_count,
+)
 from accelsim.experiments.run import run_experiment
 from accelsim.hardware.config import ConfigError
 
@@ -61,6 +68,45 @@ def test_design_points_cross_only_the_sweeps_that_apply(tmp_path):
     assert len(by_variant["dsp"]) == 2 * 2  # the link sweep is not the DSP's
     assert len({p.id for p in points}) == len(points)
     assert design_points(exp) == points  # ids are stable
+
+
+@pytest.mark.parametrize("sweep", [
+    "",
+    "sweeps:\n  edgetpu_usb.link.bandwidth: [40 MB/s, 1 GB/s]\n  max_delegated_partitions: [1, 2]",
+    "sweeps:\n  edgetpu_usb.compute.rows: {from: 8, to: 64, steps: 3}\n  hexagon_dsp.clock: {from: 0.5 GHz, to: 1 GHz,"
+    " step: 0.25 GHz}\n  schedule: [sequential, dataflow]",
+    "sweeps:\n  edgetpu_usb.link.bandwidth: [40 MB/s, 1 GB/s]\n  edgetpu_usb.compute.rows: [8, 16, 32]\n"
+    "search: {strategy: random, samples: 5, seed: 3}",
+])
+def test_point_count_is_the_number_of_design_points(tmp_path, sweep):
+    exp = load_experiment(small_experiment(tmp_path, sweep=sweep))
+    assert point_count(exp) == len(experiment_points(exp)[0])
+
+
+def test_a_sweep_above_the_point_limit_is_refused_at_once_with_its_count(tmp_path):
+    """10^6 points: validate counts them in seconds; run refuses before any work, saying how to raise the limit."""
+    ranges = "\n".join(f"  edgetpu_usb.{k}: {{from: {a}, to: {b}, steps: {n}}}" for k, a, b, n in (
+        ("compute.rows", 8, 256, 10), ("compute.cols", 8, 256, 10), ("link.bandwidth", "40 MB/s", "4 GB/s", 100),
+        ("clock", "100 MHz", "1 GHz", 100)))
+    path = small_experiment(tmp_path, sweep="sweeps:\n" + ranges, models=("interleaved_int8",))
+    exp = load_experiment(path)
+    assert point_count(exp) == 1 + 10 * 10 * 100 * 100 + 1  # cpu_only, usb's grid, dsp (no usb keys)
+    with pytest.raises(PointLimitError, match=r"1,000,002 design points, above the limit of 100,000; .*"
+                       r"`accelsim run --max-points 1000002` or `limits: \{points: 1000002\}`"):
+        run_experiment(exp, tmp_path / "out")
+    assert not (tmp_path / "out").exists()  # refused before anything was made
+    assert check_point_count(exp, max_points=1_000_002) == 1_000_002
+    raised = load_experiment(small_experiment(tmp_path, sweep="sweeps:\n" + ranges, models=("interleaved_int8",),
+                                              extra="limits: {points: 2000000}"))
+    assert raised.max_points == 2_000_000 and check_point_count(raised) == 1_000_002
+
+
+def test_run_prints_the_count_and_max_points_lowers_or_raises_the_limit(tmp_path, capsys):
+    path = small_experiment(tmp_path, models=("interleaved_int8",))  # 3 points
+    assert cli_main(["run", str(path), "--out", str(tmp_path / "out"), "--max-points", "2"]) == 1
+    assert "3 design points, above the limit of 2" in capsys.readouterr().err
+    assert cli_main(["validate", str(path)]) == 0
+    assert "design points: 3 (run accepts up to 100,000)" in capsys.readouterr().out
 
 
 @pytest.mark.slow
@@ -113,6 +159,9 @@ def test_sweep_values_reach_the_simulation(tmp_path):
      r"exp.yaml:5: loops.nodes.0:1: expected a whole number >= 0, got 'many'"),
     ("models: [M]\nhost: host_cpu\nvariants: [{name: a, accelerators: []}]\nloops: [3]\n",
      r"exp.yaml:4: loops: expected a mapping with default_trips and/or nodes"),
+    ("models: [M]\nhost: host_cpu\nvariants: [{name: a, accelerators: []}]\nlimits: {points: 0}\n",
+     r"exp.yaml:4: limits.points: expected a whole number >= 1, the most design points `run` accepts "
+     r"\(default 100,000\), got 0"),
 ])
 def test_bad_experiments_say_file_line_and_key(tmp_path, text, expected):
     path = write(tmp_path, text.replace("[M]", f"[{MODELS / 'interleaved_int8.tflite'}]"))

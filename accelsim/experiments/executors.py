@@ -122,10 +122,11 @@ def simulate_point(point: DesignPoint, system: System, model: Any,
                         else analyze(require_kernels(model, point.model), system, point.schedule, point.loops))
             if analysis.refusals:  # an accelerator that can run none of the model: a result, not a failure
                 raise Infeasible("constraints", "; ".join(analysis.refusals))
-            sim = simulate_analysis(analysis, system, point.schedule)
+            # point_records' analysis_for found the analysis by this system's facts: no need to check them again
+            sim = simulate_analysis(analysis, system, point.schedule, facts_checked=analysis_for is not None)
             diff = inference_diff(model, system, point.numerics_runs) if point.numerics_runs else None
         return record(sim, point_id=point.id, model=point.model, variant=point.variant, sweep=dict(point.sweep),
-                      diff=diff)
+                      diff=diff, details=point.details)
     except (AccelsimError, ValueError, OSError) as exc:
         return point_error(point, exc)
 

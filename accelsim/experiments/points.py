@@ -41,6 +41,9 @@ class DesignPoint:
     numerics_runs: int
     loops: LoopTrips = field(default_factory=LoopTrips)
     ops: tuple[str, ...] = ()  # the experiment's custom-op modules, loaded where the point runs
+    # Whether its record carries the per-node lists (accelsim.core.record.DETAIL_KEYS): an experiment that traces
+    # only some points stores the others without them (accelsim.experiments.detail), so a worker need not make them.
+    details: bool = field(default=True, compare=False)
     # The resolved system, as design_points made it: running the point need not re-read the configs.
     system: System | None = field(default=None, compare=False, repr=False)
 
@@ -158,7 +161,7 @@ def experiment_points(experiment: Experiment) -> tuple[list[DesignPoint], dict[s
                 draft = DesignPoint(id="", model=model, variant=variant.name, host=experiment.host,
                                     accelerators=variant.accelerators, sweep=sweep, schedule=schedule,
                                     numerics_runs=experiment.numerics_runs, loops=experiment.loops,
-                                    ops=experiment.ops)
+                                    ops=experiment.ops, details=experiment.traces == "all")
                 system = resolved_system(draft, variant.options, base_system)
                 refusal = next(filter(None, (limit.refusal(system) for limit in experiment.limits)), None)
                 facts = {"model": model_hash, "system": system_identity(system),

@@ -29,7 +29,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.scheduler and args.executor != "dask":
         raise ValueError(f"--scheduler {args.scheduler} needs --executor dask")
     count = check_point_count(experiment, args.max_points)  # refused at once, with the count, above the limit
-    print(f"{experiment.name}: {count:,} design points", flush=True)
+    # on stderr with the progress bar: stdout keeps the run's summary alone, for scripts that read it
+    print(f"accelsim run: {experiment.name}: {count:,} design points", file=sys.stderr, flush=True)
     with contextlib.ExitStack() as stack:
         executor = None
         if args.executor == "dask":

@@ -105,6 +105,8 @@ def test_run_prints_the_count_and_max_points_lowers_or_raises_the_limit(tmp_path
     path = small_experiment(tmp_path, models=("interleaved_int8",))  # 3 points
     assert cli_main(["run", str(path), "--out", str(tmp_path / "out"), "--max-points", "2"]) == 1
     assert "3 design points, above the limit of 2" in capsys.readouterr().err
+    assert cli_main(["run", str(path), "--out", str(tmp_path / "out"), "--max-points", "3", "--jobs", "1"]) == 0
+    assert capsys.readouterr().err.startswith("accelsim run: small: 3 design points\n")
     assert cli_main(["validate", str(path)]) == 0
     assert "design points: 3 (run accepts up to 100,000)" in capsys.readouterr().out
 

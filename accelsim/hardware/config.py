@@ -30,6 +30,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from accelsim.core import units
@@ -606,13 +607,32 @@ def apply_overrides(config: Device, overrides: Mapping[str, Any]) -> Device:
         overridden.add(path)
     if errors:
         raise ConfigError(errors)
-    depths = {len(o) for o in overridden}
-    lines = {p: line for p, line in config.document.lines.items() if not any(p[:n] in overridden for n in depths)}
+    lines = _lines_without(config.document.lines, frozenset(overridden))
     kinds = default_registry.with_kinds(config.hardware.kind_record)
     # Claims no override touches are the base config's, already checked: parsed again they come out the same.
     same_claims = not any(o[0] in ("claims", "kind") for o in overridden)
     return _check_document(Document(data, lines), config.source, kinds, frozenset(overridden),
                            claims=config.policy.claims if same_claims else None)
+
+
+# apply_overrides' last few line tables: a sweep overrides the same keys of the same document at every point.
+_LINES: dict[tuple[int, frozenset], tuple[Mapping, Mapping]] = {}
+
+
+def _lines_without(lines: Mapping[tuple, int], overridden: frozenset) -> Mapping[tuple, int]:
+    """`lines` without the key paths at or below an overridden one (their lines no longer say where a value is).
+
+    Read only, and shared by every config overridden the same way (the same document, the same keys).
+    """
+    found = _LINES.get((id(lines), overridden))
+    if found is not None and found[0] is lines:
+        return found[1]
+    depths = {len(o) for o in overridden}
+    kept = MappingProxyType({p: line for p, line in lines.items() if not any(p[:n] in overridden for n in depths)})
+    if len(_LINES) >= 64:
+        _LINES.clear()
+    _LINES[(id(lines), overridden)] = (lines, kept)
+    return kept
 
 
 def _copy(node: Any) -> Any:

@@ -72,6 +72,7 @@ NEVER = (("accelsim.simulation.costing", "accelsim.simulation.placement",
 LAZY_IMPORTS = (
     "distributed",  # optional extra `distributed`: only `run --executor dask` needs it
     "matplotlib",  # ~0.5 s to import; only what draws a figure needs it (accelsim.reports.plots.mpl)
+    "optuna",  # optional extra `search`; ~0.5 s to import: only an experiment with `search: {sampler}` needs it
 )
 
 

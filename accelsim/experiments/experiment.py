@@ -186,7 +186,7 @@ def load_experiment(path: str | Path, *, check_kernels: bool = False) -> Experim
             errors.add(("host",), exc.errors[0])
     variants = _variants(errors, data.get("variants"), base)
     search = parse_search(data.get("search", {}), ("search",), errors.add)
-    sweeps = _sweeps(errors, data.get("sweeps", {}), random=search.strategy == "random")
+    sweeps = _sweeps(errors, data.get("sweeps", {}), random=search.strategy == "random" or search.optimises)
     limits_data, max_points = _point_limit(errors, data.get("limits", {}))
     limits = parse_limits(limits_data, ("limits",), errors.add)
     schedule = data.get("schedule", "sequential")

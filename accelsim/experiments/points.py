@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from accelsim.core.version import __version__
-from accelsim.experiments.spec import OPTION_KEYS, Experiment
+from accelsim.experiments.spec import OPTION_KEYS, Experiment, Variant
 from accelsim.hardware.config import Assign, System, apply_overrides, load_system
 from accelsim.hardware.config import identity as system_identity
 from accelsim.hardware.sweeps import Range, sampled_combinations
@@ -118,7 +118,9 @@ def point_count(experiment: Experiment) -> int:
     for variant in experiment.variants:
         base_system = load_system(experiment.host, variant.accelerators, loaded=experiment.configs)
         keys = [k for k, _ in experiment.sweeps if _applies(k, base_system)]
-        if experiment.search.strategy == "random":
+        if experiment.search.optimises:  # a search: its budget of trials (one point when nothing is swept)
+            count = experiment.search.budget if keys else 1
+        elif experiment.search.strategy == "random":
             count = len(_sweep_combinations(experiment, keys))  # seeded draws: as many as samples, at most
         else:
             count = math.prod(v.count() if isinstance(v, Range) else len(v) for k, v in experiment.sweeps
@@ -150,31 +152,59 @@ class PointLimitError(AccelsimError):
 def experiment_points(experiment: Experiment) -> tuple[list[DesignPoint], dict[str, str]]:
     """(every design point in order, id -> why the limits refuse it): refused points are infeasible, never run."""
     points, refusals = [], {}
-    ops_digest = load_op_modules(experiment.ops).digest() if experiment.ops else ""
+    maker = PointMaker(experiment)
     for model in experiment.models:
-        model_hash = hashlib.sha256(Path(model).read_bytes()).hexdigest()
         for variant in experiment.variants:
-            base_system = load_system(experiment.host, variant.accelerators, loaded=experiment.configs)
-            keys = [k for k, _ in experiment.sweeps if _applies(k, base_system)]
+            keys = maker.keys(variant)
             for sweep in _sweep_combinations(experiment, keys):
-                schedule = sweep.get("schedule", experiment.schedule)
-                draft = DesignPoint(id="", model=model, variant=variant.name, host=experiment.host,
-                                    accelerators=variant.accelerators, sweep=sweep, schedule=schedule,
-                                    numerics_runs=experiment.numerics_runs, loops=experiment.loops,
-                                    ops=experiment.ops, details=experiment.traces == "all")
-                system = resolved_system(draft, variant.options, base_system)
-                refusal = next(filter(None, (limit.refusal(system) for limit in experiment.limits)), None)
-                facts = {"model": model_hash, "system": system_identity(system),
-                         "variant": variant.name, "sweep": {k: str(v) for k, v in sweep.items()},
-                         "options": dict(variant.options), "schedule": schedule,
-                         "numerics": experiment.numerics_runs, "version": __version__}
-                if experiment.loops != LoopTrips():  # only then: the ids of loop-free experiments stay as they were
-                    facts["loops"] = [experiment.loops.default_trips, dict(experiment.loops.nodes)]
-                if ops_digest:  # likewise: a kernel's code decides its node's work, so its source is identity
-                    facts["ops"] = ops_digest
-                identity = json.dumps(facts, sort_keys=True, default=str)
-                point_id = hashlib.sha256(identity.encode()).hexdigest()[:16]
-                points.append(dataclasses.replace(draft, id=point_id, system=system))
+                point, refusal = maker.point(model, variant, sweep)
+                points.append(point)
                 if refusal is not None:
-                    refusals[point_id] = refusal
+                    refusals[point.id] = refusal
     return points, refusals
+
+
+class PointMaker:
+    """Makes an experiment's design points one at a time (its grid, or the points a search asks for)."""
+
+    def __init__(self, experiment: Experiment):
+        self.experiment = experiment
+        self.ops_digest = load_op_modules(experiment.ops).digest() if experiment.ops else ""
+        self.model_hashes: dict[str, str] = {}
+        self.systems: dict[str, System] = {}
+
+    def base_system(self, variant: Variant) -> System:
+        """The variant's system as its files give it (loaded once)."""
+        if variant.name not in self.systems:
+            self.systems[variant.name] = load_system(self.experiment.host, variant.accelerators,
+                                                     loaded=self.experiment.configs)
+        return self.systems[variant.name]
+
+    def keys(self, variant: Variant) -> list[str]:
+        """The sweep keys that apply to the variant, in the file's order."""
+        system = self.base_system(variant)
+        return [k for k, _ in self.experiment.sweeps if _applies(k, system)]
+
+    def point(self, model: str, variant: Variant, sweep: dict[str, Any]) -> tuple[DesignPoint, str | None]:
+        """(the point of `model` on `variant` with the sweep values `sweep`, why the limits refuse it or None)."""
+        experiment = self.experiment
+        if model not in self.model_hashes:
+            self.model_hashes[model] = hashlib.sha256(Path(model).read_bytes()).hexdigest()
+        schedule = sweep.get("schedule", experiment.schedule)
+        draft = DesignPoint(id="", model=model, variant=variant.name, host=experiment.host,
+                            accelerators=variant.accelerators, sweep=sweep, schedule=schedule,
+                            numerics_runs=experiment.numerics_runs, loops=experiment.loops,
+                            ops=experiment.ops, details=experiment.traces == "all")
+        system = resolved_system(draft, variant.options, self.base_system(variant))
+        refusal = next(filter(None, (limit.refusal(system) for limit in experiment.limits)), None)
+        facts = {"model": self.model_hashes[model], "system": system_identity(system),
+                 "variant": variant.name, "sweep": {k: str(v) for k, v in sweep.items()},
+                 "options": dict(variant.options), "schedule": schedule,
+                 "numerics": experiment.numerics_runs, "version": __version__}
+        if experiment.loops != LoopTrips():  # only then: the ids of loop-free experiments stay as they were
+            facts["loops"] = [experiment.loops.default_trips, dict(experiment.loops.nodes)]
+        if self.ops_digest:  # likewise: a kernel's code decides its node's work, so its source is identity
+            facts["ops"] = self.ops_digest
+        identity = json.dumps(facts, sort_keys=True, default=str)
+        point_id = hashlib.sha256(identity.encode()).hexdigest()[:16]
+        return dataclasses.replace(draft, id=point_id, system=system), refusal

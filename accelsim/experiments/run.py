@@ -23,6 +23,7 @@ from accelsim.core.record import PointResult
 from accelsim.experiments.detail import stored_record, with_details
 from accelsim.experiments.executors import Executor, WorkersLost, default_executor, point_error
 from accelsim.experiments.points import DesignPoint, check_point_count, experiment_points
+from accelsim.experiments.search import TRIALS_PER_ROUND, run_search
 from accelsim.experiments.spec import Experiment
 from accelsim.experiments.store import STORE_FILE, ResultStore
 from accelsim.hardware.assumptions import assumption_lines
@@ -76,20 +77,31 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
     """
     check_point_count(experiment, max_points)
     out, warning = report_folder(experiment, out_dir)
-    points, refusals = experiment_points(experiment)
     _claim_folder(out, experiment)
-    with ResultStore(out) as store:
-        stale, cached = _open_store(store, points, use_cache, prune_cache)
-        # Points the limits refuse are infeasible without running: their verdict is written afresh each run, and
-        # a stored limits verdict of a point the limits now allow (they changed) is not a result to reuse.
-        store.put_many([stored_record(point_error(p, Infeasible("limits", refusals[p.id])), p, experiment.traces)
-                        for p in points if p.id in refusals])
-        cached -= set(refusals) | store.ids(reason="limits")
-        todo = [p for p in points if p.id not in cached and p.id not in refusals]
-        pool = executor if executor is not None else default_executor(jobs, len(todo))
-        ran, interrupted = _run_and_store(store, pool, experiment, todo, len(cached), len(points), progress,
-                                          should_stop)
-        stored = store.records(cached | ran | set(refusals))
+    if experiment.search.optimises:  # an Optuna search asks for its points as it goes
+        with ResultStore(out) as store:
+            pool = executor if executor is not None else default_executor(jobs, TRIALS_PER_ROUND)
+            found = run_search(experiment, out, store, pool, use_cache, progress, should_stop)
+            points, refusals, interrupted = found.points, found.refusals, found.interrupted
+            cached, ran = found.cached, found.ran
+            stale = sorted(store.ids() - {p.id for p in points})
+            if prune_cache:
+                store.delete(stale)
+            stored = store.records({p.id for p in points})
+    else:
+        points, refusals = experiment_points(experiment)
+        with ResultStore(out) as store:
+            stale, cached = _open_store(store, points, use_cache, prune_cache)
+            # Points the limits refuse are infeasible without running: their verdict is written afresh each run,
+            # and a stored limits verdict of a point the limits now allow (they changed) is not a result to reuse.
+            store.put_many([stored_record(point_error(p, Infeasible("limits", refusals[p.id])), p,
+                                          experiment.traces) for p in points if p.id in refusals])
+            cached -= set(refusals) | store.ids(reason="limits")
+            todo = [p for p in points if p.id not in cached and p.id not in refusals]
+            pool = executor if executor is not None else default_executor(jobs, len(todo))
+            ran, interrupted = _run_and_store(store, pool, experiment, todo, len(cached), len(points), progress,
+                                              should_stop)
+            stored = store.records(cached | ran | set(refusals))
     records = [stored[p.id] for p in points if p.id in stored]
     fill_speedups(records)
     traced = traced_ids(records, experiment.traces, experiment.best)

@@ -254,11 +254,23 @@ class PoolExecutor:
     only costs each point.
     """
 
-    def __init__(self, jobs: int):
+    def __init__(self, jobs: int, keep_workers: bool = False):
+        """`keep_workers`: keep the pool (and its workers' analyses) from one `run` to the next until `close`
+        (a search runs a round of trials at a time)."""
         self.jobs = jobs
+        self.keep_workers = keep_workers
+        self._pool: concurrent.futures.ProcessPoolExecutor | None = None
+
+    def close(self) -> None:
+        """Stop the workers a `keep_workers` pool kept."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
 
     def run(self, points, options):
-        pool = concurrent.futures.ProcessPoolExecutor(max_workers=self.jobs, initializer=_default_sigterm)
+        pool = self._pool or concurrent.futures.ProcessPoolExecutor(max_workers=self.jobs,
+                                                                    initializer=_default_sigterm)
+        self._pool = None
         queue = iter(pool_batches(points, options, self.jobs))
         pending: dict[concurrent.futures.Future, str] = {}
         cancel = True
@@ -279,7 +291,10 @@ class PoolExecutor:
                     yield records
             cancel = False
         finally:
-            pool.shutdown(wait=not cancel, cancel_futures=cancel)
+            if self.keep_workers and not cancel:
+                self._pool = pool
+            else:
+                pool.shutdown(wait=not cancel, cancel_futures=cancel)
 
 
 def _default_sigterm() -> None:

@@ -9,6 +9,7 @@ traced points (`accelsim.core.pareto`), their details (`accelsim.experiments.det
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Callable, Sequence
@@ -21,7 +22,7 @@ from accelsim.core.files import write_atomic
 from accelsim.core.pareto import traced_ids
 from accelsim.core.record import PointResult
 from accelsim.experiments.detail import stored_record, with_details
-from accelsim.experiments.executors import Executor, WorkersLost, default_executor, point_error
+from accelsim.experiments.executors import Executor, PoolExecutor, WorkersLost, default_executor, point_error
 from accelsim.experiments.points import DesignPoint, check_point_count, experiment_points
 from accelsim.experiments.search import TRIALS_PER_ROUND, run_search
 from accelsim.experiments.spec import Experiment
@@ -79,8 +80,13 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
     out, warning = report_folder(experiment, out_dir)
     _claim_folder(out, experiment)
     if experiment.search.optimises:  # an Optuna search asks for its points as it goes
-        with ResultStore(out) as store:
-            pool = executor if executor is not None else default_executor(jobs, TRIALS_PER_ROUND)
+        with ResultStore(out) as store, contextlib.ExitStack() as stack:
+            pool = executor
+            if pool is None:  # a pool whose workers (and their analyses) last the whole search, round after round
+                pool = default_executor(jobs, TRIALS_PER_ROUND)
+                if isinstance(pool, PoolExecutor):
+                    pool.keep_workers = True
+                    stack.callback(pool.close)
             found = run_search(experiment, out, store, pool, use_cache, progress, should_stop)
             points, refusals, interrupted = found.points, found.refusals, found.interrupted
             cached, ran = found.cached, found.ran

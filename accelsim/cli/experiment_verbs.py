@@ -39,7 +39,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             distributed_module()
             logging.getLogger("distributed").setLevel(logging.DEBUG if args.debug else logging.WARNING)
             executor = DaskExecutor(stack.enter_context(dask_client(args.scheduler, workers=args.jobs)))
-        progress = stack.enter_context(progress_bar("point"))
+        # a terminal gets the bar; a log a line every 30 s (a big sweep runs for minutes)
+        progress = stack.enter_context(progress_bar("point", every=30.0))
         outcome = run_experiment(experiment, args.out, jobs=args.jobs, executor=executor,
                                  use_cache=not args.no_cache, prune_cache=args.prune_cache, progress=progress,
                                  should_stop=args.should_stop, max_points=args.max_points)

@@ -242,6 +242,15 @@ def test_progress_is_a_bar_on_a_terminal_and_silent_on_a_pipe():
     assert "50/50" in text and "\r" in text and text.count("\n") <= 1
 
 
+def test_run_progress_on_a_pipe_is_a_line_now_and_then_with_rate_and_time_left():
+    piped, now = io.StringIO(), [0.0]
+    with _progress_bar("point", piped, every=30.0, clock=lambda: now[0]) as show:
+        for k in range(0, 5001, 100):
+            now[0] = k / 100  # 100 points a second
+            show(k, 5000, "a label")
+    assert piped.getvalue().splitlines() == ["3,000/5,000 points, 100/s, about 20 s left", "5,000/5,000 points, 100/s"]
+
+
 @pytest.mark.slow
 def test_diff_to_a_pipe_prints_no_progress_lines():
     model = FIXTURES / "interleaved_int8.tflite"

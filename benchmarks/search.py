@@ -19,6 +19,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
+import importlib.util  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -91,10 +92,14 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
     parser.add_argument("--samplers", default=",".join(SAMPLERS), help="which samplers, comma-separated")
     args = parser.parse_args(argv)
+    samplers = args.samplers.split(",")
+    if "gp" in samplers and importlib.util.find_spec("torch") is None:
+        print("gp left out: Optuna's GPSampler needs PyTorch, which is not installed")
+        samplers.remove("gp")
     print(f"machine: load average {', '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     found: dict[str, tuple[list[tuple[float, float]], float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for sampler in args.samplers.split(","):
+        for sampler in samplers:
             found[sampler] = run(sampler, args.budget, args.seed, args.jobs, Path(tmp))
     every = [p for points, _ in found.values() for p in points]
     reference = (max(p[0] for p in every), max(p[1] for p in every))

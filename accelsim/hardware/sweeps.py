@@ -28,6 +28,7 @@ expression from a file is ever evaluated.
 from __future__ import annotations
 
 import difflib
+import importlib.util
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -279,6 +280,9 @@ def _parse_sampler(value: dict, path: tuple, error: Callable[[tuple, str], None]
         error((*path, "sampler"), f"expected one of {', '.join(SAMPLERS)}, got {sampler!r}"
               + (f"; did you mean {close[0]!r}?" if close else ""))
         return Search()
+    if sampler == "gp" and importlib.util.find_spec("torch") is None:  # Optuna's GPSampler models with PyTorch
+        error((*path, "sampler"), "gp needs PyTorch, which is not installed (pip install torch); tpe, nsga2 and "
+              "random need nothing more")
     budget, seed = value.get("budget"), value.get("seed", 0)
     if sampler == "grid":
         for key in ("budget", "objectives"):

@@ -19,16 +19,17 @@ def progress_bar(unit: str, stream=None, every: float | None = None,
     """A progress callback (done, total, label): a tqdm bar on a terminal (done/total, rate, time left).
 
     On a pipe or file it is silent, unless `every` is given: then a plain line at most every `every`
-    seconds and at the end, "1,200/5,000 points, 850/s, about 4 s left" (a long `run` in a log says
-    how far it is).
+    seconds, "1,200/5,000 points, 850/s, about 4 s left", and one at the end once any was written (a
+    long `run` in a log says how far it is; a short one stays silent).
     """
 
     bar = None
     out = stream or sys.stderr
     start = last = None
+    shown = False  # a run shorter than `every` says nothing on a pipe, not even at its end
 
     def show(done: int, total: int, label: str) -> None:
-        nonlocal bar, start, last
+        nonlocal bar, start, last, shown
         if bar is None:  # disable=None: tqdm stays silent unless the stream is a terminal
             bar = tqdm(total=total, unit=unit, file=out, disable=None, dynamic_ncols=True)
             start = last = clock()
@@ -37,9 +38,9 @@ def progress_bar(unit: str, stream=None, every: float | None = None,
             bar.update(done - bar.n)
             return
         now = clock()
-        if every is None or (now - last < every and done < total):
+        if every is None or (now - last < every and (done < total or not shown)):
             return
-        last = now
+        last, shown = now, True
         rate = done / (now - start) if now > start else 0.0
         left = f", about {(total - done) / rate:,.0f} s left" if rate and done < total else ""
         print(f"{done:,}/{total:,} {unit}s, {rate:,.0f}/s{left}", file=out, flush=True)

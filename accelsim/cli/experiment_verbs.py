@@ -37,9 +37,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             distributed_module()
             logging.getLogger("distributed").setLevel(logging.DEBUG if args.debug else logging.WARNING)
             executor = DaskExecutor(stack.enter_context(dask_client(args.scheduler, workers=args.jobs)))
-        # On stderr with the progress bar, once the executor is up: stdout keeps the run's summary alone, for
-        # scripts that read it. A terminal gets the bar; a log a line every 30 s (a big sweep runs for minutes).
-        print(f"accelsim run: {experiment.name}: {count:,} design points", file=sys.stderr, flush=True)
+        # Once the executor is up, the first line of the run's output; stderr stays for warnings and errors. A
+        # terminal gets the bar, a pipe or log a line every 30 s (a big sweep runs for minutes).
+        print(f"{experiment.name}: {count:,} design points", flush=True)
         progress = stack.enter_context(progress_bar("point", every=30.0))
         outcome = run_experiment(experiment, args.out, jobs=args.jobs, executor=executor,
                                  use_cache=not args.no_cache, prune_cache=args.prune_cache, progress=progress,

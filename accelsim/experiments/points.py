@@ -42,7 +42,8 @@ class DesignPoint:
     loops: LoopTrips = field(default_factory=LoopTrips)
     ops: tuple[str, ...] = ()  # the experiment's custom-op modules, loaded where the point runs
     # Whether its record carries the per-node lists (accelsim.core.record.DETAIL_KEYS): an experiment that traces
-    # only some points stores the others without them (accelsim.experiments.detail), so a worker need not make them.
+    # only some points stores the others without them (accelsim.experiments.detail), so its run asks a worker not to
+    # make them (`without_details`).
     details: bool = field(default=True, compare=False)
     # The resolved system, as design_points made it: running the point need not re-read the configs.
     system: System | None = field(default=None, compare=False, repr=False)
@@ -109,6 +110,13 @@ def _sweep_combinations(experiment: Experiment, keys: Sequence[str]) -> list[dic
         return list(unique.values())
     grids = [v.grid() if isinstance(v, Range) else v for _, v in sweeps]
     return [dict(zip([k for k, _ in sweeps], combo)) for combo in itertools.product(*grids)]
+
+
+def without_details(points: Sequence[DesignPoint], experiment: Experiment) -> list[DesignPoint]:
+    """`points` as a run submits them: without the per-node lists unless the experiment traces every point."""
+    if experiment.traces == "all":
+        return list(points)
+    return [dataclasses.replace(p, details=False) for p in points]
 
 
 def point_count(experiment: Experiment) -> int:
@@ -194,7 +202,7 @@ class PointMaker:
         draft = DesignPoint(id="", model=model, variant=variant.name, host=experiment.host,
                             accelerators=variant.accelerators, sweep=sweep, schedule=schedule,
                             numerics_runs=experiment.numerics_runs, loops=experiment.loops,
-                            ops=experiment.ops, details=experiment.traces == "all")
+                            ops=experiment.ops)
         system = resolved_system(draft, variant.options, self.base_system(variant))
         refusal = next(filter(None, (limit.refusal(system) for limit in experiment.limits)), None)
         facts = {"model": self.model_hashes[model], "system": system_identity(system),

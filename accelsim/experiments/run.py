@@ -23,7 +23,7 @@ from accelsim.core.pareto import traced_ids
 from accelsim.core.record import PointResult
 from accelsim.experiments.detail import stored_record, with_details
 from accelsim.experiments.executors import Executor, PoolExecutor, WorkersLost, default_executor, point_error
-from accelsim.experiments.points import DesignPoint, check_point_count, experiment_points
+from accelsim.experiments.points import DesignPoint, check_point_count, experiment_points, without_details
 from accelsim.experiments.search import TRIALS_PER_ROUND, run_search
 from accelsim.experiments.spec import Experiment
 from accelsim.experiments.store import STORE_FILE, ResultStore
@@ -103,7 +103,7 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
             store.put_many([stored_record(point_error(p, Infeasible("limits", refusals[p.id])), p,
                                           experiment.traces) for p in points if p.id in refusals])
             cached -= set(refusals) | store.ids(reason="limits")
-            todo = [p for p in points if p.id not in cached and p.id not in refusals]
+            todo = without_details([p for p in points if p.id not in cached and p.id not in refusals], experiment)
             pool = executor if executor is not None else default_executor(jobs, len(todo))
             ran, interrupted = _run_and_store(store, pool, experiment, todo, len(cached), len(points), progress,
                                               should_stop)

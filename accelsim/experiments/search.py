@@ -28,7 +28,7 @@ from accelsim.core.feasibility import Infeasible
 from accelsim.core.record import PointResult
 from accelsim.experiments.detail import stored_record
 from accelsim.experiments.executors import Executor, WorkersLost, point_error
-from accelsim.experiments.points import DesignPoint, PointMaker, point_count
+from accelsim.experiments.points import DesignPoint, PointMaker, point_count, without_details
 from accelsim.experiments.spec import Experiment, Variant
 from accelsim.experiments.store import ResultStore
 from accelsim.hardware.sweeps import Range
@@ -108,7 +108,8 @@ def run_search(experiment: Experiment, out: Path, store: ResultStore, pool: Exec
         found = store.records({p.id for p in points}) if use_cache else {}
         found = {i: r for i, r in found.items() if r["status"] == "ok"}
         outcome.cached |= set(found)
-        todo = list({p.id: p for p in points if p.id not in found and p.id not in outcome.refusals}.values())
+        todo = without_details(list({p.id: p for p in points if p.id not in found
+                                     and p.id not in outcome.refusals}.values()), experiment)
         refused = [p for p in points if p.id in outcome.refusals]
         store.put_many([stored_record(point_error(p, Infeasible("limits", outcome.refusals[p.id])), p,
                                       experiment.traces) for p in refused])

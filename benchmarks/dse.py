@@ -1,8 +1,17 @@
 """Design-space exploration speed: cost-only design points per minute, and simulate_model from file.
 
 Usage:
-    python benchmarks/dse.py [--jobs N] [--tiny] [--sample N] [--runs N]
+    python benchmarks/dse.py [--jobs N] [--tiny] [--sample N] [--runs N] [--points-only]
     python benchmarks/dse.py --build    # any Python with TensorFlow: builds ResNet-152
+
+(0) The whole command, as a user runs it (issue 36's workload): `accelsim run` of a 5,000-point
+experiment, MobileNetV2-1.0-224 int8 on edgetpu_usb sweeping compute.rows x compute.cols x
+link.bandwidth x memory.levels.sram.size x clock (5 x 5 x 5 x 4 x 10), --jobs 2, cost only, reports
+json and csv (traces: none), in a fresh process: start-up and report included; points per minute
+from its wall-clock time. Then where the time goes, the same run's stages timed in this process:
+start-up (a fresh Python importing the command line and `run`), building the design points,
+analysis (one analysis of the model; each worker makes one), per-point costing (the executor's
+time less the analyses), storing (the results store's commits) and the report.
 
 (a) Cost-only design points per minute: MobileNetV2-1.0-224 int8 on edgetpu_usb over rows x
 cols x link bandwidth x parameter cache (the SRAM that caches weights) x clock, a grid of 2,160
@@ -54,6 +63,15 @@ GRID = {
     "clock": ["250 MHz", "500 MHz", "1 GHz"],
 }
 TINY_GRID = {"compute.rows": [8, 64], "compute.cols": [16, 256]}
+# The whole command's grid: 5 x 5 x 5 x 4 x 10 = 5,000 points (issue 36).
+RUN_GRID = {
+    "compute.rows": [8, 16, 32, 64, 128],
+    "compute.cols": [8, 16, 32, 64, 128],
+    "link.bandwidth": ["40 MB/s", "120 MB/s", "480 MB/s", "1 GB/s", "4 GB/s"],
+    "memory.levels.sram.size": ["2 MiB", "4 MiB", "8 MiB", "16 MiB"],
+    "clock": ["100 MHz", "200 MHz", "250 MHz", "300 MHz", "400 MHz", "500 MHz", "600 MHz", "750 MHz", "1 GHz",
+              "1.2 GHz"],
+}
 
 
 def build_resnet152(path: Path = RESNET) -> None:
@@ -63,14 +81,77 @@ def build_resnet152(path: Path = RESNET) -> None:
     write(path, "ResNet152", 224, "int8")  # the calibration benchmarks' converter
 
 
-def experiment_file(folder: Path, grid: dict[str, list]) -> Path:
+def experiment_file(folder: Path, grid: dict[str, list], extra: str = "") -> Path:
     """An experiment YAML sweeping `grid` over edgetpu_usb on MobileNetV2-1.0-224, cost only."""
     sweeps = "\n".join(f"  {ACCELERATOR}.{key}: [{', '.join(str(v) for v in values)}]" for key, values in grid.items())
     path = folder / "dse.yaml"
     path.write_text(f"name: dse\nmodels: [{MOBILENET}]\nhost: host_cpu\n"
                     f"variants:\n  - {{name: {ACCELERATOR}, accelerators: [{ACCELERATOR}]}}\n"
-                    f"sweeps:\n{sweeps}\nnumerics: false\n", encoding="utf-8")
+                    f"sweeps:\n{sweeps}\nnumerics: false\n{extra}", encoding="utf-8")
     return path
+
+
+def whole_run(folder: Path, grid: dict[str, list], jobs: int) -> tuple[int, float, dict[str, float]]:
+    """(points, points/min of `accelsim run` in a fresh process, seconds by stage of the same run in this one)."""
+    import subprocess
+
+    import accelsim.experiments.run as run_module
+    from accelsim.experiments.experiment import load_experiment
+    from accelsim.experiments.points import point_count
+    from accelsim.simulation.analysis import analyze
+
+    path = experiment_file(folder, grid, "traces: none\nreports: [json, csv]\n")
+    command = [sys.executable, "-m", "accelsim", "run", str(path), "--jobs", str(jobs), "--no-cache",
+               "--out", str(folder / "cli")]
+    t0 = time.perf_counter()
+    subprocess.run(command, check=True, capture_output=True, cwd=ROOT)
+    wall = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import accelsim.cli.main, accelsim.cli.experiment_verbs"], check=True,
+                   cwd=ROOT)
+    stages = {"start-up": time.perf_counter() - t0}
+    # The same run in this process, each stage timed by wrapping the function run_experiment calls for it.
+    spent = {"points": 0.0, "storing": 0.0, "report": 0.0}
+
+    def timed(name, fn):
+        def wrapper(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[name] += time.perf_counter() - start
+        return wrapper
+
+    saved = (run_module.experiment_points, run_module.ResultStore.put_many, run_module._report)
+    run_module.experiment_points = timed("points", saved[0])
+    run_module.ResultStore.put_many = timed("storing", saved[1])
+    run_module._report = timed("report", saved[2])
+    try:
+        t0 = time.perf_counter()
+        experiment = load_experiment(path)
+        loaded = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        run_module.run_experiment(experiment, folder / "in_process", jobs=jobs, use_cache=False)
+        total = time.perf_counter() - t0
+    finally:
+        run_module.experiment_points, run_module.ResultStore.put_many, run_module._report = saved
+    t0 = time.perf_counter()
+    analyze(str(MOBILENET), _system(experiment))
+    analysis = (time.perf_counter() - t0) * jobs  # each worker analyses the model once
+    costing = total - spent["points"] - spent["storing"] - spent["report"]
+    stages.update({"loading the experiment, building the points": loaded + spent["points"],
+                   f"analysis ({jobs} worker(s), one each)": analysis,
+                   "per-point costing (the workers, less the analyses)": max(0.0, costing - analysis / jobs),
+                   "storing (results store commits)": spent["storing"], "report (json, csv)": spent["report"]})
+    return point_count(experiment), point_count(experiment) * 60 / wall, stages
+
+
+def _system(experiment):
+    """The experiment's first variant's system as its files give it."""
+    from accelsim.hardware.config import load_system
+
+    variant = experiment.variants[0]
+    return load_system(experiment.host, variant.accelerators, loaded=experiment.configs)
 
 
 def points_per_minute(points, options, jobs: int, folder: Path) -> tuple[float, int]:
@@ -142,6 +223,7 @@ def main(argv=None) -> int:
     parser.add_argument("--sample", type=int, default=8, help="points the old path runs (default 8)")
     parser.add_argument("--runs", type=int, default=5, help="runs of each simulate_model from file (default 5)")
     parser.add_argument("--build", action="store_true", help=f"build ResNet-152 into {RESNET} (needs TensorFlow)")
+    parser.add_argument("--run-only", action="store_true", help="only (0), the whole command and its stages")
     args = parser.parse_args(argv)
     if args.build:
         build_resnet152()
@@ -154,6 +236,15 @@ def main(argv=None) -> int:
     runs = 1 if args.tiny else args.runs
     sample = 1 if args.tiny else args.sample
     print(f"machine: {load_average()} at the start")
+    with tempfile.TemporaryDirectory() as tmp:
+        n, rate, stages = whole_run(Path(tmp), TINY_GRID if args.tiny else RUN_GRID, args.jobs)
+    print(f"\n(0) `accelsim run`, {n} points, {MOBILENET.stem} on {ACCELERATOR} ({', '.join(RUN_GRID)}), "
+          f"--jobs {args.jobs}, cost only, json + csv report, in a fresh process: {rate:,.0f} points/min")
+    print(f"    where the time goes (the same run's stages, in this process; {load_average()}):")
+    for label, seconds in stages.items():
+        print(f"    {label:<56} {seconds:7.2f} s")
+    if args.run_only:
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         experiment = load_experiment(experiment_file(Path(tmp), grid))
         t0 = time.perf_counter()

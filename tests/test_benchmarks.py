@@ -314,3 +314,22 @@ def test_the_nnapi_fit_reruns_to_the_shipped_values_and_the_readme_quotes_its_fi
     readme = (nnapi.ROOT / "README.md").read_text(encoding="utf-8")
     rows = [line for line in printed if line.startswith("MobileNet 1.0 224")]
     assert len(rows) == 4 and all(line in readme for line in rows), "\n".join(rows)
+
+
+def test_search_benchmark_hypervolume_is_the_dominated_area():
+    from benchmarks.search import front, hypervolume
+
+    points = [(1.0, 5.0), (2.0, 2.0), (3.0, 3.0), (4.0, 1.0)]  # (3, 3) is dominated by (2, 2)
+    assert front(points) == [(1.0, 5.0), (2.0, 2.0), (4.0, 1.0)]
+    # up to (5, 6): 4 x 1 (y 5..6) + 3 x 3 (y 2..5) + 1 x 1 (y 1..2)
+    assert hypervolume(points, (5.0, 6.0)) == 4 * 1 + 3 * 3 + 1 * 1
+
+
+@pytest.mark.slow
+def test_search_benchmark_compares_samplers_at_equal_budget(capsys):
+    pytest.importorskip("optuna", reason="the `search` extra")
+    from benchmarks.search import main
+
+    assert main(["--budget", "4", "--samplers", "random,tpe", "--jobs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "budget 4 each, seed 1" in out and out.count("     4 ") >= 2

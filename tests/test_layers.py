@@ -5,12 +5,14 @@ imports its own folder and the folders below it, costing never imports placement
 through others (no import circle).
 
 Every import statement counts, also those inside functions or `if TYPE_CHECKING:` blocks. Inside accelsim/, an
-import in a function is only for an optional dependency (OPTIONAL), with a comment saying so.
+import in a function is only of a module listed in LAZY_IMPORTS (an optional dependency, or one too slow to import
+for commands that never use it), with a comment saying so.
 """
 
 from __future__ import annotations
 
 import ast
+import subprocess
 import sys
 from pathlib import Path
 
@@ -66,8 +68,13 @@ TOP_MODULES = ("accelsim", "accelsim.__main__")  # the only modules at accelsim/
 # Imports inside one folder that must never be: (importer, imported, why).
 NEVER = (("accelsim.simulation.costing", "accelsim.simulation.placement",
           "placement searches use costing; costing never uses them"),)
-# Optional dependencies: the only imports allowed inside functions of accelsim/ (with a comment saying so).
-OPTIONAL = ("distributed", "dask", "playwright")
+# The only modules a function of accelsim/ may import where it needs them (with a comment on the line saying so),
+# each with why. Everything else is imported at the top of its module (issue 36: start-up).
+LAZY_IMPORTS = (
+    "distributed",  # optional extra `distributed`: only `run --executor dask` needs it
+    "matplotlib",  # ~0.5 s to import; only what draws a figure needs it (accelsim.reports.plots.mpl)
+    "optuna",  # optional extra `search`; ~0.5 s to import: only an experiment with `search: {sampler}` needs it
+)
 
 
 def _module_name(path: Path) -> str:
@@ -177,11 +184,22 @@ def _function_imports(path: Path) -> list[tuple[int, str, str]]:
                          ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_accelsim_imports_in_functions_are_only_optional_dependencies(path):
     problems = [f"{path.relative_to(ROOT)}:{line}: imports {module} inside a function; import it at the top "
-                f"(only an optional dependency, {', '.join(OPTIONAL)}, is imported where it is needed, with a "
-                "comment saying so)"
+                f"(only a module of LAZY_IMPORTS, {', '.join(LAZY_IMPORTS)}, is imported where it is needed, with "
+                "a comment saying so)"
                 for line, module, text in _function_imports(path)
-                if module.split(".")[0] not in OPTIONAL or "#" not in text]
+                if not _lazy(module) or "#" not in text]
     assert not problems, "\n".join(problems)
+
+
+def _lazy(module: str) -> bool:
+    """Whether a function may import `module` (it is, or is inside, an entry of LAZY_IMPORTS)."""
+    return any(module == m or module.startswith(m + ".") for m in LAZY_IMPORTS)
+
+
+def test_every_lazy_import_is_used():
+    """LAZY_IMPORTS lists only modules some function imports (a stale exception is removed, not kept)."""
+    used = {module for p in _sources() for _, module, _ in _function_imports(p) if _lazy(module)}
+    assert {m for m in LAZY_IMPORTS if not any(u == m or u.startswith(m + ".") for u in used)} == set()
 
 
 @pytest.mark.parametrize(("importer", "imported"), [
@@ -343,3 +361,27 @@ def test_the_repository_folders_are_not_importable_by_their_own_names():
     # (tests/runtime and tests/delegates are namespace folders of tests, hence the submodules)
     assert not any(importable(name) for name in ("runtime.interpreter", "schema.tflite", "delegates.api", "hw_configs"))
     assert importlib.util.find_spec("accelsim.runtime").origin == str(ROOT / "runtime" / "__init__.py")
+
+
+def _loaded_after(statement: str) -> set[str]:
+    """The modules a fresh Python has loaded after running `statement`."""
+    code = f"import sys; {statement}; print('\\n'.join(sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    return set(out.split())
+
+
+# What start-up must not load: each costs a good part of a second, and the verbs that need them import them.
+HEAVY = ("matplotlib", "dask", "distributed", "optuna", "torch", "accelsim.schema.tflite", "accelsim.runtime.kernels")
+
+
+@pytest.mark.parametrize(("statement", "allowed"), [
+    ("import accelsim.cli.main", ()),  # `accelsim --help`, `--version`: the parser alone
+    ("import accelsim", ()),
+    ("import accelsim.runtime.errors, accelsim.delegates.spec", ()),  # a package's __init__ loads nothing heavy
+    # validate reads models (the schema) and checks kernels, but draws nothing and runs no cluster
+    ("import accelsim.cli.config_verbs", ("accelsim.schema.tflite", "accelsim.runtime.kernels")),
+])
+def test_start_up_loads_no_heavy_module(statement, allowed):
+    loaded = _loaded_after(statement)
+    heavy = sorted(m for m in loaded for h in HEAVY if h not in allowed and (m == h or m.startswith(h + ".")))
+    assert not heavy, f"{statement} loads {', '.join(heavy[:8])}"

@@ -12,6 +12,10 @@ HOST_HELP = (f"host config (default: {DEFAULT_HOST}; beside ethos_u55_* configs 
 HW_HELP = ("an accelerator config (a YAML path or shipped name); repeat it to attach several: they join one "
            "system, and in the order given each claims from the nodes the ones before it left")
 
+# `accelsim stream --segmentation`'s choices, here so that parsing imports no simulation (start-up);
+# tests/accelsim/test_streams.py checks they are accelsim.workloads.segments.SEGMENTATIONS.
+STREAM_SEGMENTATIONS = ("compiler", "profiled", "balanced")
+
 # `accelsim stream`'s help: the verb, its description and each option's line.
 STREAM_HELP = {
     "verb": "frames of a model over time: throughput, tail latency, replicas, pipelines",

@@ -1,388 +1,66 @@
-"""The `accelsim` command line. Only this module prints; everything else logs."""
+"""The `accelsim` command line: its parser and dispatch; each verb lives in a module of this folder (VERBS).
+
+Only the command line (accelsim/cli/) prints; everything else logs.
+"""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import difflib
-import json
+import importlib
 import logging
 import os
 import signal
 import sys
-import textwrap
-from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from tqdm import tqdm
-
-from accelsim.cli.help import EPILOGS, HOST_HELP, HW_HELP, STREAM_HELP
-from accelsim.core.feasibility import Infeasible, summary_line
-from accelsim.core.files import write_atomic
+from accelsim.cli.help import EPILOGS, HOST_HELP, HW_HELP, STREAM_HELP, STREAM_SEGMENTATIONS
+from accelsim.core.feasibility import Infeasible
 from accelsim.core.schedule import SCHEDULES
-from accelsim.core.trace import trace_document
 from accelsim.core.units import counted
 from accelsim.core.version import __version__
-from accelsim.experiments.dask_executor import DaskExecutor, dask_client, distributed_module
-from accelsim.experiments.experiment import SHIPPED_CONFIGS, load_experiment, with_ops
-from accelsim.experiments.keys import default_experiment, key_lines, section_keys
-from accelsim.experiments.keys import schema_markdown as experiment_schema_markdown
-from accelsim.experiments.run import run_experiment
-from accelsim.hardware.config_docs import schema_markdown, shipped_lines
-from accelsim.hardware.config_yaml import ConfigError
 from accelsim.hw_configs import DEFAULT_HOST
-from accelsim.insight.nnapi import nnapi_choices, nnapi_dict, nnapi_lines
-from accelsim.insight.sensitivity import as_dict as sensitivity_dict
-from accelsim.insight.sensitivity import lines as sensitivity_lines
-from accelsim.insight.sensitivity import sensitivity
-from accelsim.insight.whatif import as_dict, whatif
-from accelsim.insight.whatif import lines as whatif_lines
-from accelsim.ops import load_op_modules, require_kernels, using_ops
-from accelsim.reports.labels import point_label, slower_sentence, slower_than_host_points, warning_lines
-from accelsim.reports.report import RENDERERS
-from accelsim.reports.streams_section import text_lines as stream_lines
 from accelsim.runtime.errors import AccelsimError
-from accelsim.runtime.interpreter import Interpreter
-from accelsim.runtime.work import LoopTrips
-from accelsim.simulation.diff import inference_diff, load_inputs
-from accelsim.tools.benchmark import benchmark_data, benchmark_lines, run_benchmark, write_partition_plot
-from accelsim.tools.compare import (
-    chart_png,
-    compare,
-    load_results,
-    metric_names,
-    select,
-    simulate_sides,
-    slower_than_host,
-)
-from accelsim.tools.examples import write_examples
-from accelsim.tools.llm import ARCHITECTURE_NAMES, QUANT_NAMES, SYSTEM_NAMES, llm_lines, run_llm
-from accelsim.tools.model_info import inspect_model, registration_code
-from accelsim.tools.systems import default_host, delegates_from_options, system_from_options
-from accelsim.tools.validation import validation_lines
-from accelsim.workloads.segments import SEGMENTATIONS
-from accelsim.workloads.streams import StreamSpec, Workload, simulate_streams
+
+# Each verb's function as "module:function". The command line imports a verb's module only when that
+# verb runs (or its --help needs it), so `accelsim --help`, `--version` and a light verb do not load what
+# the heavy ones need (matplotlib, the interpreter's kernels, the flatc schema modules, Dask): the
+# start-up of issue 36. A new verb: write `cmd_<verb>(args) -> int` in a module of accelsim/cli/ (its
+# imports at the module's top, as anywhere), add its row here and its parser in build_parser with
+# `p.set_defaults(func="<verb>")`. tests/accelsim/test_cli.py checks that every row resolves and every
+# verb of the parser has a row.
+VERBS = {
+    "inspect": "accelsim.cli.model_verbs:cmd_inspect",
+    "ops": "accelsim.cli.model_verbs:cmd_ops",
+    "benchmark": "accelsim.cli.model_verbs:cmd_benchmark",
+    "diff": "accelsim.cli.model_verbs:cmd_diff",
+    "compare": "accelsim.cli.model_verbs:cmd_compare",
+    "whatif": "accelsim.cli.model_verbs:cmd_whatif",
+    "sensitivity": "accelsim.cli.model_verbs:cmd_sensitivity",
+    "run": "accelsim.cli.experiment_verbs:cmd_run",
+    "validate": "accelsim.cli.config_verbs:cmd_validate",
+    "configs": "accelsim.cli.config_verbs:cmd_configs",
+    "experiment": "accelsim.cli.config_verbs:cmd_experiment",
+    "examples": "accelsim.cli.config_verbs:cmd_examples",
+    "llm": "accelsim.cli.workload_verbs:cmd_llm",
+    "stream": "accelsim.cli.workload_verbs:cmd_stream",
+}
+OPS_LOADER = "accelsim.cli.common"  # load_ops, the --ops kernels: imported only when --ops is given
+
+
+def verb_module(verb: str):
+    """The module that holds `verb`'s function (VERBS), imported now."""
+    return importlib.import_module(VERBS[verb].partition(":")[0])
+
+
+def verb_function(verb: str) -> Callable[[argparse.Namespace], int]:
+    """`verb`'s function (VERBS), its module imported now."""
+    return getattr(verb_module(verb), VERBS[verb].partition(":")[2])
+
 
 log = logging.getLogger("accelsim")
-
-
-def _fmt_tensor(row: dict) -> str:
-    if row["index"] < 0:
-        return "-"
-    q = " q" if row["quantized"] else ""
-    return f"{row['index']}:{row['dtype'].lower()}{row['shape']}{q}"
-
-
-def _cmd_inspect(args: argparse.Namespace) -> int:
-    info = inspect_model(args.model, delegates_from_options(args.hw, args.delegates))
-    if args.json:
-        print(json.dumps(info, indent=2))
-        return 0
-    print(f"model: {info['model']}")
-    print(f"subgraphs: {info['subgraphs']}   operators (subgraph 0): {len(info['operators'])}   "
-          f"min runtime version: {info['min_runtime_version'] or 'unknown'}")
-    print(f"{'#':>4}  {'op':<26} {'ver':>3} {'sig':>3}  inputs -> outputs")
-    for op in info["operators"]:
-        flag = "" if op["supported"] else "  [no kernel]"
-        ins = ", ".join(_fmt_tensor(t) for t in op["inputs"])
-        outs = ", ".join(_fmt_tensor(t) for t in op["outputs"])
-        print(f"{op['index']:>4}  {op['op']:<26} {op['version']:>3} {op['computed_version']:>3}  {ins} -> {outs}{flag}")
-    print("ver = version in the file, sig = version computed from the op's signature; q = quantized")
-    if info["unsupported_ops"]:
-        names = ", ".join(f"{m['op']} v{m['version']}" for m in info["unsupported_ops"])
-        print(f"ops this model needs that accelsim lacks: {names}")
-    if info["delegation"] is not None:
-        rows = info["delegation"]
-        claimed = sum(r["claimed"] for r in rows)
-        print(f"delegation: {claimed} of {len(rows)} nodes claimed")
-        for r in rows:
-            where = f"{r['delegate']} partition {r['partition']}" if r["claimed"] else f"host: {r['reason']}"
-            print(f"{r['index']:>4}  {r['op']:<26} v{r['version']:<3} {where}")
-    return 0
-
-
-def _cmd_ops(args: argparse.Namespace) -> int:
-    print(registration_code(args.model))
-    return 0
-
-
-
-@contextlib.contextmanager
-def _progress_bar(unit: str, stream=None, saved: bool = False) -> Iterator[Callable[[int, int, str], None]]:
-    """A progress callback (done, total, label): a tqdm bar on a terminal (`saved`: done is what Ctrl-C says)."""
-
-    bar = None
-
-    def show(done: int, total: int, label: str) -> None:
-        nonlocal bar
-        if saved:
-            _STOP["saved"] = done
-        if bar is None:  # disable=None: tqdm stays silent unless the stream is a terminal
-            bar = tqdm(total=total, unit=unit, file=stream or sys.stderr, disable=None, dynamic_ncols=True)
-        bar.set_postfix_str(label, refresh=False)
-        bar.update(done - bar.n)
-
-    try:
-        yield show
-    finally:
-        if bar is not None:
-            bar.close()
-
-
-def _cmd_run(args: argparse.Namespace) -> int:
-    experiment = with_ops(load_experiment(args.experiment or default_experiment()), args.ops)  # workers load --ops too
-    if args.loop_trips:
-        experiment = dataclasses.replace(experiment, loops=_merged_loops(experiment.loops, args.loop_trips))
-    if args.scheduler and args.executor != "dask":
-        raise ValueError(f"--scheduler {args.scheduler} needs --executor dask")
-    with contextlib.ExitStack() as stack:
-        executor = None
-        if args.executor == "dask":
-
-            # Dask sets its loggers to INFO when imported and logs every cluster event; show them with --debug only.
-            distributed_module()
-            logging.getLogger("distributed").setLevel(logging.DEBUG if args.debug else logging.WARNING)
-            executor = DaskExecutor(stack.enter_context(dask_client(args.scheduler, workers=args.jobs)))
-        progress = stack.enter_context(_progress_bar("point", saved=True))
-        outcome = run_experiment(experiment, args.out, jobs=args.jobs, executor=executor,
-                                 use_cache=not args.no_cache, prune_cache=args.prune_cache, progress=progress,
-                                 should_stop=lambda: _STOP["requested"])
-    for warning in outcome.warnings:
-        print(f"accelsim run: warning: {warning}", file=sys.stderr)
-    for line in warning_lines(outcome.records):  # what costs rest on (spilled weights, custom ops), with counts
-        print(f"accelsim run: warning: {line}", file=sys.stderr)
-    if slower_than_host_points(outcome.records):
-        # a terminal line: three named (a point's label holds every swept value), the report names more
-        print(f"accelsim run: warning: {slower_sentence(outcome.records, 'design points', limit=3)}", file=sys.stderr)
-    print(f"{counted(len(outcome.records), 'design point')} ({outcome.cached} cached, {outcome.computed} run, "
-          f"{outcome.failed} failed) -> {outcome.out_dir}")
-    infeasible = summary_line(outcome.records)
-    if infeasible:  # results, not failures: they do not change the exit status
-        print(f"  {infeasible}")
-        first = next((r for r in outcome.records if r["status"] == "infeasible"), None)
-        if first is not None:
-            print(f"  first infeasible: {point_label(first)}: {first['error']}")
-    for kind in RENDERERS:
-        if kind in outcome.outputs:
-            print(f"  {kind}: {outcome.outputs[kind]}")
-    plots = sum(1 for k in outcome.outputs if k.startswith("plots/"))
-    traces = sum(1 for k in outcome.outputs if k.startswith("traces/"))
-    layers = sum(1 for k in outcome.outputs if k.startswith("layers/"))
-    print(f"  {plots} plots in {outcome.out_dir / 'plots'}, {traces} Chrome traces in {outcome.out_dir / 'traces'}, "
-          f"{layers} per-node tables in {outcome.out_dir / 'layers'}")
-    if outcome.pruned:
-        stale = counted(outcome.stale, 'stale entry', 'stale entries')
-        print(f"  cache: removed {stale} (design points no longer in the experiment)")
-    else:
-        stale = counted(outcome.stale, 'stale entry', 'stale entries')
-        print(f"  cache: {stale} (design points no longer in the experiment)"
-              + ("; --prune-cache removes them" if outcome.stale else ""))
-    if outcome.missing:
-        missing = len(outcome.missing)
-        print(f"  {counted(missing, 'design point')} {'is' if missing == 1 else 'are'} missing; run again to complete "
-              "them")
-    if outcome.failed:
-        print(_failure_line(outcome))
-    return 1 if outcome.failed else 0
-
-
-def _failure_line(outcome) -> str:
-    """The last line of a run with failed points: how many, the first one's error, and where all are listed."""
-
-    first = next(r for r in outcome.records if r["status"] == "error")
-    where = [str(outcome.outputs[k]) for k in ("md", "html") if k in outcome.outputs]
-    listed = (f"all are listed under 'Failed design points' in {' and '.join(where)}" if where else
-              f"all are in {outcome.outputs['json']}" if "json" in outcome.outputs else
-              f"all are in {outcome.outputs['csv']} (status error)")
-    return (f"{outcome.failed} of {counted(len(outcome.records), 'design point')} failed; first: {point_label(first)}: "
-            f"{first['error']}; {listed}")
-
-
-def _benchmark_model(args: argparse.Namespace) -> str:
-    """The model path, given as MODEL or as benchmark_model's --graph=PATH (exactly one of them)."""
-    if (args.model is None) == (args.graph is None):
-        raise ValueError("give the model once: accelsim benchmark MODEL (or benchmark_model's --graph=MODEL)")
-    return args.model or args.graph
-
-
-def _cmd_benchmark(args: argparse.Namespace) -> int:
-    args.model = _benchmark_model(args)
-    chosen = default_host(args.hw)[1] if args.host is None else None  # an Ethos-U's Corstone host, said once
-    system = system_from_options(args.host, args.hw, args.max_delegated_partitions, args.min_nodes_per_partition)
-    run = run_benchmark(args.model, system, schedule=args.schedule, loops=_merged_loops(LoopTrips(), args.loop_trips),
-                        warmup_runs=args.warmup_runs, num_runs=args.num_runs)
-    data = benchmark_data(run, op_profiling=args.enable_op_profiling, per_layer=args.per_layer)
-    if args.partition_plot:
-        data["partition_plot"] = str(write_partition_plot(run, args.partition_plot))
-    if args.json:
-        print(json.dumps({**data, "host_chosen": chosen}, indent=2))
-        return 0
-    if chosen:
-        print(f"Using {chosen}")
-    print("\n".join(benchmark_lines(run, data)))
-    warning = system.accelerators and slower_than_host("this model", data["simulated_us"]["latency"], run.host_only_us)
-    if warning:
-        print(f"accelsim benchmark: warning: {warning}", file=sys.stderr)
-    return 0
-
-
-def _cmd_diff(args: argparse.Namespace) -> int:
-    system = system_from_options(args.host, args.hw)
-    require_kernels(args.model)
-    inputs = None
-    if args.input:
-        details = Interpreter(model_path=args.model).get_input_details()
-        inputs = load_inputs(args.input, details)
-    with _progress_bar("run") as progress:
-        report = inference_diff(args.model, system, args.num_runs, args.seed, progress=progress, inputs=inputs,
-                                input_source=args.input)
-    if args.json:
-        print(json.dumps({"model": report.model, "accelerators": list(report.accelerators),
-                          "delegated_nodes": dict(report.delegated), "total_nodes": report.total_nodes,
-                          "trivially_exact": report.trivially_exact, "inputs": report.inputs,
-                          "num_runs": report.num_runs,
-                          "reference_latency_us": {"avg": report.reference_latency_us[0],
-                                                   "std": report.reference_latency_us[1]},
-                          "test_latency_us": {"avg": report.test_latency_us[0], "std": report.test_latency_us[1]},
-                          "outputs": [vars(o) for o in report.outputs]}, indent=2))
-        return 0
-    print("\n".join(report.lines()))
-    return 0
-
-
-def _cmd_compare(args: argparse.Namespace) -> int:
-    results = [i for i in args.inputs if i.endswith(".json")]
-    if results and len(results) != len(args.inputs):
-        raise ValueError("give either models (with --hw twice or more) or results.json files, not both: got "
-                         + ", ".join(args.inputs))
-    if results:
-        if args.hw:
-            raise ValueError("--hw is for comparing models on configs; results.json files carry their own configs")
-        sides = [side for path in results for side in load_results(path)]
-    else:
-        systems = [(h, system_from_options(args.host, h.split(","))) for h in args.hw]
-        sides = simulate_sides(args.inputs, systems, args.schedule, _merged_loops(LoopTrips(), args.loop_trips))
-    comparison = select(compare(sides), _csv(args.metrics), _csv(args.columns))
-    plot = write_atomic(Path(args.plot), chart_png(comparison))
-    failed = any(side.failed for side in comparison.sides)  # the others are shown; rc 1, as run's failed points
-    if args.json:
-        print(json.dumps({**comparison.as_dict(), "plot": str(plot)}, indent=2, ensure_ascii=False))
-        return 1 if failed else 0
-    print("\n".join(comparison.lines()))
-    print(f"bar chart: {plot}")
-    return 1 if failed else 0
-
-
-def _csv(text: str | None) -> list[str]:
-    return [t.strip() for t in text.split(",") if t.strip()] if text else []
-
-
-def _cmd_whatif(args: argparse.Namespace) -> int:
-    system = system_from_options(args.host, args.hw)
-    if system.nnapi is not None:
-        return _nnapi_whatif(args, system)
-    with _progress_bar("point") as progress:
-        progress(0, 1, "simulating every lifted refusal")
-        result = whatif(require_kernels(args.model), system, args.model, args.schedule,
-                        _merged_loops(LoopTrips(), args.loop_trips))
-        progress(1, 1, "done")
-    if args.json:
-        print(json.dumps(as_dict(result), indent=2))
-        return 0
-    print("\n".join(whatif_lines(result)))
-    return 0
-
-
-def _nnapi_whatif(args: argparse.Namespace, system) -> int:
-    """whatif with NNAPI: its rules decide the claims, so the answer is which rule refused what, and other settings."""
-    with _progress_bar("point") as progress:
-        progress(0, 1, "simulating NNAPI's alternatives")
-        result = nnapi_choices(require_kernels(args.model), system, args.model, args.schedule,
-                               _merged_loops(LoopTrips(), args.loop_trips))
-        progress(1, 1, "done")
-    print(json.dumps(nnapi_dict(result), indent=2) if args.json else "\n".join(nnapi_lines(result)))
-    return 0
-
-
-def _cmd_sensitivity(args: argparse.Namespace) -> int:
-    system = system_from_options(args.host, args.hw)
-    result = sensitivity(require_kernels(args.model), system, args.schedule,
-                         _merged_loops(LoopTrips(), args.loop_trips), args.model)
-    if args.json:
-        print(json.dumps(sensitivity_dict(result), indent=2))
-        return 0
-    print("\n".join(sensitivity_lines(result)))
-    return 0
-
-
-def _cmd_llm(args: argparse.Namespace) -> int:
-    result = run_llm(args.model, args.system, args.backend, args.quant, args.prefill, args.decode, args.context)
-    if args.json:
-        print(json.dumps(result.as_dict(), indent=2))
-    else:
-        print("\n".join(llm_lines(result)))
-    return 0 if result.status == "ok" else 1
-
-
-def _cmd_stream(args: argparse.Namespace) -> int:
-    system = system_from_options(args.host, args.hw)
-    require_kernels(args.model)
-    spec = StreamSpec(Path(args.model).stem, args.model, args.frames, args.rate, (), args.max_in_flight,
-                      args.max_in_queue)
-    w = Workload((spec,), args.mode or "replicas", args.count, args.segmentation, args.schedule, 20, args.shared_link)
-    result = simulate_streams(w, system, _merged_loops(LoopTrips(), args.loop_trips))
-    if args.trace:
-        write_atomic(Path(args.trace), json.dumps(trace_document(result.trace_record(w.mode), pid=1, label=spec.name)))
-    print(json.dumps(result.to_json(), indent=2) if args.json else "\n".join(stream_lines(result)))
-    return 0
-
-
-def _cmd_validate(args: argparse.Namespace) -> int:
-    bad = 0
-    for path in args.files:
-        try:
-            for line in validation_lines(path):
-                print(line)
-        except ConfigError as exc:
-            bad += 1
-            for line in exc.errors:
-                print(line)
-    return 1 if bad else 0
-
-
-def _cmd_configs(args: argparse.Namespace) -> int:
-    if args.schema:
-        print(schema_markdown())
-        return 0
-    print("\n".join(shipped_lines(SHIPPED_CONFIGS)))
-    print(f"(in {SHIPPED_CONFIGS}; give one by name: --hw edgetpu_usb; every key: accelsim configs --schema)")
-    return 0
-
-
-def _cmd_examples(args: argparse.Namespace) -> int:
-    written = write_examples(Path(args.folder))
-    print("\n".join(str(path) for path in written))
-    print(f"(try: accelsim benchmark {written[0].parent / 'mobilenet_v2_035_96_int8.tflite'} --hw edgetpu_usb)")
-    return 0
-
-
-def _cmd_experiment(args: argparse.Namespace) -> int:
-    if args.schema:
-        print(experiment_schema_markdown())
-        return 0
-    print("\n".join(key_lines()))
-    print(f"(the default experiment: {default_experiment()}; every key with its value, default and an example: "
-          "accelsim experiment --schema)")
-    return 0
-
-
-def _experiment_keys_help() -> str:
-    return textwrap.fill(f"An experiment file's keys: {', '.join(section_keys())}; each variant's: "
-                         f"{', '.join(section_keys('variants[]'))}. Every key with its value, default and an "
-                         "example: accelsim experiment --schema.", width=100)
-
 
 
 def _add_model_on_system(p: argparse.ArgumentParser) -> None:
@@ -411,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                         help="show tracebacks and debug logging")
-    sub = _Subparsers(parser.add_subparsers(dest="command", metavar="COMMAND"), common)
+    sub = _Subparsers(parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_VerbParser), common)
     raw = argparse.RawDescriptionHelpFormatter
 
     p = sub.add_parser("inspect", help="list operators, versions and min runtime version of a model",
@@ -427,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--delegate-option", action=_DelegateOptionAction, dest="delegates", metavar="KEY=VALUE",
                    help="an option for the --delegate given just before it (e.g. config=edgetpu_usb)")
     _add_ops(p)
-    p.set_defaults(func=_cmd_inspect)
+    p.set_defaults(func="inspect")
 
     p = sub.add_parser("ops", help="print the resolver registrations a model needs, as pasteable Python",
                        description="Selective registration: print Python that builds a resolver holding "
@@ -435,12 +113,13 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog=EPILOGS["ops"], formatter_class=raw)
     p.add_argument("model", help="path of a .tflite file")
     _add_ops(p)
-    p.set_defaults(func=_cmd_ops)
+    p.set_defaults(func="ops")
 
     p = sub.add_parser("run", help="run an experiment and write its latency report",
                        description="Run every design point of an experiment YAML (cached points are skipped) "
                        "and write reports/<name>/: report.md, report.html, results.json, results.csv, plots, "
-                       "traces.\n\n" + _experiment_keys_help(), epilog=EPILOGS["run"], formatter_class=raw)
+                       "traces.", epilog=EPILOGS["run"], formatter_class=raw)
+    p.help_texts = lambda verb: verb_module("experiment").experiment_keys_help_fill(verb)
     p.add_argument("experiment", nargs="?", help="experiment YAML (default: the default experiment, shipped with "
                    "accelsim: MobileNetV2-1.0-224 int8 on the CPU, Edge TPU over USB and PCIe, and a Hexagon DSP)")
     p.add_argument("--out", help="report folder (default: reports/<experiment name>)")
@@ -450,12 +129,15 @@ def build_parser() -> argparse.ArgumentParser:
                    "'.[distributed]'), a LocalCluster of --jobs workers unless --scheduler is given")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="with --executor dask: the address of a running `dask scheduler`, e.g. tcp://HOST:8786")
+    p.add_argument("--max-points", type=_positive, metavar="N",
+                   help="run up to N design points (default: the experiment's limits: {points: N}, else 100,000); "
+                   "above the limit run refuses at once with the count")
     p.add_argument("--no-cache", action="store_true", help="recompute every design point")
     p.add_argument("--prune-cache", action="store_true",
                    help="remove stored design points the experiment no longer has")
     _add_loop_trips(p)
     _add_ops(p)
-    p.set_defaults(func=_cmd_run)
+    p.set_defaults(func="run")
 
     p = sub.add_parser("benchmark", help="benchmark_model's job: wall-clock statistics and simulated latency",
                        description="Run a model on random inputs: host wall-clock statistics of the NumPy "
@@ -490,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_loop_trips(p)
     _add_ops(p)
-    p.set_defaults(func=_cmd_benchmark)
+    p.set_defaults(func="benchmark")
 
     p = sub.add_parser("diff", help="inference_diff's job: accelerator numerics against the reference",
                        description="Run the same inputs (seeded random ones, or --input) through the reference "
@@ -509,7 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "one run per row (--num-runs is then ignored)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_ops(p)
-    p.set_defaults(func=_cmd_diff)
+    p.set_defaults(func="diff")
 
     p = sub.add_parser("compare", help="configs or experiment results side by side, with %% differences and a chart",
                        description="Put two or more hardware configs (each --hw is one column; join several "
@@ -526,13 +208,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how the simulated time adds up (default sequential)")
     p.add_argument("--plot", default="reports/compare.png", help="where the bar chart goes (default %(default)s)")
     p.add_argument("--metrics", metavar="M[,M...]", help="only these quantities, in this order: "
-                   f"{', '.join(metric_names())}")
+                   "(the metrics' names)")
+    p.help_texts = lambda verb: verb_module("compare").metrics_help_fill(verb)
     p.add_argument("--columns", metavar="C[,C...]", help="only these columns, in this order: indices as printed "
                    "([0], [1], ...) or labels")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_loop_trips(p)
     _add_ops(p)
-    p.set_defaults(func=_cmd_compare)
+    p.set_defaults(func="compare")
 
     p = sub.add_parser("whatif", help="which op to support next: every refused node's claim line, simulated",
                        description="For every reason an accelerator refused a node (op not claimed, version, dtype, "
@@ -542,7 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "Adding a line and re-running gives exactly the predicted latency.",
                        epilog=EPILOGS["whatif"], formatter_class=raw)
     _add_model_on_system(p)
-    p.set_defaults(func=_cmd_whatif)
+    p.set_defaults(func="whatif")
 
     p = sub.add_parser("sensitivity", help="what should I change: design parameters at x0.5 and x2, bottlenecks",
                        description="Halve and double every design parameter of every device (clock, array and "
@@ -552,7 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "verdict. Fitted efficiencies and format constants are not design choices and are left out.",
                        epilog=EPILOGS["sensitivity"], formatter_class=raw)
     _add_model_on_system(p)
-    p.set_defaults(func=_cmd_sensitivity)
+    p.set_defaults(func="sensitivity")
 
     p = sub.add_parser("llm", help="an LLM generating on a phone or laptop: time to first token, tokens/s, memory",
                        description="Cost prefill then decode of a decoder LLM on a named system, as LiteRT-LM runs "
@@ -561,19 +244,19 @@ def build_parser() -> argparse.ArgumentParser:
                        "inputs and outputs. Prints time to first token, prefill and decode tokens per second, "
                        "peak memory (weights, KV cache, activations) against the system's memory, where the nodes "
                        "ran and why the rest fell back, and what bounds each phase. Over the memory is infeasible "
-                       "(exit 1). Architectures: " + ", ".join(ARCHITECTURE_NAMES) + "; systems: "
-                       + ", ".join(SYSTEM_NAMES) + ".", epilog=EPILOGS["llm"], formatter_class=raw)
+                       "(exit 1).", epilog=EPILOGS["llm"], formatter_class=raw)
+    p.help_texts = lambda verb: verb_module("llm").llm_help_fill(verb)
     p.add_argument("model", help="an architecture name or an LLM .tflite")
-    p.add_argument("--system", required=True, help="one of " + ", ".join(SYSTEM_NAMES))
+    p.add_argument("--system", required=True, help="a named system (the names: the description above)")
     p.add_argument("--backend", default="cpu", help="cpu (the host, XNNPACK, 4 threads), gpu or npu (default cpu)")
-    p.add_argument("--quant", default=None, help="weights of a built architecture: " + ", ".join(QUANT_NAMES)
-                   + " (default int4; not for a .tflite)")
+    p.add_argument("--quant", default=None, help="weights of a built architecture (default int4; not for a .tflite)")
     p.add_argument("--prefill", type=_positive, default=1024, help="prompt tokens (default 1024)")
     p.add_argument("--decode", type=_positive, default=256, help="generated tokens (default 256)")
     p.add_argument("--context", type=_positive, default=None,
                    help="KV cache positions the graph is built for (default prefill + decode)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.set_defaults(func=_cmd_llm)
+    p.set_defaults(func="llm")
+
     p = sub.add_parser("stream", help=STREAM_HELP["verb"], description=STREAM_HELP["description"],
                        epilog=EPILOGS["stream"], formatter_class=raw)
     p.add_argument("model", help="path of a .tflite file")
@@ -583,28 +266,29 @@ def build_parser() -> argparse.ArgumentParser:
                                 ("--max-in-flight", _positive, None), ("--max-in-queue", _non_negative, 0)):
         p.add_argument(flag, type=kind, default=default, help=STREAM_HELP[flag])
     p.add_argument("--mode", choices=("replicas", "pipeline"), help=STREAM_HELP["--mode"])
-    p.add_argument("--segmentation", choices=SEGMENTATIONS, default="balanced", help=STREAM_HELP["--segmentation"])
+    p.add_argument("--segmentation", choices=STREAM_SEGMENTATIONS, default="balanced",
+                   help=STREAM_HELP["--segmentation"])
     p.add_argument("--schedule", choices=SCHEDULES, default="sequential", help=STREAM_HELP["--schedule"])
     p.add_argument("--trace", metavar="JSON", help=STREAM_HELP["--trace"])
     p.add_argument("--shared-link", action="store_true", help=STREAM_HELP["--shared-link"])
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_loop_trips(p)
     _add_ops(p)
-    p.set_defaults(func=_cmd_stream)
+    p.set_defaults(func="stream")
 
     p = sub.add_parser("validate", help="check hardware configs and experiments, listing every error",
                        description="Check each file (a hardware config or an experiment) and print every "
                        "problem as file:line: key: message.", epilog=EPILOGS["validate"], formatter_class=raw)
     p.add_argument("files", nargs="+", help="YAML files")
     _add_ops(p)
-    p.set_defaults(func=_cmd_validate)
+    p.set_defaults(func="validate")
 
     p = sub.add_parser("experiment", help="list the experiment file's keys, or print every key (--schema)",
                        description="List every key of an experiment file, one line each; with --schema, print "
                        "the reference of every key (value, default, example, meaning) as Markdown "
                        "(docs/experiments.md is the same text).", epilog=EPILOGS["experiment"], formatter_class=raw)
     p.add_argument("--schema", action="store_true", help="print the key reference as Markdown")
-    p.set_defaults(func=_cmd_experiment)
+    p.set_defaults(func="experiment")
 
     p = sub.add_parser("configs", help="list the shipped hardware configs, or print every key (--schema)",
                        description="List the shipped hardware configs, one line each; with --schema, print the "
@@ -612,15 +296,29 @@ def build_parser() -> argparse.ArgumentParser:
                        "constraint vocabulary (docs/hw_configs.md is the same text).",
                        epilog=EPILOGS["configs"], formatter_class=raw)
     p.add_argument("--schema", action="store_true", help="print the key reference as Markdown")
-    p.set_defaults(func=_cmd_configs)
+    p.set_defaults(func="configs")
 
     p = sub.add_parser("examples", help="write the sample models the help examples use into a folder",
                        description="Copy the sample models the help examples and the README use (shipped with the "
                        "package) and the custom op module of atan_custom.tflite into FOLDER.",
                        epilog=EPILOGS["examples"], formatter_class=raw)
     p.add_argument("folder", nargs="?", default="models", help="where to write them (default: models)")
-    p.set_defaults(func=_cmd_examples)
+    p.set_defaults(func="examples")
     return parser
+
+
+class _VerbParser(argparse.ArgumentParser):
+    """A verb's parser whose help may name things only a verb's module knows (the experiment keys, the
+    metrics): `help_texts(parser)` completes them when the help is printed, so that parsing does not
+    import that module."""
+
+    help_texts: Callable[[argparse.ArgumentParser], None] | None = None
+
+    def format_help(self) -> str:
+        if self.help_texts is not None:
+            fill, self.help_texts = self.help_texts, None
+            fill(self)
+        return super().format_help()
 
 
 class _Subparsers:
@@ -668,15 +366,6 @@ def _loop_trip(text: str) -> tuple[str | None, int]:
     return (key or None), _non_negative(trips)
 
 
-def _merged_loops(base: LoopTrips, values: Sequence[tuple[str | None, int]]) -> LoopTrips:
-    """`base` with the --loop-trips values on top (the last default given wins)."""
-    default, nodes = base.default_trips, dict(base.nodes)
-    for key, trips in values:
-        if key is None:
-            default = trips
-        else:
-            nodes[key] = trips
-    return LoopTrips(default, nodes)
 
 
 def _positive(text: str) -> int:
@@ -729,7 +418,7 @@ def _load_ops(specs: Sequence[str]) -> contextlib.AbstractContextManager:
     """The --ops modules, loaded now (so a bad one fails before any work), as the block their kernels live in."""
     if not specs:
         return contextlib.nullcontext()
-    return using_ops(load_op_modules(specs))
+    return importlib.import_module(OPS_LOADER).load_ops(specs)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -740,11 +429,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         verb.error(_unknown_arguments(verb, unknown))
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
-    func: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)
+    func: str | Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)
     if func is None:
         parser.print_help()
         return 2
     _STOP.update(requested=False, saved=None, pid=os.getpid())
+    args.should_stop = lambda: _STOP["requested"]  # what a long verb (run) checks after Ctrl-C or SIGTERM
+    args.saved = lambda done: _STOP.update(saved=done)  # `run`: points in the store, for what Ctrl-C says
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, _interrupt)
     try:
@@ -754,7 +445,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         with ops:
-            return func(args)
+            return (verb_function(func) if isinstance(func, str) else func)(args)
     except Infeasible as exc:  # the design cannot run the model: not a bug, not bad input; what to change
         if args.debug:
             raise

@@ -14,6 +14,7 @@ The TypedDicts do not use `from __future__ import annotations`: TypedDict reads 
 at class creation to tell required keys from optional ones.
 """
 
+import typing
 from typing import Any, TypedDict
 
 
@@ -238,3 +239,9 @@ INFEASIBLE_KEY = "infeasible"
 UNMODELLED_KEY = "energy_not_modelled"
 # Present only when the simulation has warnings (accelsim.simulation.inference.Simulation.notes).
 WARNINGS_KEY = "warnings"
+# The results columns that are one number per point (what a search may minimise, `search.objectives`), in the
+# record's order: read off PointResult's annotations, so a new numeric column is one without more ado.
+NUMERIC_COLUMNS = tuple(k for k, t in typing.get_type_hints(PointResult).items()
+                        if t in (int, float) or (typing.get_args(t) and float in typing.get_args(t)
+                                                 and set(typing.get_args(t)) <= {int, float, type(None)}))
+

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from accelsim.experiments.executors import WorkersLost, point_error, point_records
+from accelsim.experiments.executors import WORKER_ANALYSES, WorkersLost, point_error, point_records
 from accelsim.experiments.points import DesignPoint, resolved_system
 from accelsim.hardware.config import System
 from accelsim.runtime.errors import AccelsimError
@@ -75,7 +75,7 @@ def run_batch(model: bytes, items: Sequence[tuple[DesignPoint, System | dict]]) 
     built (it is passed back as it is). Points that share an analysis are costed against one
     (`accelsim.experiments.executors.point_records`).
     """
-    return list(point_records(model, items))
+    return list(point_records(model, items, WORKER_ANALYSES))
 
 
 class DaskExecutor:

@@ -9,6 +9,7 @@ come out the same), points sharing an analysis sharing it again.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Collection, Sequence
 
@@ -35,7 +36,8 @@ def with_details(experiment: Experiment, points: Sequence[DesignPoint], records:
     """
     by_id = {p.id: p for p in points}
     options = {v.name: dict(v.options) for v in experiment.variants}
-    again = [by_id[r["id"]] for r in records if r["id"] in traced and r["status"] == "ok" and "events" not in r]
+    again = [dataclasses.replace(by_id[r["id"]], details=True) for r in records
+             if r["id"] in traced and r["status"] == "ok" and "events" not in r]
     details: dict[str, PointResult] = {}
     for model, group in itertools.groupby(sorted(again, key=lambda p: p.model), key=lambda p: p.model):
         items = [(p, p.system if p.system is not None else resolved_system(p, options[p.variant])) for p in group]

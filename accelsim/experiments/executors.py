@@ -55,7 +55,51 @@ def run_point(point: DesignPoint, options: Mapping[str, int]) -> PointResult:
 
 def run_packed(model: str, packed: bytes) -> list[PointResult]:
     """In a pool worker: the records of a batch of points sharing `model` (a path), packed by `pack_items`."""
-    return list(point_records(model, pickle.loads(packed)))
+    return list(point_records(model, pickle.loads(packed), WORKER_ANALYSES))
+
+
+class AnalysisCache:
+    """A worker process's analyses, kept across the batches it runs (least recently used dropped past `size`).
+
+    A sweep's batches mostly share one analysis; a worker that runs several of them parses and
+    delegates the model once instead of once a batch. An analysis is found by the model's bytes
+    (its sha256) and `analysis_facts`, exactly what makes two analyses equal.
+    """
+
+    def __init__(self, size: int = 8):
+        self.size = size
+        self.items: dict[Hashable, Analysis | Exception] = {}
+        self.digests: dict[tuple, str] = {}
+
+    def digest(self, model: Any) -> str | None:
+        """The sha256 of a model given as a path or bytes (a path's memoised by its size and mtime); None otherwise."""
+        if isinstance(model, bytes):
+            return model_digest(model)
+        if isinstance(model, (str, Path)):
+            try:
+                stat = os.stat(model)
+            except OSError:
+                return None
+            key = (str(model), stat.st_size, stat.st_mtime_ns)
+            if key not in self.digests:
+                self.digests[key] = model_digest(model)
+            return self.digests[key]
+        return None
+
+    def get(self, key: Hashable) -> Analysis | Exception | None:
+        found = self.items.pop(key, None)
+        if found is not None:
+            self.items[key] = found  # most recently used last
+        return found
+
+    def put(self, key: Hashable, analysis: Analysis | Exception) -> None:
+        self.items[key] = analysis
+        while len(self.items) > self.size:
+            del self.items[next(iter(self.items))]
+
+
+# The analyses of this process when it is a pool or Dask worker (each worker process has its own).
+WORKER_ANALYSES = AnalysisCache()
 
 
 def _read_only(items: dict) -> MappingProxyType:
@@ -82,7 +126,8 @@ def pack_items(items: Sequence[tuple[DesignPoint, System | PointResult]]) -> byt
     return buffer.getvalue()
 
 
-def point_records(model: Any, items: Iterable[tuple[DesignPoint, System | PointResult]]) -> Iterator[PointResult]:
+def point_records(model: Any, items: Iterable[tuple[DesignPoint, System | PointResult]],
+                  cache: AnalysisCache | None = None) -> Iterator[PointResult]:
     """The records of points sharing `model` (its path, bytes or parsed Model), in order; never raises for a bad point.
 
     An item is a point and its System, or the error record of a point whose System could not be
@@ -91,19 +136,24 @@ def point_records(model: Any, items: Iterable[tuple[DesignPoint, System | PointR
     re-runs the costs and the schedule.
     """
 
-    analyses: dict[Hashable, Analysis | Exception] = {}
+    analyses = cache if cache is not None else AnalysisCache(size=1 << 30)
+    digest = analyses.digest(model) if cache is not None else None
     parsed: list = []  # the parsed model, once a point needed it
 
     def analysis_for(point: DesignPoint, system: System) -> Analysis:
         facts = analysis_facts(system, point.schedule, point.loops)
-        if facts not in analyses:
+        # A shared cache knows the model by its bytes (and the custom-op modules loaded with it); without it, the
+        # batch's model is the only one.
+        key = (digest, point.ops, facts) if digest is not None else facts
+        found = analyses.get(key)
+        if found is None:
             try:
                 if not parsed:  # an unresolved custom op fails every point alike, naming the model file
                     parsed.append(require_kernels(model, point.model))
-                analyses[facts] = analyze(parsed[0], system, point.schedule, point.loops)
+                found = analyze(parsed[0], system, point.schedule, point.loops)
             except (AccelsimError, ValueError, OSError) as exc:
-                analyses[facts] = exc  # every point of this analysis fails alike: analysed once
-        found = analyses[facts]
+                found = exc  # every point of this analysis fails alike: analysed once
+            analyses.put(key, found)
         if isinstance(found, Exception):
             raise found
         return found
@@ -133,10 +183,11 @@ def simulate_point(point: DesignPoint, system: System, model: Any,
                         else analyze(require_kernels(model, point.model), system, point.schedule, point.loops))
             if analysis.refusals:  # an accelerator that can run none of the model: a result, not a failure
                 raise Infeasible("constraints", "; ".join(analysis.refusals))
-            sim = simulate_analysis(analysis, system, point.schedule)
+            # point_records' analysis_for found the analysis by this system's facts: no need to check them again
+            sim = simulate_analysis(analysis, system, point.schedule, facts_checked=analysis_for is not None)
             diff = inference_diff(model, system, point.numerics_runs) if point.numerics_runs else None
         return record(sim, point_id=point.id, model=point.model, variant=point.variant, sweep=dict(point.sweep),
-                      diff=diff)
+                      diff=diff, details=point.details)
     except (AccelsimError, ValueError, OSError) as exc:
         return point_error(point, exc)
 
@@ -250,11 +301,23 @@ class PoolExecutor:
     only costs each point.
     """
 
-    def __init__(self, jobs: int):
+    def __init__(self, jobs: int, keep_workers: bool = False):
+        """`keep_workers`: keep the pool (and its workers' analyses) from one `run` to the next until `close`
+        (a search runs a round of trials at a time)."""
         self.jobs = jobs
+        self.keep_workers = keep_workers
+        self._pool: concurrent.futures.ProcessPoolExecutor | None = None
+
+    def close(self) -> None:
+        """Stop the workers a `keep_workers` pool kept."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
 
     def run(self, points, options):
-        pool = concurrent.futures.ProcessPoolExecutor(max_workers=self.jobs, initializer=_default_sigterm)
+        pool = self._pool or concurrent.futures.ProcessPoolExecutor(max_workers=self.jobs,
+                                                                    initializer=_default_sigterm)
+        self._pool = None
         queue = iter(pool_batches(points, options, self.jobs))
         pending: dict[concurrent.futures.Future, str] = {}
         cancel = True
@@ -275,7 +338,10 @@ class PoolExecutor:
                     yield records
             cancel = False
         finally:
-            pool.shutdown(wait=not cancel, cancel_futures=cancel)
+            if self.keep_workers and not cancel:
+                self._pool = pool
+            else:
+                pool.shutdown(wait=not cancel, cancel_futures=cancel)
 
 
 def _default_sigterm() -> None:

@@ -80,7 +80,7 @@ from accelsim.core.units import parse_time
 from accelsim.delegates.spec import OBJECTIVES
 from accelsim.experiments.hosts import NATIVE, read_native_host
 from accelsim.experiments.keys import section_keys
-from accelsim.experiments.spec import GENERATE_KEYS, OPTION_KEYS, Experiment, Streams, Variant
+from accelsim.experiments.spec import GENERATE_KEYS, MAX_POINTS, OPTION_KEYS, Experiment, Streams, Variant
 from accelsim.hardware.config import Assign, apply_overrides, load_hardware, load_system
 from accelsim.hardware.config_yaml import Checker, ConfigError, read_document
 from accelsim.hardware.sweeps import Range, did_you_mean, parse_limits, parse_range, parse_search
@@ -206,13 +206,14 @@ def load_experiment(path: str | Path, *, check_kernels: bool = False) -> Experim
             errors.add(("host",), exc.errors[0])
     variants = _variants(errors, data.get("variants"), base)
     search = parse_search(data.get("search", {}), ("search",), errors.add)
-    sweeps = _sweeps(errors, data.get("sweeps", {}), random=search.strategy == "random")
+    sweeps = _sweeps(errors, data.get("sweeps", {}), random=search.strategy == "random" or search.optimises)
     stream_sweeps = [(k.split(".", 1)[1], v) for k, v in sweeps if k.startswith("streams.")]
     sweeps = [(k, v) for k, v in sweeps if not k.startswith("streams.")]
     streams = _streams(errors, data["streams"], base, stream_sweeps) if "streams" in data else None
     if stream_sweeps and "streams" not in data:
         errors.add(("sweeps",), "streams.* keys are swept, but the experiment has no streams: block")
-    limits = parse_limits(data.get("limits", {}), ("limits",), errors.add)
+    limits_data, max_points = _point_limit(errors, data.get("limits", {}))
+    limits = parse_limits(limits_data, ("limits",), errors.add)
     schedule = data.get("schedule", "sequential")
     if schedule not in SCHEDULES:
         errors.add(("schedule",), f"expected one of {', '.join(SCHEDULES)}, got {schedule!r}")
@@ -228,7 +229,8 @@ def load_experiment(path: str | Path, *, check_kernels: bool = False) -> Experim
     experiment = Experiment(name=str(name), source=source, models=tuple(models), host=host_path,
                             variants=tuple(variants), sweeps=tuple(sweeps), schedule=schedule, numerics_runs=runs,
                             reports=reports, loops=loops, search=search, limits=limits, traces=traces, best=best,
-                            pareto_color=color, ops=ops, generate=generate, streams=streams)
+                            pareto_color=color, ops=ops, generate=generate, streams=streams,
+                            max_points=max_points)
     _check_configs(experiment, errors)
     _check_models(experiment, errors, check_kernels)
     if errors.items:
@@ -362,6 +364,17 @@ def stream_workload(block: Streams, combo: dict[str, Any], model: str, schedule:
         streams = (StreamSpec(name=Path(model).stem, model=model, **own),)
     return Workload(streams, mode=settings["mode"], count=settings["count"], segmentation=settings["segmentation"],
                     schedule=schedule, shared_link=settings["shared_link"])
+def _point_limit(errors: _Errors, limits: Any) -> tuple[Any, int]:
+    """(the `limits` section without `points`, the most design points `run` accepts)."""
+    if not isinstance(limits, dict) or "points" not in limits:
+        return limits, MAX_POINTS
+    rest = {k: v for k, v in limits.items() if k != "points"}
+    value = limits["points"]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        errors.add(("limits", "points"), f"expected a whole number >= 1, the most design points `run` accepts "
+                   f"(default {MAX_POINTS:,}), got {value!r}")
+        return rest, MAX_POINTS
+    return rest, value
 
 
 def _check_models(experiment: Experiment, errors: _Errors, check_kernels: bool) -> None:

@@ -18,7 +18,7 @@ from accelsim.core.schedule import SCHEDULES
 from accelsim.delegates.spec import OBJECTIVES
 from accelsim.hardware.config import ASSIGN_POLICIES
 from accelsim.hardware.config_yaml import ConfigError
-from accelsim.hardware.sweeps import LIMITS, STRATEGIES
+from accelsim.hardware.sweeps import LIMITS, SAMPLERS, SEARCH_OBJECTIVES, STRATEGIES
 from accelsim.reports.report import RENDERERS  # the renderers' own table
 from accelsim.workloads.segments import SEGMENTATIONS
 from accelsim.workloads.streams import MODES as STREAM_MODES
@@ -67,8 +67,9 @@ def vocabularies() -> dict[str, str]:
     """The allowed values of the keys with `choices`, from the modules that check them."""
     return {"assign": f"policy {_choices(ASSIGN_POLICIES)}; objective {_choices(OBJECTIVES)}",
             "formats": _choices(RENDERERS), "limits": _choices(LIMITS), "schedules": _choices(SCHEDULES),
-            "strategies": _choices(STRATEGIES), "traces": _choices(TRACES),
-            "stream_modes": _choices(STREAM_MODES), "segmentations": _choices(SEGMENTATIONS)}
+            "strategies": _choices(STRATEGIES), "traces": _choices(TRACES), "samplers": _choices(SAMPLERS),
+            "objectives": _choices(SEARCH_OBJECTIVES), "stream_modes": _choices(STREAM_MODES),
+            "segmentations": _choices(SEGMENTATIONS)}
 
 
 KEYS: tuple[ExperimentKey, ...] = (
@@ -122,10 +123,24 @@ KEYS: tuple[ExperimentKey, ...] = (
     ExperimentKey(path="search.samples", value="whole number >= 1", default="required with random",
                   example="samples: 1000", meaning="combinations to draw"),
     ExperimentKey(path="search.seed", value="whole number >= 0", default="0", example="seed: 7",
-                  meaning="the draw's seed"),
+                  meaning="the draw's seed, or the sampler's: the same seed gives the same search"),
+    ExperimentKey(path="search.sampler", value="one of", choices="samplers", default="grid",
+                  example="search: {sampler: nsga2, budget: 200, seed: 1, objectives: [latency_us, energy_uj]}",
+                  meaning="an Optuna sampler chooses `budget` points per model and variant, minimising `objectives` "
+                  "(pip install -e '.[search]'); its study is kept in the report folder (study.sqlite) and a "
+                  "run continues it; grid: every combination"),
+    ExperimentKey(path="search.budget", value="whole number >= 1", default="required with a sampler",
+                  example="budget: 200", meaning="trials per model and variant"),
+    ExperimentKey(path="search.objectives", value="list of results columns", choices="objectives",
+                  default="[latency_us]", example="objectives: [latency_us, energy_uj]",
+                  meaning="numeric results columns the sampler minimises, one or several (a Pareto search)"),
     ExperimentKey(path="limits", value="mapping limit -> {min, max}", choices="limits", default="{} (no limits)",
                   example="limits: {peak_macs_per_cycle: {max: 8192}, onchip_bytes: {max: 16 MiB}}",
                   meaning="points over a limit are infeasible, never run; by accelerator (the host is not limited)"),
+    ExperimentKey(path="limits.points", value="whole number >= 1", default="100000",
+                  example="limits: {points: 1000000}",
+                  meaning="the most design points `run` accepts; more are refused at once with their count "
+                  "(as `--max-points N`); `validate` prints the count"),
     ExperimentKey(path="schedule", value="one of", choices="schedules", default="sequential",
                   example="schedule: dataflow",
                   meaning="sequential: one node after another; dataflow: host, links and accelerators overlap"),

@@ -9,6 +9,7 @@ traced points (`accelsim.core.pareto`), their details (`accelsim.experiments.det
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Callable, Sequence
@@ -21,8 +22,9 @@ from accelsim.core.files import write_atomic
 from accelsim.core.pareto import traced_ids
 from accelsim.core.record import PointResult
 from accelsim.experiments.detail import stored_record, with_details
-from accelsim.experiments.executors import Executor, WorkersLost, default_executor, point_error
-from accelsim.experiments.points import DesignPoint, experiment_points
+from accelsim.experiments.executors import Executor, PoolExecutor, WorkersLost, default_executor, point_error
+from accelsim.experiments.points import DesignPoint, check_point_count, experiment_points, without_details
+from accelsim.experiments.search import TRIALS_PER_ROUND, run_search
 from accelsim.experiments.spec import Experiment
 from accelsim.experiments.store import STORE_FILE, ResultStore
 from accelsim.experiments.stream_points import prepare_streams, simulate_prepared
@@ -56,7 +58,7 @@ class RunOutcome:
 def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *, jobs: int | None = None,
                    executor: Executor | None = None, use_cache: bool = True, prune_cache: bool = False,
                    progress: Callable[[int, int, str], None] | None = None,
-                   should_stop: Callable[[], bool] = lambda: False) -> RunOutcome:
+                   should_stop: Callable[[], bool] = lambda: False, max_points: int | None = None) -> RunOutcome:
     """Run every design point not already in the results store, then write the report from the store.
 
     Each finished point is committed to `<out>/points.sqlite` (accelsim.experiments.store) before more are
@@ -64,6 +66,9 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
     handler's flag, which survives signals that land where Python swallows exceptions, such as
     finalizers) stops the run after saving what finished: the report is still written and lists
     the missing points, then KeyboardInterrupt propagates.
+
+    An experiment with more design points than `max_points` (None: the experiment's `limits: {points: N}`,
+    default 100,000) is refused before anything runs (PointLimitError, with the count and how to raise it).
 
     The report goes to report_folder(experiment, out_dir); its warning, if any, is in the
     outcome's `warnings`. Stored points the experiment no longer has are counted in `stale`,
@@ -73,22 +78,40 @@ def run_experiment(experiment: Experiment, out_dir: str | Path | None = None, *,
         KeyboardInterrupt: after the report of what finished is written.
         AccelsimError: the workers died (WorkersLost), after the same.
     """
+    check_point_count(experiment, max_points)
     out, warning = report_folder(experiment, out_dir)
-    points, refusals = experiment_points(experiment)
-    streams = prepare_streams(experiment, points, frozenset(refusals))  # a bad stream fails before any point runs
     _claim_folder(out, experiment)
-    with ResultStore(out) as store:
-        stale, cached = _open_store(store, points, use_cache, prune_cache)
-        # Points the limits refuse are infeasible without running: their verdict is written afresh each run, and
-        # a stored limits verdict of a point the limits now allow (they changed) is not a result to reuse.
-        store.put_many([stored_record(point_error(p, Infeasible("limits", refusals[p.id])), p, experiment.traces)
-                        for p in points if p.id in refusals])
-        cached -= set(refusals) | store.ids(reason="limits")
-        todo = [p for p in points if p.id not in cached and p.id not in refusals]
-        pool = executor if executor is not None else default_executor(jobs, len(todo))
-        ran, interrupted = _run_and_store(store, pool, experiment, todo, len(cached), len(points), progress,
-                                          should_stop)
-        stored = store.records(cached | ran | set(refusals))
+    if experiment.search.optimises:  # an Optuna search asks for its points as it goes
+        with ResultStore(out) as store, contextlib.ExitStack() as stack:
+            pool = executor
+            if pool is None:  # a pool whose workers (and their analyses) last the whole search, round after round
+                pool = default_executor(jobs, TRIALS_PER_ROUND)
+                if isinstance(pool, PoolExecutor):
+                    pool.keep_workers = True
+                    stack.callback(pool.close)
+            found = run_search(experiment, out, store, pool, use_cache, progress, should_stop)
+            points, refusals, interrupted = found.points, found.refusals, found.interrupted
+            cached, ran = found.cached, found.ran
+            stale = sorted(store.ids() - {p.id for p in points})
+            if prune_cache:
+                store.delete(stale)
+            stored = store.records({p.id for p in points})
+        streams = prepare_streams(experiment, points, frozenset(refusals))
+    else:
+        points, refusals = experiment_points(experiment)
+        streams = prepare_streams(experiment, points, frozenset(refusals))  # a bad stream fails before any point runs
+        with ResultStore(out) as store:
+            stale, cached = _open_store(store, points, use_cache, prune_cache)
+            # Points the limits refuse are infeasible without running: their verdict is written afresh each run,
+            # and a stored limits verdict of a point the limits now allow (they changed) is not a result to reuse.
+            store.put_many([stored_record(point_error(p, Infeasible("limits", refusals[p.id])), p,
+                                          experiment.traces) for p in points if p.id in refusals])
+            cached -= set(refusals) | store.ids(reason="limits")
+            todo = without_details([p for p in points if p.id not in cached and p.id not in refusals], experiment)
+            pool = executor if executor is not None else default_executor(jobs, len(todo))
+            ran, interrupted = _run_and_store(store, pool, experiment, todo, len(cached), len(points), progress,
+                                              should_stop)
+            stored = store.records(cached | ran | set(refusals))
     records = [stored[p.id] for p in points if p.id in stored]
     fill_speedups(records)
     traced = traced_ids(records, experiment.traces, experiment.best)

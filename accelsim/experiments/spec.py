@@ -15,6 +15,9 @@ from accelsim.hardware.device import Device
 from accelsim.hardware.sweeps import Limit, Search
 from accelsim.runtime.work import LoopTrips
 
+# The most design points `run` accepts unless told more (`--max-points`, or `limits: {points: N}` in the file): a
+# sweep's cross product grows fast, and a typo in a range should be refused with its count, not run for hours.
+MAX_POINTS = 100_000
 # The partition options an experiment variant or sweep may set on every accelerator of a point.
 OPTION_KEYS = ("max_delegated_partitions", "min_nodes_per_partition")
 
@@ -66,5 +69,6 @@ class Experiment:
     # `generate:`: every point is an LLM generating (prefill, decode, context 0 = prefill + decode, quant,
     # kv_buffers), models are architecture names or LLM files; None: one inference per point.
     generate: Mapping[str, Any] | None = None
+    max_points: int = MAX_POINTS  # `limits: {points: N}`: the most design points `run` accepts
     ops: tuple[str, ...] = ()  # custom-op modules (accelsim.ops.resolve_spec: names, or absolute .py paths)
     streams: Streams | None = None  # the `streams:` block (accelsim.workloads.streams), None without one

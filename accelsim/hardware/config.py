@@ -30,6 +30,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from accelsim.core import units
@@ -362,8 +363,12 @@ def _calibration(check: Checker, value: Any) -> str | None:
 
 
 def _check_document(doc: Document, source: str, kinds: KindRegistry, overridden: frozenset = frozenset(),
-                    prior: Sequence[tuple[int, str]] = ()) -> Device:
-    """Validate a whole document and build its Device, or raise one ConfigError with every problem."""
+                    prior: Sequence[tuple[int, str]] = (), claims: tuple | None = None) -> Device:
+    """Validate a whole document and build its Device, or raise one ConfigError with every problem.
+
+    Args:
+        claims: the document's claims as parsed before (apply_overrides, when no override touches them).
+    """
     check = Checker(source, doc.lines, overridden)
     check.errors.extend(prior)
     device = None
@@ -401,7 +406,7 @@ def _check_document(doc: Document, source: str, kinds: KindRegistry, overridden:
         if "link" in body:
             parts["link"] = _link(check, body["link"])
         if "claims" in body:
-            policy["claims"] = parse_claims(check, body["claims"])
+            policy["claims"] = claims if claims is not None else parse_claims(check, body["claims"])
         if "partition" in body:
             policy["partition"] = _partition(check, body["partition"])
         if "numerics" in body:
@@ -637,7 +642,7 @@ def apply_overrides(config: Device, overrides: Mapping[str, Any]) -> Device:
     """
     if config.document is None:
         raise ConfigError([f"{config.source}: built in memory, not from YAML; nothing to override"])
-    data = copy.deepcopy(config.document.data)
+    data = _copy(config.document.data)
     errors: list[str] = []
     overridden: set[tuple] = set()
     for key, value in overrides.items():
@@ -646,6 +651,7 @@ def apply_overrides(config: Device, overrides: Mapping[str, Any]) -> Device:
             errors.append(f"{config.source}: override {key!r}: not a key path like 'link.bandwidth' or "
                           "'claims[0].versions'")
             continue
+        _copy_along(data, path)  # the base config's own data stays as it was; the rest is shared, read only
         why = _set_path(data, path, copy.deepcopy(value))
         if why is not None:
             errors.append(f"{config.source}: override {key}: {why}")
@@ -653,10 +659,50 @@ def apply_overrides(config: Device, overrides: Mapping[str, Any]) -> Device:
         overridden.add(path)
     if errors:
         raise ConfigError(errors)
-    lines = {p: line for p, line in config.document.lines.items()
-             if not any(p[:len(o)] == o for o in overridden)}
+    lines = _lines_without(config.document.lines, frozenset(overridden))
     kinds = default_registry.with_kinds(config.hardware.kind_record)
-    return _check_document(Document(data, lines), config.source, kinds, frozenset(overridden))
+    # Claims no override touches are the base config's, already checked: parsed again they come out the same.
+    same_claims = not any(o[0] in ("claims", "kind") for o in overridden)
+    return _check_document(Document(data, lines), config.source, kinds, frozenset(overridden),
+                           claims=config.policy.claims if same_claims else None)
+
+
+# apply_overrides' last few line tables: a sweep overrides the same keys of the same document at every point.
+_LINES: dict[tuple[int, frozenset], tuple[Mapping, Mapping]] = {}
+
+
+def _lines_without(lines: Mapping[tuple, int], overridden: frozenset) -> Mapping[tuple, int]:
+    """`lines` without the key paths at or below an overridden one (their lines no longer say where a value is).
+
+    Read only, and shared by every config overridden the same way (the same document, the same keys).
+    """
+    found = _LINES.get((id(lines), overridden))
+    if found is not None and found[0] is lines:
+        return found[1]
+    depths = {len(o) for o in overridden}
+    kept = MappingProxyType({p: line for p, line in lines.items() if not any(p[:n] in overridden for n in depths)})
+    if len(_LINES) >= 64:
+        _LINES.clear()
+    _LINES[(id(lines), overridden)] = (lines, kept)
+    return kept
+
+
+def _copy(node: Any) -> Any:
+    """A shallow copy of a mapping or list (anything else as it is)."""
+    return dict(node) if isinstance(node, dict) else list(node) if isinstance(node, list) else node
+
+
+def _copy_along(data: Any, path: tuple) -> None:
+    """Replace, inside `data` (itself a copy), every mapping or list on `path` by a shallow copy, so that setting
+    a value at `path` changes none of the containers `data` shares with the document it was copied from."""
+    node = data
+    for part in path[:-1]:
+        if isinstance(node, dict) and part in node or isinstance(node, list) and isinstance(part, int) \
+                and 0 <= part < len(node):
+            node[part] = _copy(node[part])
+            node = node[part]
+        else:
+            return
 
 
 __all__ = [

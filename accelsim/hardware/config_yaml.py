@@ -164,6 +164,12 @@ class _Reader:
         return result
 
 
+# Documents read in this process, by path, `what` and the file's bytes: an experiment names its host once per variant
+# and `validate` reads every config again, and YAML in Python takes milliseconds a file. A Document is never changed
+# once read (apply_overrides copies what it sets), so one object serves every reader.
+_READ: dict[tuple, tuple[Document | None, list[tuple[int, str]]]] = {}
+
+
 def read_document(path: str, what: str = "hardware settings") -> tuple[Document | None, list[tuple[int, str]]]:
     """A YAML file's plain data with the line of every key path, or the errors that prevent reading it.
 
@@ -173,6 +179,16 @@ def read_document(path: str, what: str = "hardware settings") -> tuple[Document 
         raw = Path(path).read_bytes()
     except OSError as exc:
         return None, [(0, f"{path}: cannot read: {exc.strerror or exc}")]
+    key = (str(path), what, raw)
+    if key not in _READ:
+        if len(_READ) >= 64:
+            _READ.clear()
+        _READ[key] = _read_document(path, what, raw)
+    doc, errors = _READ[key]
+    return doc, list(errors)
+
+
+def _read_document(path: str, what: str, raw: bytes) -> tuple[Document | None, list[tuple[int, str]]]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

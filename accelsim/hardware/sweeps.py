@@ -28,6 +28,7 @@ expression from a file is ever evaluated.
 from __future__ import annotations
 
 import difflib
+import importlib.util
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -36,12 +37,18 @@ from typing import Any
 import numpy as np
 
 from accelsim.core import units
+from accelsim.core.record import NUMERIC_COLUMNS
 from accelsim.hardware.config import System
 from accelsim.hardware.types import Hardware
 from accelsim.runtime.work import Gemm, NodeWork
 
 STRATEGIES = ("grid", "random")
-_SEARCH_KEYS = ("strategy", "samples", "seed")
+# Optuna's samplers by name (accelsim.experiments.search makes them); grid is the plain sweep.
+SAMPLERS = ("grid", "random", "tpe", "nsga2", "gp")
+_SEARCH_KEYS = ("strategy", "samples", "seed", "sampler", "budget", "objectives")
+# What a search may minimise: every numeric results column but the speed-up (higher is better, and known only once
+# the CPU-only baseline has run).
+SEARCH_OBJECTIVES = tuple(c for c in NUMERIC_COLUMNS if c != "speedup")
 _RANGE_KEYS = ("from", "to", "step", "steps", "log")
 _BOUND_KEYS = ("min", "max")
 # Quantity kinds a range end may be, with their parsers (each returns SI base units).
@@ -62,6 +69,16 @@ class Search:
     strategy: str = "grid"
     samples: int = 0
     seed: int = 0
+    # An Optuna search (accelsim.experiments.search): its sampler, trials per model and variant, and the results
+    # columns it minimises. "grid" is the plain sweep.
+    sampler: str = "grid"
+    budget: int = 0
+    objectives: tuple[str, ...] = ()
+
+    @property
+    def optimises(self) -> bool:
+        """Whether an Optuna sampler chooses the points (else every combination, or the seeded random draws)."""
+        return self.sampler != "grid"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,10 +95,16 @@ class Range:
     kind: str = "number"
     whole: bool = False  # both ends are whole numbers without unit: values are ints
 
+    def count(self) -> int:
+        """How many values grid() gives, without making them."""
+        if self.step is not None:
+            return math.floor((self.stop - self.start) / self.step * (1 + 1e-12)) + 1
+        return int(self.steps or 0)
+
     def grid(self) -> tuple[Any, ...]:
         """Every value of the range, in order."""
         if self.step is not None:
-            count = math.floor((self.stop - self.start) / self.step * (1 + 1e-12)) + 1
+            count = self.count()
             base = self.start + self.step * np.arange(count)
         elif self.log:
             base = np.geomspace(self.start, self.stop, self.steps)
@@ -105,6 +128,10 @@ class Range:
         else:
             base = rng.uniform(self.start, self.stop, n)
         return [self._written(v) for v in base]
+
+    def written(self, value: float) -> Any:
+        """A value of the range (SI base units) as the file writes them: in the unit of `from`, sizes in whole bytes."""
+        return self._written(value)
 
     def _written(self, value: float) -> Any:
         if self.whole:
@@ -217,6 +244,8 @@ def parse_search(value: Any, path: tuple, error: Callable[[tuple, str], None]) -
     for key in value:
         if key not in _SEARCH_KEYS:
             error((*path, key), did_you_mean(key, _SEARCH_KEYS))
+    if "sampler" in value or "budget" in value or "objectives" in value:
+        return _parse_sampler(value, path, error)
     strategy = value.get("strategy", "grid")
     if strategy not in STRATEGIES:
         close = difflib.get_close_matches(str(strategy), STRATEGIES, n=1)
@@ -238,6 +267,52 @@ def parse_search(value: Any, path: tuple, error: Callable[[tuple, str], None]) -
         error((*path, "seed"), f"expected a whole number >= 0, got {seed!r}")
         seed = 0
     return Search("random", samples, seed)
+
+
+def _parse_sampler(value: dict, path: tuple, error: Callable[[tuple, str], None]) -> Search:
+    """An Optuna search: {sampler: random | tpe | nsga2 | gp, budget: N, seed: S, objectives: [column, ...]}."""
+    for key in ("strategy", "samples"):
+        if key in value:
+            error((*path, key), f"{key} belongs to the seeded random draw; with sampler: give budget: N instead")
+    sampler = value.get("sampler", "tpe")
+    if sampler not in SAMPLERS:
+        close = difflib.get_close_matches(str(sampler), SAMPLERS, n=1)
+        error((*path, "sampler"), f"expected one of {', '.join(SAMPLERS)}, got {sampler!r}"
+              + (f"; did you mean {close[0]!r}?" if close else ""))
+        return Search()
+    if sampler == "gp" and importlib.util.find_spec("torch") is None:  # Optuna's GPSampler models with PyTorch
+        error((*path, "sampler"), "gp needs PyTorch, which is not installed (pip install torch); tpe, nsga2 and "
+              "random need nothing more")
+    budget, seed = value.get("budget"), value.get("seed", 0)
+    if sampler == "grid":
+        for key in ("budget", "objectives"):
+            if key in value:
+                error((*path, key), "a grid runs every combination; budget and objectives go with an Optuna sampler "
+                      f"({', '.join(SAMPLERS[1:])})")
+        return Search()
+    if budget is None:
+        error(path, "a search needs budget: N, the trials to run (per model and variant)")
+        budget = 1
+    elif isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        error((*path, "budget"), f"expected a whole number >= 1 of trials, got {budget!r}")
+        budget = 1
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        error((*path, "seed"), f"expected a whole number >= 0, got {seed!r}")
+        seed = 0
+    objectives = value.get("objectives", ["latency_us"])
+    objectives = [objectives] if isinstance(objectives, str) else objectives
+    if not isinstance(objectives, list) or not objectives:
+        error((*path, "objectives"), f"expected a list of results columns to minimise such as [latency_us, "
+              f"energy_uj], got {objectives!r}")
+        objectives = ["latency_us"]
+    for k, name in enumerate(objectives):
+        if name not in SEARCH_OBJECTIVES:
+            close = difflib.get_close_matches(str(name), SEARCH_OBJECTIVES, n=1)
+            error((*path, "objectives", k), f"{name!r} is not a numeric results column to minimise; expected one of "
+                  f"{', '.join(SEARCH_OBJECTIVES)}" + (f"; did you mean {close[0]!r}?" if close else ""))
+    if len(set(map(str, objectives))) != len(objectives):
+        error((*path, "objectives"), f"an objective is listed twice: {objectives!r}")
+    return Search(seed=seed, sampler=sampler, budget=budget, objectives=tuple(str(o) for o in objectives))
 
 
 def sampled_combinations(sweeps: Sequence[tuple[str, Any]], search: Search) -> list[dict[str, Any]]:

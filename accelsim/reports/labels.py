@@ -4,6 +4,7 @@ file's order of models, variants and sweep keys, and which traced points are sho
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Sequence
@@ -60,6 +61,15 @@ def ops_abbrev(ops: Iterable[str]) -> str:
 
 
 def value_key(value: Any) -> tuple:
+    """How a sweep value sorts: numbers (units read) before the rest, then as written."""
+    if isinstance(value, (str, int, float)):  # hashable, and a sweep has few distinct values: each parsed once
+        return _scalar_key(type(value), value)
+    number = plots.sweep_number(value)
+    return (0, number[0], str(value)) if number is not None else (1, 0.0, str(value))
+
+
+@functools.lru_cache(maxsize=4096)
+def _scalar_key(kind: type, value: Any) -> tuple:  # `kind` keeps True, 1 and 1.0 apart
     number = plots.sweep_number(value)
     return (0, number[0], str(value)) if number is not None else (1, 0.0, str(value))
 

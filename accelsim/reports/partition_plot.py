@@ -16,12 +16,7 @@ import textwrap
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import matplotlib
-from matplotlib.colors import to_rgb
-from matplotlib.figure import Figure
-from matplotlib.patches import Patch, Rectangle
-
-from accelsim.reports.plots import _RC, _png
+from accelsim.reports.plots import _RC, _png, mpl
 
 CELL_CHARS = 11  # characters of an op name that fit a cell (rotated, 5 pt, 0.8 cell high)
 PER_ROW = 40  # cells per row: 250 nodes make 7 rows of cells wide enough for a rotated op name
@@ -65,7 +60,7 @@ def op_abbreviations(ops: Sequence[str], fits: int = CELL_CHARS) -> dict[str, st
 
 def _shade(color: str, k: int) -> tuple[float, float, float]:
     """Partition k of a unit: the unit's hue, alternately lighter, so neighbouring partitions stay apart."""
-    r, g, b = to_rgb(color)
+    r, g, b = mpl().colors.to_rgb(color)
     mix = 0.45 * (k % 2) + 0.15 * ((k // 2) % 2)
     return (r + (1 - r) * mix, g + (1 - g) * mix, b + (1 - b) * mix)
 
@@ -108,8 +103,8 @@ def partition_png(rec: dict[str, Any], title: str, per_row: int = PER_ROW) -> by
           for reason, (number, members) in reasons.items())))
     notes_height = 0.17 * (notes.count("\n") + 1) + 0.1
     height = 1.1 + ROW * rows + notes_height
-    with matplotlib.rc_context(_RC):
-        fig = Figure(figsize=(width, height), layout="constrained")
+    with mpl().rc_context(_RC):
+        fig = mpl().figure.Figure(figsize=(width, height), layout="constrained")
         ax = fig.add_subplot()
         last_start = last_end = -LABEL_CELLS  # where the last boundary labels were, in this row
         lifted_start = dropped_end = False
@@ -119,7 +114,7 @@ def partition_png(rec: dict[str, Any], title: str, per_row: int = PER_ROW) -> by
                 last_start = last_end = -LABEL_CELLS
             on_host = n["unit"] == "host"
             color = HOST_COLOR if on_host else _shade(hue[n["unit"]], n["partition"])
-            ax.add_patch(Rectangle((x, y), 0.92, 0.8, facecolor=color, edgecolor="white",
+            ax.add_patch(mpl().patches.Rectangle((x, y), 0.92, 0.8, facecolor=color, edgecolor="white",
                                    hatch="////" if n["node"] in number_of else None, linewidth=0.5))
             ax.text(x + 0.46, y + 0.4, short[n["op"]], rotation=90, ha="center", va="center", fontsize=5)
             ax.text(x + 0.46, y - 0.08, str(n["node"]), ha="center", va="center", fontsize=4.5, color="#444444")
@@ -150,10 +145,11 @@ def partition_png(rec: dict[str, Any], title: str, per_row: int = PER_ROW) -> by
         ax.set_xlim(-0.3, cols + 0.2)
         ax.set_ylim(-(rows - 1) * ROW - 0.65, 1.65)
         ax.set_axis_off()
-        handles = [Patch(color=HOST_COLOR, label="host")]
-        handles += [Patch(color=hue[u], label=f"{u} (shades: partitions)") for u in units]
+        handles = [mpl().patches.Patch(color=HOST_COLOR, label="host")]
+        handles += [mpl().patches.Patch(color=hue[u], label=f"{u} (shades: partitions)") for u in units]
         if reasons:
-            handles.append(Patch(facecolor="white", edgecolor="black", hatch="////", label="refused (rN below)"))
+            handles.append(mpl().patches.Patch(facecolor="white", edgecolor="black", hatch="////",
+                                               label="refused (rN below)"))
         fig.legend(handles=handles, loc="outside upper right", ncols=len(handles), frameon=False)
         ax.set_title(title, loc="left")
         fig.text(0.01, 0.005, notes, ha="left", va="bottom", fontsize=6.5)

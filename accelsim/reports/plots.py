@@ -13,18 +13,16 @@ import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-import matplotlib
-import matplotlib.colors
-import matplotlib.ticker
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.patches import Patch
 
 from accelsim.core import units
 from accelsim.core.trace import resources
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 DPI = 150
 MIN_BAR_PX = 2.0  # narrowest bar drawn on a timeline
@@ -101,9 +99,25 @@ def sweep_number(value: Any) -> tuple[float, str] | None:
     return None
 
 
+def mpl() -> ModuleType:
+    """matplotlib, with the submodules the figures use, imported when the first figure is drawn.
+
+    matplotlib takes about half a second to import, and most commands draw nothing: it is one of the
+    modules a function may import (tests/test_layers.py, LAZY_IMPORTS).
+    """
+    import matplotlib  # lazy: ~0.5 s of start-up, needed only when a figure is drawn (LAZY_IMPORTS)
+    import matplotlib.backends.backend_agg  # lazy: as above
+    import matplotlib.colors  # lazy: as above
+    import matplotlib.figure  # lazy: as above
+    import matplotlib.patches  # lazy: as above
+    import matplotlib.ticker  # lazy: as above
+
+    return matplotlib
+
+
 def _png(fig: Figure) -> bytes:
     buf = io.BytesIO()
-    FigureCanvasAgg(fig)
+    mpl().backends.backend_agg.FigureCanvasAgg(fig)
     fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
     return buf.getvalue()
 
@@ -123,8 +137,8 @@ def gantt_png(record: dict[str, Any], title: str) -> bytes:
     span = max([record["latency_us"], *(e["end_us"] for e in events)]) or 1.0
     width_in = 12.0
     us_per_px = span * 1.01 / (width_in * DPI * _PLOT_SHARE)
-    with matplotlib.rc_context(_RC):
-        fig = Figure(figsize=(width_in, 1.6 + 0.55 * len(lanes)), layout="constrained")
+    with mpl().rc_context(_RC):
+        fig = mpl().figure.Figure(figsize=(width_in, 1.6 + 0.55 * len(lanes)), layout="constrained")
         ax = fig.add_subplot()
         costs = {c["node"]: c for c in record.get("node_costs") or ()}
         waited: set[str] = set()
@@ -152,11 +166,11 @@ def gantt_png(record: dict[str, Any], title: str) -> bytes:
         ax.set_xlabel("time since inference start (µs)")
         ax.grid(axis="y", visible=False)
         kinds = [k for k in KIND_COLORS if any(e["kind"] == k for e in events)]
-        handles = [Patch(color=KIND_COLORS[k], label=KIND_NAMES[k]) for k in kinds]
+        handles = [mpl().patches.Patch(color=KIND_COLORS[k], label=KIND_NAMES[k]) for k in kinds]
         if "memory" in waited and "memory" not in kinds:
-            handles.append(Patch(color=KIND_COLORS["memory"], label="memory-bound (a level)"))
+            handles.append(mpl().patches.Patch(color=KIND_COLORS["memory"], label="memory-bound (a level)"))
         if "link" in waited:
-            handles.append(Patch(facecolor=KIND_COLORS["memory"], edgecolor="white", hatch="////",
+            handles.append(mpl().patches.Patch(facecolor=KIND_COLORS["memory"], edgecolor="white", hatch="////",
                                  label="link-bound (streamed weights)"))
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.005, 1.0), title="kind", frameon=False)
         ax.set_title(title, loc="left")
@@ -167,8 +181,8 @@ def breakdown_png(bars: Sequence[Bar]) -> bytes:
     """Stacked bars of compute / memory stall / transfer / call overhead per point, with latency and speed-up."""
     parts = (("compute", "compute_us"), ("memory", "memory_us"), ("transfer", "transfer_us"),
              ("overhead", "overhead_us"))
-    with matplotlib.rc_context(_RC):
-        fig = Figure(figsize=(12, 1.4 + 0.38 * len(bars)), layout="constrained")
+    with mpl().rc_context(_RC):
+        fig = mpl().figure.Figure(figsize=(12, 1.4 + 0.38 * len(bars)), layout="constrained")
         ax = fig.add_subplot()
         ys = range(len(bars))
         left = [0.0] * len(bars)
@@ -253,7 +267,7 @@ def _spots(fig: Figure, placed: Sequence[tuple[Any, float, float, str]]) -> tupl
 def sweep_png(key: str, lines: Sequence[SweepLine], axis: SweepAxis,
               infeasible: Sequence[tuple[Any, str]] = (), title: str | None = None) -> Picture:
     """The sweep figure (see sweep_figure) as a PNG, with where each data point landed in it."""
-    with matplotlib.rc_context(_RC):
+    with mpl().rc_context(_RC):
         fig, placed = sweep_figure(key, lines, axis, infeasible, title)
         png = _png(fig)  # draws the final layout, which the spots are read from
         return Picture(png, _spots(fig, placed))
@@ -272,12 +286,12 @@ def sweep_figure(key: str, lines: Sequence[SweepLine], axis: SweepAxis, infeasib
         point as (axes, x, y, hover label).
     """
     has_speedup = any(s is not None for ln in lines for s in ln.speedup)
-    fig = Figure(figsize=(11, 9.5 if has_speedup else 7), dpi=DPI, layout="constrained")
+    fig = mpl().figure.Figure(figsize=(11, 9.5 if has_speedup else 7), dpi=DPI, layout="constrained")
     axes = fig.subplots(3 if has_speedup else 2, 1, sharex=True)
     top, bottom = axes[0], axes[-1]
     middle = axes[1] if has_speedup else None
     models = list(dict.fromkeys(line.model for line in lines))
-    palette = matplotlib.colormaps["tab10" if len(models) <= 10 else "tab20"].colors
+    palette = mpl().colormaps["tab10" if len(models) <= 10 else "tab20"].colors
     color = {m: palette[k % len(palette)] for k, m in enumerate(models)}
     xs_all = sorted(set(axis.positions.values()))
     swept_seen: dict[str, int] = defaultdict(int)
@@ -375,8 +389,8 @@ def pareto_png(title: str, panels: Sequence[ParetoPanel], color_key: str, colors
     numbers = [sweep_number(c) if c is not None else None for c in colors]
     numeric = any(n is not None for n in numbers) and all(n is not None for n, c in zip(numbers, colors)
                                                           if c is not None)
-    with matplotlib.rc_context(_RC):
-        fig = Figure(figsize=(5.2 * len(panels) + 1.5, 4.6), layout="constrained")
+    with mpl().rc_context(_RC):
+        fig = mpl().figure.Figure(figsize=(5.2 * len(panels) + 1.5, 4.6), layout="constrained")
         axes = fig.subplots(1, len(panels), squeeze=False)[0]
         mappable = None
         handles: dict[str, Any] = {}
@@ -386,11 +400,11 @@ def pareto_png(title: str, panels: Sequence[ParetoPanel], color_key: str, colors
             values = [n[0] / scale if n is not None else None for n in numbers]
             known = [v for v in values if v is not None]
             log = min(known) > 0 and max(known) / min(known) >= PARETO_LOG_SPAN
-            norm = (matplotlib.colors.LogNorm if log else matplotlib.colors.Normalize)(min(known), max(known))
+            norm = (mpl().colors.LogNorm if log else mpl().colors.Normalize)(min(known), max(known))
             bar_label = f"{color_key} ({unit})" if unit else color_key
         else:
             categories = list(dict.fromkeys(str(c) for c in colors if c is not None))
-            palette = matplotlib.colormaps["tab10" if len(categories) <= 10 else "tab20"].colors
+            palette = mpl().colormaps["tab10" if len(categories) <= 10 else "tab20"].colors
             shade = {c: palette[k % len(palette)] for k, c in enumerate(categories)}
         for ax, panel in zip(axes, panels):
             # Every point: small and rasterized, so 100,000 of them draw fast and keep the PNG small
@@ -420,11 +434,11 @@ def pareto_png(title: str, panels: Sequence[ParetoPanel], color_key: str, colors
                 positive = [v for v in data if v > 0]
                 if len(positive) == len(data) and positive and max(positive) / min(positive) >= PARETO_LOG_SPAN:
                     set_scale("log")
-                    axis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
-                    axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+                    axis.set_major_locator(mpl().ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+                    axis.set_minor_formatter(mpl().ticker.NullFormatter())
                 # Bytes in engineering notation (8.4 MB), other numbers plainly (300, not 3 × 10²).
-                axis.set_major_formatter(matplotlib.ticker.EngFormatter(unit="B") if "bytes" in label
-                                         else matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.6g}"))
+                axis.set_major_formatter(mpl().ticker.EngFormatter(unit="B") if "bytes" in label
+                                         else mpl().ticker.FuncFormatter(lambda v, _: f"{v:,.6g}"))
             log_x, log_y = ax.get_xscale() == "log", ax.get_yscale() == "log"
             ax.set_xlabel(panel.x_label + (", log scale" if log_x else ""))
             ax.set_ylabel(panel.y_label + (", log scale" if log_y else ""))

@@ -49,41 +49,18 @@ def _uj(joules: float) -> float:
 
 
 def record(sim: Simulation, *, point_id: str, model: str, variant: str, sweep: dict[str, Any],
-           diff: DiffReport | None = None) -> PointResult:
-    """The results.json record of one simulated design point."""
+           diff: DiffReport | None = None, details: bool = True) -> PointResult:
+    """The results.json record of one simulated design point.
+
+    Args:
+        details: with the per-node and per-partition lists (DETAIL_KEYS); without them it is
+            `summary(record(...))`, made without computing them (what a store keeps of an untraced point).
+    """
     result = sim.result
     latency = result.latency
     by_kind = result.by_kind
-    partition_table = [{
-        "partition": p.index,
-        "unit": p.unit,
-        "delegate_node": p.delegate_node,
-        "nodes": list(p.nodes),
-        "ops": list(p.ops),
-        "input_bytes": p.input_bytes,
-        "output_bytes": p.output_bytes,
-        "compute_us": _r(p.compute * US),
-        "memory_us": _r(p.memory * US),
-        "transfer_us": _r(p.transfer * US),
-        "overhead_us": _r(p.overhead * US),
-        "pct_of_latency": _r(100 * (p.compute + p.memory + p.transfer + p.overhead) / latency if latency else 0.0, 2),
-        "level_bytes": dict(p.cost.level_bytes),
-        "bound_us": {k: _r(v * US) for k, v in p.cost.bound_seconds},
-        "energy_uj": _uj(p.energy),
-    } for p in sim.partitions]
-    profile, summary = op_profile(sim)
-    rejected = [{"node": r["index"], "op": r["op"], "version": r["version"], "reason": r["reason"]}
-                for r in sim.delegation if not r["claimed"] and sim.accelerators]
     unmodelled = set(sim.energy_unmodelled)
-    if unmodelled:  # "not modelled": an empty value, never a partial sum that reads as the energy
-        for row in partition_table:
-            if row["unit"] in unmodelled:
-                row["energy_uj"] = None
-    events = [{
-        "resource": e.resource, "kind": e.kind, "label": e.label, "node": e.node, "partition": e.partition,
-        "start_us": _r(e.start * US), "end_us": _r(e.end * US), "bytes": e.bytes,
-    } for e in result.events]
-    return {
+    rec = {
         "id": point_id,
         "model": model,
         "model_name": Path(model).stem,
@@ -114,19 +91,54 @@ def record(sim: Simulation, *, point_id: str, model: str, variant: str, sweep: d
         "streamed_param_bytes": sum(p.streamed_param_bytes for p in sim.partitions),
         "level_bytes": sim.level_bytes(),
         "utilization_pct": {k: _r(100 * v, 2) for k, v in sorted(result.utilization().items())},
-        "partition_table": partition_table,
-        "op_profile": profile,
-        "op_summary": summary,
-        "node_costs": node_costs(sim),
-        "rejected": rejected,
-        "loops": [{"node": c.where, "op": c.op, "trips": c.trips, "source": c.source} for c in sim.loops],
-        "events": events,
+        "partition_table": None,
+        "op_profile": None,
+        "op_summary": None,
+        "node_costs": None,
+        "rejected": None,
+        "loops": None,
+        "events": None,
         "partition_choice": partition_choice(sim),
         "numerics": _numerics(diff),
         "speedup": None,
         **(_energy_not_modelled(sim) if unmodelled else {}),
         **({WARNINGS_KEY: list(sim.notes)} if sim.notes else {}),
     }
+    if not details:
+        return summary(rec)
+    partition_table = [{
+        "partition": p.index,
+        "unit": p.unit,
+        "delegate_node": p.delegate_node,
+        "nodes": list(p.nodes),
+        "ops": list(p.ops),
+        "input_bytes": p.input_bytes,
+        "output_bytes": p.output_bytes,
+        "compute_us": _r(p.compute * US),
+        "memory_us": _r(p.memory * US),
+        "transfer_us": _r(p.transfer * US),
+        "overhead_us": _r(p.overhead * US),
+        "pct_of_latency": _r(100 * (p.compute + p.memory + p.transfer + p.overhead) / latency if latency else 0.0, 2),
+        "level_bytes": dict(p.cost.level_bytes),
+        "bound_us": {k: _r(v * US) for k, v in p.cost.bound_seconds},
+        "energy_uj": _uj(p.energy),
+    } for p in sim.partitions]
+    profile, summary_rows = op_profile(sim)
+    rejected = [{"node": r["index"], "op": r["op"], "version": r["version"], "reason": r["reason"]}
+                for r in sim.delegation if not r["claimed"] and sim.accelerators]
+    if unmodelled:  # "not modelled": an empty value, never a partial sum that reads as the energy
+        for row in partition_table:
+            if row["unit"] in unmodelled:
+                row["energy_uj"] = None
+    events = [{
+        "resource": e.resource, "kind": e.kind, "label": e.label, "node": e.node, "partition": e.partition,
+        "start_us": _r(e.start * US), "end_us": _r(e.end * US), "bytes": e.bytes,
+    } for e in result.events]
+    rec.update(partition_table=partition_table, op_profile=profile, op_summary=summary_rows,
+               node_costs=node_costs(sim), rejected=rejected,
+               loops=[{"node": c.where, "op": c.op, "trips": c.trips, "source": c.source} for c in sim.loops],
+               events=events)
+    return rec
 
 
 def speedup(baseline_latency: float | None, latency: float | None) -> float | None:

@@ -20,6 +20,7 @@ identical systems and schedules.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Hashable
@@ -97,6 +98,11 @@ class Analysis:
     choice: PartitionChoice | None = None
     refusals: tuple[str, ...] = ()
 
+    @functools.cached_property
+    def delegation(self) -> tuple:
+        """The interpreter's delegation report (every node, claimed or why not): the same for every point costed."""
+        return tuple(self.interpreter.get_delegation_report())
+
 
 def analyze(model: Model | str | bytes, system: System, schedule: str = "sequential",
             loops: LoopTrips | None = None) -> Analysis:
@@ -135,22 +141,27 @@ def simulate_model(model: Model | str | bytes, system: System, schedule: str = "
     return simulate_analysis(analyze(model, system, schedule, loops), system, schedule)
 
 
-def simulate_analysis(analysis: Analysis, system: System, schedule: str = "sequential") -> Simulation:
+def simulate_analysis(analysis: Analysis, system: System, schedule: str = "sequential", *,
+                      facts_checked: bool = False) -> Simulation:
     """Simulate one inference of an analysed model on `system`: only the costs and the schedule run.
 
     Equal, bit for bit, to `simulate_model` of the same model on `system`.
+
+    Args:
+        facts_checked: the caller found `analysis` by this system's `analysis_facts` (as
+            accelsim.experiments.executors.point_records does), so they need not be computed again.
 
     Raises:
         ValueError: `system` claims differently from the system the analysis was made for
             (`accelsim.simulation.analysis.analysis_facts` differ), or the schedule is unknown.
     """
-    if analysis_facts(system, schedule, analysis.loops) != analysis.facts:
+    if not facts_checked and analysis_facts(system, schedule, analysis.loops) != analysis.facts:
         raise ValueError("this analysis was made for accelerators that claim or partition differently (or for "
                          "other loop trip counts); analyse the model on this system "
                          "(accelsim.simulation.analysis.analyze)")
     costs = cost_works(analysis.works, system, analysis.loops)
     return assemble(analysis.interpreter, analysis.delegates, system, costs, schedule, analysis.name, frozenset(),
-                    analysis.choice)
+                    analysis.choice, analysis.delegation)
 
 
 def simulate_placed(analysis: Analysis, system: System, schedule: str = "sequential") -> Simulation:

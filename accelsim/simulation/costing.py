@@ -218,8 +218,11 @@ def inference_steps(interpreter: Interpreter, delegates: Sequence[AcceleratorDel
 
 def assemble(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate], system: System,
               costs: NodeCosts, schedule: str, name: str, moved: frozenset[int],
-              choice: PartitionChoice | None = None) -> Simulation:
-    """Build one inference's steps from node costs and simulate them; delegate nodes in `moved` run on the host."""
+              choice: PartitionChoice | None = None, delegation: Sequence | None = None) -> Simulation:
+    """Build one inference's steps from node costs and simulate them; delegate nodes in `moved` run on the host.
+
+    `delegation` is the interpreter's delegation report when the caller has it (an analysis keeps it).
+    """
     accel_of = {d.name(): a.hardware for d, a in zip(delegates, system.accelerators)}
     node_cost = costs.where_run
     steps, drafts, timings = _build_steps(interpreter, delegates, system, costs, moved)
@@ -232,7 +235,7 @@ def assemble(interpreter: Interpreter, delegates: Sequence[AcceleratorDelegate],
     notes = costs.notes + _custom_on_host(interpreter.primary, timings, system.host.name)
     return Simulation(model=name, host=system.host.name, accelerators=tuple(a.name for a in system.accelerators),
                       schedule=schedule, result=result, init=init, nodes=tuple(timings), partitions=tuple(partitions),
-                      delegation=tuple(interpreter.get_delegation_report()),
+                      delegation=tuple(delegation if delegation is not None else interpreter.get_delegation_report()),
                       idle_energy=_idle_energy(system, timings, result.latency), init_energy=init_energy,
                       loops=costs.loops, choice=choice, energy_unmodelled=energy_unmodelled(system), notes=notes)
 

@@ -17,14 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-from matplotlib.figure import Figure
-
 from accelsim.core.record import PointResult
 from accelsim.core.version import __version__
 from accelsim.hardware.config import System
 from accelsim.ops import require_kernels
-from accelsim.reports.plots import _RC, _png
+from accelsim.reports.plots import _RC, _png, mpl
 from accelsim.reports.results import record, speedup
 from accelsim.runtime.errors import AccelsimError
 from accelsim.simulation.analysis import simulate_model
@@ -308,8 +305,8 @@ def chart_png(comparison: Comparison) -> bytes:
     """Grouped bars: one panel per metric, a group per model, a bar per column (its value labelled)."""
     metrics = [m for m in comparison.metrics if m[0] != "speedup"]
     n_models, n_sides = len(comparison.models), len(comparison.sides)
-    with matplotlib.rc_context(_RC):
-        fig = Figure(figsize=(max(8.0, 1.2 + n_models * n_sides * 0.5), 1.0 + 2.4 * len(metrics)),
+    with mpl().rc_context(_RC):
+        fig = mpl().figure.Figure(figsize=(max(8.0, 1.2 + n_models * n_sides * 0.5), 1.0 + 2.4 * len(metrics)),
                      layout="constrained")
         axes = fig.subplots(len(metrics), 1, squeeze=False)[:, 0]
         width = 0.8 / n_sides

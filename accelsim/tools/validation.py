@@ -7,6 +7,7 @@ from pathlib import Path
 
 from accelsim.core.units import counted
 from accelsim.experiments.experiment import load_experiment
+from accelsim.experiments.points import point_count
 from accelsim.hardware.assumptions import assumptions
 from accelsim.hardware.config import load_devices
 from accelsim.hardware.config_yaml import read_document
@@ -17,6 +18,15 @@ def is_experiment(path: str | Path) -> bool:
     """Whether the YAML at `path` is an experiment (it has variants or models), not a hardware config."""
     doc, _ = read_document(path)
     return doc is not None and isinstance(doc.data, dict) and ("variants" in doc.data or "models" in doc.data)
+
+
+def point_line(experiment) -> str:
+    """'design points: N' (counted, not made), and whether `run` accepts that many."""
+    count, limit = point_count(experiment), experiment.max_points
+    if count <= limit:
+        return f"design points: {count:,} (run accepts up to {limit:,})"
+    return (f"design points: {count:,}, above the limit of {limit:,}: run refuses them unless told more "
+            f"(`accelsim run --max-points {count}` or `limits: {{points: {count}}}`)")
 
 
 def validation_lines(path: str | Path) -> Iterator[str]:
@@ -30,6 +40,7 @@ def validation_lines(path: str | Path) -> Iterator[str]:
     if is_experiment(path):
         e = load_experiment(path, check_kernels=True)
         yield f"{path}: ok (experiment {e.name!r}, {counted(len(e.variants), 'variant')})"
+        yield f"  {point_line(e)}"
         configs = dict.fromkeys([e.host, *(a for v in e.variants for a in v.accelerators)])
         for config in (d for c in configs for d in load_devices(c)):  # an NNAPI config brings its drivers
             yield from (f"  note: {config.source}: {note}" for note in config.hardware.notes())

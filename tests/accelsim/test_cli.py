@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from support import FIXTURES
 
-from accelsim.cli.main import _progress_bar, build_parser, main
+from accelsim.cli.common import progress_bar as _progress_bar
+from accelsim.cli.main import VERBS, build_parser, main, verb_function
 from accelsim.core.pareto import traced_ids
 from accelsim.experiments.experiment import shipped_configs
 from accelsim.reports.results import LAYER_COLUMNS
@@ -241,6 +242,15 @@ def test_progress_is_a_bar_on_a_terminal_and_silent_on_a_pipe():
     assert "50/50" in text and "\r" in text and text.count("\n") <= 1
 
 
+def test_run_progress_on_a_pipe_is_a_line_now_and_then_with_rate_and_time_left():
+    piped, now = io.StringIO(), [0.0]
+    with _progress_bar("point", piped, every=30.0, clock=lambda: now[0]) as show:
+        for k in range(0, 5001, 100):
+            now[0] = k / 100  # 100 points a second
+            show(k, 5000, "a label")
+    assert piped.getvalue().splitlines() == ["3,000/5,000 points, 100/s, about 20 s left", "5,000/5,000 points, 100/s"]
+
+
 @pytest.mark.slow
 def test_diff_to_a_pipe_prints_no_progress_lines():
     model = FIXTURES / "interleaved_int8.tflite"
@@ -388,7 +398,8 @@ def test_validate_says_what_a_host_leaves_to_the_simd_width_rule(tmp_path, capsy
     exp.write_text(f"models: [{FIXTURES / 'interleaved_int8.tflite'}]\nhost: host.yaml\n"
                    "variants: [{name: a, accelerators: [edgetpu_usb]}]\n")
     assert main(["validate", str(exp)]) == 0
-    assert capsys.readouterr().out.splitlines()[1:] == [f"  note: {host}: {note}"]
+    assert capsys.readouterr().out.splitlines()[1:] == ["  design points: 1 (run accepts up to 100,000)",
+                                                         f"  note: {host}: {note}"]
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -452,7 +463,7 @@ def test_run_without_an_experiment_in_a_broken_installation_says_what_to_pass(tm
 
 
 def test_the_failure_line_points_to_whichever_report_files_were_written(tmp_path):
-    from accelsim.cli.main import _failure_line
+    from accelsim.cli.experiment_verbs import _failure_line
     from accelsim.experiments.run import RunOutcome
     from accelsim.reports.results import error_record
 
@@ -466,3 +477,13 @@ def test_the_failure_line_points_to_whichever_report_files_were_written(tmp_path
     line = _failure_line(RunOutcome(records=[failed], missing=[], cached=0, computed=1, failed=1,
                                     outputs={"csv": tmp_path / "results.csv"}, out_dir=tmp_path))
     assert line.endswith(f"all are in {tmp_path / 'results.csv'} (status error)")
+
+
+def test_every_verb_has_a_row_of_the_dispatch_table_and_every_row_resolves():
+    """VERBS (accelsim/cli/main.py) names the function of every verb of the parser, and only of those."""
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(VERBS) == set(sub.choices)
+    for verb, parser in sub.choices.items():
+        assert parser.get_default("func") == verb
+        assert callable(verb_function(verb))

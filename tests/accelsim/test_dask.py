@@ -112,3 +112,26 @@ variants: [{{name: cpu_only, accelerators: []}}, {{name: usb, accelerators: [edg
     with dask_client(workers=1) as client:
         out = run_experiment(load_experiment(path), tmp_path / "out", executor=DaskExecutor(client))
     assert [r["status"] for r in out.records] == ["ok", "ok"]
+
+
+@pytest.mark.slow
+def test_a_search_on_dask_asks_and_runs_the_same_points_as_in_this_process(tmp_path):
+    pytest.importorskip("optuna", reason="the `search` extra")
+    path = tmp_path / "search.yaml"
+    path.write_text(f"""\
+name: dask_search
+models: [{MODELS / 'interleaved_int8.tflite'}]
+host: host_cpu
+variants: [{{name: usb, accelerators: [edgetpu_usb]}}]
+sweeps:
+  edgetpu_usb.compute.rows: {{from: 8, to: 128, step: 8}}
+  edgetpu_usb.link.bandwidth: {{from: 40 MB/s, to: 4 GB/s, log: true}}
+search: {{sampler: nsga2, budget: 12, seed: 2, objectives: [latency_us, energy_uj]}}
+reports: [json]
+""")
+    exp = load_experiment(path)
+    local = run_experiment(exp, tmp_path / "local", executor=SerialExecutor())
+    with dask_client(workers=2) as client:
+        remote = run_experiment(exp, tmp_path / "dask", executor=DaskExecutor(client))
+    assert (remote.computed, remote.failed) == (12, 0) == (local.computed, local.failed)
+    assert (tmp_path / "dask" / "results.json").read_bytes() == (tmp_path / "local" / "results.json").read_bytes()

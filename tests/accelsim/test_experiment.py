@@ -16,9 +16,16 @@ from pathlib import Path
 
 import pytest
 
+from accelsim.cli.main import main as cli_main
 from accelsim.experiments.executors import SerialExecutor
 from accelsim.experiments.experiment import load_experiment, shipped_configs
-from accelsim.experiments.points import design_points
+from accelsim.experiments.points import (
+    PointLimitError,
+    check_point_count,
+    design_points,
+    experiment_points,
+    point_count,
+)
 from accelsim.experiments.run import run_experiment
 from accelsim.hardware.config import ConfigError
 
@@ -61,6 +68,47 @@ def test_design_points_cross_only_the_sweeps_that_apply(tmp_path):
     assert len(by_variant["dsp"]) == 2 * 2  # the link sweep is not the DSP's
     assert len({p.id for p in points}) == len(points)
     assert design_points(exp) == points  # ids are stable
+
+
+@pytest.mark.parametrize("sweep", [
+    "",
+    "sweeps:\n  edgetpu_usb.link.bandwidth: [40 MB/s, 1 GB/s]\n  max_delegated_partitions: [1, 2]",
+    "sweeps:\n  edgetpu_usb.compute.rows: {from: 8, to: 64, steps: 3}\n  hexagon_dsp.clock: {from: 0.5 GHz, to: 1 GHz,"
+    " step: 0.25 GHz}\n  schedule: [sequential, dataflow]",
+    "sweeps:\n  edgetpu_usb.link.bandwidth: [40 MB/s, 1 GB/s]\n  edgetpu_usb.compute.rows: [8, 16, 32]\n"
+    "search: {strategy: random, samples: 5, seed: 3}",
+])
+def test_point_count_is_the_number_of_design_points(tmp_path, sweep):
+    exp = load_experiment(small_experiment(tmp_path, sweep=sweep))
+    assert point_count(exp) == len(experiment_points(exp)[0])
+
+
+def test_a_sweep_above_the_point_limit_is_refused_at_once_with_its_count(tmp_path):
+    """10^6 points: validate counts them in seconds; run refuses before any work, saying how to raise the limit."""
+    ranges = "\n".join(f"  edgetpu_usb.{k}: {{from: {a}, to: {b}, steps: {n}}}" for k, a, b, n in (
+        ("compute.rows", 8, 256, 10), ("compute.cols", 8, 256, 10), ("link.bandwidth", "40 MB/s", "4 GB/s", 100),
+        ("clock", "100 MHz", "1 GHz", 100)))
+    path = small_experiment(tmp_path, sweep="sweeps:\n" + ranges, models=("interleaved_int8",))
+    exp = load_experiment(path)
+    assert point_count(exp) == 1 + 10 * 10 * 100 * 100 + 1  # cpu_only, usb's grid, dsp (no usb keys)
+    with pytest.raises(PointLimitError, match=r"1,000,002 design points, above the limit of 100,000; .*"
+                       r"`accelsim run --max-points 1000002` or `limits: \{points: 1000002\}`"):
+        run_experiment(exp, tmp_path / "out")
+    assert not (tmp_path / "out").exists()  # refused before anything was made
+    assert check_point_count(exp, max_points=1_000_002) == 1_000_002
+    raised = load_experiment(small_experiment(tmp_path, sweep="sweeps:\n" + ranges, models=("interleaved_int8",),
+                                              extra="limits: {points: 2000000}"))
+    assert raised.max_points == 2_000_000 and check_point_count(raised) == 1_000_002
+
+
+def test_run_prints_the_count_and_max_points_lowers_or_raises_the_limit(tmp_path, capsys):
+    path = small_experiment(tmp_path, models=("interleaved_int8",))  # 3 points
+    assert cli_main(["run", str(path), "--out", str(tmp_path / "out"), "--max-points", "2"]) == 1
+    assert "3 design points, above the limit of 2" in capsys.readouterr().err
+    assert cli_main(["run", str(path), "--out", str(tmp_path / "out"), "--max-points", "3", "--jobs", "1"]) == 0
+    assert capsys.readouterr().out.startswith("small: 3 design points\n")
+    assert cli_main(["validate", str(path)]) == 0
+    assert "design points: 3 (run accepts up to 100,000)" in capsys.readouterr().out
 
 
 @pytest.mark.slow
@@ -113,6 +161,9 @@ def test_sweep_values_reach_the_simulation(tmp_path):
      r"exp.yaml:5: loops.nodes.0:1: expected a whole number >= 0, got 'many'"),
     ("models: [M]\nhost: host_cpu\nvariants: [{name: a, accelerators: []}]\nloops: [3]\n",
      r"exp.yaml:4: loops: expected a mapping with default_trips and/or nodes"),
+    ("models: [M]\nhost: host_cpu\nvariants: [{name: a, accelerators: []}]\nlimits: {points: 0}\n",
+     r"exp.yaml:4: limits.points: expected a whole number >= 1, the most design points `run` accepts "
+     r"\(default 100,000\), got 0"),
 ])
 def test_bad_experiments_say_file_line_and_key(tmp_path, text, expected):
     path = write(tmp_path, text.replace("[M]", f"[{MODELS / 'interleaved_int8.tflite'}]"))
@@ -267,6 +318,14 @@ sys.exit(cli.main(sys.argv[1:]))
 """
 
 
+def _committed(proc: subprocess.Popen) -> bool:
+    """Whether the pausing run said it committed (reading past the point count `run` prints first)."""
+    line = proc.stdout.readline()
+    while line and not line.startswith("committed "):
+        line = proc.stdout.readline()
+    return line.startswith("committed ")
+
+
 def _pausing_run(path: Path, out: Path, jobs: int) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.Popen([sys.executable, "-c", _PAUSING_RUN, "run", str(path), "--out", str(out), "--jobs",
@@ -280,7 +339,7 @@ def test_killing_a_run_midway_keeps_finished_points_and_a_rerun_completes_it(tmp
     total = len(design_points(load_experiment(path)))
     out = tmp_path / "out"
     proc = _pausing_run(path, out, jobs=1)
-    assert proc.stdout.readline().startswith("committed ")  # blocks until the run is paused mid-way
+    assert _committed(proc)  # blocks until the run is paused mid-way
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
@@ -304,7 +363,7 @@ def test_a_killed_worker_process_loses_nothing_finished(tmp_path):
     total = len(design_points(load_experiment(path)))
     out = tmp_path / "out"
     proc = _pausing_run(path, out, jobs=2)
-    assert proc.stdout.readline().startswith("committed ")  # the run is paused with its workers alive
+    assert _committed(proc)  # the run is paused with its workers alive
     children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
     assert children, "no worker processes found"
     os.kill(int(children[0]), signal.SIGKILL)

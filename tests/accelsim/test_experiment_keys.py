@@ -49,7 +49,10 @@ def test_the_loader_accepts_exactly_the_keys_of_the_table(tmp_path):
     errors = []
     parse_search({k: v for k, v in (("strategy", "random"), ("samples", 3), ("seed", 1))},
                  ("search",), lambda path, message: errors.append((path, message)))
-    assert section_keys("search") == ("strategy", "samples", "seed") and errors == []
+    parse_search({"sampler": "nsga2", "budget": 5, "seed": 1, "objectives": ["latency_us", "energy_uj"]},
+                 ("search",), lambda path, message: errors.append((path, message)))
+    assert section_keys("search") == ("strategy", "samples", "seed", "sampler", "budget", "objectives")
+    assert errors == []
     # a key the table lacks is refused with the table's keys as the choices
     path = tmp_path / "e.yaml"
     path.write_text("models: [m.tflite]\nhost: host_cpu\nvariants: [{name: a, accelerators: [], colour: 1}]\n"

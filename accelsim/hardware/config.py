@@ -30,7 +30,6 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 from accelsim.core import units
@@ -51,17 +50,18 @@ from accelsim.hardware.config_yaml import (
     ConfigError,
     Document,
     choices_text,
+    copy_along,
     describe,
-    keypath,
+    lines_without,
+    parse_key_path,
     read_document,
+    set_path,
+    shallow_copy,
 )
 from accelsim.hardware.device import POLICY, SECTIONS, Device, hardware_lines, numerics_precision
 from accelsim.hardware.kinds import KindRegistry, default_registry
 from accelsim.hardware.memory import LINK, Level, Memory
 from accelsim.hardware.types import CALIBRATION_STARTS, Energy, Field, Hardware, Kind, Link, or_list
-
-_KEY_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\[\d+\]")
-
 
 ASSIGN_POLICIES = ("order", "cost")
 
@@ -592,45 +592,6 @@ def accelerator_policy(device: Device) -> DelegationPolicy:
     return device.policy
 
 
-def _parse_key_path(text: str) -> tuple | None:
-    if not isinstance(text, str):
-        return None
-    parts: list = []
-    for segment in text.split("."):
-        tokens = _KEY_PATH.findall(segment)
-        if "".join(tokens) != segment or not tokens or tokens[0].startswith("["):
-            return None
-        parts.extend(int(t[1:-1]) if t.startswith("[") else t for t in tokens)
-    return tuple(parts)
-
-
-def _set_path(data: Any, path: tuple, value: Any) -> str | None:
-    """Put `value` at `path` inside `data` (creating missing mappings); a reason if impossible."""
-    node = data
-    for depth, part in enumerate(path[:-1]):
-        nxt = path[depth + 1]
-        if isinstance(part, int):
-            if not isinstance(node, list) or not 0 <= part < len(node):
-                return f"{keypath(path[:depth + 1])} is not an item of a list"
-            node = node[part]
-            continue
-        if not isinstance(node, dict):
-            return f"{keypath(path[:depth])} is not a mapping"
-        if part not in node:
-            if isinstance(nxt, int):
-                return f"{keypath(path[:depth + 1])} is not a list"
-            node[part] = {}
-        node = node[part]
-    last = path[-1]
-    if isinstance(last, int):
-        if not isinstance(node, list) or not 0 <= last < len(node):
-            return f"{keypath(path)} is not an item of a list"
-    elif not isinstance(node, dict):
-        return f"{keypath(path[:-1])} is not a mapping"
-    node[last] = value
-    return None
-
-
 def apply_overrides(config: Device, overrides: Mapping[str, Any]) -> Device:
     """A new config with keys replaced by path, e.g. {"link.bandwidth": "1 GB/s", "compute.rows": 32}.
 
@@ -642,67 +603,29 @@ def apply_overrides(config: Device, overrides: Mapping[str, Any]) -> Device:
     """
     if config.document is None:
         raise ConfigError([f"{config.source}: built in memory, not from YAML; nothing to override"])
-    data = _copy(config.document.data)
+    data = shallow_copy(config.document.data)
     errors: list[str] = []
     overridden: set[tuple] = set()
     for key, value in overrides.items():
-        path = _parse_key_path(key)
+        path = parse_key_path(key)
         if path is None:
             errors.append(f"{config.source}: override {key!r}: not a key path like 'link.bandwidth' or "
                           "'claims[0].versions'")
             continue
-        _copy_along(data, path)  # the base config's own data stays as it was; the rest is shared, read only
-        why = _set_path(data, path, copy.deepcopy(value))
+        copy_along(data, path)  # the base config's own data stays as it was; the rest is shared, read only
+        why = set_path(data, path, copy.deepcopy(value))
         if why is not None:
             errors.append(f"{config.source}: override {key}: {why}")
             continue
         overridden.add(path)
     if errors:
         raise ConfigError(errors)
-    lines = _lines_without(config.document.lines, frozenset(overridden))
+    lines = lines_without(config.document.lines, frozenset(overridden))
     kinds = default_registry.with_kinds(config.hardware.kind_record)
     # Claims no override touches are the base config's, already checked: parsed again they come out the same.
     same_claims = not any(o[0] in ("claims", "kind") for o in overridden)
     return _check_document(Document(data, lines), config.source, kinds, frozenset(overridden),
                            claims=config.policy.claims if same_claims else None)
-
-
-# apply_overrides' last few line tables: a sweep overrides the same keys of the same document at every point.
-_LINES: dict[tuple[int, frozenset], tuple[Mapping, Mapping]] = {}
-
-
-def _lines_without(lines: Mapping[tuple, int], overridden: frozenset) -> Mapping[tuple, int]:
-    """`lines` without the key paths at or below an overridden one (their lines no longer say where a value is).
-
-    Read only, and shared by every config overridden the same way (the same document, the same keys).
-    """
-    found = _LINES.get((id(lines), overridden))
-    if found is not None and found[0] is lines:
-        return found[1]
-    depths = {len(o) for o in overridden}
-    kept = MappingProxyType({p: line for p, line in lines.items() if not any(p[:n] in overridden for n in depths)})
-    if len(_LINES) >= 64:
-        _LINES.clear()
-    _LINES[(id(lines), overridden)] = (lines, kept)
-    return kept
-
-
-def _copy(node: Any) -> Any:
-    """A shallow copy of a mapping or list (anything else as it is)."""
-    return dict(node) if isinstance(node, dict) else list(node) if isinstance(node, list) else node
-
-
-def _copy_along(data: Any, path: tuple) -> None:
-    """Replace, inside `data` (itself a copy), every mapping or list on `path` by a shallow copy, so that setting
-    a value at `path` changes none of the containers `data` shares with the document it was copied from."""
-    node = data
-    for part in path[:-1]:
-        if isinstance(node, dict) and part in node or isinstance(node, list) and isinstance(part, int) \
-                and 0 <= part < len(node):
-            node[part] = _copy(node[part])
-            node = node[part]
-        else:
-            return
 
 
 __all__ = [

@@ -9,9 +9,11 @@ nesting, aliases and quantity lengths are bounded so a small hostile file cannot
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import yaml
@@ -351,3 +353,88 @@ def describe(value: Any) -> str:
     if isinstance(value, str):
         return repr(value)
     return f"{type(value).__name__} {value!r}"
+
+
+# What an override (accelsim.hardware.config.apply_overrides) does to a document: a key path parsed, a value
+# put at it in a copy that shares the rest, and the line table without the overridden keys.
+
+_KEY_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\[\d+\]")
+
+
+def parse_key_path(text: str) -> tuple | None:
+    """('claims', 0, 'versions') for 'claims[0].versions'; None for text that is no key path."""
+    if not isinstance(text, str):
+        return None
+    parts: list = []
+    for segment in text.split("."):
+        tokens = _KEY_PATH.findall(segment)
+        if "".join(tokens) != segment or not tokens or tokens[0].startswith("["):
+            return None
+        parts.extend(int(t[1:-1]) if t.startswith("[") else t for t in tokens)
+    return tuple(parts)
+
+
+def set_path(data: Any, path: tuple, value: Any) -> str | None:
+    """Put `value` at `path` inside `data` (creating missing mappings); a reason if impossible."""
+    node = data
+    for depth, part in enumerate(path[:-1]):
+        nxt = path[depth + 1]
+        if isinstance(part, int):
+            if not isinstance(node, list) or not 0 <= part < len(node):
+                return f"{keypath(path[:depth + 1])} is not an item of a list"
+            node = node[part]
+            continue
+        if not isinstance(node, dict):
+            return f"{keypath(path[:depth])} is not a mapping"
+        if part not in node:
+            if isinstance(nxt, int):
+                return f"{keypath(path[:depth + 1])} is not a list"
+            node[part] = {}
+        node = node[part]
+    last = path[-1]
+    if isinstance(last, int):
+        if not isinstance(node, list) or not 0 <= last < len(node):
+            return f"{keypath(path)} is not an item of a list"
+    elif not isinstance(node, dict):
+        return f"{keypath(path[:-1])} is not a mapping"
+    node[last] = value
+    return None
+
+
+# lines_without's last few tables (accelsim.hardware.config.apply_overrides): a sweep overrides the same keys of the
+# same document at every point.
+_LINES: dict[tuple[int, frozenset], tuple[Mapping, Mapping]] = {}
+
+
+def lines_without(lines: Mapping[tuple, int], overridden: frozenset) -> Mapping[tuple, int]:
+    """`lines` without the key paths at or below an overridden one (their lines no longer say where a value is).
+
+    Read only, and shared by every config overridden the same way (the same document, the same keys).
+    """
+    found = _LINES.get((id(lines), overridden))
+    if found is not None and found[0] is lines:
+        return found[1]
+    depths = {len(o) for o in overridden}
+    kept = MappingProxyType({p: line for p, line in lines.items() if not any(p[:n] in overridden for n in depths)})
+    if len(_LINES) >= 64:
+        _LINES.clear()
+    _LINES[(id(lines), overridden)] = (lines, kept)
+    return kept
+
+
+def shallow_copy(node: Any) -> Any:
+    """A shallow copy of a mapping or list (anything else as it is)."""
+    return dict(node) if isinstance(node, dict) else list(node) if isinstance(node, list) else node
+
+
+def copy_along(data: Any, path: tuple) -> None:
+    """Replace, inside `data` (itself a copy), every mapping or list on `path` by a shallow copy, so that setting
+    a value at `path` changes none of the containers `data` shares with the document it was copied from."""
+    node = data
+    for part in path[:-1]:
+        if isinstance(node, dict) and part in node or isinstance(node, list) and isinstance(part, int) \
+                and 0 <= part < len(node):
+            node[part] = shallow_copy(node[part])
+            node = node[part]
+        else:
+            return

@@ -14,11 +14,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import matplotlib
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING, Any
 
 from accelsim.core.files import write_atomic
 from accelsim.core.trace import trace_document
@@ -26,6 +22,9 @@ from accelsim.reports import plots
 from accelsim.reports.document import Heading as H
 from accelsim.reports.document import Image, Para, Pre, Section, make_table
 from accelsim.workloads.streams import ASSUMPTIONS, StreamsResult
+
+if TYPE_CHECKING:  # matplotlib itself loads when a figure is drawn (plots.mpl)
+    from matplotlib.figure import Figure
 
 MAX_LINES = 8  # runs drawn in each figure (every run is in streams.csv)
 
@@ -81,14 +80,14 @@ def streams_csv(runs: Sequence[StreamRun]) -> bytes:
 
 def _png(fig: Figure) -> bytes:
     buf = io.BytesIO()
-    FigureCanvasAgg(fig).print_png(buf)
+    plots.mpl().backends.backend_agg.FigureCanvasAgg(fig).print_png(buf)
     return buf.getvalue()
 
 
 def latency_png(runs: Sequence[StreamRun]) -> bytes:
     """Each stream's latency (ms) against its frames' arrival time (s), one line per run and stream."""
-    with matplotlib.rc_context({"font.size": 9}):
-        fig = Figure(figsize=(10, 4.2), layout="constrained")
+    with plots.mpl().rc_context({"font.size": 9}):
+        fig = plots.mpl().figure.Figure(figsize=(10, 4.2), layout="constrained")
         ax = fig.add_subplot()
         drawn = 0
         for r in runs:
@@ -112,8 +111,9 @@ def utilisation_png(runs: Sequence[StreamRun]) -> bytes:
     """Each unit's utilisation (busy time / simulated time) per run, the bottleneck's bar outlined."""
     shown = [r for r in runs if r.result is not None][:MAX_LINES]
     units = list(dict.fromkeys(u.name for r in shown for u in r.result.units))
-    with matplotlib.rc_context({"font.size": 9}):
-        fig = Figure(figsize=(10, 1.8 + 0.35 * max(1, len(units)) * max(1, len(shown)) ** 0.5), layout="constrained")
+    with plots.mpl().rc_context({"font.size": 9}):
+        height_in = 1.8 + 0.35 * max(1, len(units)) * max(1, len(shown)) ** 0.5
+        fig = plots.mpl().figure.Figure(figsize=(10, height_in), layout="constrained")
         ax = fig.add_subplot()
         height = 0.8 / max(1, len(shown))
         for j, r in enumerate(shown):

@@ -623,7 +623,7 @@ def apply_overrides(config: Device, overrides: Mapping[str, Any]) -> Device:
     lines = lines_without(config.document.lines, frozenset(overridden))
     kinds = default_registry.with_kinds(config.hardware.kind_record)
     # Claims no override touches are the base config's, already checked: parsed again they come out the same.
-    same_claims = not any(o[0] in ("claims", "kind") for o in overridden)
+    same_claims = config.policy_from_document and not any(o[0] in ("claims", "kind") for o in overridden)
     return _check_document(Document(data, lines), config.source, kinds, frozenset(overridden),
                            claims=config.policy.claims if same_claims else None)
 

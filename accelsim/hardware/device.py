@@ -40,6 +40,9 @@ class Device:
     hardware: Hardware
     policy: DelegationPolicy
     document: Document | None = field(default=None, compare=False, hash=False, repr=False)
+    # Whether `policy` is what `document` says (False after with_policy): only then may apply_overrides reuse the
+    # policy's parsed claims instead of parsing the document's again.
+    policy_from_document: bool = field(default=True, compare=False, repr=False)
 
     def __post_init__(self):
         if self.policy.name != self.hardware.name:
@@ -68,7 +71,7 @@ class Device:
         search trying policies uses this; a design point changes its policy with `apply_overrides`.
         """
         policy = replace(self.policy, **changes)
-        return replace(self, policy=policy,
+        return replace(self, policy=policy, policy_from_document=False,
                        hardware=replace(self.hardware, numerics_precision=numerics_precision(policy.numerics)))
 
     def error(self, path: tuple, message: str) -> ConfigError:

@@ -117,3 +117,13 @@ def test_identity_without_hardware_changes_iff_a_policy_field_does(hardware, pol
     assert (same_numerics != accel.hardware) == bool(hardware)
     assert (analysis_key("model", system) == analysis_key("model", BASE)) == (not policy)
 
+
+
+def test_an_override_of_a_device_delegated_another_way_reads_the_files_claims():
+    """apply_overrides reuses parsed claims only when the policy is the file's: after with_policy (NNAPI's drivers,
+    placement searches) the overridden device is the file's again, claims included, as it was before that shortcut."""
+    usb = load_hardware(HW / "edgetpu_usb.yaml")
+    elsewhere = usb.with_policy(claims=usb.policy.claims[:1])
+    assert not elsewhere.policy_from_document
+    again = apply_overrides(elsewhere, {"clock": "600 MHz"})
+    assert again.policy.claims == usb.policy.claims and again.policy_from_document

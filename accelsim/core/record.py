@@ -239,6 +239,8 @@ INFEASIBLE_KEY = "infeasible"
 UNMODELLED_KEY = "energy_not_modelled"
 # Present only when the simulation has warnings (accelsim.simulation.inference.Simulation.notes).
 WARNINGS_KEY = "warnings"
+# Present only on an LLM generation point (an experiment's `generate:`).
+LLM_KEY = "llm"
 # The results columns that are one number per point (what a search may minimise, `search.objectives`), in the
 # record's order: read off PointResult's annotations, so a new numeric column is one without more ado.
 NUMERIC_COLUMNS = tuple(k for k, t in typing.get_type_hints(PointResult).items()

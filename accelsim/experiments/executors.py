@@ -21,7 +21,7 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from accelsim.core.feasibility import Infeasible
-from accelsim.core.record import PointResult
+from accelsim.core.record import LLM_KEY, PointResult
 from accelsim.experiments.points import DesignPoint, resolved_system
 from accelsim.hardware.config import System
 from accelsim.ops import require_kernels, using_ops
@@ -224,7 +224,7 @@ def generation_record(point: DesignPoint, system: System, model: Any) -> PointRe
     out = record(simulate_analysis(ga.analyses[first], system, point.schedule), point_id=point.id, model=point.model,
                  variant=point.variant, sweep=dict(point.sweep))
     out["latency_us"] = result.ttft_s * 1e6
-    out["llm"] = result.as_dict()
+    out[LLM_KEY] = result.as_dict()
     return out
 
 

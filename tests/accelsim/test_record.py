@@ -16,6 +16,7 @@ from accelsim.core.record import (
     AREA_KEYS,
     DETAIL_KEYS,
     INFEASIBLE_KEY,
+    LLM_KEY,
     UNMODELLED_KEY,
     WARNINGS_KEY,
     LayerRow,
@@ -89,6 +90,8 @@ def check_point(rec: dict, where: str) -> None:
         expected = expected - {UNMODELLED_KEY}
     if rec["status"] == "ok" and WARNINGS_KEY not in rec:
         expected = expected - {WARNINGS_KEY}
+    if rec["status"] == "ok" and LLM_KEY not in rec:
+        expected = expected - {LLM_KEY}
     for group in (DETAIL_KEYS, AREA_KEYS):
         if not set(group) & rec.keys():
             expected = expected - set(group)

@@ -494,10 +494,12 @@ def test_batch_matmul_and_resize_equal_their_reference(typ, data):
         check_fast_equals_reference(resize, seed)
 
 
-# Ops whose reference cannot be a function of arrays: they run subgraphs or hold resource state.
+# Ops whose reference cannot be a function of arrays: they run subgraphs (STABLEHLO_COMPOSITE its decomposition)
+# or hold resource state.
 # runtime/kernels/__init__.py says what their reference is (the interpreter invoking the subgraphs,
 # the subgraph's resource variables).
-NOT_ARRAY_FUNCTIONS = {"CALL_ONCE", "IF", "WHILE", "ASSIGN_VARIABLE", "READ_VARIABLE", "VAR_HANDLE"}
+NOT_ARRAY_FUNCTIONS = {"CALL_ONCE", "IF", "WHILE", "STABLEHLO_COMPOSITE", "ASSIGN_VARIABLE", "READ_VARIABLE",
+                       "VAR_HANDLE"}
 
 
 def _reached(fn) -> list:

@@ -58,7 +58,7 @@ from accelsim.tools.compare import (
     slower_than_host,
 )
 from accelsim.tools.examples import write_examples
-from accelsim.tools.llm import ARCHITECTURE_NAMES, QUANT_NAMES, SYSTEM_NAMES, llm_lines, run_llm
+from accelsim.tools.llm import ARCHITECTURE_NAMES, QUANT_HELP, QUANT_NAMES, SYSTEM_NAMES, llm_lines, run_llm
 from accelsim.tools.model_info import inspect_model, registration_code
 from accelsim.tools.systems import default_host, delegates_from_options, system_from_options
 from accelsim.tools.validation import validation_lines
@@ -566,8 +566,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", help="an architecture name or an LLM .tflite")
     p.add_argument("--system", required=True, help="one of " + ", ".join(SYSTEM_NAMES))
     p.add_argument("--backend", default="cpu", help="cpu (the host, XNNPACK, 4 threads), gpu or npu (default cpu)")
-    p.add_argument("--quant", default=None, help="weights of a built architecture: " + ", ".join(QUANT_NAMES)
-                   + " (default int4; not for a .tflite)")
+    p.add_argument("--quant", default=None, help="quantization of a built architecture: " + ", ".join(QUANT_NAMES)
+                   + QUANT_HELP)
     p.add_argument("--prefill", type=_positive, default=1024, help="prompt tokens (default 1024)")
     p.add_argument("--decode", type=_positive, default=256, help="generated tokens (default 256)")
     p.add_argument("--context", type=_positive, default=None,

@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 
 from accelsim.cli.main import main
+from accelsim.experiments.executors import SerialExecutor
+from accelsim.experiments.experiment import load_experiment
+from accelsim.experiments.run import run_experiment
 from accelsim.runtime.errors import KernelError
 from accelsim.runtime.interpreter import Interpreter
 from accelsim.runtime.write import save_model
@@ -215,3 +218,18 @@ def test_readme_a16w4_example_is_what_the_command_prints(capsys):
     block = re.search(r"\n  ```\n(.+?)  ```", text, re.S).group(1)
     assert main(command) == 0
     assert capsys.readouterr().out == "".join(line[2:] + "\n" for line in block.splitlines())
+
+
+def test_an_experiment_sweeps_quant_into_a16w4(tmp_path):
+    path = tmp_path / "llm.yaml"
+    path.write_text("models: [gemma3-tiny]\nhost: s24u_cpu\nvariants: [{name: cpu, accelerators: []}, "
+                    "{name: npu, accelerators: [s25u_hexagon_npu]}]\n"
+                    "generate: {prefill: 8, decode: 8, context: 32}\nsweeps: {generate.quant: [int4, a16w4]}\n")
+    run_experiment(load_experiment(path), tmp_path / "out", executor=SerialExecutor())
+    recs = json.loads((tmp_path / "out" / "results.json").read_text())["points"]
+    assert len(recs) == 4 and all(r["status"] == "ok" for r in recs)
+    by = {(r["variant"], r["sweep"]["generate.quant"]): r["llm"] for r in recs}
+    for v in ("cpu", "npu"):
+        assert by[v, "a16w4"]["memory"]["activation_bytes"] < by[v, "int4"]["memory"]["activation_bytes"]
+        assert by[v, "a16w4"]["phases"]["decode"]["int16_nodes"]
+        assert not by[v, "int4"]["phases"]["decode"]["int16_nodes"]

@@ -50,6 +50,10 @@ class Interpreter:
             numeric preparation (tables, folded weights, requantization stages), which only
             invoke needs (`Context.shapes_only`): for cost-only simulation, which reads shapes
             and work. Such an interpreter cannot invoke.
+        int16_as_declared: with `shapes_only`, a node with an INT16 tensor whose kernel refuses it at
+            prepare (TFLite has the int16 kernel, this runtime does not) keeps the shapes the file
+            declares instead of failing; its index and the refusal go to `unprepared` (subgraph,
+            node, reason). For costing 16-bit-activation graphs (accelsim.workloads' a16w4 LLMs).
 
     Raises:
         ModelError: the model cannot be read.
@@ -60,7 +64,7 @@ class Interpreter:
     def __init__(self, model_path=None, model_content=None, experimental_delegates=None,
                  op_resolver: MutableOpResolver | None = None, num_threads: int | None = None,
                  experimental_preserve_all_tensors: bool = False, *, model: Model | None = None,
-                 reference: bool = False, shapes_only: bool = False):
+                 reference: bool = False, shapes_only: bool = False, int16_as_declared: bool = False):
         sources = [s is not None for s in (model_path, model_content, model)]
         if sum(sources) != 1:
             raise ValueError("give exactly one of model_path, model_content or model")
@@ -72,6 +76,10 @@ class Interpreter:
         self.preserve_all_tensors = bool(experimental_preserve_all_tensors)
         self.reference = bool(reference)
         self.shapes_only = bool(shapes_only)
+        if int16_as_declared and not shapes_only:
+            raise ValueError("int16_as_declared sizes nodes without preparing them: it needs shapes_only=True")
+        self.int16_as_declared = bool(int16_as_declared)
+        self.unprepared: list[tuple[int, int, str]] = []
         self.op_resolver = op_resolver if op_resolver is not None else default_resolver()
         # Shared by every subgraph, as TFLite's Interpreter owns them (resource::ResourceMap):
         # resource ids by (container, shared_name), resource variables by id, and the

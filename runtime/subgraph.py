@@ -364,12 +364,27 @@ class SubgraphRuntime:
         for step in range(start, len(plan)):
             node = self.nodes[plan[step]]
             if node.registration.prepare is not None:
-                self._call(node, "prepare", node.registration.prepare, self.context, node)
+                try:
+                    self._call(node, "prepare", node.registration.prepare, self.context, node)
+                except KernelError as exc:
+                    if not self._sized_as_declared(node):
+                        raise
+                    self.interpreter.unprepared.append((self.index, node.index, str(exc)))
             dynamic = tuple([tensors[t] for t in node.outputs if t >= 0 and tensors[t].dynamic])
             self._dynamic_outputs[step] = dynamic
             if dynamic:
                 self._next_to_prepare = step + 1
                 return
+
+    def _sized_as_declared(self, node: Node) -> bool:
+        """Whether a node whose prepare failed keeps its file shapes (Interpreter int16_as_declared): an INT16
+        tensor among its inputs or outputs, every output shape static."""
+        if not self.interpreter.int16_as_declared:
+            return False
+        ts = [self.tensors[t] for t in (*node.inputs, *node.outputs) if t >= 0]
+        outs = [self.tensors[t] for t in node.outputs if t >= 0]
+        return any(t.type == "INT16" for t in ts) and all(min(t.shape, default=0) >= 0 and not t.dynamic
+                                                           for t in outs)
 
     def _plan_lifetimes(self) -> None:
         """For each plan step, its node and the arena tensors whose last reader (or writer) it is (_steps)."""

@@ -249,7 +249,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", help="an architecture name or an LLM .tflite")
     p.add_argument("--system", required=True, help="a named system (the names: the description above)")
     p.add_argument("--backend", default="cpu", help="cpu (the host, XNNPACK, 4 threads), gpu or npu (default cpu)")
-    p.add_argument("--quant", default=None, help="weights of a built architecture (default int4; not for a .tflite)")
+    p.add_argument("--quant", default=None, help="quantization of a built architecture (the choices: the description "
+                   "above; default int4; not for a .tflite)")
     p.add_argument("--prefill", type=_positive, default=1024, help="prompt tokens (default 1024)")
     p.add_argument("--decode", type=_positive, default=256, help="generated tokens (default 256)")
     p.add_argument("--context", type=_positive, default=None,

@@ -15,7 +15,7 @@ from accelsim.core.trace import trace_document
 from accelsim.ops import require_kernels
 from accelsim.reports.streams_section import text_lines as stream_lines
 from accelsim.runtime.work import LoopTrips
-from accelsim.tools.llm import ARCHITECTURE_NAMES, QUANT_NAMES, SYSTEM_NAMES, llm_lines, run_llm
+from accelsim.tools.llm import ARCHITECTURE_NAMES, QUANT_HELP, QUANT_NAMES, SYSTEM_NAMES, llm_lines, run_llm
 from accelsim.tools.systems import system_from_options
 from accelsim.workloads.streams import StreamSpec, Workload, simulate_streams
 
@@ -33,8 +33,7 @@ def llm_help_fill(parser: argparse.ArgumentParser) -> None:
         if "--system" in action.option_strings:
             action.help = "one of " + ", ".join(SYSTEM_NAMES)
         elif "--quant" in action.option_strings:
-            action.help = ("weights of a built architecture: " + ", ".join(QUANT_NAMES)
-                           + " (default int4; not for a .tflite)")
+            action.help = "quantization of a built architecture: " + ", ".join(QUANT_NAMES) + QUANT_HELP
 
 
 def cmd_stream(args: argparse.Namespace) -> int:

@@ -105,8 +105,11 @@ class Analysis:
 
 
 def analyze(model: Model | str | bytes, system: System, schedule: str = "sequential",
-            loops: LoopTrips | None = None) -> Analysis:
+            loops: LoopTrips | None = None, *, int16_as_declared: bool = False) -> Analysis:
     """Parse (unless given a Model), delegate and size every node of `model` on `system`'s claims.
+
+    `int16_as_declared`: INT16 nodes this runtime has no kernel for are sized from the file's shapes
+    (`accelsim.runtime.Interpreter`'s argument of that name; not with partition policy 'cost').
 
     Kernels prepare shapes only (`accelsim.runtime.Interpreter(shapes_only=True)`): no tables, folded
     weights or requantization stages. `schedule` matters only to accelerators with partition
@@ -124,7 +127,8 @@ def analyze(model: Model | str | bytes, system: System, schedule: str = "sequent
     if chosen_by_cost(system):
         interpreter, delegates, choice = cost_aware_interpreter(ir, system, schedule, loops)
     else:  # cost_aware_interpreter's delegation, without the numeric preparation nothing here needs
-        (interpreter, delegates), choice = build_interpreter(ir, system, shapes_only=True), None
+        (interpreter, delegates), choice = build_interpreter(ir, system, shapes_only=True,
+                                                             int16_as_declared=int16_as_declared), None
     return Analysis(name=name, interpreter=interpreter, delegates=tuple(delegates),
                     works=node_works(interpreter, delegates, loops), facts=analysis_facts(system, schedule, loops),
                     loops=loops, choice=choice, refusals=constraint_refusals(interpreter, system))

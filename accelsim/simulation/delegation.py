@@ -38,19 +38,22 @@ def delegates_for(system: System, host_nodes: Mapping[str, frozenset[int]] | Non
 
 def build_interpreter(model: Model, system: System, host_nodes: Mapping[str, frozenset[int]] | None = None,
                       allowed: Mapping[str, frozenset[int]] | None = None, *, shapes_only: bool = False,
-                      ) -> tuple[Interpreter, list[AcceleratorDelegate]]:
+                      int16_as_declared: bool = False) -> tuple[Interpreter, list[AcceleratorDelegate]]:
     """An interpreter over `model` with the system's accelerators applied in order, tensors allocated.
 
     Args:
         host_nodes, allowed: see `delegates_for`; `cost_aware_interpreter` chooses them.
         shapes_only: prepare shapes and work only, for cost-only simulation (it cannot invoke;
             `accelsim.runtime.Interpreter`'s argument of that name).
+        int16_as_declared: with shapes_only, INT16 nodes the runtime has no kernel for keep their file shapes
+            (`accelsim.runtime.Interpreter`'s argument of that name).
     """
     if system.nnapi is not None:  # NNAPI decides what its drivers run (accelsim.simulation.nnapi)
         interpreter, delegates, _, _ = nnapi_interpreter(model, system, shapes_only=shapes_only)
         return interpreter, delegates
     delegates = delegates_for(system, host_nodes, allowed)
-    interpreter = Interpreter(model=model, experimental_delegates=delegates, shapes_only=shapes_only)
+    interpreter = Interpreter(model=model, experimental_delegates=delegates, shapes_only=shapes_only,
+                              int16_as_declared=int16_as_declared)
     interpreter.allocate_tensors()
     return interpreter, delegates
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from accelsim.runtime.read import load_model
@@ -40,8 +41,9 @@ def run_llm(model: str, system: str, backend: str, quant: str | None, prefill: i
             raise ValueError(f"{model}: its KV cache holds {graph.context} positions, not --context {context}")
     sys_, spec = llm_system(system, backend)
     ga = analyze_generation(graph, sys_)
-    return generate(ga, sys_, system_name=system, backend=backend, prefill=prefill, decode=decode,
-                    kv_buffers=spec.kv_buffers[backend])
+    result = generate(ga, sys_, system_name=system, backend=backend, prefill=prefill, decode=decode,
+                      kv_buffers=spec.kv_buffers[backend])
+    return replace(result, quant=quant or "")
 
 
 def _mib(n: int | None) -> str:
@@ -51,8 +53,9 @@ def _mib(n: int | None) -> str:
 def llm_lines(g: Generation) -> list[str]:
     """The text `accelsim llm` prints."""
     m = g.memory
-    out = [f"{g.model} on {g.system} ({g.backend}): {g.prefill_tokens} prefill + {g.decode_tokens} decode tokens, "
-           f"KV cache of {g.context} positions",
+    quant = f" {g.quant}" if g.quant else ""
+    out = [f"{g.model}{quant} on {g.system} ({g.backend}): {g.prefill_tokens} prefill + {g.decode_tokens} decode "
+           f"tokens, KV cache of {g.context} positions",
            f"memory: weights {_mib(m.weights_bytes)} + KV cache {_mib(m.kv_cache_bytes)} + activations "
            f"{_mib(m.activation_bytes)} = {_mib(m.peak_bytes)} of the system's {_mib(m.budget_bytes)}"]
     if g.status != "ok":
@@ -69,6 +72,11 @@ def llm_lines(g: Generation) -> list[str]:
                    f"{p.macs_per_call / 1e9:.1f} GMAC, weights {_mib(p.weight_bytes_per_call)}, KV cache "
                    f"{_mib(p.kv_bytes_per_call)} a call")
         out.append("  runs on: " + ", ".join(f"{u} {n} nodes" for u, n in p.units))
+        if p.int16_nodes:
+            rates = {u: (r16, r8) for u, r16, r8 in p.int16_gemm_rates}
+            gemm = {u: f" (GEMM {r16:g} MACs/cycle vs int8's {r8:g})" for u, (r16, r8) in rates.items()}
+            out.append("  int16 activations: " + ", ".join(f"{u} {n} nodes{gemm.get(u, '')}"
+                                                          for u, n in p.int16_nodes))
         for op, why, n in p.fallbacks:
             out.append(f"  fell back to the host: {op} x{n}: {why}")
     return out
@@ -76,4 +84,7 @@ def llm_lines(g: Generation) -> list[str]:
 
 SYSTEM_NAMES = tuple(SYSTEMS)
 QUANT_NAMES = QUANTS
+QUANT_HELP = (" (default int4; not for a .tflite). int8, int4, int4-block32/128: those weights, float32 activations "
+              "(dynamic range); a16w4: int16 activations and int4 weights per output channel (ai-edge-quantizer "
+              "static_wi4_ai16; the KV cache, rms_norm and rotary tables stay float32; cost-only)")
 ARCHITECTURE_NAMES = tuple(ARCHITECTURES)

@@ -26,6 +26,34 @@ on the fly (dynamic range):
   Gemma3 files use);
 - int4-block32 / int4-block128: INT4 with one FLOAT16 scale per 32 / 128 inputs (dynamic_int4_block32/128);
 - float32: no quantization.
+
+a16w4 is a fully quantized (static) graph: 16-bit integer activations, INT4 weights per output channel, as
+ai-edge-quantizer's policy defines it (google-ai-edge/ai-edge-quantizer ai_edge_quantizer/default_policy.py
+@ 18aeb2a0: config `static_wi4_ai16` = activations 16 bits, symmetric, per tensor; weights 4 bits, symmetric,
+CHANNELWISE; compute INTEGER; for FULLY_CONNECTED, CONV_2D, INPUT, OUTPUT) and `static_wi8_ai16` for the ops
+without weights (ADD, BATCH_MATMUL, CONCATENATION, EMBEDDING_LOOKUP, GELU, LOGISTIC, MEAN, MUL, RESHAPE, RSQRT,
+SELECT_V2, SLICE, SOFTMAX, SUB, TRANSPOSE, ...); TFLite's 16x8 mode (EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_
+INT16_WEIGHTS_INT8) with int4 in place of int8 weights: int16 activations with zero point 0, INT64 biases.
+The graph carries, per op:
+- INT16 (one scale, zero point 0; scales are placeholders, cost-only): every FULLY_CONNECTED (INT4 weights per
+  output channel, INT64 bias), the embedding (the INT4 table shared with the decode logits; its lookup is
+  hybrid, FLOAT32 out as TFLite's kernel requires of a quantized table, then one QUANTIZE), the residual ADDs,
+  the q/k/v SLICEs, rotary MUL/SUB/ADD/CONCATENATION, attention BATCH_MATMUL/ADD/SOFTMAX,
+  GELU / LOGISTIC / MUL of the FFN, RESHAPE and TRANSPOSE, the decode logits;
+- FLOAT32, as that policy leaves them (not in either list): the KV cache (DYNAMIC_UPDATE_SLICE is not
+  quantizable, so the cache stays float32 and each layer QUANTIZEs the whole K and V buffers before attention
+  and DEQUANTIZEs the new K and V into them), `odml.rms_norm` composites (STABLEHLO_COMPOSITE is not in the
+  lists: DEQUANTIZE before, QUANTIZE after), COS/SIN and the position arithmetic (CAST, the angle MUL feeding
+  COS/SIN: kept float with them, one QUANTIZE of each table), and the mask (its -inf cannot be int16: one
+  QUANTIZE of the mask, and of the sliding-window mask, per signature).
+litert-torch writes no a16w4 file: the graph is what the quantizer's policy gives applied to litert-torch's
+float graph, with our QUANTIZE/DEQUANTIZE placement (QUANTIZE to INT16 version 2, DEQUANTIZE of INT16
+version 3, as TFLite versions them). Cost-only: the interpreter has no int16 kernel for several of these ops
+(MUL, ADD, ... refuse INT16 at prepare), so it cannot run the graph numerically; `accelsim.workloads.generation`
+sizes those nodes from the file's shapes (`Interpreter(int16_as_declared=True)`). Costed, an int16 node is a
+NodeWork of dtype int16: two bytes an activation, each kind's int16 rate or its stated fallback (a cpu host
+without an int16 rate: one SIMD register a cycle, simd_bits / 16; a tensor NPU: its slowest listed rate; the
+GPU delegate takes float tensors only, so int16 nodes fall back to the host, with that reason).
 """
 
 from __future__ import annotations
@@ -50,16 +78,12 @@ from accelsim.runtime.ir import (
 )
 from accelsim.workloads.architectures import Architecture
 
-QUANTS = ("int8", "int4", "int4-block32", "int4-block128", "float32")
-NOT_BUILT = {"a16w4": "16-bit activations with int4 weights is a fully quantized graph (int16 activations "
-                      "through every op) that litert-torch's recipes do not write and the runtime cannot size"}
+QUANTS = ("int8", "int4", "int4-block32", "int4-block128", "a16w4", "float32")
+_ACT_SCALE = 2.0 ** -10  # assumed: an int16 activation scale (range +-32), a placeholder: the graph is cost-only
 _MASK_VALUE = float("-inf")  # litert-torch causal_mask_value (the fixture's SELECT_V2 constant)
 
 
 def check_quant(quant: str) -> None:
-    if quant in NOT_BUILT:
-        raise ValueError(f"quantization {quant!r} is not supported: {NOT_BUILT[quant]}; choose one of "
-                         f"{', '.join(QUANTS)}")
     if quant not in QUANTS:
         raise ValueError(f"unknown quantization {quant!r}; choose one of {', '.join(QUANTS)}")
 
@@ -100,6 +124,8 @@ class _Graph:
         self.consumed: set[int] = set()  # tensors some node reads
 
     def tensor(self, name: str, type_: str, shape, buffer: int = 0, quantization=None) -> int:
+        if type_ == "INT16" and quantization is None:  # an int16 activation: symmetric, one scale, zero point 0
+            quantization = Quantization((_ACT_SCALE,), (0,), 0)
         self.tensors.append(_T(name, type_, tuple(int(d) for d in shape), buffer, quantization))
         return len(self.tensors) - 1
 
@@ -111,6 +137,20 @@ class _Graph:
             self.consts[key] = self.tensor(f"{self.name}_const{len(self.consts)}", t, arr.shape,
                                            self.buffers.add(arr.tobytes()))
         return self.consts[key]
+
+    def qconst(self, value) -> int:
+        """A scalar INT16 constant (symmetric, zero point 0) for an int16 MUL."""
+        v = float(value)
+        key = ("q16", v)
+        if key not in self.consts:
+            scale = max(abs(v), 1e-12) / 32767
+            data = np.array([round(v / scale)], np.int16).tobytes()
+            self.consts[key] = self.tensor(f"{self.name}_const{len(self.consts)}", "INT16", (),
+                                           self.buffers.add(data), Quantization((scale,), (0,), 0))
+        return self.consts[key]
+
+    def type_of(self, t: int) -> str:
+        return self.tensors[t].type
 
     def shape_of(self, t: int) -> tuple:
         return self.tensors[t].shape
@@ -184,6 +224,15 @@ class _Graph:
         return Subgraph(tuple(tensors), remap(self.inputs), remap(self.outputs), ops, self.name)
 
 
+# TFLite's versions (op_version.cc, runtime/op_versions.py): QUANTIZE to INT16 is version 2, DEQUANTIZE of INT16 3.
+def _quantize(g: _Graph, x: int) -> int:
+    return g.op("QUANTIZE", [x], g.shape_of(x), type_="INT16", version=2)
+
+
+def _dequantize(g: _Graph, x: int) -> int:
+    return g.op("DEQUANTIZE", [x], g.shape_of(x), type_="FLOAT32", version=3)
+
+
 @dataclass(frozen=True)
 class _Weight:
     """A weight as stored: its buffer (shared by the signatures), type, shape, quantization and scales."""
@@ -199,6 +248,8 @@ class _Weight:
 class _Builder:
     def __init__(self, arch: Architecture, quant: str, prefill: int, context: int, weights: bool, seed: int):
         self.arch, self.quant, self.prefill, self.context = arch, quant, prefill, context
+        self.a16 = quant == "a16w4"
+        self.act = "INT16" if self.a16 else "FLOAT32"  # the activations' type (module docstring)
         self.buffers = _Buffers(weights, np.random.default_rng(seed))
         self.weights: dict[str, _Weight] = {}
         self.subgraphs: list[_Graph] = []  # signature graphs first, decompositions after
@@ -207,12 +258,15 @@ class _Builder:
     def _values(self, shape, scale: float = 0.05) -> np.ndarray:
         return (self.buffers.rng.standard_normal(shape) * scale).astype(np.float32)
 
-    def weight(self, key: str, shape, quantized: bool = True) -> _Weight:
+    def weight(self, key: str, shape, quantized: bool = True, bias: bool = False) -> _Weight:
         if key in self.weights:
             return self.weights[key]
         rows, cols = shape if len(shape) == 2 else (1, shape[0])
         b = self.buffers
-        if not quantized or self.quant == "float32":
+        if bias and self.a16:  # a 16x8 bias: INT64, scale = input scale x weight scale, zero point 0
+            data = np.zeros(shape, np.int64).tobytes() if b.weights else AbsentData(8 * int(np.prod(shape)))
+            w = _Weight(b.add(data), "INT64", tuple(shape), scales=(_ACT_SCALE,) * int(np.prod(shape)))
+        elif not quantized or self.quant == "float32":
             data = self._values(shape).tobytes() if b.weights else AbsentData(4 * int(np.prod(shape)))
             w = _Weight(b.add(data), "FLOAT32", tuple(shape))
         elif self.quant in ("int4-block32", "int4-block128"):
@@ -228,7 +282,7 @@ class _Builder:
                 data, sdata = AbsentData(int4_bytes(rows * cols)), AbsentData(2 * rows * (cols // block))
             w = _Weight(b.add(data), "INT4", tuple(shape), block=block, scale_buffer=b.add(sdata))
         else:
-            int4 = self.quant == "int4"
+            int4 = self.quant in ("int4", "a16w4")
             top = 7 if int4 else 127
             if b.weights:
                 v = self._values(shape)
@@ -242,11 +296,11 @@ class _Builder:
         self.weights[key] = w
         return w
 
-    def weight_tensor(self, g: _Graph, key: str, shape, quantized: bool = True) -> int:
+    def weight_tensor(self, g: _Graph, key: str, shape, quantized: bool = True, bias: bool = False) -> int:
         cache = g.consts
         if ("w", key) in cache:
             return cache[("w", key)]
-        w = self.weight(key, shape, quantized)
+        w = self.weight(key, shape, quantized, bias)
         q = None
         if w.block:
             rows, cols = w.shape
@@ -261,6 +315,8 @@ class _Builder:
     # -- composites ---------------------------------------------------------------------------------
     def rms_norm(self, g: _Graph, x: int, key: str, size: int) -> int:
         shape = g.shape_of(x)
+        if g.type_of(x) == "INT16":  # the composite stays float (module docstring)
+            return _quantize(g, self.rms_norm(g, _dequantize(g, x), key, size))
         w = self.weight_tensor(g, key, (size,), quantized=False)
         d = _Graph(f"odml.rms_norm.impl_{len(self.subgraphs)}", self.buffers)
         a0 = d.tensor(f"{d.name}_arg0", "FLOAT32", shape)
@@ -283,8 +339,19 @@ class _Builder:
     def fc(self, g: _Graph, x: int, key: str, units: int, bias: bool = False) -> int:
         shape = g.shape_of(x)
         w = self.weight_tensor(g, key, (units, shape[-1]))
-        b = self.weight_tensor(g, key + "_bias", (units,), quantized=False) if bias else -1
+        b = self.weight_tensor(g, key + "_bias", (units,), quantized=False, bias=True) if bias else -1
         return g.op("FULLY_CONNECTED", [x, w, b], (*shape[:-1], units), keep_num_dims=True)
+
+    def scalar(self, g: _Graph, value) -> int:
+        """A scalar multiplier for an activation: FLOAT32, or INT16 in an a16w4 graph."""
+        return g.qconst(value) if self.a16 else g.const(np.float32(value), "FLOAT32")
+
+    def to_act(self, g: _Graph, x: int) -> int:
+        """`x` (float) as the graph's activations: itself, or QUANTIZEd to INT16 in an a16w4 graph."""
+        return _quantize(g, x) if self.a16 else x
+
+    def to_float(self, g: _Graph, x: int) -> int:
+        return _dequantize(g, x) if g.type_of(x) == "INT16" else x
 
     # -- one signature ------------------------------------------------------------------------------
     def signature(self, name: str, steps: int, decode: bool) -> _Graph:
@@ -302,10 +369,11 @@ class _Builder:
         # Embedding (tied: the same table is the decode logits' weights).
         ids = g.reshape(tokens, (steps,))
         table = self.weight_tensor(g, "embedding", (a.vocab, a.dim))
-        x = g.op("EMBEDDING_LOOKUP", [ids, table], (steps, a.dim), type_="FLOAT32")
+        # The INT4 table's lookup is hybrid (FLOAT32 out, TFLite embedding_lookup.cc); a16w4 QUANTIZEs it.
+        x = self.to_act(g, g.op("EMBEDDING_LOOKUP", [ids, table], (steps, a.dim), type_="FLOAT32"))
         x = g.reshape(x, (1, steps, a.dim))
         if a.embedding_scale:
-            x = g.op("MUL", [x, g.const(np.float32(a.embedding_scale), "FLOAT32")], (1, steps, a.dim))
+            x = g.op("MUL", [x, self.scalar(g, a.embedding_scale)], (1, steps, a.dim))
         # Rotary tables, one per rope base.
         half = a.head_dim // 2
         p3 = g.op("CAST", [g.reshape(pos, (1, steps, 1))], (1, steps, 1), type_="FLOAT32")
@@ -314,7 +382,8 @@ class _Builder:
                 a.is_global(i) for i in range(a.layers)) else [])):
             inv = (1.0 / base ** (np.arange(half) * 2.0 / a.head_dim)).astype(np.float32).reshape(1, 1, half)
             ang = g.op("MUL", [p3, g.const(inv, "FLOAT32")], (1, steps, half))
-            ropes[base] = (g.op("COS", [ang], (1, steps, half)), g.op("SIN", [ang], (1, steps, half)))
+            ropes[base] = (self.to_act(g, g.op("COS", [ang], (1, steps, half))),
+                           self.to_act(g, g.op("SIN", [ang], (1, steps, half))))
         # The sliding-window mask, once for every local layer.
         local_mask = None
         if a.sliding_window and not all(a.is_global(i) for i in range(a.layers)):
@@ -331,6 +400,9 @@ class _Builder:
                                                                                     "FLOAT32")], (1, steps, c),
                        type_="FLOAT32")
             local_mask = g.op("MINIMUM", [mask, g.reshape(sel, (1, 1, steps, c))], (1, 1, steps, c))
+        # The masks as the attention ADD takes them (QUANTIZEd once in an a16w4 graph; pruned when unused).
+        mask_act = self.to_act(g, mask)
+        local_act = self.to_act(g, local_mask) if local_mask is not None else None
         index_k = index_v = None
         outs_kv = []
         H, KV, D, G = a.heads, a.kv_heads, a.head_dim, a.heads // a.kv_heads
@@ -361,20 +433,20 @@ class _Builder:
                 index_v = g.op("CAST", [g.op("CONCATENATION", [zero, zero, zero, first], (4,), axis=0)], (4,),
                                type_="INT32")
             kc, vc = caches[i]
-            k_all = g.op("DYNAMIC_UPDATE_SLICE", [kc, k, index_k], (1, KV, c, D))
-            v_all = g.op("DYNAMIC_UPDATE_SLICE", [vc, v, index_v], (1, KV, D, c))
+            k_all = g.op("DYNAMIC_UPDATE_SLICE", [kc, self.to_float(g, k), index_k], (1, KV, c, D))
+            v_all = g.op("DYNAMIC_UPDATE_SLICE", [vc, self.to_float(g, v), index_v], (1, KV, D, c))
             g.tensors[k_all].name = f"{name}_kv_cache_k_{i}_output"
             g.tensors[v_all].name = f"{name}_kv_cache_v_{i}_output"
             outs_kv.append((k_all, v_all))
-            # Attention over the whole cache buffer.
-            qs = g.op("MUL", [q, g.const(np.float32(a.q_scale), "FLOAT32")], (1, H, steps, D))
+            # Attention over the whole cache buffer (in an a16w4 graph, the whole float cache QUANTIZEd first).
+            qs = g.op("MUL", [q, self.scalar(g, a.q_scale)], (1, H, steps, D))
             qs = g.reshape(qs, (1, KV, G * steps, D))
-            s = g.op("BATCH_MATMUL", [qs, k_all], (1, KV, G * steps, c), adj_x=False, adj_y=True)
+            s = g.op("BATCH_MATMUL", [qs, self.to_act(g, k_all)], (1, KV, G * steps, c), adj_x=False, adj_y=True)
             s = g.reshape(s, (1, H, steps, c))
-            s = g.op("ADD", [s, mask if glob or local_mask is None else local_mask], (1, H, steps, c))
+            s = g.op("ADD", [s, mask_act if glob or local_act is None else local_act], (1, H, steps, c))
             s = g.reshape(s, (1, KV, G * steps, c))
             p = g.op("SOFTMAX", [s], (1, KV, G * steps, c), beta=1.0)
-            o = g.op("BATCH_MATMUL", [p, v_all], (1, KV, G * steps, D), adj_x=False, adj_y=True)
+            o = g.op("BATCH_MATMUL", [p, self.to_act(g, v_all)], (1, KV, G * steps, D), adj_x=False, adj_y=True)
             o = g.reshape(g.transpose(g.reshape(o, (1, H, steps, D)), (0, 2, 1, 3)), (1, steps, H * D))
             o = self.fc(g, o, f"l{i}.o", a.dim)
             if a.post_norms:
@@ -394,7 +466,7 @@ class _Builder:
         kv_outs = [t for kv in outs_kv for t in kv]
         if decode:
             h = self.rms_norm(g, x, "final_norm", a.dim)
-            logits = g.op("FULLY_CONNECTED", [h, table, -1], (1, steps, a.vocab), type_="FLOAT32", keep_num_dims=True)
+            logits = g.op("FULLY_CONNECTED", [h, table, -1], (1, steps, a.vocab), type_=self.act, keep_num_dims=True)
             g.tensors[logits].name = f"{name}_logits_output"
             g.outputs = [logits, *kv_outs]
         else:

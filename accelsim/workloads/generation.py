@@ -77,6 +77,10 @@ class Phase:
     macs_per_call: int
     weight_bytes_per_call: int
     kv_bytes_per_call: int
+    # 16-bit-activation (a16w4) nodes of one call per unit, and the GEMM rate each unit gives int16 against int8
+    # (peak MACs per cycle: the kind's int16 rate or its stated fallback)
+    int16_nodes: tuple[tuple[str, int], ...] = ()
+    int16_gemm_rates: tuple[tuple[str, float, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -107,9 +111,11 @@ class Generation:
     prefill_tokens_per_s: float | None = None
     decode_tokens_per_s: float | None = None
     phases: tuple[Phase, ...] = field(default=())
+    quant: str = ""  # the builder's quantization ("" for a file costed as it is)
 
     def as_dict(self) -> dict:
-        d = {"model": self.model, "system": self.system, "backend": self.backend, "prefill": self.prefill_tokens,
+        d = {"model": self.model, "quant": self.quant, "system": self.system, "backend": self.backend,
+             "prefill": self.prefill_tokens,
              "decode": self.decode_tokens, "context": self.context, "status": self.status, "reason": self.reason,
              "detail": self.detail, "ttft_s": self.ttft_s, "prefill_tokens_per_s": self.prefill_tokens_per_s,
              "decode_tokens_per_s": self.decode_tokens_per_s, "peak_memory_bytes": self.memory.peak_bytes,
@@ -122,7 +128,9 @@ class Generation:
                                 "ops": [{"unit": u, "op": o, "nodes": n} for u, o, n in p.ops],
                                 "fallbacks": [{"op": o, "reason": r, "nodes": n} for o, r, n in p.fallbacks],
                                 "macs_per_call": p.macs_per_call, "weight_bytes_per_call": p.weight_bytes_per_call,
-                                "kv_bytes_per_call": p.kv_bytes_per_call}
+                                "kv_bytes_per_call": p.kv_bytes_per_call, "int16_nodes": dict(p.int16_nodes),
+                                "int16_gemm_macs_per_cycle": {u: {"int16": r16, "int8": r8}
+                                                              for u, r16, r8 in p.int16_gemm_rates}}
                        for p in self.phases}
         return d
 
@@ -156,7 +164,9 @@ def _shared_reshapes(analysis: Analysis) -> Analysis:
 def analyze_generation(graph: LlmGraph, system: System, keys=None) -> GenerationAnalysis:
     """Delegate and size the signatures `keys` (default: every prefill signature and decode) once."""
     keys = keys if keys is not None else (*graph.prefill.values(), graph.decode)
-    return GenerationAnalysis(graph, {k: _shared_reshapes(analyze(signature_model(graph.model, k), system))
+    # A 16-bit-activation (a16w4) graph has INT16 nodes this runtime has no kernel for: sized from the file.
+    return GenerationAnalysis(graph, {k: _shared_reshapes(analyze(signature_model(graph.model, k), system,
+                                                                  int16_as_declared=True))
                                       for k in keys})
 
 
@@ -240,6 +250,8 @@ def _phase(name: str, calls: list[tuple[str, int]], tokens: int, sims: dict, ga:
     seconds = 0.0
     total_calls = sum(c for _, c in calls)
     macs = wbytes = kvbytes = 0
+    int16 = Counter()
+    rates = {}
     for key, count in calls:
         sim: Simulation = sims[key]
         seconds += sim.latency * count
@@ -266,6 +278,12 @@ def _phase(name: str, calls: list[tuple[str, int]], tokens: int, sims: dict, ga:
                 units[n.unit] += 1
                 ops[(n.unit, n.op)] += 1
                 macs += n.macs
+                if w is not None and w.dtype == "int16":
+                    int16[n.unit] += 1
+                    hw = device.hardware
+                    peak = hw.kind_record.peak_macs_per_cycle
+                    if w.kind == "gemm" and peak is not None and n.unit not in rates:
+                        rates[n.unit] = (float(peak(w, hw)), float(peak(replace(w, dtype="int8"), hw)))
                 if w is not None:
                     wbytes += w.weight_bytes
                     if n.index in kv_nodes:  # the cache read (a DYNAMIC_UPDATE_SLICE writes its update only),
@@ -285,7 +303,8 @@ def _phase(name: str, calls: list[tuple[str, int]], tokens: int, sims: dict, ga:
                  bound=max(bound_seconds, key=lambda kv: kv[1])[0], bound_seconds=bound_seconds,
                  units=tuple(sorted(units.items())), ops=tuple(sorted((u, o, c) for (u, o), c in ops.items())),
                  fallbacks=tuple(sorted((o, r, c) for (o, r), c in falls.items())), macs_per_call=macs,
-                 weight_bytes_per_call=wbytes, kv_bytes_per_call=kvbytes)
+                 weight_bytes_per_call=wbytes, kv_bytes_per_call=kvbytes, int16_nodes=tuple(sorted(int16.items())),
+                 int16_gemm_rates=tuple((u, a, b) for u, (a, b) in sorted(rates.items())))
 
 
 def _works_by_index(analysis: Analysis) -> dict:

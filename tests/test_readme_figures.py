@@ -99,7 +99,7 @@ def test_the_default_experiments_figures_are_what_it_prints(tmp_path):
     accelsim = shutil.which("accelsim", path=str(Path(sys.executable).parent)) or "accelsim"
     result = subprocess.run([accelsim, "run"], cwd=tmp_path, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr
-    listing = next(b for b in fenced_blocks(text) if b and b[0].startswith("6 design points"))
+    listing = next(b for b in fenced_blocks(text) if b and b[0] == "default: 6 design points")
     assert listing == [line.strip() for line in result.stdout.strip().splitlines()]
     report = (tmp_path / "reports" / "default" / "report.md").read_text(encoding="utf-8")
     rows = {tuple(c.strip() for c in line.strip().strip("|").split("|")) for line in report.splitlines()

@@ -48,7 +48,9 @@ def _run(tmp_path: Path, hold_report: bool) -> tuple[subprocess.Popen, int]:
     proc = subprocess.Popen([sys.executable, "-c", _HARNESS, "--hold-report" if hold_report else "--no-hold",
                              "run", "--out", str(tmp_path / "out"), "--jobs", "1"], cwd=tmp_path, env=env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = proc.stdout.readline()
+    first = proc.stdout.readline()
+    assert first == "default: 6 design points\n", (first, proc.stderr.read() if proc.poll() is not None else "")
+    line = proc.stdout.readline()  # after run's first line, the point count
     assert line.startswith("committed "), (line, proc.stderr.read() if proc.poll() is not None else "")
     return proc, int(line.split()[1])
 

@@ -84,6 +84,12 @@ def _png(fig: Figure) -> bytes:
     return buf.getvalue()
 
 
+def _legend(label: str) -> str:
+    """A run's label as a legend shows it: the swept stream keys without their `streams.` prefix (every one has
+    it), cut to its last 70 characters, where the swept values are."""
+    return label.replace("streams.", "")[-70:]
+
+
 def latency_png(runs: Sequence[StreamRun]) -> bytes:
     """Each stream's latency (ms) against its frames' arrival time (s), one line per run and stream."""
     with plots.mpl().rc_context({"font.size": 9}):
@@ -96,7 +102,7 @@ def latency_png(runs: Sequence[StreamRun]) -> bytes:
                     continue
                 order = sorted(range(len(s.arrivals)), key=s.arrivals.__getitem__)
                 ax.plot([s.arrivals[i] for i in order], [s.latencies[i] * 1e3 for i in order], lw=1,
-                        marker="." if len(order) < 60 else None, label=f"{r.label} | {s.name}"[-70:])
+                        marker="." if len(order) < 60 else None, label=_legend(f"{r.label} | {s.name}"))
                 drawn += 1
         ax.set_xlabel("frame arrival (s)")
         ax.set_ylabel("latency (ms)")
@@ -119,7 +125,7 @@ def utilisation_png(runs: Sequence[StreamRun]) -> bytes:
         for j, r in enumerate(shown):
             util = {u.name: u.utilization * 100 for u in r.result.units}
             ys = [i + j * height for i in range(len(units))]
-            bars = ax.barh(ys, [util.get(u, 0.0) for u in units], height=height, label=r.label[-70:])
+            bars = ax.barh(ys, [util.get(u, 0.0) for u in units], height=height, label=_legend(r.label))
             for bar, u in zip(bars, units):
                 if u == r.result.bottleneck:
                     bar.set_edgecolor("black")

@@ -13,6 +13,7 @@ import simpy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from accelsim.cli.help import STREAM_SEGMENTATIONS
 from accelsim.cli.main import main
 from accelsim.experiments.experiment import SHIPPED_CONFIGS
 from accelsim.hardware.config import System, load_hardware
@@ -408,3 +409,8 @@ def test_copies_on_one_shared_link_contend_for_it():
     links = [u for u in b.units if u.name.endswith(".link")]
     assert [u.name for u in links] == ["edgetpu_usb.link"] and links[0].queueing_s > 0
     assert links[0].bytes == sum(u.bytes for u in a.units if u.name.endswith(".link"))
+
+
+def test_the_command_lines_segmentations_are_the_workloads():
+    """`accelsim stream --segmentation` names its choices in cli/help.py (parsing imports no simulation): the same."""
+    assert STREAM_SEGMENTATIONS == segments.SEGMENTATIONS
